@@ -1,0 +1,30 @@
+//! Exit codes: 0 ok, 1 failure of the work, 2 bad usage or input.
+
+use std::fmt;
+
+/// Marks an error as the user's input being wrong (exit code 2) rather than
+/// the work failing (exit code 1).
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl fmt::Display for BadInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+/// Builds an exit-code-2 error.
+pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(BadInput(msg.into()))
+}
+
+/// Exit code for an error returned by a verb.
+pub fn code_of(err: &anyhow::Error) -> i32 {
+    if err.chain().any(|e| e.downcast_ref::<BadInput>().is_some()) {
+        2
+    } else {
+        1
+    }
+}

@@ -1,0 +1,40 @@
+//! The `cosched` binary: argument parsing and wiring only.
+
+mod cmd;
+mod exit;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cosched",
+    version,
+    about = "Co-scheduling of HPC jobs on shared nodes: characterize, predict, decide, execute, learn, evaluate.",
+    after_help = "Examples:\n  cosched demo                       # the whole pipeline on this node\n  cosched check examples/mixed.toml  # validate a workload file\n  cosched node                       # this node's topology\n\nEach verb has --help with an example."
+)]
+struct Cli {
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(Subcommand, Debug)]
+enum Verb {
+    /// Validate workload files; errors as FILE:LINE:COL, exit code 2.
+    #[command(after_help = "Example:\n  cosched check examples/mixed.toml examples/seed000.toml")]
+    Check(cmd::check::CheckArgs),
+    /// Show this node's topology (cores, SMT, sockets, NUMA, caches, memory).
+    #[command(after_help = "Examples:\n  cosched node\n  cosched node --json | jq .cores")]
+    Node(cmd::node::NodeArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.verb {
+        Verb::Check(a) => cmd::check::run(a),
+        Verb::Node(a) => cmd::node::run(a),
+    };
+    if let Err(e) = result {
+        eprintln!("cosched: {e:#}");
+        std::process::exit(exit::code_of(&e));
+    }
+}

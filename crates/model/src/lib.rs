@@ -1,0 +1,10 @@
+//! Pure data and math of cosched.
+//!
+//! Everything else in the workspace depends on this crate, so it stays free of
+//! I/O: it parses text it is handed (workload TOML, hwloc XML, sysfs snapshots)
+//! but never opens a file, spawns a process or reads a clock.
+
+pub mod kernel;
+pub mod stats;
+pub mod topology;
+pub mod workload;
