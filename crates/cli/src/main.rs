@@ -2,6 +2,7 @@
 
 mod cmd;
 mod exit;
+mod progress;
 
 use clap::{Parser, Subcommand};
 
@@ -20,11 +21,19 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Verb {
     /// Validate workload files; errors as FILE:LINE:COL, exit code 2.
-    #[command(after_help = "Example:\n  cosched check examples/mixed.toml examples/seed000.toml")]
     Check(cmd::check::CheckArgs),
     /// Show this node's topology (cores, SMT, sockets, NUMA, caches, memory).
     #[command(after_help = "Examples:\n  cosched node\n  cosched node --json | jq .cores")]
     Node(cmd::node::NodeArgs),
+    /// Measure each kernel's solo rate on this node and store it.
+    #[command(after_help = "Examples:\n  cosched calibrate\n  cosched calibrate --kernel stream --kernel compute --repeats 9")]
+    Calibrate(cmd::calibrate::CalibrateArgs),
+    /// Run the main job end to end on this node and print what it found.
+    #[command(after_help = "Examples:\n  cosched demo\n  cosched demo --repeats 5 --seconds 2 --data-dir ./results")]
+    Demo(cmd::demo::DemoArgs),
+    /// Benchmarks that print figures measured side by side in one run.
+    #[command(after_help = "Example:\n  cosched bench kernels")]
+    Bench(cmd::bench::BenchArgs),
 }
 
 fn main() {
@@ -32,6 +41,9 @@ fn main() {
     let result = match cli.verb {
         Verb::Check(a) => cmd::check::run(a),
         Verb::Node(a) => cmd::node::run(a),
+        Verb::Calibrate(a) => cmd::calibrate::run(a),
+        Verb::Demo(a) => cmd::demo::run(a),
+        Verb::Bench(a) => cmd::bench::run(a),
     };
     if let Err(e) = result {
         eprintln!("cosched: {e:#}");

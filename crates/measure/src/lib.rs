@@ -1,1 +1,13 @@
-//! cosched-measure
+//! Running real processes on this node.
+//!
+//! This crate is where cosched touches the machine: it spawns jobs in their own
+//! process groups, pins them, times them, and reads the topology. It knows
+//! nothing about policies or predictions; it measures and reports.
+
+pub mod bench;
+pub mod calibrate;
+pub mod corun;
+pub mod kernel;
+pub mod launch;
+pub mod provenance;
+pub mod topology;

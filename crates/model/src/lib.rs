@@ -8,3 +8,5 @@ pub mod kernel;
 pub mod stats;
 pub mod topology;
 pub mod workload;
+pub mod calibration;
+pub mod provenance;

@@ -82,17 +82,17 @@ pub fn median_ci_ranks(n: usize) -> (usize, usize) {
         // less than 95%; report the full range and let the caller show n.
         return (0, n - 1);
     }
-    // Largest k with P(Bin(n, 1/2) < k) <= 2.5%; the interval is [x_(k), x_(n-k-1)]
-    // in 0-based ranks.
+    // The interval [x_(k), x_(n-1-k)] (0-based) misses the median when k or
+    // fewer samples fall below it, or k or fewer above: coverage is
+    // 1 - 2 P(Bin(n, 1/2) <= k). Take the largest k with P(X <= k) <= 2.5%.
     let mut cdf = 0.0;
     let mut k = 0usize;
     for i in 0..n {
-        let p = binom_pmf_half(n, i);
-        if cdf + p > 0.025 {
+        cdf += binom_pmf_half(n, i);
+        if cdf > 0.025 {
             break;
         }
-        cdf += p;
-        k = i + 1;
+        k = i;
     }
     let k = k.min((n - 1) / 2);
     (k, n - 1 - k)

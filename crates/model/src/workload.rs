@@ -1,0 +1,332 @@
+//! Workload files: which pools a node has and which jobs run on them.
+//!
+//! A workload is a TOML file. This module parses the text it is handed (the
+//! caller reads the file) into a resolved [`Workload`], or into
+//! [`Diagnostics`] that say for each problem `FILE:LINE:COL: what is wrong;
+//! what is expected`, pointing at the offending key or value.
+//!
+//! # Schema
+//!
+//! ```toml
+//! name = "mixed"          # optional; defaults to the file stem of `file`
+//! description = "..."     # optional
+//!
+//! [[pools]]               # optional, see "Pools" below
+//! name = "vh"             # unique; letters, digits, `_`, `-`
+//! kind = "cpu"            # "cpu" (default) | "accelerator"
+//! cores = 2               # cpu: cores of the node it owns (default: the rest of the node)
+//!                         # accelerator: devices / job slots (default 1)
+//! host_load = 0.3         # accelerator only: share of one host core (0..=1) each running
+//!                         # job of this pool puts on the host pool; default 0.1
+//!
+//! [[jobs]]
+//! name = "tri"                  # required, unique; letters, digits, `_`, `-`
+//! kernel = "stream"             # a kernel of the catalogue (`cosched-kernel --list`) ...
+//! params = { array_mib = 64 }   # ... and its parameters: TOML integers, floats or
+//!                               # strings, checked against the parameter's kind
+//! work = 20                     # fixed work in kernel units (integer >= 1), OR
+//! seconds = 2.0                 # target solo seconds (> 0); the work comes from calibration
+//! # command = "stress-ng --cpu 1 --cpu-ops 20000"
+//! #                             # instead of kernel: any external command, a string split
+//! #                             # shell-style or an array of strings; its work is fixed by
+//! #                             # the command itself, so no params / work / seconds
+//! threads = 1                   # default 1; above 1 only for threaded kernels
+//! cores = 1                     # cores (accelerator: slots) it gets when shared;
+//!                               # default: its threads; threads <= cores <= the pool's cores
+//! pool = "vh"                   # default: the host pool (the first cpu pool)
+//! arrival = 0.0                 # seconds after the workload starts (>= 0), default 0
+//! count = 1                     # >= 1; count = N > 1 expands to jobs tri.1 .. tri.N
+//! after = ["prep"]              # start only after these jobs finished (names as written,
+//!                               # a counted job stands for all its copies); no cycles
+//! timeout = 60.0                # optional, seconds (> 0)
+//! memory_mib = 512              # optional memory limit (cgroup), MiB (>= 1)
+//! ```
+//!
+//! A file needs at least one job. Unknown keys are errors everywhere, so a
+//! typo never silently falls back to a default.
+//!
+//! ## Pools
+//!
+//! Without `[[pools]]` the node is one cpu pool named `host` with all its
+//! cores. The *host pool* is the first cpu pool: jobs go there unless they
+//! name a `pool`, and accelerator jobs put their host load there. A file that
+//! declares only accelerator pools gets the implicit `host` pool in front of
+//! them, since this node has no real accelerator and its jobs run on the host.
+//!
+//! The cpu pools split the node: their `cores` add up to at most the node's
+//! cores (when the caller knows them), and one cpu pool may leave `cores` out
+//! to take the rest. When the node's cores are unknown, such a pool's
+//! [`Pool::cores`] is `None` and core counts are not bounded by it.
+//!
+//! ## Cores and threads
+//!
+//! A job runs `threads` threads (for the `phased` kernel: as many as its
+//! widest phase) and is given `cores` cores when it shares the node. `cores`
+//! may exceed `threads` (e.g. `pingpong`'s two processes) but not fall below
+//! it: each thread of a pinned job needs a core of its own, and a job that
+//! oversubscribes its cores is a decision for a policy, not a workload.
+//!
+//! ## Twins
+//!
+//! Jobs running the same program (same kernel, resolved parameters, amount
+//! and threads, or the same command line) are *twins* (seed 003 d); copies
+//! made by `count` are twins of each other. See [`Workload::twins`].
+
+mod parse;
+mod tree;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::{self, KernelSpec};
+
+/// Parses a workload file's text.
+///
+/// `file` names the file in diagnostics and gives the default workload name
+/// (its stem). `node_cores` is the machine's core count if the caller knows
+/// it: it sizes the default `host` pool and bounds the cpu pools.
+///
+/// Every semantic problem is reported, in reading order; a TOML syntax error
+/// stops at the first.
+pub fn parse_workload(
+    text: &str,
+    file: &str,
+    node_cores: Option<u32>,
+) -> Result<Workload, Diagnostics> {
+    parse::parse(text, file, node_cores)
+}
+
+/// A resolved workload: defaults filled in, `count` expanded, references checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub name: String,
+    pub description: Option<String>,
+    /// The host pool (first cpu pool) comes first.
+    pub pools: Vec<Pool>,
+    /// In file order; a job with `count = N` contributes N consecutive jobs.
+    pub jobs: Vec<Job>,
+}
+
+/// A set of cores of one processor type on the node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pool {
+    pub name: String,
+    #[serde(flatten)]
+    pub kind: PoolKind,
+    /// cpu pool: cores it owns, `None` if it takes the rest of a node whose
+    /// core count was not given. Accelerator pool: devices / job slots.
+    pub cores: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PoolKind {
+    Cpu,
+    /// Jobs of this pool run elsewhere but each puts `host_load` of one core
+    /// on the host pool (seed 000: VE system calls serviced by the VH).
+    Accelerator {
+        host_load: f64,
+    },
+}
+
+/// One job of a workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    /// Unique; `base.i` for copies made by `count`.
+    pub name: String,
+    /// The name as written in the file.
+    pub base_name: String,
+    pub program: Program,
+    pub amount: Amount,
+    pub threads: u32,
+    pub cores: u32,
+    pub pool: String,
+    /// Seconds after the workload starts.
+    pub arrival: f64,
+    /// Expanded names of the jobs that must finish before this one starts.
+    pub after: Vec<String>,
+    pub timeout: Option<f64>,
+    pub memory_mib: Option<u64>,
+    /// 1-based line of the job's declaration, for messages about it later.
+    pub line: u32,
+}
+
+/// What a job runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Program {
+    /// A kernel of `cosched-kernel`; `params` holds every parameter of the
+    /// kernel in command-line form, defaults included.
+    Kernel {
+        name: String,
+        params: BTreeMap<String, String>,
+    },
+    /// An external command, already split into arguments.
+    Command { argv: Vec<String> },
+}
+
+/// How much work a job does.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Amount {
+    /// Fixed units of kernel work.
+    Work(u64),
+    /// About this many seconds alone on the node; the work comes from calibration.
+    Seconds(f64),
+    /// The command's own fixed work.
+    Intrinsic,
+}
+
+impl Workload {
+    pub fn job(&self, name: &str) -> Option<&Job> {
+        self.jobs.iter().find(|j| j.name == name)
+    }
+
+    pub fn pool(&self, name: &str) -> Option<&Pool> {
+        self.pools.iter().find(|p| p.name == name)
+    }
+
+    /// The pool that carries host load: the first cpu pool.
+    pub fn host_pool(&self) -> Option<&Pool> {
+        self.pools.iter().find(|p| p.kind == PoolKind::Cpu)
+    }
+
+    /// Groups of job indices (each of two or more) that run the same
+    /// program, ordered by their first job.
+    pub fn twins(&self) -> Vec<Vec<usize>> {
+        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+        for (i, job) in self.jobs.iter().enumerate() {
+            let key = job.program_key();
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, g)) => g.push(i),
+                None => groups.push((key, vec![i])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(_, g)| g)
+            .filter(|g| g.len() >= 2)
+            .collect()
+    }
+}
+
+impl Job {
+    /// The identity of the program this job runs: equal keys mean twins.
+    ///
+    /// Kernel jobs: kernel, resolved parameters, amount and threads. Command
+    /// jobs: the command line. Pool, cores, arrival and limits are where and
+    /// when a program runs, not what it is, so they are left out.
+    pub fn program_key(&self) -> String {
+        match &self.program {
+            Program::Kernel { name, params } => {
+                let mut key = format!("kernel {name}");
+                for (k, v) in params {
+                    key.push_str(&format!(" {k}={v:?}"));
+                }
+                match self.amount {
+                    Amount::Work(w) => key.push_str(&format!(" work={w}")),
+                    Amount::Seconds(s) => key.push_str(&format!(" seconds={s:?}")),
+                    Amount::Intrinsic => {}
+                }
+                key.push_str(&format!(" threads={}", self.threads));
+                key
+            }
+            Program::Command { argv } => format!("command {}", shell_words::join(argv)),
+        }
+    }
+
+    /// The kernel this job runs, if it runs one of the catalogue.
+    pub fn kernel(&self) -> Option<&'static KernelSpec> {
+        match &self.program {
+            Program::Kernel { name, .. } => kernel::kernel(name),
+            Program::Command { .. } => None,
+        }
+    }
+
+    /// Arguments for the `cosched-kernel` binary doing `work` units:
+    /// `[NAME, --work, N, --threads, T, --param-flag, value, ...]`.
+    ///
+    /// Every resolved parameter is passed explicitly, so a run does not
+    /// depend on the binary's defaults; parameters whose value is empty
+    /// (meaning "let the kernel choose", e.g. `fileio`'s `dir`) are left out
+    /// because an empty flag value would not mean the same. A command job
+    /// has no kernel arguments and gets an empty vector: its argv is in
+    /// [`Program::Command`].
+    pub fn kernel_argv(&self, work: u64) -> Vec<String> {
+        let Program::Kernel { name, params } = &self.program else {
+            return Vec::new();
+        };
+        let mut argv = vec![
+            name.clone(),
+            "--work".to_string(),
+            work.to_string(),
+            "--threads".to_string(),
+            self.threads.to_string(),
+        ];
+        // Catalogue order keeps command lines stable and readable.
+        let spec = kernel::kernel(name);
+        let order: Vec<&str> = match spec {
+            Some(s) => s.params.iter().map(|p| p.name).collect(),
+            None => params.keys().map(String::as_str).collect(),
+        };
+        for pname in order {
+            let Some(value) = params.get(pname) else {
+                continue;
+            };
+            if value.is_empty() {
+                continue;
+            }
+            let flag = match spec.and_then(|s| s.param(pname)) {
+                Some(p) => p.flag(),
+                None => format!("--{}", pname.replace('_', "-")),
+            };
+            argv.push(flag);
+            argv.push(value.clone());
+        }
+        argv
+    }
+}
+
+/// One problem in a workload file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub file: String,
+    /// 1-based line of the offending key or value.
+    pub line: u32,
+    /// 1-based column, in characters.
+    pub col: u32,
+    /// What is wrong.
+    pub message: String,
+    /// What would be right, starting with "expected".
+    pub expected: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}; {}",
+            self.file, self.line, self.col, self.message, self.expected
+        )
+    }
+}
+
+/// All problems found in one workload file, in reading order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostics(pub Vec<Diagnostic>);
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostics {}

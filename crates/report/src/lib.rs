@@ -1,1 +1,73 @@
-//! cosched-report
+//! Tables, plots and reports: everything cosched shows a person.
+//!
+//! It formats results it is handed; it never measures, predicts or decides.
+
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+use cosched_model::stats::Summary;
+
+/// A plain table that reads well in a terminal, a log and a Markdown file.
+pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::ASCII_MARKDOWN)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(headers.to_vec());
+    for r in rows {
+        t.add_row(r.clone());
+    }
+    // Numbers line up on the right; the first column (a name) stays left.
+    for (i, col) in t.column_iter_mut().enumerate() {
+        if i > 0 {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t.to_string()
+}
+
+/// `median [lo, hi]` of the confidence interval, with `digits` decimals.
+pub fn fmt_ci(s: &Summary, digits: usize) -> String {
+    format!("{:.d$} [{:.d$}, {:.d$}]", s.median, s.ci_lo, s.ci_hi, d = digits)
+}
+
+/// `median (min-max, n=N)`: the spread of a small sample, where an interval
+/// would claim more than a handful of repeats can give.
+pub fn fmt_spread(s: &Summary, digits: usize) -> String {
+    format!("{:.d$} ({:.d$}-{:.d$}, n={})", s.median, s.min, s.max, s.n, d = digits)
+}
+
+/// A rate with an SI prefix: 1234567 -> "1.23M".
+pub fn si(v: f64) -> String {
+    let (div, suffix) = match v.abs() {
+        x if x >= 1e9 => (1e9, "G"),
+        x if x >= 1e6 => (1e6, "M"),
+        x if x >= 1e3 => (1e3, "k"),
+        _ => (1.0, ""),
+    };
+    format!("{:.3}{suffix}", v / div)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_has_header_and_rows_aligned() {
+        let t = table(&["job", "slowdown"], &[vec!["stream".into(), "1.52".into()]]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 3, "{t}");
+        assert!(lines[0].contains("job") && lines[0].contains("slowdown"));
+        assert!(lines[2].contains("stream") && lines[2].contains("1.52"));
+    }
+
+    #[test]
+    fn summaries_format_with_interval_and_spread() {
+        let s = Summary::of(&[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(fmt_ci(&s, 1), "2.0 [1.0, 3.0]");
+        assert_eq!(fmt_spread(&s, 2), "2.00 (1.00-3.00, n=3)");
+    }
+
+    #[test]
+    fn si_prefixes() {
+        assert_eq!(si(1_234_567.0), "1.235M");
+        assert_eq!(si(12.0), "12.000");
+    }
+}

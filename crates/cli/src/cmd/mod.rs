@@ -1,4 +1,8 @@
 //! One module per verb. Each holds its clap `Args` and a `run` function that
 //! wires library crates together; no measurement or model logic lives here.
+pub mod bench;
+pub mod calibrate;
 pub mod check;
+pub mod common;
+pub mod demo;
 pub mod node;

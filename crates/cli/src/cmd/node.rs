@@ -1,13 +1,214 @@
 //! `cosched node`: show the topology of this node.
-use clap::Args;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use cosched_measure::topology::{self, TopologySource};
+use cosched_model::topology::{format_bytes, format_cpulist, Node};
 
 #[derive(Args, Debug)]
 pub struct NodeArgs {
-    /// Print JSON instead of a table.
+    /// Print the topology as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+
+    /// Read the topology from this source only [default: hwloc when lstopo is
+    /// installed, else sysfs].
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub source: Option<Source>,
+
+    /// Print the /sys and /proc files the topology is read from, in the
+    /// snapshot format of the test fixtures, so another machine can be added
+    /// to the tests.
+    #[arg(long, conflicts_with_all = ["json", "source"])]
+    pub sysfs_snapshot: bool,
 }
 
-pub fn run(_args: NodeArgs) -> anyhow::Result<()> {
-    anyhow::bail!("cosched node is being written in this session")
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// hwloc's `lstopo --of xml`.
+    Hwloc,
+    /// /sys/devices/system and /proc.
+    Sysfs,
+}
+
+impl From<Source> for TopologySource {
+    fn from(s: Source) -> Self {
+        match s {
+            Source::Hwloc => TopologySource::Hwloc,
+            Source::Sysfs => TopologySource::Sysfs,
+        }
+    }
+}
+
+pub fn run(args: NodeArgs) -> anyhow::Result<()> {
+    if args.sysfs_snapshot {
+        let (node, snapshot) =
+            topology::sysfs_snapshot().context("cannot read this node's topology from /sys")?;
+        let comment = format!(
+            "cosched sysfs snapshot of {} ({}): {}\nread it with cosched_model::topology::MapView::from_snapshot",
+            node.hostname.as_deref().unwrap_or("unknown host"),
+            node.cpu_model.as_deref().unwrap_or("unknown CPU"),
+            counts_line(&node),
+        );
+        print!("{}", snapshot.to_snapshot(&comment));
+        return Ok(());
+    }
+    let node = match args.source {
+        None => topology::detect(),
+        Some(s) => topology::detect_with(s.into()),
+    }
+    .context("cannot detect this node's topology")?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&node)?);
+    } else {
+        print!("{}", render(&node));
+    }
+    Ok(())
+}
+
+fn counts_line(n: &Node) -> String {
+    let count =
+        |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    format!(
+        "{}, {}, {}, {}, {}",
+        count(n.sockets as usize, "socket", "sockets"),
+        count(n.numa_nodes.len(), "NUMA node", "NUMA nodes"),
+        count(n.n_cores(), "core", "cores"),
+        count(n.n_pus(), "PU", "PUs"),
+        count(n.smt_width(), "thread per core", "threads per core (SMT)"),
+    )
+}
+
+/// The human-readable report: header, counts, NUMA nodes, caches, notes.
+fn render(n: &Node) -> String {
+    let mut out = String::new();
+    let unknown = || "unknown".to_string();
+    let _ = writeln!(
+        out,
+        "host    {}",
+        n.hostname.clone().unwrap_or_else(unknown)
+    );
+    let _ = writeln!(
+        out,
+        "CPU     {}",
+        n.cpu_model.clone().unwrap_or_else(unknown)
+    );
+    let _ = writeln!(
+        out,
+        "memory  {}",
+        n.memory_bytes.map(format_bytes).unwrap_or_else(unknown)
+    );
+    let _ = writeln!(out, "source  {}", n.source);
+    let _ = writeln!(out, "\n{}", counts_line(n));
+    if n.smt_width() > 1 {
+        if let Some(core) = n.cores.iter().find(|c| c.pus.len() > 1) {
+            let _ = writeln!(
+                out,
+                "SMT siblings share a core, e.g. CPUs {}",
+                format_cpulist(&core.pus)
+            );
+        }
+    }
+
+    let numa_rows: Vec<Vec<String>> = n
+        .numa_nodes
+        .iter()
+        .map(|numa| {
+            let cores = n.cores_of_numa(numa.os_index);
+            let sockets: BTreeSet<u32> = cores.iter().map(|c| c.socket).collect();
+            let sockets: Vec<u32> = sockets.into_iter().collect();
+            vec![
+                numa.os_index.to_string(),
+                if sockets.is_empty() {
+                    "-".into()
+                } else {
+                    format_cpulist(&sockets)
+                },
+                if numa.cpus.is_empty() {
+                    "-".into()
+                } else {
+                    format_cpulist(&numa.cpus)
+                },
+                cores.len().to_string(),
+                numa.memory_bytes
+                    .map(format_bytes)
+                    .unwrap_or_else(|| "?".into()),
+            ]
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n{}",
+        cosched_report::table(
+            &["NUMA node", "socket", "CPUs", "cores", "memory"],
+            &numa_rows
+        )
+    );
+
+    let groups = n.cache_groups();
+    if groups.is_empty() {
+        let _ = writeln!(out, "\nno cache information");
+    } else {
+        let cache_rows: Vec<Vec<String>> = groups
+            .iter()
+            .map(|g| {
+                vec![
+                    g.kind.label(g.level),
+                    format_bytes(g.size_bytes),
+                    g.instances.to_string(),
+                    g.pus_per_instance.to_string(),
+                    g.line_bytes
+                        .map(|l| format!("{l} B"))
+                        .unwrap_or_else(|| "?".into()),
+                ]
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "\n{}",
+            cosched_report::table(
+                &["cache", "size each", "instances", "PUs sharing one", "line"],
+                &cache_rows
+            )
+        );
+    }
+    for note in &n.notes {
+        let _ = writeln!(out, "\nnote: {note}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_model::topology::parse_hwloc_xml;
+
+    #[test]
+    fn render_shows_counts_numa_and_caches() {
+        let xml = r#"<topology version="2.0"><object type="Machine"><info name="HostName" value="box"/>
+          <object type="Package" os_index="0"><object type="NUMANode" os_index="0" local_memory="1073741824"/>
+            <object type="L3Cache" depth="3" cache_size="8388608" cache_linesize="64" cache_type="0">
+              <object type="Core" os_index="0"><object type="PU" os_index="0"/><object type="PU" os_index="2"/></object>
+              <object type="Core" os_index="1"><object type="PU" os_index="1"/><object type="PU" os_index="3"/></object>
+            </object></object></object></topology>"#;
+        let text = render(&parse_hwloc_xml(xml).unwrap());
+        assert!(text.contains("host    box"), "{text}");
+        assert!(
+            text.contains("1 socket, 1 NUMA node, 2 cores, 4 PUs, 2 threads per core (SMT)"),
+            "{text}"
+        );
+        assert!(text.contains("e.g. CPUs 0,2"), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.contains("0-3") && l.contains("1 GiB")),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.contains("L3") && l.contains("8 MiB") && l.contains("64 B")),
+            "{text}"
+        );
+    }
 }

@@ -1,0 +1,56 @@
+//! Progress of long work: a bar with ETA on a terminal, plain log lines
+//! otherwise (CI logs and pipes get one line per step, not escape codes).
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    label: String,
+    total: u64,
+    start: Instant,
+}
+
+impl Progress {
+    pub fn new(label: &str, total: u64) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::new(total);
+            b.set_style(
+                ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {msg} (eta {eta})")
+                    .expect("static template")
+                    .progress_chars("=> "),
+            );
+            b.set_prefix(label.to_string());
+            b
+        });
+        Progress { bar, label: label.to_string(), total, start: Instant::now() }
+    }
+
+    /// Marks `done` steps of the total as finished.
+    pub fn set(&self, done: u64, msg: &str) {
+        match &self.bar {
+            Some(b) => {
+                b.set_position(done);
+                b.set_message(msg.to_string());
+            }
+            None => {
+                let el = self.start.elapsed().as_secs_f64();
+                let eta = if done > 0 { el / done as f64 * (self.total - done.min(self.total)) as f64 } else { 0.0 };
+                eprintln!("{}: {done}/{} {msg} (elapsed {el:.0}s, eta {eta:.0}s)", self.label, self.total);
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// Step log for work without a known total.
+pub fn step(msg: &str) {
+    eprintln!("==> {msg}");
+}

@@ -1,0 +1,227 @@
+//! `cosched check` as a user runs it: every kind of bad input exits 2 with
+//! FILE:LINE:COL on stderr, every example passes.
+//!
+//! Each fixture in fixtures/bad/ starts with `# expect: LINE:COL: TEXT`, the
+//! position and message its first diagnostic must have, so adding a case is
+//! adding a file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cosched(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(args)
+        .output()
+        .expect("cosched runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn toml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_bad_fixture_exits_2_at_its_expected_position() {
+    let files = toml_files(&manifest_dir().join("tests/fixtures/bad"));
+    assert!(files.len() >= 25, "fixtures missing: {files:?}");
+    for path in files {
+        let content = std::fs::read_to_string(&path).unwrap();
+        let expect = content
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("# expect: "))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{} lacks a `# expect: LINE:COL: TEXT` header",
+                    path.display()
+                )
+            });
+        let (pos, message) = expect.split_once(": ").expect("LINE:COL: TEXT");
+        let shown = path.display().to_string();
+        // A fixed node size keeps the core-count cases independent of the machine running the tests.
+        let out = cosched(&["check", "--node-cores", "2", &shown]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{shown}: {stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        let prefix = format!("{shown}:{pos}: ");
+        assert!(
+            first.starts_with(&prefix),
+            "{shown}: first line {first:?} should start with {prefix:?}"
+        );
+        assert!(
+            first.contains(message),
+            "{shown}: {first:?} should contain {message:?}"
+        );
+        assert!(
+            first.contains("; expected"),
+            "{shown}: {first:?} should say what is expected"
+        );
+        assert!(
+            text(&out.stdout).is_empty(),
+            "{shown}: nothing on stdout for a bad file"
+        );
+    }
+}
+
+#[test]
+fn every_example_passes_on_this_node() {
+    let files = toml_files(&manifest_dir().join("../../examples"));
+    assert!(files.len() >= 5, "{files:?}");
+    for path in files {
+        let shown = path.display().to_string();
+        let out = cosched(&["check", &shown]);
+        assert_eq!(out.status.code(), Some(0), "{shown}: {}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert!(stdout.starts_with(&format!("{shown}: ok, ")), "{stdout}");
+    }
+}
+
+#[test]
+fn summary_names_pools_and_twins() {
+    let examples = manifest_dir().join("../../examples");
+    let out = cosched(&[
+        "check",
+        "--node-cores",
+        "2",
+        examples.join("twins.toml").to_str().unwrap(),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("6 jobs on 1 pool (host: 2 cores)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("twins: solve.1 = solve.2, check-a = check-b"),
+        "{stdout}"
+    );
+    let out = cosched(&[
+        "check",
+        "--node-cores",
+        "2",
+        examples.join("seed000.toml").to_str().unwrap(),
+    ]);
+    assert!(
+        text(&out.stdout).contains("ve: accelerator, 2 slots, host load 0.2"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn missing_file_exits_2_naming_the_path() {
+    let out = cosched(&["check", "no/such/workload.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no/such/workload.toml: cannot read the file"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn one_bad_file_among_good_ones_still_checks_all_and_exits_2() {
+    let good = manifest_dir().join("../../examples/pair-stream.toml");
+    let bad = manifest_dir().join("tests/fixtures/bad/cycle.toml");
+    let out = cosched(&[
+        "check",
+        "--node-cores",
+        "2",
+        bad.to_str().unwrap(),
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stdout).contains("pair-stream.toml: ok"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stderr).contains("1 of 2 workload files are invalid"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn all_errors_of_a_file_are_printed_one_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.toml");
+    std::fs::write(
+        &path,
+        "[[jobs]]\nname = \"a\"\nkernel = \"nope\"\nwork = 1\n\n[[jobs]]\nname = \"b\"\nkernel = \"compute\"\nwork = 0\npool = \"gpu\"\n",
+    )
+    .unwrap();
+    let shown = path.display().to_string();
+    let out = cosched(&["check", &shown]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    let positions: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix(&format!("{shown}:")))
+        .map(|l| l.split(": ").next().unwrap())
+        .collect();
+    assert_eq!(positions, ["3:10", "9:8", "10:8"], "{stderr}");
+}
+
+#[test]
+fn json_prints_the_resolved_workloads() {
+    let examples = manifest_dir().join("../../examples");
+    let out = cosched(&[
+        "check",
+        "--json",
+        "--node-cores",
+        "2",
+        examples.join("twins.toml").to_str().unwrap(),
+        examples.join("seed000.toml").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["twins", "seed000"]);
+    assert_eq!(v[0]["jobs"][1]["name"], "solve.1");
+    assert_eq!(v[0]["jobs"][1]["after"][0], "prep");
+    assert_eq!(v[1]["pools"][1]["kind"], "accelerator");
+}
+
+#[test]
+fn node_cores_flag_checks_for_another_machine() {
+    let mixed = manifest_dir().join("../../examples/mixed.toml");
+    let out = cosched(&["check", "--node-cores", "1", mixed.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("but the node has 1"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cosched(&["check", "--node-cores", "0", mixed.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "0 cores is a usage error");
+}
+
+#[test]
+fn help_shows_an_example() {
+    let out = cosched(&["check", "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stdout).contains("cosched check examples/"),
+        "{}",
+        text(&out.stdout)
+    );
+}

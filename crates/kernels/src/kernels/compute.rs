@@ -1,0 +1,77 @@
+//! `compute`: chains of fused multiply-adds on values held in registers.
+//!
+//! 32 independent accumulators give enough independent chains to cover the
+//! FMA latency on current cores (4-cycle latency x 2 pipes x 4 lanes), so the
+//! kernel is bound by the floating-point units and touches no memory: class N.
+//! Each step is `x = x * A + B` with a fixed point at 1, so the values stay
+//! normal numbers for any amount of work.
+
+use std::time::Instant;
+
+use crate::util::{combine, per_second, run_parallel, share, Outcome};
+use crate::KernelError;
+
+/// What `ops` counts.
+pub(crate) const OPS_UNIT: &str = "flops";
+
+const ACCUMULATORS: usize = 32;
+const FMAS_PER_UNIT: u64 = 1_000_000;
+const STEPS_PER_UNIT: u64 = FMAS_PER_UNIT / ACCUMULATORS as u64;
+const _: () = assert!(STEPS_PER_UNIT * ACCUMULATORS as u64 == FMAS_PER_UNIT);
+
+const A: f64 = 0.999_999_9;
+const B: f64 = 1.0e-7;
+
+pub(crate) fn run(work: u64, threads: u32) -> Result<Outcome, KernelError> {
+    let started = Instant::now();
+    let (sums, timing) = run_parallel(
+        threads,
+        started,
+        |_| Ok(()),
+        |i, ()| {
+            let mut acc = [0.0f64; ACCUMULATORS];
+            for (j, x) in acc.iter_mut().enumerate() {
+                *x = 1.0 + j as f64 * 1.0e-3;
+            }
+            fma_steps(&mut acc, share(work, threads, i) * STEPS_PER_UNIT);
+            combine(acc.iter().map(|x| x.to_bits()))
+        },
+    )?;
+    let flops = 2 * FMAS_PER_UNIT * work;
+    let gflops = per_second(flops as f64, timing.wall_s) / 1e9;
+    Ok(Outcome::new(timing, flops, OPS_UNIT, combine(sums)).figure("gflop_s", gflops))
+}
+
+/// Runs `steps` FMA steps on every accumulator, with hardware FMA when the
+/// CPU has it. `mul_add` is correctly rounded either way, so the results (and
+/// the checksum) do not depend on which path ran.
+fn fma_steps(acc: &mut [f64; ACCUMULATORS], steps: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports the features `fma_steps_fma` is compiled
+            // for; that is the only requirement of a #[target_feature] function.
+            unsafe { fma_steps_fma(acc, steps) };
+            return;
+        }
+    }
+    fma_steps_generic(acc, steps);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fma_steps_fma(acc: &mut [f64; ACCUMULATORS], steps: u64) {
+    fma_steps_generic(acc, steps);
+}
+
+#[inline(always)]
+fn fma_steps_generic(acc: &mut [f64; ACCUMULATORS], steps: u64) {
+    // A local copy lets the accumulators live in registers for the whole loop.
+    let mut a = *acc;
+    for _ in 0..steps {
+        for x in a.iter_mut() {
+            *x = x.mul_add(A, B);
+        }
+    }
+    *acc = a;
+}

@@ -1,0 +1,70 @@
+//! `stream`: the STREAM triad `a[i] = b[i] + s * c[i]`.
+//!
+//! Three arrays of `array_mib` MiB each. With threads, every thread owns a
+//! contiguous slice of each array, allocated and first touched by itself (as
+//! STREAM's OpenMP initialisation does, so pages land on the thread's NUMA
+//! node), and the threads meet at a barrier after every pass. Bytes are
+//! counted as STREAM does: 24 per element per pass (two loads, one store;
+//! write-allocate traffic is not counted).
+
+use std::sync::Barrier;
+use std::time::Instant;
+
+use crate::util::{chunk, combine, mix, run_parallel, Outcome, Params, CHECKSUM_SEED};
+use crate::KernelError;
+
+/// What `ops` counts.
+pub(crate) const OPS_UNIT: &str = "bytes";
+
+const SCALAR: f64 = 3.0;
+const BYTES_PER_ELEMENT: u64 = 24;
+/// Elements between two checksum samples (one per 4 KiB page of `a`).
+const SAMPLE_STRIDE: usize = 512;
+
+pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, KernelError> {
+    let mib = p.uint_min("array_mib", 1)?;
+    let elements = mib
+        .checked_mul(1 << 20)
+        .map(|b| b / 8)
+        .filter(|e| usize::try_from(*e).is_ok())
+        .ok_or_else(|| p.bad("array_mib", "too large for this machine's address space"))?
+        as usize;
+    let started = Instant::now();
+    let pass_line = Barrier::new(threads as usize);
+    let (sums, timing) = run_parallel(
+        threads,
+        started,
+        |i| {
+            let range = chunk(elements, threads, i);
+            let b: Vec<f64> = range.clone().map(|g| (g % 1000) as f64 * 0.5).collect();
+            let c: Vec<f64> = range.clone().map(|g| (g % 37) as f64).collect();
+            // Not zeros: a zeroed vec! comes from untouched calloc pages, and
+            // the first touch must happen here, on this thread.
+            let a = vec![1.0f64; range.len()];
+            Ok((a, b, c))
+        },
+        |_, (mut a, b, c)| {
+            for _ in 0..work {
+                triad(&mut a, &b, &c, SCALAR);
+                std::hint::black_box(&mut a);
+                if threads > 1 {
+                    pass_line.wait();
+                }
+            }
+            a.iter()
+                .step_by(SAMPLE_STRIDE)
+                .fold(mix(CHECKSUM_SEED, a.len() as u64), |h, x| mix(h, x.to_bits()))
+        },
+    )?;
+    let bytes = BYTES_PER_ELEMENT * elements as u64 * work;
+    Ok(Outcome::new(timing, bytes, OPS_UNIT, combine(sums)).bandwidth(bytes))
+}
+
+/// The triad over zipped slices: no index, no bounds check, and `a` cannot
+/// alias `b` or `c`, so LLVM vectorises it without runtime checks.
+#[inline(never)]
+pub(crate) fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
+    for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
+        *x = y + s * z;
+    }
+}

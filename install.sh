@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs cosched on Debian 12: system packages, a release build, and the
+# `cosched` and `cosched-kernel` binaries in $PREFIX/bin.
+#
+#   ./install.sh              # packages + build + install (PREFIX=/usr/local as root, ~/.local otherwise)
+#   ./install.sh --deps-only  # only the Debian packages (what CI needs before the tests)
+#   PREFIX=/opt/cosched ./install.sh
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# cc builds the reference C STREAM of `cosched bench kernels`; hwloc gives
+# `cosched node` its topology (sysfs is the fallback); stress-ng is the
+# third-party workload of the examples.
+PACKAGES=(build-essential pkg-config git hwloc stress-ng)
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        echo "install.sh: need root (or sudo) to run: $*" >&2; exit 1; fi
+}
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "==> apt-get install ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+[ "${1:-}" = "--deps-only" ] && exit 0
+
+if ! command -v cargo >/dev/null; then
+    # Debian 12's packaged Rust (1.63) is older than our dependencies need.
+    echo "install.sh: cargo not found. Install Rust >= 1.75 with rustup (https://rustup.rs), then rerun." >&2
+    exit 1
+fi
+
+echo "==> cargo build --release"
+cargo build --release --workspace --locked
+
+if [ -z "${PREFIX:-}" ]; then
+    if [ "$(id -u)" -eq 0 ]; then PREFIX=/usr/local; else PREFIX="$HOME/.local"; fi
+fi
+mkdir -p "$PREFIX/bin"
+install -m 0755 target/release/cosched target/release/cosched-kernel "$PREFIX/bin/"
+echo "==> installed cosched and cosched-kernel in $PREFIX/bin"
+case ":$PATH:" in
+    *":$PREFIX/bin:"*) ;;
+    *) echo "    add it to your PATH: export PATH=\"$PREFIX/bin:\$PATH\"" ;;
+esac
