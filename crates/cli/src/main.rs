@@ -26,7 +26,7 @@ enum Verb {
     #[command(after_help = "Examples:\n  cosched node\n  cosched node --json | jq .cores")]
     Node(cmd::node::NodeArgs),
     /// Measure each kernel's solo rate on this node and store it.
-    #[command(after_help = "Examples:\n  cosched calibrate\n  cosched calibrate --kernel stream --kernel compute --repeats 9")]
+    #[command(after_help = "Examples:\n  cosched calibrate\n  cosched calibrate --kernel stream --kernel compute --repeats 9\n  cosched calibrate --workload examples/mixed.toml   # what a workload's `seconds` need")]
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// Run the main job end to end on this node and print what it found.
     #[command(after_help = "Examples:\n  cosched demo\n  cosched demo --repeats 5 --seconds 2 --data-dir ./results")]

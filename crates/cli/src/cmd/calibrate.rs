@@ -4,20 +4,26 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 use cosched_measure::calibrate::{calibrate, CalibrateSpec};
-use cosched_model::calibration::Calibration;
+use cosched_model::calibration::{job_key, resolve_work, Calibration};
+use cosched_model::workload::{Amount, Program};
 use cosched_model::kernel::{kernel, kernel_names, KernelSpec, KERNELS};
 use cosched_report::{fmt_ci, si, table};
 use cosched_store::Calibrations;
 
-use super::common::{parse_cpus, DataArgs, GIT_COMMIT};
+use super::common::{load_workload, parse_cpus, DataArgs, GIT_COMMIT};
 use crate::exit::bad_input;
 use crate::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
     /// Kernels to calibrate (repeatable); default: every kernel.
-    #[arg(long = "kernel", value_name = "NAME")]
+    #[arg(long = "kernel", value_name = "NAME", conflicts_with = "workload")]
     pub kernels: Vec<String>,
+    /// Calibrate exactly the kernel configurations (kernel, parameters,
+    /// threads) of this workload's jobs, each pinned to as many CPUs as the
+    /// job has cores, and show each job's resolved work.
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<std::path::PathBuf>,
     /// Timed runs per kernel, after one warm-up run that sizes the work.
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
@@ -38,6 +44,9 @@ pub struct CalibrateArgs {
 }
 
 pub fn run(a: CalibrateArgs) -> anyhow::Result<()> {
+    if let Some(w) = &a.workload {
+        return run_workload(w, &a);
+    }
     let specs = select(&a.kernels)?;
     if a.repeats == 0 {
         return Err(bad_input("--repeats must be at least 1"));
@@ -55,6 +64,71 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&cals)?);
     } else {
         println!("{}", render(&cals));
+        println!("stored in {}", store.path().display());
+    }
+    Ok(())
+}
+
+fn run_workload(path: &std::path::Path, a: &CalibrateArgs) -> anyhow::Result<()> {
+    let w = load_workload(path)?;
+    if a.repeats == 0 || !(a.run_seconds > 0.0) {
+        return Err(bad_input("--repeats must be >= 1 and --run-seconds > 0"));
+    }
+    let store = Calibrations::in_dir(&a.data.dir());
+    store.load()?;
+    // One calibration per distinct configuration, pinned to the job's cores.
+    let mut todo: BTreeMap<String, (CalibrateSpec, String)> = BTreeMap::new();
+    for job in &w.jobs {
+        let (Some(key), Some(spec), Program::Kernel { params, .. }) = (job_key(job), job.kernel(), &job.program) else {
+            continue;
+        };
+        todo.entry(key).or_insert_with(|| {
+            let cs = CalibrateSpec {
+                kernel: spec,
+                params: params.clone(),
+                threads: job.threads,
+                repeats: a.repeats,
+                target_run_s: a.run_seconds,
+                cpus: (0..job.cores).collect(),
+            };
+            (cs, job.name.clone())
+        });
+    }
+    let per = a.repeats + 1;
+    let progress = Progress::new("calibrate", (todo.len() * per) as u64);
+    let mut cals = Vec::new();
+    for (i, (cs, job)) in todo.values().enumerate() {
+        let cal = calibrate(cs, GIT_COMMIT, &mut |done, _| {
+            progress.set((i * per + done) as u64, job);
+        })?;
+        cals.push(cal);
+    }
+    progress.finish();
+    store.put_all(cals.clone())?;
+    let all = store.load()?;
+    let rows: Vec<Vec<String>> = w
+        .jobs
+        .iter()
+        .map(|j| {
+            let work = match resolve_work(j, &all) {
+                Ok(Some(n)) => n.to_string(),
+                Ok(None) => "(its own)".into(),
+                Err(e) => e,
+            };
+            let asked = match j.amount {
+                Amount::Seconds(s) => format!("{s} s"),
+                Amount::Work(n) => format!("work {n}"),
+                Amount::Intrinsic => "command".into(),
+            };
+            vec![j.name.clone(), job_key(j).unwrap_or_else(|| j.program_key()), asked, work]
+        })
+        .collect();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&cals)?);
+    } else {
+        println!("{}
+", render(&cals));
+        println!("{}", table(&["job", "configuration", "asked", "work"], &rows));
         println!("stored in {}", store.path().display());
     }
     Ok(())

@@ -34,3 +34,14 @@ pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
     Ok(cpus)
 }
 
+
+/// Reads and validates a workload file; invalid input is exit code 2 with
+/// every diagnostic as FILE:LINE:COL.
+pub fn load_workload(path: &std::path::Path) -> anyhow::Result<cosched_model::workload::Workload> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::exit::bad_input(format!("{shown}: cannot read the workload file: {e}")))?;
+    let cores = std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok());
+    cosched_model::workload::parse_workload(&text, &shown, cores)
+        .map_err(|d| crate::exit::bad_input(d.to_string()))
+}
