@@ -23,7 +23,7 @@ enum Verb {
     /// Validate workload files; errors as FILE:LINE:COL, exit code 2.
     Check(cmd::check::CheckArgs),
     /// Show this node's topology (cores, SMT, sockets, NUMA, caches, memory).
-    #[command(after_help = "Examples:\n  cosched node\n  cosched node --json | jq .cores")]
+    #[command(after_help = "Examples:\n  cosched node\n  cosched node --source sysfs   # skip hwloc\n  cosched node --json | jq .cores")]
     Node(cmd::node::NodeArgs),
     /// Measure each kernel's solo rate on this node and store it.
     #[command(after_help = "Examples:\n  cosched calibrate\n  cosched calibrate --kernel stream --kernel compute --repeats 9\n  cosched calibrate --workload examples/mixed.toml   # what a workload's `seconds` need")]

@@ -73,6 +73,16 @@ fn report_clap_error(e: clap::Error) -> i32 {
         }
     }
     let _ = e.print();
+    if e.kind() == ErrorKind::UnknownArgument {
+        if let Some(spec) = std::env::args().nth(1).as_deref().and_then(kernel) {
+            let flags: Vec<String> = ["--work N", "--threads T", "--json"]
+                .into_iter()
+                .map(String::from)
+                .chain(spec.params.iter().map(|p| p.flag()))
+                .collect();
+            eprintln!("Kernel `{}` takes: {}", spec.name, flags.join(", "));
+        }
+    }
     e.exit_code()
 }
 

@@ -24,7 +24,7 @@ fn llc_bytes_in(dir: &Path) -> Option<u64> {
         let (Ok(level), Some(size)) = (level.trim().parse::<u32>(), parse_cache_size(&size)) else {
             continue;
         };
-        if best.map_or(true, |(l, _)| level > l) {
+        if !matches!(best, Some((l, _)) if l >= level) {
             best = Some((level, size));
         }
     }

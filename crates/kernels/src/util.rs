@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::Barrier;
 use std::time::Instant;
 
 use cosched_model::kernel::KernelSpec;
@@ -182,9 +181,9 @@ impl<'a> Params<'a> {
 
 /// Runs `threads` workers. Each first runs `setup(i)` (allocation and first
 /// touch happen on the thread that will use the memory), then all start the
-/// work phase together at a barrier, so the timing below covers the work
-/// phase only. `started` is when the caller began its own preparation, which
-/// counts as setup.
+/// work phase together, so the timing below covers the work phase only.
+/// `started` is when the caller began its own preparation, which counts as
+/// setup.
 pub(crate) fn run_parallel<S, T, FS, FW>(
     threads: u32,
     started: Instant,
@@ -196,35 +195,81 @@ where
     FW: Fn(u32, S) -> T + Sync,
     T: Send,
 {
-    // Workers plus this thread, which notes the start of the work phase.
-    let start_line = Barrier::new(threads as usize + 1);
-    let (results, t0) = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
-                let (setup, work, start_line) = (&setup, &work, &start_line);
-                std::thread::Builder::new()
-                    .name(format!("kernel-{i}"))
-                    .spawn_scoped(scope, move || {
-                        let state = setup(i);
-                        // A failed setup still waits, or the others would block forever.
-                        start_line.wait();
-                        state.map(|s| work(i, s))
-                    })
-                    .expect("spawning a kernel thread")
-            })
-            .collect();
-        start_line.wait();
+    let gate = Gate::default();
+    let outcome = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(threads as usize);
+        for i in 0..threads {
+            let (setup, work, gate) = (&setup, &work, &gate);
+            let spawned = std::thread::Builder::new().name(format!("kernel-{i}")).spawn_scoped(scope, move || {
+                let state = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| setup(i)));
+                // A failed setup still reports in, or the others would wait forever.
+                if !gate.ready_then_wait() {
+                    return Err(KernelError::Failed("another kernel thread could not start".into()));
+                }
+                let state = state.unwrap_or_else(|p| std::panic::resume_unwind(p));
+                state.map(|s| work(i, s))
+            });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    gate.open(false);
+                    for h in handles {
+                        let _ = h.join();
+                    }
+                    return Err(KernelError::io(format!("starting kernel thread {i}"), e));
+                }
+            }
+        }
+        gate.wait_ready(threads);
         let t0 = Instant::now();
+        gate.open(true);
         let results: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect();
-        (results, t0)
+        Ok((results, t0))
     });
+    let (results, t0) = outcome?;
     let wall_s = t0.elapsed().as_secs_f64();
     let setup_s = t0.duration_since(started).as_secs_f64();
     let results = results.into_iter().collect::<Result<Vec<T>, KernelError>>()?;
     Ok((results, Timing { setup_s, wall_s }))
+}
+
+/// The start line of the work phase: workers report ready and wait; the
+/// caller waits for all of them, then opens (go) or aborts. Unlike a Barrier
+/// it can release workers when not all of them could be started.
+#[derive(Default)]
+struct Gate {
+    state: std::sync::Mutex<(u32, Option<bool>)>,
+    changed: std::sync::Condvar,
+}
+
+impl Gate {
+    /// Worker side: true when the work phase starts, false when aborted.
+    fn ready_then_wait(&self) -> bool {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.0 += 1;
+        self.changed.notify_all();
+        loop {
+            if let Some(go) = s.1 {
+                return go;
+            }
+            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn wait_ready(&self, n: u32) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while s.0 < n {
+            s = self.changed.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn open(&self, go: bool) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).1 = Some(go);
+        self.changed.notify_all();
+    }
 }
 
 #[cfg(test)]
@@ -252,7 +297,7 @@ mod tests {
 
         #[test]
         fn below_stays_in_range(seed: u64, n in 1u64..u64::MAX) {
-            let mut r = Rng::new(seed);
+            let mut r = super::Rng::new(seed);
             prop_assert!(r.below(n) < n);
         }
     }

@@ -153,9 +153,12 @@ fn fileio_in_a_missing_directory_is_an_io_error() {
     assert!(err.to_string().contains("not-there"), "{err}");
 }
 
+/// Kernel, parameters, and a text the error must contain.
+type BadCase<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn bad_parameters_are_usage_errors_naming_the_flag() {
-    let cases: &[(&str, &[(&str, &str)], &str)] = &[
+    let cases: &[BadCase] = &[
         ("stream", &[("array_mib", "0")], "--array-mib"),
         ("stream", &[("array_mib", "lots")], "array_mib"),
         ("stream", &[("arrays", "3")], "arrays"),
@@ -228,4 +231,19 @@ fn report_rate_is_work_over_wall_time() {
     assert_eq!(r.unit, kernel("syscall").unwrap().unit);
     assert!((r.rate - 4.0 / r.wall_s).abs() <= 1e-9 * r.rate);
     assert_eq!(r.pid, std::process::id());
+}
+
+#[test]
+fn shm_handshake_survives_many_round_trips() {
+    // Many short exchanges hit every interleaving of spinning, sleeping and
+    // waking; the unix transport gives the expected data independently.
+    let mut sums = Vec::new();
+    for transport in ["shm", "unix"] {
+        let params: BTreeMap<String, String> = [("msg_kib", "1"), ("transport", transport)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        sums.push(run(kernel("pingpong").unwrap(), 5000, 1, &params).unwrap().checksum);
+    }
+    assert_eq!(sums[0], sums[1]);
 }

@@ -105,3 +105,41 @@ pub fn compare_triad(
     let ratio = Summary::of(&ratios).expect("repeats >= 1");
     Ok(TriadComparison { array_mib, passes, reference_mb_s: r, ours_mb_s: o, ratios, ratio })
 }
+
+/// Rate at a quarter of the work against the rate at the full work, both
+/// medians of `repeats` runs taken alternately: 1.0 means the work-phase time
+/// scales linearly with work, as fixed-work measurement assumes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Linearity {
+    pub kernel: String,
+    pub work: u64,
+    pub rate_full: Summary,
+    pub rate_quarter: Summary,
+    pub ratio: f64,
+}
+
+pub fn linearity(
+    kernel: &str,
+    params: &std::collections::BTreeMap<String, String>,
+    work: u64,
+    repeats: usize,
+    cpus: &[u32],
+) -> Result<Linearity, BenchError> {
+    let quarter = (work / 4).max(1);
+    let full_argv = kernel_argv(kernel, work, 1, params);
+    let quarter_argv = kernel_argv(kernel, quarter, 1, params);
+    let (mut full, mut part) = (Vec::new(), Vec::new());
+    for _ in 0..repeats {
+        full.push(run_kernel(&full_argv, cpus)?.1.rate);
+        part.push(run_kernel(&quarter_argv, cpus)?.1.rate);
+    }
+    let rate_full = Summary::of(&full).expect("repeats >= 1");
+    let rate_quarter = Summary::of(&part).expect("repeats >= 1");
+    Ok(Linearity {
+        kernel: kernel.to_string(),
+        work,
+        ratio: rate_quarter.median / rate_full.median,
+        rate_full,
+        rate_quarter,
+    })
+}

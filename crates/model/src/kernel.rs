@@ -140,7 +140,7 @@ pub const KERNELS: &[KernelSpec] = &[
         pressure: "core (N)",
         unit: "1e6 fused multiply-adds",
         params: &[],
-        calibration_work: 2000,
+        calibration_work: 10000,
         threaded: true,
     },
     KernelSpec {
@@ -154,7 +154,7 @@ pub const KERNELS: &[KernelSpec] = &[
             default: "256",
             help: "matrix dimension",
         }],
-        calibration_work: 20,
+        calibration_work: 150,
         threaded: true,
     },
     KernelSpec {
@@ -182,7 +182,7 @@ pub const KERNELS: &[KernelSpec] = &[
             default: "0",
             help: "working set in KiB; 0 = half the LLC of this node",
         }],
-        calibration_work: 2000,
+        calibration_work: 500,
         threaded: true,
     },
     KernelSpec {
@@ -196,7 +196,7 @@ pub const KERNELS: &[KernelSpec] = &[
             default: "256",
             help: "size of the pointer ring in MiB",
         }],
-        calibration_work: 20,
+        calibration_work: 3,
         threaded: true,
     },
     KernelSpec {
@@ -224,7 +224,7 @@ pub const KERNELS: &[KernelSpec] = &[
                 help: "share of time spent accessing memory, 0 < x <= 1 (the rest pauses)",
             },
         ],
-        calibration_work: 200,
+        calibration_work: 150,
         threaded: true,
     },
     KernelSpec {
@@ -261,7 +261,7 @@ pub const KERNELS: &[KernelSpec] = &[
                 help: "directory for the temporary files (default: the system temp dir)",
             },
         ],
-        calibration_work: 256,
+        calibration_work: 128,
         threaded: false,
     },
     KernelSpec {

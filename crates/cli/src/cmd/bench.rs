@@ -1,7 +1,7 @@
 //! `cosched bench ...`: benchmarks that print figures measured side by side.
 
 use clap::{Args, Subcommand};
-use cosched_measure::bench::{build_reference_triad, compare_triad};
+use cosched_measure::bench::{build_reference_triad, compare_triad, linearity};
 use cosched_report::{fmt_ci, table};
 
 use super::calibrate::{calibrate_kernels, render, select};
@@ -64,8 +64,19 @@ fn kernels(a: KernelsBench) -> anyhow::Result<()> {
     p.finish();
     step("each kernel's rate (warm-up sizes work to ~0.3 s, then timed repeats)");
     let cals = calibrate_kernels(&specs, 1, a.repeats, 0.3, &cpus)?;
+    step("linearity: rate at 1/4 of the work over rate at the full work (1.00 = linear)");
+    let p = Progress::new("linearity", cals.len() as u64);
+    let mut lin = Vec::new();
+    for (i, c) in cals.iter().enumerate() {
+        lin.push(linearity(&c.kernel, &c.params, c.work_per_run, a.repeats, &cpus)?);
+        p.set(i as u64 + 1, &c.kernel);
+    }
+    p.finish();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"triad": cmp, "kernels": cals}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"triad": cmp, "kernels": cals, "linearity": lin}))?
+        );
         return Ok(());
     }
     let bw = |v: &[f64]| cosched_model::stats::Summary::of(v).expect("repeats >= 1");
@@ -83,6 +94,18 @@ fn kernels(a: KernelsBench) -> anyhow::Result<()> {
         "ratio cosched/C: median {:.3} (min {:.3}, max {:.3}, n={}, {} MiB arrays x {} passes; aim >= 0.95)\n",
         cmp.ratio.median, cmp.ratio.min, cmp.ratio.max, cmp.ratio.n, a.array_mib, a.passes
     );
-    println!("{}", render(&cals));
+    println!("{}\n", render(&cals));
+    let rows: Vec<Vec<String>> = lin
+        .iter()
+        .map(|l| {
+            vec![
+                l.kernel.clone(),
+                format!("{} / {}", l.work, (l.work / 4).max(1)),
+                format!("{:.3}", l.ratio),
+                format!("{:.1}% / {:.1}%", 100.0 * l.rate_full.rel_spread(), 100.0 * l.rate_quarter.rel_spread()),
+            ]
+        })
+        .collect();
+    println!("{}", table(&["kernel", "work full / quarter", "rate ratio quarter/full", "spread full / quarter"], &rows));
     Ok(())
 }

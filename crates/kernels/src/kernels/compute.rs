@@ -58,9 +58,11 @@ fn fma_steps(acc: &mut [f64; ACCUMULATORS], steps: u64) {
     fma_steps_generic(acc, steps);
 }
 
+/// # Safety
+/// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn fma_steps_fma(acc: &mut [f64; ACCUMULATORS], steps: u64) {
+unsafe fn fma_steps_fma(acc: &mut [f64; ACCUMULATORS], steps: u64) {
     fma_steps_generic(acc, steps);
 }
 

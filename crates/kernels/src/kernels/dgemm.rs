@@ -70,9 +70,11 @@ fn multiply_band(a: &[f64], b: &[f64], c: &mut [f64], row0: usize, n: usize) {
     multiply_band_generic(a, b, c, row0, n);
 }
 
+/// # Safety
+/// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn multiply_band_avx2(a: &[f64], b: &[f64], c: &mut [f64], row0: usize, n: usize) {
+unsafe fn multiply_band_avx2(a: &[f64], b: &[f64], c: &mut [f64], row0: usize, n: usize) {
     multiply_band_generic(a, b, c, row0, n);
 }
 

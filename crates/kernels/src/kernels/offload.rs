@@ -20,12 +20,12 @@ use super::syscall::syscalls;
 
 /// Cheap system calls (`getppid` via `syscall(2)`) one core of the reference
 /// host completes per millisecond when idle. Measured with `cosched-kernel
-/// syscall --work 20000` on the project's reference node (a 2-core AMD EPYC
-/// KVM guest, Linux 6.1): about 3.3 M calls/s. On a host with faster or
-/// slower system calls the measured `host_share` figure drifts from
-/// `host_load` by the same factor; the number of calls stays fixed so the
-/// work is comparable across runs.
-pub const REF_SYSCALLS_PER_MS: f64 = 3300.0;
+/// syscall --work 3000` on the project's reference node (a 2-core AMD EPYC
+/// KVM guest): 3.5-4.4 M calls/s over nine runs, median 3.8 M/s. On a host
+/// with faster or slower system calls the measured `host_share` figure
+/// drifts from `host_load` by that factor; the number of calls stays fixed
+/// so that the work of a run is the same on every host.
+pub const REF_SYSCALLS_PER_MS: f64 = 3800.0;
 
 pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
     let host_load = p.float("host_load")?;

@@ -35,9 +35,11 @@ use crate::KernelError;
 /// What `ops` counts.
 pub(crate) const OPS_UNIT: &str = "bytes";
 
-/// Polls of a sequence word before sleeping on it: a few microseconds, about
-/// one short message's round trip when the peer runs on the other core.
-const SPINS: u32 = 2000;
+/// Polls of a sequence word before sleeping on it: 25-45 us on the
+/// reference node (a PAUSE costs 25-45 ns there), enough for a peer on the
+/// other core to prepare a message of up to about 64 KiB; a longer spin
+/// mostly steals the core from the peer or a co-runner when cores are busy.
+const SPINS: u32 = 1000;
 /// Longest futex sleep before the parent checks that the child still lives.
 const WAIT_SLICE: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 50_000_000 };
 /// Largest message: 1 GiB per direction is far past seed 001's 4 MiB.
@@ -432,8 +434,10 @@ fn unix(work: u64, msg: usize) -> Result<(Timing, u64), KernelError> {
     let mut peer_buf = vec![0u8; msg];
     let (my_fd, their_fd) = (mine.as_raw_fd(), theirs.as_raw_fd());
     let mut child = Child::spawn(|| {
-        // SAFETY: closing the parent's end in the child (its own copy of the
-        // descriptor) lets the child see end-of-stream when the parent closes.
+        // SAFETY: `my_fd` is the child's own copy of the parent's end, which
+        // the child never uses (it leaves through _exit, so the UnixStream
+        // owning the number is never dropped here). Closing it lets the
+        // child see end-of-stream once the parent is done.
         unsafe { libc::close(my_fd) };
         unix_peer(their_fd, &mut peer_buf)
     })?;
