@@ -28,6 +28,14 @@ pub fn fmt_ci(s: &Summary, digits: usize) -> String {
     format!("{:.d$} [{:.d$}, {:.d$}]", s.median, s.ci_lo, s.ci_hi, d = digits)
 }
 
+/// Like [`fmt_ci`], with decimals chosen by magnitude (three significant
+/// figures or more), for figures whose scale is not known in advance.
+pub fn fmt_ci_auto(s: &Summary) -> String {
+    let m = s.median.abs();
+    let digits = if m >= 100.0 { 0 } else if m >= 10.0 { 1 } else if m >= 1.0 { 2 } else { 3 };
+    fmt_ci(s, digits)
+}
+
 /// `median (min-max, n=N)`: the spread of a small sample, where an interval
 /// would claim more than a handful of repeats can give.
 pub fn fmt_spread(s: &Summary, digits: usize) -> String {
@@ -63,6 +71,12 @@ mod tests {
         let s = Summary::of(&[1.0, 2.0, 3.0]).unwrap();
         assert_eq!(fmt_ci(&s, 1), "2.0 [1.0, 3.0]");
         assert_eq!(fmt_spread(&s, 2), "2.00 (1.00-3.00, n=3)");
+    }
+
+    #[test]
+    fn auto_decimals_keep_small_figures_readable() {
+        assert_eq!(fmt_ci_auto(&Summary::of(&[0.2, 0.21, 0.22]).unwrap()), "0.210 [0.200, 0.220]");
+        assert_eq!(fmt_ci_auto(&Summary::of(&[1234.4]).unwrap()), "1234 [1234, 1234]");
     }
 
     #[test]

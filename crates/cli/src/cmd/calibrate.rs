@@ -7,7 +7,7 @@ use cosched_measure::calibrate::{calibrate, CalibrateSpec};
 use cosched_model::calibration::{job_key, resolve_work, Calibration};
 use cosched_model::workload::{Amount, Program};
 use cosched_model::kernel::{kernel, kernel_names, KernelSpec, KERNELS};
-use cosched_report::{fmt_ci, si, table};
+use cosched_report::{fmt_ci_auto, si, table};
 use cosched_store::Calibrations;
 
 use super::common::{load_workload, parse_cpus, DataArgs, GIT_COMMIT};
@@ -191,7 +191,7 @@ pub fn render(cals: &[Calibration]) -> String {
                 format!("{} [{}, {}]", si(c.rate.median), si(c.rate.ci_lo), si(c.rate.ci_hi)),
                 format!("{:.1}%", 100.0 * c.rate.rel_spread()),
                 c.rate.n.to_string(),
-                c.figure.as_ref().map(|(n, s)| format!("{n} {}", fmt_ci(s, 0))).unwrap_or_default(),
+                c.figure.as_ref().map(|(n, s)| format!("{n} {}", fmt_ci_auto(s))).unwrap_or_default(),
             ]
         })
         .collect();

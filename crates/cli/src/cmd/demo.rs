@@ -114,7 +114,8 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     } else {
         println!("{}", render_pairs(&results));
         println!(
-            "\nslowdown = co-run time / solo time of the same repeat (median, min-max over {} repeats).",
+            "\nslowdown = co-run time / solo time of the same repeat (median, min-max over {} repeats);\n\
+             times are each kernel's work phase (its set-up, allocation and first touch, is not counted).",
             a.repeats
         );
         match &a.data_dir {
