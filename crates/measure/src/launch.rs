@@ -80,6 +80,49 @@ pub enum LaunchError {
     Spawn { cmd: String, source: std::io::Error },
     #[error("waiting for pid {pid}: {source}")]
     Wait { pid: i32, source: std::io::Error },
+    #[error("interrupted by signal {0}")]
+    Interrupted(i32),
+}
+
+/// The signal (SIGINT or SIGTERM) that asked cosched to stop, 0 if none.
+static INTERRUPT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    // Only an atomic store: the one thing a signal handler may safely do here.
+    INTERRUPT.store(sig, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Makes SIGINT and SIGTERM set a flag instead of killing cosched at once.
+///
+/// Jobs run in their own process groups, so a terminal's Ctrl-C reaches only
+/// cosched; if cosched died on it, its jobs would run on as orphans. With the
+/// flag set, every wait in this module returns [`LaunchError::Interrupted`],
+/// the callers unwind, and each [`Running`] kills its group as it is dropped.
+pub fn install_interrupt_handler() {
+    let action = nix::sys::signal::SigAction::new(
+        nix::sys::signal::SigHandler::Handler(on_interrupt),
+        nix::sys::signal::SaFlags::empty(),
+        nix::sys::signal::SigSet::empty(),
+    );
+    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        // SAFETY: the handler only stores into an atomic, which is
+        // async-signal-safe, and it replaces no handler that Rust relies on.
+        let _ = unsafe { nix::sys::signal::sigaction(sig, &action) };
+    }
+}
+
+/// The signal that interrupted cosched, if any.
+pub fn interrupted() -> Option<i32> {
+    match INTERRUPT.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Sets the interrupt flag as a signal would; for tests and for callers that
+/// stop for their own reasons.
+pub fn request_interrupt(sig: i32) {
+    INTERRUPT.store(sig, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// A process group that is running.
@@ -156,17 +199,23 @@ impl Running {
         self.start.elapsed().as_secs_f64()
     }
 
-    /// Non-blocking: `Some(outcome)` once the process has exited.
+    /// Non-blocking: `Some(outcome)` once the process has exited;
+    /// [`LaunchError::Interrupted`] once cosched was asked to stop.
     pub fn try_wait(&mut self) -> Result<Option<Outcome>, LaunchError> {
+        if let Some(sig) = interrupted() {
+            return Err(LaunchError::Interrupted(sig));
+        }
         self.wait_inner(libc::WNOHANG)
     }
 
-    /// Blocks until the process exits.
+    /// Waits until the process exits, or until cosched is interrupted (then
+    /// the group is killed as `self` drops).
     pub fn wait(mut self) -> Result<Outcome, LaunchError> {
         loop {
-            if let Some(o) = self.wait_inner(0)? {
+            if let Some(o) = self.try_wait()? {
                 return Ok(o);
             }
+            std::thread::sleep(POLL);
         }
     }
 

@@ -9,5 +9,6 @@ pub mod calibrate;
 pub mod corun;
 pub mod kernel;
 pub mod launch;
+pub mod pairs;
 pub mod provenance;
 pub mod topology;

@@ -5,6 +5,7 @@
 //! but never opens a file, spawns a process or reads a clock.
 
 pub mod kernel;
+pub mod matrix;
 pub mod stats;
 pub mod topology;
 pub mod workload;

@@ -2,6 +2,8 @@
 //!
 //! It formats results it is handed; it never measures, predicts or decides.
 
+pub mod svg;
+
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use cosched_model::stats::Summary;
 
