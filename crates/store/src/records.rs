@@ -1,0 +1,223 @@
+//! The values the store takes and gives back, one struct per kind of row.
+//!
+//! They mirror the tables (see the crate documentation) but hold Rust types:
+//! CPU sets as `Vec<u32>` (stored as a Linux cpulist, so order and
+//! duplicates are not kept), JSON columns as `serde_json::Value`, provenance
+//! as the model's [`Provenance`].
+
+use std::fmt;
+use std::str::FromStr;
+
+use cosched_model::provenance::Provenance;
+use serde::{Deserialize, Serialize};
+
+/// Row id of a campaign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CampaignId(pub i64);
+
+/// Row id of a solo run (the key of its samples).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RunId(pub i64);
+
+impl fmt::Display for CampaignId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl fmt::Display for RunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// What a campaign measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CampaignKind {
+    /// Solo runs with samples and a profile summary per job (`cosched profile`).
+    Profile,
+    /// Co-runs of pairs of jobs: the interference matrix (`cosched pairs`).
+    Pairs,
+    /// A job against a stressor at a ladder of sizes and intensities (`cosched probe`).
+    Probe,
+}
+
+/// Where a campaign stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CampaignStatus {
+    /// Started and not finished. A process killed without a chance to say
+    /// so (SIGKILL, power loss) leaves its campaign `running`; resuming
+    /// treats it like `interrupted`.
+    Running,
+    Done,
+    /// Stopped early on purpose (SIGINT) or by an error.
+    Interrupted,
+}
+
+macro_rules! text_enum {
+    ($t:ty, $what:literal, $($v:ident = $s:literal),+) => {
+        impl $t {
+            pub const ALL: &'static [$t] = &[$(<$t>::$v),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(<$t>::$v => $s),+ }
+            }
+        }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl FromStr for $t {
+            type Err = String;
+
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($s => Ok(<$t>::$v),)+
+                    _ => Err(format!(
+                        concat!("unknown ", $what, " `{}`; expected one of: {}"),
+                        s,
+                        [$($s),+].join(", ")
+                    )),
+                }
+            }
+        }
+    };
+}
+
+text_enum!(CampaignKind, "campaign kind", Profile = "profile", Pairs = "pairs", Probe = "probe");
+text_enum!(CampaignStatus, "campaign status", Running = "running", Done = "done", Interrupted = "interrupted");
+
+/// A campaign as stored, with how many runs it holds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CampaignRecord {
+    pub id: CampaignId,
+    pub kind: CampaignKind,
+    /// The workload's name (its file name or its own `name`), as the caller chose.
+    pub workload: String,
+    /// The campaign's parameters, with object keys sorted.
+    pub params: serde_json::Value,
+    pub status: CampaignStatus,
+    pub started_unix: u64,
+    pub finished_unix: Option<u64>,
+    /// Pair runs, solo runs and probe points stored for it.
+    pub runs: u64,
+    pub provenance: Provenance,
+}
+
+/// One repeat of one co-run: the foreground job measured alone and beside
+/// the background job, and the background job likewise, in the same repeat
+/// (solo and co-run times are paired, never taken from another repeat).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairRunRecord {
+    pub fg_job: String,
+    pub bg_job: String,
+    /// 0-based; unique per (campaign, fg_job, bg_job).
+    pub repeat: u32,
+    pub fg_cpus: Vec<u32>,
+    pub bg_cpus: Vec<u32>,
+    /// The node was too small for both jobs' cores, so they shared CPUs.
+    pub shared_cpus: bool,
+    pub fg_solo_s: f64,
+    pub fg_corun_s: f64,
+    pub bg_solo_s: f64,
+    pub bg_corun_s: f64,
+    /// Times the job was re-launched to keep the contention constant.
+    pub fg_relaunches: u32,
+    pub bg_relaunches: u32,
+    /// `work-phase` when the times are the work phase a kernel reported,
+    /// `process` when they are the process's wall time.
+    pub fg_timing: String,
+    pub bg_timing: String,
+}
+
+impl PairRunRecord {
+    pub fn fg_slowdown(&self) -> f64 {
+        self.fg_corun_s / self.fg_solo_s
+    }
+
+    pub fn bg_slowdown(&self) -> f64 {
+        self.bg_corun_s / self.bg_solo_s
+    }
+}
+
+/// One solo run of a profile campaign; its samples are stored beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoloRunRecord {
+    pub job: String,
+    /// The job's program key (`Job::program_key`): what ran, whatever the
+    /// job was called, so profiles can be found across workloads.
+    pub program: String,
+    pub cpus: Vec<u32>,
+    /// 0-based; unique per (campaign, job).
+    pub repeat: u32,
+    /// Sampling interval, seconds.
+    pub interval_s: f64,
+    /// Wall time of the process, spawn to exit.
+    pub wall_s: f64,
+    /// The time that counts as the job's solo time (see `timing`).
+    pub time_s: f64,
+    /// `work-phase` or `process`, as for pair runs.
+    pub timing: String,
+    /// Exactly one of `exit_code` and `exit_signal` is set.
+    pub exit_code: Option<i32>,
+    pub exit_signal: Option<i32>,
+    /// How system calls were counted (e.g. `perf`, `proc-io lower bound`);
+    /// `None` when they were not.
+    pub syscall_source: Option<String>,
+}
+
+/// One sample of a solo run's whole process tree. Counters are cumulative
+/// since the run started; `host_load` is over the interval ending at `t_s`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleRecord {
+    /// Seconds since the run started.
+    pub t_s: f64,
+    /// CPU time over wall time times the pool's cores (1.0 = the whole pool busy).
+    pub host_load: f64,
+    pub utime_s: f64,
+    pub stime_s: f64,
+    pub voluntary_ctxt: u64,
+    pub involuntary_ctxt: u64,
+    /// `None` when no source of system-call counts was available.
+    pub syscalls: Option<u64>,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub rss_kib: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+}
+
+/// The summary of a job's profile in one campaign. The summary is kept as
+/// JSON so its type can grow with the profiler without a migration; the
+/// profiler owns its shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileRecord {
+    pub job: String,
+    pub program: String,
+    pub summary: serde_json::Value,
+}
+
+/// One point of a probe: the job beside a stressor of one size and
+/// intensity, with both slowdowns (the job's sensitivity, the stressor's
+/// suffering from the job, i.e. the job's contentiousness).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbePointRecord {
+    pub job: String,
+    /// The stressor's name (e.g. `distgen`).
+    pub stressor: String,
+    pub working_set_kib: u64,
+    /// The stressor's intensity in its own unit (threads, accesses per
+    /// second, a fraction of bandwidth: the prober decides and documents).
+    pub intensity: f64,
+    /// 0-based; unique per (campaign, job, stressor, size, intensity).
+    pub repeat: u32,
+    pub job_slowdown: f64,
+    pub stressor_slowdown: f64,
+}

@@ -1,0 +1,245 @@
+//! The database schema as an ordered list of migrations.
+//!
+//! The schema version is SQLite's `PRAGMA user_version`: 0 for a new file,
+//! `n` once the first `n` migrations are applied. Each migration runs in its
+//! own `BEGIN IMMEDIATE` transaction together with the version bump, so a
+//! crash or a failing statement leaves the database at the previous version
+//! with none of the step's changes, and two processes opening the same file
+//! at once cannot both apply a step (the second re-reads the version inside
+//! its transaction and finds the work done).
+//!
+//! A released migration is never edited: changing the schema means appending
+//! a step. `tests::every_earlier_version_migrates_with_its_rows` builds a
+//! database at every earlier version, fills it, and migrates it to the latest.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// One step of the schema.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    /// The `user_version` after this step; steps are numbered 1, 2, 3, ...
+    pub version: u32,
+    /// What the step does, for `cosched db info` and error messages.
+    pub what: &'static str,
+    pub sql: &'static str,
+}
+
+/// Every migration, oldest first.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        what: "provenance, calibrations, campaigns and pair runs",
+        sql: r#"
+CREATE TABLE provenance (
+    id              INTEGER PRIMARY KEY,
+    hostname        TEXT    NOT NULL,
+    cpu_model       TEXT    NOT NULL,
+    cores           INTEGER NOT NULL,
+    kernel_version  TEXT    NOT NULL,
+    cosched_version TEXT    NOT NULL,
+    git_commit      TEXT    NOT NULL,
+    command         TEXT    NOT NULL,
+    -- Decimal text: a seed may use all 64 bits, SQLite integers only 63.
+    seed            TEXT,
+    started_unix    INTEGER NOT NULL
+);
+
+CREATE TABLE calibrations (
+    id            INTEGER PRIMARY KEY,
+    key           TEXT    NOT NULL,
+    kernel        TEXT    NOT NULL,
+    params_json   TEXT    NOT NULL,
+    threads       INTEGER NOT NULL,
+    unit          TEXT    NOT NULL,
+    work_per_run  INTEGER NOT NULL,
+    rate_n        INTEGER NOT NULL,
+    rate_median   REAL    NOT NULL,
+    rate_min      REAL    NOT NULL,
+    rate_max      REAL    NOT NULL,
+    rate_ci_lo    REAL    NOT NULL,
+    rate_ci_hi    REAL    NOT NULL,
+    figure_name   TEXT,
+    figure_json   TEXT,
+    provenance_id INTEGER NOT NULL REFERENCES provenance(id)
+);
+
+CREATE TABLE campaigns (
+    id            INTEGER PRIMARY KEY,
+    kind          TEXT    NOT NULL CHECK (kind IN ('profile', 'pairs', 'probe')),
+    workload      TEXT    NOT NULL,
+    params_json   TEXT    NOT NULL,
+    status        TEXT    NOT NULL CHECK (status IN ('running', 'done', 'interrupted')),
+    provenance_id INTEGER NOT NULL REFERENCES provenance(id),
+    started_unix  INTEGER NOT NULL,
+    finished_unix INTEGER
+);
+
+CREATE TABLE pair_runs (
+    id            INTEGER PRIMARY KEY,
+    campaign_id   INTEGER NOT NULL REFERENCES campaigns(id),
+    provenance_id INTEGER NOT NULL REFERENCES provenance(id),
+    fg_job        TEXT    NOT NULL,
+    bg_job        TEXT    NOT NULL,
+    repeat_index  INTEGER NOT NULL,
+    fg_cpus       TEXT    NOT NULL,
+    bg_cpus       TEXT    NOT NULL,
+    shared_cpus   INTEGER NOT NULL CHECK (shared_cpus IN (0, 1)),
+    fg_solo_s     REAL    NOT NULL,
+    fg_corun_s    REAL    NOT NULL,
+    bg_solo_s     REAL    NOT NULL,
+    bg_corun_s    REAL    NOT NULL,
+    fg_relaunches INTEGER NOT NULL,
+    bg_relaunches INTEGER NOT NULL,
+    fg_timing     TEXT    NOT NULL,
+    bg_timing     TEXT    NOT NULL,
+    -- A repeat stored twice (a resumed campaign redoing one) would count
+    -- twice in the cell's median.
+    UNIQUE (campaign_id, fg_job, bg_job, repeat_index)
+);
+"#,
+    },
+    Migration {
+        version: 2,
+        what: "solo runs with samples, profile summaries, probe points",
+        sql: r#"
+CREATE TABLE solo_runs (
+    id             INTEGER PRIMARY KEY,
+    campaign_id    INTEGER NOT NULL REFERENCES campaigns(id),
+    provenance_id  INTEGER NOT NULL REFERENCES provenance(id),
+    job            TEXT    NOT NULL,
+    program        TEXT    NOT NULL,
+    cpus           TEXT    NOT NULL,
+    repeat_index   INTEGER NOT NULL,
+    interval_s     REAL    NOT NULL,
+    wall_s         REAL    NOT NULL,
+    time_s         REAL    NOT NULL,
+    timing         TEXT    NOT NULL,
+    exit_code      INTEGER,
+    exit_signal    INTEGER,
+    syscall_source TEXT,
+    UNIQUE (campaign_id, job, repeat_index)
+);
+
+CREATE TABLE samples (
+    run_id           INTEGER NOT NULL REFERENCES solo_runs(id),
+    seq              INTEGER NOT NULL,
+    t_s              REAL    NOT NULL,
+    host_load        REAL    NOT NULL,
+    utime_s          REAL    NOT NULL,
+    stime_s          REAL    NOT NULL,
+    voluntary_ctxt   INTEGER NOT NULL,
+    involuntary_ctxt INTEGER NOT NULL,
+    syscalls         INTEGER,
+    read_bytes       INTEGER NOT NULL,
+    write_bytes      INTEGER NOT NULL,
+    rss_kib          INTEGER NOT NULL,
+    minor_faults     INTEGER NOT NULL,
+    major_faults     INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE profiles (
+    id           INTEGER PRIMARY KEY,
+    campaign_id  INTEGER NOT NULL REFERENCES campaigns(id),
+    job          TEXT    NOT NULL,
+    program      TEXT    NOT NULL,
+    summary_json TEXT    NOT NULL,
+    UNIQUE (campaign_id, job)
+);
+
+CREATE TABLE probe_points (
+    id                INTEGER PRIMARY KEY,
+    campaign_id       INTEGER NOT NULL REFERENCES campaigns(id),
+    provenance_id     INTEGER NOT NULL REFERENCES provenance(id),
+    job               TEXT    NOT NULL,
+    stressor          TEXT    NOT NULL,
+    working_set_kib   INTEGER NOT NULL,
+    intensity         REAL    NOT NULL,
+    repeat_index      INTEGER NOT NULL,
+    job_slowdown      REAL    NOT NULL,
+    stressor_slowdown REAL    NOT NULL,
+    UNIQUE (campaign_id, job, stressor, working_set_kib, intensity, repeat_index)
+);
+"#,
+    },
+    Migration {
+        version: 3,
+        what: "indexes for the lookups the API makes; latest_calibrations and pair_slowdowns views",
+        sql: r#"
+CREATE INDEX calibrations_by_key ON calibrations (key, id);
+CREATE INDEX provenance_by_start ON provenance (started_unix);
+CREATE INDEX campaigns_by_identity ON campaigns (kind, workload, params_json, id);
+CREATE INDEX profiles_by_program ON profiles (program, id);
+CREATE INDEX solo_runs_by_program ON solo_runs (program);
+
+CREATE VIEW latest_calibrations AS
+    SELECT c.* FROM calibrations c
+    WHERE c.id = (SELECT max(id) FROM calibrations WHERE key = c.key);
+
+CREATE VIEW pair_slowdowns AS
+    SELECT campaign_id, fg_job, bg_job, repeat_index,
+           fg_corun_s / fg_solo_s AS fg_slowdown,
+           bg_corun_s / bg_solo_s AS bg_slowdown
+    FROM pair_runs;
+"#,
+    },
+];
+
+/// The schema version this build writes.
+pub fn latest_version() -> u32 {
+    MIGRATIONS.len() as u32
+}
+
+/// The database's `user_version`.
+pub(crate) fn version_of(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+}
+
+/// Applies every step of `migrations` above the database's version, one
+/// transaction each, and returns the version reached.
+pub(crate) fn migrate(conn: &mut Connection, migrations: &[Migration]) -> rusqlite::Result<u32> {
+    for m in migrations {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if version_of(&tx)? >= m.version {
+            continue;
+        }
+        tx.execute_batch(m.sql)?;
+        tx.pragma_update(None, "user_version", m.version)?;
+        tx.commit()?;
+    }
+    version_of(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_numbered_from_one_without_gaps() {
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.version as usize, i + 1, "{}", m.what);
+        }
+    }
+
+    #[test]
+    fn a_failing_step_leaves_the_previous_version_and_none_of_its_changes() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let broken = [
+            MIGRATIONS[0],
+            Migration { version: 2, what: "half-broken", sql: "CREATE TABLE half (x); INSERT INTO nowhere VALUES (1);" },
+        ];
+        assert!(migrate(&mut conn, &broken).is_err());
+        assert_eq!(version_of(&conn).unwrap(), 1);
+        let half: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'half'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(half, 0, "the failed step's table was rolled back");
+    }
+
+    #[test]
+    fn migrating_twice_is_a_no_op() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(migrate(&mut conn, MIGRATIONS).unwrap(), latest_version());
+        assert_eq!(migrate(&mut conn, MIGRATIONS).unwrap(), latest_version());
+    }
+}
