@@ -58,27 +58,9 @@ pub fn kernel_program() -> PathBuf {
 
 /// Full argv for one kernel run with a JSON report.
 pub fn kernel_argv(kernel: &str, work: u64, threads: u32, params: &BTreeMap<String, String>) -> Vec<String> {
-    let spec = cosched_model::kernel::kernel(kernel);
-    let mut argv = vec![
-        kernel_program().to_string_lossy().into_owned(),
-        kernel.to_string(),
-        "--work".into(),
-        work.to_string(),
-        "--threads".into(),
-        threads.to_string(),
-        "--json".into(),
-    ];
-    for (k, v) in params {
-        if v.is_empty() {
-            continue;
-        }
-        let flag = spec
-            .and_then(|s| s.param(k))
-            .map(|p| p.flag())
-            .unwrap_or_else(|| format!("--{}", k.replace('_', "-")));
-        argv.push(flag);
-        argv.push(v.clone());
-    }
+    let mut argv = vec![kernel_program().to_string_lossy().into_owned()];
+    argv.extend(cosched_model::kernel::kernel_args(kernel, work, threads, params));
+    argv.push("--json".into());
     argv
 }
 
@@ -101,4 +83,21 @@ pub fn run_kernel(argv: &[String], cpus: &[u32]) -> Result<(Outcome, KernelRepor
     let o = launch::run(&Launch::new(argv.to_vec()).pinned(cpus.to_vec()))?;
     let r = parse_outcome(argv, &o)?;
     Ok((o, r))
+}
+
+/// The command that runs a workload job: a kernel with its work resolved
+/// from `work` or from `seconds` at the calibrated rate, or the job's own
+/// command. Errors name the job and what calibration is missing.
+pub fn job_argv(
+    job: &cosched_model::workload::Job,
+    cals: &BTreeMap<String, cosched_model::calibration::Calibration>,
+) -> Result<Vec<String>, String> {
+    use cosched_model::workload::Program;
+    match &job.program {
+        Program::Command { argv } => Ok(argv.clone()),
+        Program::Kernel { name, params } => {
+            let work = cosched_model::calibration::resolve_work(job, cals)?.expect("kernel jobs have work");
+            Ok(kernel_argv(name, work, job.threads, params))
+        }
+    }
 }

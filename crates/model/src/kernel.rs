@@ -343,6 +343,38 @@ pub fn kernel_names() -> String {
     KERNELS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
 }
 
+/// Arguments of `cosched-kernel` (after the program name) for one run:
+/// `NAME --work N --threads T --param value...`. Parameters go in catalogue
+/// order so command lines are stable; empty values ("let the kernel choose")
+/// are left out, since an empty flag value would not mean the same.
+pub fn kernel_args(name: &str, work: u64, threads: u32, params: &BTreeMap<String, String>) -> Vec<String> {
+    let mut argv = vec![
+        name.to_string(),
+        "--work".to_string(),
+        work.to_string(),
+        "--threads".to_string(),
+        threads.to_string(),
+    ];
+    let spec = kernel(name);
+    let order: Vec<&str> = match spec {
+        Some(s) => s.params.iter().map(|p| p.name).collect(),
+        None => params.keys().map(String::as_str).collect(),
+    };
+    for pname in order {
+        let Some(value) = params.get(pname) else { continue };
+        if value.is_empty() {
+            continue;
+        }
+        let flag = match spec.and_then(|s| s.param(pname)) {
+            Some(p) => p.flag(),
+            None => format!("--{}", pname.replace('_', "-")),
+        };
+        argv.push(flag);
+        argv.push(value.clone());
+    }
+    argv
+}
+
 /// One phase of the `phased` kernel.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Phase {

@@ -258,34 +258,7 @@ impl Job {
         let Program::Kernel { name, params } = &self.program else {
             return Vec::new();
         };
-        let mut argv = vec![
-            name.clone(),
-            "--work".to_string(),
-            work.to_string(),
-            "--threads".to_string(),
-            self.threads.to_string(),
-        ];
-        // Catalogue order keeps command lines stable and readable.
-        let spec = kernel::kernel(name);
-        let order: Vec<&str> = match spec {
-            Some(s) => s.params.iter().map(|p| p.name).collect(),
-            None => params.keys().map(String::as_str).collect(),
-        };
-        for pname in order {
-            let Some(value) = params.get(pname) else {
-                continue;
-            };
-            if value.is_empty() {
-                continue;
-            }
-            let flag = match spec.and_then(|s| s.param(pname)) {
-                Some(p) => p.flag(),
-                None => format!("--{}", pname.replace('_', "-")),
-            };
-            argv.push(flag);
-            argv.push(value.clone());
-        }
-        argv
+        kernel::kernel_args(name, work, self.threads, params)
     }
 }
 
