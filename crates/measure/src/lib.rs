@@ -10,5 +10,6 @@ pub mod corun;
 pub mod kernel;
 pub mod launch;
 pub mod pairs;
+pub mod probe;
 pub mod provenance;
 pub mod topology;

@@ -6,6 +6,7 @@
 
 pub mod kernel;
 pub mod matrix;
+pub mod probe;
 pub mod stats;
 pub mod topology;
 pub mod workload;

@@ -1,0 +1,100 @@
+//! Probing a job against the DistGen stressor (seed 003 c).
+//!
+//! For each ladder level the job and a `distgen` stressor run as a pair
+//! (solo job, solo stressor, both together with the shorter re-launched):
+//! the job's slowdown is its sensitivity, the stressor's its
+//! contentiousness. The job runs as foreground on its own cores, the
+//! stressor beside it on the next ones.
+
+use std::collections::BTreeMap;
+
+use cosched_model::probe::{ProbeLevel, ProbePoint};
+use cosched_model::stats::Summary;
+
+use crate::corun::{measure_pair, CorunError};
+use crate::launch::Launch;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("probe at {size_kib} KiB, intensity {intensity}: {source}")]
+    Corun { size_kib: u64, intensity: f64, source: CorunError },
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Parameters of the stressor at one level, as `distgen` takes them.
+pub fn stressor_params(level: &ProbeLevel) -> BTreeMap<String, String> {
+    let mut p = BTreeMap::new();
+    p.insert("sizes_kib".to_string(), level.size_kib.to_string());
+    p.insert("ratio".to_string(), String::new());
+    p.insert("intensity".to_string(), format!("{:?}", level.intensity));
+    p
+}
+
+/// Measures the job at every level. `stressor_argv(level)` gives the command
+/// of the stressor at that level (its work sized by calibration); `sink`
+/// receives each point as it is measured (to store it); `on_level(i, n)`
+/// reports progress.
+pub fn probe_job(
+    job: &Launch,
+    stressor_cpus: &[u32],
+    levels: &[ProbeLevel],
+    repeats: usize,
+    stressor_argv: &mut dyn FnMut(&ProbeLevel) -> Result<Vec<String>, String>,
+    sink: &mut dyn FnMut(&ProbePoint) -> Result<(), String>,
+    on_level: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<ProbePoint>, ProbeError> {
+    let mut out = Vec::with_capacity(levels.len());
+    for (i, level) in levels.iter().enumerate() {
+        on_level(i, levels.len());
+        let argv = stressor_argv(level).map_err(ProbeError::Setup)?;
+        let stressor = Launch::new(argv).pinned(stressor_cpus.to_vec());
+        let m = measure_pair([job, &stressor], repeats, &mut |_, _, _| {}).map_err(|source| ProbeError::Corun {
+            size_kib: level.size_kib,
+            intensity: level.intensity,
+            source,
+        })?;
+        let s = |v: Vec<f64>| Summary::of(&v).expect("repeats >= 1");
+        let point = ProbePoint { level: *level, job_slowdown: s(m.slowdowns(0)), stressor_slowdown: s(m.slowdowns(1)) };
+        sink(&point).map_err(ProbeError::Setup)?;
+        out.push(point);
+    }
+    on_level(levels.len(), levels.len());
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stressor_params_are_valid_distgen_parameters() {
+        let p = stressor_params(&ProbeLevel { size_kib: 256, intensity: 0.5 });
+        let spec = cosched_model::kernel::kernel("distgen").unwrap();
+        let resolved = spec.resolve_params(&p).unwrap();
+        assert_eq!(resolved["sizes_kib"], "256");
+        assert_eq!(resolved["intensity"], "0.5");
+    }
+
+    #[test]
+    fn every_level_yields_one_point_and_reaches_the_sink() {
+        let job = Launch::new(vec!["true".into()]).pinned(vec![0]);
+        let levels = [ProbeLevel { size_kib: 64, intensity: 1.0 }, ProbeLevel { size_kib: 128, intensity: 0.5 }];
+        let mut seen = Vec::new();
+        let points = probe_job(
+            &job,
+            &[0],
+            &levels,
+            1,
+            &mut |_| Ok(vec!["true".into()]),
+            &mut |p| {
+                seen.push(p.level);
+                Ok(())
+            },
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(points.len(), 2);
+        assert_eq!(seen, levels.to_vec());
+    }
+}
