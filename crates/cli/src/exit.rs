@@ -20,8 +20,24 @@ pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(msg.into()))
 }
 
+/// The run was stopped by SIGINT or SIGTERM after cleaning up: exit code
+/// 128 + signal (130 for Ctrl-C, 143 for SIGTERM), as a shell would report.
+#[derive(Debug)]
+pub struct Interrupted(pub i32);
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "interrupted by signal {}", self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
 /// Exit code for an error returned by a verb.
 pub fn code_of(err: &anyhow::Error) -> i32 {
+    if let Some(Interrupted(sig)) = err.chain().find_map(|e| e.downcast_ref::<Interrupted>()) {
+        return 128 + sig;
+    }
     if err.chain().any(|e| e.downcast_ref::<BadInput>().is_some()) {
         2
     } else {

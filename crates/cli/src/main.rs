@@ -29,11 +29,16 @@ enum Verb {
     #[command(after_help = "Examples:\n  cosched calibrate\n  cosched calibrate --kernel stream --kernel compute --repeats 9\n  cosched calibrate --workload examples/mixed.toml   # what a workload's `seconds` need")]
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// Run the main job end to end on this node and print what it found.
-    #[command(after_help = "Examples:\n  cosched demo\n  cosched demo --repeats 5 --seconds 2 --data-dir ./results")]
+    #[command(after_help = "Examples:\n  cosched demo\n  cosched demo --repeats 5 --seconds 2 --db ./results/cosched.db")]
     Demo(cmd::demo::DemoArgs),
+    /// Measure the interference matrix of a workload (every pair co-run, stored).
+    Pairs(cmd::pairs::PairsArgs),
     /// Benchmarks that print figures measured side by side in one run.
     #[command(after_help = "Example:\n  cosched bench kernels")]
     Bench(cmd::bench::BenchArgs),
+    /// Look into the performance database: what it holds, and export it as CSV or JSON.
+    #[command(after_help = "Examples:\n  cosched db info\n  cosched db export --format json --table pair_runs > pair_runs.json\n\nThe database is --db PATH, else $COSCHED_DB, else cosched.db in $COSCHED_DATA_DIR or ~/.local/share/cosched.")]
+    Db(cmd::db::DbCmdArgs),
 }
 
 fn main() {
@@ -44,6 +49,8 @@ fn main() {
         Verb::Calibrate(a) => cmd::calibrate::run(a),
         Verb::Demo(a) => cmd::demo::run(a),
         Verb::Bench(a) => cmd::bench::run(a),
+        Verb::Pairs(a) => cmd::pairs::run(a),
+        Verb::Db(a) => cmd::db::run(a),
     };
     if let Err(e) = result {
         eprintln!("cosched: {e:#}");

@@ -15,6 +15,9 @@ fn every_verb_help_has_an_example() {
         vec!["demo"],
         vec!["bench"],
         vec!["bench", "kernels"],
+        vec!["bench", "profile"],
+        vec!["pairs"],
+        vec!["db"],
     ] {
         let mut args = verb.clone();
         args.push("--help");
@@ -47,15 +50,17 @@ fn a_bad_workload_is_rejected_before_anything_is_stored() {
     let wl = dir.path().join("bad.toml");
     std::fs::write(&wl, "[[jobs]]\nname = \"a\"\nkernel = \"nope\"\nwork = 1\n").unwrap();
     let data = dir.path().join("data");
+    let db = data.join("cosched.db");
     let out = Command::new(env!("CARGO_BIN_EXE_cosched"))
         .args(["calibrate", "--workload"])
         .arg(&wl)
-        .arg("--data-dir")
-        .arg(&data)
+        .arg("--db")
+        .arg(&db)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.toml:3:10"), "{err}");
-    assert!(!data.exists(), "a bad workload created the data directory");
+    assert!(!db.exists(), "a bad workload created the database");
+    assert!(!data.exists(), "a bad workload created the database's directory");
 }

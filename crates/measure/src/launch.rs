@@ -279,6 +279,16 @@ impl Running {
         if self.child.is_some() {
             let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
             let _ = self.wait_inner(0);
+            // SIGKILL is delivered asynchronously: the group's other members
+            // may still be runnable for a moment. Wait (bounded) until they
+            // are gone, so "dropped" really means "nothing left running".
+            for _ in 0..400 {
+                if live_members(self.pid).is_empty() {
+                    break;
+                }
+                let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
+                std::thread::sleep(Duration::from_millis(5));
+            }
         }
     }
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use cosched_model::probe::{ProbeLevel, ProbePoint};
 use cosched_model::stats::Summary;
 
-use crate::corun::{measure_pair, CorunError};
+use crate::corun::{measure_pair, CorunError, PairMeasurement};
 use crate::launch::Launch;
 
 #[derive(Debug, thiserror::Error)]
@@ -33,15 +33,15 @@ pub fn stressor_params(level: &ProbeLevel) -> BTreeMap<String, String> {
 
 /// Measures the job at every level. `stressor_argv(level)` gives the command
 /// of the stressor at that level (its work sized by calibration); `sink`
-/// receives each point as it is measured (to store it); `on_level(i, n)`
-/// reports progress.
+/// receives each level's repeats as soon as they are measured (to store
+/// them); `on_level(i, n)` reports progress.
 pub fn probe_job(
     job: &Launch,
     stressor_cpus: &[u32],
     levels: &[ProbeLevel],
     repeats: usize,
     stressor_argv: &mut dyn FnMut(&ProbeLevel) -> Result<Vec<String>, String>,
-    sink: &mut dyn FnMut(&ProbePoint) -> Result<(), String>,
+    sink: &mut dyn FnMut(&ProbeLevel, &PairMeasurement) -> Result<(), String>,
     on_level: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<ProbePoint>, ProbeError> {
     let mut out = Vec::with_capacity(levels.len());
@@ -54,10 +54,9 @@ pub fn probe_job(
             intensity: level.intensity,
             source,
         })?;
+        sink(level, &m).map_err(ProbeError::Setup)?;
         let s = |v: Vec<f64>| Summary::of(&v).expect("repeats >= 1");
-        let point = ProbePoint { level: *level, job_slowdown: s(m.slowdowns(0)), stressor_slowdown: s(m.slowdowns(1)) };
-        sink(&point).map_err(ProbeError::Setup)?;
-        out.push(point);
+        out.push(ProbePoint { level: *level, job_slowdown: s(m.slowdowns(0)), stressor_slowdown: s(m.slowdowns(1)) });
     }
     on_level(levels.len(), levels.len());
     Ok(out)
@@ -87,8 +86,9 @@ mod tests {
             &levels,
             1,
             &mut |_| Ok(vec!["true".into()]),
-            &mut |p| {
-                seen.push(p.level);
+            &mut |level, m| {
+                assert_eq!(m.solo_s[0].len(), 1);
+                seen.push(*level);
                 Ok(())
             },
             &mut |_, _| {},

@@ -11,4 +11,5 @@ pub mod stats;
 pub mod topology;
 pub mod workload;
 pub mod calibration;
+pub mod profile;
 pub mod provenance;

@@ -5,6 +5,7 @@
 //! duplicates are not kept), JSON columns as `serde_json::Value`, provenance
 //! as the model's [`Provenance`].
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -168,30 +169,44 @@ pub struct SoloRunRecord {
     /// Exactly one of `exit_code` and `exit_signal` is set.
     pub exit_code: Option<i32>,
     pub exit_signal: Option<i32>,
-    /// How system calls were counted (e.g. `perf`, `proc-io lower bound`);
-    /// `None` when they were not.
+    /// How system calls were counted (`SyscallSource::name` of the model,
+    /// e.g. `perf-tracepoint`); `None` when they were not.
     pub syscall_source: Option<String>,
+    /// System calls of the whole run, when counted for the run rather than
+    /// per sample.
+    pub syscall_total: Option<u64>,
+    /// Hardware counter totals by perf event name; empty where perf exposes none.
+    pub counters: BTreeMap<String, f64>,
 }
 
-/// One sample of a solo run's whole process tree. Counters are cumulative
-/// since the run started; `host_load` is over the interval ending at `t_s`.
+/// One sample of a solo run's whole process tree, field for field the
+/// model's `profile::Sample`: counters are cumulative since the job was
+/// released; `host_load` is over the interval ending at `t_s`; `rss_kib`
+/// and `nprocs` are instantaneous.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SampleRecord {
-    /// Seconds since the run started.
+    /// Seconds since the job was released.
     pub t_s: f64,
-    /// CPU time over wall time times the pool's cores (1.0 = the whole pool busy).
+    /// CPU seconds in the interval / (interval x host cores).
     pub host_load: f64,
-    pub utime_s: f64,
-    pub stime_s: f64,
-    pub voluntary_ctxt: u64,
-    pub involuntary_ctxt: u64,
-    /// `None` when no source of system-call counts was available.
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub vol_ctx: u64,
+    pub invol_ctx: u64,
+    /// `None` when system calls were not counted per sample.
     pub syscalls: Option<u64>,
+    /// Bytes through read- and write-class system calls (`rchar`/`wchar`).
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Bytes of storage traffic (`read_bytes`/`write_bytes` of /proc/PID/io).
+    pub disk_read_bytes: u64,
+    pub disk_write_bytes: u64,
+    pub syscr: u64,
+    pub syscw: u64,
     pub rss_kib: u64,
-    pub minor_faults: u64,
-    pub major_faults: u64,
+    pub minflt: u64,
+    pub majflt: u64,
+    pub nprocs: u32,
 }
 
 /// The summary of a job's profile in one campaign. The summary is kept as
@@ -204,20 +219,33 @@ pub struct ProfileRecord {
     pub summary: serde_json::Value,
 }
 
-/// One point of a probe: the job beside a stressor of one size and
-/// intensity, with both slowdowns (the job's sensitivity, the stressor's
-/// suffering from the job, i.e. the job's contentiousness).
+/// One repeat of one probe point: the job and a stressor of one size and
+/// intensity, each alone and then together, in the same repeat. The job's
+/// slowdown is its sensitivity, the stressor's the job's contentiousness;
+/// the table also shows both as derived columns.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbePointRecord {
     pub job: String,
     /// The stressor's name (e.g. `distgen`).
     pub stressor: String,
     pub working_set_kib: u64,
-    /// The stressor's intensity in its own unit (threads, accesses per
-    /// second, a fraction of bandwidth: the prober decides and documents).
+    /// The stressor's intensity in its own unit (for distgen, the share of
+    /// time it spends accessing memory).
     pub intensity: f64,
     /// 0-based; unique per (campaign, job, stressor, size, intensity).
     pub repeat: u32,
-    pub job_slowdown: f64,
-    pub stressor_slowdown: f64,
+    pub job_solo_s: f64,
+    pub job_corun_s: f64,
+    pub stressor_solo_s: f64,
+    pub stressor_corun_s: f64,
+}
+
+impl ProbePointRecord {
+    pub fn job_slowdown(&self) -> f64 {
+        self.job_corun_s / self.job_solo_s
+    }
+
+    pub fn stressor_slowdown(&self) -> f64 {
+        self.stressor_corun_s / self.stressor_solo_s
+    }
 }

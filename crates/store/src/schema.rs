@@ -117,6 +117,8 @@ CREATE TABLE solo_runs (
     exit_code      INTEGER,
     exit_signal    INTEGER,
     syscall_source TEXT,
+    syscall_total  INTEGER,
+    counters_json  TEXT    NOT NULL,
     UNIQUE (campaign_id, job, repeat_index)
 );
 
@@ -125,16 +127,21 @@ CREATE TABLE samples (
     seq              INTEGER NOT NULL,
     t_s              REAL    NOT NULL,
     host_load        REAL    NOT NULL,
-    utime_s          REAL    NOT NULL,
-    stime_s          REAL    NOT NULL,
-    voluntary_ctxt   INTEGER NOT NULL,
-    involuntary_ctxt INTEGER NOT NULL,
+    cpu_user_s       REAL    NOT NULL,
+    cpu_sys_s        REAL    NOT NULL,
+    vol_ctx          INTEGER NOT NULL,
+    invol_ctx        INTEGER NOT NULL,
     syscalls         INTEGER,
     read_bytes       INTEGER NOT NULL,
     write_bytes      INTEGER NOT NULL,
+    disk_read_bytes  INTEGER NOT NULL,
+    disk_write_bytes INTEGER NOT NULL,
+    syscr            INTEGER NOT NULL,
+    syscw            INTEGER NOT NULL,
     rss_kib          INTEGER NOT NULL,
-    minor_faults     INTEGER NOT NULL,
-    major_faults     INTEGER NOT NULL,
+    minflt           INTEGER NOT NULL,
+    majflt           INTEGER NOT NULL,
+    nprocs           INTEGER NOT NULL,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 
@@ -156,31 +163,33 @@ CREATE TABLE probe_points (
     working_set_kib   INTEGER NOT NULL,
     intensity         REAL    NOT NULL,
     repeat_index      INTEGER NOT NULL,
-    job_slowdown      REAL    NOT NULL,
-    stressor_slowdown REAL    NOT NULL,
+    job_solo_s        REAL    NOT NULL,
+    job_corun_s       REAL    NOT NULL,
+    stressor_solo_s   REAL    NOT NULL,
+    stressor_corun_s  REAL    NOT NULL,
+    -- Derived, never stored: the times are the measurement.
+    job_slowdown      REAL GENERATED ALWAYS AS (job_corun_s / job_solo_s) VIRTUAL,
+    stressor_slowdown REAL GENERATED ALWAYS AS (stressor_corun_s / stressor_solo_s) VIRTUAL,
     UNIQUE (campaign_id, job, stressor, working_set_kib, intensity, repeat_index)
 );
 "#,
     },
     Migration {
         version: 3,
-        what: "indexes for the lookups the API makes; latest_calibrations and pair_slowdowns views",
+        what: "indexes for the API's lookups; slowdown columns of pair runs; latest_calibrations view",
         sql: r#"
 CREATE INDEX calibrations_by_key ON calibrations (key, id);
-CREATE INDEX provenance_by_start ON provenance (started_unix);
 CREATE INDEX campaigns_by_identity ON campaigns (kind, workload, params_json, id);
 CREATE INDEX profiles_by_program ON profiles (program, id);
-CREATE INDEX solo_runs_by_program ON solo_runs (program);
+
+-- Derived from the paired times, so exports and ad-hoc queries show the
+-- figure people look for without a second source of truth.
+ALTER TABLE pair_runs ADD COLUMN fg_slowdown REAL GENERATED ALWAYS AS (fg_corun_s / fg_solo_s) VIRTUAL;
+ALTER TABLE pair_runs ADD COLUMN bg_slowdown REAL GENERATED ALWAYS AS (bg_corun_s / bg_solo_s) VIRTUAL;
 
 CREATE VIEW latest_calibrations AS
     SELECT c.* FROM calibrations c
     WHERE c.id = (SELECT max(id) FROM calibrations WHERE key = c.key);
-
-CREATE VIEW pair_slowdowns AS
-    SELECT campaign_id, fg_job, bg_job, repeat_index,
-           fg_corun_s / fg_solo_s AS fg_slowdown,
-           bg_corun_s / bg_solo_s AS bg_slowdown
-    FROM pair_runs;
 "#,
     },
 ];
@@ -226,13 +235,16 @@ mod tests {
         let mut conn = Connection::open_in_memory().unwrap();
         let broken = [
             MIGRATIONS[0],
-            Migration { version: 2, what: "half-broken", sql: "CREATE TABLE half (x); INSERT INTO nowhere VALUES (1);" },
+            Migration {
+                version: 2,
+                what: "half-broken",
+                sql: "CREATE TABLE half (x); INSERT INTO nowhere VALUES (1);",
+            },
         ];
         assert!(migrate(&mut conn, &broken).is_err());
         assert_eq!(version_of(&conn).unwrap(), 1);
-        let half: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'half'", [], |r| r.get(0))
-            .unwrap();
+        let half: i64 =
+            conn.query_row("SELECT count(*) FROM sqlite_master WHERE name = 'half'", [], |r| r.get(0)).unwrap();
         assert_eq!(half, 0, "the failed step's table was rolled back");
     }
 

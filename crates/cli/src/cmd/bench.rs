@@ -1,8 +1,14 @@
 //! `cosched bench ...`: benchmarks that print figures measured side by side.
 
+use std::time::Duration;
+
 use clap::{Args, Subcommand};
 use cosched_measure::bench::{build_reference_triad, compare_triad, linearity};
-use cosched_report::{fmt_ci, table};
+use cosched_measure::kernel::kernel_argv;
+use cosched_measure::launch::Launch;
+use cosched_measure::perf::SyscallMethod;
+use cosched_measure::profile::{kernel_work_for, sampler_overhead};
+use cosched_report::{fmt_ci, fmt_spread, table};
 
 use super::calibrate::{calibrate_kernels, render, select};
 use super::common::parse_cpus;
@@ -20,6 +26,57 @@ pub enum BenchWhat {
     /// The stream kernel against a C STREAM triad, and every kernel's rate with spread.
     #[command(after_help = "Examples:\n  cosched bench kernels\n  cosched bench kernels --repeats 9 --kernel stream --kernel compute --json")]
     Kernels(KernelsBench),
+    /// What the profile sampler costs a job: its run time sampled over its run time not sampled.
+    #[command(after_help = "Each repeat runs the kernel without sampling, sampled every --interval and \
+sampled ten times as often, in an order that rotates from repeat to repeat; a ratio is taken within \
+one repeat. The aim at 1 s is a ratio below 1.01.\n\n\
+Examples:\n  cosched bench profile\n  cosched bench profile --kernel syscall --repeats 9\n  \
+cosched bench profile --interval 500ms --syscalls proc --json")]
+    Profile(ProfileBench),
+}
+
+#[derive(Args, Debug)]
+pub struct ProfileBench {
+    /// The kernel to run (fixed work, sized by a warm-up run).
+    #[arg(long, default_value = "compute", value_name = "NAME")]
+    pub kernel: String,
+    /// Repeats of each variant.
+    #[arg(long, default_value_t = 7)]
+    pub repeats: usize,
+    /// Sampling interval (`1s`, `250ms`, `0.5s`); a tenth of it is measured too.
+    #[arg(long, default_value = "1s", value_parser = parse_interval, value_name = "DURATION")]
+    pub interval: Duration,
+    /// Seconds of work per run.
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    /// How to count system calls: auto, tracepoint, perf-stat or proc.
+    #[arg(long, default_value = "auto", value_name = "METHOD")]
+    pub syscalls: SyscallMethod,
+    /// CPUs to pin every run to.
+    #[arg(long, default_value = "0", value_name = "LIST")]
+    pub cpus: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Parses a sampling interval: a number with `ms` or `s` (a bare number is
+/// seconds), above zero.
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num.trim().parse().map_err(|_| format!("`{s}` is not a duration; expected e.g. 1s, 250ms, 0.5s"))?;
+    let secs = v * scale;
+    if !(secs.is_finite() && secs >= 1e-3) {
+        return Err(format!("`{s}`: the interval must be at least 1ms"));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 #[derive(Args, Debug)]
@@ -47,7 +104,98 @@ pub struct KernelsBench {
 pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     match a.what {
         BenchWhat::Kernels(k) => kernels(k),
+        BenchWhat::Profile(p) => profile(p),
     }
+}
+
+fn profile(a: ProfileBench) -> anyhow::Result<()> {
+    if a.repeats == 0 {
+        return Err(bad_input("--repeats must be at least 1"));
+    }
+    if !(a.seconds.is_finite() && a.seconds > 0.0) {
+        return Err(bad_input("--seconds must be above 0"));
+    }
+    let cpus = parse_cpus(&a.cpus).map_err(|e| bad_input(format!("--cpus: {e}")))?;
+    let spec = select(std::slice::from_ref(&a.kernel))?[0];
+    // Ctrl-C unwinds through the runs, whose groups are killed on the way
+    // out, instead of leaving the running kernel orphaned.
+    cosched_measure::launch::install_interrupt_handler();
+    let params = spec.resolve_params(&Default::default()).map_err(anyhow::Error::msg)?;
+    let host_cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    step(&format!("sizing {} to ~{} s of work on CPU {}", spec.name, a.seconds, a.cpus));
+    let work = kernel_work_for(spec.name, &params, 1, &cpus, a.seconds)?;
+    let launch = Launch::new(kernel_argv(spec.name, work, 1, &params)).pinned(cpus.clone());
+    let intervals = [a.interval, a.interval / 10];
+    step(&format!(
+        "{} repeats of: plain, sampled every {:?}, sampled every {:?} (order rotates)",
+        a.repeats, intervals[0], intervals[1]
+    ));
+    let bar = Progress::new("profile", (a.repeats * (intervals.len() + 1)) as u64);
+    let o = sampler_overhead(&launch, &intervals, a.repeats, host_cores, a.syscalls, &mut |d, _| bar.set(d as u64, ""))?;
+    bar.finish();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&o)?);
+        return Ok(());
+    }
+    let plain = cosched_model::stats::Summary::of(&o.plain_s).expect("repeats >= 1");
+    println!(
+        "{} (work {work}, CPU {}): {} time without sampling {} s; {} system calls/s counted by {}",
+        spec.name,
+        a.cpus,
+        o.timing,
+        fmt_spread(&plain, 3),
+        o.syscall_rate.map(cosched_report::si).unwrap_or_else(|| "?".into()),
+        o.syscall_source
+    );
+    for n in &o.notes {
+        println!("  ({n})");
+    }
+    let rows: Vec<Vec<String>> = o
+        .intervals
+        .iter()
+        .map(|iv| {
+            vec![
+                format!("{} ({} Hz)", fmt_interval(iv.interval_s), fmt_hz(1.0 / iv.interval_s)),
+                format!("{:.0}", iv.samples_per_run),
+                fmt_spread(&iv.ratio, 4),
+                format!("{:+.2}%", 100.0 * (iv.ratio.median - 1.0)),
+                format!("{:.3}%", 100.0 * iv.sampler_core_share.median),
+            ]
+        })
+        .collect();
+    println!(
+        "{}",
+        table(
+            &["sampling every", "samples/run", "time ratio sampled/plain, median (min-max, n)", "overhead", "sampler CPU, % of a core"],
+            &rows,
+        )
+    );
+    println!(
+        "ratio = the kernel's {} time sampled over not sampled, same repeat; aim < 1.01 at 1 s. \
+The sampler's own CPU time is measured on its thread; the kernel's core is pinned, the sampler's is not. \
+Counting system calls with perf costs every call of the job (a few hundred ns on a VM): \
+compare --syscalls proc on a syscall-heavy kernel.",
+        o.timing
+    );
+    Ok(())
+}
+
+fn fmt_interval(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{} s", fmt_num(s))
+    } else {
+        format!("{} ms", fmt_num(s * 1e3))
+    }
+}
+
+fn fmt_hz(hz: f64) -> String {
+    fmt_num(hz)
+}
+
+/// A number without trailing zeros: 1, 0.5, 12.5.
+fn fmt_num(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn kernels(a: KernelsBench) -> anyhow::Result<()> {
@@ -108,4 +256,27 @@ fn kernels(a: KernelsBench) -> anyhow::Result<()> {
         .collect();
     println!("{}", table(&["kernel", "work full / quarter", "rate ratio quarter/full", "spread full / quarter"], &rows));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_parse_in_seconds_and_milliseconds() {
+        assert_eq!(parse_interval("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_interval("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_interval("0.5s"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_interval("2"), Ok(Duration::from_secs(2)));
+        assert!(parse_interval("0s").is_err());
+        assert!(parse_interval("fast").unwrap_err().contains("250ms"));
+    }
+
+    #[test]
+    fn numbers_print_without_trailing_zeros() {
+        assert_eq!(fmt_interval(1.0), "1 s");
+        assert_eq!(fmt_interval(0.1), "100 ms");
+        assert_eq!(fmt_hz(10.0), "10");
+        assert_eq!(fmt_hz(0.5), "0.5");
+    }
 }

@@ -5,12 +5,10 @@ use std::collections::BTreeMap;
 use clap::Args;
 use cosched_measure::calibrate::{calibrate, CalibrateSpec};
 use cosched_model::calibration::{job_key, resolve_work, Calibration};
-use cosched_model::workload::{Amount, Program};
+use cosched_model::workload::{Amount, Program, Workload};
 use cosched_model::kernel::{kernel, kernel_names, KernelSpec, KERNELS};
 use cosched_report::{fmt_ci_auto, si, table};
-use cosched_store::Calibrations;
-
-use super::common::{load_workload, parse_cpus, DataArgs, GIT_COMMIT};
+use super::common::{load_workload, parse_cpus, DbArgs, GIT_COMMIT};
 use crate::exit::bad_input;
 use crate::progress::Progress;
 
@@ -40,7 +38,7 @@ pub struct CalibrateArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub data: DataArgs,
+    pub db: DbArgs,
 }
 
 pub fn run(a: CalibrateArgs) -> anyhow::Result<()> {
@@ -55,11 +53,10 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<()> {
         return Err(bad_input("--run-seconds must be a positive number of seconds"));
     }
     let cpus = parse_cpus(&a.cpus).map_err(|e| bad_input(format!("--cpus: {e}")))?;
-    let store = Calibrations::in_dir(&a.data.dir());
-    // Fail on a corrupt store before spending a minute measuring.
-    store.load()?;
+    // Fail on an unusable database before spending a minute measuring.
+    let mut store = a.db.open()?;
     let cals = calibrate_kernels(&specs, a.threads, a.repeats, a.run_seconds, &cpus)?;
-    store.put_all(cals.clone())?;
+    store.put_calibrations(&cals)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&cals)?);
     } else {
@@ -74,38 +71,10 @@ fn run_workload(path: &std::path::Path, a: &CalibrateArgs) -> anyhow::Result<()>
     if a.repeats == 0 || !(a.run_seconds > 0.0) {
         return Err(bad_input("--repeats must be >= 1 and --run-seconds > 0"));
     }
-    let store = Calibrations::in_dir(&a.data.dir());
-    store.load()?;
-    // One calibration per distinct configuration, pinned to the job's cores.
-    let mut todo: BTreeMap<String, (CalibrateSpec, String)> = BTreeMap::new();
-    for job in &w.jobs {
-        let (Some(key), Some(spec), Program::Kernel { params, .. }) = (job_key(job), job.kernel(), &job.program) else {
-            continue;
-        };
-        todo.entry(key).or_insert_with(|| {
-            let cs = CalibrateSpec {
-                kernel: spec,
-                params: params.clone(),
-                threads: job.threads,
-                repeats: a.repeats,
-                target_run_s: a.run_seconds,
-                cpus: (0..job.cores).collect(),
-            };
-            (cs, job.name.clone())
-        });
-    }
-    let per = a.repeats + 1;
-    let progress = Progress::new("calibrate", (todo.len() * per) as u64);
-    let mut cals = Vec::new();
-    for (i, (cs, job)) in todo.values().enumerate() {
-        let cal = calibrate(cs, GIT_COMMIT, &mut |done, _| {
-            progress.set((i * per + done) as u64, job);
-        })?;
-        cals.push(cal);
-    }
-    progress.finish();
-    store.put_all(cals.clone())?;
-    let all = store.load()?;
+    let mut store = a.db.open()?;
+    let cals = calibrate_jobs(&w, a.repeats, a.run_seconds, |_| true)?;
+    store.put_calibrations(&cals)?;
+    let all = store.calibrations()?;
     let rows: Vec<Vec<String>> = w
         .jobs
         .iter()
@@ -126,11 +95,70 @@ fn run_workload(path: &std::path::Path, a: &CalibrateArgs) -> anyhow::Result<()>
     if a.json {
         println!("{}", serde_json::to_string_pretty(&cals)?);
     } else {
-        println!("{}
-", render(&cals));
+        println!("{}\n", render(&cals));
         println!("{}", table(&["job", "configuration", "asked", "work"], &rows));
         println!("stored in {}", store.path().display());
     }
+    Ok(())
+}
+
+/// Calibrates each distinct kernel configuration (kernel, parameters,
+/// threads) of the workload's jobs that `wanted(key)` selects, each pinned to
+/// as many CPUs as its first job has cores.
+pub fn calibrate_jobs(
+    w: &Workload,
+    repeats: usize,
+    run_seconds: f64,
+    wanted: impl Fn(&str) -> bool,
+) -> anyhow::Result<Vec<Calibration>> {
+    let mut todo: BTreeMap<String, (CalibrateSpec, String)> = BTreeMap::new();
+    for job in &w.jobs {
+        let (Some(key), Some(spec), Program::Kernel { params, .. }) = (job_key(job), job.kernel(), &job.program) else {
+            continue;
+        };
+        if !wanted(&key) {
+            continue;
+        }
+        todo.entry(key).or_insert_with(|| {
+            let cs = CalibrateSpec {
+                kernel: spec,
+                params: params.clone(),
+                threads: job.threads,
+                repeats,
+                target_run_s: run_seconds,
+                cpus: (0..job.cores).collect(),
+            };
+            (cs, job.name.clone())
+        });
+    }
+    let per = repeats + 1;
+    let progress = Progress::new("calibrate", (todo.len() * per) as u64);
+    let mut cals = Vec::new();
+    for (i, (cs, job)) in todo.values().enumerate() {
+        let cal = calibrate(cs, GIT_COMMIT, &mut |done, _| {
+            progress.set((i * per + done) as u64, job);
+        })?;
+        cals.push(cal);
+    }
+    progress.finish();
+    Ok(cals)
+}
+
+/// Calibrates, and stores, what the workload's `seconds` jobs need and the
+/// store lacks, so measuring verbs work on a fresh database.
+pub fn calibrate_missing(w: &Workload, store: &mut cosched_store::Store) -> anyhow::Result<()> {
+    let have = store.calibrations()?;
+    let needed = |key: &str| {
+        !have.contains_key(key)
+            && w.jobs.iter().any(|j| matches!(j.amount, Amount::Seconds(_)) && job_key(j).as_deref() == Some(key))
+    };
+    let missing = w.jobs.iter().filter_map(job_key).filter(|k| needed(k)).count();
+    if missing == 0 {
+        return Ok(());
+    }
+    crate::progress::step("calibrating the kernel configurations this workload sizes by `seconds`");
+    let cals = calibrate_jobs(w, 3, 0.3, needed)?;
+    store.put_calibrations(&cals)?;
     Ok(())
 }
 

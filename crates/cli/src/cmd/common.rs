@@ -6,20 +6,49 @@ use clap::Args;
 
 /// Where measurements are kept.
 #[derive(Args, Debug, Clone)]
-pub struct DataArgs {
-    /// Data directory holding the performance database.
-    #[arg(long, env = "COSCHED_DATA_DIR", value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
+pub struct DbArgs {
+    /// The performance database (SQLite); default: cosched.db in
+    /// $COSCHED_DATA_DIR or ~/.local/share/cosched.
+    #[arg(long, env = "COSCHED_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }
 
-impl DataArgs {
-    pub fn dir(&self) -> PathBuf {
-        self.data_dir.clone().unwrap_or_else(cosched_store::default_data_dir)
+impl DbArgs {
+    pub fn path(&self) -> PathBuf {
+        self.db.clone().unwrap_or_else(cosched_store::default_db_path)
+    }
+
+    /// Opens the database, creating it when missing. A file that cannot be
+    /// used as the database is the user's to fix: exit code 2.
+    pub fn open(&self) -> anyhow::Result<cosched_store::Store> {
+        cosched_store::Store::open(&self.path()).map_err(store_input_error)
+    }
+
+    /// Opens an existing database; a missing one is an error, not created.
+    pub fn open_existing(&self) -> anyhow::Result<cosched_store::Store> {
+        cosched_store::Store::open_existing(&self.path()).map_err(store_input_error)
+    }
+}
+
+/// Errors opening a database mean the path or the file is wrong (exit code
+/// 2); anything else is the work failing (exit code 1).
+pub fn store_input_error(e: cosched_store::StoreError) -> anyhow::Error {
+    use cosched_store::StoreError as E;
+    match e {
+        E::Missing { .. } | E::NotADatabase { .. } | E::TooNew { .. } | E::Io { .. } | E::Open { .. } | E::NoSuchTable(_) => {
+            crate::exit::bad_input(e.to_string())
+        }
+        other => other.into(),
     }
 }
 
 /// The git commit this binary was built from, for provenance.
 pub const GIT_COMMIT: &str = env!("COSCHED_GIT_COMMIT");
+
+/// The command line of this invocation, for provenance.
+pub fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
 
 /// Parses a CPU list such as `0`, `0,1` or `0-3`, checking each CPU exists.
 pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {

@@ -14,10 +14,10 @@ use cosched_model::calibration::Calibration;
 use cosched_model::kernel::kernel;
 use cosched_model::stats::Summary;
 use cosched_report::{fmt_spread, table};
-use cosched_store::Calibrations;
 use serde::Serialize;
 
 use super::calibrate::{calibrate_kernels, render};
+use super::common::store_input_error;
 use crate::exit::bad_input;
 use crate::progress::{step, Progress};
 
@@ -32,9 +32,9 @@ pub struct DemoArgs {
     /// Print the results as JSON on stdout (progress still goes to stderr).
     #[arg(long)]
     pub json: bool,
-    /// Keep results in this data directory instead of a temporary one.
-    #[arg(long, env = "COSCHED_DATA_DIR", value_name = "DIR")]
-    pub data_dir: Option<std::path::PathBuf>,
+    /// Keep results in this database instead of a temporary one.
+    #[arg(long, env = "COSCHED_DB", value_name = "PATH")]
+    pub db: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -55,13 +55,15 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         return Err(bad_input("--repeats must be >= 1 and --seconds > 0"));
     }
     let tmp;
-    let dir = match &a.data_dir {
-        Some(d) => d.clone(),
+    let db_path = match &a.db {
+        Some(p) => p.clone(),
         None => {
             tmp = tempfile::Builder::new().prefix("cosched-demo-").tempdir()?;
-            tmp.path().to_path_buf()
+            tmp.path().join(cosched_store::DB_FILE)
         }
     };
+    // Opened before measuring, so an unusable --db fails at once.
+    let mut store = cosched_store::Store::open(&db_path).map_err(store_input_error)?;
     let ncpu = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let cpus: [Vec<u32>; 2] = if ncpu >= 2 { [vec![0], vec![1]] } else { [vec![0], vec![0]] };
     if ncpu < 2 {
@@ -71,8 +73,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     step("1/2 calibrate: each kernel's solo rate on this node");
     let specs = vec![kernel("stream").expect("catalogue"), kernel("compute").expect("catalogue")];
     let cals = calibrate_kernels(&specs, 1, a.repeats.max(3), 0.3, &cpus[0])?;
-    let store = Calibrations::in_dir(&dir);
-    store.put_all(cals.clone())?;
+    store.put_calibrations(&cals)?;
     if !a.json {
         println!("{}\n", render(&cals));
     }
@@ -109,7 +110,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({
             "calibrations": cals,
             "pairs": results,
-            "data_dir": dir,
+            "db": db_path,
         }))?);
     } else {
         println!("{}", render_pairs(&results));
@@ -118,9 +119,9 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
              times are each kernel's work phase (its set-up, allocation and first touch, is not counted).",
             a.repeats
         );
-        match &a.data_dir {
-            Some(d) => println!("calibrations stored in {}", d.display()),
-            None => println!("calibrations were kept in a temporary directory; pass --data-dir DIR to keep them"),
+        match &a.db {
+            Some(p) => println!("calibrations stored in {}", p.display()),
+            None => println!("calibrations were kept in a temporary database; pass --db PATH to keep them"),
         }
     }
     Ok(())

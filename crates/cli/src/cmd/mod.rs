@@ -4,5 +4,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod check;
 pub mod common;
+pub mod db;
 pub mod demo;
 pub mod node;
+pub mod pairs;

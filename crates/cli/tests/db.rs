@@ -1,0 +1,221 @@
+//! `cosched db` and `--db` run as a binary: info and export show what the
+//! library stored, and bad input never creates or changes a database.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use cosched_model::provenance::Provenance;
+use cosched_store::{CampaignKind, PairRunRecord, Store, TABLES};
+
+fn cosched(args: &[&str], db_env: Option<&Path>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosched"));
+    cmd.args(args).env_remove("COSCHED_DB").env_remove("COSCHED_DATA_DIR");
+    if let Some(p) = db_env {
+        cmd.env("COSCHED_DB", p);
+    }
+    cmd.output().expect("cosched runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn prov() -> Provenance {
+    Provenance {
+        hostname: "node-7".into(),
+        cpu_model: "cpu".into(),
+        cores: 2,
+        kernel_version: "6.1".into(),
+        cosched_version: "0.1.0".into(),
+        git_commit: "abc".into(),
+        started_unix: 1_700_000_000,
+        command: "cosched pairs --workload w.toml".into(),
+        seed: Some(7),
+    }
+}
+
+fn run(repeat: u32) -> PairRunRecord {
+    PairRunRecord {
+        fg_job: "stream".into(),
+        bg_job: "compute".into(),
+        repeat,
+        fg_cpus: vec![0],
+        bg_cpus: vec![1],
+        shared_cpus: false,
+        fg_solo_s: 0.8,
+        fg_corun_s: 1.0 + f64::from(repeat) / 10.0,
+        bg_solo_s: 0.5,
+        bg_corun_s: 0.55,
+        fg_relaunches: 0,
+        bg_relaunches: 2,
+        fg_timing: "work-phase".into(),
+        bg_timing: "work-phase".into(),
+    }
+}
+
+/// A database with one pairs campaign of three runs.
+fn filled(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("cosched.db");
+    let mut s = Store::open(&path).unwrap();
+    let id = s.begin_campaign(CampaignKind::Pairs, "mixed.toml", r#"{"repeats":3}"#, &prov()).unwrap();
+    for r in 0..3 {
+        s.add_pair_run(id, &run(r)).unwrap();
+    }
+    path
+}
+
+#[test]
+fn db_help_has_examples() {
+    for verb in [vec!["db"], vec!["db", "info"], vec!["db", "export"]] {
+        let mut args = verb.clone();
+        args.push("--help");
+        let out = cosched(&args, None);
+        let help = text(&out.stdout);
+        assert!(out.status.success(), "{verb:?} --help failed");
+        assert!(help.contains("Example") && help.contains("cosched db "), "{verb:?}:\n{help}");
+    }
+    assert!(text(&cosched(&["--help"], None).stdout).contains("db"), "--help does not list db");
+}
+
+#[test]
+fn info_shows_path_version_counts_and_campaigns() {
+    let d = tempfile::tempdir().unwrap();
+    let db = filled(d.path());
+    let out = cosched(&["db", "info", "--json", "--db", db.to_str().unwrap()], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["path"], db.to_str().unwrap());
+    assert_eq!(info["schema_version"], cosched_store::latest_version());
+    let rows = |t: &str| info["tables"].as_array().unwrap().iter().find(|r| r["table"] == t).unwrap()["rows"].clone();
+    assert_eq!((rows("pair_runs"), rows("campaigns"), rows("samples")), (3.into(), 1.into(), 0.into()));
+    assert_eq!(info["campaigns"][0]["kind"], "pairs");
+    assert_eq!(info["campaigns"][0]["runs"], 3);
+
+    let out = cosched(&["db", "info"], Some(&db));
+    let table = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for want in ["cosched.db", "version 3", "pair_runs", "mixed.toml", "running", "2023-11-14 22:13:20"] {
+        assert!(table.contains(want), "COSCHED_DB is honoured and info shows {want}:\n{table}");
+    }
+}
+
+#[test]
+fn info_and_export_of_a_missing_database_exit_2_and_create_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("none/cosched.db");
+    for args in [vec!["db", "info"], vec!["db", "export", "--format", "json"]] {
+        let mut args = args.clone();
+        args.extend(["--db", db.to_str().unwrap()]);
+        let out = cosched(&args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(text(&out.stderr).contains("none/cosched.db"), "{}", text(&out.stderr));
+    }
+    assert!(!d.path().join("none").exists());
+}
+
+#[test]
+fn json_export_round_trips_the_stored_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let db = filled(d.path());
+    let out = cosched(&["db", "export", "--format", "json", "--table", "pair_runs"], Some(&db));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 3);
+    for (r, row) in rows.iter().enumerate() {
+        let want = run(r as u32);
+        assert_eq!(row["repeat_index"], r);
+        assert_eq!(row["fg_corun_s"].as_f64().unwrap(), want.fg_corun_s);
+        assert_eq!(row["fg_slowdown"].as_f64().unwrap(), want.fg_slowdown());
+        assert_eq!(row["bg_relaunches"], 2);
+        assert_eq!(row["fg_job"], "stream");
+    }
+
+    let out = cosched(&["db", "export", "--format", "json"], Some(&db));
+    let all: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(all.len(), TABLES.len());
+    assert_eq!(all["provenance"][0]["seed"], "7");
+    assert_eq!(all["campaigns"][0]["params_json"], r#"{"repeats":3}"#);
+}
+
+#[test]
+fn csv_export_writes_a_header_and_every_row_to_a_file_or_a_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let db = filled(d.path());
+    let file = d.path().join("runs.csv");
+    let out = cosched(
+        &["db", "export", "--format", "csv", "--table", "pair_runs", "--out", file.to_str().unwrap()],
+        Some(&db),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let csv = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 3);
+    assert!(lines[0].starts_with("id,campaign_id,provenance_id,fg_job,bg_job,repeat_index"), "{}", lines[0]);
+    assert!(lines[0].ends_with(",fg_slowdown,bg_slowdown"), "{}", lines[0]);
+
+    let dir = d.path().join("csv");
+    let out = cosched(&["db", "export", "--format", "csv", "--out", dir.to_str().unwrap()], Some(&db));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for t in TABLES {
+        let body = std::fs::read_to_string(dir.join(format!("{t}.csv"))).unwrap();
+        assert!(body.lines().count() >= 1, "{t}.csv has no header");
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("pair_runs.csv")).unwrap(), csv);
+}
+
+#[test]
+fn an_unknown_table_or_csv_of_everything_to_stdout_is_bad_usage_and_touches_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let db = filled(d.path());
+    let before = std::fs::read(&db).unwrap();
+    let out = cosched(&["db", "export", "--format", "csv", "--table", "pairs"], Some(&db));
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("no table `pairs`") && err.contains("pair_runs, solo_runs, samples"), "{err}");
+    let out = cosched(&["db", "export", "--format", "csv"], Some(&db));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--out DIR"), "{}", text(&out.stderr));
+    assert_eq!(cosched(&["db", "export", "--format", "xml"], Some(&db)).status.code(), Some(2));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_refused_before_measuring_and_left_as_it_was() {
+    let d = tempfile::tempdir().unwrap();
+    let not_db = d.path().join("calibration.json");
+    std::fs::write(&not_db, "{\"compute/t1\": {}}").unwrap();
+    for args in [vec!["calibrate", "--kernel", "compute"], vec!["db", "info"]] {
+        let out = cosched(&args, Some(&not_db));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains("calibration.json") && err.contains("untouched"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&not_db).unwrap(), "{\"compute/t1\": {}}");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1, "no WAL or journal beside it");
+}
+
+#[test]
+fn calibrate_stores_into_the_database_that_db_info_then_shows() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("sub/cal.db");
+    let out = cosched(
+        &[
+            "calibrate",
+            "--kernel",
+            "idle",
+            "--repeats",
+            "1",
+            "--run-seconds",
+            "0.01",
+            "--json",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = Store::open_existing(&db).unwrap();
+    let cals = s.calibrations().unwrap();
+    assert_eq!(cals.keys().collect::<Vec<_>>(), ["idle/t1"]);
+    assert!(cals["idle/t1"].provenance.command.contains("cosched-kernel"), "{:?}", cals["idle/t1"].provenance);
+}

@@ -1,0 +1,233 @@
+//! The typed API: what goes in comes out equal, bad records write nothing,
+//! campaigns follow their life cycle.
+
+mod common;
+
+use common::*;
+use cosched_store::{CampaignKind, CampaignStatus, ProfileRecord, Store, StoreError, DB_FILE};
+
+fn store() -> (tempfile::TempDir, Store) {
+    let d = tempfile::tempdir().unwrap();
+    let s = Store::open(&d.path().join("nested/dir").join(DB_FILE)).unwrap();
+    (d, s)
+}
+
+fn count(s: &Store, table: &str) -> u64 {
+    s.table_counts().unwrap().into_iter().find(|t| t.table == table).unwrap().rows
+}
+
+#[test]
+fn calibrations_round_trip_exactly_and_the_latest_of_a_key_wins() {
+    let (_d, mut s) = store();
+    assert!(s.calibrations().unwrap().is_empty());
+    let (a1, b, a2) = (cal("stream/t1", 1.0), cal("compute/t1", 2.0), cal("stream/t1", 3.0));
+    s.put_calibrations(&[a1.clone(), b.clone()]).unwrap();
+    s.put_calibrations(std::slice::from_ref(&a2)).unwrap();
+    let all = s.calibrations().unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(all["stream/t1"], a2);
+    assert_eq!(all["compute/t1"], b);
+    assert_eq!(s.calibration("compute/t1").unwrap(), Some(b));
+    assert_eq!(s.calibration("nope").unwrap(), None);
+    assert_eq!(s.calibration_history("stream/t1").unwrap(), vec![a1, a2], "history is kept, oldest first");
+}
+
+#[test]
+fn a_calibration_batch_with_one_bad_rate_stores_none_of_the_batch() {
+    let (_d, mut s) = store();
+    let mut bad = cal("compute/t1", 2.0);
+    bad.rate.median = f64::NAN;
+    let e = s.put_calibrations(&[cal("stream/t1", 1.0), bad]).unwrap_err();
+    assert!(matches!(e, StoreError::Invalid { .. }), "{e}");
+    assert!(e.to_string().contains("compute/t1"), "{e}");
+    assert_eq!(count(&s, "calibrations"), 0);
+    assert_eq!(count(&s, "provenance"), 0);
+}
+
+#[test]
+fn a_campaign_is_found_by_its_parameters_whatever_their_key_order() {
+    let (_d, mut s) = store();
+    let id = s
+        .begin_campaign(CampaignKind::Pairs, "mixed.toml", r#"{"repeats": 5, "target": {"b": 1, "a": 2}}"#, &prov(10))
+        .unwrap();
+    let found = s.find_campaign(CampaignKind::Pairs, "mixed.toml", r#"{"target":{"a":2,"b":1},"repeats":5}"#).unwrap();
+    assert_eq!(found, Some((id, CampaignStatus::Running)));
+    assert_eq!(s.find_campaign(CampaignKind::Pairs, "mixed.toml", r#"{"repeats": 6}"#).unwrap(), None);
+    assert_eq!(s.find_campaign(CampaignKind::Probe, "mixed.toml", r#"{"repeats": 5}"#).unwrap(), None);
+    let e = s.begin_campaign(CampaignKind::Pairs, "w", "{not json", &prov(10)).unwrap_err();
+    assert!(e.to_string().contains("not JSON"), "{e}");
+    assert_eq!(count(&s, "campaigns"), 1);
+}
+
+#[test]
+fn the_latest_matching_campaign_is_the_one_found() {
+    let (_d, mut s) = store();
+    let first = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov(1)).unwrap();
+    s.finish_campaign(first, CampaignStatus::Done).unwrap();
+    let second = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov(2)).unwrap();
+    assert_eq!(s.find_campaign(CampaignKind::Pairs, "w", "{}").unwrap(), Some((second, CampaignStatus::Running)));
+}
+
+#[test]
+fn pair_runs_round_trip_and_a_campaign_counts_them() {
+    let (_d, mut s) = store();
+    let id = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov(10)).unwrap();
+    let runs = [pair("stream", "stream", 0), pair("stream", "stream", 1), pair("compute", "stream", 0)];
+    for r in &runs {
+        s.add_pair_run(id, r).unwrap();
+    }
+    assert_eq!(s.pair_runs(id).unwrap(), runs.to_vec());
+    let c = s.campaign(id).unwrap().unwrap();
+    assert_eq!((c.runs, c.status, c.finished_unix), (3, CampaignStatus::Running, None));
+    assert_eq!(c.provenance, prov(10));
+    assert_eq!(runs[0].fg_slowdown(), 0.5 / (1.0 / 3.0));
+}
+
+#[test]
+fn runs_are_refused_once_a_campaign_finished_until_it_is_reopened() {
+    let (_d, mut s) = store();
+    let id = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov(10)).unwrap();
+    s.add_pair_run(id, &pair("a", "b", 0)).unwrap();
+    s.finish_campaign(id, CampaignStatus::Interrupted).unwrap();
+    let c = s.campaign(id).unwrap().unwrap();
+    assert_eq!(c.status, CampaignStatus::Interrupted);
+    assert!(c.finished_unix.is_some());
+    let e = s.add_pair_run(id, &pair("a", "b", 1)).unwrap_err();
+    assert!(matches!(e, StoreError::NotRunning { status: CampaignStatus::Interrupted, .. }), "{e}");
+    assert_eq!(s.reopen_campaign(id).unwrap(), CampaignStatus::Interrupted);
+    s.add_pair_run(id, &pair("a", "b", 1)).unwrap();
+    s.finish_campaign(id, CampaignStatus::Done).unwrap();
+    assert_eq!(s.campaign(id).unwrap().unwrap().runs, 2);
+    assert!(s.finish_campaign(id, CampaignStatus::Running).is_err(), "running is not an end");
+}
+
+#[test]
+fn a_run_of_the_wrong_kind_or_of_no_campaign_is_refused() {
+    let (_d, mut s) = store();
+    let probe_id = s.begin_campaign(CampaignKind::Probe, "w", "{}", &prov(10)).unwrap();
+    let e = s.add_pair_run(probe_id, &pair("a", "b", 0)).unwrap_err();
+    assert!(matches!(e, StoreError::WrongKind { kind: CampaignKind::Probe, .. }), "{e}");
+    let e = s.add_solo_run(probe_id, &solo("a", 0), &[]).unwrap_err();
+    assert!(matches!(e, StoreError::WrongKind { .. }), "{e}");
+    let e = s.add_probe_point(cosched_store::CampaignId(999), &probe(64, 0)).unwrap_err();
+    assert!(matches!(e, StoreError::NoSuchCampaign(_)), "{e}");
+    assert!(matches!(s.reopen_campaign(cosched_store::CampaignId(999)), Err(StoreError::NoSuchCampaign(_))));
+    assert_eq!(count(&s, "pair_runs") + count(&s, "solo_runs") + count(&s, "probe_points"), 0);
+}
+
+#[test]
+fn bad_pair_runs_and_repeats_stored_twice_write_nothing() {
+    let (_d, mut s) = store();
+    let id = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov(10)).unwrap();
+    let mut zero = pair("a", "b", 0);
+    zero.fg_solo_s = 0.0;
+    assert!(s.add_pair_run(id, &zero).unwrap_err().to_string().contains("fg_solo_s"));
+    let mut nan = pair("a", "b", 0);
+    nan.bg_corun_s = f64::NAN;
+    assert!(s.add_pair_run(id, &nan).is_err());
+    let mut unnamed = pair("a", "b", 0);
+    unnamed.fg_job = " ".into();
+    assert!(s.add_pair_run(id, &unnamed).is_err());
+    assert_eq!(count(&s, "pair_runs"), 0);
+    s.add_pair_run(id, &pair("a", "b", 0)).unwrap();
+    let e = s.add_pair_run(id, &pair("a", "b", 0)).unwrap_err();
+    assert!(e.to_string().contains("repeat 0"), "{e}");
+    assert_eq!(count(&s, "pair_runs"), 1);
+}
+
+#[test]
+fn a_solo_run_and_its_samples_round_trip_and_are_stored_all_or_nothing() {
+    let (_d, mut s) = store();
+    let id = s.begin_campaign(CampaignKind::Profile, "w", "{\"interval_s\": 1}", &prov(10)).unwrap();
+    let samples: Vec<_> = (0..50).map(sample).collect();
+    let run = s.add_solo_run(id, &solo("triad", 0), &samples).unwrap();
+    assert_eq!(s.solo_runs(id).unwrap(), vec![(run, solo("triad", 0))]);
+    assert_eq!(s.samples(run).unwrap(), samples);
+
+    let mut bad = samples.clone();
+    bad[49].host_load = f64::INFINITY;
+    let e = s.add_solo_run(id, &solo("triad", 1), &bad).unwrap_err();
+    assert!(e.to_string().contains("sample 49"), "{e}");
+    let mut no_exit = solo("triad", 1);
+    no_exit.exit_code = None;
+    assert!(s.add_solo_run(id, &no_exit, &samples).is_err());
+    let mut nan_counter = solo("triad", 1);
+    nan_counter.counters.insert("cycles".into(), f64::NAN);
+    assert!(s.add_solo_run(id, &nan_counter, &samples).unwrap_err().to_string().contains("cycles"));
+    assert_eq!((count(&s, "solo_runs"), count(&s, "samples")), (1, 50));
+}
+
+#[test]
+fn a_profile_is_replaced_per_job_and_only_finished_campaigns_give_the_latest() {
+    let (_d, mut s) = store();
+    let program = "kernel stream threads=1";
+    let profile = |median: f64| ProfileRecord {
+        job: "triad".into(),
+        program: program.into(),
+        summary: serde_json::json!({"solo_s": {"median": median}, "host_load": 0.98}),
+    };
+    let done = s.begin_campaign(CampaignKind::Profile, "w", "{}", &prov(1)).unwrap();
+    s.put_profile(done, &profile(1.0)).unwrap();
+    s.put_profile(done, &profile(2.0)).unwrap();
+    assert_eq!(s.profiles(done).unwrap(), vec![profile(2.0)]);
+    assert_eq!(s.latest_profile(program).unwrap(), None, "the campaign has not finished");
+    s.finish_campaign(done, CampaignStatus::Done).unwrap();
+    let partial = s.begin_campaign(CampaignKind::Profile, "w", "{}", &prov(2)).unwrap();
+    s.put_profile(partial, &profile(9.0)).unwrap();
+    s.finish_campaign(partial, CampaignStatus::Interrupted).unwrap();
+    assert_eq!(s.latest_profile(program).unwrap(), Some((done, profile(2.0))));
+}
+
+#[test]
+fn probe_points_round_trip() {
+    let (_d, mut s) = store();
+    let id = s.begin_campaign(CampaignKind::Probe, "w", "{}", &prov(10)).unwrap();
+    let points = [probe(64, 0), probe(64, 1), probe(65_536, 0)];
+    for p in &points {
+        s.add_probe_point(id, p).unwrap();
+    }
+    assert_eq!(s.probe_points(id).unwrap(), points.to_vec());
+    assert_eq!(points[2].job_slowdown(), (0.3 + 0.65536) / 0.3);
+    let mut bad = probe(128, 0);
+    bad.job_solo_s = -1.0;
+    assert!(s.add_probe_point(id, &bad).is_err());
+    assert_eq!(count(&s, "probe_points"), 3);
+}
+
+#[test]
+fn identical_provenance_is_stored_once_and_a_64_bit_seed_survives() {
+    let (_d, mut s) = store();
+    let a = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov(10)).unwrap();
+    s.begin_campaign(CampaignKind::Probe, "w", "{}", &prov(10)).unwrap();
+    s.begin_campaign(CampaignKind::Probe, "w", "{}", &prov(11)).unwrap();
+    assert_eq!(count(&s, "provenance"), 2);
+    assert_eq!(s.campaign(a).unwrap().unwrap().provenance.seed, Some(u64::MAX));
+    let no_seed = cosched_model::provenance::Provenance { seed: None, ..prov(10) };
+    s.begin_campaign(CampaignKind::Probe, "w", "{}", &no_seed).unwrap();
+    s.begin_campaign(CampaignKind::Probe, "w", "{}", &no_seed).unwrap();
+    assert_eq!(count(&s, "provenance"), 3, "a missing seed matches a missing seed");
+}
+
+#[test]
+fn info_lists_every_table_and_every_campaign() {
+    let (_d, mut s) = store();
+    s.put_calibrations(&[cal("stream/t1", 1.0)]).unwrap();
+    let id = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov(10)).unwrap();
+    s.add_pair_run(id, &pair("a", "b", 0)).unwrap();
+    let info = s.info().unwrap();
+    assert_eq!(info.schema_version, cosched_store::latest_version());
+    assert!(info.size_bytes > 0);
+    let tables: Vec<&str> = info.tables.iter().map(|t| t.table.as_str()).collect();
+    assert_eq!(tables, cosched_store::TABLES);
+    let rows = |t: &str| info.tables.iter().find(|c| c.table == t).unwrap().rows;
+    assert_eq!((rows("calibrations"), rows("campaigns"), rows("pair_runs"), rows("samples")), (1, 1, 1, 0));
+    assert_eq!(info.campaigns.len(), 1);
+    assert_eq!(info.campaigns[0].runs, 1);
+}
+
+#[test]
+fn an_in_memory_store_works_like_a_file() {
+    let mut s = Store::open_in_memory().unwrap();
+    s.put_calibrations(&[cal("k", 1.0)]).unwrap();
+    assert_eq!(s.calibrations().unwrap().len(), 1);
+}
