@@ -1,0 +1,125 @@
+//! `cosched pairs`: a campaign is stored run by run, survives Ctrl-C without
+//! leaving processes behind, and `--resume` finishes it without redoing work.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cosched_store::{CampaignStatus, Store};
+
+fn cosched() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cosched"))
+}
+
+/// Two short command jobs whose command lines carry a marker, so the test
+/// can find any of their processes that outlive the runner.
+fn workload(dir: &Path, marker: &str) -> std::path::PathBuf {
+    let path = dir.join("w.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.3; : {marker}'\"\n\
+             [[jobs]]\nname = \"b\"\ncommand = \"sh -c 'sleep 0.2; : {marker}'\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(marker) && !cmd.contains("cargo") {
+                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
+
+fn pair_runs(db: &Path) -> usize {
+    let Ok(store) = Store::open_existing(db) else { return 0 };
+    let Ok(cs) = store.campaigns() else { return 0 };
+    cs.iter().map(|c| store.pair_runs(c.id).map(|r| r.len()).unwrap_or(0)).sum()
+}
+
+#[test]
+fn sigint_leaves_no_process_and_resume_completes_the_campaign() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("cosched-pairs-test-{}", std::process::id());
+    let wl = workload(dir.path(), &marker);
+    let db = dir.path().join("c.db");
+    let args = ["--repeats", "2", "--min-repeats", "2", "--svg"];
+    let svg = dir.path().join("m.svg");
+
+    let mut child = cosched()
+        .arg("pairs")
+        .arg("--workload")
+        .arg(&wl)
+        .args(args)
+        .arg(&svg)
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the first repeat is stored, i.e. mid-campaign.
+    let start = Instant::now();
+    while pair_runs(&db) == 0 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no run was stored");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
+    assert_eq!(processes_with(&marker), Vec::<String>::new(), "stray job processes");
+
+    let stored_before = pair_runs(&db);
+    assert!(stored_before < 6, "the campaign finished before the interrupt: {stored_before}");
+    {
+        let store = Store::open_existing(&db).unwrap();
+        let c = store.campaigns().unwrap();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].status, CampaignStatus::Interrupted);
+    }
+
+    let out = cosched()
+        .arg("pairs")
+        .arg("--workload")
+        .arg(&wl)
+        .args(args)
+        .arg(&svg)
+        .arg("--db")
+        .arg(&db)
+        .arg("--resume")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open_existing(&db).unwrap();
+    let c = store.campaigns().unwrap();
+    assert_eq!(c.len(), 1, "resume continued the same campaign");
+    assert_eq!(c[0].status, CampaignStatus::Done);
+    // (a,a), (a,b), (b,b) with exactly two repeats each, none measured twice.
+    let runs = store.pair_runs(c[0].id).unwrap();
+    assert_eq!(runs.len(), 6);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("n=4"), "each ordered cell of (a,b) has 2 repeats, diagonal cells 4:\n{text}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+}
+
+#[test]
+fn a_bad_workload_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("bad.toml");
+    std::fs::write(&wl, "[[jobs]]\nname = \"a\"\nkernel = \"stream\"\nwork = \"ten\"\n").unwrap();
+    let db = dir.path().join("c.db");
+    let out = cosched().arg("pairs").arg("--workload").arg(&wl).arg("--db").arg(&db).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.toml:4:"));
+    assert!(!db.exists());
+}
