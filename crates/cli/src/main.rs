@@ -33,6 +33,12 @@ enum Verb {
     Demo(cmd::demo::DemoArgs),
     /// Measure the interference matrix of a workload (every pair co-run, stored).
     Pairs(cmd::pairs::PairsArgs),
+    /// Profile each job alone: host load, system calls, I/O, memory, solo time (stored).
+    Profile(cmd::profile::ProfileArgs),
+    /// Probe jobs against the DistGen stressor: sensitivity and contentiousness curves (stored, SVG).
+    Probe(cmd::probe::ProbeArgs),
+    /// Class N / C / S of each probed job, with the measured reason.
+    Classify(cmd::classify::ClassifyArgs),
     /// Benchmarks that print figures measured side by side in one run.
     #[command(after_help = "Example:\n  cosched bench kernels")]
     Bench(cmd::bench::BenchArgs),
@@ -50,6 +56,9 @@ fn main() {
         Verb::Demo(a) => cmd::demo::run(a),
         Verb::Bench(a) => cmd::bench::run(a),
         Verb::Pairs(a) => cmd::pairs::run(a),
+        Verb::Profile(a) => cmd::profile::run(a),
+        Verb::Probe(a) => cmd::probe::run(a),
+        Verb::Classify(a) => cmd::classify::run(a),
         Verb::Db(a) => cmd::db::run(a),
     };
     if let Err(e) = result {

@@ -7,10 +7,15 @@
 //! between them; the summary is computed from the first and the last sample
 //! by [`summarize`], a pure function so that stored samples can be
 //! re-summarised later and the arithmetic is pinned by hand-computed tests.
+//! A job's profile over several runs is a [`JobProfile`]: the solo time over
+//! repeats, each figure's median, and the exact system-call count of one
+//! counted run.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+use crate::stats::Summary;
 
 /// The state of a job's process tree at one instant.
 ///
@@ -222,6 +227,107 @@ fn peak_load(samples: &[Sample]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// A job's profile over several solo runs: what `cosched profile` stores per
+/// job (the summary JSON of a `profiles` row).
+///
+/// Counting system calls with perf costs every call of the job (it doubles
+/// the run time of the `syscall` kernel on a KVM guest), so the solo time and
+/// the per-second figures come from *timed* runs whose system calls were
+/// counted with /proc only, and the exact call count from one separate
+/// *counted* run: the calls of fixed work do not depend on the run's speed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobProfile {
+    /// Solo time over the timed runs, seconds.
+    pub solo_s: Summary,
+    /// `work-phase` (a kernel's own timing) or `process` (wall time).
+    pub timing: String,
+    /// Each figure's median over the timed runs. Its system-call figures are
+    /// /proc lower bounds; the job's are `syscall_*` below.
+    pub summary: ProfileSummary,
+    /// The run with the exact system-call count; `None` when calls were
+    /// counted with /proc only, which costs nothing, so the timed runs serve.
+    pub counted_run: Option<ProfileSummary>,
+    pub syscall_source: SyscallSource,
+    /// Calls of one run: the counted run's, else the timed runs' median.
+    pub syscall_count: Option<u64>,
+    /// `syscall_count` / the timed runs' median wall time (release to exit,
+    /// the span the count covers): the job's undisturbed rate.
+    pub syscall_rate: Option<f64>,
+    /// Why the syscall source is not the best one, when it is not.
+    pub notes: Vec<String>,
+}
+
+impl JobProfile {
+    /// Assembles a profile from the timed runs (each its solo time and
+    /// summary) and the counted run, if one was made. `None` without timed
+    /// runs or with a solo time that is not finite.
+    pub fn from_runs(
+        timed: &[(f64, ProfileSummary)],
+        timing: &str,
+        counted_run: Option<ProfileSummary>,
+        notes: Vec<String>,
+    ) -> Option<JobProfile> {
+        let times: Vec<f64> = timed.iter().map(|(t, _)| *t).collect();
+        let solo_s = Summary::of(&times)?;
+        let runs: Vec<ProfileSummary> = timed.iter().map(|(_, s)| s.clone()).collect();
+        let summary = median_summary(&runs)?;
+        let (syscall_source, syscall_count) = match &counted_run {
+            Some(c) => (c.syscall_source, c.syscall_count),
+            None => (summary.syscall_source, summary.syscall_count),
+        };
+        let syscall_rate = syscall_count.filter(|_| summary.wall_s > 0.0).map(|n| n as f64 / summary.wall_s);
+        Some(JobProfile {
+            solo_s,
+            timing: timing.to_string(),
+            summary,
+            counted_run,
+            syscall_source,
+            syscall_count,
+            syscall_rate,
+            notes,
+        })
+    }
+}
+
+/// Each figure's median over several summaries of one job. Optional figures
+/// and counters are kept where every run has them; the source is the first
+/// run's, and runs of different sources give `None`, since a median of
+/// exact counts and lower bounds is neither.
+pub fn median_summary(runs: &[ProfileSummary]) -> Option<ProfileSummary> {
+    let first = runs.first()?;
+    if runs.iter().any(|r| r.syscall_source != first.syscall_source) {
+        return None;
+    }
+    let med = |f: fn(&ProfileSummary) -> f64| crate::stats::median(&runs.iter().map(f).collect::<Vec<_>>());
+    let med_opt = |f: fn(&ProfileSummary) -> Option<f64>| {
+        runs.iter().map(f).collect::<Option<Vec<f64>>>().map(|v| crate::stats::median(&v))
+    };
+    let counters = first
+        .counters
+        .keys()
+        .filter_map(|k| {
+            let v: Option<Vec<f64>> = runs.iter().map(|r| r.counters.get(k).copied()).collect();
+            Some((k.clone(), crate::stats::median(&v?)))
+        })
+        .collect();
+    Some(ProfileSummary {
+        wall_s: med(|r| r.wall_s),
+        host_load_mean: med(|r| r.host_load_mean),
+        host_load_peak: med(|r| r.host_load_peak),
+        cores_used: med(|r| r.cores_used),
+        syscall_rate: med_opt(|r| r.syscall_rate),
+        syscall_count: med_opt(|r| r.syscall_count.map(|n| n as f64)).map(|v| v.round() as u64),
+        syscall_source: first.syscall_source,
+        vol_ctx_rate: med(|r| r.vol_ctx_rate),
+        invol_ctx_rate: med(|r| r.invol_ctx_rate),
+        read_bps: med(|r| r.read_bps),
+        write_bps: med(|r| r.write_bps),
+        max_rss_kib: med(|r| r.max_rss_kib as f64).round() as u64,
+        fault_rate: med(|r| r.fault_rate),
+        counters,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,6 +493,72 @@ mod tests {
         assert_eq!(summarize(&[zero()], 2, f()), None);
         assert_eq!(summarize(&[zero(), zero()], 2, f()), None);
         assert_eq!(summarize(&run(), 0, f()), None);
+    }
+
+    /// The hand-made run summarised as counted with /proc, with its wall
+    /// time, resident set and read rate changed.
+    fn timed(wall_s: f64, max_rss_kib: u64, read_bps: f64) -> ProfileSummary {
+        let s = summarize(&run(), 4, facts(SyscallSource::ProcSyscrSyscw)).unwrap();
+        ProfileSummary { wall_s, max_rss_kib, read_bps, ..s }
+    }
+
+    #[test]
+    fn a_median_summary_takes_each_figure_median_on_its_own() {
+        let runs = [timed(2.0, 5000, 10.0), timed(3.0, 1000, 30.0), timed(1.0, 9000, 20.0)];
+        let m = median_summary(&runs).unwrap();
+        // The three medians come from three different runs.
+        assert_eq!((m.wall_s, m.max_rss_kib, m.read_bps), (2.0, 5000, 20.0));
+        assert_eq!(m.syscall_count, Some(80));
+        assert_eq!(m.syscall_source, SyscallSource::ProcSyscrSyscw);
+        let even = median_summary(&[timed(2.0, 1000, 0.0), timed(3.0, 2000, 0.0)]).unwrap();
+        assert_eq!((even.wall_s, even.max_rss_kib), (2.5, 1500));
+        assert_eq!(median_summary(&[]), None);
+    }
+
+    #[test]
+    fn a_median_summary_keeps_only_what_every_run_has() {
+        let mut a = timed(2.0, 0, 0.0);
+        let mut b = a.clone();
+        a.counters.insert("cycles".into(), 10.0);
+        a.counters.insert("instructions".into(), 5.0);
+        b.counters.insert("cycles".into(), 20.0);
+        b.syscall_rate = None;
+        let m = median_summary(&[a.clone(), b]).unwrap();
+        assert_eq!(m.counters.into_iter().collect::<Vec<_>>(), vec![("cycles".to_string(), 15.0)]);
+        assert_eq!(m.syscall_rate, None);
+        let exact = ProfileSummary { syscall_source: SyscallSource::PerfTracepoint, ..a.clone() };
+        assert_eq!(median_summary(&[a, exact]), None, "exact counts and lower bounds do not mix");
+    }
+
+    #[test]
+    fn a_job_profile_rates_the_counted_calls_over_the_timed_runs() {
+        let timed_runs = [(1.9, timed(2.0, 0, 0.0)), (2.9, timed(3.0, 0, 0.0)), (2.4, timed(2.5, 0, 0.0))];
+        // The counted run took twice as long: perf's cost per call.
+        let counted = ProfileSummary { wall_s: 5.0, syscall_count: Some(3000), ..timed(5.0, 0, 0.0) };
+        let counted = ProfileSummary { syscall_source: SyscallSource::PerfTracepoint, ..counted };
+        let p = JobProfile::from_runs(&timed_runs, "work-phase", Some(counted), vec!["n".into()]).unwrap();
+        assert_eq!((p.solo_s.median, p.solo_s.min, p.solo_s.max, p.solo_s.n), (2.4, 1.9, 2.9, 3));
+        assert_eq!(p.timing, "work-phase");
+        assert_eq!(p.syscall_source, SyscallSource::PerfTracepoint);
+        assert_eq!(p.syscall_count, Some(3000));
+        // 3000 calls over the timed runs' median wall time of 2.5 s.
+        assert_eq!(p.syscall_rate, Some(1200.0));
+        assert_eq!(p.summary.wall_s, 2.5);
+        assert_eq!(p.notes, vec!["n".to_string()]);
+        let back: JobProfile = serde_json::from_value(serde_json::to_value(&p).unwrap()).unwrap();
+        assert_eq!(back, p);
+    }
+
+    #[test]
+    fn a_job_profile_without_a_counted_run_uses_the_timed_lower_bound() {
+        let p = JobProfile::from_runs(&[(2.0, timed(2.0, 0, 0.0)), (4.0, timed(4.0, 0, 0.0))], "process", None, vec![])
+            .unwrap();
+        assert_eq!(p.syscall_source, SyscallSource::ProcSyscrSyscw);
+        assert_eq!(p.syscall_count, Some(80));
+        assert_eq!(p.syscall_rate, Some(80.0 / 3.0));
+        assert_eq!(p.counted_run, None);
+        assert_eq!(JobProfile::from_runs(&[], "process", None, vec![]), None);
+        assert_eq!(JobProfile::from_runs(&[(f64::NAN, timed(2.0, 0, 0.0))], "process", None, vec![]), None);
     }
 
     #[test]

@@ -179,35 +179,10 @@ pub struct SoloRunRecord {
     pub counters: BTreeMap<String, f64>,
 }
 
-/// One sample of a solo run's whole process tree, field for field the
-/// model's `profile::Sample`: counters are cumulative since the job was
-/// released; `host_load` is over the interval ending at `t_s`; `rss_kib`
-/// and `nprocs` are instantaneous.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SampleRecord {
-    /// Seconds since the job was released.
-    pub t_s: f64,
-    /// CPU seconds in the interval / (interval x host cores).
-    pub host_load: f64,
-    pub cpu_user_s: f64,
-    pub cpu_sys_s: f64,
-    pub vol_ctx: u64,
-    pub invol_ctx: u64,
-    /// `None` when system calls were not counted per sample.
-    pub syscalls: Option<u64>,
-    /// Bytes through read- and write-class system calls (`rchar`/`wchar`).
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    /// Bytes of storage traffic (`read_bytes`/`write_bytes` of /proc/PID/io).
-    pub disk_read_bytes: u64,
-    pub disk_write_bytes: u64,
-    pub syscr: u64,
-    pub syscw: u64,
-    pub rss_kib: u64,
-    pub minflt: u64,
-    pub majflt: u64,
-    pub nprocs: u32,
-}
+/// One sample of a solo run's whole process tree. The store keeps the
+/// model's `profile::Sample` as it is, one column per field, so the sampler
+/// and the database cannot drift apart.
+pub use cosched_model::profile::Sample as SampleRecord;
 
 /// The summary of a job's profile in one campaign. The summary is kept as
 /// JSON so its type can grow with the profiler without a migration; the

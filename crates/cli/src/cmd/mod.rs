@@ -3,8 +3,11 @@
 pub mod bench;
 pub mod calibrate;
 pub mod check;
+pub mod classify;
 pub mod common;
 pub mod db;
 pub mod demo;
 pub mod node;
 pub mod pairs;
+pub mod probe;
+pub mod profile;
