@@ -116,8 +116,8 @@ fn probe_stores_each_repeat_writes_the_curves_and_classify_names_a_class() {
     assert!(!text(&again.stderr).contains("calibrating the distgen"), "{}", text(&again.stderr));
 }
 
-/// A probe whose sizes all lie on one side of the LLC cannot be split there,
-/// and classify says so rather than guessing.
+/// A probe with no stressor size beyond the LLC cannot tell the classes
+/// apart, and classify says so rather than guessing.
 #[test]
 fn a_probe_on_one_side_of_the_llc_is_unclassifiable_not_misclassified() {
     let dir = tempfile::tempdir().unwrap();
@@ -130,7 +130,7 @@ fn a_probe_on_one_side_of_the_llc_is_unclassifiable_not_misclassified() {
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows[0]["status"], "unclassifiable");
     assert!(rows[0]["class"].is_null());
-    assert!(rows[0]["reason"].as_str().unwrap().contains("one side of the LLC"));
+    assert!(rows[0]["reason"].as_str().unwrap().contains("beyond the LLC"));
 }
 
 #[test]

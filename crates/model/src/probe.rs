@@ -14,6 +14,12 @@
 //! occupies the LLC, a streaming job only once the stressor consumes memory
 //! bandwidth, and a core-bound job not at all. [`classify`] applies that rule
 //! to the measured curves.
+//!
+//! Sensitivity is taken relative to the smallest rung of the ladder, where
+//! the stressor stays in its private cache: whatever slows the job there
+//! (two vCPUs that are SMT siblings on the host, a shared clock, time
+//! slicing) is not contention for the shared cache or memory, and would
+//! otherwise make every job look cache-sensitive on such a node.
 
 use serde::{Deserialize, Serialize};
 
@@ -94,9 +100,14 @@ impl Default for ClassRule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Classification {
     pub class: Class,
-    /// Largest median sensitivity with the stressor inside the LLC.
+    /// Slowdown beside the stressor at the smallest rung (private cache):
+    /// the baseline the other rungs are divided by.
+    pub baseline: f64,
+    /// Largest median sensitivity, relative to the baseline, with the
+    /// stressor inside the LLC.
     pub sens_llc: f64,
-    /// Largest median sensitivity with the stressor beyond the LLC.
+    /// Largest median sensitivity, relative to the baseline, with the
+    /// stressor beyond the LLC.
     pub sens_mem: f64,
     /// Largest median contentiousness over the ladder.
     pub cont_max: f64,
@@ -105,15 +116,33 @@ pub struct Classification {
 
 /// Classifies from a probe curve. `llc_kib` splits the ladder into stressor
 /// sizes that fit the LLC and sizes that stream from memory. `None` when the
-/// curve has no point on one side of that split.
+/// curve has no point beyond the LLC or none besides the baseline.
 pub fn classify(points: &[ProbePoint], llc_kib: u64, rule: ClassRule) -> Option<Classification> {
-    let max_of = |pred: &dyn Fn(&ProbePoint) -> bool, f: &dyn Fn(&ProbePoint) -> f64| {
-        points.iter().filter(|p| pred(p)).map(f).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+    // Baseline per intensity: the smallest working set measured at it.
+    let baseline_of = |intensity: f64| {
+        points
+            .iter()
+            .filter(|p| p.level.intensity == intensity)
+            .min_by_key(|p| p.level.size_kib)
+            .map(|p| (p.level.size_kib, p.job_slowdown.median))
     };
-    let sens = |p: &ProbePoint| p.job_slowdown.median;
-    let sens_llc = max_of(&|p| p.level.size_kib <= llc_kib, &sens)?;
-    let sens_mem = max_of(&|p| p.level.size_kib > llc_kib, &sens)?;
-    let cont_max = max_of(&|_| true, &|p| p.stressor_slowdown.median)?;
+    let mut sens_llc: Option<f64> = None;
+    let mut sens_mem: Option<f64> = None;
+    let mut baseline_max: f64 = 0.0;
+    for p in points {
+        let (base_size, base) = baseline_of(p.level.intensity)?;
+        baseline_max = baseline_max.max(base);
+        if p.level.size_kib == base_size {
+            continue;
+        }
+        let rel = p.job_slowdown.median / base;
+        let slot = if p.level.size_kib <= llc_kib { &mut sens_llc } else { &mut sens_mem };
+        *slot = Some(slot.map_or(rel, |m| m.max(rel)));
+    }
+    let sens_mem = sens_mem?;
+    // A ladder whose only in-LLC rung is the baseline says nothing about the LLC.
+    let sens_llc = sens_llc.unwrap_or(1.0);
+    let cont_max = points.iter().map(|p| p.stressor_slowdown.median).fold(f64::NAN, f64::max);
     let sig = rule.significant;
     let (class, why) = if sens_llc > sig {
         (Class::C, format!("slowed {sens_llc:.2}x already by a stressor inside the LLC (> {sig:.2})"))
@@ -125,15 +154,21 @@ pub fn classify(points: &[ProbePoint], llc_kib: u64, rule: ClassRule) -> Option<
     } else {
         (
             Class::N,
-            format!("never slowed more than {:.2}x by the stressor (<= {sig:.2})", sens_llc.max(sens_mem)),
+            format!("never slowed more than {:.2}x by the stressor's cache or memory use (<= {sig:.2})", sens_llc.max(sens_mem)),
         )
+    };
+    let base_note = if baseline_max > sig {
+        format!("; relative to {baseline_max:.2}x beside a stressor in private cache (core sharing, not cache)")
+    } else {
+        String::new()
     };
     Some(Classification {
         class,
+        baseline: baseline_max,
         sens_llc,
         sens_mem,
         cont_max,
-        reason: format!("{why}; slows the stressor up to {cont_max:.2}x"),
+        reason: format!("{why}{base_note}; slows the stressor up to {cont_max:.2}x"),
     })
 }
 
@@ -167,8 +202,19 @@ mod tests {
         assert_eq!(classify(&c, llc, ClassRule::default()).unwrap().class, Class::C);
         let cs = classify(&s, llc, ClassRule::default()).unwrap();
         assert_eq!(cs.class, Class::S);
-        assert_eq!((cs.sens_llc, cs.sens_mem, cs.cont_max), (1.04, 1.45, 1.6));
+        assert_eq!((cs.baseline, cs.sens_llc, cs.sens_mem, cs.cont_max), (1.0, 1.04, 1.45, 1.6));
         assert!(cs.reason.contains("1.45"), "{}", cs.reason);
+    }
+
+    #[test]
+    fn core_sharing_seen_at_the_baseline_does_not_make_a_job_cache_sensitive() {
+        // Slowed 1.4x by any busy neighbour (SMT siblings), no more by cache
+        // or memory pressure: class N, with the baseline named.
+        let smt = [pt(256, 1.40, 1.3), pt(16384, 1.42, 1.3), pt(131072, 1.44, 1.3)];
+        let c = classify(&smt, 32768, ClassRule::default()).unwrap();
+        assert_eq!(c.class, Class::N, "{}", c.reason);
+        assert_eq!(c.baseline, 1.40);
+        assert!(c.reason.contains("core sharing"), "{}", c.reason);
     }
 
     #[test]

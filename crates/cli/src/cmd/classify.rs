@@ -57,6 +57,7 @@ struct Row {
     status: &'static str,
     class: Option<Class>,
     /// The figures behind the class (see `model::probe::Classification`).
+    baseline: Option<f64>,
     sens_llc: Option<f64>,
     sens_mem: Option<f64>,
     cont_max: Option<f64>,
@@ -140,6 +141,7 @@ pub fn run(a: ClassifyArgs) -> anyhow::Result<()> {
             v.extend([
                 r.job.clone(),
                 r.class.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+                f(r.baseline),
                 f(r.sens_llc),
                 f(r.sens_mem),
                 f(r.cont_max),
@@ -155,11 +157,12 @@ pub fn run(a: ClassifyArgs) -> anyhow::Result<()> {
     if show_workload {
         headers.push("workload");
     }
-    headers.extend(["job", "class", "sens. in LLC", "sens. beyond", "content.", "U", "LLC", "probe", "reason"]);
+    headers.extend(["job", "class", "baseline", "sens. in LLC", "sens. beyond", "content.", "U", "LLC", "probe", "reason"]);
     println!("{}", table(&headers, &table_rows));
     println!(
-        "\nN core-bound, C LLC-sensitive, S streaming (seed 003 a). sens.: largest median slowdown of the job with the\n\
-         stressor inside / beyond the LLC; content.: largest median slowdown of the stressor beside the job;\n\
+        "\nN core-bound, C LLC-sensitive, S streaming (seed 003 a). baseline: the job's slowdown beside the stressor in\n\
+         private cache (core sharing); sens.: largest median slowdown of the job with the stressor inside / beyond\n\
+         the LLC, divided by the baseline; content.: largest median slowdown of the stressor beside the job;\n\
          slowed means above {:.2}. U: host load of the job's latest solo profile (cosched profile), '-' when none.",
         a.significant
     );
@@ -212,7 +215,7 @@ fn row(store: &Store, p: &Probed, llc_kib: Option<u64>, rule: ClassRule, program
         None => (
             "unclassifiable",
             format!(
-                "the probe has no stressor size on one side of the LLC ({}); probe again with sizes below and above it",
+                "the probe needs a stressor size beyond the LLC ({}) and one more besides the smallest; probe again with such sizes",
                 fmt_kib(llc)
             ),
         ),
@@ -222,6 +225,7 @@ fn row(store: &Store, p: &Probed, llc_kib: Option<u64>, rule: ClassRule, program
         job: p.job.clone(),
         status,
         class: c.as_ref().map(|c| c.class),
+        baseline: c.as_ref().map(|c| c.baseline),
         sens_llc: c.as_ref().map(|c| c.sens_llc),
         sens_mem: c.as_ref().map(|c| c.sens_mem),
         cont_max: c.as_ref().map(|c| c.cont_max),
@@ -239,6 +243,7 @@ fn not_probed(store: &Store, w: &Workload, job: &str, program: &str, path: &std:
         job: job.to_string(),
         status: "not probed",
         class: None,
+        baseline: None,
         sens_llc: None,
         sens_mem: None,
         cont_max: None,
