@@ -19,7 +19,15 @@
 //! the stressor stays in its private cache: whatever slows the job there
 //! (two vCPUs that are SMT siblings on the host, a shared clock, time
 //! slicing) is not contention for the shared cache or memory, and would
-//! otherwise make every job look cache-sensitive on such a node.
+//! otherwise make every job look cache-sensitive on such a node. A baseline
+//! below 1 (the job ran faster) is noise, not a physical effect, so the
+//! divisor is never below 1.
+//!
+//! Only stressor working sets of at most half the LLC count as "inside the
+//! LLC": a working set the size of the whole LLC cannot stay resident beside
+//! the job's own data (and, on a VM, other tenants'), so it already streams
+//! from memory and would make a streaming job look LLC-sensitive. Rungs in
+//! (LLC/2, LLC] are transitional and decide nothing.
 
 use serde::{Deserialize, Serialize};
 
@@ -124,7 +132,7 @@ pub fn classify(points: &[ProbePoint], llc_kib: u64, rule: ClassRule) -> Option<
             .iter()
             .filter(|p| p.level.intensity == intensity)
             .min_by_key(|p| p.level.size_kib)
-            .map(|p| (p.level.size_kib, p.job_slowdown.median))
+            .map(|p| (p.level.size_kib, p.job_slowdown.median.max(1.0)))
     };
     let mut sens_llc: Option<f64> = None;
     let mut sens_mem: Option<f64> = None;
@@ -136,7 +144,13 @@ pub fn classify(points: &[ProbePoint], llc_kib: u64, rule: ClassRule) -> Option<
             continue;
         }
         let rel = p.job_slowdown.median / base;
-        let slot = if p.level.size_kib <= llc_kib { &mut sens_llc } else { &mut sens_mem };
+        let slot = if p.level.size_kib * 2 <= llc_kib {
+            &mut sens_llc
+        } else if p.level.size_kib > llc_kib {
+            &mut sens_mem
+        } else {
+            continue;
+        };
         *slot = Some(slot.map_or(rel, |m| m.max(rel)));
     }
     let sens_mem = sens_mem?;
@@ -215,6 +229,24 @@ mod tests {
         assert_eq!(c.class, Class::N, "{}", c.reason);
         assert_eq!(c.baseline, 1.40);
         assert!(c.reason.contains("core sharing"), "{}", c.reason);
+    }
+
+    #[test]
+    fn an_llc_sized_stressor_decides_nothing_and_a_baseline_speedup_is_not_divided_out() {
+        // Streaming job measured on this VM: slowed at the LLC-sized rung
+        // (the stressor spills to memory there) and beyond; faster than alone
+        // beside the private-cache stressor.
+        let stream = [
+            pt(256, 0.957, 1.07),
+            pt(8192, 0.931, 0.98),
+            pt(16384, 1.065, 0.91),
+            pt(32768, 1.520, 1.16),
+            pt(131072, 1.259, 1.33),
+            pt(524288, 1.323, 1.04),
+        ];
+        let c = classify(&stream, 32768, ClassRule::default()).unwrap();
+        assert_eq!(c.class, Class::S, "{}", c.reason);
+        assert_eq!((c.baseline, c.sens_llc, c.sens_mem), (1.0, 1.065, 1.323));
     }
 
     #[test]

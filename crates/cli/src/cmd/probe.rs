@@ -294,7 +294,10 @@ fn show(p: &JobProbe) {
 fn fits_in(kib: u64, l2: Option<u64>, llc: Option<u64>) -> &'static str {
     match (l2, llc) {
         (Some(l2), _) if kib <= l2 => "L2",
-        (_, Some(llc)) if kib <= llc => "LLC",
+        (_, Some(llc)) if kib * 2 <= llc => "LLC",
+        // A working set the size of the whole LLC spills to memory beside
+        // anything else; classify ignores these rungs.
+        (_, Some(llc)) if kib <= llc => "LLC edge",
         (_, Some(_)) => "memory",
         _ => "-",
     }
@@ -567,7 +570,8 @@ mod tests {
     #[test]
     fn sizes_are_placed_in_the_cache_they_fit() {
         assert_eq!(fits_in(256, Some(512), Some(32768)), "L2");
-        assert_eq!(fits_in(32768, Some(512), Some(32768)), "LLC");
+        assert_eq!(fits_in(16384, Some(512), Some(32768)), "LLC");
+        assert_eq!(fits_in(32768, Some(512), Some(32768)), "LLC edge");
         assert_eq!(fits_in(65536, Some(512), Some(32768)), "memory");
         assert_eq!(fits_in(65536, None, None), "-");
         assert_eq!(file_safe("a/b c"), "a_b_c");
