@@ -13,3 +13,4 @@ pub mod workload;
 pub mod calibration;
 pub mod profile;
 pub mod provenance;
+pub mod enumerate;
