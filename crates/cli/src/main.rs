@@ -39,6 +39,8 @@ enum Verb {
     Probe(cmd::probe::ProbeArgs),
     /// Class N / C / S of each probed job, with the measured reason.
     Classify(cmd::classify::ClassifyArgs),
+    /// Count and evaluate every placement of program pairs on dual-core nodes (seed 003 d).
+    Enumerate(cmd::enumerate::EnumerateArgs),
     /// Benchmarks that print figures measured side by side in one run.
     #[command(after_help = "Example:\n  cosched bench kernels")]
     Bench(cmd::bench::BenchArgs),
@@ -55,6 +57,7 @@ fn main() {
         Verb::Calibrate(a) => cmd::calibrate::run(a),
         Verb::Demo(a) => cmd::demo::run(a),
         Verb::Bench(a) => cmd::bench::run(a),
+        Verb::Enumerate(a) => cmd::enumerate::run(a),
         Verb::Pairs(a) => cmd::pairs::run(a),
         Verb::Profile(a) => cmd::profile::run(a),
         Verb::Probe(a) => cmd::probe::run(a),

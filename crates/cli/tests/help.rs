@@ -18,6 +18,7 @@ fn every_verb_help_has_an_example() {
         vec!["bench", "profile"],
         vec!["pairs"],
         vec!["db"],
+        vec!["enumerate"],
     ] {
         let mut args = verb.clone();
         args.push("--help");

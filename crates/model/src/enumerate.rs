@@ -208,7 +208,7 @@ pub fn placement_slowdown(s: &[Vec<f64>], placement: &[Pair]) -> PlacementSlowdo
     PlacementSlowdown { total, average: total / jobs as f64, worst }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct PlacementSlowdown {
     pub total: f64,
     pub average: f64,
@@ -234,7 +234,7 @@ pub fn validate_matrix(s: &[Vec<f64>]) -> Result<usize, EnumerateError> {
 }
 
 /// Equal-width bins over `[lo, hi]`; the last bin is closed so `hi` counts.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Histogram {
     pub lo: f64,
     pub hi: f64,
@@ -269,7 +269,7 @@ impl Histogram {
 }
 
 /// Min, mean, max and histogram of one quantity over a population.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Distribution {
     pub min: f64,
     pub mean: f64,
@@ -278,7 +278,7 @@ pub struct Distribution {
 }
 
 /// Average-job and worst-job slowdown over a set of placements.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Population {
     pub count: u64,
     pub average: Distribution,
@@ -288,7 +288,7 @@ pub struct Population {
 /// The Terrible Twins comparison: all placements against twin-free ones.
 /// `twin_free` is `None` only for a single program, which has no twin-free
 /// placement.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Landscape {
     pub all: Population,
     pub twin_free: Option<Population>,
@@ -368,7 +368,7 @@ pub fn landscape(s: &[Vec<f64>], bins: usize) -> Result<Landscape, EnumerateErro
 }
 
 /// A placement of least total slowdown, with its slowdowns.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Optimum {
     pub placement: Vec<Pair>,
     pub slowdown: PlacementSlowdown,

@@ -127,3 +127,88 @@ mod tests {
         assert!(slowdown_colour(0.6).starts_with("#") && slowdown_colour(0.6)[3..5] == *"ff");
     }
 }
+
+/// Overlaid histograms on shared bins (e.g. average slowdown over all
+/// placements and over twin-free ones, as in seed 003 d): one series of
+/// bars per `(label, colour, counts)`, bin `i` spanning
+/// `[lo + i*w, lo + (i+1)*w)`.
+pub fn histogram(title: &str, x_label: &str, lo: f64, w: f64, series: &[(&str, &str, &[u64])]) -> String {
+    let bins = series.iter().map(|s| s.2.len()).max().unwrap_or(0).max(1);
+    let max = series.iter().flat_map(|s| s.2.iter().copied()).max().unwrap_or(0).max(1) as f64;
+    let (left, top, pw, ph) = (70.0, 50.0, 640.0, 300.0);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{:.0}" height="{:.0}" font-family="sans-serif" font-size="12">"##,
+        left + pw + 30.0,
+        top + ph + 90.0
+    );
+    let _ = write!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
+    let _ = write!(s, r##"<text x="8" y="22" font-size="15" font-weight="bold">{}</text>"##, esc(title));
+    let bw = pw / bins as f64;
+    for (k, (_, colour, counts)) in series.iter().enumerate() {
+        for (i, &c) in counts.iter().enumerate() {
+            let h = ph * c as f64 / max;
+            let _ = write!(
+                s,
+                r##"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="{}" fill-opacity="{}"/>"##,
+                left + bw * i as f64,
+                top + ph - h,
+                bw.max(1.0),
+                h,
+                esc(colour),
+                if k == 0 { "0.55" } else { "0.75" }
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        r##"<line x1="{left}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#333"/><line x1="{left}" y1="{top}" x2="{left}" y2="{:.1}" stroke="#333"/>"##,
+        top + ph,
+        left + pw,
+        top + ph,
+        top + ph
+    );
+    for t in 0..=4 {
+        let x = left + pw * t as f64 / 4.0;
+        let v = lo + w * bins as f64 * t as f64 / 4.0;
+        let _ = write!(s, r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{v:.3}</text>"##, top + ph + 16.0);
+        let y = top + ph - ph * t as f64 / 4.0;
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{:.0}</text>"##,
+            left - 6.0,
+            y + 4.0,
+            max * t as f64 / 4.0
+        );
+    }
+    let _ = write!(s, r##"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"##, left + pw / 2.0, top + ph + 36.0, esc(x_label));
+    let _ = write!(s, r##"<text x="16" y="{:.1}" transform="rotate(-90 16 {:.1})" text-anchor="middle">placements</text>"##, top + ph / 2.0, top + ph / 2.0);
+    for (k, (label, colour, _)) in series.iter().enumerate() {
+        let x = left + 200.0 * k as f64;
+        let y = top + ph + 60.0;
+        let _ = write!(
+            s,
+            r##"<rect x="{x:.1}" y="{:.1}" width="14" height="10" fill="{}"/><text x="{:.1}" y="{y:.1}">{}</text>"##,
+            y - 9.0,
+            esc(colour),
+            x + 20.0,
+            esc(label)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod histogram_tests {
+    use super::*;
+
+    #[test]
+    fn one_bar_per_bin_and_series_plus_legend() {
+        let svg = histogram("t", "x", 1.0, 0.1, &[("all", "#1f77b4", &[1, 2, 3]), ("twin-free", "#d62728", &[0, 1, 1])]);
+        // Background, 6 bars, 2 legend swatches.
+        assert_eq!(svg.matches("<rect").count(), 9);
+        assert!(svg.contains("twin-free") && svg.contains("1.300"), "axis spans lo..lo+bins*w");
+    }
+}

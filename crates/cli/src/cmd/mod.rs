@@ -7,6 +7,7 @@ pub mod classify;
 pub mod common;
 pub mod db;
 pub mod demo;
+pub mod enumerate;
 pub mod node;
 pub mod pairs;
 pub mod probe;
