@@ -6,6 +6,7 @@
 
 pub mod kernel;
 pub mod matrix;
+pub mod metrics;
 pub mod probe;
 pub mod stats;
 pub mod topology;

@@ -1,0 +1,17 @@
+//! Scheduling policies and the engines that carry out their decisions.
+//!
+//! A policy sees an engine-agnostic [`View`] and returns [`Decision`]s; it
+//! never reads a clock or spawns a process, so the simulator here and the
+//! node runner later execute the very same policy objects.
+
+pub mod policies;
+pub mod policy;
+pub mod sim;
+pub mod source;
+
+pub use cosched_model::metrics::{Event, EventKind, JobId};
+pub use policy::{
+    policy_by_name, policy_names, Decision, Params, Policy, PoolInfo, QueuedJob, RunningJob, View,
+};
+pub use sim::{simulate, simulate_predicted, Platform, SimError, SimJob};
+pub use source::{PairTable, SlowdownSource};

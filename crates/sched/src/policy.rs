@@ -1,0 +1,192 @@
+//! The policy trait, what a policy sees, and the registry of policies by name.
+
+use std::collections::BTreeMap;
+
+use cosched_model::workload::PoolKind;
+
+use crate::policies::{ConflictAware, Exclusive, NoPlan, NoTwins};
+use crate::source::SlowdownSource;
+use crate::JobId;
+
+/// A pool of the node as policies see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PoolInfo {
+    pub name: String,
+    pub cores: u32,
+    pub kind: PoolKind,
+}
+
+/// A job waiting in the queue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueuedJob<'a> {
+    pub id: JobId,
+    pub name: &'a str,
+    /// Index into [`View::pools`].
+    pub pool: usize,
+    pub cores: u32,
+    /// Solo time estimate, seconds.
+    pub solo: f64,
+    /// Equal keys mean instances of one program (twins).
+    pub program: &'a str,
+}
+
+/// A job running on the node.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunningJob<'a> {
+    pub id: JobId,
+    pub pool: usize,
+    pub cores: u32,
+    /// Fraction of its work done, in [0, 1].
+    pub progress: f64,
+    pub program: &'a str,
+}
+
+/// Everything a policy may know when it decides.
+pub struct View<'a> {
+    /// Virtual or wall seconds since the engine began; engines supply it so
+    /// policies never read a clock.
+    pub time: f64,
+    /// Waiting jobs in queue order (arrival, then workload order).
+    pub queue: &'a [QueuedJob<'a>],
+    pub running: &'a [RunningJob<'a>],
+    pub pools: &'a [PoolInfo],
+    pub slowdown: &'a dyn SlowdownSource,
+}
+
+impl View<'_> {
+    /// Cores of `pool` not held by running jobs.
+    pub fn free_cores(&self, pool: usize) -> u32 {
+        let used: u32 = self
+            .running
+            .iter()
+            .filter(|r| r.pool == pool)
+            .map(|r| r.cores)
+            .sum();
+        self.pools[pool].cores.saturating_sub(used)
+    }
+}
+
+/// What a policy asks the engine to do now. Returning no decision means wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Start a queued job on its pool; the engine picks the cores.
+    Start { job: JobId, pool: usize },
+}
+
+pub trait Policy {
+    /// Decisions for this instant. Engines call again after applying them,
+    /// until a call returns none, so a policy may decide one start at a time.
+    fn decide(&mut self, view: &View) -> Vec<Decision>;
+}
+
+/// Policy parameters as given by name on a command line or in a scenario.
+pub type Params = BTreeMap<String, String>;
+
+const POLICIES: &[(&str, &str)] = &[
+    ("exclusive", "one job at a time on the node: the sequential baseline"),
+    ("noplan", "an idle pool starts the next job of its queue at once (unconditional co-execution)"),
+    (
+        "conflict-aware",
+        "seed 000: an idle pool starts the first queued job whose score with every running job is within threshold=T (inf = noplan)",
+    ),
+    ("no-twins", "seed 003(d): never co-run two instances of one program"),
+];
+
+/// Names and one-line descriptions of every registered policy.
+pub fn policy_names() -> Vec<(&'static str, &'static str)> {
+    POLICIES.to_vec()
+}
+
+/// Builds a policy by name; unknown names and parameters are errors, so a
+/// typo never silently runs a default.
+pub fn policy_by_name(name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
+    let allowed: &[&str] = match name {
+        "conflict-aware" => &["threshold"],
+        "exclusive" | "noplan" | "no-twins" => &[],
+        _ => {
+            let known: Vec<&str> = POLICIES.iter().map(|p| p.0).collect();
+            return Err(format!(
+                "unknown policy `{name}`; expected one of {}",
+                known.join(", ")
+            ));
+        }
+    };
+    if let Some(k) = params.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(if allowed.is_empty() {
+            format!("policy `{name}` takes no parameters, got `{k}`")
+        } else {
+            format!(
+                "policy `{name}` has no parameter `{k}`; expected {}",
+                allowed.join(", ")
+            )
+        });
+    }
+    Ok(match name {
+        "exclusive" => Box::new(Exclusive),
+        "noplan" => Box::new(NoPlan),
+        "no-twins" => Box::new(NoTwins),
+        _ => {
+            let t = match params.get("threshold") {
+                Some(v) => parse_threshold(v)?,
+                None => {
+                    return Err(
+                        "policy `conflict-aware` needs threshold=T (a number or inf)".into(),
+                    )
+                }
+            };
+            Box::new(ConflictAware::new(t)?)
+        }
+    })
+}
+
+/// Accepts `100`, `100%` and `inf`: the threshold is in score units, which are
+/// percent for C_all, so the sign is tolerated but not required.
+fn parse_threshold(v: &str) -> Result<f64, String> {
+    let s = v.trim();
+    let s = s.strip_suffix('%').unwrap_or(s).trim();
+    if s.eq_ignore_ascii_case("inf") || s.eq_ignore_ascii_case("infinity") {
+        return Ok(f64::INFINITY);
+    }
+    s.parse::<f64>()
+        .map_err(|_| format!("threshold `{v}` is not a number or inf"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_builds_every_listed_policy() {
+        for (name, _) in policy_names() {
+            let mut p = Params::new();
+            if name == "conflict-aware" {
+                p.insert("threshold".into(), "100%".into());
+            }
+            assert!(policy_by_name(name, &p).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn registry_refuses_mistakes() {
+        let mut p = Params::new();
+        assert!(policy_by_name("fifo", &p)
+            .err()
+            .unwrap()
+            .contains("unknown policy"));
+        assert!(policy_by_name("conflict-aware", &p)
+            .err()
+            .unwrap()
+            .contains("needs threshold"));
+        p.insert("threshold".into(), "lots".into());
+        assert!(policy_by_name("conflict-aware", &p)
+            .err()
+            .unwrap()
+            .contains("not a number"));
+        assert!(policy_by_name("noplan", &p)
+            .err()
+            .unwrap()
+            .contains("no parameters"));
+        assert_eq!(parse_threshold("inf"), Ok(f64::INFINITY));
+        assert_eq!(parse_threshold(" 150 % "), Ok(150.0));
+    }
+}

@@ -1,0 +1,102 @@
+//! Where predicted or measured slowdowns come from.
+
+use crate::JobId;
+
+/// Slowdowns of jobs beside one another. The simulator uses `slowdown` as the
+/// truth that drives progress; policies use it, or `score`, as a prediction.
+pub trait SlowdownSource {
+    /// Slowdown of `job` (T_corun / T_solo) while `beside` run on the node;
+    /// 1 when `beside` is empty.
+    fn slowdown(&self, job: JobId, beside: &[JobId]) -> f64;
+    /// Conflict score of a pair in the units of the conflict-aware threshold
+    /// (seed 000's C_all, in percent, when host loads are known).
+    fn score(&self, a: JobId, b: JobId) -> f64;
+}
+
+/// A pairwise slowdown table over jobs, with optional host loads.
+///
+/// Beside several jobs, the pairwise slowdowns multiply: it needs no more
+/// than pair measurements, stays positive when a co-runner helps (s < 1), and
+/// reduces to the measured cell for one co-runner.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairTable {
+    /// `slowdown[i][j]`: job i beside job j (the `model::matrix` convention).
+    slowdown: Vec<Vec<f64>>,
+    /// Host load U of each job as a fraction of the host pool (seed 000).
+    host_load: Option<Vec<f64>>,
+}
+
+impl PairTable {
+    /// `slowdown` must be square, with positive finite cells.
+    pub fn new(slowdown: Vec<Vec<f64>>) -> Result<PairTable, String> {
+        let n = slowdown.len();
+        for (i, row) in slowdown.iter().enumerate() {
+            if row.len() != n {
+                return Err(format!("row {i} has {} cells, expected {n}", row.len()));
+            }
+            if let Some((j, v)) = row
+                .iter()
+                .enumerate()
+                .find(|(_, v)| !(v.is_finite() && **v > 0.0))
+            {
+                return Err(format!(
+                    "cell ({i}, {j}) = {v} is not a positive finite slowdown"
+                ));
+            }
+        }
+        Ok(PairTable {
+            slowdown,
+            host_load: None,
+        })
+    }
+
+    /// With host loads, `score` is C_all = (U_a + U_b) x 100 %, seed 000's indicator.
+    pub fn with_host_loads(mut self, loads: Vec<f64>) -> Result<PairTable, String> {
+        if loads.len() != self.slowdown.len() {
+            return Err(format!(
+                "{} host loads for {} jobs",
+                loads.len(),
+                self.slowdown.len()
+            ));
+        }
+        if let Some((j, u)) = loads
+            .iter()
+            .enumerate()
+            .find(|(_, u)| !(u.is_finite() && **u >= 0.0))
+        {
+            return Err(format!(
+                "host load of job {j} = {u} is not a non-negative number"
+            ));
+        }
+        self.host_load = Some(loads);
+        Ok(self)
+    }
+
+    pub fn len(&self) -> usize {
+        self.slowdown.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slowdown.is_empty()
+    }
+}
+
+impl SlowdownSource for PairTable {
+    fn slowdown(&self, job: JobId, beside: &[JobId]) -> f64 {
+        beside
+            .iter()
+            .filter(|&&b| b != job)
+            .map(|&b| self.slowdown[job][b])
+            .product()
+    }
+
+    /// Without host loads, the worse of the pair's two predicted slowdowns as
+    /// an increase in percent, so that T = 100 reads "neither job may run more
+    /// than twice as slow", the same scale as C_all's overloaded host.
+    fn score(&self, a: JobId, b: JobId) -> f64 {
+        match &self.host_load {
+            Some(u) => (u[a] + u[b]) * 100.0,
+            None => (self.slowdown[a][b].max(self.slowdown[b][a]) - 1.0) * 100.0,
+        }
+    }
+}
