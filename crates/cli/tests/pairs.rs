@@ -1,6 +1,8 @@
 //! `cosched pairs`: a campaign is stored run by run, survives Ctrl-C without
 //! leaving processes behind, and `--resume` finishes it without redoing work.
 
+mod common;
+use common::stray_processes;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,19 +26,6 @@ fn workload(dir: &Path, marker: &str) -> std::path::PathBuf {
     )
     .unwrap();
     path
-}
-
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if cmd.contains(marker) && !cmd.contains("cargo") {
-                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    out
 }
 
 fn pair_runs(db: &Path) -> usize {
@@ -77,7 +66,7 @@ fn sigint_leaves_no_process_and_resume_completes_the_campaign() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("--resume"), "{stderr}");
-    assert_eq!(processes_with(&marker), Vec::<String>::new(), "stray job processes");
+    assert_eq!(stray_processes(&[&marker]), Vec::<String>::new(), "stray job processes");
 
     let stored_before = pair_runs(&db);
     assert!(stored_before < 6, "the campaign finished before the interrupt: {stored_before}");

@@ -2,6 +2,8 @@
 //! curves are written, a class comes back with its reason, Ctrl-C leaves no
 //! process behind, and bad input is refused before anything is written.
 
+mod common;
+use common::stray_processes;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -173,19 +175,6 @@ fn classify_without_a_database_is_exit_2_and_creates_none() {
     let out = cosched().arg("classify").arg("--db").arg(&db).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(!db.exists());
-}
-
-fn stray_processes(markers: &[&str]) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            if markers.iter().any(|m| cmd.contains(m)) && !cmd.contains("cargo") {
-                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
-            }
-        }
-    }
-    out
 }
 
 fn stored_points(db: &Path) -> usize {

@@ -24,7 +24,7 @@ use crate::stats::Summary;
 /// tree that have already ended: their CPU time, faults and I/O through the
 /// `cutime`/`cstime`/`cminflt`/`cmajflt` and I/O accounting of the parent
 /// that reaped them, their context switches as last seen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     /// Seconds since the job was released (0 for the baseline).
     pub t_s: f64,
@@ -333,25 +333,7 @@ mod tests {
     use super::*;
 
     fn zero() -> Sample {
-        Sample {
-            t_s: 0.0,
-            host_load: 0.0,
-            cpu_user_s: 0.0,
-            cpu_sys_s: 0.0,
-            vol_ctx: 0,
-            invol_ctx: 0,
-            syscalls: Some(0),
-            read_bytes: 0,
-            write_bytes: 0,
-            disk_read_bytes: 0,
-            disk_write_bytes: 0,
-            syscr: 0,
-            syscw: 0,
-            rss_kib: 0,
-            minflt: 0,
-            majflt: 0,
-            nprocs: 1,
-        }
+        Sample { syscalls: Some(0), nprocs: 1, ..Sample::default() }
     }
 
     fn facts(source: SyscallSource) -> RunFacts {

@@ -292,25 +292,7 @@ mod tests {
     use cosched_model::profile::{summarize, RunFacts, Sample, SyscallSource};
 
     fn sample(t_s: f64, cpu_s: f64) -> Sample {
-        Sample {
-            t_s,
-            host_load: 0.0,
-            cpu_user_s: cpu_s,
-            cpu_sys_s: 0.0,
-            vol_ctx: 0,
-            invol_ctx: 0,
-            syscalls: None,
-            read_bytes: 0,
-            write_bytes: 0,
-            disk_read_bytes: 0,
-            disk_write_bytes: 0,
-            syscr: 0,
-            syscw: 0,
-            rss_kib: 0,
-            minflt: 0,
-            majflt: 0,
-            nprocs: 1,
-        }
+        Sample { t_s, cpu_user_s: cpu_s, nprocs: 1, ..Sample::default() }
     }
 
     #[test]

@@ -1,0 +1,17 @@
+//! Helpers shared by the CLI's integration tests.
+
+/// Processes (pid: command line) whose command line contains one of the
+/// markers: jobs a test started that outlived the runner. Cargo's own
+/// processes, whose command lines may repeat the marker, are left out.
+pub fn stray_processes(markers: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if markers.iter().any(|m| cmd.contains(m)) && !cmd.contains("cargo") {
+                out.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    out
+}
