@@ -41,6 +41,8 @@ enum Verb {
     Classify(cmd::classify::ClassifyArgs),
     /// Count and evaluate every placement of program pairs on dual-core nodes (seed 003 d).
     Enumerate(cmd::enumerate::EnumerateArgs),
+    /// Seed 000's Monte-Carlo evaluation of policies over random job orders (increase rates vs sequential).
+    Simulate(cmd::simulate::SimulateArgs),
     /// Benchmarks that print figures measured side by side in one run.
     #[command(after_help = "Example:\n  cosched bench kernels")]
     Bench(cmd::bench::BenchArgs),
@@ -63,6 +65,7 @@ fn main() {
         Verb::Probe(a) => cmd::probe::run(a),
         Verb::Classify(a) => cmd::classify::run(a),
         Verb::Db(a) => cmd::db::run(a),
+        Verb::Simulate(a) => cmd::simulate::run(a),
     };
     if let Err(e) = result {
         eprintln!("cosched: {e:#}");

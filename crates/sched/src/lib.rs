@@ -4,8 +4,10 @@
 //! never reads a clock or spawns a process, so the simulator here and the
 //! node runner later execute the very same policy objects.
 
+pub mod montecarlo;
 pub mod policies;
 pub mod policy;
+pub mod scenario;
 pub mod sim;
 pub mod source;
 

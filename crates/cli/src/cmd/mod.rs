@@ -12,3 +12,4 @@ pub mod node;
 pub mod pairs;
 pub mod probe;
 pub mod profile;
+pub mod simulate;

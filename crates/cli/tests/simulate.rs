@@ -1,0 +1,163 @@
+//! `cosched simulate`: seed 000's Monte-Carlo evaluation from the command line.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cosched(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cosched")).args(args).output().unwrap()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/scenarios/seed000.toml")
+        .display()
+        .to_string()
+}
+
+fn write(dir: &Path, text: &str) -> String {
+    let p = dir.join("s.toml");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// One VH job (host load 0.9) and one VE job (0.3) of 100 s; beside each
+/// other the VH job takes 1.4 x and the VE job 1.2 x (seed 000's example).
+const PAIR: &str = r#"
+[[pools]]
+name = "vh"
+cores = 1
+kind = "cpu"
+[[pools]]
+name = "ve"
+cores = 1
+kind = "accelerator"
+[[programs]]
+name = "a"
+pool = "vh"
+solo = 100.0
+count = 1
+host_load = 0.9
+[[programs]]
+name = "b"
+pool = "ve"
+solo = 100.0
+count = 1
+host_load = 0.3
+[slowdown]
+matrix = [[1.0, 1.4], [1.2, 1.0]]
+"#;
+
+#[test]
+fn two_jobs_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = write(dir.path(), PAIR);
+    let v = json(&cosched(&[
+        "simulate", "--scenario", &s, "--orders", "4", "--seed", "3", "--json",
+        "--policy", "noplan", "--policy", "conflict-aware:threshold=100", "--policy", "exclusive",
+    ]));
+    let sum = &v["summaries"];
+    // noplan: both start at 0; b ends at 120, then a runs alone: 20 s of its
+    // work left at 1/1.4 took 120 s, so 100 - 120/1.4 s remain.
+    let a_end = 120.0 + (100.0 - 120.0 / 1.4);
+    let makespan_rate = (a_end - 200.0) / 200.0;
+    assert!((sum[0]["makespan"]["median"].as_f64().unwrap() - makespan_rate).abs() < 1e-9);
+    assert_eq!(sum[0]["makespan"]["min"], sum[0]["makespan"]["max"]);
+    // Run times a_end and 120 against 100 and 100.
+    let run_rate = (a_end + 120.0) / 200.0 - 1.0;
+    assert!((sum[0]["avg_slowdown"]["median"].as_f64().unwrap() - run_rate).abs() < 1e-9);
+    // C_all = 120 % > 100 %: the pair never co-runs, which is sequential.
+    assert_eq!(sum[1]["policy"], "conflict-aware:threshold=100");
+    assert_eq!(sum[1]["makespan"]["max"], 0.0);
+    assert_eq!(sum[1]["avg_turnaround"]["min"], 0.0);
+    assert_eq!(sum[2]["makespan"]["max"], 0.0);
+}
+
+#[test]
+fn exclusive_is_its_own_baseline_on_every_order() {
+    let v = json(&cosched(&[
+        "simulate", "--scenario", &example(), "--orders", "50", "--seed", "9", "--json",
+        "--policy", "exclusive",
+    ]));
+    let s = &v["summaries"][0];
+    for metric in ["makespan", "avg_turnaround", "worst_turnaround", "avg_slowdown", "worst_slowdown"] {
+        for stat in ["min", "max"] {
+            assert_eq!(s[metric][stat], 0.0, "{metric} {stat}");
+        }
+    }
+    assert_eq!(v["jobs"], 38);
+}
+
+#[test]
+fn same_seed_same_results_other_seed_other_orders() {
+    let run = |seed: &str| {
+        let mut v = json(&cosched(&[
+            "simulate", "--scenario", &example(), "--orders", "200", "--seed", seed, "--json",
+        ]));
+        v.as_object_mut().unwrap().remove("elapsed_seconds");
+        v
+    };
+    let a = run("1");
+    assert_eq!(a, run("1"));
+    assert_eq!(a["summaries"].as_array().unwrap().len(), 5);
+    let b = run("2");
+    assert_ne!(a["summaries"], b["summaries"]);
+}
+
+#[test]
+fn the_example_shows_seed_000s_trade_off() {
+    let v = json(&cosched(&[
+        "simulate", "--scenario", &example(), "--orders", "300", "--seed", "1", "--json",
+    ]));
+    let s = v["summaries"].as_array().unwrap();
+    let get = |i: usize, m: &str| s[i][m]["median"].as_f64().unwrap();
+    assert_eq!(s[2]["policy"], "conflict-aware:threshold=100");
+    // T = 100 shortens the makespan and keeps the worst run time below noplan's.
+    assert!(get(2, "makespan") < 0.0);
+    assert!(get(2, "worst_slowdown") < get(0, "worst_slowdown"));
+    // T = inf is noplan exactly.
+    assert_eq!(s[4]["makespan"], s[0]["makespan"]);
+}
+
+#[test]
+fn tables_and_policy_list() {
+    let out = cosched(&["simulate", "--scenario", &example(), "--orders", "20", "--seed", "5"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Increase rate of makespan"));
+    assert!(text.contains("| conflict-aware:threshold=150 |"));
+    assert!(text.contains("38 jobs, 20 orders, seed 5, "));
+    let out = cosched(&["simulate", "--list-policies"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for p in ["exclusive", "noplan", "conflict-aware", "no-twins"] {
+        assert!(text.contains(p), "{p}");
+    }
+}
+
+#[test]
+fn bad_input_exits_2_and_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = write(dir.path(), &PAIR.replace("pool = \"ve\"\nsolo", "pool = \"gpu\"\nsolo"));
+    let out = cosched(&["simulate", "--scenario", &s, "--orders", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("s.toml: programs[1].pool: unknown pool `gpu`"), "{err}");
+
+    let s = write(dir.path(), &PAIR.replace("count = 1\nhost_load = 0.3", "count = \"one\"\nhost_load = 0.3"));
+    let out = cosched(&["simulate", "--scenario", &s]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("s.toml:20:9: "));
+
+    let s = write(dir.path(), PAIR);
+    for p in ["fifo", "conflict-aware", "conflict-aware:threshold=lots", "noplan:x=1"] {
+        let out = cosched(&["simulate", "--scenario", &s, "--policy", p]);
+        assert_eq!(out.status.code(), Some(2), "{p}");
+    }
+    let out = cosched(&["simulate", "--scenario", "/nonexistent/s.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+}

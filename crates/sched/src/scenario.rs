@@ -1,0 +1,416 @@
+//! Simulation scenarios: a node's pools, the programs that make up the job
+//! list, and where their slowdowns come from, read from TOML.
+//!
+//! ```toml
+//! [[pools]]
+//! name = "vh"
+//! cores = 1
+//! kind = "cpu"            # or "accelerator"
+//!
+//! [[programs]]
+//! name = "bfs"
+//! pool = "vh"
+//! solo = 100.0            # seconds alone
+//! count = 5               # jobs of this program in the list
+//! host_load = 0.4         # optional: seed 000's U, a fraction of the host
+//!
+//! [slowdown]
+//! matrix = [[1.0, 1.3], [1.2, 1.0]]   # optional, over programs in order
+//! ```
+//!
+//! With a matrix, row i is the slowdown of program i beside program j. Without
+//! one, every program must have a host load and [`host_overload_slowdown`] is
+//! the truth. With host loads on every program the conflict-aware score is
+//! seed 000's C_all; otherwise it is the matrix's worse slowdown of the pair.
+
+use std::fmt;
+use std::path::Path;
+
+use cosched_model::workload::PoolKind;
+use serde::Deserialize;
+
+use crate::policy::PoolInfo;
+use crate::sim::{Platform, SimJob};
+use crate::source::PairTable;
+
+/// A scenario that failed to load, with the file it came from so that a
+/// message printed alone still says where to look.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub file: String,
+    /// `LINE:COL` when the TOML itself is malformed or mistyped.
+    pub at: Option<(usize, usize)>,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Some((l, c)) => write!(f, "{}:{l}:{c}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// A program of the scenario: `count` identical jobs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    pub name: String,
+    /// Index into the platform's pools.
+    pub pool: usize,
+    pub solo: f64,
+    pub count: usize,
+    pub cores: u32,
+    pub host_load: Option<f64>,
+}
+
+/// A validated scenario. Its job list is every program's `count` instances in
+/// program order; Monte-Carlo orders are permutations of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub platform: Platform,
+    pub programs: Vec<Program>,
+    /// `slowdown[i][j]` over programs: program i beside program j.
+    pub slowdown: Vec<Vec<f64>>,
+    /// Whether `slowdown` was given or derived by [`host_overload_slowdown`].
+    pub measured_matrix: bool,
+    /// Program index of each job of [`Scenario::jobs`].
+    pub job_program: Vec<usize>,
+}
+
+/// Slowdown of a program with host load `u_a` beside one with `u_b` when no
+/// matrix is given. Seed 000's premise is that conflicts come from the host
+/// being overloaded, C_all = U_a + U_b > 1; this charges both jobs the
+/// overload fraction and nothing below it: `1 + max(0, U_a + U_b - 1)`. It is
+/// a deliberately plain stand-in for a measured matrix, monotone in each load
+/// and symmetric, so threshold sweeps behave sensibly on it.
+pub fn host_overload_slowdown(u_a: f64, u_b: f64) -> f64 {
+    1.0 + (u_a + u_b - 1.0).max(0.0)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    #[serde(default)]
+    pools: Vec<RawPool>,
+    #[serde(default)]
+    programs: Vec<RawProgram>,
+    slowdown: Option<RawSlowdown>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPool {
+    name: String,
+    cores: u32,
+    kind: RawKind,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawKind {
+    Cpu,
+    Accelerator,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProgram {
+    name: String,
+    pool: String,
+    solo: f64,
+    count: usize,
+    #[serde(default = "one")]
+    cores: u32,
+    host_load: Option<f64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSlowdown {
+    matrix: Option<Vec<Vec<f64>>>,
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: path.display().to_string(),
+            at: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        Scenario::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses scenario TOML; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        let err = |message: String| ScenarioError {
+            file: file.to_string(),
+            at: None,
+            message,
+        };
+        let raw: RawScenario = toml::from_str(text).map_err(|e| ScenarioError {
+            file: file.to_string(),
+            at: e.span().map(|s| line_col(text, s.start)),
+            message: e.message().to_string(),
+        })?;
+        if raw.pools.is_empty() {
+            return Err(err("no [[pools]]: a scenario needs at least one".into()));
+        }
+        if raw.programs.is_empty() {
+            return Err(err("no [[programs]]: a scenario needs at least one".into()));
+        }
+        let mut pools: Vec<PoolInfo> = Vec::new();
+        for (i, p) in raw.pools.iter().enumerate() {
+            if pools.iter().any(|q| q.name == p.name) {
+                return Err(err(format!("pools[{i}].name: `{}` is defined twice", p.name)));
+            }
+            if p.cores == 0 {
+                return Err(err(format!("pools[{i}].cores: pool `{}` has 0 cores", p.name)));
+            }
+            pools.push(PoolInfo {
+                name: p.name.clone(),
+                cores: p.cores,
+                // Host loads are per program here and live in the slowdown
+                // source; the pool only says it is an accelerator.
+                kind: match p.kind {
+                    RawKind::Cpu => PoolKind::Cpu,
+                    RawKind::Accelerator => PoolKind::Accelerator { host_load: 0.0 },
+                },
+            });
+        }
+        let mut programs: Vec<Program> = Vec::new();
+        for (i, p) in raw.programs.iter().enumerate() {
+            let at = |field: &str, m: String| err(format!("programs[{i}].{field}: {m}"));
+            if programs.iter().any(|q| q.name == p.name) {
+                return Err(at("name", format!("`{}` is defined twice", p.name)));
+            }
+            let Some(pool) = pools.iter().position(|q| q.name == p.pool) else {
+                let known: Vec<&str> = pools.iter().map(|q| q.name.as_str()).collect();
+                return Err(at(
+                    "pool",
+                    format!("unknown pool `{}`; expected one of {}", p.pool, known.join(", ")),
+                ));
+            };
+            if !(p.solo.is_finite() && p.solo > 0.0) {
+                return Err(at("solo", format!("{} is not a positive number of seconds", p.solo)));
+            }
+            if p.count == 0 {
+                return Err(at("count", "must be at least 1".into()));
+            }
+            if p.cores == 0 || p.cores > pools[pool].cores {
+                return Err(at(
+                    "cores",
+                    format!("{} cores do not fit pool `{}` of {}", p.cores, p.pool, pools[pool].cores),
+                ));
+            }
+            if let Some(u) = p.host_load {
+                if !(u.is_finite() && (0.0..=1.0).contains(&u)) {
+                    return Err(at("host_load", format!("{u} is not a fraction in [0, 1]")));
+                }
+            }
+            programs.push(Program {
+                name: p.name.clone(),
+                pool,
+                solo: p.solo,
+                count: p.count,
+                cores: p.cores,
+                host_load: p.host_load,
+            });
+        }
+        let with_load = programs.iter().filter(|p| p.host_load.is_some()).count();
+        if with_load != 0 && with_load != programs.len() {
+            let missing = programs.iter().position(|p| p.host_load.is_none()).unwrap();
+            return Err(err(format!(
+                "programs[{missing}].host_load: missing for `{}`; give a host load to every program or to none, since the score C_all needs both of a pair",
+                programs[missing].name
+            )));
+        }
+        let n = programs.len();
+        let (slowdown, measured_matrix) = match raw.slowdown.and_then(|s| s.matrix) {
+            Some(m) => {
+                if m.len() != n {
+                    return Err(err(format!(
+                        "slowdown.matrix: {} rows for {n} programs",
+                        m.len()
+                    )));
+                }
+                for (i, row) in m.iter().enumerate() {
+                    if row.len() != n {
+                        return Err(err(format!(
+                            "slowdown.matrix[{i}]: {} cells for {n} programs",
+                            row.len()
+                        )));
+                    }
+                    if let Some((j, v)) = row.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
+                        return Err(err(format!(
+                            "slowdown.matrix[{i}][{j}]: {v} is not a positive slowdown"
+                        )));
+                    }
+                }
+                (m, true)
+            }
+            None => {
+                if with_load != n {
+                    return Err(err(
+                        "slowdown.matrix: missing, and without it every program needs a host_load to derive slowdowns from".into(),
+                    ));
+                }
+                let u: Vec<f64> = programs.iter().map(|p| p.host_load.unwrap()).collect();
+                let m = u
+                    .iter()
+                    .map(|&a| u.iter().map(|&b| host_overload_slowdown(a, b)).collect())
+                    .collect();
+                (m, false)
+            }
+        };
+        let job_program = programs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| (0..p.count).map(move |_| i))
+            .collect();
+        Ok(Scenario {
+            platform: Platform { pools },
+            programs,
+            slowdown,
+            measured_matrix,
+            job_program,
+        })
+    }
+
+    /// Jobs in the scenario's own order, all arriving at 0.
+    pub fn jobs(&self) -> Vec<SimJob> {
+        self.jobs_in(&(0..self.job_program.len()).collect::<Vec<_>>())
+    }
+
+    /// Jobs in `order` (indices into [`Scenario::job_program`]), all arriving
+    /// at 0, so that the order is the queue order (seed 000's random orders).
+    pub fn jobs_in(&self, order: &[usize]) -> Vec<SimJob> {
+        order
+            .iter()
+            .map(|&k| {
+                let p = &self.programs[self.job_program[k]];
+                SimJob {
+                    name: format!("{}#{k}", p.name),
+                    arrival: 0.0,
+                    solo: p.solo,
+                    pool: p.pool,
+                    cores: p.cores,
+                    program: p.name.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// The job-level slowdown table for the jobs of `jobs_in(order)`.
+    pub fn table_in(&self, order: &[usize]) -> PairTable {
+        let prog: Vec<usize> = order.iter().map(|&k| self.job_program[k]).collect();
+        let m = prog
+            .iter()
+            .map(|&a| prog.iter().map(|&b| self.slowdown[a][b]).collect())
+            .collect();
+        let t = PairTable::new(m).expect("cells were validated at parse time");
+        if self.programs.iter().all(|p| p.host_load.is_some()) {
+            let u = prog.iter().map(|&a| self.programs[a].host_load.unwrap()).collect();
+            t.with_host_loads(u).expect("loads were validated at parse time")
+        } else {
+            t
+        }
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"
+[[pools]]
+name = "vh"
+cores = 1
+kind = "cpu"
+[[pools]]
+name = "ve"
+cores = 1
+kind = "accelerator"
+[[programs]]
+name = "a"
+pool = "vh"
+solo = 100.0
+count = 2
+host_load = 0.9
+[[programs]]
+name = "b"
+pool = "ve"
+solo = 50.0
+count = 1
+host_load = 0.3
+"#;
+
+    fn fails(text: &str) -> String {
+        Scenario::parse(text, "s.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn host_loads_alone_derive_the_matrix() {
+        let s = Scenario::parse(OK, "s.toml").unwrap();
+        assert_eq!(s.job_program, vec![0, 0, 1]);
+        assert!(!s.measured_matrix);
+        assert!((s.slowdown[0][0] - 1.8).abs() < 1e-12);
+        assert!((s.slowdown[0][1] - 1.2).abs() < 1e-12);
+        assert_eq!(s.slowdown[1][1], 1.0);
+        assert_eq!(s.jobs_in(&[2, 0, 1])[0].program, "b");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_field() {
+        let e = fails(&OK.replace("pool = \"ve\"", "pool = \"gpu\""));
+        assert!(e.starts_with("s.toml: programs[1].pool: unknown pool `gpu`"), "{e}");
+        let e = fails(&OK.replace("solo = 50.0", "solo = -1.0"));
+        assert!(e.contains("programs[1].solo"), "{e}");
+        let e = fails(&OK.replace("host_load = 0.3", ""));
+        assert!(e.contains("programs[1].host_load: missing for `b`"), "{e}");
+        let e = fails(&OK.replace("host_load = 0.3", "host_load = 1.5"));
+        assert!(e.contains("programs[1].host_load"), "{e}");
+        let e = fails(&OK.replace("count = 1", "count = 0"));
+        assert!(e.contains("programs[1].count"), "{e}");
+        let e = fails(&format!("{OK}[slowdown]\nmatrix = [[1.0, 1.0]]\n"));
+        assert!(e.contains("slowdown.matrix: 1 rows for 2 programs"), "{e}");
+        let e = fails(&format!("{OK}[slowdown]\nmatrix = [[1.0, 1.0], [1.0, 0.0]]\n"));
+        assert!(e.contains("slowdown.matrix[1][1]"), "{e}");
+        let no_loads = OK.replace("host_load = 0.9", "").replace("host_load = 0.3", "");
+        assert!(fails(&no_loads).contains("slowdown.matrix: missing"));
+        assert!(fails("").contains("no [[pools]]"));
+    }
+
+    #[test]
+    fn toml_mistakes_carry_line_and_column() {
+        let e = fails(&OK.replace("kind = \"accelerator\"", "kind = \"gpu\""));
+        assert!(e.starts_with("s.toml:9:8: "), "{e}");
+        let e = fails(&OK.replace("count = 2", "count = 2\ncolour = 1"));
+        assert!(e.starts_with("s.toml:15:1: ") && e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn a_matrix_keeps_its_cells_and_loads_give_c_all() {
+        use crate::source::SlowdownSource;
+        let s = Scenario::parse(&format!("{OK}[slowdown]\nmatrix = [[1.1, 1.4], [1.2, 1.0]]\n"), "s.toml").unwrap();
+        assert!(s.measured_matrix);
+        let t = s.table_in(&[2, 0, 1]);
+        assert_eq!(t.slowdown(0, &[1]), 1.2);
+        assert_eq!(t.slowdown(1, &[2]), 1.1);
+        assert!((t.score(0, 1) - 120.0).abs() < 1e-9);
+    }
+}
