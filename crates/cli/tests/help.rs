@@ -19,6 +19,10 @@ fn every_verb_help_has_an_example() {
         vec!["pairs"],
         vec!["db"],
         vec!["enumerate"],
+        vec!["simulate"],
+        vec!["profile"],
+        vec!["probe"],
+        vec!["classify"],
     ] {
         let mut args = verb.clone();
         args.push("--help");
