@@ -2,10 +2,9 @@
 //! leaving processes behind, and `--resume` finishes it without redoing work.
 
 mod common;
-use common::stray_processes;
+use common::{stray_processes, wait_until};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use cosched_store::{CampaignStatus, Store};
 
@@ -43,24 +42,18 @@ fn sigint_leaves_no_process_and_resume_completes_the_campaign() {
     let args = ["--repeats", "2", "--min-repeats", "2", "--svg"];
     let svg = dir.path().join("m.svg");
 
-    let mut child = cosched()
-        .arg("pairs")
-        .arg("--workload")
-        .arg(&wl)
-        .args(args)
-        .arg(&svg)
-        .arg("--db")
-        .arg(&db)
+    let pairs = || {
+        let mut c = cosched();
+        c.arg("pairs").arg("--workload").arg(&wl).args(args).arg(&svg).arg("--db").arg(&db);
+        c
+    };
+    let child = pairs()
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     // Interrupt once the first repeat is stored, i.e. mid-campaign.
-    let start = Instant::now();
-    while pair_runs(&db) == 0 {
-        assert!(start.elapsed() < Duration::from_secs(60), "no run was stored");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("storing a run", || pair_runs(&db) > 0);
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -77,17 +70,7 @@ fn sigint_leaves_no_process_and_resume_completes_the_campaign() {
         assert_eq!(c[0].status, CampaignStatus::Interrupted);
     }
 
-    let out = cosched()
-        .arg("pairs")
-        .arg("--workload")
-        .arg(&wl)
-        .args(args)
-        .arg(&svg)
-        .arg("--db")
-        .arg(&db)
-        .arg("--resume")
-        .output()
-        .unwrap();
+    let out = pairs().arg("--resume").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let store = Store::open_existing(&db).unwrap();
     let c = store.campaigns().unwrap();

@@ -3,10 +3,9 @@
 //! process behind, and bad input is refused before anything is written.
 
 mod common;
-use common::stray_processes;
+use common::{stray_processes, wait_until};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use cosched_store::{CampaignKind, CampaignStatus, Store};
 
@@ -205,11 +204,7 @@ fn ctrl_c_marks_the_campaign_interrupted_exits_130_and_leaves_no_process() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while stored_points(&db) == 0 {
-        assert!(start.elapsed() < Duration::from_secs(60), "no probe point was stored");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("storing a probe point", || stored_points(&db) > 0);
     let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(kill.success());
     let out = child.wait_with_output().unwrap();

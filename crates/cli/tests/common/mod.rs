@@ -15,3 +15,13 @@ pub fn stray_processes(markers: &[&str]) -> Vec<String> {
     }
     out
 }
+
+/// Polls `ready` every 20 ms until it holds; fails the test naming `what`
+/// after a minute (a bound on a hang, not a timing expectation).
+pub fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let start = std::time::Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "{what} never happened");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
