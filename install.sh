@@ -9,11 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # cc builds the reference C STREAM of `cosched bench kernels`; hwloc gives
-# `cosched node` its topology (sysfs is the fallback); stress-ng is the
-# third-party workload of the examples; linux-perf is the `perf stat`
+# `cosched node` its topology (sysfs is the fallback); stress-ng, hpcc,
+# sysbench and fio are the third-party workloads of the examples; linux-perf is the `perf stat`
 # fallback for counting system calls (cosched opens the tracepoint itself
 # when it may).
-PACKAGES=(build-essential pkg-config git hwloc stress-ng linux-perf)
+PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
