@@ -73,10 +73,30 @@ pub enum Decision {
     Start { job: JobId, pool: usize },
 }
 
+/// What an engine observed of a job that finished: times on the engine's
+/// clock (virtual or wall seconds since it began).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobOutcome<'a> {
+    pub job: JobId,
+    pub program: &'a str,
+    pub arrival: f64,
+    pub start: f64,
+    pub finish: f64,
+    /// The job's solo time estimate, seconds.
+    pub solo: f64,
+    /// Observed run time over solo time: (finish - start) / solo.
+    pub slowdown: f64,
+}
+
 pub trait Policy {
     /// Decisions for this instant. Engines call again after applying them,
     /// until a call returns none, so a policy may decide one start at a time.
     fn decide(&mut self, view: &View) -> Vec<Decision>;
+
+    /// Called by the engine when a job finishes, before it asks for the next
+    /// decisions, so a policy can learn from what happened. Most policies
+    /// decide from the view alone and ignore it.
+    fn observe(&mut self, _outcome: &JobOutcome) {}
 }
 
 /// Policy parameters as given by name on a command line or in a scenario.
