@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use crate::policy::{Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, View};
 use crate::source::SlowdownSource;
+use cosched_model::metrics::TraceRow;
 use crate::{Event, EventKind, JobId};
 
 /// One node: its pools. A cluster is [`SimOptions::nodes`] copies of it.
@@ -64,6 +65,28 @@ pub struct Trace {
     pub events: Vec<Event>,
     /// Node of each job, by job index.
     pub node: Vec<usize>,
+}
+
+impl Trace {
+    /// The trace with job names, programs, nodes and pools, for export
+    /// (`model::metrics::trace_csv`, or JSON).
+    pub fn rows(&self, platform: &Platform, jobs: &[SimJob]) -> Vec<TraceRow> {
+        self.events
+            .iter()
+            .map(|e| {
+                let j = &jobs[e.job];
+                TraceRow {
+                    time: e.time,
+                    job: e.job,
+                    name: j.name.clone(),
+                    program: j.program.clone(),
+                    kind: e.kind,
+                    node: self.node[e.job],
+                    pool: platform.pools[j.pool].name.clone(),
+                }
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
