@@ -267,17 +267,18 @@ impl Policy for BestMatch {
 /// - it decides exactly as `conflict-aware` at its current threshold T
 ///   (starting at `start`), and remembers for each job the highest score of
 ///   a pair it was co-run in;
-/// - when a job that was co-run finishes within the bound, T rises by `step`
-///   (more co-execution), but stays at least `step` below `bad`, the lowest
-///   score whose pair has broken the bound so far;
+/// - when a job that was co-run at score s finishes within the bound, pairs
+///   up to s are known to be safe: T becomes max(T, s + `step`), one step
+///   past what was seen to work, but at least `step` below `bad`, the
+///   lowest score whose pair has broken the bound so far;
 /// - when a job that was co-run at score s finishes over the bound, `bad`
 ///   becomes min(bad, s) and T falls to at most `bad - step` (not below 0);
 /// - a job that ran alone says nothing about the threshold and changes
 ///   nothing.
 ///
-/// A pair over the bound can therefore happen only while T has not yet
-/// learned of its score: each distinct score breaks the bound at most once
-/// (per concurrent start) before T stays below it.
+/// T only rises one step past a score seen to be safe, so it explores
+/// upwards one step at a time, and a pair over the bound can happen only
+/// while T has not yet learned of its score: after it, T stays below.
 #[derive(Debug, Clone)]
 pub struct AutoThreshold {
     threshold: f64,
@@ -336,7 +337,7 @@ impl Policy for AutoThreshold {
             self.bad = self.bad.min(s);
             self.threshold = self.threshold.min(self.bad - self.step).max(0.0);
         } else {
-            self.threshold = (self.threshold + self.step).min(self.bad - self.step).max(0.0);
+            self.threshold = self.threshold.max(s + self.step).min(self.bad - self.step).max(0.0);
         }
     }
 }

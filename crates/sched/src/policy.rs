@@ -116,7 +116,7 @@ const POLICIES: &[(&str, &str)] = &[
     ),
     (
         "auto-threshold",
-        "conflict-aware whose threshold tunes itself from finished jobs: +step after a co-run within bound=B (slowdown, default 1.5), down below the lowest score that broke it; start=T (default 100), step=S (default 10)",
+        "conflict-aware whose threshold tunes itself from finished jobs: up to one step past a score co-run within bound=B (slowdown, default 1.5), down below the lowest score that broke it; start=T (default 100), step=S (default 10)",
     ),
 ];
 

@@ -424,7 +424,7 @@ fn auto_threshold_learns_from_a_job_over_its_bound() {
     let (platform, jobs, table) = learnable();
     let params = [("bound", "1.3"), ("start", "60"), ("step", "10")];
     // t=0: T=60 admits H1+V1 (score 50): x1.5 / x1.25. V1 ends at 125 within
-    // the bound: T=70. V2 joins H1 (score 10); H1 ends at 143.33, slowdown 1.43
+    // the bound: T=max(60, 50+10)=60. V2 joins H1 (score 10); H1 ends at 143.33, slowdown 1.43
     // over the bound after a co-run at 50: bad=50, T=40. H2 beside V2 scores
     // 45 > 40, so the host waits; V2 ends alone at 226.67, and H2 runs alone
     // to 326.67.
@@ -454,8 +454,8 @@ fn auto_threshold_threshold_moves_by_its_rule() {
     let (platform, jobs, table) = learnable();
     let mut p = AutoThreshold::new(1.3, 60.0, 10.0).unwrap();
     simulate(&platform, &jobs, &table, &mut p).unwrap();
-    // V1 +10 (70), H1 over at 50 (40), V2 within but capped at bad - step
-    // (40), H2 ran alone (40).
+    // V1 within at 50 (60), H1 over at 50 (40), V2 within at 10 (40), H2 ran
+    // alone (40).
     close(p.threshold(), 40.0);
     let mut p = AutoThreshold::new(1.5, 0.0, 5.0).unwrap();
     let done = |job, slowdown| JobOutcome {
@@ -470,6 +470,23 @@ fn auto_threshold_threshold_moves_by_its_rule() {
     // A job the policy never saw co-run changes nothing.
     p.observe(&done(7, 3.0));
     close(p.threshold(), 0.0);
+    // a and b co-run at C_all 30. a within the bound keeps T at
+    // max(40, 30 + 5) = 40; b over it makes bad = 30 and T = 30 - 5.
+    let platform = Platform { pools: vec![pool("cpu", 2, PoolKind::Cpu)] };
+    let two = vec![job("a", 0, 1.0, "a"), job("b", 0, 1.0, "b")];
+    let scores = PairTable::new(vec![vec![1.0; 2]; 2]).unwrap().with_host_loads(vec![0.1, 0.2]).unwrap();
+    let q: Vec<cosched_sched::QueuedJob> = two
+        .iter()
+        .enumerate()
+        .map(|(id, j)| cosched_sched::QueuedJob { id, name: &j.name, pool: 0, cores: 1, solo: 1.0, program: &j.program })
+        .collect();
+    let view = cosched_sched::View { time: 0.0, queue: &q, running: &[], pools: &platform.pools, slowdown: &scores };
+    let mut p = AutoThreshold::new(1.5, 40.0, 5.0).unwrap();
+    assert_eq!(p.decide(&view).len(), 2, "score 30 <= 40: both start");
+    p.observe(&done(0, 1.2));
+    close(p.threshold(), 40.0);
+    p.observe(&done(1, 1.6));
+    close(p.threshold(), 25.0);
     assert!(AutoThreshold::new(0.5, 100.0, 10.0).is_err());
     assert!(AutoThreshold::new(1.5, 100.0, 0.0).is_err());
 }
