@@ -161,3 +161,44 @@ fn bad_input_exits_2_and_says_where() {
     let out = cosched(&["simulate", "--scenario", "/nonexistent/s.toml"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn report_and_trace_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = write(dir.path(), PAIR);
+    let rep = dir.path().join("rep");
+    let trace = dir.path().join("t.csv");
+    let out = cosched(&[
+        "simulate", "--scenario", &s, "--orders", "3", "--seed", "1", "--policy", "noplan",
+        "--policy", "best-match:aging=2", "--policy", "auto-threshold:bound=1.3,step=5",
+        "--report", rep.to_str().unwrap(), "--trace", trace.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Performance score"), "{text}");
+    for f in ["index.html", "fig11-avg-run-time.svg", "fig12-makespan.svg", "fig13-worst-run-time.svg", "score.svg", "summary.csv", "summary.json", "orders.csv"] {
+        assert!(rep.join(f).is_file(), "{f}");
+    }
+    let html = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 6);
+    assert!(html.contains("best-match:aging=2"));
+    // Three orders, four strategies each (exclusive and three policies).
+    let orders = std::fs::read_to_string(rep.join("orders.csv")).unwrap();
+    assert_eq!(orders.lines().count(), 1 + 3 * 4);
+    assert!(orders.contains(",\"auto-threshold:bound=1.3,step=5\","), "{orders}");
+    // The noplan trace of order 0: the pair's schedule worked out above.
+    let t = std::fs::read_to_string(&trace).unwrap();
+    let events = cosched_model::metrics::parse_trace_csv(&t).unwrap();
+    let m = cosched_model::metrics::compute(&events, &[100.0, 100.0]).unwrap();
+    assert!((m.makespan - (120.0 + (100.0 - 120.0 / 1.4))).abs() < 1e-9);
+    assert!(t.lines().nth(1).unwrap().ends_with(",arrive,0,vh") || t.lines().nth(1).unwrap().ends_with(",arrive,0,ve"), "{t}");
+    // JSON by extension, another policy by name.
+    let tj = dir.path().join("t.json");
+    let out = cosched(&["simulate", "--scenario", &s, "--orders", "1", "--trace", tj.to_str().unwrap(), "--trace-policy", "exclusive", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tj).unwrap()).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 6);
+    assert_eq!(v[0]["kind"], "arrive");
+    let out = cosched(&["simulate", "--scenario", &s, "--orders", "1", "--trace", tj.to_str().unwrap(), "--trace-policy", "fifo"]);
+    assert_eq!(out.status.code(), Some(2));
+}

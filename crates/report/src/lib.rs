@@ -2,7 +2,9 @@
 //!
 //! It formats results it is handed; it never measures, predicts or decides.
 
+pub mod boxplot;
 pub mod curves;
+pub mod html;
 pub mod svg;
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};

@@ -13,7 +13,7 @@ pub mod source;
 
 pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub use policy::{
-    policy_by_name, policy_names, Decision, Params, Policy, PoolInfo, QueuedJob, RunningJob, View,
+    policy_by_name, policy_names, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, View,
 };
-pub use sim::{simulate, simulate_predicted, Platform, SimError, SimJob};
+pub use sim::{simulate, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace};
 pub use source::{PairTable, SlowdownSource};

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use cosched_model::metrics::{compute, increase_rate, Metrics};
+use cosched_model::metrics::{compute, increase_rate, performance_scores, Metrics};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::policy::{policy_by_name, Params};
 use crate::scenario::Scenario;
-use crate::sim::{simulate, SimError, SimJob};
+use crate::sim::{simulate, simulate_with, SimError, SimJob, SimOptions, Trace};
 use crate::source::PairTable;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +110,9 @@ pub struct Outcome {
     pub worst_turnaround: f64,
     pub avg_slowdown: f64,
     pub worst_slowdown: f64,
+    /// Seed 004's performance score on this order: the shortest makespan of
+    /// all strategies run on it (every policy and exclusive) over this one's.
+    pub score: f64,
 }
 
 /// Every policy on one order.
@@ -121,6 +124,8 @@ pub struct OrderResult {
     pub baseline: Metrics,
     /// In the order of the `policies` argument.
     pub outcomes: Vec<Outcome>,
+    /// Exclusive's performance score on this order.
+    pub baseline_score: f64,
 }
 
 fn run_one(
@@ -142,6 +147,24 @@ fn run_one(
         policy: label(),
         error: format!("{e:?}"),
     })
+}
+
+/// One policy's run of order `index`: the jobs in that order and the trace,
+/// for export.
+pub fn trace_of(
+    scenario: &Scenario,
+    name: &str,
+    params: &Params,
+    seed: u64,
+    index: usize,
+) -> Result<(Vec<SimJob>, Trace), MonteCarloError> {
+    let mut policy = policy_by_name(name, params).map_err(MonteCarloError::Policy)?;
+    let ord = order(scenario.job_program.len(), seed, index);
+    let jobs = scenario.jobs_in(&ord);
+    let table = scenario.table_in(&ord);
+    let trace = simulate_with(&scenario.platform, &jobs, &table, &table, policy.as_mut(), &SimOptions::default())
+        .map_err(|error| MonteCarloError::Sim { order: index, policy: spec_label(name, params), error })?;
+    Ok((jobs, trace))
 }
 
 /// Simulates `orders` random orders of the scenario's jobs under each policy
@@ -175,11 +198,20 @@ pub fn run_orders(
                         worst_turnaround: increase_rate(m.worst_turnaround, baseline.worst_turnaround),
                         avg_slowdown: increase_rate(m.avg_slowdown, baseline.avg_slowdown),
                         worst_slowdown: increase_rate(m.worst_slowdown, baseline.worst_slowdown),
+                        score: 0.0,
                         metrics: m,
                     })
                 })
                 .collect::<Result<Vec<_>, MonteCarloError>>()?;
-            Ok(OrderResult { index, order: ord, baseline, outcomes })
+            let mut outcomes = outcomes;
+            let makespans: Vec<f64> = std::iter::once(baseline.makespan)
+                .chain(outcomes.iter().map(|o| o.metrics.makespan))
+                .collect();
+            let scores = performance_scores(&makespans);
+            for (o, s) in outcomes.iter_mut().zip(&scores[1..]) {
+                o.score = *s;
+            }
+            Ok(OrderResult { index, order: ord, baseline, outcomes, baseline_score: scores[0] })
         })
         .collect()
 }
@@ -230,6 +262,8 @@ pub struct PolicySummary {
     pub worst_turnaround: Spread,
     pub avg_slowdown: Spread,
     pub worst_slowdown: Spread,
+    /// Seed 004's performance score over orders (1 = best of all strategies).
+    pub score: Spread,
 }
 
 /// Summaries per policy, in the order of `policies`; empty for no orders.
@@ -252,6 +286,7 @@ pub fn summarize(policies: &[(String, Params)], results: &[OrderResult]) -> Vec<
                 worst_turnaround: col(|o| o.worst_turnaround),
                 avg_slowdown: col(|o| o.avg_slowdown),
                 worst_slowdown: col(|o| o.worst_slowdown),
+                score: col(|o| o.score),
             }
         })
         .collect()
@@ -290,5 +325,47 @@ mod tests {
         let mut o = order(38, 1, 0);
         o.sort();
         assert_eq!(o, (0..38).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn scores_are_best_makespan_over_own_per_order() {
+        let text = r#"
+[[pools]]
+name = "vh"
+cores = 1
+kind = "cpu"
+[[pools]]
+name = "ve"
+cores = 1
+kind = "accelerator"
+[[programs]]
+name = "a"
+pool = "vh"
+solo = 100.0
+count = 3
+host_load = 0.9
+[[programs]]
+name = "b"
+pool = "ve"
+solo = 100.0
+count = 3
+host_load = 0.4
+"#;
+        let s = Scenario::parse(text, "s.toml").unwrap();
+        let policies = default_policies();
+        let r = run_orders(&s, &policies, 5, 3).unwrap();
+        for o in &r {
+            let best = o.outcomes.iter().map(|x| x.metrics.makespan).fold(o.baseline.makespan, f64::min);
+            assert_eq!(o.baseline_score, best / o.baseline.makespan);
+            for x in &o.outcomes {
+                assert_eq!(x.score, best / x.metrics.makespan);
+            }
+            let top = o.outcomes.iter().map(|x| x.score).fold(o.baseline_score, f64::max);
+            assert_eq!(top, 1.0);
+        }
+        let (jobs, t) = trace_of(&s, "noplan", &Params::new(), 3, 2).unwrap();
+        assert_eq!(jobs, s.jobs_in(&r[2].order));
+        let solo: Vec<f64> = jobs.iter().map(|j| j.solo).collect();
+        assert_eq!(compute(&t.events, &solo).unwrap(), r[2].outcomes[0].metrics);
     }
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use cosched_model::workload::PoolKind;
 
-use crate::policies::{ConflictAware, Exclusive, NoPlan, NoTwins};
+use crate::policies::{AutoThreshold, BestMatch, ConflictAware, Exclusive, NoPlan, NoTwins};
 use crate::source::SlowdownSource;
 use crate::JobId;
 
@@ -73,10 +73,30 @@ pub enum Decision {
     Start { job: JobId, pool: usize },
 }
 
+/// What an engine observed of a job that finished: times on the engine's
+/// clock (virtual or wall seconds since it began).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobOutcome<'a> {
+    pub job: JobId,
+    pub program: &'a str,
+    pub arrival: f64,
+    pub start: f64,
+    pub finish: f64,
+    /// The job's solo time estimate, seconds.
+    pub solo: f64,
+    /// Observed run time over solo time: (finish - start) / solo.
+    pub slowdown: f64,
+}
+
 pub trait Policy {
     /// Decisions for this instant. Engines call again after applying them,
     /// until a call returns none, so a policy may decide one start at a time.
     fn decide(&mut self, view: &View) -> Vec<Decision>;
+
+    /// Called by the engine when a job finishes, before it asks for the next
+    /// decisions, so a policy can learn from what happened. Most policies
+    /// decide from the view alone and ignore it.
+    fn observe(&mut self, _outcome: &JobOutcome) {}
 }
 
 /// Policy parameters as given by name on a command line or in a scenario.
@@ -90,6 +110,14 @@ const POLICIES: &[(&str, &str)] = &[
         "seed 000: an idle pool starts the first queued job whose score with every running job is within threshold=T (inf = noplan)",
     ),
     ("no-twins", "seed 003(d): never co-run two instances of one program"),
+    (
+        "best-match",
+        "an idle pool starts the waiting job with the least predicted extra slowdown (its own and its co-runners'); the oldest job is forced after being passed over aging=N times (default 4; 0 = noplan)",
+    ),
+    (
+        "auto-threshold",
+        "conflict-aware whose threshold tunes itself from finished jobs: up to one step past a score co-run within bound=B (slowdown, default 1.5), down below the lowest score that broke it; start=T (default 100), step=S (default 10)",
+    ),
 ];
 
 /// Names and one-line descriptions of every registered policy.
@@ -102,6 +130,8 @@ pub fn policy_names() -> Vec<(&'static str, &'static str)> {
 pub fn policy_by_name(name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
     let allowed: &[&str] = match name {
         "conflict-aware" => &["threshold"],
+        "best-match" => &["aging"],
+        "auto-threshold" => &["bound", "start", "step"],
         "exclusive" | "noplan" | "no-twins" => &[],
         _ => {
             let known: Vec<&str> = POLICIES.iter().map(|p| p.0).collect();
@@ -125,6 +155,25 @@ pub fn policy_by_name(name: &str, params: &Params) -> Result<Box<dyn Policy>, St
         "exclusive" => Box::new(Exclusive),
         "noplan" => Box::new(NoPlan),
         "no-twins" => Box::new(NoTwins),
+        "best-match" => {
+            let aging = match params.get("aging") {
+                Some(v) => v
+                    .trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("aging `{v}` is not a whole number of decisions"))?,
+                None => 4,
+            };
+            Box::new(BestMatch::new(aging))
+        }
+        "auto-threshold" => {
+            let num = |k: &str, default: f64| -> Result<f64, String> {
+                match params.get(k) {
+                    Some(v) => parse_threshold(v).map_err(|_| format!("{k} `{v}` is not a number")),
+                    None => Ok(default),
+                }
+            };
+            Box::new(AutoThreshold::new(num("bound", 1.5)?, num("start", 100.0)?, num("step", 10.0)?)?)
+        }
         _ => {
             let t = match params.get("threshold") {
                 Some(v) => parse_threshold(v)?,

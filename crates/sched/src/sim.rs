@@ -1,16 +1,27 @@
-//! Discrete-event simulation of one node in virtual time.
+//! Discrete-event simulation of identical nodes in virtual time.
 //!
 //! Progress-rate model: a running job advances at 1 / slowdown(current
 //! co-runners) solo-seconds per second, so its rate changes whenever a
-//! co-runner starts or finishes, not only at its own start.
+//! co-runner on its node starts or finishes, not only at its own start.
+//!
+//! Why it is fast enough for 100,000 jobs on 1,000 nodes: each node keeps its
+//! own running jobs, their rates and the time they were last brought up to
+//! date, so an event touches only the node it happens on; the next finish of
+//! every node sits in one heap (stale entries are skipped by a per-node
+//! version); the queue is scanned only as far as the policy's window.
 
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
 use std::fmt;
 
-use crate::policy::{Decision, Policy, PoolInfo, QueuedJob, RunningJob, View};
+use serde::Serialize;
+
+use crate::policy::{Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, View};
 use crate::source::SlowdownSource;
+use cosched_model::metrics::TraceRow;
 use crate::{Event, EventKind, JobId};
 
-/// The node: its pools.
+/// One node: its pools. A cluster is [`SimOptions::nodes`] copies of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Platform {
     pub pools: Vec<PoolInfo>,
@@ -28,6 +39,54 @@ pub struct SimJob {
     pub pool: usize,
     pub cores: u32,
     pub program: String,
+}
+
+/// How the engine runs, beyond the node and the jobs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimOptions {
+    /// Identical nodes, each with the platform's pools.
+    pub nodes: usize,
+    /// The policy sees at most this many waiting jobs, the oldest first (a
+    /// batch scheduler's look-ahead); `None` shows the whole queue, which is
+    /// what seed 000's strategy searches.
+    pub window: Option<usize>,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions { nodes: 1, window: None }
+    }
+}
+
+/// What a simulation produced: the event trace that `model::metrics` scores,
+/// and where each job ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trace {
+    pub events: Vec<Event>,
+    /// Node of each job, by job index.
+    pub node: Vec<usize>,
+}
+
+impl Trace {
+    /// The trace with job names, programs, nodes and pools, for export
+    /// (`model::metrics::trace_csv`, or JSON).
+    pub fn rows(&self, platform: &Platform, jobs: &[SimJob]) -> Vec<TraceRow> {
+        self.events
+            .iter()
+            .map(|e| {
+                let j = &jobs[e.job];
+                TraceRow {
+                    time: e.time,
+                    job: e.job,
+                    name: j.name.clone(),
+                    program: j.program.clone(),
+                    kind: e.kind,
+                    node: self.node[e.job],
+                    pool: platform.pools[j.pool].name.clone(),
+                }
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +124,9 @@ impl fmt::Display for SimError {
                 )
             }
             SimError::Stalled { time, waiting } => {
-                write!(f, "at t={time}: nothing runs or arrives but jobs {waiting:?} wait; the policy stalled")
+                let shown: Vec<_> = waiting.iter().take(20).collect();
+                let more = if waiting.len() > 20 { format!(" and {} more", waiting.len() - 20) } else { String::new() };
+                write!(f, "at t={time}: nothing runs or arrives but jobs {shown:?}{more} wait; the policy stalled")
             }
             SimError::Slowdown { job, beside, value } => {
                 write!(f, "slowdown of job {job} beside {beside:?} is {value}, not a positive finite number")
@@ -78,12 +139,33 @@ impl std::error::Error for SimError {}
 
 struct Run {
     id: JobId,
-    /// Solo-seconds of work left.
+    start: f64,
+    /// Solo-seconds of work left at the node's `since`.
     left: f64,
+    rate: f64,
 }
 
-fn check(platform: &Platform, jobs: &[SimJob]) -> Result<(), SimError> {
+#[derive(Default)]
+struct Node {
+    running: Vec<Run>,
+    /// Cores held per pool.
+    used: Vec<u32>,
+    /// The time `left` of every running job refers to.
+    since: f64,
+    /// Bumped whenever the running set changes, to skip stale heap entries.
+    version: u64,
+    /// `stamp` when this node last answered "wait".
+    asked_at: u64,
+}
+
+fn check(platform: &Platform, jobs: &[SimJob], opts: &SimOptions) -> Result<(), SimError> {
     let bad = |m: String| Err(SimError::Input(m));
+    if opts.nodes == 0 {
+        return bad("a cluster needs at least one node".into());
+    }
+    if opts.window == Some(0) {
+        return bad("a window of 0 jobs shows the policy nothing".into());
+    }
     for (i, j) in jobs.iter().enumerate() {
         let Some(pool) = platform.pools.get(j.pool) else {
             return bad(format!(
@@ -115,10 +197,10 @@ fn check(platform: &Platform, jobs: &[SimJob]) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Runs `jobs` on `platform` under `policy`, with `truth` giving the slowdowns
-/// that drive progress and that the policy sees, and returns the trace.
-/// Events at one instant come finishes first, then arrivals, then starts, so a
-/// pool freed at t can be refilled at t.
+/// Runs `jobs` on one node of `platform` under `policy`, with `truth` giving
+/// the slowdowns that drive progress and that the policy sees, and returns
+/// the trace. Events at one instant come finishes first, then arrivals, then
+/// starts, so a pool freed at t can be refilled at t.
 pub fn simulate(
     platform: &Platform,
     jobs: &[SimJob],
@@ -137,180 +219,300 @@ pub fn simulate_predicted(
     predicted: &dyn SlowdownSource,
     policy: &mut dyn Policy,
 ) -> Result<Vec<Event>, SimError> {
-    check(platform, jobs)?;
+    simulate_with(platform, jobs, truth, predicted, policy, &SimOptions::default()).map(|t| t.events)
+}
+
+/// The engine: `opts.nodes` copies of `platform`. The policy is asked node by
+/// node, in node order, with a [`View`] of that node and the shared queue; its
+/// `Start` decisions apply to that node. After a start anywhere, nodes that
+/// said "wait" earlier are asked again, since the queue they saw changed.
+/// When a job finishes, the policy [observes](Policy::observe) its outcome
+/// before anything else is decided.
+pub fn simulate_with(
+    platform: &Platform,
+    jobs: &[SimJob],
+    truth: &dyn SlowdownSource,
+    predicted: &dyn SlowdownSource,
+    policy: &mut dyn Policy,
+    opts: &SimOptions,
+) -> Result<Trace, SimError> {
+    check(platform, jobs, opts)?;
+    let npools = platform.pools.len();
     let mut arrivals: Vec<JobId> = (0..jobs.len()).collect();
     // Stable sort: equal arrivals keep workload order, which is queue order.
     arrivals.sort_by(|&a, &b| jobs[a].arrival.total_cmp(&jobs[b].arrival));
     let mut next_arrival = 0;
-    let mut queue: Vec<JobId> = Vec::new();
-    let mut running: Vec<Run> = Vec::new();
+    // Arrived jobs in queue order; started ones stay as holes that scans
+    // skip, and `head` moves past the leading ones.
+    let mut queue: Vec<JobId> = Vec::with_capacity(jobs.len());
+    let mut head = 0usize;
+    let mut waiting = 0usize;
+    // 0 not arrived, 1 waiting, 2 started.
+    let mut state: Vec<u8> = vec![0; jobs.len()];
+    let mut node_of: Vec<usize> = vec![usize::MAX; jobs.len()];
+    let mut nodes: Vec<Node> = (0..opts.nodes)
+        .map(|_| Node { used: vec![0; npools], ..Node::default() })
+        .collect();
+    let capacity: Vec<u32> = platform.pools.iter().map(|p| p.cores).collect();
+    let mut heap: BinaryHeap<Reverse<(OrdF64, usize, u64)>> = BinaryHeap::new();
     let mut trace = Vec::with_capacity(jobs.len() * 3);
     let mut now = 0.0_f64;
-    let mut rates: Vec<f64> = Vec::new();
+    // Bumped at every instant and every start: what a node saw when it
+    // last answered "wait" is still current while `asked_at == stamp`.
+    let mut stamp: u64 = 0;
+    // Nodes with a free core in some pool, in node order.
+    let mut open: BTreeSet<usize> = (0..opts.nodes).collect();
+    let mut order: Vec<usize> = Vec::new();
+    let mut qbuf: Vec<QueuedJob> = Vec::new();
+    let mut rbuf: Vec<RunningJob> = Vec::new();
+    let mut beside: Vec<JobId> = Vec::new();
+    let mut running_total = 0usize;
 
     loop {
+        // Finishes at `now`: every node whose next finish is due.
+        while let Some(&Reverse((OrdF64(t), n, version))) = heap.peek() {
+            if t > now {
+                break;
+            }
+            heap.pop();
+            if nodes[n].version != version {
+                continue;
+            }
+            let node = &mut nodes[n];
+            advance(node, now);
+            // The job whose finish this entry predicted is done exactly now;
+            // float steps leave the others crumbs, so a job within a relative
+            // 1e-9 of done is done now rather than at a spurious event later.
+            let first = node
+                .running
+                .iter()
+                .enumerate()
+                .min_by(|a, b| (a.1.left / a.1.rate).total_cmp(&(b.1.left / b.1.rate)))
+                .map(|(i, _)| i)
+                .expect("a scheduled node runs something");
+            node.running[first].left = 0.0;
+            let mut k = 0;
+            while k < node.running.len() {
+                let r = &node.running[k];
+                if r.left <= jobs[r.id].solo * 1e-9 {
+                    let r = node.running.remove(k);
+                    let j = &jobs[r.id];
+                    node.used[j.pool] -= j.cores;
+                    running_total -= 1;
+                    trace.push(Event { time: now, job: r.id, kind: EventKind::Finish });
+                    policy.observe(&JobOutcome {
+                        job: r.id,
+                        program: &j.program,
+                        arrival: j.arrival,
+                        start: r.start,
+                        finish: now,
+                        solo: j.solo,
+                        slowdown: (now - r.start) / j.solo,
+                    });
+                } else {
+                    k += 1;
+                }
+            }
+            node.version += 1;
+            open.insert(n);
+            reschedule(node, n, truth, &mut beside, &mut heap)?;
+        }
+
         while next_arrival < arrivals.len() && jobs[arrivals[next_arrival]].arrival <= now {
             let id = arrivals[next_arrival];
-            trace.push(Event {
-                time: now,
-                job: id,
-                kind: EventKind::Arrive,
-            });
+            trace.push(Event { time: now, job: id, kind: EventKind::Arrive });
             queue.push(id);
+            state[id] = 1;
+            waiting += 1;
             next_arrival += 1;
         }
 
-        // Each round sees the starts of the previous one; a round that starts
-        // nothing ends the instant. A round starts at least one of the
-        // finitely many queued jobs, so this ends.
-        loop {
-            let q: Vec<QueuedJob> = queue
-                .iter()
-                .map(|&id| {
-                    let j = &jobs[id];
-                    QueuedJob {
-                        id,
-                        name: &j.name,
-                        pool: j.pool,
-                        cores: j.cores,
-                        solo: j.solo,
-                        program: &j.program,
+        // Passes over the open nodes until a pass starts nothing. A node that
+        // said "wait" since the last change (a new instant or a start
+        // anywhere) would say it again, so it is not asked.
+        stamp += 1;
+        while waiting > 0 {
+            let mut any = false;
+            order.clear();
+            order.extend(open.iter().copied());
+            for &n in &order {
+                if waiting == 0 {
+                    break;
+                }
+                if nodes[n].asked_at == stamp || !open.contains(&n) {
+                    continue;
+                }
+                let mut changed = false;
+                loop {
+                    while head < queue.len() && state[queue[head]] == 2 {
+                        head += 1;
                     }
-                })
-                .collect();
-            let r: Vec<RunningJob> = running
-                .iter()
-                .map(|run| {
-                    let j = &jobs[run.id];
-                    let progress = (1.0 - run.left / j.solo).clamp(0.0, 1.0);
-                    RunningJob {
-                        id: run.id,
-                        pool: j.pool,
-                        cores: j.cores,
-                        progress,
-                        program: &j.program,
+                    qbuf.clear();
+                    let limit = opts.window.unwrap_or(usize::MAX);
+                    for &id in &queue[head..] {
+                        if qbuf.len() >= limit {
+                            break;
+                        }
+                        if state[id] != 1 {
+                            continue;
+                        }
+                        let j = &jobs[id];
+                        qbuf.push(QueuedJob {
+                            id,
+                            name: &j.name,
+                            pool: j.pool,
+                            cores: j.cores,
+                            solo: j.solo,
+                            program: &j.program,
+                        });
                     }
-                })
-                .collect();
-            let view = View {
-                time: now,
-                queue: &q,
-                running: &r,
-                pools: &platform.pools,
-                slowdown: predicted,
-            };
-            let decisions = policy.decide(&view);
-            if decisions.is_empty() {
+                    let node = &nodes[n];
+                    let dt = now - node.since;
+                    rbuf.clear();
+                    rbuf.extend(node.running.iter().map(|run| {
+                        let j = &jobs[run.id];
+                        let left = run.left - dt * run.rate;
+                        RunningJob {
+                            id: run.id,
+                            pool: j.pool,
+                            cores: j.cores,
+                            progress: (1.0 - left / j.solo).clamp(0.0, 1.0),
+                            program: &j.program,
+                        }
+                    }));
+                    let view = View {
+                        time: now,
+                        queue: &qbuf,
+                        running: &rbuf,
+                        pools: &platform.pools,
+                        slowdown: predicted,
+                    };
+                    let decisions = policy.decide(&view);
+                    if decisions.is_empty() {
+                        break;
+                    }
+                    let node = &mut nodes[n];
+                    if !changed {
+                        advance(node, now);
+                        changed = true;
+                    }
+                    for d in decisions {
+                        let Decision::Start { job, pool } = d;
+                        let refuse = |why: String| Err(SimError::Decision { time: now, decision: d, why });
+                        if job >= jobs.len() || state[job] != 1 {
+                            return refuse(format!("job {job} is not waiting"));
+                        }
+                        let j = &jobs[job];
+                        if pool != j.pool {
+                            return refuse(format!("job {job} belongs to pool {}, not {pool}", j.pool));
+                        }
+                        if node.used[pool] + j.cores > capacity[pool] {
+                            return refuse(format!(
+                                "job {job} needs {} cores; pool {pool} has {} free",
+                                j.cores,
+                                capacity[pool] - node.used[pool]
+                            ));
+                        }
+                        state[job] = 2;
+                        waiting -= 1;
+                        node_of[job] = n;
+                        node.used[pool] += j.cores;
+                        node.running.push(Run { id: job, start: now, left: j.solo, rate: 1.0 });
+                        running_total += 1;
+                        stamp += 1;
+                        trace.push(Event { time: now, job, kind: EventKind::Start });
+                    }
+                    any = true;
+                }
+                let node = &mut nodes[n];
+                node.asked_at = stamp;
+                if changed {
+                    node.version += 1;
+                    reschedule(node, n, truth, &mut beside, &mut heap)?;
+                    if node.used.iter().zip(&capacity).all(|(u, c)| u >= c) {
+                        open.remove(&n);
+                    }
+                }
+            }
+            if !any {
                 break;
             }
-            for d in decisions {
-                let Decision::Start { job, pool } = d;
-                let refuse = |why: String| {
-                    Err(SimError::Decision {
-                        time: now,
-                        decision: d,
-                        why,
-                    })
-                };
-                let Some(pos) = queue.iter().position(|&q| q == job) else {
-                    return refuse(format!("job {job} is not waiting"));
-                };
-                let j = &jobs[job];
-                if pool != j.pool {
-                    return refuse(format!("job {job} belongs to pool {}, not {pool}", j.pool));
-                }
-                let used: u32 = running
-                    .iter()
-                    .filter(|r| jobs[r.id].pool == pool)
-                    .map(|r| jobs[r.id].cores)
-                    .sum();
-                if used + j.cores > platform.pools[pool].cores {
-                    return refuse(format!(
-                        "job {job} needs {} cores; pool {pool} has {} free",
-                        j.cores,
-                        platform.pools[pool].cores - used
-                    ));
-                }
-                queue.remove(pos);
-                running.push(Run {
-                    id: job,
-                    left: j.solo,
-                });
-                trace.push(Event {
-                    time: now,
-                    job,
-                    kind: EventKind::Start,
-                });
-            }
         }
 
-        if running.is_empty() {
-            if next_arrival < arrivals.len() {
-                now = jobs[arrivals[next_arrival]].arrival;
-                continue;
+        let next_finish = loop {
+            match heap.peek() {
+                Some(&Reverse((_, n, v))) if nodes[n].version != v => {
+                    heap.pop();
+                }
+                Some(&Reverse((OrdF64(t), _, _))) => break t,
+                None => break f64::INFINITY,
             }
-            if queue.is_empty() {
-                return Ok(trace);
+        };
+        let next_arrival_t = arrivals.get(next_arrival).map_or(f64::INFINITY, |&a| jobs[a].arrival);
+        if running_total == 0 && next_arrival_t == f64::INFINITY {
+            if waiting == 0 {
+                return Ok(Trace { events: trace, node: node_of });
             }
-            return Err(SimError::Stalled {
-                time: now,
-                waiting: queue,
-            });
+            let w = queue[head..].iter().copied().filter(|&id| state[id] == 1).collect();
+            return Err(SimError::Stalled { time: now, waiting: w });
         }
+        now = next_finish.min(next_arrival_t);
+    }
+}
 
-        let ids: Vec<JobId> = running.iter().map(|r| r.id).collect();
-        rates.clear();
-        for (i, run) in running.iter().enumerate() {
-            let beside: Vec<JobId> = ids
-                .iter()
-                .enumerate()
-                .filter(|&(k, _)| k != i)
-                .map(|(_, &id)| id)
-                .collect();
-            let s = truth.slowdown(run.id, &beside);
-            if !(s.is_finite() && s > 0.0) {
-                return Err(SimError::Slowdown {
-                    job: run.id,
-                    beside,
-                    value: s,
-                });
-            }
-            rates.push(1.0 / s);
+/// Brings the node's remaining work up to `now` at the current rates.
+fn advance(node: &mut Node, now: f64) {
+    let dt = now - node.since;
+    if dt > 0.0 {
+        for r in &mut node.running {
+            r.left -= dt * r.rate;
         }
-        let (first, dt_finish) = running
-            .iter()
-            .zip(&rates)
-            .map(|(r, rate)| r.left / rate)
-            .enumerate()
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .expect("something runs");
-        let dt_arrival = arrivals
-            .get(next_arrival)
-            .map_or(f64::INFINITY, |&a| jobs[a].arrival - now);
-        let dt = dt_finish.min(dt_arrival);
-        let finishing_now = dt_finish <= dt_arrival;
-        now += dt;
-        for (i, (run, rate)) in running.iter_mut().zip(&rates).enumerate() {
-            run.left = if finishing_now && i == first {
-                0.0
-            } else {
-                run.left - dt * rate
-            };
+    }
+    node.since = now;
+}
+
+/// New rates after the node's running set changed, and its next finish.
+fn reschedule(
+    node: &mut Node,
+    n: usize,
+    truth: &dyn SlowdownSource,
+    beside: &mut Vec<JobId>,
+    heap: &mut BinaryHeap<Reverse<(OrdF64, usize, u64)>>,
+) -> Result<(), SimError> {
+    if node.running.is_empty() {
+        return Ok(());
+    }
+    let mut soonest = f64::INFINITY;
+    for i in 0..node.running.len() {
+        beside.clear();
+        beside.extend(node.running.iter().enumerate().filter(|&(k, _)| k != i).map(|(_, r)| r.id));
+        let id = node.running[i].id;
+        let s = truth.slowdown(id, beside);
+        if !(s.is_finite() && s > 0.0) {
+            return Err(SimError::Slowdown { job: id, beside: beside.clone(), value: s });
         }
-        // Float steps leave crumbs: a job within a relative 1e-9 of done is
-        // done now rather than at a spurious event a nanosecond later.
-        let mut k = 0;
-        while k < running.len() {
-            if running[k].left <= jobs[running[k].id].solo * 1e-9 {
-                trace.push(Event {
-                    time: now,
-                    job: running[k].id,
-                    kind: EventKind::Finish,
-                });
-                running.remove(k);
-            } else {
-                k += 1;
-            }
-        }
+        let r = &mut node.running[i];
+        r.rate = 1.0 / s;
+        soonest = soonest.min(r.left / r.rate);
+    }
+    heap.push(Reverse((OrdF64(node.since + soonest), n, node.version)));
+    Ok(())
+}
+
+/// Finite times ordered for the heap (ties broken by node index).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrdF64(f64);
+
+impl Eq for OrdF64 {}
+
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
     }
 }

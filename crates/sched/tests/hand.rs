@@ -327,3 +327,197 @@ fn a_blind_predictor_costs_what_noplan_costs() {
     assert_eq!(t, run("noplan", &[], &platform, &jobs, &truth));
     close(compute(&t, &[100.0; 4]).unwrap().makespan, 260.0);
 }
+
+/// A long host job H1 (300 s) and three accelerator jobs of 100 s: V1 conflicts
+/// with H1 (both x1.5), V2 and V3 are mild (both x1.1).
+fn one_long_host_job() -> (Platform, Vec<SimJob>, PairTable) {
+    let platform = Platform {
+        pools: vec![
+            pool("host", 1, PoolKind::Cpu),
+            pool("ve", 1, PoolKind::Accelerator { host_load: 0.5 }),
+        ],
+    };
+    let jobs = vec![
+        job("H1", 0, 300.0, "h1"),
+        job("V1", 1, 100.0, "v1"),
+        job("V2", 1, 100.0, "v2"),
+        job("V3", 1, 100.0, "v3"),
+    ];
+    let table = PairTable::new(vec![
+        vec![1.0, 1.5, 1.1, 1.1],
+        vec![1.5, 1.0, 1.0, 1.0],
+        vec![1.1, 1.0, 1.0, 1.0],
+        vec![1.1, 1.0, 1.0, 1.0],
+    ])
+    .unwrap();
+    (platform, jobs, table)
+}
+
+#[test]
+fn best_match_takes_the_cheapest_co_runner() {
+    let (platform, jobs, table) = seed000_like();
+    // t=0: H1 starts (an empty node costs nothing); beside it V1 costs
+    // 0.25 + 0.5 and V2 0.1 + 0.1, so V2 starts. Both x1.1 end at 110; then H2
+    // with V1 (0.1 + 0.1), both x1.1, end at 220.
+    let t = run("best-match", &[("aging", "10")], &platform, &jobs, &table);
+    assert_eq!(starts(&t), vec![0, 3, 1, 2]);
+    for (j, f) in [(0, 110.0), (3, 110.0), (1, 220.0), (2, 220.0)] {
+        close(finish_of(&t, j), f);
+    }
+    let m = compute(&t, &[100.0; 4]).unwrap();
+    close(m.makespan, 220.0);
+    close(m.avg_turnaround, 165.0);
+    close(m.worst_slowdown, 1.1);
+}
+
+#[test]
+fn best_match_aging_bounds_how_often_a_job_is_passed_over() {
+    let (platform, jobs, table) = one_long_host_job();
+    // Never forced (aging 2 is never reached by V1): V2, V3, then V1.
+    // t=0 H1+V2 x1.1: V2 ends 110 (H1 at 100 s of work); V3 likewise to 220
+    // (H1 at 200); V1 then runs with H1 x1.5, and both have 100 s of work
+    // left: they end together at 370.
+    let t = run("best-match", &[("aging", "2")], &platform, &jobs, &table);
+    assert_eq!(starts(&t), vec![0, 2, 3, 1]);
+    close(finish_of(&t, 2), 110.0);
+    close(finish_of(&t, 3), 220.0);
+    close(finish_of(&t, 0), 370.0);
+    close(finish_of(&t, 1), 370.0);
+    let m = compute(&t, &[300.0, 100.0, 100.0, 100.0]).unwrap();
+    close(m.makespan, 370.0);
+    close(m.worst_slowdown, 1.5);
+
+    // aging 1: V1 was passed over once at t=0, so it goes next at 110, x1.5 with
+    // H1 until 260 (H1 at 200); V3 then ends with H1 at 370.
+    let t = run("best-match", &[("aging", "1")], &platform, &jobs, &table);
+    assert_eq!(starts(&t), vec![0, 2, 1, 3]);
+    for (j, f) in [(2, 110.0), (1, 260.0), (0, 370.0), (3, 370.0)] {
+        close(finish_of(&t, j), f);
+    }
+    let m = compute(&t, &[300.0, 100.0, 100.0, 100.0]).unwrap();
+    close(m.makespan, 370.0);
+    close(m.avg_turnaround, (370.0 + 260.0 + 110.0 + 370.0) / 4.0);
+    close(m.worst_wait, 260.0);
+
+    // aging 0 forces the queue's order: noplan.
+    let t = run("best-match", &[("aging", "0")], &platform, &jobs, &table);
+    assert_eq!(starts(&t), vec![0, 1, 2, 3]);
+    assert_eq!(t, run("noplan", &[], &platform, &jobs, &table));
+}
+
+/// seed000_like with H2 beside V2 changed to a pair that breaks a bound of 1.3
+/// at score 45 (H2 x1.45, V2 x1.2); H1-V1 is score 50, the rest score 10.
+fn learnable() -> (Platform, Vec<SimJob>, PairTable) {
+    let (platform, jobs, _) = seed000_like();
+    let table = PairTable::new(vec![
+        vec![1.0, 1.0, 1.5, 1.1],
+        vec![1.0, 1.0, 1.1, 1.45],
+        vec![1.25, 1.1, 1.0, 1.0],
+        vec![1.1, 1.2, 1.0, 1.0],
+    ])
+    .unwrap();
+    (platform, jobs, table)
+}
+
+#[test]
+fn auto_threshold_learns_from_a_job_over_its_bound() {
+    let (platform, jobs, table) = learnable();
+    let params = [("bound", "1.3"), ("start", "60"), ("step", "10")];
+    // t=0: T=60 admits H1+V1 (score 50): x1.5 / x1.25. V1 ends at 125 within
+    // the bound: T=max(60, 50+10)=60. V2 joins H1 (score 10); H1 ends at 143.33, slowdown 1.43
+    // over the bound after a co-run at 50: bad=50, T=40. H2 beside V2 scores
+    // 45 > 40, so the host waits; V2 ends alone at 226.67, and H2 runs alone
+    // to 326.67.
+    let t = run("auto-threshold", &params, &platform, &jobs, &table);
+    assert_eq!(starts(&t), vec![0, 2, 3, 1]);
+    for (j, f) in [(2, 125.0), (0, 430.0 / 3.0), (3, 680.0 / 3.0), (1, 980.0 / 3.0)] {
+        close(finish_of(&t, j), f);
+    }
+    let m = compute(&t, &[100.0; 4]).unwrap();
+    close(m.makespan, 980.0 / 3.0);
+    close(m.avg_turnaround, (430.0 / 3.0 + 980.0 / 3.0 + 125.0 + 680.0 / 3.0) / 4.0);
+    close(m.worst_slowdown, 1.43 + 1.0 / 300.0);
+
+    // The fixed threshold it started from co-runs H2 with V2 at 143.33: V2's
+    // 83.33 s take x1.2 to 243.33; H2 has 68.97 s done and ends alone at
+    // 243.33 + 31.03, over the bound (x1.31).
+    let t = run("conflict-aware", &[("threshold", "60")], &platform, &jobs, &table);
+    assert_eq!(starts(&t), vec![0, 2, 3, 1]);
+    close(finish_of(&t, 3), 730.0 / 3.0);
+    close(finish_of(&t, 1), 730.0 / 3.0 + 100.0 - 100.0 / 1.45);
+}
+
+#[test]
+fn auto_threshold_threshold_moves_by_its_rule() {
+    use cosched_sched::policies::AutoThreshold;
+    use cosched_sched::{JobOutcome, Policy};
+    let (platform, jobs, table) = learnable();
+    let mut p = AutoThreshold::new(1.3, 60.0, 10.0).unwrap();
+    simulate(&platform, &jobs, &table, &mut p).unwrap();
+    // V1 within at 50 (60), H1 over at 50 (40), V2 within at 10 (40), H2 ran
+    // alone (40).
+    close(p.threshold(), 40.0);
+    let mut p = AutoThreshold::new(1.5, 0.0, 5.0).unwrap();
+    let done = |job, slowdown| JobOutcome {
+        job,
+        program: "x",
+        arrival: 0.0,
+        start: 0.0,
+        finish: slowdown,
+        solo: 1.0,
+        slowdown,
+    };
+    // A job the policy never saw co-run changes nothing.
+    p.observe(&done(7, 3.0));
+    close(p.threshold(), 0.0);
+    // a and b co-run at C_all 30. a within the bound keeps T at
+    // max(40, 30 + 5) = 40; b over it makes bad = 30 and T = 30 - 5.
+    let platform = Platform { pools: vec![pool("cpu", 2, PoolKind::Cpu)] };
+    let two = vec![job("a", 0, 1.0, "a"), job("b", 0, 1.0, "b")];
+    let scores = PairTable::new(vec![vec![1.0; 2]; 2]).unwrap().with_host_loads(vec![0.1, 0.2]).unwrap();
+    let q: Vec<cosched_sched::QueuedJob> = two
+        .iter()
+        .enumerate()
+        .map(|(id, j)| cosched_sched::QueuedJob { id, name: &j.name, pool: 0, cores: 1, solo: 1.0, program: &j.program })
+        .collect();
+    let view = cosched_sched::View { time: 0.0, queue: &q, running: &[], pools: &platform.pools, slowdown: &scores };
+    let mut p = AutoThreshold::new(1.5, 40.0, 5.0).unwrap();
+    assert_eq!(p.decide(&view).len(), 2, "score 30 <= 40: both start");
+    p.observe(&done(0, 1.2));
+    close(p.threshold(), 40.0);
+    p.observe(&done(1, 1.6));
+    close(p.threshold(), 25.0);
+    assert!(AutoThreshold::new(0.5, 100.0, 10.0).is_err());
+    assert!(AutoThreshold::new(1.5, 100.0, 0.0).is_err());
+}
+
+#[test]
+fn jobs_spread_over_nodes_and_wait_for_the_first_free_one() {
+    use cosched_sched::{simulate_with, SimOptions};
+    let platform = Platform {
+        pools: vec![pool("cpu", 1, PoolKind::Cpu)],
+    };
+    let jobs = vec![
+        job("a", 0, 30.0, "a"),
+        job("b", 0, 10.0, "b"),
+        job("c", 0, 20.0, "c"),
+        job("d", 0, 5.0, "d"),
+    ];
+    let table = PairTable::new(vec![vec![2.0; 4]; 4]).unwrap();
+    let mut p = policy_by_name("noplan", &Params::new()).unwrap();
+    let opts = SimOptions { nodes: 2, window: None };
+    let t = simulate_with(&platform, &jobs, &table, &table, p.as_mut(), &opts).unwrap();
+    // a on node 0, b on node 1; b ends at 10 and c takes node 1 to 30, where a
+    // also ends: node 0 comes first, so d runs there to 35.
+    assert_eq!(t.node, vec![0, 1, 1, 0]);
+    assert_eq!(starts(&t.events), vec![0, 1, 2, 3]);
+    for (j, f) in [(0, 30.0), (1, 10.0), (2, 30.0), (3, 35.0)] {
+        close(finish_of(&t.events, j), f);
+    }
+    // A window of one job shows a policy only the queue's head.
+    let mut p = policy_by_name("best-match", &Params::new()).unwrap();
+    let opts = SimOptions { nodes: 1, window: Some(1) };
+    let t = simulate_with(&platform, &jobs, &table, &table, p.as_mut(), &opts).unwrap();
+    assert_eq!(starts(&t.events), vec![0, 1, 2, 3]);
+    close(compute(&t.events, &[30.0, 10.0, 20.0, 5.0]).unwrap().makespan, 65.0);
+}

@@ -61,7 +61,12 @@ fn case(with_arrivals: bool) -> impl Strategy<Value = Case> {
 fn run(c: &Case, name: &str, threshold: Option<&str>) -> Vec<Event> {
     let mut params = Params::new();
     if let Some(t) = threshold {
-        params.insert("threshold".into(), t.into());
+        for kv in t.split(',') {
+            match kv.split_once('=') {
+                Some((k, v)) => params.insert(k.into(), v.into()),
+                None => params.insert("threshold".into(), kv.into()),
+            };
+        }
     }
     let mut p = policy_by_name(name, &params).unwrap();
     simulate(&c.platform, &c.jobs, &c.table, p.as_mut()).unwrap()
@@ -109,6 +114,12 @@ const POLICIES: &[(&str, Option<&str>)] = &[
     ("conflict-aware", Some("50")),
     ("conflict-aware", Some("100")),
     ("conflict-aware", Some("inf")),
+    ("best-match", Some("aging=0")),
+    ("best-match", Some("aging=2")),
+    ("best-match", Some("aging=1000")),
+    ("auto-threshold", None),
+    ("auto-threshold", Some("bound=1.2,start=0,step=30")),
+    ("auto-threshold", Some("bound=2,start=150,step=5")),
 ];
 
 proptest! {
@@ -153,6 +164,47 @@ proptest! {
                 }
             }
         }
+    }
+
+    #[test]
+    fn no_job_lost_or_run_twice_on_several_nodes(c in case(true), nodes in 1usize..=3, window in prop::option::of(1usize..=4)) {
+        use cosched_sched::{simulate_with, SimOptions};
+        for &(name, t) in POLICIES {
+            let mut params = Params::new();
+            for kv in t.into_iter().flat_map(|t| t.split(',')) {
+                match kv.split_once('=') {
+                    Some((k, v)) => params.insert(k.into(), v.into()),
+                    None => params.insert("threshold".into(), kv.into()),
+                };
+            }
+            let mut p = policy_by_name(name, &params).unwrap();
+            let opts = SimOptions { nodes, window };
+            let trace = simulate_with(&c.platform, &c.jobs, &c.table, &c.table, p.as_mut(), &opts).unwrap();
+            prop_assert_eq!(trace.events.len(), 3 * c.jobs.len());
+            let times = job_times(&trace.events, c.jobs.len()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            for w in trace.events.windows(2) {
+                prop_assert!(w[0].time <= w[1].time, "trace out of time order");
+            }
+            for (i, t) in times.iter().enumerate() {
+                prop_assert!(trace.node[i] < nodes);
+                prop_assert_eq!(t.arrive, c.jobs[i].arrival);
+                for (p, pool) in c.platform.pools.iter().enumerate() {
+                    let held: u32 = times
+                        .iter()
+                        .zip(&c.jobs)
+                        .enumerate()
+                        .filter(|(k, (u, j))| trace.node[*k] == trace.node[i] && j.pool == p && u.start <= t.start && t.start < u.finish)
+                        .map(|(_, (_, j))| j.cores)
+                        .sum();
+                    prop_assert!(held <= pool.cores, "node {} pool {} over capacity", trace.node[i], p);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn best_match_without_aging_is_noplan(c in case(true)) {
+        prop_assert_eq!(run(&c, "best-match", Some("aging=0")), run(&c, "noplan", None));
     }
 
     #[test]

@@ -1,0 +1,216 @@
+//! Box plots in hand-written SVG, like seed 000's figures 11-13: one box per
+//! strategy, whiskers to the extremes (seed 000's whiskers span the whole
+//! range of the data), the box from the first to the third quartile, a line
+//! at the median and a dot at the mean.
+
+use std::fmt::Write;
+
+use crate::svg::esc;
+
+/// One box: the numbers it is drawn from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoxStats {
+    pub label: String,
+    pub min: f64,
+    pub q1: f64,
+    pub median: f64,
+    pub q3: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// A plot of boxes on one vertical axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoxPlot {
+    pub title: String,
+    pub y_label: String,
+    pub boxes: Vec<BoxStats>,
+    /// Axis values are rates shown as percent (0.25 -> "+25 %").
+    pub percent: bool,
+    /// A horizontal reference line (e.g. 0 = no change against sequential).
+    pub reference: Option<f64>,
+}
+
+/// Round tick spacing for a range: 1, 2 or 5 times a power of ten, about
+/// five to ten ticks.
+fn tick_step(span: f64) -> f64 {
+    if !(span.is_finite() && span > 0.0) {
+        return 1.0;
+    }
+    let raw = span / 6.0;
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * p).find(|&s| s >= raw).unwrap_or(10.0 * p)
+}
+
+impl BoxPlot {
+    /// The y range every box, the reference line and a margin fit in.
+    fn range(&self) -> (f64, f64) {
+        let mut lo = f64::INFINITY;
+        let mut hi = f64::NEG_INFINITY;
+        for b in &self.boxes {
+            for v in [b.min, b.max, b.mean] {
+                if v.is_finite() {
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+            }
+        }
+        if let Some(r) = self.reference {
+            lo = lo.min(r);
+            hi = hi.max(r);
+        }
+        if !lo.is_finite() {
+            return (0.0, 1.0);
+        }
+        if hi - lo < 1e-12 {
+            let pad = if lo.abs() > 0.0 { lo.abs() * 0.1 } else { 0.1 };
+            return (lo - pad, hi + pad);
+        }
+        let step = tick_step(hi - lo);
+        ((lo / step).floor() * step, (hi / step).ceil() * step)
+    }
+
+    fn fmt(&self, v: f64, step: f64) -> String {
+        // A tick reached by adding steps lands a crumb off zero; print 0, not -0.
+        let v = if v.abs() < step * 1e-6 { 0.0 } else { v };
+        let digits = |scale: f64| if step * scale >= 1.0 { 0 } else { (-(step * scale).log10().floor()) as usize };
+        if self.percent {
+            format!("{:+.d$} %", v * 100.0, d = digits(100.0))
+        } else {
+            format!("{:.d$}", v, d = digits(1.0))
+        }
+    }
+
+    /// The plot as a standalone SVG document.
+    pub fn svg(&self) -> String {
+        let n = self.boxes.len().max(1);
+        let label_len = self.boxes.iter().map(|b| b.label.chars().count()).max().unwrap_or(4);
+        let (left, top, slot, ph) = (84.0, 46.0, 92.0_f64.max(7.0 * label_len.min(18) as f64), 300.0);
+        let pw = slot * n as f64;
+        let bottom = 26.0 + 7.0 * label_len.min(40) as f64 * 0.6;
+        let (width, height) = (left + pw + 24.0, top + ph + bottom);
+        let (lo, hi) = self.range();
+        let y = |v: f64| top + ph * (1.0 - (v - lo) / (hi - lo));
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" font-family="sans-serif" font-size="12">"##
+        );
+        let _ = write!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
+        let _ = write!(s, r##"<text x="8" y="22" font-size="15" font-weight="bold">{}</text>"##, esc(&self.title));
+        let step = tick_step(hi - lo);
+        let mut t = (lo / step).ceil() * step;
+        while t <= hi + step * 1e-9 {
+            let yy = y(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{left}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                left + pw,
+                left - 6.0,
+                yy + 4.0,
+                esc(&self.fmt(t, step))
+            );
+            t += step;
+        }
+        if let Some(r) = self.reference {
+            let yy = y(r);
+            let _ = write!(s, r##"<line x1="{left}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#888" stroke-dasharray="4 3"/>"##, left + pw);
+        }
+        let _ = write!(
+            s,
+            r##"<text x="16" y="{:.1}" text-anchor="middle" transform="rotate(-90 16 {:.1})">{}</text>"##,
+            top + ph / 2.0,
+            top + ph / 2.0,
+            esc(&self.y_label)
+        );
+        let _ = write!(s, r##"<rect x="{left}" y="{top}" width="{pw:.1}" height="{ph}" fill="none" stroke="#444"/>"##);
+        for (i, b) in self.boxes.iter().enumerate() {
+            let cx = left + slot * (i as f64 + 0.5);
+            let half = slot * 0.28;
+            let _ = write!(s, r##"<g class="box"><title>{}</title>"##, esc(&format!(
+                "{}: min {}, q1 {}, median {}, q3 {}, max {}, mean {}",
+                b.label,
+                self.fmt(b.min, step / 100.0),
+                self.fmt(b.q1, step / 100.0),
+                self.fmt(b.median, step / 100.0),
+                self.fmt(b.q3, step / 100.0),
+                self.fmt(b.max, step / 100.0),
+                self.fmt(b.mean, step / 100.0)
+            )));
+            let _ = write!(
+                s,
+                r##"<line x1="{cx:.1}" y1="{:.1}" x2="{cx:.1}" y2="{:.1}" stroke="#333"/><line x1="{cx:.1}" y1="{:.1}" x2="{cx:.1}" y2="{:.1}" stroke="#333"/>"##,
+                y(b.max),
+                y(b.q3),
+                y(b.q1),
+                y(b.min)
+            );
+            for v in [b.min, b.max] {
+                let _ = write!(s, r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#333"/>"##, cx - half / 2.0, y(v), cx + half / 2.0, y(v));
+            }
+            let _ = write!(
+                s,
+                r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#9ecae1" stroke="#333"/>"##,
+                cx - half,
+                y(b.q3),
+                2.0 * half,
+                (y(b.q1) - y(b.q3)).max(0.5)
+            );
+            let _ = write!(
+                s,
+                r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#c00" stroke-width="2"/>"##,
+                cx - half,
+                y(b.median),
+                cx + half,
+                y(b.median)
+            );
+            let _ = write!(s, r##"<circle cx="{cx:.1}" cy="{:.1}" r="2.5" fill="#333"/></g>"##, y(b.mean));
+            let ly = top + ph + 14.0;
+            let _ = write!(
+                s,
+                r##"<text x="{cx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-30 {cx:.1} {ly:.1})">{}</text>"##,
+                esc(&b.label)
+            );
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(label: &str, v: [f64; 6]) -> BoxStats {
+        BoxStats { label: label.into(), min: v[0], q1: v[1], median: v[2], q3: v[3], max: v[4], mean: v[5] }
+    }
+
+    #[test]
+    fn one_box_per_strategy_with_median_inside_its_box() {
+        let p = BoxPlot {
+            title: "makespan <fig 12>".into(),
+            y_label: "increase rate".into(),
+            boxes: vec![b("noplan", [-0.35, -0.32, -0.31, -0.30, -0.27, -0.31]), b("T=50", [-0.155; 6])],
+            percent: true,
+            reference: Some(0.0),
+        };
+        let svg = p.svg();
+        assert_eq!(svg.matches(r#"<g class="box">"#).count(), 2);
+        assert!(svg.contains("makespan &lt;fig 12&gt;"));
+        assert!(svg.contains(">+0 %<"), "reference tick labelled: {svg}");
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        // The median line of the first box lies between its q3 and q1 edges.
+        let (lo, hi) = p.range();
+        assert!(lo <= -0.35 && hi >= 0.0, "{lo} {hi}");
+    }
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(tick_step(0.6), 0.1);
+        assert_eq!(tick_step(3.0), 0.5);
+        assert_eq!(tick_step(120.0), 20.0);
+        let p = BoxPlot { title: String::new(), y_label: String::new(), boxes: vec![b("x", [1.0; 6])], percent: false, reference: None };
+        let (lo, hi) = p.range();
+        assert!(lo < 1.0 && hi > 1.0);
+    }
+}
