@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod cgroup;
 pub mod corun;
 pub mod kernel;
 pub mod launch;
