@@ -30,11 +30,15 @@ pub struct Launch {
     pub parent_death_signal: Option<Signal>,
     /// Run as this (uid, gid) instead of cosched's user (dropping root).
     pub user: Option<(u32, u32)>,
+    /// Send stdout and stderr to this file (created or truncated) instead of
+    /// pipes: a process the job leaves behind cannot hold cosched's pipes
+    /// open, and a long job's output is not kept in memory.
+    pub output: Option<std::path::PathBuf>,
 }
 
 impl Launch {
     pub fn new(argv: Vec<String>) -> Launch {
-        Launch { argv, cpus: None, capture_stdout: true, cgroup_procs: Vec::new(), parent_death_signal: None, user: None }
+        Launch { argv, cpus: None, capture_stdout: true, cgroup_procs: Vec::new(), parent_death_signal: None, user: None, output: None }
     }
 
     pub fn pinned(mut self, cpus: Vec<u32>) -> Launch {
@@ -152,6 +156,12 @@ pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
         .stdout(if launch.capture_stdout { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::piped())
         .process_group(0);
+    if let Some(path) = &launch.output {
+        let spawn_err = |source| LaunchError::Spawn { cmd: format!("{} (output to {})", launch.argv.join(" "), path.display()), source };
+        let f = std::fs::File::create(path).map_err(spawn_err)?;
+        let g = f.try_clone().map_err(spawn_err)?;
+        cmd.stdout(f).stderr(g);
+    }
     if let Some(cpus) = &launch.cpus {
         let mut set = nix::sched::CpuSet::new();
         for &c in cpus {

@@ -10,6 +10,7 @@ pub mod cgroup;
 pub mod corun;
 pub mod kernel;
 pub mod launch;
+pub mod node;
 pub mod pairs;
 pub mod perf;
 pub mod probe;
