@@ -3,6 +3,8 @@
 //! It formats results it is handed; it never measures, predicts or decides.
 
 pub mod curves;
+pub mod gantt;
+pub mod run_page;
 pub mod svg;
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
