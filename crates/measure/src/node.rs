@@ -287,6 +287,8 @@ impl<'a> NodeExecutor<'a> {
 impl Drop for NodeExecutor<'_> {
     fn drop(&mut self) {
         self.active.clear();
+        // The run's scope directories go too (and anything a job left in them).
+        self.cfg.isolation.clean_scope(&self.cfg.scope);
         if let Some(w) = self.watchdog.take() {
             w.stop();
         }

@@ -22,13 +22,13 @@ fn job(name: &str, cmd: &str, timeout: Option<f64>, memory_mib: Option<u64>) -> 
     }
 }
 
-fn run(pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Vec<cosched_sched::Event>, Isolation) {
+fn run(tag: &str, pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Vec<cosched_sched::Event>, Isolation) {
     let iso = Isolation::detect(pref);
     let dir = tempfile::tempdir().unwrap();
     let cfg = NodeConfig {
         pool_cpus: vec![vec![0]],
         shared_pool: vec![false],
-        scope: format!("test-node-{}-{:?}", std::process::id(), pref),
+        scope: format!("test-node-{tag}-{}-{:?}", std::process::id(), pref),
         log_dir: dir.path().to_path_buf(),
         user: None,
         isolation: iso.clone(),
@@ -66,7 +66,7 @@ fn failing_and_hanging_jobs_are_recorded_while_the_rest_complete() {
         job("ok2", "true", None, None),
     ];
     for pref in [Preference::Auto, Preference::None] {
-        let (ended, trace, _) = run(pref, &jobs);
+        let (ended, trace, _) = run("fail", pref, &jobs);
         let status: Vec<JobStatus> = ended.iter().map(|e| e.status).collect();
         assert_eq!(
             status,
@@ -92,6 +92,6 @@ fn a_job_over_its_memory_limit_is_recorded_as_oom() {
         eprintln!("skipped: no memory cgroup here: {}", iso.notes().join("; "));
         return;
     }
-    let (ended, _, _) = run(Preference::Auto, &jobs);
+    let (ended, _, _) = run("oom", Preference::Auto, &jobs);
     assert_eq!(ended.iter().map(|e| e.status).collect::<Vec<_>>(), vec![JobStatus::Oom, JobStatus::Ok]);
 }
