@@ -74,13 +74,14 @@ pub struct RunArgs {
 
 /// A policy as given and as built.
 fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(String, Params, Option<String>)> {
-    let (name, mut params) = parse_spec(spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
+    let name = spec.split(':').next().unwrap_or("").trim();
+    let mut spec = spec.trim().to_string();
     let mut note = None;
-    if name == "conflict-aware" && !params.contains_key("threshold") {
-        params.insert("threshold".into(), "100".into());
+    if name == "conflict-aware" && !spec.contains("threshold") {
+        spec.push_str(if spec.contains(':') { ",threshold=100" } else { ":threshold=100" });
         note = Some(format!("{what} conflict-aware without threshold: using threshold=100"));
     }
-    policy_by_name(&name, &params).map_err(|e| bad_input(format!("{what}: {e}")))?;
+    let (name, params) = parse_spec(&spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
     Ok((name, params, note))
 }
 
