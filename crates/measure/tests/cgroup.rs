@@ -160,3 +160,27 @@ fn clean_scope_kills_leftovers_of_a_dead_runner_and_removes_the_groups() {
     assert_eq!(iso.clean_scope(&s), 1);
     assert!(g.dirs().iter().all(|d| !d.exists()));
 }
+
+#[test]
+fn a_job_dropped_to_another_user_still_joins_its_cgroup() {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: dropping to another user needs root");
+        return;
+    }
+    let Some(iso) = usable(Preference::Auto) else { return };
+    let s = scope("user");
+    let g = iso.create(&s, "a", &Limits { cpus: vec![0], ..Limits::default() }).unwrap().unwrap();
+    let mut l = sh("id -u; id -g; cat /proc/self/cgroup").pinned(vec![0]);
+    l.cgroup_procs = g.procs_files();
+    // nobody / nogroup: what a job of `sudo cosched run` runs as is the
+    // invoking user's ids; any unprivileged ids show the same.
+    l.user = Some((65534, 65534));
+    let o = wait(spawn(&l).unwrap());
+    assert_eq!(o.exit, Exit::Code(0), "{o:?}");
+    let mut lines = o.stdout.lines();
+    assert_eq!((lines.next(), lines.next()), (Some("65534"), Some("65534")));
+    assert!(o.stdout.contains(&format!("cosched/{s}/a")), "{}", o.stdout);
+    g.remove().unwrap();
+    g.remove_parents();
+}
