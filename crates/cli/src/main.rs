@@ -39,6 +39,8 @@ enum Verb {
     Probe(cmd::probe::ProbeArgs),
     /// Class N / C / S of each probed job, with the measured reason.
     Classify(cmd::classify::ClassifyArgs),
+    /// Execute a workload for real on this node under a policy (and a baseline); journaled, resumable.
+    Run(cmd::run::RunArgs),
     /// Count and evaluate every placement of program pairs on dual-core nodes (seed 003 d).
     Enumerate(cmd::enumerate::EnumerateArgs),
     /// Seed 000's Monte-Carlo evaluation of policies over random job orders (increase rates vs sequential).
@@ -66,6 +68,7 @@ fn main() {
         Verb::Classify(a) => cmd::classify::run(a),
         Verb::Db(a) => cmd::db::run(a),
         Verb::Simulate(a) => cmd::simulate::run(a),
+        Verb::Run(a) => cmd::run::run(a),
     };
     if let Err(e) = result {
         eprintln!("cosched: {e:#}");

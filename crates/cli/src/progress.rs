@@ -43,6 +43,14 @@ impl Progress {
         }
     }
 
+    /// A line above the bar (or a plain log line).
+    pub fn println(&self, msg: &str) {
+        match &self.bar {
+            Some(b) => b.println(msg),
+            None => eprintln!("{}: {msg}", self.label),
+        }
+    }
+
     pub fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();

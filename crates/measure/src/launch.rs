@@ -22,11 +22,23 @@ pub struct Launch {
     pub cpus: Option<Vec<u32>>,
     /// Capture stdout (kernels print their JSON report there).
     pub capture_stdout: bool,
+    /// `cgroup.procs` files the process writes itself into before exec, so
+    /// the job and everything it forks live in its groups from the start.
+    pub cgroup_procs: Vec<std::path::PathBuf>,
+    /// Signal the job's leader gets when the thread that spawned it dies
+    /// (PR_SET_PDEATHSIG), so a runner killed outright takes its jobs along.
+    pub parent_death_signal: Option<Signal>,
+    /// Run as this (uid, gid) instead of cosched's user (dropping root).
+    pub user: Option<(u32, u32)>,
+    /// Send stdout and stderr to this file (created or truncated) instead of
+    /// pipes: a process the job leaves behind cannot hold cosched's pipes
+    /// open, and a long job's output is not kept in memory.
+    pub output: Option<std::path::PathBuf>,
 }
 
 impl Launch {
     pub fn new(argv: Vec<String>) -> Launch {
-        Launch { argv, cpus: None, capture_stdout: true }
+        Launch { argv, cpus: None, capture_stdout: true, cgroup_procs: Vec::new(), parent_death_signal: None, user: None, output: None }
     }
 
     pub fn pinned(mut self, cpus: Vec<u32>) -> Launch {
@@ -144,6 +156,12 @@ pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
         .stdout(if launch.capture_stdout { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::piped())
         .process_group(0);
+    if let Some(path) = &launch.output {
+        let spawn_err = |source| LaunchError::Spawn { cmd: format!("{} (output to {})", launch.argv.join(" "), path.display()), source };
+        let f = std::fs::File::create(path).map_err(spawn_err)?;
+        let g = f.try_clone().map_err(spawn_err)?;
+        cmd.stdout(f).stderr(g);
+    }
     if let Some(cpus) = &launch.cpus {
         let mut set = nix::sched::CpuSet::new();
         for &c in cpus {
@@ -164,11 +182,59 @@ pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
             });
         }
     }
+    if let Some((uid, gid)) = launch.user {
+        // std drops supplementary groups, then sets gid, then uid, before
+        // the pre_exec hooks below run.
+        cmd.uid(uid).gid(gid);
+    }
+    let procs: Vec<std::fs::File> = launch
+        .cgroup_procs
+        .iter()
+        .map(|p| std::fs::OpenOptions::new().write(true).open(p))
+        .collect::<Result<_, _>>()
+        .map_err(|source| LaunchError::Spawn { cmd: format!("{} (joining its cgroup)", launch.argv.join(" ")), source })?;
+    if !procs.is_empty() {
+        let fds: Vec<i32> = procs.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+        // SAFETY: runs in the forked child before exec and only calls
+        // write(2) on descriptors opened above (still open: `procs` lives
+        // until after spawn returns); no allocation, no locks. Writing "0"
+        // moves the writing process itself, and the files were opened by
+        // cosched, so the write is allowed after a uid drop too.
+        unsafe {
+            cmd.pre_exec(move || {
+                for &fd in &fds {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+    if let Some(sig) = launch.parent_death_signal {
+        let parent = std::process::id() as i32;
+        // SAFETY: prctl and getppid are plain system calls, safe between
+        // fork and exec. PR_SET_PDEATHSIG is set after the uid change above,
+        // which would clear it. If the parent died before the prctl took
+        // effect, the child exits instead of running on as an orphan.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+    }
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|source| LaunchError::Spawn {
         cmd: launch.argv.join(" "),
         source,
     })?;
+    drop(procs);
     let pid = child.id() as i32;
     // Pipes are drained on threads so a chatty job can never block on a full
     // pipe while we wait for it.

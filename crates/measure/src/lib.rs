@@ -6,9 +6,11 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod cgroup;
 pub mod corun;
 pub mod kernel;
 pub mod launch;
+pub mod node;
 pub mod pairs;
 pub mod perf;
 pub mod probe;

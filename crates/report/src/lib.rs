@@ -4,7 +4,9 @@
 
 pub mod boxplot;
 pub mod curves;
+pub mod gantt;
 pub mod html;
+pub mod run_page;
 pub mod svg;
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};

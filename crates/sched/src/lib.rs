@@ -7,6 +7,7 @@
 pub mod montecarlo;
 pub mod policies;
 pub mod policy;
+pub mod runner;
 pub mod scenario;
 pub mod sim;
 pub mod source;
@@ -15,5 +16,6 @@ pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub use policy::{
     policy_by_name, policy_names, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, View,
 };
+pub use runner::{run_node, Done, ExecError, Executor, RunError, StartPlan};
 pub use sim::{simulate, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace};
 pub use source::{PairTable, SlowdownSource};

@@ -18,6 +18,9 @@
 //! | `samples` | sample of a solo run's process tree | `run_id`, `seq` |
 //! | `profiles` | profile summary of a job in a campaign (JSON) | `campaign_id`, `job` |
 //! | `probe_points` | repeat of a job beside a stressor of one size and intensity | `campaign_id`, `job`, `stressor`, size, intensity, `repeat_index` |
+//! | `runs` | real run of a workload under a policy (`cosched run`) | `series`, `policy`, `repeat_index` |
+//! | `run_jobs` | attempt of a job in a run: start, cores, prediction, end, status, slowdown | `run_id`, `job_index`, `attempt` |
+//! | `run_journal` | state transition of a run, written as it happened | `run_id`, `id` |
 //!
 //! Every measurement row (calibrations, pair runs, solo runs, probe points)
 //! references a `provenance` row; runs take their campaign's. Runs store
@@ -84,6 +87,7 @@
 
 mod export;
 mod records;
+mod runs;
 mod schema;
 
 use std::collections::BTreeMap;
@@ -99,8 +103,8 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row,
 
 pub use export::{check_table, format_unix_utc, DbInfo, TableCount, TABLES};
 pub use records::{
-    CampaignId, CampaignKind, CampaignRecord, CampaignStatus, PairRunRecord, ProbePointRecord, ProfileRecord, RunId,
-    SampleRecord, SoloRunRecord,
+    CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, PairRunRecord, ProbePointRecord,
+    ProfileRecord, RunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, SampleRecord, SoloRunRecord,
 };
 pub use schema::{latest_version, Migration, MIGRATIONS};
 
@@ -126,6 +130,8 @@ pub enum StoreError {
     Sql { path: PathBuf, what: String, source: rusqlite::Error },
     #[error("{what}: {why}; nothing was stored")]
     Invalid { what: String, why: String },
+    #[error("no run {0} in the database")]
+    NoSuchRun(ExecRunId),
     #[error("no campaign {0} in the database")]
     NoSuchCampaign(CampaignId),
     #[error("campaign {id} is a {kind} campaign; it cannot hold {what}")]

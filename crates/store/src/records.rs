@@ -224,3 +224,116 @@ impl ProbePointRecord {
         self.stressor_corun_s / self.stressor_solo_s
     }
 }
+
+/// Row id of a real run (`runs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ExecRunId(pub i64);
+
+impl fmt::Display for ExecRunId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Where a real run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Started; a runner killed outright leaves its run `running`.
+    Running,
+    Done,
+    /// Stopped by SIGINT / SIGTERM; `--resume` continues it.
+    Interrupted,
+    /// Stopped by an error of the runner (not of a job).
+    Failed,
+}
+
+text_enum!(RunStatus, "run status", Running = "running", Done = "done", Interrupted = "interrupted", Failed = "failed");
+
+/// One execution of a workload under one policy on a node.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRecord {
+    pub id: ExecRunId,
+    /// Groups the runs of one `cosched run` invocation.
+    pub series: String,
+    pub workload: String,
+    /// The policy as NAME or NAME:KEY=VALUE,...
+    pub policy: String,
+    pub repeat: u32,
+    /// The invocation's parameters, keys sorted (what `--resume` matches).
+    pub params: serde_json::Value,
+    pub status: RunStatus,
+    pub started_unix: u64,
+    pub finished_unix: Option<u64>,
+    pub provenance: Provenance,
+}
+
+/// A job attempt as it starts: written at once, in its own transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunJobStart {
+    pub job: String,
+    /// Index of the job in the workload.
+    pub job_index: u32,
+    /// 0 for the first attempt; a resumed run re-runs killed jobs as 1, 2...
+    pub attempt: u32,
+    /// Seconds on the run's clock.
+    pub arrival_s: f64,
+    pub start_s: f64,
+    pub cpus: Vec<u32>,
+    /// The job's process group id (its leader's pid).
+    pub pgid: i32,
+    /// Jobs running beside it at its start.
+    pub beside: Vec<String>,
+    /// The slowdown the policy's source predicted for it beside them.
+    pub predicted: f64,
+    /// The stored solo time its slowdown is measured against, if any.
+    pub solo_s: Option<f64>,
+}
+
+/// How a job attempt ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunJobEnd {
+    pub end_s: f64,
+    /// `ok`, `failed`, `signal`, `timeout`, `oom`, `killed`, `spawn-failed`.
+    pub status: String,
+    /// Exit code of `failed`, signal of `signal`.
+    pub status_value: Option<i32>,
+    /// A kernel's own work-phase time.
+    pub work_s: Option<f64>,
+    /// Measured slowdown against `solo_s`.
+    pub slowdown: Option<f64>,
+}
+
+/// A job attempt as stored: its start and, once it ended, its end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunJobRecord {
+    #[serde(flatten)]
+    pub start: RunJobStart,
+    pub end: Option<RunJobEnd>,
+}
+
+/// One line of a run's journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalEntry {
+    pub t_s: f64,
+    /// `begin`, `start`, `end`, `interrupted`, `resume`, `done`, `failed`.
+    pub event: String,
+    pub job: Option<String>,
+    pub detail: String,
+}
+
+/// Checks a job end's status name and that `failed` and `signal` carry
+/// their code and the others nothing.
+pub(crate) fn check_job_status(status: &str, value: Option<i32>) -> Result<(), String> {
+    const ALL: [&str; 7] = ["ok", "failed", "signal", "timeout", "oom", "killed", "spawn-failed"];
+    if !ALL.contains(&status) {
+        return Err(format!("unknown job status `{status}`; expected one of {}", ALL.join(", ")));
+    }
+    let needs = status == "failed" || status == "signal";
+    match (needs, value) {
+        (true, None) => Err(format!("status `{status}` needs its code")),
+        (false, Some(v)) => Err(format!("status `{status}` takes no code, got {v}")),
+        _ => Ok(()),
+    }
+}

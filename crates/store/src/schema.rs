@@ -192,6 +192,62 @@ CREATE VIEW latest_calibrations AS
     WHERE c.id = (SELECT max(id) FROM calibrations WHERE key = c.key);
 "#,
     },
+    Migration {
+        version: 4,
+        what: "real runs on a node: runs, their jobs, and the journal that resumes a killed runner",
+        sql: r#"
+-- One execution of a workload under one policy; `series` groups the runs of
+-- one `cosched run` (policy and baseline, interleaved repeats).
+CREATE TABLE runs (
+    id            INTEGER PRIMARY KEY,
+    series        TEXT    NOT NULL,
+    workload      TEXT    NOT NULL,
+    policy        TEXT    NOT NULL,
+    repeat_index  INTEGER NOT NULL,
+    params_json   TEXT    NOT NULL,
+    status        TEXT    NOT NULL CHECK (status IN ('running', 'done', 'interrupted', 'failed')),
+    provenance_id INTEGER NOT NULL REFERENCES provenance(id),
+    started_unix  INTEGER NOT NULL,
+    finished_unix INTEGER,
+    UNIQUE (series, policy, repeat_index)
+);
+CREATE INDEX runs_by_params ON runs (params_json, id);
+
+-- One attempt of one job in a run: inserted when it starts, completed
+-- when it ends. An attempt left without an end was running when the
+-- runner died; a resumed run marks it killed and starts the job again.
+CREATE TABLE run_jobs (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs(id),
+    job          TEXT    NOT NULL,
+    job_index    INTEGER NOT NULL,
+    attempt      INTEGER NOT NULL,
+    arrival_s    REAL    NOT NULL,
+    start_s      REAL    NOT NULL,
+    end_s        REAL,
+    cpus         TEXT    NOT NULL,
+    pgid         INTEGER NOT NULL,
+    beside_json  TEXT    NOT NULL,
+    predicted    REAL    NOT NULL,
+    solo_s       REAL,
+    status       TEXT CHECK (status IN ('ok', 'failed', 'signal', 'timeout', 'oom', 'killed', 'spawn-failed')),
+    status_value INTEGER,
+    work_s       REAL,
+    slowdown     REAL,
+    UNIQUE (run_id, job_index, attempt)
+);
+
+-- Every state transition of a run, in order, each written as it happened.
+CREATE TABLE run_journal (
+    id      INTEGER PRIMARY KEY,
+    run_id  INTEGER NOT NULL REFERENCES runs(id),
+    t_s     REAL    NOT NULL,
+    event   TEXT    NOT NULL CHECK (event IN ('begin', 'start', 'end', 'interrupted', 'resume', 'done', 'failed')),
+    job     TEXT,
+    detail  TEXT    NOT NULL
+);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

@@ -12,4 +12,5 @@ pub mod node;
 pub mod pairs;
 pub mod probe;
 pub mod profile;
+pub mod run;
 pub mod simulate;

@@ -192,7 +192,7 @@ fn to_run(r: &PairRunRecord, fg: usize, bg: usize) -> PairRun {
 
 /// The matrix of stored runs: each repeat gives the foreground's slowdown in
 /// cell (fg, bg) and the background's in cell (bg, fg).
-fn matrix_of(w: &Workload, runs: &[PairRunRecord]) -> SlowdownMatrix {
+pub(crate) fn matrix_of(w: &Workload, runs: &[PairRunRecord]) -> SlowdownMatrix {
     let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
     let index = |n: &str| names.iter().position(|x| x == n);
     let samples = runs.iter().filter_map(|r| {

@@ -1,0 +1,151 @@
+//! `cosched run` with real processes: SIGINT and SIGKILL leave no process of
+//! the workload, `--resume` completes a run whose runner was SIGKILLed, a
+//! second runner is refused, and a bad workload writes nothing.
+
+mod common;
+use common::{stray_processes, wait_until};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use cosched_store::{RunStatus, Store};
+
+fn cosched() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cosched"))
+}
+
+/// Three short jobs on one core, each carrying a marker so that any of
+/// their processes that outlive the runner can be found. The first attempt
+/// of job `b` hangs in a grandchild that outlives any test bound (only a
+/// kill of the whole job ends it); later attempts are short.
+fn workload(dir: &Path, marker: &str) -> PathBuf {
+    let path = dir.join("w.toml");
+    let flag = dir.join("b-ran");
+    let b = format!(
+        "if [ -e {f} ]; then sleep 0.1; else touch {f}; sh -c \"sleep 100; : {marker}-grandchild\" & wait; fi; : {marker}",
+        f = flag.display()
+    );
+    let q = "'".repeat(3);
+    std::fs::write(
+        &path,
+        format!(
+            "[[pools]]\nname = \"host\"\ncores = 1\n\
+             [[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.1; : {marker}'\"\n\
+             [[jobs]]\nname = \"b\"\ncommand = [\"sh\", \"-c\", {q}{b}{q}]\n\
+             [[jobs]]\nname = \"c\"\ncommand = \"sh -c 'sleep 0.1; : {marker}'\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn run_cmd(wl: &Path, db: &Path, lock: &Path) -> Command {
+    run_policy(wl, db, lock, "exclusive")
+}
+
+fn run_policy(wl: &Path, db: &Path, lock: &Path, policy: &str) -> Command {
+    let mut c = cosched();
+    c.arg("run").arg("--workload").arg(wl).args(["--policy", policy, "--db"]).arg(db).arg("--lock").arg(lock);
+    c.env("COSCHED_DATA_DIR", db.parent().unwrap());
+    c
+}
+
+/// Jobs started in the stored runs.
+fn started(db: &Path) -> Vec<String> {
+    let Ok(s) = Store::open_existing(db) else { return vec![] };
+    let Ok(runs) = s.runs() else { return vec![] };
+    runs.iter().flat_map(|r| s.run_jobs(r.id).unwrap_or_default()).map(|j| j.start.job).collect()
+}
+
+#[test]
+fn sigkill_leaves_no_process_and_resume_completes_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("cosched-run-kill-{}", std::process::id());
+    let wl = workload(dir.path(), &marker);
+    let (db, lock) = (dir.path().join("c.db"), dir.path().join("lock"));
+    let child = run_cmd(&wl, &db, &lock).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_until("job b starting", || started(&db).contains(&"b".to_string()));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), None, "killed by a signal");
+    // The watchdog and the leaders' death signal act asynchronously.
+    wait_until("the workload's processes to be gone", || stray_processes(&[&marker]).is_empty());
+
+    let out = run_cmd(&wl, &db, &lock).arg("--resume").arg("--json").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("resuming"), "{stderr}");
+    let s = Store::open_existing(&db).unwrap();
+    let runs = s.runs().unwrap();
+    assert_eq!(runs.len(), 1, "resume continued the run, not a new one");
+    assert_eq!(runs[0].status, RunStatus::Done);
+    let jobs = s.run_jobs(runs[0].id).unwrap();
+    let seen: Vec<(String, u32, String)> =
+        jobs.iter().map(|j| (j.start.job.clone(), j.start.attempt, j.end.as_ref().unwrap().status.clone())).collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("a".into(), 0, "ok".into()),
+            ("b".into(), 0, "killed".into()),
+            ("b".into(), 1, "ok".into()),
+            ("c".into(), 0, "ok".into())
+        ]
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["runs"][0]["metrics"]["makespan"].as_f64().unwrap() > 0.0);
+    assert!(stray_processes(&[&marker]).is_empty());
+}
+
+#[test]
+fn sigint_kills_every_job_records_the_run_interrupted_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("cosched-run-int-{}", std::process::id());
+    let wl = workload(dir.path(), &marker);
+    let (db, lock) = (dir.path().join("c.db"), dir.path().join("lock"));
+    let child = run_cmd(&wl, &db, &lock).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_until("job b starting", || started(&db).contains(&"b".to_string()));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
+    assert_eq!(stray_processes(&[&marker]), Vec::<String>::new(), "no job outlives the runner");
+    let s = Store::open_existing(&db).unwrap();
+    let run = &s.runs().unwrap()[0];
+    assert_eq!(run.status, RunStatus::Interrupted);
+    let b = s.run_jobs(run.id).unwrap().into_iter().find(|j| j.start.job == "b").unwrap();
+    assert_eq!(b.end.unwrap().status, "killed");
+}
+
+#[test]
+fn a_second_runner_on_the_node_is_refused_naming_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("cosched-run-lock-{}", std::process::id());
+    let wl = workload(dir.path(), &marker);
+    std::fs::write(dir.path().join("b-ran"), "").unwrap();
+    let (db, lock) = (dir.path().join("c.db"), dir.path().join("lock"));
+    let mut first = run_cmd(&wl, &db, &lock).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_until("the first runner starting a job", || !started(&db).is_empty());
+    let out = run_cmd(&wl, &dir.path().join("other.db"), &lock).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("pid {}", first.id())), "{stderr}");
+    assert!(!dir.path().join("other.db").exists(), "the refused runner opened no store");
+    assert!(first.wait().unwrap().success());
+}
+
+#[test]
+fn a_bad_workload_file_writes_nothing_to_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let wl = dir.path().join("bad.toml");
+    std::fs::write(&wl, "[[jobs]]\nname = \"a\"\ncommand = \"true\"\ncores = 0\n").unwrap();
+    let out = run_cmd(&wl, &db, &dir.path().join("lock")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bad.toml:4:"), "{stderr}");
+    assert!(!db.exists());
+    let out = run_policy(&workload(dir.path(), "x"), &db, &dir.path().join("lock"), "fifo").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown policy `fifo`"));
+    assert!(!db.exists());
+}

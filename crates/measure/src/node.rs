@@ -1,0 +1,654 @@
+//! Real processes for the node runner: the [`Executor`] that `sched::runner`
+//! drives, a lock that keeps a second runner off the node, a watchdog that
+//! kills the jobs if the runner itself is killed, and the invoking user.
+//!
+//! A job runs as a process group, in its own cgroups when the node allows
+//! (see [`crate::cgroup`]), pinned to cores of its pool that no other job
+//! holds, with its `timeout` and `memory_mib` enforced. Every start and end
+//! is handed to a sink before the runner goes on (the CLI stores it), so a
+//! journal of the run exists at every instant.
+//!
+//! No job outlives the runner:
+//! - SIGINT / SIGTERM set the interrupt flag; `wait` then kills every job
+//!   (process group and cgroup) and returns [`ExecError::Interrupted`].
+//! - SIGKILL of the runner: each job's leader has PR_SET_PDEATHSIG =
+//!   SIGKILL, and a watchdog process (a few lines of `sh` in its own
+//!   process group, holding the read end of a pipe the runner writes the
+//!   job groups into) sees end-of-file when the runner dies and kills every
+//!   listed process group and cgroup member. `cosched run --resume` also
+//!   removes leftover cgroups of the run ([`Isolation::clean_scope`]).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::Instant;
+
+use cosched_sched::runner::{ExecError, Executor, StartPlan};
+use cosched_sched::JobId;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+use crate::cgroup::{Isolation, JobCgroup, Limits};
+use crate::launch::{interrupted, spawn, Exit, Launch, Running};
+
+/// One job as the executor runs it.
+#[derive(Debug, Clone)]
+pub struct NodeJob {
+    pub name: String,
+    pub argv: Vec<String>,
+    pub pool: usize,
+    pub cores: u32,
+    pub timeout: Option<f64>,
+    pub memory_mib: Option<u64>,
+    /// Stored solo time, seconds, and its timing (`work-phase` or `process`).
+    pub solo: Option<(f64, String)>,
+    /// A `cosched-kernel` job, whose last output line is its JSON report.
+    pub kernel: bool,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "value")]
+pub enum JobStatus {
+    Ok,
+    /// Exited with this non-zero code.
+    Failed(i32),
+    /// Killed by this signal, not by cosched.
+    Signal(i32),
+    /// Ran past its `timeout` and was killed.
+    Timeout,
+    /// Killed by the kernel for exceeding its memory limit.
+    Oom,
+    /// Killed by cosched because the run was interrupted.
+    Killed,
+    /// Its program could not be started.
+    SpawnFailed,
+}
+
+impl JobStatus {
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobStatus::Ok => "ok",
+            JobStatus::Failed(_) => "failed",
+            JobStatus::Signal(_) => "signal",
+            JobStatus::Timeout => "timeout",
+            JobStatus::Oom => "oom",
+            JobStatus::Killed => "killed",
+            JobStatus::SpawnFailed => "spawn-failed",
+        }
+    }
+
+    /// The exit code or signal number, where there is one.
+    pub fn value(&self) -> Option<i32> {
+        match self {
+            JobStatus::Failed(c) | JobStatus::Signal(c) => Some(*c),
+            _ => None,
+        }
+    }
+
+    pub fn from_parts(name: &str, value: Option<i32>) -> Option<JobStatus> {
+        Some(match name {
+            "ok" => JobStatus::Ok,
+            "failed" => JobStatus::Failed(value?),
+            "signal" => JobStatus::Signal(value?),
+            "timeout" => JobStatus::Timeout,
+            "oom" => JobStatus::Oom,
+            "killed" => JobStatus::Killed,
+            "spawn-failed" => JobStatus::SpawnFailed,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobStatus::Failed(c) => write!(f, "failed (exit code {c})"),
+            JobStatus::Signal(s) => write!(f, "signal {s}"),
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+/// A job that started: what the journal records at once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Started {
+    pub job: JobId,
+    pub start: f64,
+    pub cpus: Vec<u32>,
+    pub pgid: i32,
+    /// Names of the jobs running beside it.
+    pub beside: Vec<String>,
+    pub predicted: f64,
+}
+
+/// A job that ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ended {
+    pub job: JobId,
+    pub start: f64,
+    pub end: f64,
+    pub cpus: Vec<u32>,
+    pub status: JobStatus,
+    /// The kernel's own work-phase time, when it reported one.
+    pub work_s: Option<f64>,
+    /// Run time over the stored solo time, in the solo time's timing;
+    /// `None` without a stored solo time or when the job did not finish.
+    pub slowdown: Option<f64>,
+    pub predicted: f64,
+    /// Last lines of the job's output, for failures.
+    pub output_tail: String,
+}
+
+/// What the executor reports as it goes.
+#[derive(Debug, Clone)]
+pub enum NodeEvent {
+    Started(Started),
+    Ended(Ended),
+}
+
+/// Where and how the jobs of one run are executed.
+#[derive(Debug)]
+pub struct NodeConfig {
+    /// CPUs of each pool, in pool order.
+    pub pool_cpus: Vec<Vec<u32>>,
+    /// Accelerator pools share their CPUs instead of handing them out.
+    pub shared_pool: Vec<bool>,
+    /// cgroups of this run live under `cosched/<scope>/`.
+    pub scope: String,
+    /// Each job's output goes to `<log_dir>/<job>.log`.
+    pub log_dir: PathBuf,
+    /// Run jobs as this (uid, gid).
+    pub user: Option<(u32, u32)>,
+    pub isolation: Isolation,
+    /// The run's clock reads this at the executor's creation (a resumed
+    /// run continues where the killed one stopped).
+    pub clock_origin: f64,
+}
+
+struct Active {
+    job: JobId,
+    start: f64,
+    since: Instant,
+    cpus: Vec<u32>,
+    predicted: f64,
+    running: Option<Running>,
+    cgroup: Option<JobCgroup>,
+    log: PathBuf,
+    timed_out: bool,
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        drop(self.running.take());
+        if let Some(g) = &self.cgroup {
+            let _ = g.remove();
+        }
+    }
+}
+
+/// Runs jobs as real processes for `sched::runner::run_node`.
+pub struct NodeExecutor<'a> {
+    cfg: NodeConfig,
+    jobs: &'a [NodeJob],
+    clock: Instant,
+    active: Vec<Active>,
+    /// Jobs that could not start, reported by the next wait.
+    failed_starts: Vec<(JobId, f64)>,
+    sink: &'a mut dyn FnMut(NodeEvent) -> Result<(), String>,
+    watchdog: Option<Watchdog>,
+    pub poll: std::time::Duration,
+}
+
+impl<'a> NodeExecutor<'a> {
+    pub fn new(
+        cfg: NodeConfig,
+        jobs: &'a [NodeJob],
+        sink: &'a mut dyn FnMut(NodeEvent) -> Result<(), String>,
+    ) -> Result<NodeExecutor<'a>, String> {
+        std::fs::create_dir_all(&cfg.log_dir).map_err(|e| format!("{}: {e}", cfg.log_dir.display()))?;
+        let watchdog = Watchdog::start().map_err(|e| format!("starting the watchdog: {e}"))?;
+        Ok(NodeExecutor {
+            cfg,
+            jobs,
+            clock: Instant::now(),
+            active: Vec::new(),
+            failed_starts: Vec::new(),
+            sink,
+            watchdog: Some(watchdog),
+            poll: std::time::Duration::from_millis(5),
+        })
+    }
+
+    fn time(&self) -> f64 {
+        self.cfg.clock_origin + self.clock.elapsed().as_secs_f64()
+    }
+
+    /// CPUs of the job's pool no running job holds.
+    fn free_cpus(&self, pool: usize) -> Vec<u32> {
+        let all = &self.cfg.pool_cpus[pool];
+        if self.cfg.shared_pool.get(pool).copied().unwrap_or(false) {
+            return all.clone();
+        }
+        all.iter()
+            .copied()
+            .filter(|c| !self.active.iter().any(|a| self.jobs[a.job].pool == pool && a.cpus.contains(c)))
+            .collect()
+    }
+
+    fn finish(&mut self, k: usize, status: JobStatus, end: f64) -> Result<(JobId, f64), ExecError> {
+        let mut a = self.active.remove(k);
+        if let Some(r) = &a.running {
+            if let Some(w) = self.watchdog.as_mut() {
+                w.forget(r.pid());
+            }
+        }
+        if let Some(g) = a.cgroup.take() {
+            let _ = g.remove();
+        }
+        drop(a.running.take());
+        let job = &self.jobs[a.job];
+        let output = std::fs::read_to_string(&a.log).unwrap_or_default();
+        let work_s = if job.kernel { kernel_work_s(&output) } else { None };
+        let slowdown = match (&job.solo, status) {
+            (Some((solo, timing)), JobStatus::Ok) => {
+                let t = if timing == "work-phase" { work_s.unwrap_or(end - a.start) } else { end - a.start };
+                Some(t / solo)
+            }
+            _ => None,
+        };
+        let lines: Vec<&str> = output.lines().collect();
+        let ended = Ended {
+            job: a.job,
+            start: a.start,
+            end,
+            cpus: a.cpus.clone(),
+            status,
+            work_s,
+            slowdown,
+            predicted: a.predicted,
+            output_tail: lines[lines.len().saturating_sub(8)..].join("\n"),
+        };
+        (self.sink)(NodeEvent::Ended(ended)).map_err(ExecError::Fatal)?;
+        Ok((a.job, end))
+    }
+
+    /// Kills every running job and records it as killed.
+    pub fn kill_all(&mut self) -> Result<(), ExecError> {
+        while !self.active.is_empty() {
+            let end = self.time();
+            self.finish(0, JobStatus::Killed, end)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for NodeExecutor<'_> {
+    fn drop(&mut self) {
+        self.active.clear();
+        // The run's scope directories go too (and anything a job left in them).
+        self.cfg.isolation.clean_scope(&self.cfg.scope);
+        if let Some(w) = self.watchdog.take() {
+            w.stop();
+        }
+    }
+}
+
+/// The kernel's work-phase seconds from its JSON report line.
+fn kernel_work_s(output: &str) -> Option<f64> {
+    let line = output.lines().rev().find(|l| l.trim_start().starts_with('{'))?;
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    v.get("wall_s")?.as_f64().filter(|t| t.is_finite() && *t > 0.0)
+}
+
+impl Executor for NodeExecutor<'_> {
+    fn now(&mut self) -> f64 {
+        self.time()
+    }
+
+    fn start(&mut self, plan: &StartPlan) -> Result<f64, ExecError> {
+        if let Some(sig) = interrupted() {
+            self.kill_all()?;
+            return Err(ExecError::Interrupted(sig));
+        }
+        let job = &self.jobs[plan.job];
+        let free = self.free_cpus(job.pool);
+        if free.len() < job.cores as usize {
+            return Err(ExecError::Fatal(format!(
+                "job `{}` needs {} cores of pool {}; only {:?} are free",
+                job.name, job.cores, job.pool, free
+            )));
+        }
+        let cpus: Vec<u32> = free[..job.cores as usize].to_vec();
+        let log = self.cfg.log_dir.join(format!("{}.log", job.name.replace('/', "_")));
+        let limits = Limits {
+            cpus: cpus.clone(),
+            memory_bytes: job.memory_mib.map(|m| m << 20),
+            pids_max: None,
+        };
+        let cgroup = self
+            .cfg
+            .isolation
+            .create(&self.cfg.scope, &job.name, &limits)
+            .map_err(|e| ExecError::Fatal(format!("creating the cgroup of job `{}`: {e}", job.name)))?;
+        let mut launch = Launch::new(job.argv.clone());
+        launch.capture_stdout = false;
+        launch.output = Some(log.clone());
+        launch.user = self.cfg.user;
+        launch.parent_death_signal = Some(Signal::SIGKILL);
+        if !self.cfg.isolation.pins() {
+            launch.cpus = Some(cpus.clone());
+        }
+        if let Some(g) = &cgroup {
+            launch.cgroup_procs = g.procs_files();
+        }
+        let start = self.time();
+        let since = Instant::now();
+        let beside: Vec<String> = plan.beside.iter().map(|&b| self.jobs[b].name.clone()).collect();
+        let running = match spawn(&launch) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                let _ = std::fs::write(&log, format!("cosched: {e}\n"));
+                None
+            }
+        };
+        let pgid = running.as_ref().map_or(0, |r| r.pid());
+        if let (Some(w), Some(r)) = (self.watchdog.as_mut(), &running) {
+            w.watch(r.pid(), cgroup.as_ref());
+        }
+        let spawned = running.is_some();
+        self.active.push(Active {
+            job: plan.job,
+            start,
+            since,
+            cpus: cpus.clone(),
+            predicted: plan.predicted,
+            running,
+            cgroup,
+            log,
+            timed_out: false,
+        });
+        (self.sink)(NodeEvent::Started(Started { job: plan.job, start, cpus, pgid, beside, predicted: plan.predicted }))
+            .map_err(ExecError::Fatal)?;
+        if !spawned {
+            self.failed_starts.push((plan.job, start));
+        }
+        Ok(start)
+    }
+
+    fn wait(&mut self, until: Option<f64>) -> Result<Vec<(JobId, f64)>, ExecError> {
+        let mut ended = Vec::new();
+        for (job, _) in std::mem::take(&mut self.failed_starts) {
+            if let Some(k) = self.active.iter().position(|a| a.job == job) {
+                let end = self.time();
+                ended.push(self.finish(k, JobStatus::SpawnFailed, end)?);
+            }
+        }
+        loop {
+            if let Some(sig) = interrupted() {
+                self.kill_all()?;
+                return Err(ExecError::Interrupted(sig));
+            }
+            let mut k = 0;
+            while k < self.active.len() {
+                let now = self.time();
+                let a = &mut self.active[k];
+                let timeout = self.jobs[a.job].timeout;
+                if !a.timed_out && timeout.is_some_and(|t| a.since.elapsed().as_secs_f64() > t) {
+                    // The group is killed here; its exit is collected below
+                    // like any other, then recorded as a timeout.
+                    a.timed_out = true;
+                    if let Some(g) = &a.cgroup {
+                        let _ = g.kill_all();
+                    }
+                    if let Some(r) = &a.running {
+                        let _ = killpg(Pid::from_raw(r.pid()), Signal::SIGKILL);
+                    }
+                }
+                let exit = match a.running.as_mut().map(|r| r.try_wait()) {
+                    Some(Ok(Some(o))) => Some(o.exit),
+                    Some(Ok(None)) => None,
+                    Some(Err(crate::launch::LaunchError::Interrupted(_))) => None,
+                    Some(Err(e)) => return Err(ExecError::Fatal(e.to_string())),
+                    None => Some(Exit::Code(127)),
+                };
+                match exit {
+                    None => k += 1,
+                    Some(exit) => {
+                        let end = now;
+                        let oom = a.cgroup.as_ref().is_some_and(|g| g.oom_kills() > 0);
+                        let status = match exit {
+                            _ if a.timed_out => JobStatus::Timeout,
+                            _ if oom => JobStatus::Oom,
+                            Exit::Code(0) => JobStatus::Ok,
+                            Exit::Code(c) => JobStatus::Failed(c),
+                            Exit::Signal(s) => JobStatus::Signal(s),
+                        };
+                        ended.push(self.finish(k, status, end)?);
+                    }
+                }
+            }
+            if !ended.is_empty() || until.is_some_and(|u| self.time() >= u) || (self.active.is_empty() && until.is_none()) {
+                return Ok(ended);
+            }
+            std::thread::sleep(self.poll);
+        }
+    }
+}
+
+/// A process that kills the runner's jobs when the runner dies.
+///
+/// It reads `+ PGID PROCS-FILE...` and `- PGID` lines from a pipe; when the
+/// pipe reaches end-of-file (the runner exited or was killed, since only the
+/// runner holds the write end) it SIGKILLs every listed process group and
+/// every process in the listed cgroups, and exits.
+pub struct Watchdog {
+    child: Child,
+    stdin: Option<ChildStdin>,
+}
+
+const WATCHDOG: &str = r#"trap '' INT TERM HUP
+pgs=""; files=""
+while read op pg rest; do
+  case "$op" in
+    +) pgs="$pgs $pg"; files="$files $rest" ;;
+    -) n=""; for p in $pgs; do [ "$p" = "$pg" ] || n="$n $p"; done; pgs="$n" ;;
+  esac
+done
+for p in $pgs; do kill -KILL -- "-$p" 2>/dev/null; done
+for f in $files; do
+  [ -f "$f" ] && for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+done
+exit 0"#;
+
+impl Watchdog {
+    pub fn start() -> std::io::Result<Watchdog> {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(WATCHDOG)
+            .arg("cosched-watchdog")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()?;
+        let stdin = child.stdin.take();
+        Ok(Watchdog { child, stdin })
+    }
+
+    fn send(&mut self, line: &str) {
+        if let Some(s) = self.stdin.as_mut() {
+            let _ = s.write_all(line.as_bytes());
+            let _ = s.flush();
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Adds a job's process group and cgroup.
+    pub fn watch(&mut self, pgid: i32, cgroup: Option<&JobCgroup>) {
+        let files: Vec<String> =
+            cgroup.map(|g| g.procs_files().iter().map(|p| p.display().to_string()).collect()).unwrap_or_default();
+        self.send(&format!("+ {pgid} {}\n", files.join(" ")));
+    }
+
+    /// Drops a finished job's group from the list, so a reused group id is
+    /// never killed.
+    pub fn forget(&mut self, pgid: i32) {
+        self.send(&format!("- {pgid}\n"));
+    }
+
+    /// Ends the watchdog (after the jobs ended) and reaps it.
+    pub fn stop(mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+use std::os::unix::process::CommandExt;
+
+/// An exclusive lock on the node for one runner: `flock` on a file that
+/// holds the holder's pid. The kernel drops the lock when the holder dies,
+/// however it dies, so a killed runner never blocks the next one.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: std::fs::File,
+    pub path: PathBuf,
+}
+
+impl RunLock {
+    /// The default lock file: /run/cosched.lock when writable (root), else
+    /// one per user in $XDG_RUNTIME_DIR or /tmp.
+    pub fn default_path() -> PathBuf {
+        if let Some(p) = std::env::var_os("COSCHED_RUN_LOCK") {
+            return PathBuf::from(p);
+        }
+        let run = Path::new("/run");
+        if nix::unistd::access(run, nix::unistd::AccessFlags::W_OK).is_ok() {
+            return run.join("cosched.lock");
+        }
+        let dir = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+        // SAFETY: getuid cannot fail and touches no memory.
+        dir.join(format!("cosched-{}.lock", unsafe { libc::getuid() }))
+    }
+
+    /// Takes the lock or says who holds it.
+    pub fn acquire(path: &Path) -> Result<RunLock, String> {
+        use std::os::fd::AsRawFd;
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| format!("{}: cannot open the run lock: {e}", path.display()))?;
+        // SAFETY: flock on a descriptor we own; no memory is involved.
+        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r != 0 {
+            let holder = std::fs::read_to_string(path).unwrap_or_default();
+            let holder = holder.trim();
+            return Err(format!(
+                "another cosched run holds this node (pid {}, lock {}); wait for it to finish or stop it",
+                if holder.is_empty() { "unknown" } else { holder },
+                path.display()
+            ));
+        }
+        f.set_len(0).map_err(|e| format!("{}: {e}", path.display()))?;
+        writeln!(f, "{}", std::process::id()).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(RunLock { _file: f, path: path.to_path_buf() })
+    }
+}
+
+/// The user jobs run as: the one who invoked `sudo` when cosched runs as
+/// root through sudo (SUDO_UID / SUDO_GID), else cosched's own (`None`).
+pub fn invoking_user() -> Option<(u32, u32)> {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let uid = std::env::var("SUDO_UID").ok()?.parse::<u32>().ok()?;
+    let gid = std::env::var("SUDO_GID").ok()?.parse::<u32>().ok()?;
+    (uid != 0).then_some((uid, gid))
+}
+
+/// Splits the node's CPUs among pools: cpu pools take consecutive CPUs in
+/// order; accelerator pools run on the host pool's CPUs (this node has no
+/// accelerator; their jobs are host processes) and share them.
+pub fn pool_cpus(pools: &[(u32, bool)], node_cpus: &[u32]) -> Result<(Vec<Vec<u32>>, Vec<bool>), String> {
+    let mut next = 0usize;
+    let mut out = Vec::new();
+    let mut shared = Vec::new();
+    let mut host: Option<Vec<u32>> = None;
+    for &(cores, accel) in pools {
+        if accel {
+            out.push(Vec::new());
+            shared.push(true);
+            continue;
+        }
+        let end = next + cores as usize;
+        if end > node_cpus.len() {
+            return Err(format!("the pools need {end} CPUs; this node has {}", node_cpus.len()));
+        }
+        let cpus = node_cpus[next..end].to_vec();
+        host.get_or_insert_with(|| cpus.clone());
+        out.push(cpus);
+        shared.push(false);
+        next = end;
+    }
+    let host = host.unwrap_or_else(|| node_cpus.to_vec());
+    for (cpus, &s) in out.iter_mut().zip(&shared) {
+        if s {
+            *cpus = host.clone();
+        }
+    }
+    Ok((out, shared))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_round_trip_through_their_stored_parts() {
+        for s in [
+            JobStatus::Ok,
+            JobStatus::Failed(3),
+            JobStatus::Signal(9),
+            JobStatus::Timeout,
+            JobStatus::Oom,
+            JobStatus::Killed,
+            JobStatus::SpawnFailed,
+        ] {
+            assert_eq!(JobStatus::from_parts(s.name(), s.value()), Some(s));
+        }
+        assert_eq!(JobStatus::from_parts("failed", None), None);
+    }
+
+    #[test]
+    fn pools_split_the_node_and_accelerators_share_the_host_cpus() {
+        let (cpus, shared) = pool_cpus(&[(1, false), (2, true), (1, false)], &[0, 1]).unwrap();
+        assert_eq!(cpus, vec![vec![0], vec![0], vec![1]]);
+        assert_eq!(shared, vec![false, true, false]);
+        assert!(pool_cpus(&[(3, false)], &[0, 1]).unwrap_err().contains("need 3"));
+    }
+
+    #[test]
+    fn the_work_phase_comes_from_the_last_json_line() {
+        assert_eq!(kernel_work_s("noise\n{\"wall_s\": 1.25, \"x\": 1}\n"), Some(1.25));
+        assert_eq!(kernel_work_s("no report"), None);
+    }
+
+    #[test]
+    fn a_second_lock_holder_is_refused_with_the_first_ones_pid() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("lock");
+        let held = RunLock::acquire(&p).unwrap();
+        let e = RunLock::acquire(&p).unwrap_err();
+        assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
+        drop(held);
+        RunLock::acquire(&p).unwrap();
+    }
+}

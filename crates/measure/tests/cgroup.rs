@@ -1,0 +1,186 @@
+//! Jobs in their own cgroups, with real short processes: pinned by the
+//! cpuset, frozen and thawed, stopped by their memory limit, killed to the
+//! last process, and the groups removed. Each test skips with a printed
+//! reason where cgroups cannot be used (not root, not mounted, read-only).
+
+use std::time::Duration;
+
+use cosched_measure::cgroup::{Isolation, Limits, Preference};
+use cosched_measure::launch::{spawn, Exit, Launch, POLL};
+
+fn sh(cmd: &str) -> Launch {
+    Launch::new(vec!["sh".into(), "-c".into(), cmd.into()])
+}
+
+fn usable(pref: Preference) -> Option<Isolation> {
+    let iso = Isolation::detect(pref);
+    if iso.version() == "none" {
+        eprintln!("skipped: no usable cgroup hierarchy ({:?}): {}", pref, iso.notes().join("; "));
+        return None;
+    }
+    Some(iso)
+}
+
+fn comm(pid: i32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
+}
+
+fn scope(tag: &str) -> String {
+    format!("test-{tag}-{}", std::process::id())
+}
+
+fn wait(mut r: cosched_measure::launch::Running) -> cosched_measure::launch::Outcome {
+    loop {
+        if let Some(o) = r.try_wait().unwrap() {
+            return o;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+fn pinned_by_the_cpuset(pref: Preference) {
+    let Some(iso) = usable(pref) else { return };
+    if !iso.pins() {
+        eprintln!("skipped: cgroup {} has no cpuset controller here", iso.version());
+        return;
+    }
+    let s = scope("pin");
+    let g = iso.create(&s, "a", &Limits { cpus: vec![0], ..Limits::default() }).unwrap().unwrap();
+    let mut l = sh("grep Cpus_allowed_list /proc/self/status; cat /proc/self/cgroup");
+    l.cgroup_procs = g.procs_files();
+    let o = wait(spawn(&l).unwrap());
+    assert!(o.stdout.lines().next().unwrap().ends_with("\t0"), "{}", o.stdout);
+    assert!(o.stdout.contains(&format!("cosched/{s}/a")), "the job ran in its group: {}", o.stdout);
+    g.remove().unwrap();
+    g.remove_parents();
+    assert!(g.dirs().iter().all(|d| !d.exists()));
+}
+
+#[test]
+fn a_job_is_pinned_by_its_cpuset_v1() {
+    pinned_by_the_cpuset(Preference::V1);
+}
+
+#[test]
+fn a_job_is_pinned_by_its_cpuset_v2() {
+    pinned_by_the_cpuset(Preference::V2);
+}
+
+fn frozen_job_makes_no_progress(pref: Preference) {
+    let Some(iso) = usable(pref) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ticks");
+    let g = iso.create(&scope("freeze"), "a", &Limits { cpus: vec![0], ..Limits::default() }).unwrap().unwrap();
+    let mut l = sh(&format!("while :; do echo x >> {}; done", file.display())).pinned(vec![0]);
+    l.cgroup_procs = g.procs_files();
+    let r = spawn(&l).unwrap();
+    while std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0) == 0 {
+        std::thread::sleep(POLL);
+    }
+    g.set_frozen(true).unwrap();
+    let len = std::fs::metadata(&file).unwrap().len();
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), len, "a frozen job wrote on");
+    g.set_frozen(false).unwrap();
+    while std::fs::metadata(&file).unwrap().len() == len {
+        std::thread::sleep(POLL);
+    }
+    g.kill_all().unwrap();
+    assert!(g.procs().is_empty());
+    drop(r);
+    g.remove().unwrap();
+    g.remove_parents();
+}
+
+#[test]
+fn a_frozen_job_makes_no_progress_until_thawed_v1() {
+    frozen_job_makes_no_progress(Preference::V1);
+}
+
+#[test]
+fn a_frozen_job_makes_no_progress_until_thawed_v2() {
+    frozen_job_makes_no_progress(Preference::V2);
+}
+
+#[test]
+fn a_job_over_its_memory_limit_is_oom_killed_and_counted() {
+    let Some(iso) = usable(Preference::Auto) else { return };
+    if !iso.limits_memory() {
+        eprintln!("skipped: cgroup {} has no memory controller here", iso.version());
+        return;
+    }
+    let g = iso
+        .create(&scope("oom"), "a", &Limits { cpus: vec![0], memory_bytes: Some(16 << 20), pids_max: None })
+        .unwrap()
+        .unwrap();
+    // dd's 64 MiB buffer is filled by read(2): four times the limit.
+    let mut l = sh("exec dd if=/dev/zero of=/dev/null bs=64M count=1").pinned(vec![0]);
+    l.cgroup_procs = g.procs_files();
+    let o = wait(spawn(&l).unwrap());
+    assert_eq!(o.exit, Exit::Signal(9), "{o:?}");
+    assert_eq!(g.oom_kills(), 1);
+    g.remove().unwrap();
+    g.remove_parents();
+}
+
+#[test]
+fn killing_a_group_reaches_processes_that_left_the_process_group() {
+    let Some(iso) = usable(Preference::Auto) else { return };
+    let g = iso.create(&scope("kill"), "a", &Limits { cpus: vec![0], ..Limits::default() }).unwrap().unwrap();
+    // The sleeper lets go of the output pipes, or dropping the job would
+    // wait for it to close them. setsid puts the sleeper in a session and group of its own, out of
+    // reach of killpg; the cgroup still holds it.
+    let mut l = sh("setsid sleep 30 >/dev/null 2>&1 & wait").pinned(vec![0]);
+    l.cgroup_procs = g.procs_files();
+    let r = spawn(&l).unwrap();
+    // Until the sleeper runs `sleep`, it may not have left the group yet.
+    while !g.procs().iter().any(|p| comm(*p) == "sleep") {
+        std::thread::sleep(POLL);
+    }
+    drop(r);
+    assert_eq!(g.procs().len(), 1, "the escaped sleeper outlived its process group");
+    g.remove().unwrap();
+    assert!(g.procs().is_empty());
+    g.remove_parents();
+}
+
+#[test]
+fn clean_scope_kills_leftovers_of_a_dead_runner_and_removes_the_groups() {
+    let Some(iso) = usable(Preference::Auto) else { return };
+    let s = scope("clean");
+    let g = iso.create(&s, "a", &Limits { cpus: vec![0], ..Limits::default() }).unwrap().unwrap();
+    let mut l = sh("setsid sleep 30 >/dev/null 2>&1 & wait").pinned(vec![0]);
+    l.cgroup_procs = g.procs_files();
+    let r = spawn(&l).unwrap();
+    // Until the sleeper runs `sleep`, it may not have left the group yet.
+    while !g.procs().iter().any(|p| comm(*p) == "sleep") {
+        std::thread::sleep(POLL);
+    }
+    drop(r);
+    assert_eq!(iso.clean_scope(&s), 1);
+    assert!(g.dirs().iter().all(|d| !d.exists()));
+}
+
+#[test]
+fn a_job_dropped_to_another_user_still_joins_its_cgroup() {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: dropping to another user needs root");
+        return;
+    }
+    let Some(iso) = usable(Preference::Auto) else { return };
+    let s = scope("user");
+    let g = iso.create(&s, "a", &Limits { cpus: vec![0], ..Limits::default() }).unwrap().unwrap();
+    let mut l = sh("id -u; id -g; cat /proc/self/cgroup").pinned(vec![0]);
+    l.cgroup_procs = g.procs_files();
+    // nobody / nogroup: what a job of `sudo cosched run` runs as is the
+    // invoking user's ids; any unprivileged ids show the same.
+    l.user = Some((65534, 65534));
+    let o = wait(spawn(&l).unwrap());
+    assert_eq!(o.exit, Exit::Code(0), "{o:?}");
+    let mut lines = o.stdout.lines();
+    assert_eq!((lines.next(), lines.next()), (Some("65534"), Some("65534")));
+    assert!(o.stdout.contains(&format!("cosched/{s}/a")), "{}", o.stdout);
+    g.remove().unwrap();
+    g.remove_parents();
+}

@@ -1,0 +1,97 @@
+//! The node runner with real processes: the loop of `sched::runner` over
+//! `NodeExecutor`. Jobs are tiny shell commands, pinned; a failing job, a
+//! hanging one and one over its memory limit are recorded while the rest
+//! complete.
+
+use cosched_measure::cgroup::{Isolation, Preference};
+use cosched_measure::node::{Ended, JobStatus, NodeConfig, NodeEvent, NodeExecutor, NodeJob};
+use cosched_model::workload::PoolKind;
+use cosched_sched::runner::run_node;
+use cosched_sched::{policy_by_name, PairTable, Params, Platform, PoolInfo, SimJob};
+
+fn job(name: &str, cmd: &str, timeout: Option<f64>, memory_mib: Option<u64>) -> NodeJob {
+    NodeJob {
+        name: name.into(),
+        argv: vec!["sh".into(), "-c".into(), cmd.into()],
+        pool: 0,
+        cores: 1,
+        timeout,
+        memory_mib,
+        solo: Some((0.05, "process".into())),
+        kernel: false,
+    }
+}
+
+fn run(tag: &str, pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Vec<cosched_sched::Event>, Isolation) {
+    let iso = Isolation::detect(pref);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = NodeConfig {
+        pool_cpus: vec![vec![0]],
+        shared_pool: vec![false],
+        scope: format!("test-node-{tag}-{}-{:?}", std::process::id(), pref),
+        log_dir: dir.path().to_path_buf(),
+        user: None,
+        isolation: iso.clone(),
+        clock_origin: 0.0,
+    };
+    let sim: Vec<SimJob> = jobs
+        .iter()
+        .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: 0.05, pool: 0, cores: 1, program: j.name.clone() })
+        .collect();
+    let platform = Platform { pools: vec![PoolInfo { name: "host".into(), cores: 1, kind: PoolKind::Cpu }] };
+    let source = PairTable::new(vec![vec![1.0; jobs.len()]; jobs.len()]).unwrap();
+    let mut ended = Vec::new();
+    let mut sink = |e: NodeEvent| {
+        if let NodeEvent::Ended(e) = e {
+            ended.push(e);
+        }
+        Ok(())
+    };
+    let mut policy = policy_by_name("noplan", &Params::new()).unwrap();
+    let trace = {
+        let mut ex = NodeExecutor::new(cfg, jobs, &mut sink).unwrap();
+        run_node(&platform, &sim, &source, policy.as_mut(), &mut ex, &[]).unwrap()
+    };
+    ended.sort_by_key(|e| e.job);
+    (ended, trace, iso)
+}
+
+#[test]
+fn failing_and_hanging_jobs_are_recorded_while_the_rest_complete() {
+    let jobs = [
+        job("ok", "grep Cpus_allowed_list /proc/self/status", None, None),
+        job("fails", "exit 3", None, None),
+        job("hangs", "sleep 30", Some(0.2), None),
+        job("missing", "exec /nonexistent/program", None, None),
+        job("ok2", "true", None, None),
+    ];
+    for pref in [Preference::Auto, Preference::None] {
+        let (ended, trace, _) = run("fail", pref, &jobs);
+        let status: Vec<JobStatus> = ended.iter().map(|e| e.status).collect();
+        assert_eq!(
+            status,
+            vec![JobStatus::Ok, JobStatus::Failed(3), JobStatus::Timeout, JobStatus::Failed(127), JobStatus::Ok],
+            "{pref:?}"
+        );
+        assert!(ended[0].output_tail.ends_with("\t0"), "pinned to CPU 0: {}", ended[0].output_tail);
+        assert!(ended.iter().all(|e| e.cpus == vec![0]));
+        assert!(ended[0].slowdown.is_some() && ended[1].slowdown.is_none());
+        // One core: the jobs ran one after another, in queue order.
+        let m = cosched_model::metrics::job_times(&trace, jobs.len()).unwrap();
+        for w in m.windows(2) {
+            assert!(w[0].finish <= w[1].start);
+        }
+    }
+}
+
+#[test]
+fn a_job_over_its_memory_limit_is_recorded_as_oom() {
+    let jobs = [job("hog", "exec dd if=/dev/zero of=/dev/null bs=64M count=1", None, Some(16)), job("ok", "true", None, None)];
+    let iso = Isolation::detect(Preference::Auto);
+    if !iso.limits_memory() {
+        eprintln!("skipped: no memory cgroup here: {}", iso.notes().join("; "));
+        return;
+    }
+    let (ended, _, _) = run("oom", Preference::Auto, &jobs);
+    assert_eq!(ended.iter().map(|e| e.status).collect::<Vec<_>>(), vec![JobStatus::Oom, JobStatus::Ok]);
+}

@@ -1,0 +1,376 @@
+//! Real runs on a node (`cosched run`): the run, each job attempt, and the
+//! journal. Every state transition is one transaction that writes the
+//! attempt's row and its journal line together, so after a SIGKILL the
+//! database says exactly which jobs ended, how, and which were running.
+
+use cosched_model::provenance::Provenance;
+use cosched_model::topology::format_cpulist;
+use rusqlite::{params, OptionalExtension, Row};
+
+use super::{
+    canonical_params, cpus, json_col, nonempty, now_unix, parse_text, positive, provenance_from_row, provenance_id,
+    sql_err, Result, Store, StoreError,
+};
+use crate::records::{ExecRunId, JournalEntry, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus};
+
+const RUN_SELECT: &str = "SELECT r.id, r.series, r.workload, r.policy, r.repeat_index, r.params_json, r.status,
+    r.started_unix, r.finished_unix,
+    p.hostname, p.cpu_model, p.cores, p.kernel_version, p.cosched_version, p.git_commit, p.command, p.seed, p.started_unix
+    FROM runs r JOIN provenance p ON p.id = r.provenance_id";
+
+fn run_from_row(r: &Row) -> rusqlite::Result<RunRecord> {
+    Ok(RunRecord {
+        id: ExecRunId(r.get(0)?),
+        series: r.get(1)?,
+        workload: r.get(2)?,
+        policy: r.get(3)?,
+        repeat: r.get(4)?,
+        params: json_col(r, 5)?,
+        status: parse_text(r, 6)?,
+        started_unix: r.get(7)?,
+        finished_unix: r.get(8)?,
+        provenance: provenance_from_row(r, 9)?,
+    })
+}
+
+fn finite(what: &str, field: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid { what: what.into(), why: format!("{field} = {v} is not a non-negative number") })
+    }
+}
+
+fn journal(tx: &rusqlite::Transaction, run: ExecRunId, t: f64, event: &str, job: Option<&str>, detail: &str) -> Result<()> {
+    tx.execute(
+        "INSERT INTO run_journal (run_id, t_s, event, job, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![run.0, t, event, job, detail],
+    )
+    .map_err(|source| sql_err(tx, "writing the run journal", source))?;
+    Ok(())
+}
+
+impl Store {
+    /// Starts a run (status `running`) with its `begin` journal line.
+    pub fn begin_run(
+        &mut self,
+        series: &str,
+        workload: &str,
+        policy: &str,
+        repeat: u32,
+        params_json: &str,
+        provenance: &Provenance,
+    ) -> Result<ExecRunId> {
+        nonempty("run", "series", series)?;
+        nonempty("run", "workload", workload)?;
+        nonempty("run", "policy", policy)?;
+        let params = canonical_params(params_json)?;
+        self.write("starting a run", |tx| {
+            let err = |source| sql_err(tx, "starting a run", source);
+            let prov = provenance_id(tx, provenance).map_err(err)?;
+            tx.execute(
+                "INSERT INTO runs (series, workload, policy, repeat_index, params_json, status, provenance_id, started_unix)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7)",
+                params![series, workload, policy, repeat, params, prov, provenance.started_unix],
+            )
+            .map_err(err)?;
+            let id = ExecRunId(tx.last_insert_rowid());
+            journal(tx, id, 0.0, "begin", None, &format!("{policy} repeat {repeat}"))?;
+            Ok(id)
+        })
+    }
+
+    fn run_status_in(tx: &rusqlite::Transaction, run: ExecRunId) -> Result<RunStatus> {
+        let s: Option<String> = tx
+            .query_row("SELECT status FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
+            .optional()
+            .map_err(|source| sql_err(tx, "reading a run", source))?;
+        s.ok_or(StoreError::NoSuchRun(run))?
+            .parse::<RunStatus>()
+            .map_err(|why| StoreError::Invalid { what: format!("run {run}"), why })
+    }
+
+    /// Records that a job attempt started: its row and a `start` line.
+    pub fn run_job_started(&mut self, run: ExecRunId, s: &RunJobStart) -> Result<()> {
+        let what = format!("start of job {} in run {run}", s.job);
+        nonempty(&what, "job", &s.job)?;
+        finite(&what, "arrival_s", s.arrival_s)?;
+        finite(&what, "start_s", s.start_s)?;
+        positive(&what, "predicted", s.predicted)?;
+        if let Some(solo) = s.solo_s {
+            positive(&what, "solo_s", solo)?;
+        }
+        self.write("recording a job start", |tx| {
+            let status = Store::run_status_in(tx, run)?;
+            if status != RunStatus::Running {
+                return Err(StoreError::Invalid { what: what.clone(), why: format!("the run is {status}") });
+            }
+            tx.execute(
+                "INSERT INTO run_jobs (run_id, job, job_index, attempt, arrival_s, start_s, cpus, pgid, beside_json,
+                    predicted, solo_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    run.0,
+                    s.job,
+                    s.job_index,
+                    s.attempt,
+                    s.arrival_s,
+                    s.start_s,
+                    format_cpulist(&s.cpus),
+                    s.pgid,
+                    serde_json::to_string(&s.beside).expect("strings serialize"),
+                    s.predicted,
+                    s.solo_s
+                ],
+            )
+            .map_err(|source| sql_err(tx, &what, source))?;
+            let detail = format!("cpus {} pgid {} predicted {:.3}", format_cpulist(&s.cpus), s.pgid, s.predicted);
+            journal(tx, run, s.start_s, "start", Some(&s.job), &detail)
+        })
+    }
+
+    /// Records how a job attempt ended: completes its row, writes an `end` line.
+    pub fn run_job_ended(&mut self, run: ExecRunId, job_index: u32, attempt: u32, e: &RunJobEnd) -> Result<()> {
+        let what = format!("end of job {job_index} attempt {attempt} in run {run}");
+        finite(&what, "end_s", e.end_s)?;
+        crate::records::check_job_status(&e.status, e.status_value)
+            .map_err(|why| StoreError::Invalid { what: what.clone(), why })?;
+        for (name, v) in [("work_s", e.work_s), ("slowdown", e.slowdown)] {
+            if let Some(v) = v {
+                positive(&what, name, v)?;
+            }
+        }
+        self.write("recording a job end", |tx| {
+            let n = tx
+                .execute(
+                    "UPDATE run_jobs SET end_s = ?4, status = ?5, status_value = ?6, work_s = ?7, slowdown = ?8
+                     WHERE run_id = ?1 AND job_index = ?2 AND attempt = ?3 AND end_s IS NULL",
+                    params![run.0, job_index, attempt, e.end_s, e.status, e.status_value, e.work_s, e.slowdown],
+                )
+                .map_err(|source| sql_err(tx, &what, source))?;
+            if n != 1 {
+                return Err(StoreError::Invalid { what: what.clone(), why: "no such running attempt".into() });
+            }
+            let job: String = tx
+                .query_row(
+                    "SELECT job FROM run_jobs WHERE run_id = ?1 AND job_index = ?2 AND attempt = ?3",
+                    params![run.0, job_index, attempt],
+                    |r| r.get(0),
+                )
+                .map_err(|source| sql_err(tx, &what, source))?;
+            let detail = match e.status_value {
+                Some(v) => format!("{} {v}", e.status),
+                None => e.status.clone(),
+            };
+            journal(tx, run, e.end_s, "end", Some(&job), &detail)
+        })
+    }
+
+    /// Ends a run (`done`, `interrupted` or `failed`) with a journal line at
+    /// `t_s` on the run's clock.
+    pub fn finish_run(&mut self, run: ExecRunId, status: RunStatus, t_s: f64, detail: &str) -> Result<()> {
+        if status == RunStatus::Running {
+            return Err(StoreError::Invalid {
+                what: format!("finishing run {run}"),
+                why: "a finished run is done, interrupted or failed".into(),
+            });
+        }
+        self.write("finishing a run", |tx| {
+            Store::run_status_in(tx, run)?;
+            tx.execute(
+                "UPDATE runs SET status = ?2, finished_unix = ?3 WHERE id = ?1",
+                params![run.0, status.as_str(), now_unix()],
+            )
+            .map_err(|source| sql_err(tx, "finishing a run", source))?;
+            journal(tx, run, t_s, status.as_str(), None, detail)
+        })
+    }
+
+    /// Makes an unfinished run `running` again for `--resume`: attempts
+    /// left without an end (the runner died under them) are ended as
+    /// `killed` at `t_s`, and a `resume` line is written; all in one
+    /// transaction. Returns how many attempts were ended so.
+    pub fn resume_run(&mut self, run: ExecRunId, t_s: f64) -> Result<usize> {
+        finite("resuming a run", "t_s", t_s)?;
+        self.write("resuming a run", |tx| {
+            let status = Store::run_status_in(tx, run)?;
+            if status == RunStatus::Done {
+                return Err(StoreError::Invalid { what: format!("resuming run {run}"), why: "it is done".into() });
+            }
+            let err = |source| sql_err(tx, "resuming a run", source);
+            let open: Vec<String> = {
+                let mut st = tx
+                    .prepare("SELECT job FROM run_jobs WHERE run_id = ?1 AND end_s IS NULL ORDER BY id")
+                    .map_err(err)?;
+                let rows = st.query_map([run.0], |r| r.get(0)).map_err(err)?;
+                rows.collect::<rusqlite::Result<_>>().map_err(err)?
+            };
+            for job in &open {
+                journal(tx, run, t_s, "end", Some(job), "killed (the runner died)")?;
+            }
+            tx.execute(
+                "UPDATE run_jobs SET end_s = max(start_s, ?2), status = 'killed' WHERE run_id = ?1 AND end_s IS NULL",
+                params![run.0, t_s],
+            )
+            .map_err(err)?;
+            tx.execute("UPDATE runs SET status = 'running', finished_unix = NULL WHERE id = ?1", [run.0]).map_err(err)?;
+            journal(tx, run, t_s, "resume", None, &format!("was {status}"))?;
+            Ok(open.len())
+        })
+    }
+
+    /// One run.
+    pub fn run(&self, id: ExecRunId) -> Result<Option<RunRecord>> {
+        let sql = format!("{RUN_SELECT} WHERE r.id = ?1");
+        Ok(self.query(&sql, [id.0], "reading a run", run_from_row)?.pop())
+    }
+
+    /// Every run, oldest first.
+    pub fn runs(&self) -> Result<Vec<RunRecord>> {
+        let sql = format!("{RUN_SELECT} ORDER BY r.id");
+        self.query(&sql, [], "reading runs", run_from_row)
+    }
+
+    /// The runs of the newest series started with these parameters (JSON,
+    /// compared with keys sorted): what `cosched run --resume` continues.
+    pub fn latest_series(&self, params_json: &str) -> Result<Vec<RunRecord>> {
+        let params = canonical_params(params_json)?;
+        let series: Option<String> = self
+            .conn
+            .query_row("SELECT series FROM runs WHERE params_json = ?1 ORDER BY id DESC LIMIT 1", [&params], |r| r.get(0))
+            .optional()
+            .map_err(self.sql("finding a run series"))?;
+        let Some(series) = series else { return Ok(Vec::new()) };
+        let sql = format!("{RUN_SELECT} WHERE r.series = ?1 ORDER BY r.id");
+        self.query(&sql, [series], "reading a run series", run_from_row)
+    }
+
+    /// Every job attempt of a run, in the order they started.
+    pub fn run_jobs(&self, run: ExecRunId) -> Result<Vec<RunJobRecord>> {
+        self.query(
+            "SELECT job, job_index, attempt, arrival_s, start_s, cpus, pgid, beside_json, predicted, solo_s,
+                    end_s, status, status_value, work_s, slowdown
+             FROM run_jobs WHERE run_id = ?1 ORDER BY id",
+            [run.0],
+            "reading the jobs of a run",
+            |r| {
+                let end_s: Option<f64> = r.get(10)?;
+                let end = match end_s {
+                    Some(end_s) => Some(RunJobEnd {
+                        end_s,
+                        status: r.get::<_, Option<String>>(11)?.unwrap_or_default(),
+                        status_value: r.get(12)?,
+                        work_s: r.get(13)?,
+                        slowdown: r.get(14)?,
+                    }),
+                    None => None,
+                };
+                Ok(RunJobRecord {
+                    start: RunJobStart {
+                        job: r.get(0)?,
+                        job_index: r.get(1)?,
+                        attempt: r.get(2)?,
+                        arrival_s: r.get(3)?,
+                        start_s: r.get(4)?,
+                        cpus: cpus(r, 5)?,
+                        pgid: r.get(6)?,
+                        beside: json_col(r, 7)?,
+                        predicted: r.get(8)?,
+                        solo_s: r.get(9)?,
+                    },
+                    end,
+                })
+            },
+        )
+    }
+
+    /// A run's journal, in order.
+    pub fn run_journal(&self, run: ExecRunId) -> Result<Vec<JournalEntry>> {
+        self.query(
+            "SELECT t_s, event, job, detail FROM run_journal WHERE run_id = ?1 ORDER BY id",
+            [run.0],
+            "reading a run journal",
+            |r| Ok(JournalEntry { t_s: r.get(0)?, event: r.get(1)?, job: r.get(2)?, detail: r.get(3)? }),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prov() -> Provenance {
+        Provenance {
+            hostname: "h".into(),
+            cpu_model: "c".into(),
+            cores: 2,
+            kernel_version: "k".into(),
+            cosched_version: "v".into(),
+            git_commit: "g".into(),
+            started_unix: 0,
+            command: "cosched run".into(),
+            seed: None,
+        }
+    }
+
+    fn start(job: &str, index: u32, attempt: u32, t: f64) -> RunJobStart {
+        RunJobStart {
+            job: job.into(),
+            job_index: index,
+            attempt,
+            arrival_s: 0.0,
+            start_s: t,
+            cpus: vec![index],
+            pgid: 100 + index as i32,
+            beside: vec![],
+            predicted: 1.0,
+            solo_s: Some(1.0),
+        }
+    }
+
+    fn end(t: f64, status: &str, value: Option<i32>) -> RunJobEnd {
+        RunJobEnd { end_s: t, status: status.into(), status_value: value, work_s: None, slowdown: Some(1.1) }
+    }
+
+    #[test]
+    fn a_killed_run_resumes_with_its_open_attempts_ended_as_killed() {
+        let mut s = Store::open_in_memory().unwrap();
+        let p = r#"{"policy": "noplan", "workload": "w"}"#;
+        let run = s.begin_run("s1", "w", "noplan", 0, p, &prov()).unwrap();
+        s.run_job_started(run, &start("a", 0, 0, 0.0)).unwrap();
+        s.run_job_started(run, &start("b", 1, 0, 0.5)).unwrap();
+        s.run_job_ended(run, 0, 0, &end(1.0, "ok", None)).unwrap();
+        // The runner dies here: b has no end. A new runner finds the series.
+        let series = s.latest_series(r#"{"workload": "w", "policy": "noplan"}"#).unwrap();
+        assert_eq!(series.len(), 1);
+        assert_eq!(series[0].status, RunStatus::Running);
+        assert_eq!(s.resume_run(run, 1.2).unwrap(), 1);
+        let jobs = s.run_jobs(run).unwrap();
+        assert_eq!(jobs[1].end.as_ref().unwrap().status, "killed");
+        assert_eq!(jobs[1].end.as_ref().unwrap().end_s, 1.2);
+        s.run_job_started(run, &start("b", 1, 1, 1.2)).unwrap();
+        s.run_job_ended(run, 1, 1, &end(2.0, "failed", Some(3))).unwrap();
+        s.finish_run(run, RunStatus::Done, 2.0, "").unwrap();
+        let events: Vec<String> = s.run_journal(run).unwrap().into_iter().map(|e| e.event).collect();
+        assert_eq!(events, ["begin", "start", "start", "end", "end", "resume", "start", "end", "done"]);
+        assert_eq!(s.run(run).unwrap().unwrap().status, RunStatus::Done);
+        assert!(s.resume_run(run, 3.0).is_err(), "a done run is not resumed");
+    }
+
+    #[test]
+    fn bad_records_write_nothing() {
+        let mut s = Store::open_in_memory().unwrap();
+        let run = s.begin_run("s1", "w", "noplan", 0, "{}", &prov()).unwrap();
+        let mut bad = start("a", 0, 0, 0.0);
+        bad.predicted = f64::NAN;
+        assert!(s.run_job_started(run, &bad).is_err());
+        s.run_job_started(run, &start("a", 0, 0, 0.0)).unwrap();
+        assert!(s.run_job_ended(run, 0, 0, &end(1.0, "exploded", None)).is_err());
+        assert!(s.run_job_ended(run, 0, 0, &end(1.0, "failed", None)).is_err(), "failed needs its code");
+        assert!(s.run_job_ended(run, 0, 7, &end(1.0, "ok", None)).is_err(), "no such attempt");
+        assert_eq!(s.run_jobs(run).unwrap().len(), 1);
+        assert_eq!(s.run_jobs(run).unwrap()[0].end, None);
+        assert_eq!(s.run_journal(run).unwrap().len(), 2, "begin and one start");
+        s.finish_run(run, RunStatus::Interrupted, 1.0, "SIGINT").unwrap();
+        assert!(s.run_job_started(run, &start("b", 1, 0, 1.0)).is_err(), "an interrupted run takes no starts");
+    }
+}
