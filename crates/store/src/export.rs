@@ -15,7 +15,17 @@ use crate::{CampaignRecord, Store, StoreError};
 /// Every table, in the order `cosched db` lists and exports them (a table
 /// referenced by another comes first).
 pub const TABLES: &[&str] =
-    &["provenance", "calibrations", "campaigns", "pair_runs", "solo_runs", "samples", "profiles", "probe_points"];
+    &[
+    "provenance",
+    "calibrations",
+    "campaigns",
+    "pair_runs",
+    "solo_runs",
+    "samples",
+    "profiles",
+    "probe_points",
+    "predictor_evaluations",
+];
 
 /// Row order of an export: insertion order, and samples run by run.
 fn order_of(table: &str) -> &'static str {

@@ -18,6 +18,7 @@
 //! | `samples` | sample of a solo run's process tree | `run_id`, `seq` |
 //! | `profiles` | profile summary of a job in a campaign (JSON) | `campaign_id`, `job` |
 //! | `probe_points` | repeat of a job beside a stressor of one size and intensity | `campaign_id`, `job`, `stressor`, size, intensity, `repeat_index` |
+//! | `predictor_evaluations` | predictor's accuracy on a workload's measured pairs, with every prediction (JSON) | `workload`, `id` |
 //!
 //! Every measurement row (calibrations, pair runs, solo runs, probe points)
 //! references a `provenance` row; runs take their campaign's. Runs store
@@ -83,6 +84,7 @@
 //! is reported with its path and left byte for byte as it was.
 
 mod export;
+mod prediction;
 mod records;
 mod schema;
 
@@ -98,6 +100,7 @@ use rusqlite::types::Type;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior};
 
 pub use export::{check_table, format_unix_utc, DbInfo, TableCount, TABLES};
+pub use prediction::{EvaluationRecord, Measurements};
 pub use records::{
     CampaignId, CampaignKind, CampaignRecord, CampaignStatus, PairRunRecord, ProbePointRecord, ProfileRecord, RunId,
     SampleRecord, SoloRunRecord,
