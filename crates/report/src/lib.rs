@@ -3,6 +3,7 @@
 //! It formats results it is handed; it never measures, predicts or decides.
 
 pub mod curves;
+pub mod scatter;
 pub mod svg;
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
