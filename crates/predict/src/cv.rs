@@ -109,6 +109,19 @@ pub fn cross_validate(
     Ok(out)
 }
 
+/// Cross-validates and scores in one go: the predictions and their accuracy
+/// with severe conflicts above `level`.
+pub fn evaluate(
+    make: &dyn Fn() -> Box<dyn Predictor>,
+    set: &TrainingSet,
+    folds: Folds,
+    level: f64,
+) -> Result<(Vec<CvPrediction>, crate::Accuracy), PredictError> {
+    let preds = cross_validate(make, set, folds)?;
+    let acc = crate::Accuracy::of(&scored(&preds), level);
+    Ok((preds, acc))
+}
+
 /// (predicted, measured) of cross-validated predictions, for the metrics.
 pub fn scored(preds: &[CvPrediction]) -> Vec<(f64, f64)> {
     preds.iter().map(|p| (p.predicted.slowdown, p.measured)).collect()

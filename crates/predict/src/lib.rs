@@ -39,7 +39,7 @@ use cosched_model::probe::ProbePoint;
 use cosched_model::profile::JobProfile;
 use serde::{Deserialize, Serialize};
 
-pub use cv::{cross_validate, CvPrediction, Folds};
+pub use cv::{cross_validate, evaluate, CvPrediction, Folds};
 pub use metrics::{Accuracy, DEFAULT_SEVERE};
 pub use predictors::{predictor_by_name, predictor_names, Params};
 
