@@ -43,6 +43,10 @@ enum Verb {
     Run(cmd::run::RunArgs),
     /// Count and evaluate every placement of program pairs on dual-core nodes (seed 003 d).
     Enumerate(cmd::enumerate::EnumerateArgs),
+    /// Predict each job's slowdown in a co-schedule with a registered predictor.
+    Predict(cmd::predict::PredictArgs),
+    /// Every predictor's accuracy on a workload's measured pairs (cross-validated, stored, SVG).
+    EvaluatePredictors(cmd::evaluate::EvaluateArgs),
     /// Seed 000's Monte-Carlo evaluation of policies over random job orders (increase rates vs sequential).
     Simulate(cmd::simulate::SimulateArgs),
     /// Benchmarks that print figures measured side by side in one run.
@@ -69,6 +73,8 @@ fn main() {
         Verb::Db(a) => cmd::db::run(a),
         Verb::Simulate(a) => cmd::simulate::run(a),
         Verb::Run(a) => cmd::run::run(a),
+        Verb::Predict(a) => cmd::predict::run(a),
+        Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
     };
     if let Err(e) = result {
         eprintln!("cosched: {e:#}");

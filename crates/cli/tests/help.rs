@@ -23,6 +23,9 @@ fn every_verb_help_has_an_example() {
         vec!["profile"],
         vec!["probe"],
         vec!["classify"],
+        vec!["predict"],
+        vec!["evaluate-predictors"],
+        vec!["bench", "predictors"],
     ] {
         let mut args = verb.clone();
         args.push("--help");

@@ -7,6 +7,7 @@ pub mod curves;
 pub mod gantt;
 pub mod html;
 pub mod run_page;
+pub mod scatter;
 pub mod svg;
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};

@@ -7,6 +7,7 @@
 pub mod montecarlo;
 pub mod policies;
 pub mod policy;
+pub mod predicted;
 pub mod runner;
 pub mod scenario;
 pub mod sim;

@@ -15,7 +15,20 @@ use crate::{CampaignRecord, Store, StoreError};
 /// Every table, in the order `cosched db` lists and exports them (a table
 /// referenced by another comes first).
 pub const TABLES: &[&str] =
-    &["provenance", "calibrations", "campaigns", "pair_runs", "solo_runs", "samples", "profiles", "probe_points", "runs", "run_jobs", "run_journal"];
+    &[
+        "provenance",
+        "calibrations",
+        "campaigns",
+        "pair_runs",
+        "solo_runs",
+        "samples",
+        "profiles",
+        "probe_points",
+        "runs",
+        "run_jobs",
+        "run_journal",
+        "predictor_evaluations",
+    ];
 
 /// Row order of an export: insertion order, and samples run by run.
 fn order_of(table: &str) -> &'static str {

@@ -21,6 +21,7 @@
 //! | `runs` | real run of a workload under a policy (`cosched run`) | `series`, `policy`, `repeat_index` |
 //! | `run_jobs` | attempt of a job in a run: start, cores, prediction, end, status, slowdown | `run_id`, `job_index`, `attempt` |
 //! | `run_journal` | state transition of a run, written as it happened | `run_id`, `id` |
+//! | `predictor_evaluations` | predictor's accuracy on a workload's measured pairs, with every prediction (JSON) | `workload`, `id` |
 //!
 //! Every measurement row (calibrations, pair runs, solo runs, probe points)
 //! references a `provenance` row; runs take their campaign's. Runs store
@@ -86,6 +87,7 @@
 //! is reported with its path and left byte for byte as it was.
 
 mod export;
+mod prediction;
 mod records;
 mod runs;
 mod schema;
@@ -102,6 +104,7 @@ use rusqlite::types::Type;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior};
 
 pub use export::{check_table, format_unix_utc, DbInfo, TableCount, TABLES};
+pub use prediction::{EvaluationRecord, Measurements};
 pub use records::{
     CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, PairRunRecord, ProbePointRecord,
     ProfileRecord, RunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, SampleRecord, SoloRunRecord,

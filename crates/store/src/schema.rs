@@ -248,6 +248,35 @@ CREATE TABLE run_journal (
 );
 "#,
     },
+    Migration {
+        version: 5,
+        what: "predictor evaluations",
+        sql: r#"
+-- One row per predictor per `cosched evaluate-predictors` run: its accuracy
+-- on a workload's measured pairs under a fold method, and every prediction
+-- behind the figures (JSON), so a figure can be re-derived and plotted.
+CREATE TABLE predictor_evaluations (
+    id               INTEGER PRIMARY KEY,
+    provenance_id    INTEGER NOT NULL REFERENCES provenance(id),
+    workload         TEXT    NOT NULL,
+    predictor        TEXT    NOT NULL,
+    folds            TEXT    NOT NULL,
+    level            REAL    NOT NULL,
+    n                INTEGER NOT NULL,
+    within_5         REAL    NOT NULL,
+    within_30        REAL    NOT NULL,
+    mae              REAL    NOT NULL,
+    pearson          REAL,
+    spearman         REAL,
+    severe_precision REAL,
+    severe_recall    REAL,
+    -- The campaigns whose measurements were used, by kind.
+    sources_json     TEXT    NOT NULL,
+    predictions_json TEXT    NOT NULL
+);
+CREATE INDEX predictor_evaluations_by_workload ON predictor_evaluations (workload, id);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

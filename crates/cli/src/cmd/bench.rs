@@ -33,6 +33,56 @@ one repeat. The aim at 1 s is a ratio below 1.01.\n\n\
 Examples:\n  cosched bench profile\n  cosched bench profile --kernel syscall --repeats 9\n  \
 cosched bench profile --interval 500ms --syscalls proc --json")]
     Profile(ProfileBench),
+    /// Every predictor's accuracy on a workload's measured pairs, c-all and scn as baselines.
+    #[command(after_help = "Prints the table of `cosched evaluate-predictors` (leave-one-program-out) with \
+the baselines of seeds 000 (c-all) and 003(a) (scn) first, the fold method and the counts behind it; \
+nothing is stored. Needs the workload profiled, probed and paired (cosched profile / probe / pairs).\n\n\
+Examples:\n  cosched bench predictors --workload examples/predict12.toml\n  \
+cosched bench predictors --workload examples/predict12.toml --level 1.5 --json")]
+    Predictors(PredictorsBench),
+}
+
+#[derive(Args, Debug)]
+pub struct PredictorsBench {
+    /// Workload whose measured pairs are predicted.
+    #[arg(long, value_name = "FILE")]
+    pub workload: std::path::PathBuf,
+    /// A slowdown above this is a severe conflict.
+    #[arg(long, default_value_t = cosched_predict::DEFAULT_SEVERE, value_name = "X")]
+    pub level: f64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub db: super::common::DbArgs,
+}
+
+/// Baselines first, then the other predictors in registry order.
+fn predictors_bench(a: PredictorsBench) -> anyhow::Result<()> {
+    use super::evaluate::{check_level, compute, counts, describe, render, specs};
+    check_level(a.level)?;
+    let mut names = vec!["c-all".to_string(), "scn".to_string()];
+    for (n, _) in cosched_predict::predictor_names() {
+        if !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    }
+    let names = specs(&names)?;
+    let w = super::common::load_workload(&a.workload)?;
+    let store = a.db.open_existing()?;
+    let (train, sources) = super::predict::training_set(&store, &w, &a.workload)?;
+    let c = counts(&w, &train, sources);
+    let folds = cosched_predict::Folds::LeaveOneProgramOut;
+    let rows = compute(&train, &names, folds, a.level)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"counts": c, "level": a.level, "folds": folds.name(),
+            "rows": rows.iter().map(|r| serde_json::json!({"predictor": r.predictor, "folds": r.folds, "accuracy": r.accuracy})).collect::<Vec<_>>()}))?);
+        return Ok(());
+    }
+    println!("predictors on {} (baselines: c-all = seed 000, scn = seed 003 a)", w.name);
+    println!("{}", render(&rows));
+    println!("{}", describe(&c, folds, a.level));
+    Ok(())
 }
 
 #[derive(Args, Debug)]
@@ -105,6 +155,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     match a.what {
         BenchWhat::Kernels(k) => kernels(k),
         BenchWhat::Profile(p) => profile(p),
+        BenchWhat::Predictors(p) => predictors_bench(p),
     }
 }
 

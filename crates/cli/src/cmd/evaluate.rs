@@ -1,0 +1,368 @@
+//! `cosched evaluate-predictors`: every predictor's accuracy on a workload's
+//! measured pairs, cross-validated so that a held-out program's pairs never
+//! reach the fit; a table, JSON, stored rows, a scatter SVG per predictor
+//! and, on request, the accuracy section of docs/predictors.md.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use cosched_model::workload::Workload;
+use cosched_predict::{evaluate, predictor_names, Accuracy, CvPrediction, Folds, TrainingSet, DEFAULT_SEVERE};
+use cosched_report::scatter::{scatter, Point};
+use cosched_report::table;
+use cosched_store::EvaluationRecord;
+use serde::Serialize;
+
+use super::common::{command_line, load_workload, DbArgs, GIT_COMMIT};
+use super::predict::{build, training_set, Sources};
+use crate::exit::bad_input;
+use crate::progress::Progress;
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    cosched evaluate-predictors --workload examples/predict12.toml\n  \
+    cosched evaluate-predictors --workload examples/predict12.toml --model scn --model learned --json\n  \
+    cosched evaluate-predictors --workload examples/predict12.toml --svg-dir plots/ --level 1.5\n  \
+    cosched evaluate-predictors --workload examples/predict12.toml --markdown docs/predictors.md\n\n\
+    Leave-one-program-out: for each program, every predictor is fitted on the pairs\n\
+    that do not involve it and predicts the measured pairs in which it is the victim,\n\
+    so every measured ordered pair is predicted once by a fit that never saw its\n\
+    victim beside anything (its solo profile and probe are used: they are known\n\
+    before scheduling). `measured` is then its fallback; its in-sample row (the pair\n\
+    matrix predicting itself) shows the node's repeat-to-repeat noise instead.\n\
+    Within 5 % / 30 %: share of pairs with |predicted - measured| / measured below\n\
+    that; severe: slowdown above --level. Results are stored (table\n\
+    predictor_evaluations).")]
+pub struct EvaluateArgs {
+    /// Workload whose measured pairs are predicted.
+    #[arg(long, value_name = "FILE")]
+    pub workload: PathBuf,
+    /// Fold method: leave-one-program-out or in-sample.
+    #[arg(long, default_value = "leave-one-program-out", value_name = "METHOD")]
+    pub folds: String,
+    /// A slowdown above this is a severe conflict (precision and recall).
+    #[arg(long, default_value_t = DEFAULT_SEVERE, value_name = "X")]
+    pub level: f64,
+    /// A predictor to evaluate, NAME or NAME:key=value (repeatable);
+    /// default: every registered one.
+    #[arg(long = "model", value_name = "M")]
+    pub models: Vec<String>,
+    /// Evaluate the predictions made during real runs against their outcomes.
+    #[arg(long)]
+    pub from_runs: bool,
+    /// Directory for one scatter SVG per predictor,
+    /// predict-<workload>-<predictor>.svg (default: none written).
+    #[arg(long, value_name = "DIR")]
+    pub svg_dir: Option<PathBuf>,
+    /// Rewrite the generated accuracy section of this Markdown file (between
+    /// its `<!-- accuracy:begin -->` and `<!-- accuracy:end -->` lines).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Do not store the results.
+    #[arg(long)]
+    pub no_store: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// One predictor's evaluation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub predictor: String,
+    pub folds: String,
+    pub accuracy: Accuracy,
+    pub predictions: Vec<CvPrediction>,
+}
+
+/// What an evaluation ran on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Counts {
+    pub workload: String,
+    pub programs: usize,
+    pub ordered_pairs: usize,
+    pub repeats: usize,
+    pub sources: Sources,
+}
+
+const BEGIN: &str = "<!-- accuracy:begin";
+const END: &str = "<!-- accuracy:end -->";
+
+pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
+    let folds = parse_folds(&a.folds)?;
+    check_level(a.level)?;
+    let specs = specs(&a.models)?;
+    let w = load_workload(&a.workload)?;
+    let mut store = a.db.open_existing()?;
+    if a.from_runs {
+        anyhow::bail!(
+            "{}: no real runs are stored yet: this build keeps no predictions made during real runs, so --from-runs has \
+             nothing to evaluate; evaluate on the measured pairs without --from-runs",
+            store.path().display()
+        );
+    }
+    let (train, sources) = training_set(&store, &w, &a.workload)?;
+    let counts = counts(&w, &train, sources);
+    let rows = compute(&train, &specs, folds, a.level)?;
+
+    if !a.no_store {
+        let prov = cosched_measure::provenance::here(&command_line(), GIT_COMMIT, None);
+        let records: Vec<EvaluationRecord> = rows
+            .iter()
+            .map(|r| EvaluationRecord {
+                workload: w.name.clone(),
+                predictor: r.predictor.clone(),
+                folds: r.folds.clone(),
+                level: a.level,
+                n: r.accuracy.n as u32,
+                within_5: r.accuracy.within_5,
+                within_30: r.accuracy.within_30,
+                mae: r.accuracy.mae,
+                pearson: r.accuracy.pearson,
+                spearman: r.accuracy.spearman,
+                precision: r.accuracy.precision,
+                recall: r.accuracy.recall,
+                sources: serde_json::to_value(&counts.sources).expect("sources serialize"),
+                predictions: serde_json::to_value(&r.predictions).expect("predictions serialize"),
+            })
+            .collect();
+        store.add_evaluations(&records, &prov)?;
+    }
+    let mut svgs = Vec::new();
+    if let Some(dir) = &a.svg_dir {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
+        for r in &rows {
+            let file = dir.join(format!("predict-{}-{}-{}.svg", safe(&w.name), safe(&r.predictor), safe(&r.folds)));
+            std::fs::write(&file, scatter_of(&w.name, r)).map_err(|e| anyhow::anyhow!("writing {}: {e}", file.display()))?;
+            svgs.push(file);
+        }
+    }
+    if let Some(md) = &a.markdown {
+        let prov = cosched_measure::provenance::here(&command_line(), GIT_COMMIT, None);
+        let section = markdown_section(&counts, &rows, folds, a.level, &prov, &a.workload);
+        rewrite_section(md, &section)?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"counts": counts, "level": a.level, "rows": rows, "svgs": svgs}))?);
+        return Ok(());
+    }
+    println!("{}", render(&rows));
+    println!("{}", describe(&counts, folds, a.level));
+    for s in &svgs {
+        println!("scatter: {}", s.display());
+    }
+    if let Some(md) = &a.markdown {
+        println!("accuracy section written to {}", md.display());
+    }
+    Ok(())
+}
+
+pub fn parse_folds(s: &str) -> anyhow::Result<Folds> {
+    Folds::from_name(s).ok_or_else(|| {
+        let known: Vec<&str> = Folds::ALL.iter().map(|f| f.name()).collect();
+        bad_input(format!("--folds {s}: unknown fold method; expected one of {}", known.join(", ")))
+    })
+}
+
+pub fn check_level(level: f64) -> anyhow::Result<()> {
+    if !(level.is_finite() && level > 0.0) {
+        return Err(bad_input("--level must be a positive slowdown, e.g. 1.3"));
+    }
+    Ok(())
+}
+
+/// The predictors to evaluate, each checked now so a typo is exit code 2
+/// before anything is read.
+pub fn specs(models: &[String]) -> anyhow::Result<Vec<String>> {
+    let v: Vec<String> = if models.is_empty() {
+        predictor_names().iter().map(|(n, _)| n.to_string()).collect()
+    } else {
+        models.to_vec()
+    };
+    for s in &v {
+        build(s)?;
+    }
+    Ok(v)
+}
+
+pub fn counts(w: &Workload, train: &TrainingSet, sources: Sources) -> Counts {
+    Counts {
+        workload: w.name.clone(),
+        programs: train.program_keys().len(),
+        ordered_pairs: train.pairs.len(),
+        repeats: train.pairs.iter().map(|p| p.slowdowns.len()).sum(),
+        sources,
+    }
+}
+
+/// Cross-validates every predictor; under leave-one-program-out `measured`
+/// is also scored in-sample, the noise floor of the pair matrix.
+pub fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64) -> anyhow::Result<Vec<Row>> {
+    let mut jobs: Vec<(String, Folds)> = specs.iter().map(|s| (s.clone(), folds)).collect();
+    if folds == Folds::LeaveOneProgramOut {
+        if let Some(m) = specs.iter().find(|s| s.split(':').next() == Some("measured")) {
+            jobs.push((m.clone(), Folds::InSample));
+        }
+    }
+    let progress = Progress::new("evaluate", jobs.len() as u64);
+    let mut rows = Vec::new();
+    for (i, (spec, f)) in jobs.iter().enumerate() {
+        progress.set(i as u64, &format!("{spec} ({})", f.name()));
+        let spec2 = spec.clone();
+        let make = move || build(&spec2).expect("checked before");
+        let (predictions, accuracy) =
+            evaluate(&make, train, *f, level).map_err(|e| anyhow::anyhow!("evaluating {spec}: {e}"))?;
+        rows.push(Row { predictor: spec.clone(), folds: f.name().to_string(), accuracy, predictions });
+    }
+    progress.finish();
+    Ok(rows)
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.0} %", v * 100.0)
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map(|x| format!("{x:.d$}", d = digits)).unwrap_or_else(|| "-".into())
+}
+
+/// The accuracy table, one row per predictor.
+pub fn render(rows: &[Row]) -> String {
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let a = &r.accuracy;
+            vec![
+                r.predictor.clone(),
+                r.folds.clone(),
+                a.n.to_string(),
+                pct(a.within_5),
+                pct(a.within_30),
+                format!("{:.3}", a.mae),
+                opt(a.pearson, 3),
+                opt(a.spearman, 3),
+                opt(a.precision, 2),
+                opt(a.recall, 2),
+            ]
+        })
+        .collect();
+    table(
+        &["predictor", "folds", "pairs", "within 5 %", "within 30 %", "MAE", "Pearson", "Spearman", "severe precision", "severe recall"],
+        &body,
+    )
+}
+
+pub fn describe(c: &Counts, folds: Folds, level: f64) -> String {
+    let severe = "severe: measured slowdown above";
+    format!(
+        "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}), \
+         profiles {:?}, probes {:?}.\nfolds: {}{}; {severe} {level:.2}.",
+        c.workload,
+        c.programs,
+        c.ordered_pairs,
+        c.repeats,
+        c.sources.pairs,
+        c.sources.pairs_status,
+        c.sources.profile,
+        c.sources.probe,
+        folds.name(),
+        if folds == Folds::LeaveOneProgramOut {
+            " (each pair predicted by a fit without any pair of its victim's program)"
+        } else {
+            " (fitted and tested on the same pairs: not a prediction)"
+        },
+    )
+}
+
+fn scatter_of(workload: &str, r: &Row) -> String {
+    let a = &r.accuracy;
+    let points: Vec<Point> = r
+        .predictions
+        .iter()
+        .map(|p| Point {
+            measured: p.measured,
+            predicted: p.predicted.slowdown,
+            lo: p.predicted.lo,
+            hi: p.predicted.hi,
+            label: format!("{} beside {}", p.victim, p.aggressor),
+        })
+        .collect();
+    scatter(
+        &format!("{} on {workload} ({})", r.predictor, r.folds),
+        &format!(
+            "within 5 %: {}, within 30 %: {}, MAE {:.3}, Pearson {}, severe recall {} at precision {}",
+            pct(a.within_5),
+            pct(a.within_30),
+            a.mae,
+            opt(a.pearson, 3),
+            opt(a.recall, 2),
+            opt(a.precision, 2)
+        ),
+        &points,
+        Some(a.level),
+    )
+}
+
+fn markdown_section(
+    c: &Counts,
+    rows: &[Row],
+    folds: Folds,
+    level: f64,
+    prov: &cosched_model::provenance::Provenance,
+    path: &Path,
+) -> String {
+    format!(
+        "{BEGIN} generated by `cosched evaluate-predictors --workload {} --markdown FILE`; edits are overwritten -->\n\
+         Measured on `{}` ({}, {} cores), cosched {} ({}), {}.\n\n{}\n\n{}\n{END}",
+        path.display(),
+        prov.hostname,
+        prov.cpu_model,
+        prov.cores,
+        prov.cosched_version,
+        prov.git_commit,
+        cosched_store::format_unix_utc(prov.started_unix),
+        render(rows),
+        describe(c, folds, level).replace('\n', "\n\n"),
+    )
+}
+
+/// Replaces the generated section of a Markdown file, or appends one.
+fn rewrite_section(path: &Path, section: &str) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+    let out = match (text.find(BEGIN), text.find(END)) {
+        (Some(b), Some(e)) if b < e => format!("{}{}{}", &text[..b], section, &text[e + END.len()..]),
+        (None, None) => format!("{}\n\n{}\n", text.trim_end_matches('\n'), section),
+        _ => {
+            return Err(bad_input(format!(
+                "{}: the accuracy markers are unbalanced; keep one `{BEGIN} ... -->` line before one `{END}` line",
+                path.display()
+            )))
+        }
+    };
+    std::fs::write(path, out).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+}
+
+fn safe(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_generated_section_replaces_only_itself() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.md");
+        std::fs::write(&p, format!("# T\n\nintro\n\n{BEGIN} old -->\nstale\n{END}\n\n## After\n")).unwrap();
+        rewrite_section(&p, &format!("{BEGIN} new -->\nfresh\n{END}")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            format!("# T\n\nintro\n\n{BEGIN} new -->\nfresh\n{END}\n\n## After\n")
+        );
+        std::fs::write(&p, format!("{END}\n{BEGIN}")).unwrap();
+        assert!(rewrite_section(&p, "x").is_err());
+    }
+}

@@ -1,0 +1,211 @@
+//! `cosched predict`, `evaluate-predictors` and `bench predictors` on a
+//! database filled with synthetic measurements of a small workload.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use cosched_model::profile::{JobProfile, ProfileSummary, SyscallSource};
+use cosched_model::provenance::Provenance;
+use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord, ProbePointRecord, ProfileRecord, Store};
+
+const JOBS: [(&str, f64, f64); 4] = [("a", 0.5, 1.0), ("b", 0.5, 1.3), ("c", 0.3, 1.6), ("d", 0.1, 1.1)];
+const LLC: u64 = 32768;
+
+fn cosched(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cosched")).args(args).output().expect("run cosched")
+}
+
+fn prov() -> Provenance {
+    Provenance {
+        hostname: "test".into(),
+        cpu_model: "cpu".into(),
+        cores: 2,
+        kernel_version: "k".into(),
+        cosched_version: "v".into(),
+        git_commit: "g".into(),
+        started_unix: 1,
+        command: "synthetic".into(),
+        seed: None,
+    }
+}
+
+fn workload(dir: &Path) -> std::path::PathBuf {
+    let mut text = String::from("name = \"syn\"\n");
+    for (j, _, _) in JOBS {
+        text.push_str(&format!("[[jobs]]\nname = \"{j}\"\ncommand = \"true {j}\"\n"));
+    }
+    let p = dir.join("syn.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn profile(u: f64) -> serde_json::Value {
+    let s = ProfileSummary {
+        wall_s: 1.0,
+        host_load_mean: u,
+        host_load_peak: u,
+        cores_used: 2.0 * u,
+        syscall_rate: Some(10.0),
+        syscall_count: Some(10),
+        syscall_source: SyscallSource::ProcSyscrSyscw,
+        vol_ctx_rate: 1.0,
+        invol_ctx_rate: 1.0,
+        read_bps: 0.0,
+        write_bps: 0.0,
+        max_rss_kib: 1000,
+        fault_rate: 0.0,
+        counters: BTreeMap::new(),
+    };
+    serde_json::to_value(JobProfile::from_runs(&[(1.0, s)], "process", None, Vec::new()).unwrap()).unwrap()
+}
+
+/// Job `i` slows job `j` by `1 + (pressure_i - 1) * (u_j + 0.5)`.
+fn truth(victim: usize, other: usize) -> f64 {
+    1.0 + (JOBS[other].2 - 1.0) * (JOBS[victim].1 + 0.5)
+}
+
+/// Profiles, probes (one campaign per job) and, if `with_pairs`, a pairs campaign.
+fn fill(db: &Path, with_probe: bool, with_pairs: bool) {
+    let mut s = Store::open(db).unwrap();
+    let c = s.begin_campaign(CampaignKind::Profile, "syn", "{}", &prov()).unwrap();
+    for (j, u, _) in JOBS {
+        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command true {j}"), summary: profile(u) })
+            .unwrap();
+    }
+    s.finish_campaign(c, CampaignStatus::Done).unwrap();
+    if with_probe {
+        for (j, u, pressure) in JOBS {
+            let params = serde_json::json!({"job": j, "llc_kib": LLC}).to_string();
+            let c = s.begin_campaign(CampaignKind::Probe, "syn", &params, &prov()).unwrap();
+            for (i, size) in [256u64, 8192, 131072, 524288].into_iter().enumerate() {
+                let beyond = size > LLC;
+                for repeat in 0..2 {
+                    s.add_probe_point(
+                        c,
+                        &ProbePointRecord {
+                            job: j.into(),
+                            stressor: "distgen".into(),
+                            working_set_kib: size,
+                            intensity: 1.0,
+                            repeat,
+                            job_solo_s: 1.0,
+                            job_corun_s: if beyond { 1.0 + u } else { 1.0 + 0.01 * i as f64 },
+                            stressor_solo_s: 1.0,
+                            stressor_corun_s: if beyond { pressure } else { 1.0 },
+                        },
+                    )
+                    .unwrap();
+                }
+            }
+            s.finish_campaign(c, CampaignStatus::Done).unwrap();
+        }
+    }
+    if with_pairs {
+        let c = s.begin_campaign(CampaignKind::Pairs, "syn", "{}", &prov()).unwrap();
+        for i in 0..JOBS.len() {
+            for k in i..JOBS.len() {
+                for repeat in 0..2 {
+                    let wobble = 1.0 + 0.01 * repeat as f64;
+                    s.add_pair_run(
+                        c,
+                        &PairRunRecord {
+                            fg_job: JOBS[i].0.into(),
+                            bg_job: JOBS[k].0.into(),
+                            repeat,
+                            fg_cpus: vec![0],
+                            bg_cpus: vec![1],
+                            shared_cpus: false,
+                            fg_solo_s: 1.0,
+                            fg_corun_s: truth(i, k) * wobble,
+                            bg_solo_s: 1.0,
+                            bg_corun_s: truth(k, i) * wobble,
+                            fg_relaunches: 0,
+                            bg_relaunches: 0,
+                            fg_timing: "process".into(),
+                            bg_timing: "process".into(),
+                        },
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        s.finish_campaign(c, CampaignStatus::Done).unwrap();
+    }
+}
+
+#[test]
+fn missing_measurements_name_the_command_that_takes_them() {
+    let d = tempfile::tempdir().unwrap();
+    let wl = workload(d.path());
+    let db = d.path().join("x.db");
+    fill(&db, false, false);
+    let out = cosched(&["evaluate-predictors", "--workload", wl.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cosched probe --workload"), "{err}");
+}
+
+#[test]
+fn evaluation_scores_every_predictor_stores_rows_and_draws_a_scatter_each() {
+    let d = tempfile::tempdir().unwrap();
+    let wl = workload(d.path());
+    let db = d.path().join("x.db");
+    fill(&db, true, true);
+    let md = d.path().join("doc.md");
+    std::fs::write(&md, "# Predictors\n\n<!-- accuracy:begin -->\nold\n<!-- accuracy:end -->\n\ntail\n").unwrap();
+    let svg = d.path().join("svg");
+    let (wl_s, db_s) = (wl.to_str().unwrap(), db.to_str().unwrap());
+    let out = cosched(&[
+        "evaluate-predictors",
+        "--workload",
+        wl_s,
+        "--db",
+        db_s,
+        "--json",
+        "--svg-dir",
+        svg.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let names: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["predictor"].as_str().unwrap(), r["folds"].as_str().unwrap())).collect();
+    assert_eq!(names.len(), 7, "six predictors out of sample, measured also in sample: {names:?}");
+    assert!(names.contains(&("measured", "in-sample")));
+    // 4 jobs: 16 ordered pairs, each predicted once per predictor.
+    assert_eq!(v["counts"]["ordered_pairs"], 16);
+    for r in rows {
+        assert_eq!(r["accuracy"]["n"], 16, "{}", r["predictor"]);
+    }
+    let measured_in = rows.iter().find(|r| r["folds"] == "in-sample").unwrap();
+    assert_eq!(measured_in["accuracy"]["within_5"], 1.0, "the matrix predicts itself within its 1 % wobble");
+    assert_eq!(std::fs::read_dir(&svg).unwrap().count(), 7);
+    let doc = std::fs::read_to_string(&md).unwrap();
+    assert!(doc.contains("| learned") && doc.contains("leave-one-program-out") && doc.ends_with("-->\n\ntail\n"), "{doc}");
+    assert!(!doc.contains("\nold\n"));
+    let s = Store::open_existing(&db).unwrap();
+    assert_eq!(s.evaluations(Some("syn")).unwrap().len(), 7);
+
+    let out = cosched(&["bench", "predictors", "--workload", wl_s, "--db", db_s]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (c, sc) = (text.find("| c-all").unwrap(), text.find("| scn").unwrap());
+    assert!(c < sc && sc < text.find("| learned").unwrap(), "baselines first:\n{text}");
+    assert!(text.contains("16 measured ordered pairs"), "{text}");
+
+    let out = cosched(&["predict", "--model", "measured", "--workload", wl_s, "--db", db_s, "--json", "a", "c", "d"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = v["jobs"][0]["slowdown"].as_f64().unwrap();
+    // a beside c and d: the product of the measured medians (repeats 1.00x and 1.01x).
+    let want = truth(0, 2) * 1.005 * truth(0, 3) * 1.005;
+    assert!((a - want).abs() < 1e-9, "{a} vs {want}");
+    let out = cosched(&["predict", "--model", "nope", "--workload", wl_s, "--db", db_s, "a"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = cosched(&["evaluate-predictors", "--workload", wl_s, "--db", db_s, "--from-runs"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no real runs are stored yet"));
+}

@@ -1,0 +1,222 @@
+//! Cross-validation: how well a predictor does on programs it has not seen
+//! together with others.
+//!
+//! Leave-one-program-out: for each program P, a fresh predictor is fitted on
+//! the training set without any pair that involves a job of P
+//! ([`TrainingSet::without_program`]); it then predicts every measured pair
+//! whose victim is a job of P, beside any co-runner (P's twins included).
+//! So every measured ordered pair is predicted exactly once, by a predictor
+//! that never saw a measurement of its victim's program beside anything.
+//! P's own solo characterization (profile, probe) stays available: it is
+//! cheap and known before P is ever scheduled.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{PredictError, Prediction, Predictor, TrainingSet};
+
+/// How to split the measured pairs into fitting and testing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Folds {
+    /// See the module documentation.
+    LeaveOneProgramOut,
+    /// Fitted on every pair and tested on the same pairs: not a measure of
+    /// prediction, only of how well a model can describe what it saw
+    /// (for `measured`, the node's repeat-to-repeat noise).
+    InSample,
+}
+
+impl Folds {
+    pub const ALL: [Folds; 2] = [Folds::LeaveOneProgramOut, Folds::InSample];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Folds::LeaveOneProgramOut => "leave-one-program-out",
+            Folds::InSample => "in-sample",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Folds> {
+        Folds::ALL.into_iter().find(|f| f.name() == s)
+    }
+}
+
+/// One measured pair and its prediction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CvPrediction {
+    pub victim: String,
+    pub aggressor: String,
+    /// The program held out while predicting this pair (`in-sample`: none).
+    pub held_out: Option<String>,
+    /// Median of the measured repeats.
+    pub measured: f64,
+    pub repeats: usize,
+    pub predicted: Prediction,
+}
+
+/// Cross-validates predictors built by `make` on `set`.
+pub fn cross_validate(
+    make: &dyn Fn() -> Box<dyn Predictor>,
+    set: &TrainingSet,
+    folds: Folds,
+) -> Result<Vec<CvPrediction>, PredictError> {
+    let mut out = Vec::new();
+    match folds {
+        Folds::InSample => {
+            let mut p = make();
+            p.fit(set)?;
+            for pair in &set.pairs {
+                let (Some(v), Some(o)) = (set.program(&pair.victim), set.program(&pair.aggressor)) else { continue };
+                out.push(CvPrediction {
+                    victim: pair.victim.clone(),
+                    aggressor: pair.aggressor.clone(),
+                    held_out: None,
+                    measured: pair.median(),
+                    repeats: pair.slowdowns.len(),
+                    predicted: p.predict_pair(v, o),
+                });
+            }
+        }
+        Folds::LeaveOneProgramOut => {
+            for key in set.program_keys() {
+                let tests: Vec<_> = set
+                    .pairs
+                    .iter()
+                    .filter(|p| set.program(&p.victim).map(|c| c.program.as_str()) == Some(key.as_str()))
+                    .collect();
+                if tests.is_empty() {
+                    continue;
+                }
+                let train = set.without_program(&key);
+                let mut p = make();
+                p.fit(&train)?;
+                for pair in tests {
+                    let (Some(v), Some(o)) = (set.program(&pair.victim), set.program(&pair.aggressor)) else {
+                        continue;
+                    };
+                    out.push(CvPrediction {
+                        victim: pair.victim.clone(),
+                        aggressor: pair.aggressor.clone(),
+                        held_out: Some(key.clone()),
+                        measured: pair.median(),
+                        repeats: pair.slowdowns.len(),
+                        predicted: p.predict_pair(v, o),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Cross-validates and scores in one go: the predictions and their accuracy
+/// with severe conflicts above `level`.
+pub fn evaluate(
+    make: &dyn Fn() -> Box<dyn Predictor>,
+    set: &TrainingSet,
+    folds: Folds,
+    level: f64,
+) -> Result<(Vec<CvPrediction>, crate::Accuracy), PredictError> {
+    let preds = cross_validate(make, set, folds)?;
+    let acc = crate::Accuracy::of(&scored(&preds), level);
+    Ok((preds, acc))
+}
+
+/// (predicted, measured) of cross-validated predictions, for the metrics.
+pub fn scored(preds: &[CvPrediction]) -> Vec<(f64, f64)> {
+    preds.iter().map(|p| (p.predicted.slowdown, p.measured)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::predictors::{predictor_by_name, predictor_names, Params};
+    use crate::testdata::{all_pairs, probe_program, with_load, Shape};
+    use crate::{Characterization, PairSamples};
+
+    fn workload() -> (Vec<Characterization>, Vec<PairSamples>) {
+        let shapes = [Shape::N, Shape::C, Shape::S, Shape::S, Shape::C, Shape::N, Shape::S];
+        let progs: Vec<Characterization> = shapes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| with_load(probe_program(&format!("j{i}"), *s, 0.1 * i as f64), 0.1 + 0.1 * i as f64, 50.0 * i as f64))
+            .collect();
+        let pairs = all_pairs(&progs, |v, o| 1.0 + 0.05 * (v.name.len() as f64) + 0.3 * o.probe[5].stressor_slowdown.median - 0.3);
+        (progs, pairs)
+    }
+
+    /// A predictor that records every pair it was fitted on.
+    struct Spy {
+        seen: Arc<Mutex<Vec<(String, String)>>>,
+    }
+
+    impl Predictor for Spy {
+        fn name(&self) -> &'static str {
+            "spy"
+        }
+        fn fit(&mut self, train: &TrainingSet) -> Result<(), PredictError> {
+            let mut s = self.seen.lock().unwrap();
+            s.clear();
+            s.extend(train.pairs.iter().map(|p| (p.victim.clone(), p.aggressor.clone())));
+            Ok(())
+        }
+        fn predict_pair(&self, v: &Characterization, o: &Characterization) -> Prediction {
+            // Fails the test from inside the fold if the fit saw the victim.
+            let seen = self.seen.lock().unwrap();
+            assert!(
+                !seen.iter().any(|(a, b)| *a == v.name || *b == v.name),
+                "the fit of the fold predicting {} beside {} saw a pair of {}",
+                v.name,
+                o.name,
+                v.name
+            );
+            Prediction::alone()
+        }
+    }
+
+    #[test]
+    fn no_fold_fits_on_a_pair_of_its_held_out_program() {
+        let (progs, pairs) = workload();
+        let set = TrainingSet::new(progs, pairs).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let preds = cross_validate(&move || Box::new(Spy { seen: s2.clone() }), &set, Folds::LeaveOneProgramOut).unwrap();
+        assert_eq!(preds.len(), set.pairs.len(), "every measured pair predicted once");
+    }
+
+    #[test]
+    fn poisoning_the_held_out_programs_pairs_changes_no_prediction_of_its_fold() {
+        // For every predictor: replace every measured pair that involves
+        // program j2 by nonsense. The predictions of j2's fold must not move,
+        // since none of those pairs may reach its fit.
+        let (progs, pairs) = workload();
+        let clean = TrainingSet::new(progs.clone(), pairs.clone()).unwrap();
+        let poisoned_pairs: Vec<PairSamples> = pairs
+            .iter()
+            .map(|p| {
+                if p.victim == "j2" || p.aggressor == "j2" {
+                    PairSamples { slowdowns: vec![17.0, 0.2, 9.0], ..p.clone() }
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
+        let poisoned = TrainingSet::new(progs, poisoned_pairs).unwrap();
+        for (name, _) in predictor_names() {
+            let make = move || predictor_by_name(name, &Params::new()).unwrap();
+            let a = cross_validate(&make, &clean, Folds::LeaveOneProgramOut).unwrap();
+            let b = cross_validate(&make, &poisoned, Folds::LeaveOneProgramOut).unwrap();
+            let fold = |v: &[CvPrediction]| -> Vec<Prediction> {
+                v.iter().filter(|p| p.held_out.as_deref() == Some("program j2")).map(|p| p.predicted).collect()
+            };
+            assert_eq!(fold(&a).len(), 7);
+            assert_eq!(fold(&a), fold(&b), "{name}: held-out pairs leaked into the fit");
+            // ... while in-sample fitting does see them, so the test can fail.
+            let c = cross_validate(&make, &clean, Folds::InSample).unwrap();
+            let d = cross_validate(&make, &poisoned, Folds::InSample).unwrap();
+            assert_ne!(c, d, "{name}: poisoning must be visible when nothing is held out");
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! How good predictions are: the figures of seed 003(a) (share within 5 %
+//! and 30 % of the measured slowdown) and seed 000 (correlation), the mean
+//! absolute error, and how well severe conflicts are caught.
+
+use serde::{Deserialize, Serialize};
+
+/// A slowdown above this is a severe conflict unless the caller says otherwise.
+pub const DEFAULT_SEVERE: f64 = 1.3;
+
+/// Accuracy of predictions against measurements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Accuracy {
+    pub n: usize,
+    /// Share of predictions with |p - m| / m <= 0.05.
+    pub within_5: f64,
+    /// Share with |p - m| / m <= 0.30.
+    pub within_30: f64,
+    /// Mean |p - m|, in slowdown units.
+    pub mae: f64,
+    /// `None` when either side is constant (no correlation is defined).
+    pub pearson: Option<f64>,
+    pub spearman: Option<f64>,
+    /// Severe level used for precision and recall.
+    pub level: f64,
+    /// Predicted severe (p > level) that were severe (m > level); `None`
+    /// when nothing was predicted severe.
+    pub precision: Option<f64>,
+    /// Severe ones that were predicted severe; `None` when none was severe.
+    pub recall: Option<f64>,
+    /// Measured severe conflicts (the recall's denominator).
+    pub severe: usize,
+}
+
+/// Relative error |p - m| / m.
+pub fn relative_error(predicted: f64, measured: f64) -> f64 {
+    (predicted - measured).abs() / measured
+}
+
+/// Share of (predicted, measured) pairs within `tol` relative error; 0 for none.
+pub fn within(pairs: &[(f64, f64)], tol: f64) -> f64 {
+    if pairs.is_empty() {
+        return 0.0;
+    }
+    // A hair of slack so that a prediction exactly at the bound counts as
+    // within it whatever the rounding of the division.
+    pairs.iter().filter(|(p, m)| relative_error(*p, *m) <= tol + 1e-12).count() as f64 / pairs.len() as f64
+}
+
+pub fn mae(pairs: &[(f64, f64)]) -> f64 {
+    if pairs.is_empty() {
+        return 0.0;
+    }
+    pairs.iter().map(|(p, m)| (p - m).abs()).sum::<f64>() / pairs.len() as f64
+}
+
+pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len();
+    if n < 2 || y.len() != n {
+        return None;
+    }
+    let mx = x.iter().sum::<f64>() / n as f64;
+    let my = y.iter().sum::<f64>() / n as f64;
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx).powi(2);
+        syy += (b - my).powi(2);
+    }
+    if sxx <= 0.0 || syy <= 0.0 {
+        return None;
+    }
+    Some(sxy / (sxx * syy).sqrt())
+}
+
+/// Ranks from 1, ties sharing their average rank.
+pub fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..v.len()).collect();
+    idx.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let mut r = vec![0.0; v.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i;
+        while j + 1 < idx.len() && v[idx[j + 1]] == v[idx[i]] {
+            j += 1;
+        }
+        let avg = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &idx[i..=j] {
+            r[k] = avg;
+        }
+        i = j + 1;
+    }
+    r
+}
+
+/// Pearson correlation of the ranks.
+pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
+    pearson(&ranks(x), &ranks(y))
+}
+
+/// Precision and recall of "slowdown above `level`".
+pub fn severe(pairs: &[(f64, f64)], level: f64) -> (Option<f64>, Option<f64>, usize) {
+    let tp = pairs.iter().filter(|(p, m)| *p > level && *m > level).count();
+    let predicted = pairs.iter().filter(|(p, _)| *p > level).count();
+    let actual = pairs.iter().filter(|(_, m)| *m > level).count();
+    let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
+    (ratio(tp, predicted), ratio(tp, actual), actual)
+}
+
+impl Accuracy {
+    /// Scores (predicted, measured) slowdowns.
+    pub fn of(pairs: &[(f64, f64)], level: f64) -> Accuracy {
+        let p: Vec<f64> = pairs.iter().map(|x| x.0).collect();
+        let m: Vec<f64> = pairs.iter().map(|x| x.1).collect();
+        let (precision, recall, severe) = severe(pairs, level);
+        Accuracy {
+            n: pairs.len(),
+            within_5: within(pairs, 0.05),
+            within_30: within(pairs, 0.30),
+            mae: mae(pairs),
+            pearson: pearson(&p, &m),
+            spearman: spearman(&p, &m),
+            level,
+            precision,
+            recall,
+            severe,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn hand_computed_case() {
+        // Relative errors: 0, 0.04, 0.25, 0.5.
+        let pairs = [(1.0, 1.0), (1.04, 1.0), (2.5, 2.0), (1.0, 2.0)];
+        let a = Accuracy::of(&pairs, 1.3);
+        assert_eq!(a.n, 4);
+        assert_eq!(a.within_5, 0.5);
+        assert_eq!(a.within_30, 0.75);
+        assert!((a.mae - (0.0 + 0.04 + 0.5 + 1.0) / 4.0).abs() < 1e-12);
+        // Severe measured: the two at 2.0; predicted severe: 2.5 only.
+        assert_eq!((a.precision, a.recall, a.severe), (Some(1.0), Some(0.5), 2));
+        // p = [1, 1.04, 2.5, 1], m = [1, 1, 2, 2]: means 1.385, 1.5;
+        // sxy = 0.73, sxx = 1.6587, syy = 1.
+        let r = a.pearson.unwrap();
+        assert!((r - 0.73 / 1.6587f64.sqrt()).abs() < 1e-12, "{r}");
+        // Ranks p: [1.5, 3, 4, 1.5], m: [1.5, 1.5, 3.5, 3.5].
+        let rho = a.spearman.unwrap();
+        let expected = pearson(&[1.5, 3.0, 4.0, 1.5], &[1.5, 1.5, 3.5, 3.5]).unwrap();
+        assert!((rho - expected).abs() < 1e-12);
+        assert!((expected - 1.0 / (4.5f64.sqrt() * 2.0)).abs() < 1e-12, "{expected}");
+    }
+
+    #[test]
+    fn undefined_figures_are_none_not_zero() {
+        let a = Accuracy::of(&[(1.0, 1.1), (1.0, 1.2)], 1.3);
+        assert_eq!((a.pearson, a.precision, a.recall, a.severe), (None, None, None, 0));
+        assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
+    }
+
+    proptest! {
+        #[test]
+        fn perfect_predictions_score_perfectly(m in prop::collection::vec(0.5..3.0f64, 2..30)) {
+            let pairs: Vec<(f64, f64)> = m.iter().map(|&v| (v, v)).collect();
+            let a = Accuracy::of(&pairs, 1.3);
+            prop_assert_eq!(a.within_5, 1.0);
+            prop_assert_eq!(a.mae, 0.0);
+            prop_assert!(a.recall.map_or(true, |r| r == 1.0) && a.precision.map_or(true, |p| p == 1.0));
+            if let Some(r) = a.spearman { prop_assert!((r - 1.0).abs() < 1e-9); }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Predicted-against-measured scatter plots, one per predictor: each point a
+//! measured pair, with the prediction's interval as a vertical bar, the
+//! diagonal of a perfect prediction, the +-30 % band of seed 003(a), and the
+//! severe-conflict level on both axes.
+
+use std::fmt::Write;
+
+use crate::svg::esc;
+
+/// One pair: measured slowdown (x), predicted slowdown (y) with its interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub measured: f64,
+    pub predicted: f64,
+    pub lo: f64,
+    pub hi: f64,
+    /// Shown on hover (SVG `<title>`).
+    pub label: String,
+}
+
+const W: f64 = 520.0;
+const H: f64 = 520.0;
+const LEFT: f64 = 64.0;
+const TOP: f64 = 64.0;
+const PLOT: f64 = 400.0;
+
+/// The SVG text of a scatter plot. `subtitle` carries the figures (e.g.
+/// within 5 % / 30 %, correlation); `level` draws the severe threshold.
+pub fn scatter(title: &str, subtitle: &str, points: &[Point], level: Option<f64>) -> String {
+    // Both axes share one range, so the diagonal is at 45 degrees.
+    let finite = |v: f64| v.is_finite() && v > 0.0;
+    let mut lo = 1.0f64;
+    let mut hi = 1.5f64;
+    for p in points {
+        for v in [p.measured, p.predicted] {
+            if finite(v) {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+    }
+    if let Some(l) = level {
+        hi = hi.max(l * 1.05);
+    }
+    let pad = (hi - lo) * 0.05;
+    let (lo, hi) = ((lo - pad).max(0.0), hi + pad);
+    let x = |v: f64| LEFT + (v - lo) / (hi - lo) * PLOT;
+    let y = |v: f64| TOP + PLOT - (v.clamp(lo, hi) - lo) / (hi - lo) * PLOT;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W:.0}" height="{H:.0}" font-family="sans-serif" font-size="12">"##
+    );
+    let _ = write!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
+    let _ = write!(s, r##"<text x="8" y="22" font-size="15" font-weight="bold">{}</text>"##, esc(title));
+    let _ = write!(s, r##"<text x="8" y="42" fill="#444">{}</text>"##, esc(subtitle));
+    let _ = write!(
+        s,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{PLOT}" height="{PLOT}" fill="none" stroke="#888"/>"##
+    );
+    // The +-30 % band around the diagonal, then the diagonal.
+    let band: Vec<String> = [(lo, lo * 1.3), (hi, hi * 1.3), (hi, hi * 0.7), (lo, lo * 0.7)]
+        .iter()
+        .map(|(m, p)| format!("{:.1},{:.1}", x(*m), y(*p)))
+        .collect();
+    let _ = write!(
+        s,
+        r##"<clipPath id="plot"><rect x="{LEFT}" y="{TOP}" width="{PLOT}" height="{PLOT}"/></clipPath>"##
+    );
+    let _ = write!(s, r##"<polygon points="{}" fill="#e8f0fb" clip-path="url(#plot)"/>"##, band.join(" "));
+    let _ = write!(
+        s,
+        r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#4477aa"/>"##,
+        x(lo),
+        y(lo),
+        x(hi),
+        y(hi)
+    );
+    if let Some(l) = level.filter(|l| *l > lo && *l < hi) {
+        let _ = write!(
+            s,
+            r##"<line x1="{:.1}" y1="{TOP}" x2="{:.1}" y2="{:.1}" stroke="#cc3311" stroke-dasharray="4 3"/>"##,
+            x(l),
+            x(l),
+            TOP + PLOT
+        );
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#cc3311" stroke-dasharray="4 3"/>"##,
+            y(l),
+            LEFT + PLOT,
+            y(l)
+        );
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" fill="#cc3311">severe &gt; {l:.2}</text>"##,
+            x(l) + 4.0,
+            TOP + 14.0
+        );
+    }
+    // Ticks: five per axis.
+    for i in 0..=5 {
+        let v = lo + (hi - lo) * i as f64 / 5.0;
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle">{v:.2}</text>"##,
+            x(v),
+            TOP + PLOT + 16.0
+        );
+        let _ = write!(
+            s,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{v:.2}</text>"##,
+            LEFT - 6.0,
+            y(v) + 4.0
+        );
+    }
+    let _ = write!(
+        s,
+        r##"<text x="{:.1}" y="{:.1}" text-anchor="middle">measured slowdown (median of repeats)</text>"##,
+        LEFT + PLOT / 2.0,
+        TOP + PLOT + 36.0
+    );
+    let _ = write!(
+        s,
+        r##"<text x="16" y="{:.1}" text-anchor="middle" transform="rotate(-90 16 {:.1})">predicted slowdown (bar: interval)</text>"##,
+        TOP + PLOT / 2.0,
+        TOP + PLOT / 2.0
+    );
+    for p in points.iter().filter(|p| finite(p.measured) && finite(p.predicted)) {
+        let px = x(p.measured);
+        if p.hi > p.lo {
+            let _ = write!(
+                s,
+                r##"<line x1="{px:.1}" y1="{:.1}" x2="{px:.1}" y2="{:.1}" stroke="#999" stroke-width="1"/>"##,
+                y(p.lo),
+                y(p.hi)
+            );
+        }
+        let _ = write!(
+            s,
+            r##"<circle cx="{px:.1}" cy="{:.1}" r="3.5" fill="#222" fill-opacity="0.7"><title>{}: measured {:.3}, predicted {:.3} [{:.3}, {:.3}]</title></circle>"##,
+            y(p.predicted),
+            esc(&p.label),
+            p.measured,
+            p.predicted,
+            p.lo,
+            p.hi
+        );
+    }
+    let _ = write!(
+        s,
+        r##"<text x="{LEFT}" y="{:.1}" fill="#444">{} pairs; blue: perfect prediction, shaded: within 30 %</text>"##,
+        H - 8.0,
+        points.len()
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_on_the_diagonal_is_drawn_on_the_diagonal_and_labels_are_escaped() {
+        let pts = [
+            Point { measured: 1.0, predicted: 1.0, lo: 0.9, hi: 1.1, label: "a <b>".into() },
+            Point { measured: 2.0, predicted: 2.0, lo: 2.0, hi: 2.0, label: "c".into() },
+        ];
+        let svg = scatter("t & u", "sub", &pts, Some(1.3));
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        assert!(svg.contains("t &amp; u") && svg.contains("a &lt;b&gt;"));
+        // Range [0.95, 2.05] after 5 % padding: 1.0 sits at x = 64 + 0.05/1.1 * 400.
+        let cx = LEFT + 0.05 / 1.1 * PLOT;
+        let cy = TOP + PLOT - 0.05 / 1.1 * PLOT;
+        assert!(svg.contains(&format!(r#"cx="{cx:.1}" cy="{cy:.1}""#)), "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 2);
+        assert_eq!(svg.matches(r##"stroke="#999""##).count(), 1, "only a real interval gets a bar");
+        assert!(svg.contains("severe &gt; 1.30"));
+    }
+}

@@ -1,0 +1,268 @@
+//! What predictors learn from, and what their evaluations found.
+//!
+//! [`Store::measurements`] gathers a workload's stored characterization
+//! and pairs: each job's profile and probe from the latest finished
+//! campaign that holds it, and the pair runs of the latest pairs campaign.
+//! It returns records as stored; turning them into a training set (medians,
+//! classes) is the predictor crate's work.
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+
+use cosched_model::provenance::Provenance;
+
+use crate::{
+    json_col, non_negative, nonempty, provenance_from_row, provenance_id, sql_err, CampaignKind, CampaignRecord,
+    CampaignStatus, PairRunRecord, ProbePointRecord, ProfileRecord, Store, StoreError, PROV_COLS,
+};
+
+/// A workload's stored measurements, by the campaigns they come from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Measurements {
+    /// Each job's profile, from the latest `done` profile campaign holding it.
+    pub profiles: Vec<(CampaignRecord, ProfileRecord)>,
+    /// Each probed job's points, from the latest `done` probe campaign
+    /// holding it; the campaign's parameters record the LLC size.
+    pub probes: Vec<(CampaignRecord, String, Vec<ProbePointRecord>)>,
+    /// The latest pairs campaign (finished or not: a running campaign's
+    /// stored repeats are whole) and its runs.
+    pub pairs: Option<(CampaignRecord, Vec<PairRunRecord>)>,
+}
+
+/// A predictor's accuracy on a workload's measured pairs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluationRecord {
+    pub workload: String,
+    /// The predictor as specified (`twins:base=scn`).
+    pub predictor: String,
+    /// The fold method (`leave-one-program-out`).
+    pub folds: String,
+    /// Severe-conflict level of precision and recall.
+    pub level: f64,
+    pub n: u32,
+    pub within_5: f64,
+    pub within_30: f64,
+    pub mae: f64,
+    pub pearson: Option<f64>,
+    pub spearman: Option<f64>,
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+    /// Campaign ids used, e.g. `{"pairs": 7, "probe": [3, 4], "profile": [2]}`.
+    pub sources: serde_json::Value,
+    /// Every prediction behind the figures.
+    pub predictions: serde_json::Value,
+}
+
+impl Store {
+    /// The latest measurements of `workload` (see [`Measurements`]).
+    pub fn measurements(&self, workload: &str) -> Result<Measurements, StoreError> {
+        let campaigns: Vec<CampaignRecord> =
+            self.campaigns()?.into_iter().filter(|c| c.workload == workload).rev().collect();
+        let mut m = Measurements::default();
+        for c in &campaigns {
+            match c.kind {
+                CampaignKind::Profile if c.status == CampaignStatus::Done => {
+                    for p in self.profiles(c.id)? {
+                        if !m.profiles.iter().any(|(_, q)| q.job == p.job) {
+                            m.profiles.push((c.clone(), p));
+                        }
+                    }
+                }
+                CampaignKind::Probe if c.status == CampaignStatus::Done => {
+                    let points = self.probe_points(c.id)?;
+                    let mut jobs: Vec<String> = points.iter().map(|p| p.job.clone()).collect();
+                    jobs.sort();
+                    jobs.dedup();
+                    for job in jobs {
+                        if !m.probes.iter().any(|(_, j, _)| *j == job) {
+                            let mine = points.iter().filter(|p| p.job == job).cloned().collect();
+                            m.probes.push((c.clone(), job, mine));
+                        }
+                    }
+                }
+                CampaignKind::Pairs if m.pairs.is_none() => {
+                    let runs = self.pair_runs(c.id)?;
+                    if !runs.is_empty() {
+                        m.pairs = Some((c.clone(), runs));
+                    }
+                }
+                _ => {}
+            }
+        }
+        m.profiles.sort_by(|a, b| a.1.job.cmp(&b.1.job));
+        m.probes.sort_by(|a, b| a.1.cmp(&b.1));
+        Ok(m)
+    }
+
+    /// Stores evaluations, all or none, with the provenance of the run
+    /// that computed them.
+    pub fn add_evaluations(&mut self, evals: &[EvaluationRecord], provenance: &Provenance) -> Result<(), StoreError> {
+        for e in evals {
+            let what = format!("evaluation of {} on {}", e.predictor, e.workload);
+            nonempty(&what, "workload", &e.workload)?;
+            nonempty(&what, "predictor", &e.predictor)?;
+            nonempty(&what, "folds", &e.folds)?;
+            for (name, v) in [("level", e.level), ("within_5", e.within_5), ("within_30", e.within_30), ("mae", e.mae)] {
+                non_negative(&what, name, v)?;
+            }
+            for (name, v) in [("pearson", e.pearson), ("spearman", e.spearman), ("precision", e.precision), ("recall", e.recall)]
+            {
+                if let Some(v) = v.filter(|v| !v.is_finite()) {
+                    return Err(StoreError::Invalid { what, why: format!("{name} = {v} is not finite") });
+                }
+            }
+        }
+        self.write("storing predictor evaluations", |tx| {
+            let err = |source| sql_err(tx, "storing predictor evaluations", source);
+            let prov = provenance_id(tx, provenance).map_err(err)?;
+            for e in evals {
+                tx.execute(
+                    "INSERT INTO predictor_evaluations (provenance_id, workload, predictor, folds, level, n, within_5,
+                        within_30, mae, pearson, spearman, severe_precision, severe_recall, sources_json, predictions_json)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                    params![
+                        prov,
+                        e.workload,
+                        e.predictor,
+                        e.folds,
+                        e.level,
+                        e.n,
+                        e.within_5,
+                        e.within_30,
+                        e.mae,
+                        e.pearson,
+                        e.spearman,
+                        e.precision,
+                        e.recall,
+                        e.sources.to_string(),
+                        e.predictions.to_string(),
+                    ],
+                )
+                .map_err(err)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Stored evaluations of `workload` (every workload for `None`), oldest first.
+    pub fn evaluations(&self, workload: Option<&str>) -> Result<Vec<(EvaluationRecord, Provenance)>, StoreError> {
+        let sql = format!(
+            "SELECT e.workload, e.predictor, e.folds, e.level, e.n, e.within_5, e.within_30, e.mae, e.pearson,
+                    e.spearman, e.severe_precision, e.severe_recall, e.sources_json, e.predictions_json, {PROV_COLS}
+             FROM predictor_evaluations e JOIN provenance p ON p.id = e.provenance_id
+             WHERE ?1 IS NULL OR e.workload = ?1 ORDER BY e.id"
+        );
+        self.query(&sql, [workload], "reading predictor evaluations", |r| {
+            Ok((
+                EvaluationRecord {
+                    workload: r.get(0)?,
+                    predictor: r.get(1)?,
+                    folds: r.get(2)?,
+                    level: r.get(3)?,
+                    n: r.get(4)?,
+                    within_5: r.get(5)?,
+                    within_30: r.get(6)?,
+                    mae: r.get(7)?,
+                    pearson: r.get(8)?,
+                    spearman: r.get(9)?,
+                    precision: r.get(10)?,
+                    recall: r.get(11)?,
+                    sources: json_col(r, 12)?,
+                    predictions: json_col(r, 13)?,
+                },
+                provenance_from_row(r, 14)?,
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prov() -> Provenance {
+        Provenance {
+            hostname: "h".into(),
+            cpu_model: "c".into(),
+            cores: 2,
+            kernel_version: "k".into(),
+            cosched_version: "v".into(),
+            git_commit: "g".into(),
+            started_unix: 5,
+            command: "cosched evaluate-predictors --workload w.toml".into(),
+            seed: None,
+        }
+    }
+
+    fn eval(predictor: &str) -> EvaluationRecord {
+        EvaluationRecord {
+            workload: "w".into(),
+            predictor: predictor.into(),
+            folds: "leave-one-program-out".into(),
+            level: 1.3,
+            n: 2,
+            within_5: 0.5,
+            within_30: 1.0,
+            mae: 0.04,
+            pearson: Some(0.9),
+            spearman: None,
+            precision: None,
+            recall: Some(1.0),
+            sources: serde_json::json!({"pairs": 1}),
+            predictions: serde_json::json!([{"victim": "a", "aggressor": "b", "measured": 1.2, "predicted": 1.1}]),
+        }
+    }
+
+    #[test]
+    fn evaluations_round_trip_with_provenance_and_bad_ones_write_nothing() {
+        let mut s = Store::open_in_memory().unwrap();
+        s.add_evaluations(&[eval("scn"), eval("c-all")], &prov()).unwrap();
+        let mut bad = eval("probe");
+        bad.pearson = Some(f64::NAN);
+        assert!(matches!(s.add_evaluations(&[eval("learned"), bad], &prov()), Err(StoreError::Invalid { .. })));
+        let got = s.evaluations(Some("w")).unwrap();
+        assert_eq!(got.len(), 2, "the batch with a bad record stored nothing");
+        assert_eq!(got[0].0, eval("scn"));
+        assert_eq!(got[1].1, prov());
+        assert!(s.evaluations(Some("other")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn measurements_take_the_latest_finished_characterization_and_the_latest_pairs() {
+        let mut s = Store::open_in_memory().unwrap();
+        let p = prov();
+        let old = s.begin_campaign(CampaignKind::Profile, "w", r#"{"n":1}"#, &p).unwrap();
+        let profile = |v: f64| ProfileRecord { job: "a".into(), program: "A".into(), summary: serde_json::json!({"u": v}) };
+        s.put_profile(old, &profile(1.0)).unwrap();
+        s.finish_campaign(old, CampaignStatus::Done).unwrap();
+        let new = s.begin_campaign(CampaignKind::Profile, "w", r#"{"n":2}"#, &p).unwrap();
+        s.put_profile(new, &profile(2.0)).unwrap();
+        s.finish_campaign(new, CampaignStatus::Done).unwrap();
+        let partial = s.begin_campaign(CampaignKind::Profile, "w", r#"{"n":3}"#, &p).unwrap();
+        s.put_profile(partial, &profile(3.0)).unwrap();
+        let pairs = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &p).unwrap();
+        let run = PairRunRecord {
+            fg_job: "a".into(),
+            bg_job: "a".into(),
+            repeat: 0,
+            fg_cpus: vec![0],
+            bg_cpus: vec![1],
+            shared_cpus: false,
+            fg_solo_s: 1.0,
+            fg_corun_s: 1.5,
+            bg_solo_s: 1.0,
+            bg_corun_s: 1.4,
+            fg_relaunches: 0,
+            bg_relaunches: 0,
+            fg_timing: "process".into(),
+            bg_timing: "process".into(),
+        };
+        s.add_pair_run(pairs, &run).unwrap();
+        let m = s.measurements("w").unwrap();
+        assert_eq!(m.profiles.len(), 1);
+        assert_eq!(m.profiles[0].1.summary["u"], 2.0, "the latest done campaign, not the unfinished one");
+        let (c, runs) = m.pairs.unwrap();
+        assert_eq!((c.id, runs.len()), (pairs, 1), "a running pairs campaign's whole repeats count");
+        assert!(s.measurements("other").unwrap().pairs.is_none());
+    }
+}
