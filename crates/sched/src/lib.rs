@@ -10,10 +10,11 @@ pub mod policy;
 pub mod scenario;
 pub mod sim;
 pub mod source;
+pub mod synthetic;
 
 pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub use policy::{
     policy_by_name, policy_names, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, View,
 };
 pub use sim::{simulate, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace};
-pub use source::{PairTable, SlowdownSource};
+pub use source::{PairTable, ProgramTable, SlowdownSource};

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::policy::{policy_by_name, Params};
 use crate::scenario::Scenario;
 use crate::sim::{simulate, simulate_with, SimError, SimJob, SimOptions, Trace};
-use crate::source::PairTable;
+use crate::source::SlowdownSource;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum MonteCarloError {
@@ -131,7 +131,7 @@ pub struct OrderResult {
 fn run_one(
     scenario: &Scenario,
     jobs: &[SimJob],
-    table: &PairTable,
+    table: &dyn SlowdownSource,
     index: usize,
     name: &str,
     params: &Params,
@@ -161,7 +161,7 @@ pub fn trace_of(
     let mut policy = policy_by_name(name, params).map_err(MonteCarloError::Policy)?;
     let ord = order(scenario.job_program.len(), seed, index);
     let jobs = scenario.jobs_in(&ord);
-    let table = scenario.table_in(&ord);
+    let table = scenario.source_in(&ord);
     let trace = simulate_with(&scenario.platform, &jobs, &table, &table, policy.as_mut(), &SimOptions::default())
         .map_err(|error| MonteCarloError::Sim { order: index, policy: spec_label(name, params), error })?;
     Ok((jobs, trace))
@@ -186,7 +186,7 @@ pub fn run_orders(
         .map(|index| {
             let ord = order(n, seed, index);
             let jobs = scenario.jobs_in(&ord);
-            let table = scenario.table_in(&ord);
+            let table = scenario.source_in(&ord);
             let baseline = run_one(scenario, &jobs, &table, index, "exclusive", &Params::new())?;
             let outcomes = policies
                 .iter()

@@ -205,9 +205,8 @@ impl BestMatch {
         BestMatch { aging, bypassed: HashMap::new() }
     }
 
-    fn cost(view: &View, q: &QueuedJob, on: &[Occupant]) -> f64 {
-        let ids: Vec<JobId> = on.iter().map(|o| o.id).collect();
-        let own = view.slowdown.slowdown(q.id, &ids) - 1.0;
+    fn cost(view: &View, q: &QueuedJob, on: &[Occupant], ids: &[JobId]) -> f64 {
+        let own = view.slowdown.slowdown(q.id, ids) - 1.0;
         let inflicted: f64 = on.iter().map(|o| view.slowdown.slowdown(o.id, &[q.id]) - 1.0).sum();
         own + inflicted
     }
@@ -236,10 +235,11 @@ impl Policy for BestMatch {
                     }
                     Some((0, head))
                 } else {
+                    let ids: Vec<JobId> = on.iter().map(|o| o.id).collect();
                     waiting
                         .iter()
                         .filter(|(_, q)| q.cores <= free)
-                        .map(|&(k, q)| (k, q, Self::cost(view, q, &on)))
+                        .map(|&(k, q)| (k, q, Self::cost(view, q, &on, &ids)))
                         // min_by keeps the first of equals: the earlier job.
                         .min_by(|a, b| a.2.total_cmp(&b.2))
                         .map(|(k, q, _)| (k, q))

@@ -48,7 +48,7 @@ use serde::Deserialize;
 
 use crate::policy::PoolInfo;
 use crate::sim::{Platform, SimJob};
-use crate::source::PairTable;
+use crate::source::{PairTable, ProgramTable};
 
 /// A scenario that failed to load, with the file it came from so that a
 /// message printed alone still says where to look.
@@ -514,6 +514,16 @@ fn map_measured(programs: &[Program], pools: &[PoolInfo], mm: &MeasuredMatrix) -
         }
     }
     Ok((out, mm.origin.clone()))
+}
+
+impl Scenario {
+    /// The slowdowns of `jobs_in(order)` by program, as [`Scenario::table_in`]
+    /// gives them by job, without a jobs-square table.
+    pub fn source_in(&self, order: &[usize]) -> ProgramTable {
+        let prog = order.iter().map(|&k| self.job_program[k]).collect();
+        let loads = self.programs.iter().map(|p| p.host_load).collect::<Option<Vec<f64>>>();
+        ProgramTable::new(prog, self.slowdown.clone(), loads).expect("cells and loads were validated at parse time")
+    }
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
