@@ -326,3 +326,18 @@ fn the_measured_example_reads_its_matrix_from_the_store() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("slowdown.store: "), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn bench_simulate_runs_its_three_cases() {
+    let out = cosched(&["bench", "simulate", "--repeats", "1", "--orders", "20", "--jobs", "2000", "--nodes", "20", "--json"]);
+    let v = json(&out);
+    assert_eq!(v["montecarlo"]["simulations"], 100);
+    assert_eq!(v["enumeration"]["placements"], 1_436_714);
+    let c = v["cluster"].as_array().unwrap();
+    assert_eq!(c.len(), 2);
+    for case in c {
+        assert_eq!(case["events"], 6000);
+        assert_eq!(case["seconds"]["n"], 1);
+    }
+    assert_eq!(cosched(&["bench", "simulate", "--repeats", "0"]).status.code(), Some(2));
+}
