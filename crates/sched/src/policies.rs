@@ -321,10 +321,10 @@ impl Policy for AutoThreshold {
         let mut on: Vec<JobId> = view.running.iter().map(|r| r.id).collect();
         for d in &out {
             let Decision::Start { job, .. } = *d;
-            for k in 0..on.len() {
-                let s = view.slowdown.score(job, on[k]);
+            for &o in &on {
+                let s = view.slowdown.score(job, o);
                 self.note(job, s);
-                self.note(on[k], s);
+                self.note(o, s);
             }
             on.push(job);
         }

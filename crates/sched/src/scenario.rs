@@ -383,7 +383,7 @@ impl Scenario {
                 };
                 let what = if matches!(src, MatrixSource::Store { .. }) { "store" } else { "file" };
                 let mm = need(what)?.matrix(&src, statistic).map_err(|e| err(format!("slowdown.{what}: {e}")))?;
-                let (cells, origin) = map_measured(&programs, &pools, &mm).map_err(|e| err(e))?;
+                let (cells, origin) = map_measured(&programs, &pools, &mm).map_err(&err)?;
                 (cells, true, origin)
             }
             (Some(m), _) => {

@@ -473,7 +473,7 @@ fn auto_threshold_threshold_moves_by_its_rule() {
     // a and b co-run at C_all 30. a within the bound keeps T at
     // max(40, 30 + 5) = 40; b over it makes bad = 30 and T = 30 - 5.
     let platform = Platform { pools: vec![pool("cpu", 2, PoolKind::Cpu)] };
-    let two = vec![job("a", 0, 1.0, "a"), job("b", 0, 1.0, "b")];
+    let two = [job("a", 0, 1.0, "a"), job("b", 0, 1.0, "b")];
     let scores = PairTable::new(vec![vec![1.0; 2]; 2]).unwrap().with_host_loads(vec![0.1, 0.2]).unwrap();
     let q: Vec<cosched_sched::QueuedJob> = two
         .iter()
