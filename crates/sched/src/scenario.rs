@@ -2,6 +2,8 @@
 //! list, and where their slowdowns come from, read from TOML.
 //!
 //! ```toml
+//! nodes = 1               # optional: identical nodes, each with these pools
+//!
 //! [[pools]]
 //! name = "vh"
 //! cores = 1
@@ -153,7 +155,10 @@ pub trait Measurements {
 /// program order; Monte-Carlo orders are permutations of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
+    /// One node's pools.
     pub platform: Platform,
+    /// Identical nodes (`nodes = N` at the top of the file; default 1).
+    pub nodes: usize,
     pub programs: Vec<Program>,
     /// `slowdown[i][j]` over programs: program i beside program j.
     pub slowdown: Vec<Vec<f64>>,
@@ -178,6 +183,7 @@ pub fn host_overload_slowdown(u_a: f64, u_b: f64) -> f64 {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawScenario {
+    nodes: Option<usize>,
     #[serde(default)]
     pools: Vec<RawPool>,
     #[serde(default)]
@@ -271,6 +277,9 @@ impl Scenario {
         })?;
         if raw.pools.is_empty() {
             return Err(err("no [[pools]]: a scenario needs at least one".into()));
+        }
+        if raw.nodes == Some(0) {
+            return Err(err("nodes: a scenario needs at least one node".into()));
         }
         if raw.programs.is_empty() {
             return Err(err("no [[programs]]: a scenario needs at least one".into()));
@@ -429,6 +438,7 @@ impl Scenario {
             .collect();
         Ok(Scenario {
             platform: Platform { pools },
+            nodes: raw.nodes.unwrap_or(1),
             programs,
             slowdown,
             measured_matrix,

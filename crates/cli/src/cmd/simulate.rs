@@ -206,6 +206,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     let doc = serde_json::json!({
         "scenario": path.display().to_string(),
         "jobs": jobs,
+        "nodes": scenario.nodes,
         "orders": a.orders,
         "seed": a.seed,
         "elapsed_seconds": elapsed,
