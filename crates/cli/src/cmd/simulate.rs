@@ -26,8 +26,9 @@ use crate::exit::bad_input;
     cosched simulate --scenario examples/scenarios/seed000.toml --orders 10000 --seed 1\n  \
     cosched simulate --scenario s.toml --policy noplan --policy conflict-aware:threshold=100\n  \
     cosched simulate --scenario s.toml --orders 1000 --json | jq '.summaries[0].makespan.median'\n  \
-    cosched simulate --scenario examples/scenarios/seed000.toml --report out/ --policy noplan \\\n      \
-    --policy conflict-aware:threshold=100 --policy best-match:aging=4 --policy auto-threshold:bound=1.5\n  \
+    cosched simulate --scenario examples/scenarios/seed000.toml --report out/ \\\n      \
+    --policy conflict-aware:threshold=100 --policy best-match --policy auto-threshold:bound=1.5\n  \
+    cosched simulate --scenario examples/scenarios/seed000-measured.toml --db cosched.db\n  \
     cosched simulate --scenario s.toml --orders 1 --trace trace.csv --trace-policy best-match\n  \
     cosched simulate --list-policies\n\n\
     Each order is a random permutation of the scenario's jobs (all arriving at 0),\n\
@@ -42,7 +43,7 @@ use crate::exit::bad_input;
     tables), the plots as SVG, summary.csv/json and orders.csv.\n\
     A bad scenario or policy exits with code 2.")]
 pub struct SimulateArgs {
-    /// Scenario TOML: [[pools]], [[programs]] and an optional [slowdown] matrix.
+    /// Scenario TOML: [[pools]], [[programs]] and [slowdown] (a matrix, or measured cells from the store or a file).
     #[arg(long, value_name = "FILE", required_unless_present = "list_policies")]
     pub scenario: Option<PathBuf>,
     /// A policy as NAME or NAME:KEY=VALUE,...; repeat for several.
