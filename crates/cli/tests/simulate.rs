@@ -338,6 +338,7 @@ fn bench_simulate_runs_its_three_cases() {
     for case in c {
         assert_eq!(case["events"], 6000);
         assert_eq!(case["seconds"]["n"], 1);
+        assert!(case["cpu_seconds"]["median"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(cosched(&["bench", "simulate", "--repeats", "0"]).status.code(), Some(2));
 }

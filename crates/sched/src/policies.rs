@@ -20,15 +20,15 @@ struct Occupant<'a> {
 }
 
 fn occupants<'a>(view: &View<'a>) -> Vec<Occupant<'a>> {
-    view.running
-        .iter()
-        .map(|r| Occupant {
-            id: r.id,
-            pool: r.pool,
-            cores: r.cores,
-            program: r.program,
-        })
-        .collect()
+    // Room for the starts of this decision, so pushing them does not reallocate.
+    let mut v = Vec::with_capacity(view.running.len() + view.pools.len() + 2);
+    v.extend(view.running.iter().map(|r| Occupant {
+        id: r.id,
+        pool: r.pool,
+        cores: r.cores,
+        program: r.program,
+    }));
+    v
 }
 
 fn start<'a>(job: &QueuedJob<'a>, on: &mut Vec<Occupant<'a>>, out: &mut Vec<Decision>) {

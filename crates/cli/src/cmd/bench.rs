@@ -308,16 +308,23 @@ pub struct SimulateBench {
     pub json: bool,
 }
 
-/// Seconds of each of `repeats` runs of `f`, and its last result.
-fn timed<T>(repeats: usize, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(cosched_model::stats::Summary, T)> {
-    let mut secs = Vec::with_capacity(repeats);
+/// Wall seconds and process CPU seconds of each of `repeats` runs of `f`,
+/// and its last result.
+fn timed<T>(
+    repeats: usize,
+    mut f: impl FnMut() -> anyhow::Result<T>,
+) -> anyhow::Result<((cosched_model::stats::Summary, cosched_model::stats::Summary), T)> {
+    use cosched_measure::profile::process_cpu_s;
+    let (mut wall, mut cpu) = (Vec::with_capacity(repeats), Vec::with_capacity(repeats));
     let mut last = None;
     for _ in 0..repeats {
-        let t = std::time::Instant::now();
+        let (t, c) = (std::time::Instant::now(), process_cpu_s());
         last = Some(f()?);
-        secs.push(t.elapsed().as_secs_f64());
+        wall.push(t.elapsed().as_secs_f64());
+        cpu.push(process_cpu_s() - c);
     }
-    Ok((cosched_model::stats::Summary::of(&secs).expect("repeats >= 1"), last.expect("repeats >= 1")))
+    let s = |v: &[f64]| cosched_model::stats::Summary::of(v).expect("repeats >= 1");
+    Ok(((s(&wall), s(&cpu)), last.expect("repeats >= 1")))
 }
 
 fn simulate_bench(a: SimulateBench) -> anyhow::Result<()> {
@@ -365,9 +372,9 @@ fn simulate_bench(a: SimulateBench) -> anyhow::Result<()> {
             "{}",
             serde_json::json!({
                 "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
-                "montecarlo": {"orders": a.orders, "jobs": 38, "policies": policies.len(), "simulations": sims, "seconds": mc},
-                "enumeration": {"programs": n, "placements": land.0, "seconds": en},
-                "cluster": cluster.iter().map(|(p, t, e)| serde_json::json!({"policy": p, "jobs": a.jobs, "nodes": a.nodes, "events": e, "seconds": t})).collect::<Vec<_>>(),
+                "montecarlo": {"orders": a.orders, "jobs": 38, "policies": policies.len(), "simulations": sims, "seconds": mc.0, "cpu_seconds": mc.1},
+                "enumeration": {"programs": n, "placements": land.0, "seconds": en.0, "cpu_seconds": en.1},
+                "cluster": cluster.iter().map(|(p, t, e)| serde_json::json!({"policy": p, "jobs": a.jobs, "nodes": a.nodes, "events": e, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
             })
         );
         return Ok(());
@@ -376,26 +383,32 @@ fn simulate_bench(a: SimulateBench) -> anyhow::Result<()> {
     let mut rows = vec![
         vec![
             format!("(a) Monte-Carlo: {} orders x 38 jobs x {} policies + exclusive", a.orders, policies.len()),
-            fmt_spread(&mc, 3),
+            fmt_spread(&mc.0, 3),
+            fmt_spread(&mc.1, 3),
             "1".into(),
-            format!("{} us / simulation", per(&mc, sims)),
+            format!("{} CPU us / simulation", per(&mc.1, sims)),
         ],
         vec![
             format!("(b) enumeration N = 10: {} placements + optimum", land.0),
-            fmt_spread(&en, 3),
+            fmt_spread(&en.0, 3),
+            fmt_spread(&en.1, 3),
             "5".into(),
-            format!("{} us / placement", per(&en, land.0 as usize)),
+            format!("{} CPU us / placement", per(&en.1, land.0 as usize)),
         ],
     ];
     for (p, t, e) in &cluster {
         rows.push(vec![
             format!("(c) {} jobs on {} nodes, {p}", a.jobs, a.nodes),
-            fmt_spread(t, 3),
+            fmt_spread(&t.0, 3),
+            fmt_spread(&t.1, 3),
             "10".into(),
-            format!("{} us / event ({e} events)", per(t, *e)),
+            format!("{} CPU us / event ({e} events)", per(&t.1, *e)),
         ]);
     }
-    println!("{}", table(&["case", "seconds, median (min-max, n)", "aim, s", "cost"], &rows));
+    println!(
+        "{}",
+        table(&["case", "wall s, median (min-max, n)", "CPU s (all threads)", "aim, wall s", "cost"], &rows)
+    );
     println!("{} threads; (a) is parallel over orders, (b) and (c) run on one thread.", std::thread::available_parallelism().map_or(1, |n| n.get()));
     // Wall times mean little on a busy node; say how busy it was.
     if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
