@@ -46,8 +46,11 @@ pub struct View<'a> {
     /// Virtual or wall seconds since the engine began; engines supply it so
     /// policies never read a clock.
     pub time: f64,
-    /// Waiting jobs in queue order (arrival, then workload order).
+    /// Waiting jobs in queue order (arrival, then workload order); an engine
+    /// with a look-ahead window shows only the oldest of them.
     pub queue: &'a [QueuedJob<'a>],
+    /// Jobs running on the node being decided for (engines over several
+    /// nodes ask node by node; the queue is shared).
     pub running: &'a [RunningJob<'a>],
     pub pools: &'a [PoolInfo],
     pub slowdown: &'a dyn SlowdownSource,

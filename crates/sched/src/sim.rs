@@ -8,7 +8,11 @@
 //! own running jobs, their rates and the time they were last brought up to
 //! date, so an event touches only the node it happens on; the next finish of
 //! every node sits in one heap (stale entries are skipped by a per-node
-//! version); the queue is scanned only as far as the policy's window.
+//! version); the queue is scanned only as far as the policy's window. What
+//! still costs O(nodes) per instant is a policy that leaves many nodes idle
+//! while jobs wait (conflict-aware refusing): each idle node is asked again
+//! at every instant, since the queue or what the policy learnt may have
+//! changed.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
