@@ -16,6 +16,7 @@ fn every_verb_help_has_an_example() {
         vec!["bench"],
         vec!["bench", "kernels"],
         vec!["bench", "profile"],
+        vec!["bench", "simulate"],
         vec!["pairs"],
         vec!["db"],
         vec!["enumerate"],

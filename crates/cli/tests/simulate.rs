@@ -202,3 +202,143 @@ fn report_and_trace_files() {
     let out = cosched(&["simulate", "--scenario", &s, "--orders", "1", "--trace", tj.to_str().unwrap(), "--trace-policy", "fifo"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn measured_example() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/scenarios/seed000-measured.toml")
+        .display()
+        .to_string()
+}
+
+/// A store holding a pairs campaign of `characterize` (every pair of its six
+/// jobs, given slowdowns, three repeats) and a profile campaign.
+fn characterize_store(dir: &Path) -> std::path::PathBuf {
+    use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord, ProfileRecord, Store};
+    let path = dir.join("m.db");
+    let mut s = Store::open(&path).unwrap();
+    let prov = cosched_model::provenance::Provenance {
+        hostname: "n".into(),
+        cpu_model: "c".into(),
+        cores: 2,
+        kernel_version: "k".into(),
+        cosched_version: "0".into(),
+        git_commit: "g".into(),
+        started_unix: 1,
+        command: "cosched pairs".into(),
+        seed: None,
+    };
+    let jobs = ["stream", "compute", "syscall", "ng-stream", "ng-cpu", "ng-cache"];
+    let params = serde_json::json!({"jobs": jobs.iter().map(|j| serde_json::json!({"name": j})).collect::<Vec<_>>()});
+    let id = s.begin_campaign(CampaignKind::Pairs, "characterize", &params.to_string(), &prov).unwrap();
+    // Memory-heavy pairs (stream-like jobs together) slow down x1.6/x1.8; the
+    // syscall job beside the cache thrasher x2.2; everything else x1.05.
+    let heavy = |a: &str, b: &str| -> (f64, f64) {
+        let mem = |j: &str| j.contains("stream") || j == "ng-cache";
+        if (a == "syscall" && b == "ng-cache") || (b == "syscall" && a == "ng-cache") {
+            (2.2, 2.2)
+        } else if mem(a) && mem(b) {
+            (1.6, 1.8)
+        } else {
+            (1.05, 1.05)
+        }
+    };
+    for (i, a) in jobs.iter().enumerate() {
+        for b in &jobs[i..] {
+            let (sa, sb) = heavy(a, b);
+            for repeat in 0..3u32 {
+                let jitter = [0.98, 1.0, 1.03][repeat as usize];
+                s.add_pair_run(id, &PairRunRecord {
+                    fg_job: a.to_string(),
+                    bg_job: b.to_string(),
+                    repeat,
+                    fg_cpus: vec![0],
+                    bg_cpus: vec![1],
+                    shared_cpus: false,
+                    fg_solo_s: 1.0,
+                    fg_corun_s: sa * jitter,
+                    bg_solo_s: 2.0,
+                    bg_corun_s: 2.0 * sb,
+                    fg_relaunches: 0,
+                    bg_relaunches: 0,
+                    fg_timing: "work-phase".into(),
+                    bg_timing: "work-phase".into(),
+                }).unwrap();
+            }
+        }
+    }
+    s.finish_campaign(id, CampaignStatus::Done).unwrap();
+    let id = s.begin_campaign(CampaignKind::Profile, "characterize", "{}", &prov).unwrap();
+    for (j, u) in jobs.iter().zip([0.5, 0.5, 0.45, 0.5, 0.5, 0.5]) {
+        let summary = serde_json::json!({"summary": {"host_load_mean": u}});
+        s.put_profile(id, &ProfileRecord { job: j.to_string(), program: j.to_string(), summary }).unwrap();
+    }
+    s.finish_campaign(id, CampaignStatus::Done).unwrap();
+    path
+}
+
+#[test]
+fn the_measured_example_reads_its_matrix_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = characterize_store(dir.path());
+    let v = json(&cosched(&[
+        "simulate", "--scenario", &measured_example(), "--db", db.to_str().unwrap(), "--orders", "200", "--seed", "1", "--json",
+    ]));
+    assert_eq!(v["jobs"], 38);
+    assert!(v["slowdowns"].as_str().unwrap().starts_with("pairs campaign 1 of `characterize` (63 repeats, done)"), "{}", v["slowdowns"]);
+    let s = v["summaries"].as_array().unwrap();
+    let get = |i: usize, m: &str| s[i][m]["median"].as_f64().unwrap();
+    assert_eq!(s[2]["policy"], "conflict-aware:threshold=100");
+    // T = 100 keeps the x2.2 pair (score 120) apart, and so its worst run time
+    // below noplan's, while co-running the rest shortens the makespan.
+    assert!(get(2, "makespan") < -0.2, "{}", get(2, "makespan"));
+    assert!(get(2, "worst_slowdown") < get(0, "worst_slowdown"));
+    assert!((get(2, "worst_slowdown") - 0.8).abs() < 1e-9, "stream pairs at x1.8 are within T = 100");
+
+    // The same cells from a `cosched pairs --json` matrix file.
+    let m = serde_json::json!({
+        "jobs": ["stream", "compute", "syscall", "ng-stream", "ng-cpu", "ng-cache"],
+        "cells": (0..6).map(|i| (0..6).map(|j| if (i == 2 && j == 5) || (i == 5 && j == 2) {
+            serde_json::json!({"n": 3, "median": 2.2, "min": 2.1, "max": 2.3, "ci_lo": 2.1, "ci_hi": 2.3})
+        } else {
+            serde_json::json!({"n": 3, "median": 1.05, "min": 1.0, "max": 1.1, "ci_lo": 1.0, "ci_hi": 1.1})
+        }).collect::<Vec<_>>()).collect::<Vec<_>>(),
+    });
+    std::fs::write(dir.path().join("m.json"), m.to_string()).unwrap();
+    let text = std::fs::read_to_string(measured_example()).unwrap().replace("store = \"characterize\"", "file = \"m.json\"");
+    let s = write(dir.path(), &text);
+    let v = json(&cosched(&["simulate", "--scenario", &s, "--orders", "20", "--json", "--policy", "conflict-aware:threshold=100"]));
+    assert!(v["slowdowns"].as_str().unwrap().ends_with("m.json"));
+    assert!((v["summaries"][0]["worst_slowdown"]["max"].as_f64().unwrap() - 0.05).abs() < 1e-9);
+
+    // Host loads from the stored profiles make the score C_all: at T = 99 only
+    // pairs with the syscall job (U 0.45 + 0.5) co-run, and its worst is x2.2.
+    let text = std::fs::read_to_string(measured_example()).unwrap() + "profiles = \"characterize\"\n";
+    let s = write(dir.path(), &text);
+    let v = json(&cosched(&[
+        "simulate", "--scenario", &s, "--db", db.to_str().unwrap(), "--orders", "20", "--json", "--policy", "conflict-aware:threshold=99",
+    ]));
+    let w = &v["summaries"][0]["worst_slowdown"];
+    assert!((w["max"].as_f64().unwrap() - 1.2).abs() < 1e-9, "{w}");
+
+    // No such campaign, or no store: exit 2 naming the field.
+    let empty = dir.path().join("none.db");
+    let out = cosched(&["simulate", "--scenario", &measured_example(), "--db", empty.to_str().unwrap(), "--orders", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("slowdown.store: "), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn bench_simulate_runs_its_three_cases() {
+    let out = cosched(&["bench", "simulate", "--repeats", "1", "--orders", "20", "--jobs", "2000", "--nodes", "20", "--json"]);
+    let v = json(&out);
+    assert_eq!(v["montecarlo"]["simulations"], 100);
+    assert_eq!(v["enumeration"]["placements"], 1_436_714);
+    let c = v["cluster"].as_array().unwrap();
+    assert_eq!(c.len(), 2);
+    for case in c {
+        assert_eq!(case["events"], 6000);
+        assert_eq!(case["seconds"]["n"], 1);
+        assert!(case["cpu_seconds"]["median"].as_f64().unwrap() > 0.0);
+    }
+    assert_eq!(cosched(&["bench", "simulate", "--repeats", "0"]).status.code(), Some(2));
+}

@@ -182,6 +182,15 @@ fn thread_cpu_s() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// CPU time of the whole calling process (all its threads), seconds: what a
+/// benchmark cost in CPU, which a busy node does not inflate as it does wall
+/// time.
+pub fn process_cpu_s() -> f64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_PROCESS_CPUTIME_ID)
+        .map(|t| t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9)
+        .unwrap_or(0.0)
+}
+
 /// The shell script that holds a job: it stops itself, and once continued,
 /// replaces itself with the job's command (`$@`), keeping its pid.
 const HOLD: &str = r#"kill -STOP $$; exec "$@""#;

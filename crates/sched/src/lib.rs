@@ -12,6 +12,7 @@ pub mod runner;
 pub mod scenario;
 pub mod sim;
 pub mod source;
+pub mod synthetic;
 
 pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub use policy::{
@@ -19,4 +20,4 @@ pub use policy::{
 };
 pub use runner::{run_node, Done, ExecError, Executor, RunError, StartPlan};
 pub use sim::{simulate, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace};
-pub use source::{PairTable, SlowdownSource};
+pub use source::{PairTable, ProgramTable, SlowdownSource};

@@ -13,8 +13,8 @@ use serde::Serialize;
 
 use crate::policy::{policy_by_name, Params};
 use crate::scenario::Scenario;
-use crate::sim::{simulate, simulate_with, SimError, SimJob, SimOptions, Trace};
-use crate::source::PairTable;
+use crate::sim::{simulate_with, SimError, SimJob, SimOptions, Trace};
+use crate::source::SlowdownSource;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum MonteCarloError {
@@ -131,16 +131,17 @@ pub struct OrderResult {
 fn run_one(
     scenario: &Scenario,
     jobs: &[SimJob],
-    table: &PairTable,
+    table: &dyn SlowdownSource,
     index: usize,
     name: &str,
     params: &Params,
 ) -> Result<Metrics, MonteCarloError> {
     let mut policy = policy_by_name(name, params).map_err(MonteCarloError::Policy)?;
     let label = || spec_label(name, params);
-    let trace = simulate(&scenario.platform, jobs, table, policy.as_mut()).map_err(|error| {
-        MonteCarloError::Sim { order: index, policy: label(), error }
-    })?;
+    let opts = SimOptions { nodes: scenario.nodes, window: None };
+    let trace = simulate_with(&scenario.platform, jobs, table, table, policy.as_mut(), &opts)
+        .map_err(|error| MonteCarloError::Sim { order: index, policy: label(), error })?
+        .events;
     let solo: Vec<f64> = jobs.iter().map(|j| j.solo).collect();
     compute(&trace, &solo).map_err(|e| MonteCarloError::Metrics {
         order: index,
@@ -161,8 +162,9 @@ pub fn trace_of(
     let mut policy = policy_by_name(name, params).map_err(MonteCarloError::Policy)?;
     let ord = order(scenario.job_program.len(), seed, index);
     let jobs = scenario.jobs_in(&ord);
-    let table = scenario.table_in(&ord);
-    let trace = simulate_with(&scenario.platform, &jobs, &table, &table, policy.as_mut(), &SimOptions::default())
+    let table = scenario.source_in(&ord);
+    let opts = SimOptions { nodes: scenario.nodes, window: None };
+    let trace = simulate_with(&scenario.platform, &jobs, &table, &table, policy.as_mut(), &opts)
         .map_err(|error| MonteCarloError::Sim { order: index, policy: spec_label(name, params), error })?;
     Ok((jobs, trace))
 }
@@ -186,7 +188,7 @@ pub fn run_orders(
         .map(|index| {
             let ord = order(n, seed, index);
             let jobs = scenario.jobs_in(&ord);
-            let table = scenario.table_in(&ord);
+            let table = scenario.source_in(&ord);
             let baseline = run_one(scenario, &jobs, &table, index, "exclusive", &Params::new())?;
             let outcomes = policies
                 .iter()
@@ -367,5 +369,19 @@ host_load = 0.4
         assert_eq!(jobs, s.jobs_in(&r[2].order));
         let solo: Vec<f64> = jobs.iter().map(|j| j.solo).collect();
         assert_eq!(compute(&t.events, &solo).unwrap(), r[2].outcomes[0].metrics);
+    }
+
+    #[test]
+    fn two_nodes_halve_the_sequential_makespan() {
+        let text = "nodes = 2\n[[pools]]\nname = \"cpu\"\ncores = 1\nkind = \"cpu\"\n[[programs]]\nname = \"a\"\npool = \"cpu\"\nsolo = 10.0\ncount = 4\nhost_load = 0.5\n";
+        let s = Scenario::parse(text, "s.toml").unwrap();
+        assert_eq!(s.nodes, 2);
+        let r = run_orders(&s, &[("noplan".to_string(), Params::new())], 2, 0).unwrap();
+        // Exclusive runs one job per node at a time: 4 jobs of 10 s on 2 nodes.
+        assert_eq!(r[0].baseline.makespan, 20.0);
+        assert_eq!(r[0].outcomes[0].metrics.makespan, 20.0);
+        let (_, t) = trace_of(&s, "noplan", &Params::new(), 0, 0).unwrap();
+        assert_eq!(t.node.iter().filter(|&&n| n == 1).count(), 2);
+        assert!(Scenario::parse(&text.replace("nodes = 2", "nodes = 0"), "s.toml").unwrap_err().to_string().contains("nodes:"));
     }
 }

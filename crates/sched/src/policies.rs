@@ -20,15 +20,15 @@ struct Occupant<'a> {
 }
 
 fn occupants<'a>(view: &View<'a>) -> Vec<Occupant<'a>> {
-    view.running
-        .iter()
-        .map(|r| Occupant {
-            id: r.id,
-            pool: r.pool,
-            cores: r.cores,
-            program: r.program,
-        })
-        .collect()
+    // Room for the starts of this decision, so pushing them does not reallocate.
+    let mut v = Vec::with_capacity(view.running.len() + view.pools.len() + 2);
+    v.extend(view.running.iter().map(|r| Occupant {
+        id: r.id,
+        pool: r.pool,
+        cores: r.cores,
+        program: r.program,
+    }));
+    v
 }
 
 fn start<'a>(job: &QueuedJob<'a>, on: &mut Vec<Occupant<'a>>, out: &mut Vec<Decision>) {
@@ -205,9 +205,8 @@ impl BestMatch {
         BestMatch { aging, bypassed: HashMap::new() }
     }
 
-    fn cost(view: &View, q: &QueuedJob, on: &[Occupant]) -> f64 {
-        let ids: Vec<JobId> = on.iter().map(|o| o.id).collect();
-        let own = view.slowdown.slowdown(q.id, &ids) - 1.0;
+    fn cost(view: &View, q: &QueuedJob, on: &[Occupant], ids: &[JobId]) -> f64 {
+        let own = view.slowdown.slowdown(q.id, ids) - 1.0;
         let inflicted: f64 = on.iter().map(|o| view.slowdown.slowdown(o.id, &[q.id]) - 1.0).sum();
         own + inflicted
     }
@@ -236,10 +235,11 @@ impl Policy for BestMatch {
                     }
                     Some((0, head))
                 } else {
+                    let ids: Vec<JobId> = on.iter().map(|o| o.id).collect();
                     waiting
                         .iter()
                         .filter(|(_, q)| q.cores <= free)
-                        .map(|&(k, q)| (k, q, Self::cost(view, q, &on)))
+                        .map(|&(k, q)| (k, q, Self::cost(view, q, &on, &ids)))
                         // min_by keeps the first of equals: the earlier job.
                         .min_by(|a, b| a.2.total_cmp(&b.2))
                         .map(|(k, q, _)| (k, q))
@@ -262,35 +262,42 @@ impl Policy for BestMatch {
 /// times its solo time (seed 000's worst turnaround, the job's own run time).
 /// A higher threshold co-runs more pairs and so shortens the makespan, until
 /// pairs that break the bound get in; the rule looks for the highest
-/// threshold that keeps the bound:
+/// threshold that keeps the bound, from evidence:
 ///
-/// - it decides exactly as `conflict-aware` at its current threshold T
-///   (starting at `start`), and remembers for each job the highest score of
-///   a pair it was co-run in;
-/// - when a job that was co-run at score s finishes within the bound, pairs
-///   up to s are known to be safe: T becomes max(T, s + `step`), one step
-///   past what was seen to work, but at least `step` below `bad`, the
-///   lowest score whose pair has broken the bound so far;
+/// - it decides as `conflict-aware` at its current threshold T (starting at
+///   `start`), and remembers for each job the highest score of a pair it was
+///   co-run in;
+/// - `bad` is the lowest score whose pair has broken the bound so far (inf
+///   at first); T always stays at least `step` below it;
+/// - when a job that was co-run at score s finishes within the bound, scores
+///   up to s are known to work: T becomes max(T, s + `step`), capped as above;
 /// - when a job that was co-run at score s finishes over the bound, `bad`
 ///   becomes min(bad, s) and T falls to at most `bad - step` (not below 0);
-/// - a job that ran alone says nothing about the threshold and changes
-///   nothing.
+/// - a job that ran alone says nothing and changes nothing;
+/// - exploration (`explore`, on by default): when a node would otherwise
+///   leave a pool idle beside running jobs, and no explored job is still
+///   running, it starts the waiting job of least score above T if that score
+///   is below `bad`, to learn whether it works. Without it, T moves only
+///   from pairs it admitted anyway, and a gap in the scores above T stops it.
 ///
-/// T only rises one step past a score seen to be safe, so it explores
-/// upwards one step at a time, and a pair over the bound can happen only
-/// while T has not yet learned of its score: after it, T stays below.
+/// Each exploration risks one pair over the bound, and a score that broke
+/// the bound is never admitted or explored again, so the threshold settles
+/// below the lowest harmful score it met and above every harmless one below it.
 #[derive(Debug, Clone)]
 pub struct AutoThreshold {
     threshold: f64,
     bound: f64,
     step: f64,
     bad: f64,
+    explore: bool,
+    /// The explored job while it runs.
+    explorer: Option<JobId>,
     /// Highest score each running job has been co-run at.
     co_run_at: HashMap<JobId, f64>,
 }
 
 impl AutoThreshold {
-    /// `bound` > 1 (a slowdown), `start` >= 0 and `step` > 0, all finite.
+    /// `bound` >= 1 (a slowdown), `start` >= 0 and `step` > 0, all finite.
     pub fn new(bound: f64, start: f64, step: f64) -> Result<AutoThreshold, String> {
         if !(bound.is_finite() && bound >= 1.0) {
             return Err(format!("bound {bound} must be a slowdown of at least 1 (e.g. 1.5)"));
@@ -301,7 +308,21 @@ impl AutoThreshold {
         if !(step.is_finite() && step > 0.0) {
             return Err(format!("step {step} must be a positive number"));
         }
-        Ok(AutoThreshold { threshold: start, bound, step, bad: f64::INFINITY, co_run_at: HashMap::new() })
+        Ok(AutoThreshold {
+            threshold: start,
+            bound,
+            step,
+            bad: f64::INFINITY,
+            explore: true,
+            explorer: None,
+            co_run_at: HashMap::new(),
+        })
+    }
+
+    /// Turns exploration on or off (see the type's doc).
+    pub fn exploring(mut self, on: bool) -> AutoThreshold {
+        self.explore = on;
+        self
     }
 
     /// The threshold the next decision uses.
@@ -313,18 +334,43 @@ impl AutoThreshold {
         let e = self.co_run_at.entry(job).or_insert(f64::NEG_INFINITY);
         *e = e.max(score);
     }
+
+    /// The waiting job of least score above T and below `bad` for a pool
+    /// with free cores beside the running jobs, if any.
+    fn probe<'a>(&self, view: &View<'a>) -> Option<QueuedJob<'a>> {
+        if view.running.is_empty() {
+            return None;
+        }
+        let mut best: Option<(f64, &QueuedJob)> = None;
+        for q in view.queue {
+            if q.cores > view.free_cores(q.pool) {
+                continue;
+            }
+            let s = view.running.iter().map(|r| view.slowdown.score(q.id, r.id)).fold(f64::NEG_INFINITY, f64::max);
+            if s > self.threshold && s < self.bad && best.is_none_or(|(b, _)| s < b) {
+                best = Some((s, q));
+            }
+        }
+        best.map(|(_, q)| *q)
+    }
 }
 
 impl Policy for AutoThreshold {
     fn decide(&mut self, view: &View) -> Vec<Decision> {
-        let out = conflict_aware(view, self.threshold);
+        let mut out = conflict_aware(view, self.threshold);
+        if out.is_empty() && self.explore && self.explorer.is_none() {
+            if let Some(q) = self.probe(view) {
+                self.explorer = Some(q.id);
+                out.push(Decision::Start { job: q.id, pool: q.pool });
+            }
+        }
         let mut on: Vec<JobId> = view.running.iter().map(|r| r.id).collect();
         for d in &out {
             let Decision::Start { job, .. } = *d;
-            for k in 0..on.len() {
-                let s = view.slowdown.score(job, on[k]);
+            for &o in &on {
+                let s = view.slowdown.score(job, o);
                 self.note(job, s);
-                self.note(on[k], s);
+                self.note(o, s);
             }
             on.push(job);
         }
@@ -332,6 +378,9 @@ impl Policy for AutoThreshold {
     }
 
     fn observe(&mut self, outcome: &JobOutcome) {
+        if self.explorer == Some(outcome.job) {
+            self.explorer = None;
+        }
         let Some(s) = self.co_run_at.remove(&outcome.job) else { return };
         if outcome.slowdown > self.bound {
             self.bad = self.bad.min(s);

@@ -46,8 +46,11 @@ pub struct View<'a> {
     /// Virtual or wall seconds since the engine began; engines supply it so
     /// policies never read a clock.
     pub time: f64,
-    /// Waiting jobs in queue order (arrival, then workload order).
+    /// Waiting jobs in queue order (arrival, then workload order); an engine
+    /// with a look-ahead window shows only the oldest of them.
     pub queue: &'a [QueuedJob<'a>],
+    /// Jobs running on the node being decided for (engines over several
+    /// nodes ask node by node; the queue is shared).
     pub running: &'a [RunningJob<'a>],
     pub pools: &'a [PoolInfo],
     pub slowdown: &'a dyn SlowdownSource,
@@ -116,7 +119,7 @@ const POLICIES: &[(&str, &str)] = &[
     ),
     (
         "auto-threshold",
-        "conflict-aware whose threshold tunes itself from finished jobs: up to one step past a score co-run within bound=B (slowdown, default 1.5), down below the lowest score that broke it; start=T (default 100), step=S (default 10)",
+        "conflict-aware whose threshold tunes itself from finished jobs: up to one step past a score co-run within bound=B (slowdown, default 1.5), down below the lowest score that broke it; start=T (default 100), step=S (default 10), explore=on|off (try the least unknown score when a pool would idle)",
     ),
 ];
 
@@ -131,7 +134,7 @@ pub fn policy_by_name(name: &str, params: &Params) -> Result<Box<dyn Policy>, St
     let allowed: &[&str] = match name {
         "conflict-aware" => &["threshold"],
         "best-match" => &["aging"],
-        "auto-threshold" => &["bound", "start", "step"],
+        "auto-threshold" => &["bound", "start", "step", "explore"],
         "exclusive" | "noplan" | "no-twins" => &[],
         _ => {
             let known: Vec<&str> = POLICIES.iter().map(|p| p.0).collect();
@@ -172,7 +175,12 @@ pub fn policy_by_name(name: &str, params: &Params) -> Result<Box<dyn Policy>, St
                     None => Ok(default),
                 }
             };
-            Box::new(AutoThreshold::new(num("bound", 1.5)?, num("start", 100.0)?, num("step", 10.0)?)?)
+            let explore = match params.get("explore").map(|v| v.trim()) {
+                None | Some("on") | Some("true") | Some("yes") => true,
+                Some("off") | Some("false") | Some("no") => false,
+                Some(v) => return Err(format!("explore `{v}`: expected on or off")),
+            };
+            Box::new(AutoThreshold::new(num("bound", 1.5)?, num("start", 100.0)?, num("step", 10.0)?)?.exploring(explore))
         }
         _ => {
             let t = match params.get("threshold") {

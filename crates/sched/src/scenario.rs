@@ -2,6 +2,8 @@
 //! list, and where their slowdowns come from, read from TOML.
 //!
 //! ```toml
+//! nodes = 1               # optional: identical nodes, each with these pools
+//!
 //! [[pools]]
 //! name = "vh"
 //! cores = 1
@@ -22,16 +24,33 @@
 //! one, every program must have a host load and [`host_overload_slowdown`] is
 //! the truth. With host loads on every program the conflict-aware score is
 //! seed 000's C_all; otherwise it is the matrix's worse slowdown of the pair.
+//!
+//! Measured slowdowns instead of a written matrix (one of the three):
+//!
+//! ```toml
+//! [slowdown]
+//! store = "characterize"    # the latest pairs campaign of this workload in the store
+//! # file = "pairs.json"     # or a matrix written by `cosched pairs --json`
+//! statistic = "median"      # or "mean" (store only) of each cell's repeats
+//! profiles = "characterize" # optional: host loads from this workload's profiles
+//!
+//! [[programs]]
+//! name = "vh-stream"
+//! measured = "stream"       # its job in the measured matrix (default: its name)
+//! ```
+//!
+//! This crate never opens the store: the caller hands a [`Measurements`]
+//! that fetches cells and loads, and the scenario maps them onto programs.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cosched_model::workload::PoolKind;
 use serde::Deserialize;
 
 use crate::policy::PoolInfo;
 use crate::sim::{Platform, SimJob};
-use crate::source::PairTable;
+use crate::source::{PairTable, ProgramTable};
 
 /// A scenario that failed to load, with the file it came from so that a
 /// message printed alone still says where to look.
@@ -64,18 +83,89 @@ pub struct Program {
     pub count: usize,
     pub cores: u32,
     pub host_load: Option<f64>,
+    /// Its job in a measured matrix.
+    pub measured: String,
+}
+
+/// Where measured slowdowns come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MatrixSource {
+    /// The latest pairs campaign of this workload in the store.
+    Store { workload: String },
+    /// A JSON matrix as `cosched pairs --json` writes it (path resolved
+    /// against the scenario's directory).
+    File { path: PathBuf },
+}
+
+/// Which figure of a cell's repeats is the slowdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistic {
+    Median,
+    Mean,
+}
+
+/// Cells of a measured matrix over named jobs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredMatrix {
+    pub jobs: Vec<String>,
+    /// `cells[i][j]`: job i beside job j; `None` where nothing was measured.
+    pub cells: Vec<Vec<Option<f64>>>,
+    /// Where the cells came from, in words (campaign id, file).
+    pub origin: String,
+}
+
+impl MeasuredMatrix {
+    /// Cells from repeats (foreground index, background index, slowdown),
+    /// each cell the median or mean of its repeats.
+    pub fn from_samples(jobs: Vec<String>, samples: impl IntoIterator<Item = (usize, usize, f64)>, statistic: Statistic, origin: String) -> MeasuredMatrix {
+        let n = jobs.len();
+        let mut lists = vec![vec![Vec::new(); n]; n];
+        for (i, j, v) in samples {
+            if i < n && j < n && v.is_finite() {
+                lists[i][j].push(v);
+            }
+        }
+        let cells = lists
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|v: &Vec<f64>| {
+                        (!v.is_empty()).then(|| match statistic {
+                            Statistic::Median => cosched_model::stats::median(v),
+                            Statistic::Mean => v.iter().sum::<f64>() / v.len() as f64,
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        MeasuredMatrix { jobs, cells, origin }
+    }
+}
+
+/// Fetches measurements for a scenario: implemented by the caller over the
+/// store or files, so the scheduler stays free of both.
+pub trait Measurements {
+    fn matrix(&self, source: &MatrixSource, statistic: Statistic) -> Result<MeasuredMatrix, String>;
+    /// Host load U of each named job from the latest profiles of `workload`;
+    /// `None` for a job without a profile.
+    fn host_loads(&self, workload: &str, jobs: &[String]) -> Result<Vec<Option<f64>>, String>;
 }
 
 /// A validated scenario. Its job list is every program's `count` instances in
 /// program order; Monte-Carlo orders are permutations of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
+    /// One node's pools.
     pub platform: Platform,
+    /// Identical nodes (`nodes = N` at the top of the file; default 1).
+    pub nodes: usize,
     pub programs: Vec<Program>,
     /// `slowdown[i][j]` over programs: program i beside program j.
     pub slowdown: Vec<Vec<f64>>,
     /// Whether `slowdown` was given or derived by [`host_overload_slowdown`].
     pub measured_matrix: bool,
+    /// Where the slowdowns came from, in words.
+    pub origin: String,
     /// Program index of each job of [`Scenario::jobs`].
     pub job_program: Vec<usize>,
 }
@@ -93,6 +183,7 @@ pub fn host_overload_slowdown(u_a: f64, u_b: f64) -> f64 {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawScenario {
+    nodes: Option<usize>,
     #[serde(default)]
     pools: Vec<RawPool>,
     #[serde(default)]
@@ -125,6 +216,7 @@ struct RawProgram {
     #[serde(default = "one")]
     cores: u32,
     host_load: Option<f64>,
+    measured: Option<String>,
 }
 
 fn one() -> u32 {
@@ -135,21 +227,44 @@ fn one() -> u32 {
 #[serde(deny_unknown_fields)]
 struct RawSlowdown {
     matrix: Option<Vec<Vec<f64>>>,
+    store: Option<String>,
+    file: Option<String>,
+    statistic: Option<RawStatistic>,
+    profiles: Option<String>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum RawStatistic {
+    Median,
+    Mean,
 }
 
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with(path, None)
+    }
+
+    /// As [`Scenario::load`], fetching measured slowdowns through `m`; a
+    /// `file` source is resolved against the scenario's directory.
+    pub fn load_with(path: &Path, m: Option<&dyn Measurements>) -> Result<Scenario, ScenarioError> {
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
             file: path.display().to_string(),
             at: None,
             message: format!("cannot read: {e}"),
         })?;
-        Scenario::parse(&text, &path.display().to_string())
+        Scenario::parse_with(&text, &path.display().to_string(), path.parent(), m)
     }
 
     /// Parses scenario TOML; `file` names it in errors.
     pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse_with(text, file, None, None)
+    }
+
+    /// Parses scenario TOML whose slowdowns may be measured: `m` fetches
+    /// them, `dir` is where a relative `file` lives.
+    pub fn parse_with(text: &str, file: &str, dir: Option<&Path>, m: Option<&dyn Measurements>) -> Result<Scenario, ScenarioError> {
         let err = |message: String| ScenarioError {
             file: file.to_string(),
             at: None,
@@ -162,6 +277,9 @@ impl Scenario {
         })?;
         if raw.pools.is_empty() {
             return Err(err("no [[pools]]: a scenario needs at least one".into()));
+        }
+        if raw.nodes == Some(0) {
+            return Err(err("nodes: a scenario needs at least one node".into()));
         }
         if raw.programs.is_empty() {
             return Err(err("no [[programs]]: a scenario needs at least one".into()));
@@ -222,7 +340,40 @@ impl Scenario {
                 count: p.count,
                 cores: p.cores,
                 host_load: p.host_load,
+                measured: p.measured.clone().unwrap_or_else(|| p.name.clone()),
             });
+        }
+        let raw_slowdown = raw.slowdown.unwrap_or(RawSlowdown { matrix: None, store: None, file: None, statistic: None, profiles: None });
+        let source = match (&raw_slowdown.matrix, &raw_slowdown.store, &raw_slowdown.file) {
+            (_, None, None) => None,
+            (None, Some(w), None) => Some(MatrixSource::Store { workload: w.clone() }),
+            (None, None, Some(f)) => Some(MatrixSource::File {
+                path: dir.map_or_else(|| PathBuf::from(f), |d| d.join(f)),
+            }),
+            _ => return Err(err("slowdown: give one of matrix, store and file".into())),
+        };
+        if source.is_none() && raw_slowdown.statistic.is_some() {
+            return Err(err("slowdown.statistic: only for measured cells (store or file)".into()));
+        }
+        let need = |what: &str| {
+            m.ok_or_else(|| err(format!("slowdown.{what}: this scenario reads measurements, which needs the store (cosched simulate --db)")))
+        };
+        if let Some(workload) = &raw_slowdown.profiles {
+            let m = need("profiles")?;
+            let names: Vec<String> = programs.iter().map(|p| p.measured.clone()).collect();
+            let loads = m.host_loads(workload, &names).map_err(|e| err(format!("slowdown.profiles: {e}")))?;
+            for (i, (p, u)) in programs.iter_mut().zip(loads).enumerate() {
+                match (p.host_load, u) {
+                    (Some(_), _) => {}
+                    (None, Some(u)) if u.is_finite() && u >= 0.0 => p.host_load = Some(u.min(1.0)),
+                    (None, _) => {
+                        return Err(err(format!(
+                            "programs[{i}]: no profile of `{}` in workload `{workload}`, and no host_load given",
+                            p.measured
+                        )))
+                    }
+                }
+            }
         }
         let with_load = programs.iter().filter(|p| p.host_load.is_some()).count();
         if with_load != 0 && with_load != programs.len() {
@@ -233,8 +384,18 @@ impl Scenario {
             )));
         }
         let n = programs.len();
-        let (slowdown, measured_matrix) = match raw.slowdown.and_then(|s| s.matrix) {
-            Some(m) => {
+        let (slowdown, measured_matrix, origin) = match (raw_slowdown.matrix, source) {
+            (None, Some(src)) => {
+                let statistic = match raw_slowdown.statistic {
+                    Some(RawStatistic::Mean) => Statistic::Mean,
+                    _ => Statistic::Median,
+                };
+                let what = if matches!(src, MatrixSource::Store { .. }) { "store" } else { "file" };
+                let mm = need(what)?.matrix(&src, statistic).map_err(|e| err(format!("slowdown.{what}: {e}")))?;
+                let (cells, origin) = map_measured(&programs, &pools, &mm).map_err(&err)?;
+                (cells, true, origin)
+            }
+            (Some(m), _) => {
                 if m.len() != n {
                     return Err(err(format!(
                         "slowdown.matrix: {} rows for {n} programs",
@@ -254,9 +415,9 @@ impl Scenario {
                         )));
                     }
                 }
-                (m, true)
+                (m, true, "the scenario's matrix".to_string())
             }
-            None => {
+            (None, None) => {
                 if with_load != n {
                     return Err(err(
                         "slowdown.matrix: missing, and without it every program needs a host_load to derive slowdowns from".into(),
@@ -267,7 +428,7 @@ impl Scenario {
                     .iter()
                     .map(|&a| u.iter().map(|&b| host_overload_slowdown(a, b)).collect())
                     .collect();
-                (m, false)
+                (m, false, "derived from host loads (no matrix)".to_string())
             }
         };
         let job_program = programs
@@ -277,9 +438,11 @@ impl Scenario {
             .collect();
         Ok(Scenario {
             platform: Platform { pools },
+            nodes: raw.nodes.unwrap_or(1),
             programs,
             slowdown,
             measured_matrix,
+            origin,
             job_program,
         })
     }
@@ -322,6 +485,54 @@ impl Scenario {
         } else {
             t
         }
+    }
+}
+
+/// The program matrix from a measured one: program p's row is its
+/// `measured` job's. A missing cell is an error unless the two programs can
+/// never run together (one pool too small for both), where it is 1.
+fn map_measured(programs: &[Program], pools: &[PoolInfo], mm: &MeasuredMatrix) -> Result<(Vec<Vec<f64>>, String), String> {
+    let mut index = Vec::with_capacity(programs.len());
+    for (i, p) in programs.iter().enumerate() {
+        match mm.jobs.iter().position(|j| *j == p.measured) {
+            Some(k) => index.push(k),
+            None => {
+                return Err(format!(
+                    "programs[{i}].measured: `{}` is not a job of {}; it has {}",
+                    p.measured,
+                    mm.origin,
+                    mm.jobs.join(", ")
+                ))
+            }
+        }
+    }
+    let mut out = vec![vec![1.0; programs.len()]; programs.len()];
+    for (a, pa) in programs.iter().enumerate() {
+        for (b, pb) in programs.iter().enumerate() {
+            let together = pa.pool != pb.pool || pa.cores + pb.cores <= pools[pa.pool].cores;
+            match mm.cells.get(index[a]).and_then(|r| r.get(index[b])).copied().flatten() {
+                Some(v) if v.is_finite() && v > 0.0 => out[a][b] = v,
+                Some(v) => return Err(format!("cell ({}, {}) of {} is {v}, not a positive slowdown", pa.measured, pb.measured, mm.origin)),
+                None if together => {
+                    return Err(format!(
+                        "{} has no cell ({} beside {}), which programs `{}` and `{}` need",
+                        mm.origin, pa.measured, pb.measured, pa.name, pb.name
+                    ))
+                }
+                None => {}
+            }
+        }
+    }
+    Ok((out, mm.origin.clone()))
+}
+
+impl Scenario {
+    /// The slowdowns of `jobs_in(order)` by program, as [`Scenario::table_in`]
+    /// gives them by job, without a jobs-square table.
+    pub fn source_in(&self, order: &[usize]) -> ProgramTable {
+        let prog = order.iter().map(|&k| self.job_program[k]).collect();
+        let loads = self.programs.iter().map(|p| p.host_load).collect::<Option<Vec<f64>>>();
+        ProgramTable::new(prog, self.slowdown.clone(), loads).expect("cells and loads were validated at parse time")
     }
 }
 
@@ -412,5 +623,90 @@ host_load = 0.3
         assert_eq!(t.slowdown(0, &[1]), 1.2);
         assert_eq!(t.slowdown(1, &[2]), 1.1);
         assert!((t.score(0, 1) - 120.0).abs() < 1e-9);
+    }
+
+    /// Measurements held in memory, as a store would return them.
+    struct Held {
+        runs: Vec<(usize, usize, f64)>,
+        loads: Vec<(&'static str, f64)>,
+    }
+
+    impl Measurements for Held {
+        fn matrix(&self, source: &MatrixSource, statistic: Statistic) -> Result<MeasuredMatrix, String> {
+            match source {
+                MatrixSource::Store { workload } if workload == "w" => Ok(MeasuredMatrix::from_samples(
+                    vec!["x".into(), "y".into(), "z".into()],
+                    self.runs.clone(),
+                    statistic,
+                    "pairs campaign 1 of `w`".into(),
+                )),
+                other => Err(format!("nothing for {other:?}")),
+            }
+        }
+        fn host_loads(&self, _: &str, jobs: &[String]) -> Result<Vec<Option<f64>>, String> {
+            Ok(jobs.iter().map(|j| self.loads.iter().find(|l| l.0 == j).map(|l| l.1)).collect())
+        }
+    }
+
+    const MEASURED: &str = r#"
+[[pools]]
+name = "vh"
+cores = 1
+kind = "cpu"
+[[pools]]
+name = "ve"
+cores = 1
+kind = "accelerator"
+[[programs]]
+name = "a"
+pool = "vh"
+solo = 100.0
+count = 2
+measured = "y"
+[[programs]]
+name = "b"
+pool = "ve"
+solo = 50.0
+count = 1
+measured = "x"
+[slowdown]
+store = "w"
+statistic = "mean"
+"#;
+
+    #[test]
+    fn measured_cells_map_onto_programs() {
+        let held = Held { runs: vec![(1, 0, 1.2), (1, 0, 1.7), (1, 0, 1.3), (0, 1, 1.1)], loads: vec![("y", 0.7), ("x", 0.2)] };
+        let s = Scenario::parse_with(MEASURED, "s.toml", None, Some(&held)).unwrap();
+        assert!(s.measured_matrix);
+        assert!((s.slowdown[0][1] - 1.4).abs() < 1e-12, "mean of y beside x");
+        assert_eq!(s.slowdown[1][0], 1.1);
+        // Same-pool pairs of one-core pools never co-run: unmeasured is fine.
+        assert_eq!(s.slowdown[0][0], 1.0);
+        assert_eq!(s.origin, "pairs campaign 1 of `w`");
+        let median = Scenario::parse_with(&MEASURED.replace("\"mean\"", "\"median\""), "s.toml", None, Some(&held)).unwrap();
+        assert_eq!(median.slowdown[0][1], 1.3);
+        // Host loads from profiles make the score C_all.
+        let s = Scenario::parse_with(&format!("{MEASURED}profiles = \"w\"\n"), "s.toml", None, Some(&held)).unwrap();
+        assert_eq!(s.programs[0].host_load, Some(0.7));
+        use crate::source::SlowdownSource;
+        assert!((s.table_in(&[0, 2]).score(0, 1) - 90.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn measured_mistakes_are_named() {
+        let held = Held { runs: vec![(1, 0, 1.2)], loads: vec![] };
+        let e = Scenario::parse_with(MEASURED, "s.toml", None, Some(&held)).unwrap_err().to_string();
+        assert!(e.contains("has no cell (x beside y), which programs `b` and `a` need"), "{e}");
+        let e = Scenario::parse_with(&MEASURED.replace("measured = \"x\"", "measured = \"q\""), "s.toml", None, Some(&held)).unwrap_err().to_string();
+        assert!(e.contains("programs[1].measured: `q` is not a job of pairs campaign 1 of `w`; it has x, y, z"), "{e}");
+        let e = Scenario::parse(MEASURED, "s.toml").unwrap_err().to_string();
+        assert!(e.contains("slowdown.store: this scenario reads measurements"), "{e}");
+        let e = Scenario::parse_with(&MEASURED.replace("store = \"w\"", "store = \"v\""), "s.toml", None, Some(&held)).unwrap_err().to_string();
+        assert!(e.starts_with("s.toml: slowdown.store: nothing for"), "{e}");
+        let e = Scenario::parse_with(&format!("{MEASURED}file = \"m.json\"\n"), "s.toml", None, Some(&held)).unwrap_err().to_string();
+        assert!(e.contains("give one of matrix, store and file"), "{e}");
+        let e = Scenario::parse_with(&format!("{MEASURED}profiles = \"w\"\n"), "s.toml", None, Some(&held)).unwrap_err().to_string();
+        assert!(e.contains("no profile of `y`"), "{e}");
     }
 }

@@ -8,7 +8,11 @@
 //! own running jobs, their rates and the time they were last brought up to
 //! date, so an event touches only the node it happens on; the next finish of
 //! every node sits in one heap (stale entries are skipped by a per-node
-//! version); the queue is scanned only as far as the policy's window.
+//! version); the queue is scanned only as far as the policy's window. What
+//! still costs O(nodes) per instant is a policy that leaves many nodes idle
+//! while jobs wait (conflict-aware refusing): each idle node is asked again
+//! at every instant, since the queue or what the policy learnt may have
+//! changed.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
@@ -262,7 +266,9 @@ pub fn simulate_with(
     let mut stamp: u64 = 0;
     // Nodes with a free core in some pool, in node order.
     let mut open: BTreeSet<usize> = (0..opts.nodes).collect();
-    let mut order: Vec<usize> = Vec::new();
+    // What the policy sees of the queue. Without a window it is kept up to
+    // date job by job (most instants change one or two jobs of it); with one
+    // it is rebuilt from the queue's head for each question.
     let mut qbuf: Vec<QueuedJob> = Vec::new();
     let mut rbuf: Vec<RunningJob> = Vec::new();
     let mut beside: Vec<JobId> = Vec::new();
@@ -322,6 +328,9 @@ pub fn simulate_with(
             let id = arrivals[next_arrival];
             trace.push(Event { time: now, job: id, kind: EventKind::Arrive });
             queue.push(id);
+            if opts.window.is_none() {
+                qbuf.push(queued(jobs, id));
+            }
             state[id] = 1;
             waiting += 1;
             next_arrival += 1;
@@ -333,38 +342,29 @@ pub fn simulate_with(
         stamp += 1;
         while waiting > 0 {
             let mut any = false;
-            order.clear();
-            order.extend(open.iter().copied());
-            for &n in &order {
-                if waiting == 0 {
-                    break;
-                }
-                if nodes[n].asked_at == stamp || !open.contains(&n) {
+            // Walks the open set in node order by range queries, since a
+            // node may leave it on the way; copying it would cost O(nodes).
+            let mut cursor = 0usize;
+            while let Some(&n) = open.range(cursor..).next() {
+                cursor = n + 1;
+                if nodes[n].asked_at == stamp {
                     continue;
                 }
                 let mut changed = false;
                 loop {
-                    while head < queue.len() && state[queue[head]] == 2 {
-                        head += 1;
-                    }
-                    qbuf.clear();
-                    let limit = opts.window.unwrap_or(usize::MAX);
-                    for &id in &queue[head..] {
-                        if qbuf.len() >= limit {
-                            break;
+                    if let Some(limit) = opts.window {
+                        while head < queue.len() && state[queue[head]] == 2 {
+                            head += 1;
                         }
-                        if state[id] != 1 {
-                            continue;
+                        qbuf.clear();
+                        for &id in &queue[head..] {
+                            if qbuf.len() >= limit {
+                                break;
+                            }
+                            if state[id] == 1 {
+                                qbuf.push(queued(jobs, id));
+                            }
                         }
-                        let j = &jobs[id];
-                        qbuf.push(QueuedJob {
-                            id,
-                            name: &j.name,
-                            pool: j.pool,
-                            cores: j.cores,
-                            solo: j.solo,
-                            program: &j.program,
-                        });
                     }
                     let node = &nodes[n];
                     let dt = now - node.since;
@@ -415,6 +415,10 @@ pub fn simulate_with(
                         }
                         state[job] = 2;
                         waiting -= 1;
+                        if opts.window.is_none() {
+                            let pos = qbuf.iter().position(|q| q.id == job).expect("waiting jobs are in the view");
+                            qbuf.remove(pos);
+                        }
                         node_of[job] = n;
                         node.used[pool] += j.cores;
                         node.running.push(Run { id: job, start: now, left: j.solo, rate: 1.0 });
@@ -458,6 +462,11 @@ pub fn simulate_with(
         }
         now = next_finish.min(next_arrival_t);
     }
+}
+
+fn queued(jobs: &[SimJob], id: JobId) -> QueuedJob<'_> {
+    let j = &jobs[id];
+    QueuedJob { id, name: &j.name, pool: j.pool, cores: j.cores, solo: j.solo, program: &j.program }
 }
 
 /// Brings the node's remaining work up to `now` at the current rates.

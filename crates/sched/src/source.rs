@@ -100,3 +100,69 @@ impl SlowdownSource for PairTable {
         }
     }
 }
+
+/// Slowdowns by program: each job is an instance of a program, and the table
+/// holds program pairs only, so a workload of 100,000 jobs needs no
+/// 100,000-square table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgramTable {
+    /// Program index of each job.
+    program: Vec<usize>,
+    /// `slowdown[a][b]`: program a beside program b.
+    slowdown: Vec<Vec<f64>>,
+    /// Host load U of each program (seed 000).
+    host_load: Option<Vec<f64>>,
+}
+
+impl ProgramTable {
+    /// `slowdown` square with positive finite cells, `program` indices within it.
+    pub fn new(program: Vec<usize>, slowdown: Vec<Vec<f64>>, host_load: Option<Vec<f64>>) -> Result<ProgramTable, String> {
+        let t = PairTable::new(slowdown)?;
+        if let Some((j, p)) = program.iter().enumerate().find(|(_, &p)| p >= t.len()) {
+            return Err(format!("job {j} is of program {p}, but the table has {}", t.len()));
+        }
+        let t = match host_load {
+            Some(u) => t.with_host_loads(u)?,
+            None => t,
+        };
+        Ok(ProgramTable { program, slowdown: t.slowdown, host_load: t.host_load })
+    }
+}
+
+impl SlowdownSource for ProgramTable {
+    fn slowdown(&self, job: JobId, beside: &[JobId]) -> f64 {
+        let row = &self.slowdown[self.program[job]];
+        beside.iter().filter(|&&b| b != job).map(|&b| row[self.program[b]]).product()
+    }
+
+    /// As [`PairTable`]'s score, over the jobs' programs.
+    fn score(&self, a: JobId, b: JobId) -> f64 {
+        let (pa, pb) = (self.program[a], self.program[b]);
+        match &self.host_load {
+            Some(u) => (u[pa] + u[pb]) * 100.0,
+            None => (self.slowdown[pa][pb].max(self.slowdown[pb][pa]) - 1.0) * 100.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn program_table_is_the_job_table_of_its_programs() {
+        let m = vec![vec![1.0, 1.5], vec![1.2, 2.0]];
+        let program = vec![0, 1, 1, 0];
+        let t = ProgramTable::new(program.clone(), m.clone(), Some(vec![0.3, 0.9])).unwrap();
+        let jobs: Vec<Vec<f64>> = program.iter().map(|&a| program.iter().map(|&b| m[a][b]).collect()).collect();
+        let p = PairTable::new(jobs).unwrap().with_host_loads(vec![0.3, 0.9, 0.9, 0.3]).unwrap();
+        for j in 0..4 {
+            assert_eq!(t.slowdown(j, &[0, 1, 2, 3]), p.slowdown(j, &[0, 1, 2, 3]));
+            for k in 0..4 {
+                assert_eq!(t.score(j, k), p.score(j, k));
+            }
+        }
+        assert!((t.slowdown(1, &[2, 3]) - 2.4).abs() < 1e-12);
+        assert!(ProgramTable::new(vec![2], m, None).unwrap_err().contains("program 2"));
+    }
+}

@@ -422,7 +422,7 @@ fn learnable() -> (Platform, Vec<SimJob>, PairTable) {
 #[test]
 fn auto_threshold_learns_from_a_job_over_its_bound() {
     let (platform, jobs, table) = learnable();
-    let params = [("bound", "1.3"), ("start", "60"), ("step", "10")];
+    let params = [("bound", "1.3"), ("start", "60"), ("step", "10"), ("explore", "off")];
     // t=0: T=60 admits H1+V1 (score 50): x1.5 / x1.25. V1 ends at 125 within
     // the bound: T=max(60, 50+10)=60. V2 joins H1 (score 10); H1 ends at 143.33, slowdown 1.43
     // over the bound after a co-run at 50: bad=50, T=40. H2 beside V2 scores
@@ -441,10 +441,16 @@ fn auto_threshold_learns_from_a_job_over_its_bound() {
     // The fixed threshold it started from co-runs H2 with V2 at 143.33: V2's
     // 83.33 s take x1.2 to 243.33; H2 has 68.97 s done and ends alone at
     // 243.33 + 31.03, over the bound (x1.31).
-    let t = run("conflict-aware", &[("threshold", "60")], &platform, &jobs, &table);
-    assert_eq!(starts(&t), vec![0, 2, 3, 1]);
-    close(finish_of(&t, 3), 730.0 / 3.0);
-    close(finish_of(&t, 1), 730.0 / 3.0 + 100.0 - 100.0 / 1.45);
+    let fixed = run("conflict-aware", &[("threshold", "60")], &platform, &jobs, &table);
+    assert_eq!(starts(&fixed), vec![0, 2, 3, 1]);
+    close(finish_of(&fixed, 3), 730.0 / 3.0);
+    close(finish_of(&fixed, 1), 730.0 / 3.0 + 100.0 - 100.0 / 1.45);
+
+    // Exploring, the host does not idle at 143.33: score 45 is above T = 40
+    // but below bad = 50, so H2 is tried beside V2, which is the fixed
+    // threshold's schedule; H2 over the bound then makes 45 bad too.
+    let t = run("auto-threshold", &params[..3], &platform, &jobs, &table);
+    assert_eq!(t, fixed);
 }
 
 #[test]
@@ -452,11 +458,16 @@ fn auto_threshold_threshold_moves_by_its_rule() {
     use cosched_sched::policies::AutoThreshold;
     use cosched_sched::{JobOutcome, Policy};
     let (platform, jobs, table) = learnable();
-    let mut p = AutoThreshold::new(1.3, 60.0, 10.0).unwrap();
+    let mut p = AutoThreshold::new(1.3, 60.0, 10.0).unwrap().exploring(false);
     simulate(&platform, &jobs, &table, &mut p).unwrap();
     // V1 within at 50 (60), H1 over at 50 (40), V2 within at 10 (40), H2 ran
     // alone (40).
     close(p.threshold(), 40.0);
+    let mut p = AutoThreshold::new(1.3, 60.0, 10.0).unwrap();
+    simulate(&platform, &jobs, &table, &mut p).unwrap();
+    // As above to H1; then V2 within at 45 (capped at 50 - 10 = 40) and the
+    // explored H2 over at 45 (45 - 10).
+    close(p.threshold(), 35.0);
     let mut p = AutoThreshold::new(1.5, 0.0, 5.0).unwrap();
     let done = |job, slowdown| JobOutcome {
         job,
@@ -473,7 +484,7 @@ fn auto_threshold_threshold_moves_by_its_rule() {
     // a and b co-run at C_all 30. a within the bound keeps T at
     // max(40, 30 + 5) = 40; b over it makes bad = 30 and T = 30 - 5.
     let platform = Platform { pools: vec![pool("cpu", 2, PoolKind::Cpu)] };
-    let two = vec![job("a", 0, 1.0, "a"), job("b", 0, 1.0, "b")];
+    let two = [job("a", 0, 1.0, "a"), job("b", 0, 1.0, "b")];
     let scores = PairTable::new(vec![vec![1.0; 2]; 2]).unwrap().with_host_loads(vec![0.1, 0.2]).unwrap();
     let q: Vec<cosched_sched::QueuedJob> = two
         .iter()

@@ -120,6 +120,7 @@ const POLICIES: &[(&str, Option<&str>)] = &[
     ("auto-threshold", None),
     ("auto-threshold", Some("bound=1.2,start=0,step=30")),
     ("auto-threshold", Some("bound=2,start=150,step=5")),
+    ("auto-threshold", Some("bound=1.1,start=20,step=10,explore=off")),
 ];
 
 proptest! {

@@ -33,6 +33,13 @@ one repeat. The aim at 1 s is a ratio below 1.01.\n\n\
 Examples:\n  cosched bench profile\n  cosched bench profile --kernel syscall --repeats 9\n  \
 cosched bench profile --interval 500ms --syscalls proc --json")]
     Profile(ProfileBench),
+    /// How fast the simulator is: Monte-Carlo orders, exhaustive enumeration, a large cluster.
+    #[command(after_help = "Prints, as medians with min-max over --repeats:\n  \
+(a) seed 000's Monte-Carlo: --orders orders of the 38-job example under 4 policies (aim < 1 s);\n  \
+(b) 003(d)'s exhaustive enumeration of N = 10 programs with a random matrix, and the optimum (aim < 5 s);\n  \
+(c) a synthetic run of --jobs jobs on --nodes nodes of 4 cores under noplan and best-match (aim < 10 s).\n\n\
+Examples:\n  cosched bench simulate\n  cosched bench simulate --repeats 5 --json\n  cosched bench simulate --orders 1000 --jobs 10000 --nodes 100")]
+    Simulate(SimulateBench),
     /// Every predictor's accuracy on a workload's measured pairs, c-all and scn as baselines.
     #[command(after_help = "Prints the table of `cosched evaluate-predictors` (leave-one-program-out) with \
 the baselines of seeds 000 (c-all) and 003(a) (scn) first, the fold method and the counts behind it; \
@@ -155,6 +162,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
     match a.what {
         BenchWhat::Kernels(k) => kernels(k),
         BenchWhat::Profile(p) => profile(p),
+        BenchWhat::Simulate(s) => simulate_bench(s),
         BenchWhat::Predictors(p) => predictors_bench(p),
     }
 }
@@ -330,4 +338,132 @@ mod tests {
         assert_eq!(fmt_hz(10.0), "10");
         assert_eq!(fmt_hz(0.5), "0.5");
     }
+}
+
+#[derive(Args, Debug)]
+pub struct SimulateBench {
+    /// Repeats of each measurement.
+    #[arg(long, default_value_t = 3)]
+    pub repeats: usize,
+    /// Orders of the Monte-Carlo case.
+    #[arg(long, default_value_t = 10_000)]
+    pub orders: usize,
+    /// Jobs of the cluster case.
+    #[arg(long, default_value_t = 100_000)]
+    pub jobs: usize,
+    /// Nodes of the cluster case.
+    #[arg(long, default_value_t = 1_000)]
+    pub nodes: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Wall seconds and process CPU seconds of each of `repeats` runs of `f`,
+/// and its last result.
+fn timed<T>(
+    repeats: usize,
+    mut f: impl FnMut() -> anyhow::Result<T>,
+) -> anyhow::Result<((cosched_model::stats::Summary, cosched_model::stats::Summary), T)> {
+    use cosched_measure::profile::process_cpu_s;
+    let (mut wall, mut cpu) = (Vec::with_capacity(repeats), Vec::with_capacity(repeats));
+    let mut last = None;
+    for _ in 0..repeats {
+        let (t, c) = (std::time::Instant::now(), process_cpu_s());
+        last = Some(f()?);
+        wall.push(t.elapsed().as_secs_f64());
+        cpu.push(process_cpu_s() - c);
+    }
+    let s = |v: &[f64]| cosched_model::stats::Summary::of(v).expect("repeats >= 1");
+    Ok(((s(&wall), s(&cpu)), last.expect("repeats >= 1")))
+}
+
+fn simulate_bench(a: SimulateBench) -> anyhow::Result<()> {
+    use cosched_sched::montecarlo::{parse_spec, run_orders};
+    use cosched_sched::scenario::Scenario;
+    use cosched_sched::{policy_by_name, simulate_with, synthetic, Params, SimOptions};
+    if a.repeats == 0 || a.orders == 0 || a.jobs == 0 || a.nodes == 0 {
+        return Err(bad_input("--repeats, --orders, --jobs and --nodes must be at least 1"));
+    }
+    let scenario = Scenario::parse(include_str!("../../../../examples/scenarios/seed000.toml"), "examples/scenarios/seed000.toml")
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let policies = ["noplan", "conflict-aware:threshold=100", "best-match", "auto-threshold"]
+        .iter()
+        .map(|p| parse_spec(p).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    step(&format!("(a) {} orders x 38 jobs x {} policies (+ exclusive as baseline), {} threads", a.orders, policies.len(), std::thread::available_parallelism().map_or(1, |n| n.get())));
+    let (mc, _) = timed(a.repeats, || run_orders(&scenario, &policies, a.orders, 1).map_err(anyhow::Error::new))?;
+    let sims = a.orders * (policies.len() + 1);
+
+    step("(b) enumeration of N = 10 programs, 2 instances each, on 10 dual-core nodes, with a random matrix");
+    let n = 10;
+    let m: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| 1.0 + ((i * 7 + j * 13) % 17) as f64 / 10.0).collect()).collect();
+    let (en, land) = timed(a.repeats, || {
+        let land = cosched_model::enumerate::landscape(&m, 40).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let best = cosched_model::enumerate::optimal_placement(&m, false).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok((land.all.count, best.map(|b| b.slowdown.average)))
+    })?;
+
+    step(&format!("(c) {} jobs on {} nodes of 4 cores, Poisson arrivals at load 0.95, window 64", a.jobs, a.nodes));
+    let w = synthetic::cluster(a.nodes, 4, a.jobs, 20, 0.95, 7);
+    let opts = SimOptions { nodes: a.nodes, window: Some(64) };
+    let mut cluster = Vec::new();
+    for spec in ["noplan", "best-match"] {
+        let (name, params): (String, Params) = parse_spec(spec).map_err(anyhow::Error::msg)?;
+        let (t, events) = timed(a.repeats, || {
+            let mut p = policy_by_name(&name, &params).map_err(anyhow::Error::msg)?;
+            let tr = simulate_with(&w.platform, &w.jobs, &w.table, &w.table, p.as_mut(), &opts)?;
+            Ok(tr.events.len())
+        })?;
+        cluster.push((spec, t, events));
+    }
+
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
+                "montecarlo": {"orders": a.orders, "jobs": 38, "policies": policies.len(), "simulations": sims, "seconds": mc.0, "cpu_seconds": mc.1},
+                "enumeration": {"programs": n, "placements": land.0, "seconds": en.0, "cpu_seconds": en.1},
+                "cluster": cluster.iter().map(|(p, t, e)| serde_json::json!({"policy": p, "jobs": a.jobs, "nodes": a.nodes, "events": e, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
+            })
+        );
+        return Ok(());
+    }
+    let per = |s: &cosched_model::stats::Summary, k: usize| format!("{:.1}", s.median * 1e6 / k as f64);
+    let mut rows = vec![
+        vec![
+            format!("(a) Monte-Carlo: {} orders x 38 jobs x {} policies + exclusive", a.orders, policies.len()),
+            fmt_spread(&mc.0, 3),
+            fmt_spread(&mc.1, 3),
+            "1".into(),
+            format!("{} CPU us / simulation", per(&mc.1, sims)),
+        ],
+        vec![
+            format!("(b) enumeration N = 10: {} placements + optimum", land.0),
+            fmt_spread(&en.0, 3),
+            fmt_spread(&en.1, 3),
+            "5".into(),
+            format!("{} CPU us / placement", per(&en.1, land.0 as usize)),
+        ],
+    ];
+    for (p, t, e) in &cluster {
+        rows.push(vec![
+            format!("(c) {} jobs on {} nodes, {p}", a.jobs, a.nodes),
+            fmt_spread(&t.0, 3),
+            fmt_spread(&t.1, 3),
+            "10".into(),
+            format!("{} CPU us / event ({e} events)", per(&t.1, *e)),
+        ]);
+    }
+    println!(
+        "{}",
+        table(&["case", "wall s, median (min-max, n)", "CPU s (all threads)", "aim, wall s", "cost"], &rows)
+    );
+    println!("{} threads; (a) is parallel over orders, (b) and (c) run on one thread.", std::thread::available_parallelism().map_or(1, |n| n.get()));
+    // Wall times mean little on a busy node; say how busy it was.
+    if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
+        println!("load average (1, 5, 15 min) at the end: {}", l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
+    }
+    Ok(())
 }

@@ -13,8 +13,11 @@ use cosched_sched::montecarlo::{
     default_policies, parse_spec, run_orders, spec_label, summarize, trace_of, MonteCarloError, OrderResult, PolicySummary, Spread,
 };
 use cosched_sched::policy_names;
-use cosched_sched::scenario::Scenario;
+use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
 use cosched_sched::Params;
+use cosched_store::{CampaignKind, CampaignRecord, CampaignStatus, Store};
+
+use super::common::DbArgs;
 
 use crate::exit::bad_input;
 
@@ -23,8 +26,9 @@ use crate::exit::bad_input;
     cosched simulate --scenario examples/scenarios/seed000.toml --orders 10000 --seed 1\n  \
     cosched simulate --scenario s.toml --policy noplan --policy conflict-aware:threshold=100\n  \
     cosched simulate --scenario s.toml --orders 1000 --json | jq '.summaries[0].makespan.median'\n  \
-    cosched simulate --scenario examples/scenarios/seed000.toml --report out/ --policy noplan \\\n      \
-    --policy conflict-aware:threshold=100 --policy best-match:aging=4 --policy auto-threshold:bound=1.5\n  \
+    cosched simulate --scenario examples/scenarios/seed000.toml --report out/ \\\n      \
+    --policy conflict-aware:threshold=100 --policy best-match --policy auto-threshold:bound=1.5\n  \
+    cosched simulate --scenario examples/scenarios/seed000-measured.toml --db cosched.db\n  \
     cosched simulate --scenario s.toml --orders 1 --trace trace.csv --trace-policy best-match\n  \
     cosched simulate --list-policies\n\n\
     Each order is a random permutation of the scenario's jobs (all arriving at 0),\n\
@@ -39,7 +43,7 @@ use crate::exit::bad_input;
     tables), the plots as SVG, summary.csv/json and orders.csv.\n\
     A bad scenario or policy exits with code 2.")]
 pub struct SimulateArgs {
-    /// Scenario TOML: [[pools]], [[programs]] and an optional [slowdown] matrix.
+    /// Scenario TOML: [[pools]], [[programs]] and [slowdown] (a matrix, or measured cells from the store or a file).
     #[arg(long, value_name = "FILE", required_unless_present = "list_policies")]
     pub scenario: Option<PathBuf>,
     /// A policy as NAME or NAME:KEY=VALUE,...; repeat for several.
@@ -70,6 +74,93 @@ pub struct SimulateArgs {
     /// The policy whose trace --trace writes; default: the first policy.
     #[arg(long, value_name = "P")]
     pub trace_policy: Option<String>,
+    /// Where a scenario's `[slowdown] store` or `profiles` are read from.
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// Measurements for scenarios: pairs campaigns and profiles from the store
+/// (opened only if a scenario asks), matrices from `cosched pairs --json` files.
+struct Fetch<'a> {
+    db: &'a DbArgs,
+    store: std::cell::OnceCell<Result<Store, String>>,
+}
+
+impl Fetch<'_> {
+    fn store(&self) -> Result<&Store, String> {
+        self.store
+            .get_or_init(|| self.db.open_existing().map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The newest finished campaign of a kind over a workload, else the
+    /// newest one with runs (an interrupted campaign's cells still count).
+    fn campaign(&self, kind: CampaignKind, workload: &str) -> Result<CampaignRecord, String> {
+        let all = self.store()?.campaigns().map_err(|e| e.to_string())?;
+        let of: Vec<&CampaignRecord> = all.iter().filter(|c| c.kind == kind && c.workload == workload).collect();
+        of.iter()
+            .rev()
+            .find(|c| c.status == CampaignStatus::Done)
+            .or_else(|| of.iter().rev().find(|c| c.runs > 0))
+            .map(|c| (*c).clone())
+            .ok_or_else(|| format!("no {} campaign of workload `{workload}` in {}", kind.as_str(), self.db.path().display()))
+    }
+}
+
+impl Measurements for Fetch<'_> {
+    fn matrix(&self, source: &MatrixSource, statistic: Statistic) -> Result<MeasuredMatrix, String> {
+        match source {
+            MatrixSource::Store { workload } => {
+                let c = self.campaign(CampaignKind::Pairs, workload)?;
+                let runs = self.store()?.pair_runs(c.id).map_err(|e| e.to_string())?;
+                // The campaign's own job list keeps jobs in workload order.
+                let mut jobs: Vec<String> = c.params["jobs"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(|j| j["name"].as_str().map(String::from)).collect())
+                    .unwrap_or_default();
+                for r in &runs {
+                    for n in [&r.fg_job, &r.bg_job] {
+                        if !jobs.contains(n) {
+                            jobs.push(n.clone());
+                        }
+                    }
+                }
+                let index = |n: &str| jobs.iter().position(|x| x == n).expect("listed above");
+                let samples: Vec<(usize, usize, f64)> = runs
+                    .iter()
+                    .flat_map(|r| {
+                        let (i, j) = (index(&r.fg_job), index(&r.bg_job));
+                        [(i, j, r.fg_slowdown()), (j, i, r.bg_slowdown())]
+                    })
+                    .collect();
+                let origin = format!("pairs campaign {} of `{workload}` ({} repeats, {})", c.id, runs.len(), c.status.as_str());
+                Ok(MeasuredMatrix::from_samples(jobs, samples, statistic, origin))
+            }
+            MatrixSource::File { path } => {
+                if statistic == Statistic::Mean {
+                    return Err("a `cosched pairs --json` matrix holds each cell's median only; use statistic = \"median\" or the store".into());
+                }
+                let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let m: cosched_model::matrix::SlowdownMatrix =
+                    serde_json::from_str(&text).map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
+                let cells = m.cells.iter().map(|r| r.iter().map(|c| c.as_ref().map(|s| s.median)).collect()).collect();
+                Ok(MeasuredMatrix { jobs: m.jobs, cells, origin: path.display().to_string() })
+            }
+        }
+    }
+
+    fn host_loads(&self, workload: &str, jobs: &[String]) -> Result<Vec<Option<f64>>, String> {
+        let c = self.campaign(CampaignKind::Profile, workload)?;
+        let profiles = self.store()?.profiles(c.id).map_err(|e| e.to_string())?;
+        Ok(jobs
+            .iter()
+            .map(|j| {
+                let p = profiles.iter().find(|p| &p.job == j)?;
+                p.summary["summary"]["host_load_mean"].as_f64()
+            })
+            .collect())
+    }
 }
 
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
@@ -90,7 +181,8 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let path = a.scenario.as_ref().expect("clap requires --scenario");
-    let scenario = Scenario::load(path).map_err(|e| bad_input(e.to_string()))?;
+    let fetch = Fetch { db: &a.db, store: std::cell::OnceCell::new() };
+    let scenario = Scenario::load_with(path, Some(&fetch)).map_err(|e| bad_input(e.to_string()))?;
     if a.orders == 0 {
         return Err(bad_input("--orders must be at least 1"));
     }
@@ -115,9 +207,11 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     let doc = serde_json::json!({
         "scenario": path.display().to_string(),
         "jobs": jobs,
+        "nodes": scenario.nodes,
         "orders": a.orders,
         "seed": a.seed,
         "elapsed_seconds": elapsed,
+        "slowdowns": scenario.origin,
         "baseline": "exclusive",
         "baseline_score": baseline_score,
         "policies": policies.iter().map(|(n, p)| spec_label(n, p)).collect::<Vec<_>>(),
@@ -152,6 +246,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     if let Some(file) = &a.trace {
         println!("trace: {}", file.display());
     }
+    println!("slowdowns: {}", scenario.origin);
     println!(
         "{jobs} jobs, {} orders, seed {}, {elapsed:.2} s",
         a.orders, a.seed
@@ -229,8 +324,8 @@ fn write_report(
     page.note(&format!(
         "{} jobs, {} random orders (seed {}), every order run under each policy and under exclusive (sequential execution). \
          Rates are (policy - exclusive) / exclusive on the same order; boxes span the quartiles, whiskers the whole range, \
-         the red line is the median and the dot the mean.",
-        doc["jobs"], a.orders, a.seed
+         the red line is the median and the dot the mean. Slowdowns: {}.",
+        doc["jobs"], a.orders, a.seed, doc["slowdowns"].as_str().unwrap_or("")
     ));
     let mut csv = String::from("policy,metric,median,q1,q3,min,max,mean\n");
     let push_csv = |csv: &mut String, policy: &str, metric: &str, x: &Spread| {
