@@ -295,11 +295,12 @@ fn scatter_of(workload: &str, r: &Row) -> String {
     scatter(
         &format!("{} on {workload} ({})", r.predictor, r.folds),
         &format!(
-            "within 5 %: {}, within 30 %: {}, MAE {:.3}, Pearson {}, severe recall {} at precision {}",
+            "within 5 %: {}, within 30 %: {}, MAE {:.3}, Pearson {}\nsevere (> {:.2}): recall {} at precision {}",
             pct(a.within_5),
             pct(a.within_30),
             a.mae,
             opt(a.pearson, 3),
+            a.level,
             opt(a.recall, 2),
             opt(a.precision, 2)
         ),
