@@ -173,15 +173,15 @@ fn evaluation_scores_every_predictor_stores_rows_and_draws_a_scatter_each() {
     let rows = v["rows"].as_array().unwrap();
     let names: Vec<(&str, &str)> =
         rows.iter().map(|r| (r["predictor"].as_str().unwrap(), r["folds"].as_str().unwrap())).collect();
-    assert_eq!(names.len(), 7, "six predictors out of sample, measured also in sample: {names:?}");
-    assert!(names.contains(&("measured", "in-sample")));
+    assert_eq!(names.len(), 7, "six predictors out of sample, measured also on repeat halves: {names:?}");
+    assert!(names.contains(&("measured", "repeat-halves")));
     // 4 jobs: 16 ordered pairs, each predicted once per predictor.
     assert_eq!(v["counts"]["ordered_pairs"], 16);
     for r in rows {
         assert_eq!(r["accuracy"]["n"], 16, "{}", r["predictor"]);
     }
-    let measured_in = rows.iter().find(|r| r["folds"] == "in-sample").unwrap();
-    assert_eq!(measured_in["accuracy"]["within_5"], 1.0, "the matrix predicts itself within its 1 % wobble");
+    let measured_in = rows.iter().find(|r| r["folds"] == "repeat-halves").unwrap();
+    assert_eq!(measured_in["accuracy"]["within_5"], 1.0, "one half of the repeats predicts the other within their 1 % wobble");
     assert_eq!(std::fs::read_dir(&svg).unwrap().count(), 7);
     let doc = std::fs::read_to_string(&md).unwrap();
     assert!(doc.contains("| learned") && doc.contains("leave-one-program-out") && doc.ends_with("-->\n\ntail\n"), "{doc}");

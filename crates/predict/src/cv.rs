@@ -21,18 +21,23 @@ pub enum Folds {
     /// See the module documentation.
     LeaveOneProgramOut,
     /// Fitted on every pair and tested on the same pairs: not a measure of
-    /// prediction, only of how well a model can describe what it saw
-    /// (for `measured`, the node's repeat-to-repeat noise).
+    /// prediction, only of how well a model can describe what it saw.
     InSample,
+    /// Fitted on the even-numbered repeats of every pair, tested against
+    /// the median of the odd-numbered ones (pairs with at least two
+    /// repeats): for `measured`, how well one half of the repeats predicts
+    /// the other, the node's noise floor that no predictor can beat.
+    RepeatHalves,
 }
 
 impl Folds {
-    pub const ALL: [Folds; 2] = [Folds::LeaveOneProgramOut, Folds::InSample];
+    pub const ALL: [Folds; 3] = [Folds::LeaveOneProgramOut, Folds::InSample, Folds::RepeatHalves];
 
     pub fn name(self) -> &'static str {
         match self {
             Folds::LeaveOneProgramOut => "leave-one-program-out",
             Folds::InSample => "in-sample",
+            Folds::RepeatHalves => "repeat-halves",
         }
     }
 
@@ -73,6 +78,34 @@ pub fn cross_validate(
                     held_out: None,
                     measured: pair.median(),
                     repeats: pair.slowdowns.len(),
+                    predicted: p.predict_pair(v, o),
+                });
+            }
+        }
+        Folds::RepeatHalves => {
+            let half = |p: &crate::PairSamples, parity: usize| -> Vec<f64> {
+                p.slowdowns.iter().enumerate().filter(|(i, _)| i % 2 == parity).map(|(_, s)| *s).collect()
+            };
+            let tested: Vec<&crate::PairSamples> = set.pairs.iter().filter(|p| p.slowdowns.len() >= 2).collect();
+            let train = TrainingSet {
+                programs: set.programs.clone(),
+                pairs: set
+                    .pairs
+                    .iter()
+                    .map(|p| crate::PairSamples { slowdowns: half(p, 0), ..p.clone() })
+                    .collect(),
+            };
+            let mut p = make();
+            p.fit(&train)?;
+            for pair in tested {
+                let (Some(v), Some(o)) = (set.program(&pair.victim), set.program(&pair.aggressor)) else { continue };
+                let odd = half(pair, 1);
+                out.push(CvPrediction {
+                    victim: pair.victim.clone(),
+                    aggressor: pair.aggressor.clone(),
+                    held_out: None,
+                    measured: cosched_model::stats::median(&odd),
+                    repeats: odd.len(),
                     predicted: p.predict_pair(v, o),
                 });
             }
@@ -145,6 +178,22 @@ mod tests {
             .collect();
         let pairs = all_pairs(&progs, |v, o| 1.0 + 0.05 * (v.name.len() as f64) + 0.3 * o.probe[5].stressor_slowdown.median - 0.3);
         (progs, pairs)
+    }
+
+    #[test]
+    fn repeat_halves_fit_on_even_repeats_and_score_against_odd_ones() {
+        let (progs, _) = workload();
+        let pairs = vec![
+            PairSamples { victim: "j0".into(), aggressor: "j1".into(), slowdowns: vec![1.0, 2.0, 1.2, 2.2] },
+            PairSamples { victim: "j1".into(), aggressor: "j0".into(), slowdowns: vec![1.5] },
+        ];
+        let set = TrainingSet::new(progs, pairs).unwrap();
+        let make = || predictor_by_name("measured", &Params::new()).unwrap();
+        let got = cross_validate(&make, &set, Folds::RepeatHalves).unwrap();
+        assert_eq!(got.len(), 1, "a pair with one repeat has no second half");
+        // Even repeats 1.0, 1.2 predict 1.1; odd repeats 2.0, 2.2 measure 2.1.
+        assert!((got[0].predicted.slowdown - 1.1).abs() < 1e-12 && (got[0].measured - 2.1).abs() < 1e-12);
+        assert_eq!(got[0].repeats, 2);
     }
 
     /// A predictor that records every pair it was fitted on.

@@ -19,13 +19,14 @@ pub struct Point {
 }
 
 const W: f64 = 520.0;
-const H: f64 = 520.0;
+const H: f64 = 528.0;
 const LEFT: f64 = 64.0;
-const TOP: f64 = 64.0;
+const TOP: f64 = 72.0;
 const PLOT: f64 = 400.0;
 
 /// The SVG text of a scatter plot. `subtitle` carries the figures (e.g.
-/// within 5 % / 30 %, correlation); `level` draws the severe threshold.
+/// within 5 % / 30 %, correlation), up to two lines; `level` draws the
+/// severe threshold.
 pub fn scatter(title: &str, subtitle: &str, points: &[Point], level: Option<f64>) -> String {
     // Both axes share one range, so the diagonal is at 45 degrees.
     let finite = |v: f64| v.is_finite() && v > 0.0;
@@ -53,7 +54,10 @@ pub fn scatter(title: &str, subtitle: &str, points: &[Point], level: Option<f64>
     );
     let _ = write!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
     let _ = write!(s, r##"<text x="8" y="22" font-size="15" font-weight="bold">{}</text>"##, esc(title));
-    let _ = write!(s, r##"<text x="8" y="42" fill="#444">{}</text>"##, esc(subtitle));
+    // One line per `\n` of the subtitle (at most two fit above the plot).
+    for (i, line) in subtitle.lines().take(2).enumerate() {
+        let _ = write!(s, r##"<text x="8" y="{}" fill="#444">{}</text>"##, 40 + 16 * i, esc(line));
+    }
     let _ = write!(
         s,
         r##"<rect x="{LEFT}" y="{TOP}" width="{PLOT}" height="{PLOT}" fill="none" stroke="#888"/>"##

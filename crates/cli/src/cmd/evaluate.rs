@@ -28,8 +28,9 @@ use crate::progress::Progress;
     that do not involve it and predicts the measured pairs in which it is the victim,\n\
     so every measured ordered pair is predicted once by a fit that never saw its\n\
     victim beside anything (its solo profile and probe are used: they are known\n\
-    before scheduling). `measured` is then its fallback; its in-sample row (the pair\n\
-    matrix predicting itself) shows the node's repeat-to-repeat noise instead.\n\
+    before scheduling). `measured` is then its fallback; its repeat-halves row (the\n\
+    median of the even repeats of each pair predicting the median of the odd ones)\n\
+    shows the node's noise floor instead.\n\
     Within 5 % / 30 %: share of pairs with |predicted - measured| / measured below\n\
     that; severe: slowdown above --level. Results are stored (table\n\
     predictor_evaluations).")]
@@ -37,7 +38,7 @@ pub struct EvaluateArgs {
     /// Workload whose measured pairs are predicted.
     #[arg(long, value_name = "FILE")]
     pub workload: PathBuf,
-    /// Fold method: leave-one-program-out or in-sample.
+    /// Fold method: leave-one-program-out, in-sample or repeat-halves.
     #[arg(long, default_value = "leave-one-program-out", value_name = "METHOD")]
     pub folds: String,
     /// A slowdown above this is a severe conflict (precision and recall).
@@ -198,12 +199,12 @@ pub fn counts(w: &Workload, train: &TrainingSet, sources: Sources) -> Counts {
 }
 
 /// Cross-validates every predictor; under leave-one-program-out `measured`
-/// is also scored in-sample, the noise floor of the pair matrix.
+/// is also scored on repeat halves: the noise floor of the pair matrix.
 pub fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64) -> anyhow::Result<Vec<Row>> {
     let mut jobs: Vec<(String, Folds)> = specs.iter().map(|s| (s.clone(), folds)).collect();
     if folds == Folds::LeaveOneProgramOut {
         if let Some(m) = specs.iter().find(|s| s.split(':').next() == Some("measured")) {
-            jobs.push((m.clone(), Folds::InSample));
+            jobs.push((m.clone(), Folds::RepeatHalves));
         }
     }
     let progress = Progress::new("evaluate", jobs.len() as u64);
@@ -270,8 +271,10 @@ pub fn describe(c: &Counts, folds: Folds, level: f64) -> String {
         folds.name(),
         if folds == Folds::LeaveOneProgramOut {
             " (each pair predicted by a fit without any pair of its victim's program)"
-        } else {
+        } else if folds == Folds::InSample {
             " (fitted and tested on the same pairs: not a prediction)"
+        } else {
+            " (fitted on even repeats, tested on the median of odd repeats)"
         },
     )
 }
@@ -292,11 +295,12 @@ fn scatter_of(workload: &str, r: &Row) -> String {
     scatter(
         &format!("{} on {workload} ({})", r.predictor, r.folds),
         &format!(
-            "within 5 %: {}, within 30 %: {}, MAE {:.3}, Pearson {}, severe recall {} at precision {}",
+            "within 5 %: {}, within 30 %: {}, MAE {:.3}, Pearson {}\nsevere (> {:.2}): recall {} at precision {}",
             pct(a.within_5),
             pct(a.within_30),
             a.mae,
             opt(a.pearson, 3),
+            a.level,
             opt(a.recall, 2),
             opt(a.precision, 2)
         ),
