@@ -120,7 +120,9 @@ fn solo_time(store: &Store, w: &Workload, i: usize, cals: &BTreeMap<String, cosc
 /// The slowdown source: the chosen predictor fitted on everything the store
 /// holds for the workload (real runs included); when it cannot be fitted,
 /// the medians of the newest pairs campaign.
-pub fn predicted_source(store: &Store, w: &Workload, spec: &str) -> anyhow::Result<(Box<dyn SlowdownSource>, String)> {
+/// Also returns the source's name as runs record it: the predictor spec, or
+/// `pairs-table` when the fallback decided.
+pub fn predicted_source(store: &Store, w: &Workload, spec: &str) -> anyhow::Result<(Box<dyn SlowdownSource>, String, String)> {
     let mut predictor = super::predict::build(spec)?;
     let m = store.measurements(&w.name)?;
     let (train, sources) = super::predict::available_training_set(&m, w)?;
@@ -133,14 +135,17 @@ pub fn predicted_source(store: &Store, w: &Workload, spec: &str) -> anyhow::Resu
         Ok(()) => {
             let jobs: Vec<_> = w.jobs.iter().map(|j| train.programs[&j.name].clone()).collect();
             let note = format!("predictor {spec} fitted on {} ordered pairs of `{}`: {}", train.pairs.len(), w.name, sources.describe());
-            Ok((Box::new(Predicted::new(predictor, jobs)), note))
+            Ok((Box::new(Predicted::new(predictor, jobs)), note, spec.to_string()))
         }
         Err(why) => {
             let (table, note) = slowdown_source(store, w)?;
-            Ok((Box::new(table), format!("predictor {spec} could not be fitted ({why}); {note}")))
+            Ok((Box::new(table), format!("predictor {spec} could not be fitted ({why}); {note}"), PAIRS_TABLE.to_string()))
         }
     }
 }
+
+/// The name runs record when the newest pairs campaign's medians decided.
+pub const PAIRS_TABLE: &str = "pairs-table";
 
 /// The slowdown source: medians of the workload's newest pairs campaign.
 fn slowdown_source(store: &Store, w: &Workload) -> anyhow::Result<(PairTable, String)> {
@@ -257,7 +262,7 @@ pub fn run_into(a: RunArgs, page: &mut Page) -> anyhow::Result<()> {
             .map(|(p, &(cores, _))| PoolInfo { name: p.name.clone(), cores, kind: p.kind })
             .collect(),
     };
-    let (source, source_note) = predicted_source(&store, &w, &a.predictor)?;
+    let (source, source_note, source_name) = predicted_source(&store, &w, &a.predictor)?;
     step(&format!("slowdown source: {source_note}"));
     if !solo_notes.is_empty() {
         step(&format!(
@@ -293,7 +298,8 @@ pub fn run_into(a: RunArgs, page: &mut Page) -> anyhow::Result<()> {
         "jobs": jobs.iter().map(|j| serde_json::json!({"name": j.name, "argv": j.argv, "cores": j.cores})).collect::<Vec<_>>(),
         "policy": main_label,
         "baseline": baseline_labels,
-        "predictor": a.predictor,
+        // What decided (and predicted), for `evaluate-predictors --from-runs`.
+        "predictor": source_name,
         "repeats": a.repeats,
     })
     .to_string();
