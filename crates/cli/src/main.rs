@@ -29,7 +29,6 @@ enum Verb {
     #[command(after_help = "Examples:\n  cosched calibrate\n  cosched calibrate --kernel stream --kernel compute --repeats 9\n  cosched calibrate --workload examples/mixed.toml   # what a workload's `seconds` need")]
     Calibrate(cmd::calibrate::CalibrateArgs),
     /// Run the main job end to end on this node and print what it found.
-    #[command(after_help = "Examples:\n  cosched demo\n  cosched demo --repeats 5 --seconds 2 --db ./results/cosched.db")]
     Demo(cmd::demo::DemoArgs),
     /// Measure the interference matrix of a workload (every pair co-run, stored).
     Pairs(cmd::pairs::PairsArgs),

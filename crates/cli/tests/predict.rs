@@ -207,5 +207,53 @@ fn evaluation_scores_every_predictor_stores_rows_and_draws_a_scatter_each() {
     assert_eq!(out.status.code(), Some(2));
     let out = cosched(&["evaluate-predictors", "--workload", wl_s, "--db", db_s, "--from-runs"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no real runs are stored yet"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no job of a real run of `syn` ended ok"));
+
+    // Real runs: each job's prediction at its start against its outcome.
+    {
+        use cosched_store::{RunJobEnd, RunJobStart};
+        let mut store = Store::open(&db).unwrap();
+        let start = |job: &str, i: u32, predicted: f64| RunJobStart {
+            job: job.into(),
+            job_index: i,
+            attempt: 0,
+            arrival_s: 0.0,
+            start_s: 0.0,
+            cpus: vec![i],
+            pgid: 10,
+            beside: vec![],
+            predicted,
+            solo_s: Some(1.0),
+        };
+        let end = |status: &str, slowdown: f64| RunJobEnd {
+            end_s: 1.0,
+            status: status.into(),
+            status_value: (status == "failed").then_some(1),
+            work_s: None,
+            slowdown: Some(slowdown),
+        };
+        let run = store.begin_run("s", "syn", "noplan", 0, r#"{"predictor": "measured"}"#, &prov()).unwrap();
+        for (i, (job, p, st, m)) in [("a", 1.0, "ok", 1.0), ("b", 1.5, "ok", 2.0), ("c", 1.0, "failed", 3.0)].iter().enumerate() {
+            store.run_job_started(run, &start(job, i as u32, *p)).unwrap();
+            store.run_job_ended(run, i as u32, 0, &end(st, *m)).unwrap();
+        }
+        let old = store.begin_run("s0", "syn", "noplan", 0, "{}", &prov()).unwrap();
+        store.run_job_started(old, &start("a", 0, 1.2)).unwrap();
+        store.run_job_ended(old, 0, 0, &end("ok", 1.0)).unwrap();
+    }
+    let out = cosched(&["evaluate-predictors", "--workload", wl_s, "--db", db_s, "--from-runs", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "one row per source the runs decided with");
+    let m = rows.iter().find(|r| r["predictor"] == "measured").unwrap();
+    assert_eq!(m["folds"], "real-runs");
+    assert_eq!(m["accuracy"]["n"], 2, "the failed job is not an outcome");
+    assert_eq!(m["accuracy"]["within_5"], 0.5);
+    assert_eq!(m["accuracy"]["within_30"], 1.0, "1.5 for 2.0 is 25 % off");
+    assert_eq!(m["accuracy"]["mae"], 0.25);
+    let t = rows.iter().find(|r| r["predictor"] == "pairs-table").unwrap();
+    assert_eq!(t["accuracy"]["n"], 1, "runs that recorded no predictor decided with the pairs table");
+    let out = cosched(&["evaluate-predictors", "--workload", wl_s, "--db", db_s, "--from-runs"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("real-runs"), "{}", String::from_utf8_lossy(&out.stdout));
 }

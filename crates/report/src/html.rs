@@ -44,6 +44,12 @@ impl Page {
         Page { title: title.to_string(), blocks: Vec::new() }
     }
 
+    /// Renames the page (a verb's sections reused under another title).
+    pub fn set_title(&mut self, title: &str) -> &mut Page {
+        self.title = title.to_string();
+        self
+    }
+
     /// A section heading; sections are listed in a contents line at the top.
     pub fn section(&mut self, title: &str) -> &mut Page {
         self.blocks.push(Block::Section(title.to_string()));

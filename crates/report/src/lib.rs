@@ -6,7 +6,6 @@ pub mod boxplot;
 pub mod curves;
 pub mod gantt;
 pub mod html;
-pub mod run_page;
 pub mod scatter;
 pub mod svg;
 

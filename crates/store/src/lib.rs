@@ -104,7 +104,7 @@ use rusqlite::types::Type;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior};
 
 pub use export::{check_table, format_unix_utc, DbInfo, TableCount, TABLES};
-pub use prediction::{EvaluationRecord, Measurements};
+pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLACK_S};
 pub use records::{
     CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, PairRunRecord, ProbePointRecord,
     ProfileRecord, RunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, SampleRecord, SoloRunRecord,

@@ -5,6 +5,11 @@
 //! campaign that holds it, and the pair runs of the latest pairs campaign.
 //! It returns records as stored; turning them into a training set (medians,
 //! classes) is the predictor crate's work.
+//!
+//! Real runs feed the next fit too (the learning loop): a job of a
+//! `cosched run` that ran its whole time beside one co-runner that did not
+//! change is a measured pair sample, its slowdown the one the run recorded
+//! (work-phase time over the stored solo time the run used).
 
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
@@ -12,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use cosched_model::provenance::Provenance;
 
 use crate::{
-    json_col, non_negative, nonempty, provenance_from_row, provenance_id, sql_err, CampaignKind, CampaignRecord,
+    ExecRunId, json_col, non_negative, nonempty, provenance_from_row, provenance_id, sql_err, CampaignKind, CampaignRecord,
     CampaignStatus, PairRunRecord, ProbePointRecord, ProfileRecord, Store, StoreError, PROV_COLS,
 };
 
@@ -27,7 +32,28 @@ pub struct Measurements {
     /// The latest pairs campaign (finished or not: a running campaign's
     /// stored repeats are whole) and its runs.
     pub pairs: Option<(CampaignRecord, Vec<PairRunRecord>)>,
+    /// Pair samples from real runs of the workload, oldest run first.
+    pub run_pairs: Vec<RunPairSample>,
 }
+
+/// A job of a real run that ran, from its start to its end, beside exactly
+/// one other job attempt that started no later and ended no earlier.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunPairSample {
+    pub run: ExecRunId,
+    /// The victim's job name and attempt.
+    pub victim: String,
+    pub attempt: u32,
+    pub co_runner: String,
+    /// As recorded by the run: work-phase (or wall) time over `solo_s`.
+    pub slowdown: f64,
+    pub solo_s: f64,
+}
+
+/// Jobs started in one decision round begin milliseconds apart; a victim
+/// alone for less than this at either end still counts as beside its
+/// co-runner the whole time.
+pub const RUN_PAIR_SLACK_S: f64 = 0.05;
 
 /// A predictor's accuracy on a workload's measured pairs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,7 +117,46 @@ impl Store {
         }
         m.profiles.sort_by(|a, b| a.1.job.cmp(&b.1.job));
         m.probes.sort_by(|a, b| a.1.cmp(&b.1));
+        m.run_pairs = self.run_pair_samples(workload)?;
         Ok(m)
+    }
+
+    /// The pair samples of every real run of `workload` (see [`RunPairSample`]):
+    /// the victim's attempt ended `ok` with a recorded slowdown, and the only
+    /// other attempt overlapping it covers it (within [`RUN_PAIR_SLACK_S`]).
+    /// An attempt without an end (its runner died) overlaps everything after
+    /// its start.
+    pub fn run_pair_samples(&self, workload: &str) -> Result<Vec<RunPairSample>, StoreError> {
+        let mut out = Vec::new();
+        for run in self.runs()?.into_iter().filter(|r| r.workload == workload) {
+            let jobs = self.run_jobs(run.id)?;
+            for v in &jobs {
+                let Some(e) = &v.end else { continue };
+                let (Some(slowdown), Some(solo_s)) = (e.slowdown, v.start.solo_s) else { continue };
+                if e.status != "ok" {
+                    continue;
+                }
+                let (vs, ve) = (v.start.start_s, e.end_s);
+                let mut overlapping = jobs.iter().filter(|o| {
+                    let os = o.start.start_s;
+                    let oe = o.end.as_ref().map_or(f64::INFINITY, |x| x.end_s);
+                    !std::ptr::eq(*o, v) && os < ve - RUN_PAIR_SLACK_S && oe > vs + RUN_PAIR_SLACK_S
+                });
+                let (Some(o), None) = (overlapping.next(), overlapping.next()) else { continue };
+                let oe = o.end.as_ref().map_or(f64::INFINITY, |x| x.end_s);
+                if o.start.start_s <= vs + RUN_PAIR_SLACK_S && oe >= ve - RUN_PAIR_SLACK_S && o.start.job_index != v.start.job_index {
+                    out.push(RunPairSample {
+                        run: run.id,
+                        victim: v.start.job.clone(),
+                        attempt: v.start.attempt,
+                        co_runner: o.start.job.clone(),
+                        slowdown,
+                        solo_s,
+                    });
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Stores evaluations, all or none, with the provenance of the run
@@ -264,5 +329,63 @@ mod tests {
         let (c, runs) = m.pairs.unwrap();
         assert_eq!((c.id, runs.len()), (pairs, 1), "a running pairs campaign's whole repeats count");
         assert!(s.measurements("other").unwrap().pairs.is_none());
+    }
+
+    #[test]
+    fn a_run_job_beside_one_unchanged_co_runner_is_a_pair_sample() {
+        use crate::{RunJobEnd, RunJobStart};
+        let mut s = Store::open_in_memory().unwrap();
+        let start = |job: &str, i: u32, t: f64, solo: Option<f64>| RunJobStart {
+            job: job.into(),
+            job_index: i,
+            attempt: 0,
+            arrival_s: 0.0,
+            start_s: t,
+            cpus: vec![i % 2],
+            pgid: 10 + i as i32,
+            beside: vec![],
+            predicted: 1.0,
+            solo_s: solo,
+        };
+        let end = |t: f64, status: &str, slowdown: f64| RunJobEnd {
+            end_s: t,
+            status: status.into(),
+            status_value: (status == "failed").then_some(1),
+            work_s: None,
+            slowdown: Some(slowdown),
+        };
+        let run = s.begin_run("s", "w", "noplan", 0, "{}", &prov()).unwrap();
+        // (job, start, end, status, slowdown, solo)
+        let jobs: [(&str, f64, f64, &str, f64, Option<f64>); 9] = [
+            ("a", 0.0, 2.0, "ok", 1.5, Some(1.0)),   // beside b only, b covers it: a sample
+            ("b", 0.0, 3.0, "ok", 1.2, Some(2.0)),   // beside a, then c: co-runner changed
+            ("c", 2.0, 3.0, "ok", 1.1, Some(1.0)),   // beside b only: a sample
+            ("d", 3.5, 4.0, "ok", 1.0, Some(0.5)),   // alone: no pair
+            ("e", 4.0, 5.0, "failed", 1.0, Some(1.0)), // not ok
+            ("f", 4.0, 6.0, "ok", 1.3, Some(2.0)),   // e left before f ended
+            ("h", 6.0, 7.0, "ok", 1.4, None),        // no solo time: no slowdown to learn
+            ("i", 6.01, 7.02, "ok", 1.6, Some(1.0)), // h covers it within the slack: a sample
+            ("j", 8.0, 9.0, "ok", 1.0, Some(1.0)),   // alone again
+        ];
+        for (i, (job, t0, _, _, _, solo)) in jobs.iter().enumerate() {
+            s.run_job_started(run, &start(job, i as u32, *t0, *solo)).unwrap();
+        }
+        for (i, (_, _, t1, st, sd, _)) in jobs.iter().enumerate() {
+            s.run_job_ended(run, i as u32, 0, &end(*t1, st, *sd)).unwrap();
+        }
+        let other = s.begin_run("s2", "other", "noplan", 0, "{}", &prov()).unwrap();
+        s.run_job_started(other, &start("a", 0, 0.0, Some(1.0))).unwrap();
+        s.run_job_started(other, &start("b", 1, 0.0, Some(1.0))).unwrap();
+        s.run_job_ended(other, 0, 0, &end(1.0, "ok", 2.0)).unwrap();
+        let got: Vec<(String, String, f64)> =
+            s.measurements("w").unwrap().run_pairs.into_iter().map(|p| (p.victim, p.co_runner, p.slowdown)).collect();
+        assert_eq!(
+            got,
+            [("a".into(), "b".into(), 1.5), ("c".into(), "b".into(), 1.1), ("i".into(), "h".into(), 1.6)],
+            "exactly three of nine jobs ran beside one unchanged co-runner"
+        );
+        let o = s.measurements("other").unwrap().run_pairs;
+        assert_eq!(o.len(), 1, "b never ended (runner died) and covers a: {o:?}");
+        assert_eq!((o[0].victim.as_str(), o[0].co_runner.as_str()), ("a", "b"));
     }
 }

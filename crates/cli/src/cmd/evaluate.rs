@@ -97,16 +97,14 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     let specs = specs(&a.models)?;
     let w = load_workload(&a.workload)?;
     let mut store = a.db.open_existing()?;
-    if a.from_runs {
-        anyhow::bail!(
-            "{}: no real runs are stored yet: this build keeps no predictions made during real runs, so --from-runs has \
-             nothing to evaluate; evaluate on the measured pairs without --from-runs",
-            store.path().display()
-        );
-    }
-    let (train, sources) = training_set(&store, &w, &a.workload)?;
-    let counts = counts(&w, &train, sources);
-    let rows = compute(&train, &specs, folds, a.level)?;
+    let (counts, rows) = if a.from_runs {
+        from_runs(&store, &w, a.level)?
+    } else {
+        let (train, sources) = training_set(&store, &w, &a.workload)?;
+        let counts = counts(&w, &train, sources);
+        let rows = compute(&train, &specs, folds, a.level)?;
+        (counts, rows)
+    };
 
     if !a.no_store {
         let prov = cosched_measure::provenance::here(&command_line(), GIT_COMMIT, None);
@@ -150,7 +148,16 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!("{}", render(&rows));
-    println!("{}", describe(&counts, folds, a.level));
+    if a.from_runs {
+        println!(
+            "workload {}: {} job(s) of {} real run(s) that ended ok with a measured slowdown; predicted = the run's \
+             source beside the jobs running at the job's start, measured = run time / stored solo time (co-runners may \
+             have changed during the job); one row per source the runs decided with; severe: above {}.",
+            counts.workload, counts.repeats, counts.programs, a.level
+        );
+    } else {
+        println!("{}", describe(&counts, folds, a.level));
+    }
     for s in &svgs {
         println!("scatter: {}", s.display());
     }
@@ -369,4 +376,55 @@ mod tests {
         std::fs::write(&p, format!("{END}\n{BEGIN}")).unwrap();
         assert!(rewrite_section(&p, "x").is_err());
     }
+}
+
+/// The predictions real runs made before each job started against the
+/// slowdowns the runs measured, one row per source the runs decided with
+/// (`cosched run` records it; `pairs-table` for runs from before it did).
+/// In the counts, `programs` is the number of runs and `repeats` of jobs.
+fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::Result<(Counts, Vec<Row>)> {
+    let runs: Vec<_> = store.runs()?.into_iter().filter(|r| r.workload == w.name).collect();
+    let mut by_source: std::collections::BTreeMap<String, Vec<CvPrediction>> = Default::default();
+    let mut run_ids = Vec::new();
+    for r in &runs {
+        let source = r.params.get("predictor").and_then(|v| v.as_str()).unwrap_or(super::run::PAIRS_TABLE).to_string();
+        for j in store.run_jobs(r.id)? {
+            let Some(measured) = j.end.as_ref().filter(|e| e.status == "ok").and_then(|e| e.slowdown) else { continue };
+            by_source.entry(source.clone()).or_default().push(CvPrediction {
+                victim: format!("{} (run {})", j.start.job, r.id.0),
+                aggressor: if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join("+") },
+                held_out: None,
+                measured,
+                repeats: 1,
+                predicted: cosched_predict::Prediction::exact(j.start.predicted),
+            });
+            if run_ids.last() != Some(&r.id.0) {
+                run_ids.push(r.id.0);
+            }
+        }
+    }
+    if by_source.is_empty() {
+        anyhow::bail!(
+            "{}: no job of a real run of `{}` ended ok with a measured slowdown; run `cosched run --workload FILE` first",
+            store.path().display(),
+            w.name
+        );
+    }
+    let rows: Vec<Row> = by_source
+        .into_iter()
+        .map(|(source, predictions)| {
+            let pairs: Vec<(f64, f64)> = predictions.iter().map(|p| (p.predicted.slowdown, p.measured)).collect();
+            Row { predictor: source, folds: "real-runs".into(), accuracy: Accuracy::of(&pairs, level), predictions }
+        })
+        .collect();
+    let jobs = rows.iter().map(|r| r.predictions.len()).sum();
+    let sources = Sources {
+        profile: Vec::new(),
+        probe: Vec::new(),
+        pairs: 0,
+        pairs_status: format!("runs {}", run_ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
+        pair_runs: 0,
+        run_pairs: 0,
+    };
+    Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources }, rows))
 }

@@ -11,7 +11,7 @@ use cosched_predict::{
     predictor_by_name, predictor_names, Characterization, CoSchedule, PairSamples, Placed, Predictor, TrainingSet,
 };
 use cosched_report::table;
-use cosched_store::{ProbePointRecord, Store};
+use cosched_store::{Measurements, ProbePointRecord, Store};
 use serde::Serialize;
 
 use super::common::{load_workload, DbArgs};
@@ -150,6 +150,26 @@ pub struct Sources {
     pub pairs: i64,
     pub pairs_status: String,
     pub pair_runs: usize,
+    /// Pair samples from real runs (`cosched run`) of the workload.
+    pub run_pairs: usize,
+}
+
+impl Sources {
+    /// One line for people: which data a predictor was fitted on.
+    pub fn describe(&self) -> String {
+        let ids = |v: &[i64]| if v.is_empty() { "none".to_string() } else { v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",") };
+        let pairs = if self.pairs > 0 {
+            format!("pairs campaign {} ({}, {} repeats)", self.pairs, self.pairs_status, self.pair_runs)
+        } else {
+            "no pairs campaign".to_string()
+        };
+        format!(
+            "profile campaign(s) {}, probe campaign(s) {}, {pairs}, {} pair sample(s) from real runs",
+            ids(&self.profile),
+            ids(&self.probe),
+            self.run_pairs
+        )
+    }
 }
 
 /// The training set of a workload from the store: each job's latest
@@ -181,31 +201,53 @@ pub fn training_set(store: &Store, w: &Workload, path: &Path) -> anyhow::Result<
     if !no_probe.is_empty() {
         return Err(missing("finished probe", "probe", &no_probe));
     }
-    let Some((pairs_campaign, runs)) = &m.pairs else {
+    if m.pairs.is_none() && m.run_pairs.is_empty() {
         return Err(missing("pairs campaign", "pairs", &[w.name.as_str()]));
-    };
+    }
+    available_training_set(&m, w)
+}
+
+/// The training set from whatever the store holds: a job's profile and
+/// probe where measured (predictors read missing ones as absent), the
+/// latest pairs campaign's repeats and the pair samples of real runs. For
+/// `cosched run` and `cosched demo`, which fit what they can and say so.
+pub fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::Result<(TrainingSet, Sources)> {
     let mut programs = Vec::new();
     for job in &w.jobs {
-        let (_, prof) = m.profiles.iter().find(|(_, p)| p.job == job.name).expect("checked above");
-        let profile: JobProfile = serde_json::from_value(prof.summary.clone()).map_err(|e| {
-            anyhow::anyhow!("the stored profile of `{}` is not a job profile this cosched reads ({e}); profile it again", job.name)
-        })?;
-        let (probe_campaign, _, records) = m.probes.iter().find(|(_, j, _)| *j == job.name).expect("checked above");
-        let refs: Vec<&ProbePointRecord> = records.iter().collect();
+        let profile = match m.profiles.iter().find(|(_, p)| p.job == job.name) {
+            Some((_, prof)) => Some(serde_json::from_value::<JobProfile>(prof.summary.clone()).map_err(|e| {
+                anyhow::anyhow!("the stored profile of `{}` is not a job profile this cosched reads ({e}); profile it again", job.name)
+            })?),
+            None => None,
+        };
+        let (probe, llc_kib) = match m.probes.iter().find(|(_, j, _)| *j == job.name) {
+            Some((probe_campaign, _, records)) => {
+                let refs: Vec<&ProbePointRecord> = records.iter().collect();
+                (points_of(&refs), probe_campaign.params.get("llc_kib").and_then(|v| v.as_u64()))
+            }
+            None => (Vec::new(), None),
+        };
         programs.push(Characterization {
             name: job.name.clone(),
             program: job.program_key(),
             cores: job.cores,
-            profile: Some(profile),
-            probe: points_of(&refs),
-            llc_kib: probe_campaign.params.get("llc_kib").and_then(|v| v.as_u64()),
+            profile,
+            probe,
+            llc_kib,
         });
     }
     let known = |n: &str| w.jobs.iter().any(|j| j.name == n);
     let mut pairs = Vec::new();
-    for r in runs.iter().filter(|r| known(&r.fg_job) && known(&r.bg_job)) {
-        pairs.push(PairSamples { victim: r.fg_job.clone(), aggressor: r.bg_job.clone(), slowdowns: vec![r.fg_slowdown()] });
-        pairs.push(PairSamples { victim: r.bg_job.clone(), aggressor: r.fg_job.clone(), slowdowns: vec![r.bg_slowdown()] });
+    if let Some((_, runs)) = &m.pairs {
+        for r in runs.iter().filter(|r| known(&r.fg_job) && known(&r.bg_job)) {
+            pairs.push(PairSamples { victim: r.fg_job.clone(), aggressor: r.bg_job.clone(), slowdowns: vec![r.fg_slowdown()] });
+            pairs.push(PairSamples { victim: r.bg_job.clone(), aggressor: r.fg_job.clone(), slowdowns: vec![r.bg_slowdown()] });
+        }
+    }
+    let mut run_pairs = 0;
+    for r in m.run_pairs.iter().filter(|r| known(&r.victim) && known(&r.co_runner)) {
+        pairs.push(PairSamples { victim: r.victim.clone(), aggressor: r.co_runner.clone(), slowdowns: vec![r.slowdown] });
+        run_pairs += 1;
     }
     let train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("the stored pairs of {}: {e}", w.name))?;
     let mut profile: Vec<i64> = m.profiles.iter().map(|(c, _)| c.id.0).collect();
@@ -217,9 +259,10 @@ pub fn training_set(store: &Store, w: &Workload, path: &Path) -> anyhow::Result<
     let sources = Sources {
         profile,
         probe,
-        pairs: pairs_campaign.id.0,
-        pairs_status: pairs_campaign.status.to_string(),
-        pair_runs: runs.len(),
+        pairs: m.pairs.as_ref().map_or(0, |(c, _)| c.id.0),
+        pairs_status: m.pairs.as_ref().map_or(String::new(), |(c, _)| c.status.to_string()),
+        pair_runs: m.pairs.as_ref().map_or(0, |(_, r)| r.len()),
+        run_pairs,
     };
     Ok((train, sources))
 }

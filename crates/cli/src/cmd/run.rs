@@ -13,11 +13,12 @@ use cosched_model::metrics::{compute, increase_rate, Event, EventKind, Metrics};
 use cosched_model::stats::Summary;
 use cosched_model::workload::{Amount, PoolKind, Workload};
 use cosched_report::gantt::{gantt, Bar};
-use cosched_report::run_page::{page, Block};
+use cosched_report::html::Page;
 use cosched_report::table;
 use cosched_sched::montecarlo::{parse_spec, spec_label};
 use cosched_sched::runner::{run_node, Done, ExecError, RunError};
-use cosched_sched::{policy_by_name, PairTable, Params, Platform, PoolInfo, SimJob};
+use cosched_sched::predicted::Predicted;
+use cosched_sched::{policy_by_name, PairTable, Params, Platform, PoolInfo, SimJob, SlowdownSource};
 use cosched_store::{CampaignKind, ExecRunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
 
 use super::calibrate::calibrate_missing;
@@ -27,16 +28,21 @@ use crate::progress::{step, Progress};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    cosched run --workload examples/mixed.toml --policy conflict-aware --baseline exclusive --repeats 3\n  \
+    cosched run --workload examples/mixed.toml --policy conflict-aware --baseline exclusive --baseline noplan --repeats 3\n  \
+    cosched run --workload examples/mixed.toml --predictor learned --report report/\n  \
     cosched run --workload examples/mixed.toml --policy noplan --report report/\n  \
     cosched run --workload examples/mixed.toml --policy conflict-aware --resume   # after a crash or Ctrl-C\n  \
     cosched run --workload w.toml --policy no-twins --json | jq '.runs[0].metrics'\n\n\
     Each job runs as a process group in its own cgroup (cpuset, freezer, memory,\n\
     pids; v1 or v2) pinned to free cores of its pool, else pinned with\n\
     sched_setaffinity (the output says which and why). The policy sees the\n\
-    slowdowns of the workload's latest `cosched pairs` campaign, else 1.\n\
-    With --baseline, runs alternate policy and baseline repeat by repeat, and\n\
-    increase rates are (policy - baseline) / baseline of the same repeat.\n\
+    slowdowns of a predictor (--predictor, default `measured`: the measured\n\
+    pairs, else `learned`) fitted on the store's profiles, probes, pairs and\n\
+    earlier real runs of the workload; when it cannot be fitted, the latest\n\
+    pairs campaign's medians, else 1. The prediction made before each job\n\
+    starts is stored with the job. With --baseline (repeatable), the policy\n\
+    and each baseline run in turn repeat by repeat, and increase rates are\n\
+    (policy - baseline) / baseline of the same repeat.\n\
     Every job start and end is stored as it happens, so --resume finishes a\n\
     run whose runner was killed. Exit code 130/143 after SIGINT/SIGTERM.")]
 pub struct RunArgs {
@@ -46,9 +52,14 @@ pub struct RunArgs {
     /// Policy as NAME or NAME:KEY=VALUE,... (conflict-aware defaults to threshold=100).
     #[arg(long, value_name = "P", default_value = "conflict-aware")]
     pub policy: String,
-    /// Also run under this policy, interleaved, to report increase rates against it.
+    /// Also run under this policy, interleaved, to report increase rates
+    /// against it; repeat for several baselines.
     #[arg(long, value_name = "P")]
-    pub baseline: Option<String>,
+    pub baseline: Vec<String>,
+    /// Predictor the policy decides with (see `cosched predict --list`):
+    /// NAME or NAME:key=value,...
+    #[arg(long, value_name = "M", default_value = "measured")]
+    pub predictor: String,
     /// Runs per policy.
     #[arg(long, default_value_t = 1)]
     pub repeats: u32,
@@ -106,6 +117,36 @@ fn solo_time(store: &Store, w: &Workload, i: usize, cals: &BTreeMap<String, cosc
     Ok(None)
 }
 
+/// The slowdown source: the chosen predictor fitted on everything the store
+/// holds for the workload (real runs included); when it cannot be fitted,
+/// the medians of the newest pairs campaign.
+/// Also returns the source's name as runs record it: the predictor spec, or
+/// `pairs-table` when the fallback decided.
+pub fn predicted_source(store: &Store, w: &Workload, spec: &str) -> anyhow::Result<(Box<dyn SlowdownSource>, String, String)> {
+    let mut predictor = super::predict::build(spec)?;
+    let m = store.measurements(&w.name)?;
+    let (train, sources) = super::predict::available_training_set(&m, w)?;
+    let fitted = if train.pairs.is_empty() {
+        Err("no measured pairs of the workload".to_string())
+    } else {
+        predictor.fit(&train).map_err(|e| e.to_string())
+    };
+    match fitted {
+        Ok(()) => {
+            let jobs: Vec<_> = w.jobs.iter().map(|j| train.programs[&j.name].clone()).collect();
+            let note = format!("predictor {spec} fitted on {} ordered pairs of `{}`: {}", train.pairs.len(), w.name, sources.describe());
+            Ok((Box::new(Predicted::new(predictor, jobs)), note, spec.to_string()))
+        }
+        Err(why) => {
+            let (table, note) = slowdown_source(store, w)?;
+            Ok((Box::new(table), format!("predictor {spec} could not be fitted ({why}); {note}"), PAIRS_TABLE.to_string()))
+        }
+    }
+}
+
+/// The name runs record when the newest pairs campaign's medians decided.
+pub const PAIRS_TABLE: &str = "pairs-table";
+
 /// The slowdown source: medians of the workload's newest pairs campaign.
 fn slowdown_source(store: &Store, w: &Workload) -> anyhow::Result<(PairTable, String)> {
     let n = w.jobs.len();
@@ -143,6 +184,14 @@ struct Plan {
 }
 
 pub fn run(a: RunArgs) -> anyhow::Result<()> {
+    let mut page = Page::new("cosched run");
+    run_into(a, &mut page)
+}
+
+/// The verb, with the report's sections appended to `page` (`cosched demo`
+/// puts them into its own report); with `--report`, the page is written as
+/// index.html beside the run's files.
+pub fn run_into(a: RunArgs, page: &mut Page) -> anyhow::Result<()> {
     // Everything the user gave is checked before the store is opened, so bad
     // input writes nothing.
     let w = load_workload(&a.workload)?;
@@ -151,7 +200,10 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     }
     let pref: Preference = a.cgroups.parse().map_err(|e: String| bad_input(format!("--cgroups: {e}")))?;
     let (pname, pparams, note1) = policy_spec(&a.policy, "--policy")?;
-    let baseline = a.baseline.as_deref().map(|b| policy_spec(b, "--baseline")).transpose()?;
+    let baselines = a.baseline.iter().map(|b| policy_spec(b, "--baseline")).collect::<anyhow::Result<Vec<_>>>()?;
+    cosched_predict::predictors::parse_spec(&a.predictor)
+        .and_then(|(n, p)| cosched_predict::predictor_by_name(&n, &p).map(drop))
+        .map_err(|e| bad_input(format!("--predictor {}: {e}; see `cosched predict --list`", a.predictor)))?;
     let node_cpus: Vec<u32> = (0..std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)).collect();
     let pools: Vec<(u32, bool)> =
         w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
@@ -161,7 +213,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     let _lock = RunLock::acquire(&lock_path).map_err(anyhow::Error::msg)?;
     let mut store = a.db.open()?;
     install_interrupt_handler();
-    for n in [note1, baseline.as_ref().and_then(|b| b.2.clone())].into_iter().flatten() {
+    for n in std::iter::once(note1).chain(baselines.iter().map(|b| b.2.clone())).flatten() {
         step(&n);
     }
     calibrate_missing(&w, &mut store)?;
@@ -210,7 +262,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
             .map(|(p, &(cores, _))| PoolInfo { name: p.name.clone(), cores, kind: p.kind })
             .collect(),
     };
-    let (source, source_note) = slowdown_source(&store, &w)?;
+    let (source, source_note, source_name) = predicted_source(&store, &w, &a.predictor)?;
     step(&format!("slowdown source: {source_note}"));
     if !solo_notes.is_empty() {
         step(&format!(
@@ -228,24 +280,26 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     }
 
     let main_label = spec_label(&pname, &pparams);
+    let baseline_labels: Vec<String> = baselines.iter().map(|(n, p, _)| spec_label(n, p)).collect();
     let mut plans = Vec::new();
     for r in 0..a.repeats {
         let mut pair = vec![Plan { label: main_label.clone(), name: pname.clone(), params: pparams.clone(), repeat: r }];
-        if let Some((bn, bp, _)) = &baseline {
+        for (bn, bp, _) in &baselines {
             pair.push(Plan { label: spec_label(bn, bp), name: bn.clone(), params: bp.clone(), repeat: r });
-            // Alternating which goes first keeps a drift of the node from
-            // favouring one policy.
-            if r % 2 == 1 {
-                pair.reverse();
-            }
         }
+        // Rotating which goes first keeps a drift of the node from
+        // favouring one policy.
+        let k = pair.len();
+        pair.rotate_left(r as usize % k);
         plans.extend(pair);
     }
     let params = serde_json::json!({
         "workload": w.name,
         "jobs": jobs.iter().map(|j| serde_json::json!({"name": j.name, "argv": j.argv, "cores": j.cores})).collect::<Vec<_>>(),
         "policy": main_label,
-        "baseline": baseline.as_ref().map(|(n, p, _)| spec_label(n, p)),
+        "baseline": baseline_labels,
+        // What decided (and predicted), for `evaluate-predictors --from-runs`.
+        "predictor": source_name,
         "repeats": a.repeats,
     })
     .to_string();
@@ -307,7 +361,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
             }
         };
         let outcome = execute(
-            &mut store, run_id, plan, &w, &jobs, &sim, &platform, &source, &iso, &cpus_of_pool, &shared, &series, &log_root,
+            &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series, &log_root,
             user, done, attempts, origin,
         );
         match outcome {
@@ -319,7 +373,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
                      Continue with: cosched run --workload {} --policy {}{} --repeats {} --resume",
                     a.workload.display(),
                     a.policy,
-                    a.baseline.as_ref().map(|b| format!(" --baseline {b}")).unwrap_or_default(),
+                    a.baseline.iter().map(|b| format!(" --baseline {b}")).collect::<String>()
+                        + &if a.predictor != "measured" { format!(" --predictor {}", a.predictor) } else { String::new() },
                     a.repeats
                 );
                 return Err(anyhow::Error::new(Interrupted(sig)));
@@ -331,7 +386,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         }
         finished.push(store.run(run_id)?.expect("just finished"));
     }
-    show(&a, &store, &w, &sim, &finished, &main_label, baseline.as_ref().map(|(n, p, _)| spec_label(n, p)), &iso, &source_note, &cpus_of_pool)
+    show(&a, page, &store, &w, &sim, &finished, &main_label, &baseline_labels, &iso, &source_note, &cpus_of_pool)
 }
 
 fn now_unix() -> u64 {
@@ -371,7 +426,7 @@ fn execute(
     jobs: &[NodeJob],
     sim: &[SimJob],
     platform: &Platform,
-    source: &PairTable,
+    source: &dyn SlowdownSource,
     iso: &Isolation,
     cpus_of_pool: &[Vec<u32>],
     shared: &[bool],
@@ -514,12 +569,13 @@ fn final_attempts(recs: &[RunJobRecord], n: usize) -> Vec<&RunJobRecord> {
 #[allow(clippy::too_many_arguments)]
 fn show(
     a: &RunArgs,
+    page: &mut Page,
     store: &Store,
     w: &Workload,
     sim: &[SimJob],
     runs: &[RunRecord],
     main: &str,
-    baseline: Option<String>,
+    baselines: &[String],
     iso: &Isolation,
     source_note: &str,
     cpus_of_pool: &[Vec<u32>],
@@ -561,7 +617,7 @@ fn show(
         ("worst turnaround", |v| v.metrics.map(|m| m.worst_turnaround)),
         ("worst slowdown", |v| v.worst_measured),
     ];
-    let labels: Vec<String> = std::iter::once(main.to_string()).chain(baseline.clone()).collect();
+    let labels: Vec<String> = std::iter::once(main.to_string()).chain(baselines.iter().cloned()).collect();
     let mut summary_rows = Vec::new();
     let mut summary_json = Vec::new();
     for l in &labels {
@@ -578,7 +634,8 @@ fn show(
     }
     let mut rate_rows = Vec::new();
     let mut rate_json = serde_json::Map::new();
-    if let Some(b) = &baseline {
+    for b in baselines {
+        let mut per = serde_json::Map::new();
         for (name, pick) in figures {
             let mut rates = Vec::new();
             for v in views.iter().filter(|v| v.rec.policy == main) {
@@ -589,11 +646,13 @@ fn show(
             }
             let s = Summary::of(&rates);
             rate_rows.push(vec![
+                b.clone(),
                 name.to_string(),
                 s.map_or("-".into(), |s| format!("{:+.1} % ({:+.1} .. {:+.1} %, n={})", s.median * 100.0, s.min * 100.0, s.max * 100.0, s.n)),
             ]);
-            rate_json.insert(name.into(), serde_json::to_value(s)?);
+            per.insert(name.into(), serde_json::to_value(s)?);
         }
+        rate_json.insert(b.clone(), serde_json::Value::Object(per));
     }
     let last_main = views.iter().rev().find(|v| v.rec.policy == main);
     let job_head = ["job", "status", "cpus", "start s", "end s", "beside at start", "predicted", "measured", "solo s"];
@@ -622,7 +681,7 @@ fn show(
     let mechanisms = iso.mechanisms();
 
     if let Some(dir) = &a.report {
-        write_report(dir, w, &views, &run_head, &run_rows, &labels, &summary_rows, &rate_rows, &job_head, &job_rows, &mechanisms, source_note, cpus_of_pool)?;
+        write_report(page, dir, w, &views, &run_head, &run_rows, &summary_rows, &rate_rows, &job_head, &job_rows, &mechanisms, source_note, cpus_of_pool)?;
     }
     if a.json {
         let runs_json: Vec<_> = views
@@ -637,7 +696,7 @@ fn show(
                 "slowdown_source": source_note,
                 "runs": runs_json,
                 "summary": summary_json,
-                "baseline": baseline,
+                "baselines": baselines,
                 "increase_rates": rate_json,
             }))?
         );
@@ -653,9 +712,9 @@ fn show(
     let mut h = vec!["policy"];
     h.extend(figures.iter().map(|f| f.0));
     println!("{}\n", table(&h, &summary_rows));
-    if let Some(b) = &baseline {
-        println!("Increase rate of {main} vs {b}, repeat by repeat (negative = better):");
-        println!("{}\n", table(&["figure", "median (min .. max, n)"], &rate_rows));
+    if !baselines.is_empty() {
+        println!("Increase rate of {main} vs each baseline, repeat by repeat (negative = better):");
+        println!("{}\n", table(&["baseline", "figure", "median (min .. max, n)"], &rate_rows));
     }
     println!("slowdown = run time / stored solo time (kernels: their work phase); predicted = the policy's source before the start.");
     if let Some(d) = &a.report {
@@ -666,12 +725,12 @@ fn show(
 
 #[allow(clippy::too_many_arguments)]
 fn write_report(
+    page: &mut Page,
     dir: &Path,
     w: &Workload,
     views: &[RunView],
     run_head: &[&str],
     run_rows: &[Vec<String>],
-    labels: &[String],
     summary_rows: &[Vec<String>],
     rate_rows: &[Vec<String>],
     job_head: &[&str],
@@ -684,7 +743,6 @@ fn write_report(
     let write = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text).map_err(|e| anyhow::anyhow!("{}: {e}", dir.join(name).display()))
     };
-    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let mut rows_cpu: Vec<(u32, String)> = Vec::new();
     for (p, cpus) in w.pools.iter().zip(cpus_of_pool) {
         for &c in cpus {
@@ -693,22 +751,39 @@ fn write_report(
             }
         }
     }
-    let mut blocks = vec![
-        Block::Paragraph(format!("Workload `{}`: {} jobs. Slowdown source: {source_note}.", w.name, w.jobs.len())),
-        Block::Heading("Mechanisms".into()),
-        Block::Table(
-            s(&["feature", "how", "why"]),
-            mechanisms.iter().map(|m| vec![m.feature.to_string(), m.how.clone(), m.why.clone().unwrap_or_default()]).collect(),
-        ),
-        Block::Heading("Runs".into()),
-        Block::Table(s(run_head), run_rows.to_vec()),
-        Block::Heading("Per policy: median (min-max, n repeats)".into()),
-        Block::Table(s(&["policy", "makespan", "avg turnaround", "worst turnaround", "worst slowdown"]), summary_rows.to_vec()),
-    ];
+    page.paragraph(&format!("Workload `{}`: {} jobs. Slowdown source: {source_note}.", w.name, w.jobs.len()));
+    page.section("Mechanisms").table(
+        &["feature", "how", "why"],
+        &mechanisms.iter().map(|m| vec![m.feature.to_string(), m.how.clone(), m.why.clone().unwrap_or_default()]).collect::<Vec<_>>(),
+    );
+    page.section("Runs").table(run_head, run_rows);
+    page.section("Per policy: median (min-max, n repeats)")
+        .table(&["policy", "makespan", "avg turnaround", "worst turnaround", "worst slowdown"], summary_rows);
     if !rate_rows.is_empty() {
-        blocks.push(Block::Heading(format!("Increase rate of {} vs {}", labels[0], labels.get(1).cloned().unwrap_or_default())));
-        blocks.push(Block::Table(s(&["figure", "median (min .. max, n)"]), rate_rows.to_vec()));
+        page.section("Increase rates against the baselines").table(&["baseline", "figure", "median (min .. max, n)"], rate_rows);
     }
+    // Each job's prediction (made before it started, by the run's source)
+    // beside what its run measured: the mispredictions the learning loop
+    // feeds back.
+    let mut pv_rows = Vec::new();
+    for v in views {
+        for j in final_attempts(&v.jobs, w.jobs.len()) {
+            let observed = j.end.as_ref().and_then(|e| e.slowdown);
+            pv_rows.push(vec![
+                format!("{} #{} (run {})", v.rec.policy, v.rec.repeat + 1, v.rec.id),
+                j.start.job.clone(),
+                if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join(",") },
+                format!("{:.2}", j.start.predicted),
+                observed.map_or("-".into(), |o| format!("{o:.2}")),
+                observed.map_or("-".into(), |o| format!("{:+.0} %", (j.start.predicted - o) / o * 100.0)),
+            ]);
+        }
+    }
+    page.section("Predicted vs observed slowdown per job").table(
+        &["run", "job", "beside at start", "predicted", "observed", "error"],
+        &pv_rows,
+    );
+    page.note("predicted: the slowdown source beside the jobs running when the job started; observed: run time over stored solo time (co-runners may change during the run).");
     let mut jobs_csv = String::from("run,policy,repeat,job,attempt,status,status_value,cpus,arrival_s,start_s,end_s,predicted,slowdown,solo_s,work_s,beside\n");
     let mut trace_csv = String::from("run,policy,repeat,time_s,job,event\n");
     for v in views {
@@ -729,9 +804,7 @@ fn write_report(
         let svg = gantt(&title, &rows_cpu, &bars);
         let file = format!("gantt-run{}.svg", v.rec.id);
         write(&file, &svg)?;
-        blocks.push(Block::Heading(title));
-        blocks.push(Block::Svg(svg));
-        blocks.push(Block::Table(s(job_head), job_rows(v)));
+        page.section(&title).svg(&svg).table(job_head, &job_rows(v));
         for j in &v.jobs {
             let e = j.end.as_ref();
             let o = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
@@ -770,12 +843,12 @@ fn write_report(
     write("trace.csv", &trace_csv)?;
     let json: Vec<_> = views.iter().map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "jobs": v.jobs})).collect();
     write("runs.json", &serde_json::to_string_pretty(&json)?)?;
-    blocks.push(Block::Heading("Data".into()));
-    blocks.push(Block::Links(vec![
-        ("jobs of every run (CSV)".into(), "jobs.csv".into()),
-        ("event traces (CSV, model::metrics format)".into(), "trace.csv".into()),
-        ("runs, metrics and jobs (JSON)".into(), "runs.json".into()),
-    ]));
-    write("index.html", &page(&format!("cosched run: {}", w.name), &blocks))?;
+    page.section("Data")
+        .link("jobs.csv", "jobs of every run (CSV)")
+        .link("trace.csv", "event traces (CSV, model::metrics format)")
+        .link("runs.json", "runs, metrics and jobs (JSON)");
+    let mut own = page.clone();
+    own.set_title(&format!("cosched run: {}", w.name));
+    write("index.html", &own.render())?;
     Ok(())
 }

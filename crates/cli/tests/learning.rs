@@ -1,0 +1,137 @@
+//! The learning loop end to end: `cosched run` decides with the chosen
+//! predictor fitted on the store, records its prediction before each job
+//! starts, and a job that ran beside one unchanged co-runner becomes a
+//! measured pair sample that the next run's predictor uses.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use cosched_model::profile::{JobProfile, ProfileSummary, SyscallSource};
+use cosched_model::provenance::Provenance;
+use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord, ProfileRecord, Store};
+
+fn prov() -> Provenance {
+    Provenance {
+        hostname: "test".into(),
+        cpu_model: "cpu".into(),
+        cores: 2,
+        kernel_version: "k".into(),
+        cosched_version: "v".into(),
+        git_commit: "g".into(),
+        started_unix: 1,
+        command: "synthetic".into(),
+        seed: None,
+    }
+}
+
+fn profile(solo_s: f64, u: f64) -> serde_json::Value {
+    let s = ProfileSummary {
+        wall_s: solo_s,
+        host_load_mean: u,
+        host_load_peak: u,
+        cores_used: 2.0 * u,
+        syscall_rate: Some(10.0),
+        syscall_count: Some(1),
+        syscall_source: SyscallSource::ProcSyscrSyscw,
+        vol_ctx_rate: 1.0,
+        invol_ctx_rate: 1.0,
+        read_bps: 0.0,
+        write_bps: 0.0,
+        max_rss_kib: 1000,
+        fault_rate: 0.0,
+        counters: BTreeMap::new(),
+    };
+    serde_json::to_value(JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()).unwrap()
+}
+
+/// `a` (0.8 s) and `b` (0.1 s) on two cores; stored: both profiled with a
+/// solo time of 0.1 s, and one pairs repeat where b beside a is 1.5.
+fn setup(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let wl = dir.join("learn.toml");
+    std::fs::write(
+        &wl,
+        "name = \"learn\"\n[[pools]]\nname = \"host\"\ncores = 2\n\
+         [[jobs]]\nname = \"a\"\ncommand = \"sleep 0.8\"\n\
+         [[jobs]]\nname = \"b\"\ncommand = \"sleep 0.1\"\n",
+    )
+    .unwrap();
+    let db = dir.join("l.db");
+    let mut s = Store::open(&db).unwrap();
+    let c = s.begin_campaign(CampaignKind::Profile, "learn", "{}", &prov()).unwrap();
+    for (j, t, u) in [("a", "0.8", 0.5), ("b", "0.1", 0.3)] {
+        // The program key `cosched run` looks a job's solo time up by.
+        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command sleep {t}"), summary: profile(0.1, u) })
+            .unwrap();
+    }
+    s.finish_campaign(c, CampaignStatus::Done).unwrap();
+    let p = s.begin_campaign(CampaignKind::Pairs, "learn", "{}", &prov()).unwrap();
+    s.add_pair_run(
+        p,
+        &PairRunRecord {
+            fg_job: "a".into(),
+            bg_job: "b".into(),
+            repeat: 0,
+            fg_cpus: vec![0],
+            bg_cpus: vec![1],
+            shared_cpus: false,
+            fg_solo_s: 1.0,
+            fg_corun_s: 1.2,
+            bg_solo_s: 1.0,
+            bg_corun_s: 1.5,
+            fg_relaunches: 0,
+            bg_relaunches: 0,
+            fg_timing: "process".into(),
+            bg_timing: "process".into(),
+        },
+    )
+    .unwrap();
+    s.finish_campaign(p, CampaignStatus::Done).unwrap();
+    (wl, db)
+}
+
+fn run(wl: &Path, db: &Path, dir: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .arg("run")
+        .arg("--workload")
+        .arg(wl)
+        .args(["--policy", "noplan", "--db"])
+        .arg(db)
+        .arg("--lock")
+        .arg(dir.join("run.lock"))
+        .env("COSCHED_DATA_DIR", dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}\n{}", String::from_utf8_lossy(&out.stdout));
+    err
+}
+
+/// b's attempt in the newest run: (predicted at its start, measured).
+fn b_of_last_run(db: &Path) -> (f64, Option<f64>) {
+    let s = Store::open_existing(db).unwrap();
+    let last = s.runs().unwrap().pop().unwrap();
+    let b = s.run_jobs(last.id).unwrap().into_iter().find(|j| j.start.job == "b").unwrap();
+    assert_eq!(b.start.beside, ["a"], "noplan starts a, then b beside it");
+    (b.start.predicted, b.end.and_then(|e| e.slowdown))
+}
+
+#[test]
+fn a_run_predicts_with_the_chosen_predictor_and_the_next_run_learns_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wl, db) = setup(dir.path());
+    let err = run(&wl, &db, dir.path());
+    assert!(err.contains("predictor measured fitted on 2 ordered pairs"), "{err}");
+    assert!(err.contains("0 pair sample(s) from real runs"), "{err}");
+    let (predicted, measured) = b_of_last_run(&db);
+    assert_eq!(predicted, 1.5, "the measured pair, as `measured` predicts it");
+    let s1 = measured.expect("b has a stored solo time");
+    let samples = Store::open_existing(&db).unwrap().run_pair_samples("learn").unwrap();
+    assert_eq!(samples.len(), 1, "b ran its whole time beside a: {samples:?}");
+    assert_eq!((samples[0].victim.as_str(), samples[0].co_runner.as_str(), samples[0].slowdown), ("b", "a", s1));
+
+    let err = run(&wl, &db, dir.path());
+    assert!(err.contains("1 pair sample(s) from real runs"), "{err}");
+    let (predicted, _) = b_of_last_run(&db);
+    assert!((predicted - (1.5 + s1) / 2.0).abs() < 1e-9, "median of the pairs repeat and the run's sample: {predicted} vs {s1}");
+}
