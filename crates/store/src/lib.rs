@@ -92,6 +92,22 @@ mod records;
 mod runs;
 mod schema;
 
+/// The provenance of rows written by unit tests: fixed, so rows compare exactly.
+#[cfg(test)]
+pub(crate) fn test_provenance(command: &str, started_unix: u64) -> Provenance {
+    Provenance {
+        hostname: "h".into(),
+        cpu_model: "c".into(),
+        cores: 2,
+        kernel_version: "k".into(),
+        cosched_version: "v".into(),
+        git_commit: "g".into(),
+        started_unix,
+        command: command.into(),
+        seed: None,
+    }
+}
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

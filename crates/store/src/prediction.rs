@@ -246,17 +246,7 @@ mod tests {
     use super::*;
 
     fn prov() -> Provenance {
-        Provenance {
-            hostname: "h".into(),
-            cpu_model: "c".into(),
-            cores: 2,
-            kernel_version: "k".into(),
-            cosched_version: "v".into(),
-            git_commit: "g".into(),
-            started_unix: 5,
-            command: "cosched evaluate-predictors --workload w.toml".into(),
-            seed: None,
-        }
+        crate::test_provenance("cosched evaluate-predictors --workload w.toml", 5)
     }
 
     fn eval(predictor: &str) -> EvaluationRecord {

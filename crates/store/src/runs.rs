@@ -299,17 +299,7 @@ mod tests {
     use super::*;
 
     fn prov() -> Provenance {
-        Provenance {
-            hostname: "h".into(),
-            cpu_model: "c".into(),
-            cores: 2,
-            kernel_version: "k".into(),
-            cosched_version: "v".into(),
-            git_commit: "g".into(),
-            started_unix: 0,
-            command: "cosched run".into(),
-            seed: None,
-        }
+        crate::test_provenance("cosched run", 0)
     }
 
     fn start(job: &str, index: u32, attempt: u32, t: f64) -> RunJobStart {
