@@ -24,6 +24,10 @@ pub struct Learned {
     levels: Vec<ProbeLevel>,
     model: Option<Linear>,
     lambda: f64,
+    /// ln slowdown range of the training pairs: a line extrapolates without
+    /// bound, and a co-run never slows or speeds a job beyond what some
+    /// measured pair did (a 0.1x "speed-up" came out of noisy data).
+    range: (f64, f64),
     band: Band,
 }
 
@@ -110,14 +114,18 @@ impl Predictor for Learned {
         self.lambda = best.1;
         let model = Linear::ridge(&xs, &ys, self.lambda)
             .ok_or_else(|| PredictError::Fit { name: self.name().into(), why: "singular system".into() })?;
-        self.band = Band::of(&obs.iter().zip(&xs).map(|((_, _, m), x)| (*m, model.at(x).exp())).collect::<Vec<_>>());
+        self.range = ys.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(*y), hi.max(*y)));
+        let range = self.range;
+        self.band = Band::of(
+            &obs.iter().zip(&xs).map(|((_, _, m), x)| (*m, model.at(x).clamp(range.0, range.1).exp())).collect::<Vec<_>>(),
+        );
         self.model = Some(model);
         Ok(())
     }
 
     fn predict_pair(&self, victim: &Characterization, other: &Characterization) -> Prediction {
         match &self.model {
-            Some(m) => self.band.around(m.at(&features(&self.levels, victim, other)).exp()),
+            Some(m) => self.band.around(m.at(&features(&self.levels, victim, other)).clamp(self.range.0, self.range.1).exp()),
             None => Prediction::alone(),
         }
     }
@@ -127,6 +135,26 @@ impl Predictor for Learned {
 mod tests {
     use super::*;
     use crate::testdata::{all_pairs, curve_program, with_load};
+
+    #[test]
+    fn predictions_stay_within_the_measured_range_far_outside_the_training_features() {
+        // ln s = 0.5 U_victim over loads 0.1 .. 0.9; a victim with load 50
+        // would extrapolate to e^25, but no measured pair slowed by more than
+        // e^0.45.
+        let progs: Vec<Characterization> = (0..5)
+            .map(|i| with_load(curve_program(&format!("p{i}"), [1.0; 6], [1.0; 6]), 0.1 + 0.2 * i as f64, 10.0))
+            .collect();
+        let truth = |v: &Characterization, _: &Characterization| (0.5 * Features::of(v).host_load).exp();
+        let train = TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap();
+        let mut p = Learned::default();
+        p.fit(&train).unwrap();
+        let hi = (0.5f64 * 0.9).exp();
+        let lo = (0.5f64 * 0.1).exp();
+        let wild = with_load(curve_program("wild", [1.0; 6], [1.0; 6]), 50.0, 10.0);
+        let calm = with_load(curve_program("calm", [1.0; 6], [1.0; 6]), -50.0, 10.0);
+        assert!((p.predict_pair(&wild, &progs[0]).slowdown - hi).abs() < 1e-9);
+        assert!((p.predict_pair(&calm, &progs[0]).slowdown - lo).abs() < 1e-9);
+    }
 
     #[test]
     fn a_log_linear_truth_in_its_features_is_recovered_for_a_held_out_program() {

@@ -3,6 +3,7 @@
 mod call;
 mod learned;
 mod measured;
+mod nearest;
 mod probe;
 mod scn;
 mod twins;
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 pub use call::CAll;
 pub use learned::Learned;
 pub use measured::Measured;
+pub use nearest::Nearest;
 pub use probe::ProbeCurve;
 pub use scn::Scn;
 pub use twins::Twins;
@@ -27,6 +29,7 @@ const PREDICTORS: &[(&str, &str)] = &[
     ("probe", "seed 003(c): the victim's probe sensitivity read at the co-runner's contentiousness, calibrated by a line"),
     ("twins", "seed 003(d): another predictor (base=NAME, default scn) times a factor learned for twins"),
     ("learned", "ridge regression of ln slowdown on profile and probe features of both jobs"),
+    ("nearest", "twins generalised: kernel-weighted mean of the measured pairs whose programs look most alike alone (width=H fixes the kernel width)"),
     ("measured", "the measured pair matrix where a pair was measured; another predictor (fallback=NAME, default learned) elsewhere"),
 ];
 
@@ -41,6 +44,7 @@ pub fn predictor_by_name(name: &str, params: &Params) -> Result<Box<dyn Predicto
     let allowed: &[&str] = match name {
         "twins" => &["base"],
         "measured" => &["fallback"],
+        "nearest" => &["width"],
         "c-all" | "scn" | "probe" | "learned" => &[],
         _ => {
             let known: Vec<&str> = PREDICTORS.iter().map(|p| p.0).collect();
@@ -66,6 +70,13 @@ pub fn predictor_by_name(name: &str, params: &Params) -> Result<Box<dyn Predicto
         "scn" => Box::new(Scn::default()),
         "probe" => Box::new(ProbeCurve::default()),
         "learned" => Box::new(Learned::default()),
+        "nearest" => match params.get("width") {
+            None => Box::new(Nearest::default()),
+            Some(w) => match w.parse::<f64>() {
+                Ok(h) if h.is_finite() && h > 0.0 => Box::new(Nearest::with_width(h)),
+                _ => return Err(format!("predictor `nearest`: width={w} is not a positive number")),
+            },
+        },
         "twins" => Box::new(Twins::new(inner("base", "scn")?)),
         _ => Box::new(Measured::new(inner("fallback", "learned")?)),
     })
