@@ -135,3 +135,42 @@ fn a_run_predicts_with_the_chosen_predictor_and_the_next_run_learns_from_it() {
     let (predicted, _) = b_of_last_run(&db);
     assert!((predicted - (1.5 + s1) / 2.0).abs() < 1e-9, "median of the pairs repeat and the run's sample: {predicted} vs {s1}");
 }
+
+#[test]
+fn a_run_takes_solo_times_from_the_pairs_campaigns_solo_repeats_when_it_has_three() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wl, db) = setup(dir.path());
+    {
+        // Two more repeats: b alone took 1.0 (repeat 0), 0.2 and 0.3 s.
+        let mut s = Store::open_existing(&db).unwrap();
+        let p = s.begin_campaign(CampaignKind::Pairs, "learn", "{}", &prov()).unwrap();
+        for (repeat, b_solo) in [(0u32, 1.0), (1, 0.2), (2, 0.3)] {
+            let r = PairRunRecord {
+                fg_job: "a".into(),
+                bg_job: "b".into(),
+                repeat,
+                fg_cpus: vec![0],
+                bg_cpus: vec![1],
+                shared_cpus: false,
+                fg_solo_s: 0.8,
+                fg_corun_s: 0.9,
+                bg_solo_s: b_solo,
+                bg_corun_s: 1.5 * b_solo,
+                fg_relaunches: 0,
+                bg_relaunches: 0,
+                fg_timing: "process".into(),
+                bg_timing: "process".into(),
+            };
+            s.add_pair_run(p, &r).unwrap();
+        }
+        s.finish_campaign(p, CampaignStatus::Done).unwrap();
+    }
+    let err = run(&wl, &db, dir.path());
+    assert!(err.contains("solo times from pairs campaign 3 (median of 3 solo runs each): all 2 jobs"), "{err}");
+    let s = Store::open_existing(&db).unwrap();
+    let last = s.runs().unwrap().pop().unwrap();
+    let jobs = s.run_jobs(last.id).unwrap();
+    let solo = |name: &str| jobs.iter().find(|j| j.start.job == name).unwrap().start.solo_s;
+    assert_eq!(solo("b"), Some(0.3), "median of 1.0, 0.2, 0.3 rather than the profile's 0.1");
+    assert_eq!(solo("a"), Some(0.8));
+}

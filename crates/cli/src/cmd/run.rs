@@ -40,7 +40,10 @@ use crate::progress::{step, Progress};
     pairs, else `learned`) fitted on the store's profiles, probes, pairs and\n\
     earlier real runs of the workload; when it cannot be fitted, the latest\n\
     pairs campaign's medians, else 1. The prediction made before each job\n\
-    starts is stored with the job. With --baseline (repeatable), the policy\n\
+    starts is stored with the job; its measured slowdown is its run time over\n\
+    its solo time: the median of the latest pairs campaign's solo repeats of\n\
+    the job, else its profile's, else its calibrated time (the output says\n\
+    which). With --baseline (repeatable), the policy\n\
     and each baseline run in turn repeat by repeat, and increase rates are\n\
     (policy - baseline) / baseline of the same repeat.\n\
     Every job start and end is stored as it happens, so --resume finishes a\n\
@@ -96,13 +99,42 @@ fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(String, Params, Option
     Ok((name, params, note))
 }
 
-/// Solo time of a job: its latest stored profile, else its calibrated
-/// work over the calibrated rate; with where it came from.
-fn solo_time(store: &Store, w: &Workload, i: usize, cals: &BTreeMap<String, cosched_model::calibration::Calibration>) -> anyhow::Result<Option<(f64, String, &'static str)>> {
+/// Fewest solo repeats of a pairs campaign that make its median the solo time.
+const MIN_PAIR_SOLOS: usize = 3;
+
+/// Solo time of a job, with its timing and where it came from: the median
+/// of the latest pairs campaign's solo repeats of the job (one before every
+/// co-run, spread over the campaign, so tens of samples rather than the
+/// profile's few back-to-back runs; cache-bound jobs alone drift by 25 %
+/// between minutes on a shared host), else its latest stored profile, else
+/// its calibrated work over the calibrated rate.
+fn solo_time(
+    store: &Store,
+    m: &cosched_store::Measurements,
+    w: &Workload,
+    i: usize,
+    cals: &BTreeMap<String, cosched_model::calibration::Calibration>,
+) -> anyhow::Result<Option<(f64, String, String, usize)>> {
     let job = &w.jobs[i];
-    if let Some((_, p)) = store.latest_profile(&job.program_key())? {
+    if let Some((campaign, runs)) = &m.pairs {
+        let mut times = Vec::new();
+        let mut timing = String::new();
+        for r in runs {
+            for (name, t, how) in [(&r.fg_job, r.fg_solo_s, &r.fg_timing), (&r.bg_job, r.bg_solo_s, &r.bg_timing)] {
+                if *name == job.name && t.is_finite() && t > 0.0 {
+                    times.push(t);
+                    timing = how.clone();
+                }
+            }
+        }
+        if times.len() >= MIN_PAIR_SOLOS {
+            let n = times.len();
+            return Ok(Some((cosched_model::stats::median(&times), timing, format!("pairs campaign {}", campaign.id.0), n)));
+        }
+    }
+    if let Some((campaign, p)) = store.latest_profile(&job.program_key())? {
         if let Ok(prof) = serde_json::from_value::<cosched_model::profile::JobProfile>(p.summary) {
-            return Ok(Some((prof.solo_s.median, prof.timing, "profile")));
+            return Ok(Some((prof.solo_s.median, prof.timing, format!("profile campaign {}", campaign.0), prof.solo_s.n)));
         }
     }
     if let (Some(key), Ok(Some(work))) =
@@ -110,7 +142,7 @@ fn solo_time(store: &Store, w: &Workload, i: usize, cals: &BTreeMap<String, cosc
     {
         if let Some(c) = cals.get(&key) {
             if c.rate.median > 0.0 {
-                return Ok(Some((work as f64 / c.rate.median, "work-phase".into(), "calibration")));
+                return Ok(Some((work as f64 / c.rate.median, "work-phase".into(), "calibration".into(), c.rate.n)));
             }
         }
     }
@@ -221,12 +253,20 @@ pub fn run_into(a: RunArgs, page: &mut Page) -> anyhow::Result<()> {
     let mut jobs = Vec::new();
     let mut sim = Vec::new();
     let mut solo_notes = Vec::new();
+    // Where each job's solo time came from: source -> (jobs, repeats behind each).
+    let mut solo_from: BTreeMap<String, (Vec<&str>, Vec<usize>)> = BTreeMap::new();
+    let measured = store.measurements(&w.name)?;
     for (i, j) in w.jobs.iter().enumerate() {
         let argv = job_argv(j, &cals).map_err(anyhow::Error::msg)?;
-        let solo = solo_time(&store, &w, i, &cals)?;
+        let solo = solo_time(&store, &measured, &w, i, &cals)?;
+        if let Some((_, _, from, n)) = &solo {
+            let e = solo_from.entry(from.clone()).or_default();
+            e.0.push(&j.name);
+            e.1.push(*n);
+        }
         let pool = w.pools.iter().position(|p| p.name == j.pool).expect("the parser checked the pool");
         let estimate = match &solo {
-            Some((s, _, _)) => *s,
+            Some((s, ..)) => *s,
             None => {
                 solo_notes.push(j.name.clone());
                 match j.amount {
@@ -242,7 +282,7 @@ pub fn run_into(a: RunArgs, page: &mut Page) -> anyhow::Result<()> {
             cores: j.cores,
             timeout: j.timeout,
             memory_mib: j.memory_mib,
-            solo: solo.as_ref().map(|(s, t, _)| (*s, t.clone())),
+            solo: solo.as_ref().map(|(s, t, ..)| (*s, t.clone())),
             kernel: j.kernel().is_some(),
         });
         sim.push(SimJob {
@@ -264,9 +304,15 @@ pub fn run_into(a: RunArgs, page: &mut Page) -> anyhow::Result<()> {
     };
     let (source, source_note, source_name) = predicted_source(&store, &w, &a.predictor)?;
     step(&format!("slowdown source: {source_note}"));
+    for (from, (names, ns)) in &solo_from {
+        let (lo, hi) = (ns.iter().min().copied().unwrap_or(0), ns.iter().max().copied().unwrap_or(0));
+        let n = if lo == hi { format!("{lo}") } else { format!("{lo}-{hi}") };
+        let who = if names.len() == w.jobs.len() { format!("all {} jobs", names.len()) } else { names.join(", ") };
+        step(&format!("solo times from {from} (median of {n} solo runs each): {who}"));
+    }
     if !solo_notes.is_empty() {
         step(&format!(
-            "no stored solo time (profile or calibration) for {}: their measured slowdown is not recorded (run `cosched profile --workload FILE`)",
+            "no stored solo time (pairs, profile or calibration) for {}: their measured slowdown is not recorded (run `cosched profile --workload FILE`)",
             solo_notes.join(", ")
         ));
     }
