@@ -23,7 +23,7 @@ enum Verb {
     /// Validate workload files; errors as FILE:LINE:COL, exit code 2.
     Check(cmd::check::CheckArgs),
     /// Show this node's topology (cores, SMT, sockets, NUMA, caches, memory).
-    #[command(after_help = "Examples:\n  cosched node\n  cosched node --source sysfs   # skip hwloc\n  cosched node --json | jq .cores")]
+    #[command(after_help = "Examples:\n  cosched node\n  cosched node --source sysfs   # skip hwloc\n  cosched node --json | jq .cores\n  cosched node --latency        # which CPUs really share a cache (core-to-core round trips)\n  cosched node --latency --cpus 0-7 --repeats 9\n\n--latency bounces one cache line between two threads pinned to each pair of\nCPUs and prints the median round trip. The topology a VM declares is not where\nits vCPUs run: tens of nanoseconds mean the two CPUs share a cache, hundreds\nthat the line crosses a chiplet or socket, so co-runners there do not contend\nfor one last-level cache. Run it on a quiet node; it is measured, not stored.")]
     Node(cmd::node::NodeArgs),
     /// Measure each kernel's solo rate on this node and store it.
     #[command(after_help = "Examples:\n  cosched calibrate\n  cosched calibrate --kernel stream --kernel compute --repeats 9\n  cosched calibrate --workload examples/mixed.toml   # what a workload's `seconds` need")]

@@ -5,6 +5,7 @@
 //! nothing about policies or predictions; it measures and reports.
 
 pub mod bench;
+pub mod c2c;
 pub mod calibrate;
 pub mod cgroup;
 pub mod corun;

@@ -264,6 +264,15 @@ impl Node {
             .min_by_key(|c| (c.cpus.first().copied(), c.kind == CacheKind::Data))
     }
 
+    /// The closest data or unified cache the topology says `a` and `b` share
+    /// (lowest level holding both), if any.
+    pub fn shared_cache(&self, a: u32, b: u32) -> Option<&Cache> {
+        self.caches
+            .iter()
+            .filter(|c| c.kind != CacheKind::Instruction && c.cpus.contains(&a) && c.cpus.contains(&b))
+            .min_by_key(|c| c.level)
+    }
+
     /// Caches counted by level, kind, size and sharing, in level order
     /// (L1d, L1i, L2, L3, ...).
     pub fn cache_groups(&self) -> Vec<CacheGroup> {
@@ -535,6 +544,9 @@ mod tests {
             (llc.level, llc.size_bytes, llc.cpus.clone()),
             (3, 8 << 20, vec![0, 2])
         );
+        // SMT siblings share their L1 (the closest), other sockets nothing.
+        assert_eq!(n.shared_cache(0, 2).map(|c| c.level), Some(1));
+        assert_eq!(n.shared_cache(0, 1), None);
         let groups = n.cache_groups();
         assert_eq!(groups.len(), 2);
         assert_eq!((groups[1].instances, groups[1].pus_per_instance), (2, 2));

@@ -23,6 +23,99 @@ pub struct NodeArgs {
     /// to the tests.
     #[arg(long, conflicts_with_all = ["json", "source"])]
     pub sysfs_snapshot: bool,
+
+    /// Also measure core-to-core latency: a cache line bounced between two
+    /// pinned threads, for each pair of CPUs (see below).
+    #[arg(long, conflicts_with = "sysfs_snapshot")]
+    pub latency: bool,
+
+    /// CPUs whose pairs --latency measures [default: all when there are at
+    /// most 8, else CPU 0 against each other CPU].
+    #[arg(long, value_name = "LIST", requires = "latency")]
+    pub cpus: Option<String>,
+
+    /// Round trips per measurement of a pair.
+    #[arg(long, default_value_t = 200_000, value_name = "N", requires = "latency")]
+    pub round_trips: u64,
+
+    /// Measurements per pair (median and range shown).
+    #[arg(long, default_value_t = 5, value_name = "N", requires = "latency")]
+    pub repeats: usize,
+}
+
+/// One measured pair of CPUs.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LatencyRow {
+    pub a: u32,
+    pub b: u32,
+    /// Round trip of one cache line, nanoseconds: median and spread.
+    pub round_trip_ns: cosched_model::stats::Summary,
+    /// The closest cache the declared topology says the two share (`L2`,
+    /// `L3`), if any.
+    pub declared_shared: Option<String>,
+}
+
+/// The pairs `--latency` measures: every pair of `cpus`, or on a node of
+/// more than 8 CPUs with no list given, the first CPU against each other.
+fn latency_pairs(cpus: &[u32], listed: bool) -> Vec<(u32, u32)> {
+    if !listed && cpus.len() > 8 {
+        return cpus[1..].iter().map(|&b| (cpus[0], b)).collect();
+    }
+    let mut v = Vec::new();
+    for (i, &a) in cpus.iter().enumerate() {
+        for &b in &cpus[i + 1..] {
+            v.push((a, b));
+        }
+    }
+    v
+}
+
+fn measure_latency(args: &NodeArgs, node: &Node) -> anyhow::Result<Vec<LatencyRow>> {
+    let listed = args.cpus.is_some();
+    let cpus = match &args.cpus {
+        Some(list) => super::common::parse_cpus(list).map_err(|e| crate::exit::bad_input(format!("--cpus {list}: {e}")))?,
+        None => (0..std::thread::available_parallelism().map_or(1, |n| n.get() as u32)).collect(),
+    };
+    let pairs = latency_pairs(&cpus, listed);
+    if pairs.is_empty() {
+        return Err(crate::exit::bad_input("--latency needs at least two CPUs (--cpus lists one)"));
+    }
+    if args.repeats == 0 || args.round_trips == 0 {
+        return Err(crate::exit::bad_input("--repeats and --round-trips must be at least 1"));
+    }
+    let progress = crate::progress::Progress::new("latency", pairs.len() as u64);
+    let mut rows = Vec::new();
+    for (i, &(a, b)) in pairs.iter().enumerate() {
+        progress.set(i as u64, &format!("CPU {a} <-> CPU {b}"));
+        let s = cosched_measure::c2c::measure_pair(a, b, args.round_trips, args.repeats)?;
+        let declared_shared = node.shared_cache(a, b).map(|c| c.kind.label(c.level));
+        rows.push(LatencyRow { a, b, round_trip_ns: s, declared_shared });
+    }
+    progress.finish();
+    Ok(rows)
+}
+
+fn render_latency(rows: &[LatencyRow], args: &NodeArgs) -> String {
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let s = &r.round_trip_ns;
+            vec![
+                format!("{} <-> {}", r.a, r.b),
+                format!("{:.0} ({:.0}-{:.0}, n={})", s.median, s.min, s.max, s.n),
+                format!("{:.0}", s.median / 2.0),
+                r.declared_shared.clone().unwrap_or_else(|| "none".into()),
+            ]
+        })
+        .collect();
+    format!(
+        "{}\ncore-to-core latency: one cache line bounced {} times between two threads pinned to the pair, {} measurements each; \
+         tens of ns: the CPUs share a cache; hundreds: the line crosses a chiplet or socket (a VM's vCPUs may sit on different ones \
+         whatever the declared topology says, and may move).\n",
+        cosched_report::table(&["CPUs", "round trip ns, median (min-max, n)", "one way ns", "declared shared cache"], &body),
+        args.round_trips,
+        args.repeats,
+    )
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,10 +153,18 @@ pub fn run(args: NodeArgs) -> anyhow::Result<()> {
         Some(s) => topology::detect_with(s.into()),
     }
     .context("cannot detect this node's topology")?;
+    let latency = if args.latency { Some(measure_latency(&args, &node)?) } else { None };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&node)?);
+        let mut v = serde_json::to_value(&node)?;
+        if let (Some(rows), Some(obj)) = (&latency, v.as_object_mut()) {
+            obj.insert("latency".into(), serde_json::to_value(rows)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", render(&node));
+        if let Some(rows) = &latency {
+            print!("\n{}", render_latency(rows, &args));
+        }
     }
     Ok(())
 }
@@ -184,6 +285,15 @@ fn render(n: &Node) -> String {
 mod tests {
     use super::*;
     use cosched_model::topology::parse_hwloc_xml;
+
+    #[test]
+    fn latency_pairs_are_every_pair_of_a_short_list_or_the_first_cpu_against_the_rest() {
+        assert_eq!(latency_pairs(&[0, 1, 2], false), vec![(0, 1), (0, 2), (1, 2)]);
+        let many: Vec<u32> = (0..10).collect();
+        assert_eq!(latency_pairs(&many, false).len(), 9);
+        assert_eq!(latency_pairs(&many, true).len(), 45, "a list given is measured whole");
+        assert!(latency_pairs(&[3], true).is_empty());
+    }
 
     #[test]
     fn render_shows_counts_numa_and_caches() {
