@@ -79,6 +79,10 @@ fn sigint_leaves_no_process_and_resume_completes_the_campaign() {
     // (a,a), (a,b), (b,b) with exactly two repeats each, none measured twice.
     let runs = store.pair_runs(c[0].id).unwrap();
     assert_eq!(runs.len(), 6);
+    // The node's conditions, once at the start and once at the resume.
+    let conds = store.conditions(c[0].id).unwrap();
+    assert_eq!(conds.len(), 2, "{conds:?}");
+    assert!(conds.iter().all(|k| k.load.iter().all(|l| *l >= 0.0)));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("n=4"), "each ordered cell of (a,b) has 2 repeats, diagonal cells 4:\n{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));

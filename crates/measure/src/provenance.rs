@@ -31,3 +31,28 @@ fn cpu_model() -> Option<String> {
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_string())
 }
+
+/// The load average over 1, 5 and 15 minutes (/proc/loadavg): how busy the
+/// node was when a measurement started.
+pub fn load_average() -> std::io::Result<[f64; 3]> {
+    parse_loadavg(&std::fs::read_to_string("/proc/loadavg")?)
+        .ok_or_else(|| std::io::Error::other("/proc/loadavg does not start with three numbers"))
+}
+
+fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+    let mut it = text.split_whitespace().map(|w| w.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0));
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_three_load_averages_are_read_and_anything_else_is_refused() {
+        assert_eq!(parse_loadavg("1.36 1.53 1.54 2/215 16472\n"), Some([1.36, 1.53, 1.54]));
+        assert_eq!(parse_loadavg("1.0 x 2.0"), None);
+        assert_eq!(parse_loadavg("1.0 2.0"), None);
+        assert!(load_average().is_ok(), "this is Linux");
+    }
+}

@@ -28,6 +28,7 @@ pub const TABLES: &[&str] =
         "run_jobs",
         "run_journal",
         "predictor_evaluations",
+        "campaign_conditions",
     ];
 
 /// Row order of an export: insertion order, and samples run by run.

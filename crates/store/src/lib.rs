@@ -86,6 +86,7 @@
 //! file that is not SQLite, or whose schema is newer than this build knows,
 //! is reported with its path and left byte for byte as it was.
 
+mod conditions;
 mod export;
 mod prediction;
 mod records;
@@ -119,6 +120,7 @@ use cosched_model::topology::{format_cpulist, parse_cpulist};
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior};
 
+pub use conditions::NodeConditions;
 pub use export::{check_table, format_unix_utc, DbInfo, TableCount, TABLES};
 pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLACK_S};
 pub use records::{

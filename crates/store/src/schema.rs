@@ -277,6 +277,28 @@ CREATE TABLE predictor_evaluations (
 CREATE INDEX predictor_evaluations_by_workload ON predictor_evaluations (workload, id);
 "#,
     },
+    Migration {
+        version: 6,
+        what: "node conditions at campaign start",
+        sql: r#"
+-- What the node was like when a campaign started or resumed: its load
+-- average, and the round trip of one cache line between two CPUs (tens of
+-- ns: they share a cache; hundreds: they do not). On a shared VM both move
+-- between campaigns, and the measured slowdowns move with them.
+CREATE TABLE campaign_conditions (
+    id                INTEGER PRIMARY KEY,
+    campaign_id       INTEGER NOT NULL REFERENCES campaigns(id),
+    taken_unix        INTEGER NOT NULL,
+    load1             REAL    NOT NULL CHECK (load1 >= 0),
+    load5             REAL    NOT NULL CHECK (load5 >= 0),
+    load15            REAL    NOT NULL CHECK (load15 >= 0),
+    -- Both NULL on a one-CPU node.
+    c2c_cpus          TEXT,
+    c2c_round_trip_ns REAL    CHECK (c2c_round_trip_ns > 0)
+);
+CREATE INDEX campaign_conditions_by_campaign ON campaign_conditions (campaign_id, id);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

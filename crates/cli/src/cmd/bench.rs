@@ -78,7 +78,7 @@ fn predictors_bench(a: PredictorsBench) -> anyhow::Result<()> {
     let w = super::common::load_workload(&a.workload)?;
     let store = a.db.open_existing()?;
     let (train, sources) = super::predict::training_set(&store, &w, &a.workload)?;
-    let c = counts(&w, &train, sources);
+    let c = counts(&store, &w, &train, sources)?;
     let folds = cosched_predict::Folds::LeaveOneProgramOut;
     let rows = compute(&train, &names, folds, a.level)?;
     if a.json {

@@ -74,3 +74,47 @@ pub fn load_workload(path: &std::path::Path) -> anyhow::Result<cosched_model::wo
     cosched_model::workload::parse_workload(&text, &shown, cores)
         .map_err(|d| crate::exit::bad_input(d.to_string()))
 }
+
+/// Reads the node's conditions now (load average, and the cache-line round
+/// trip between the first two CPUs) and stores them with `campaign`, saying
+/// what they were. A reading that fails is reported and skipped: it
+/// explains a campaign, it is not part of it.
+pub fn record_conditions(store: &mut cosched_store::Store, campaign: cosched_store::CampaignId, announce: bool) -> anyhow::Result<()> {
+    let load = match cosched_measure::provenance::load_average() {
+        Ok(l) => l,
+        Err(e) => {
+            crate::progress::step(&format!("node conditions not recorded: {e}"));
+            return Ok(());
+        }
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // About 20-40 ms: the median of 21 batches of 5,000 round trips, so a
+    // vCPU preempted during one batch does not move it.
+    let c2c = if cpus >= 2 {
+        match cosched_measure::c2c::measure_pair(0, 1, 5_000, 21) {
+            Ok(s) => Some((vec![0, 1], s.median)),
+            Err(e) => {
+                crate::progress::step(&format!("core-to-core latency not measured: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let taken_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let c = cosched_store::NodeConditions { taken_unix, load, c2c };
+    store.add_conditions(campaign, &c)?;
+    if announce {
+        crate::progress::step(&format!("node at start: {}", describe_conditions(&c)));
+    }
+    Ok(())
+}
+
+/// `load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns`.
+pub fn describe_conditions(c: &cosched_store::NodeConditions) -> String {
+    let mut s = format!("load {:.2} {:.2} {:.2}", c.load[0], c.load[1], c.load[2]);
+    if let Some((cpus, ns)) = &c.c2c {
+        s.push_str(&format!(", CPU {} round trip {ns:.0} ns", cosched_model::topology::format_cpulist(cpus)));
+    }
+    s
+}

@@ -86,6 +86,8 @@ pub struct Counts {
     pub ordered_pairs: usize,
     pub repeats: usize,
     pub sources: Sources,
+    /// The node's conditions when the pairs campaign started (and resumed).
+    pub pairs_conditions: Vec<cosched_store::NodeConditions>,
 }
 
 const BEGIN: &str = "<!-- accuracy:begin";
@@ -101,7 +103,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         from_runs(&store, &w, a.level)?
     } else {
         let (train, sources) = training_set(&store, &w, &a.workload)?;
-        let counts = counts(&w, &train, sources);
+        let counts = counts(&store, &w, &train, sources)?;
         let rows = compute(&train, &specs, folds, a.level)?;
         (counts, rows)
     };
@@ -195,14 +197,16 @@ pub fn specs(models: &[String]) -> anyhow::Result<Vec<String>> {
     Ok(v)
 }
 
-pub fn counts(w: &Workload, train: &TrainingSet, sources: Sources) -> Counts {
-    Counts {
+pub fn counts(store: &cosched_store::Store, w: &Workload, train: &TrainingSet, sources: Sources) -> anyhow::Result<Counts> {
+    let pairs_conditions = if sources.pairs > 0 { store.conditions(cosched_store::CampaignId(sources.pairs))? } else { Vec::new() };
+    Ok(Counts {
         workload: w.name.clone(),
         programs: train.program_keys().len(),
         ordered_pairs: train.pairs.len(),
         repeats: train.pairs.iter().map(|p| p.slowdowns.len()).sum(),
         sources,
-    }
+        pairs_conditions,
+    })
 }
 
 /// Cross-validates every predictor; under leave-one-program-out `measured`
@@ -265,7 +269,7 @@ pub fn render(rows: &[Row]) -> String {
 pub fn describe(c: &Counts, folds: Folds, level: f64) -> String {
     let severe = "severe: measured slowdown above";
     format!(
-        "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}), \
+        "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}{}), \
          profiles {:?}, probes {:?}.\nfolds: {}{}; {severe} {level:.2}.",
         c.workload,
         c.programs,
@@ -273,6 +277,10 @@ pub fn describe(c: &Counts, folds: Folds, level: f64) -> String {
         c.repeats,
         c.sources.pairs,
         c.sources.pairs_status,
+        c.pairs_conditions
+            .iter()
+            .map(|k| format!("; node at its start: {}", super::common::describe_conditions(k)))
+            .collect::<String>(),
         c.sources.profile,
         c.sources.probe,
         folds.name(),
@@ -426,5 +434,5 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         pair_runs: 0,
         run_pairs: 0,
     };
-    Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources }, rows))
+    Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
 }

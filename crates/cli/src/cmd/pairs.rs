@@ -111,6 +111,7 @@ pub fn run(a: PairsArgs) -> anyhow::Result<()> {
             (store.begin_campaign(CampaignKind::Pairs, &w.name, &params, &prov)?, Vec::new())
         }
     };
+    super::common::record_conditions(&mut store, campaign, true)?;
     let index = |name: &str| w.jobs.iter().position(|j| j.name == name);
     let prior_runs: Vec<PairRun> = prior.iter().filter_map(|r| Some(to_run(r, index(&r.fg_job)?, index(&r.bg_job)?))).collect();
 

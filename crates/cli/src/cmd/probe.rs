@@ -172,6 +172,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<()> {
         })
         .to_string();
         let campaign = store.begin_campaign(CampaignKind::Probe, &w.name, &params, &prov)?;
+        super::common::record_conditions(&mut store, campaign, ji == 0)?;
         let launch = Launch::new(argv).pinned(job_cpus.clone());
         let base = ji as u64 * per_job;
         let mut stored = 0u64;

@@ -109,6 +109,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<()> {
     .to_string();
     let prov = cosched_measure::provenance::here(&command_line(), GIT_COMMIT, None);
     let campaign = store.begin_campaign(CampaignKind::Profile, &w.name, &params, &prov)?;
+    super::common::record_conditions(&mut store, campaign, true)?;
     let per_job = a.repeats + usize::from(counted);
     step(&format!(
         "profile: {} jobs, {}{} timed runs each, sampled every {:?}, campaign {campaign}",

@@ -1,0 +1,104 @@
+//! The node's conditions when a campaign starts or resumes: its load
+//! average and the round trip of one cache line between two of its CPUs.
+//! A campaign's figures are only as good as the node was quiet, and on a
+//! shared VM whether two vCPUs share a cache changes from hour to hour, so
+//! both are kept beside the measurements they explain.
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+
+use cosched_model::topology::format_cpulist;
+
+use crate::{cpus, non_negative, positive, sql_err, CampaignId, Store, StoreError};
+
+/// One reading of the node's conditions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeConditions {
+    /// Seconds since the Unix epoch.
+    pub taken_unix: u64,
+    /// Load average over 1, 5 and 15 minutes.
+    pub load: [f64; 3],
+    /// The two CPUs and their cache-line round trip in ns (median of a few
+    /// measurements); `None` on a one-CPU node.
+    pub c2c: Option<(Vec<u32>, f64)>,
+}
+
+impl Store {
+    /// Stores a reading of the node's conditions for `campaign`.
+    pub fn add_conditions(&mut self, campaign: CampaignId, c: &NodeConditions) -> Result<(), StoreError> {
+        let what = format!("conditions of campaign {campaign}");
+        for (field, v) in [("load1", c.load[0]), ("load5", c.load[1]), ("load15", c.load[2])] {
+            non_negative(&what, field, v)?;
+        }
+        if let Some((_, ns)) = &c.c2c {
+            positive(&what, "c2c_round_trip_ns", *ns)?;
+        }
+        self.write("storing node conditions", |tx| {
+            let known: i64 = tx
+                .query_row("SELECT count(*) FROM campaigns WHERE id = ?1", [campaign.0], |r| r.get(0))
+                .map_err(|source| sql_err(tx, "reading a campaign", source))?;
+            if known == 0 {
+                return Err(StoreError::NoSuchCampaign(campaign));
+            }
+            tx.execute(
+                "INSERT INTO campaign_conditions (campaign_id, taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    campaign.0,
+                    c.taken_unix as i64,
+                    c.load[0],
+                    c.load[1],
+                    c.load[2],
+                    c.c2c.as_ref().map(|(cpus, _)| format_cpulist(cpus)),
+                    c.c2c.as_ref().map(|(_, ns)| *ns),
+                ],
+            )
+            .map_err(|source| sql_err(tx, &format!("storing {what}"), source))?;
+            Ok(())
+        })
+    }
+
+    /// Every reading of `campaign`'s conditions, oldest first (a campaign
+    /// resumed later has one per start).
+    pub fn conditions(&self, campaign: CampaignId) -> Result<Vec<NodeConditions>, StoreError> {
+        self.query(
+            "SELECT taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns
+             FROM campaign_conditions WHERE campaign_id = ?1 ORDER BY id",
+            [campaign.0],
+            "reading node conditions",
+            |r| {
+                let ns: Option<f64> = r.get(5)?;
+                let c2c = match ns {
+                    Some(ns) => Some((cpus(r, 4)?, ns)),
+                    None => None,
+                };
+                Ok(NodeConditions { taken_unix: r.get::<_, i64>(0)? as u64, load: [r.get(1)?, r.get(2)?, r.get(3)?], c2c })
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{test_provenance, CampaignKind};
+
+    #[test]
+    fn conditions_round_trip_per_campaign_and_bad_readings_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&d.path().join("c.db")).unwrap();
+        let prov = test_provenance("cosched pairs", 1_700_000_000);
+        let a = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov).unwrap();
+        let b = s.begin_campaign(CampaignKind::Probe, "w", "{}", &prov).unwrap();
+        let first = NodeConditions { taken_unix: 10, load: [1.5, 1.25, 1.0], c2c: Some((vec![0, 1], 73.0)) };
+        let resumed = NodeConditions { taken_unix: 20, load: [0.1, 0.2, 0.3], c2c: None };
+        s.add_conditions(a, &first).unwrap();
+        s.add_conditions(a, &resumed).unwrap();
+        assert_eq!(s.conditions(a).unwrap(), vec![first.clone(), resumed]);
+        assert!(s.conditions(b).unwrap().is_empty());
+        let bad = NodeConditions { load: [-1.0, 0.0, 0.0], ..first.clone() };
+        assert!(matches!(s.add_conditions(a, &bad), Err(StoreError::Invalid { .. })));
+        assert!(matches!(s.add_conditions(CampaignId(99), &first), Err(StoreError::NoSuchCampaign(_))));
+        assert_eq!(s.conditions(a).unwrap().len(), 2, "nothing stored by the refused calls");
+    }
+}
