@@ -88,21 +88,24 @@ fn info(a: InfoArgs) -> anyhow::Result<()> {
         println!("no campaigns yet");
         return Ok(());
     }
-    let rows: Vec<Vec<String>> = info
-        .campaigns
-        .iter()
-        .map(|c| {
-            vec![
-                c.id.to_string(),
-                c.kind.to_string(),
-                c.workload.clone(),
-                c.status.to_string(),
-                c.runs.to_string(),
-                format_unix_utc(c.started_unix),
-            ]
-        })
-        .collect();
-    println!("{}", table(&["campaign", "kind", "workload", "status", "runs", "started (UTC)"], &rows));
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for c in &info.campaigns {
+        // The first reading: the node as the campaign found it.
+        let node = match store.conditions(c.id)?.first() {
+            Some(k) => super::common::describe_conditions(k),
+            None => "-".into(),
+        };
+        rows.push(vec![
+            c.id.to_string(),
+            c.kind.to_string(),
+            c.workload.clone(),
+            c.status.to_string(),
+            c.runs.to_string(),
+            format_unix_utc(c.started_unix),
+            node,
+        ]);
+    }
+    println!("{}", table(&["campaign", "kind", "workload", "status", "runs", "started (UTC)", "node at start"], &rows));
     Ok(())
 }
 
