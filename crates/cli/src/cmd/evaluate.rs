@@ -279,7 +279,11 @@ pub fn describe(c: &Counts, folds: Folds, level: f64) -> String {
         c.sources.pairs_status,
         c.pairs_conditions
             .iter()
-            .map(|k| format!("; node at its start: {}", super::common::describe_conditions(k)))
+            .enumerate()
+            .map(|(i, k)| {
+                let when = if i == 0 { "at its start".to_string() } else { format!("at resume {i}") };
+                format!("; node {when}: {}", super::common::describe_conditions(k))
+            })
             .collect::<String>(),
         c.sources.profile,
         c.sources.probe,
@@ -370,6 +374,31 @@ fn safe(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_description_names_the_node_at_the_start_and_at_each_resume() {
+        let k = |ns: f64| cosched_store::NodeConditions { taken_unix: 0, load: [1.0, 0.5, 0.25], c2c: Some((vec![0, 1], ns)) };
+        let c = Counts {
+            workload: "w".into(),
+            programs: 2,
+            ordered_pairs: 4,
+            repeats: 8,
+            sources: super::super::predict::Sources {
+                profile: vec![1],
+                probe: vec![2],
+                pairs: 3,
+                pairs_status: "done".into(),
+                pair_runs: 4,
+                run_pairs: 0,
+            },
+            pairs_conditions: vec![k(76.0), k(452.0)],
+        };
+        let text = describe(&c, Folds::LeaveOneProgramOut, 1.3);
+        assert!(
+            text.contains("pairs campaign 3 (done; node at its start: load 1.00 0.50 0.25, CPU 0-1 round trip 76 ns; node at resume 1: load 1.00 0.50 0.25, CPU 0-1 round trip 452 ns)"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn the_generated_section_replaces_only_itself() {
