@@ -3,46 +3,32 @@
 //! starts, and a job that ran beside one unchanged co-runner becomes a
 //! measured pair sample that the next run's predictor uses.
 
-use std::collections::BTreeMap;
+mod common;
+use common::{profile_json, prov};
 use std::path::Path;
 use std::process::Command;
 
-use cosched_model::profile::{JobProfile, ProfileSummary, SyscallSource};
-use cosched_model::provenance::Provenance;
 use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord, ProfileRecord, Store};
 
-fn prov() -> Provenance {
-    Provenance {
-        hostname: "test".into(),
-        cpu_model: "cpu".into(),
-        cores: 2,
-        kernel_version: "k".into(),
-        cosched_version: "v".into(),
-        git_commit: "g".into(),
-        started_unix: 1,
-        command: "synthetic".into(),
-        seed: None,
-    }
-}
 
-fn profile(solo_s: f64, u: f64) -> serde_json::Value {
-    let s = ProfileSummary {
-        wall_s: solo_s,
-        host_load_mean: u,
-        host_load_peak: u,
-        cores_used: 2.0 * u,
-        syscall_rate: Some(10.0),
-        syscall_count: Some(1),
-        syscall_source: SyscallSource::ProcSyscrSyscw,
-        vol_ctx_rate: 1.0,
-        invol_ctx_rate: 1.0,
-        read_bps: 0.0,
-        write_bps: 0.0,
-        max_rss_kib: 1000,
-        fault_rate: 0.0,
-        counters: BTreeMap::new(),
-    };
-    serde_json::to_value(JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()).unwrap()
+/// One repeat of `a` (on CPU 0) beside `b` (on CPU 1): each one's (solo, co-run) seconds.
+fn pair_run(repeat: u32, a: (f64, f64), b: (f64, f64)) -> PairRunRecord {
+    PairRunRecord {
+        fg_job: "a".into(),
+        bg_job: "b".into(),
+        repeat,
+        fg_cpus: vec![0],
+        bg_cpus: vec![1],
+        shared_cpus: false,
+        fg_solo_s: a.0,
+        fg_corun_s: a.1,
+        bg_solo_s: b.0,
+        bg_corun_s: b.1,
+        fg_relaunches: 0,
+        bg_relaunches: 0,
+        fg_timing: "process".into(),
+        bg_timing: "process".into(),
+    }
 }
 
 /// `a` (0.8 s) and `b` (0.1 s) on two cores; stored: both profiled with a
@@ -61,31 +47,12 @@ fn setup(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let c = s.begin_campaign(CampaignKind::Profile, "learn", "{}", &prov()).unwrap();
     for (j, t, u) in [("a", "0.8", 0.5), ("b", "0.1", 0.3)] {
         // The program key `cosched run` looks a job's solo time up by.
-        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command sleep {t}"), summary: profile(0.1, u) })
+        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command sleep {t}"), summary: profile_json(0.1, u) })
             .unwrap();
     }
     s.finish_campaign(c, CampaignStatus::Done).unwrap();
     let p = s.begin_campaign(CampaignKind::Pairs, "learn", "{}", &prov()).unwrap();
-    s.add_pair_run(
-        p,
-        &PairRunRecord {
-            fg_job: "a".into(),
-            bg_job: "b".into(),
-            repeat: 0,
-            fg_cpus: vec![0],
-            bg_cpus: vec![1],
-            shared_cpus: false,
-            fg_solo_s: 1.0,
-            fg_corun_s: 1.2,
-            bg_solo_s: 1.0,
-            bg_corun_s: 1.5,
-            fg_relaunches: 0,
-            bg_relaunches: 0,
-            fg_timing: "process".into(),
-            bg_timing: "process".into(),
-        },
-    )
-    .unwrap();
+    s.add_pair_run(p, &pair_run(0, (1.0, 1.2), (1.0, 1.5))).unwrap();
     s.finish_campaign(p, CampaignStatus::Done).unwrap();
     (wl, db)
 }
@@ -145,23 +112,7 @@ fn a_run_takes_solo_times_from_the_pairs_campaigns_solo_repeats_when_it_has_thre
         let mut s = Store::open_existing(&db).unwrap();
         let p = s.begin_campaign(CampaignKind::Pairs, "learn", "{}", &prov()).unwrap();
         for (repeat, b_solo) in [(0u32, 1.0), (1, 0.2), (2, 0.3)] {
-            let r = PairRunRecord {
-                fg_job: "a".into(),
-                bg_job: "b".into(),
-                repeat,
-                fg_cpus: vec![0],
-                bg_cpus: vec![1],
-                shared_cpus: false,
-                fg_solo_s: 0.8,
-                fg_corun_s: 0.9,
-                bg_solo_s: b_solo,
-                bg_corun_s: 1.5 * b_solo,
-                fg_relaunches: 0,
-                bg_relaunches: 0,
-                fg_timing: "process".into(),
-                bg_timing: "process".into(),
-            };
-            s.add_pair_run(p, &r).unwrap();
+            s.add_pair_run(p, &pair_run(repeat, (0.8, 0.9), (b_solo, 1.5 * b_solo))).unwrap();
         }
         s.finish_campaign(p, CampaignStatus::Done).unwrap();
     }

@@ -1,12 +1,11 @@
 //! `cosched predict`, `evaluate-predictors` and `bench predictors` on a
 //! database filled with synthetic measurements of a small workload.
 
-use std::collections::BTreeMap;
+mod common;
+use common::{profile_json, prov};
 use std::path::Path;
 use std::process::{Command, Output};
 
-use cosched_model::profile::{JobProfile, ProfileSummary, SyscallSource};
-use cosched_model::provenance::Provenance;
 use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord, ProbePointRecord, ProfileRecord, Store};
 
 const JOBS: [(&str, f64, f64); 4] = [("a", 0.5, 1.0), ("b", 0.5, 1.3), ("c", 0.3, 1.6), ("d", 0.1, 1.1)];
@@ -14,20 +13,6 @@ const LLC: u64 = 32768;
 
 fn cosched(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cosched")).args(args).output().expect("run cosched")
-}
-
-fn prov() -> Provenance {
-    Provenance {
-        hostname: "test".into(),
-        cpu_model: "cpu".into(),
-        cores: 2,
-        kernel_version: "k".into(),
-        cosched_version: "v".into(),
-        git_commit: "g".into(),
-        started_unix: 1,
-        command: "synthetic".into(),
-        seed: None,
-    }
 }
 
 fn workload(dir: &Path) -> std::path::PathBuf {
@@ -40,26 +25,6 @@ fn workload(dir: &Path) -> std::path::PathBuf {
     p
 }
 
-fn profile(u: f64) -> serde_json::Value {
-    let s = ProfileSummary {
-        wall_s: 1.0,
-        host_load_mean: u,
-        host_load_peak: u,
-        cores_used: 2.0 * u,
-        syscall_rate: Some(10.0),
-        syscall_count: Some(10),
-        syscall_source: SyscallSource::ProcSyscrSyscw,
-        vol_ctx_rate: 1.0,
-        invol_ctx_rate: 1.0,
-        read_bps: 0.0,
-        write_bps: 0.0,
-        max_rss_kib: 1000,
-        fault_rate: 0.0,
-        counters: BTreeMap::new(),
-    };
-    serde_json::to_value(JobProfile::from_runs(&[(1.0, s)], "process", None, Vec::new()).unwrap()).unwrap()
-}
-
 /// Job `i` slows job `j` by `1 + (pressure_i - 1) * (u_j + 0.5)`.
 fn truth(victim: usize, other: usize) -> f64 {
     1.0 + (JOBS[other].2 - 1.0) * (JOBS[victim].1 + 0.5)
@@ -70,7 +35,7 @@ fn fill(db: &Path, with_probe: bool, with_pairs: bool) {
     let mut s = Store::open(db).unwrap();
     let c = s.begin_campaign(CampaignKind::Profile, "syn", "{}", &prov()).unwrap();
     for (j, u, _) in JOBS {
-        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command true {j}"), summary: profile(u) })
+        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command true {j}"), summary: profile_json(1.0, u) })
             .unwrap();
     }
     s.finish_campaign(c, CampaignStatus::Done).unwrap();

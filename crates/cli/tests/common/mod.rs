@@ -1,5 +1,8 @@
 //! Helpers shared by the CLI's integration tests.
 
+// Each test binary compiles this module on its own and uses only some of it.
+#![allow(dead_code)]
+
 /// Processes (pid: command line) whose command line contains one of the
 /// markers: jobs a test started that outlived the runner. Cargo's own
 /// processes, whose command lines may repeat the marker, are left out.
@@ -24,4 +27,42 @@ pub fn wait_until(what: &str, ready: impl Fn() -> bool) {
         assert!(start.elapsed() < std::time::Duration::from_secs(60), "{what} never happened");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+/// A fixed provenance for rows a test writes straight into a store.
+pub fn prov() -> cosched_model::provenance::Provenance {
+    cosched_model::provenance::Provenance {
+        hostname: "test".into(),
+        cpu_model: "cpu".into(),
+        cores: 2,
+        kernel_version: "k".into(),
+        cosched_version: "v".into(),
+        git_commit: "g".into(),
+        started_unix: 1,
+        command: "synthetic".into(),
+        seed: None,
+    }
+}
+
+/// A stored job profile (as `ProfileRecord::summary` holds it) of one run of
+/// `solo_s` seconds at host load `u`, 10 system calls per second.
+pub fn profile_json(solo_s: f64, u: f64) -> serde_json::Value {
+    use cosched_model::profile::{JobProfile, ProfileSummary, SyscallSource};
+    let s = ProfileSummary {
+        wall_s: solo_s,
+        host_load_mean: u,
+        host_load_peak: u,
+        cores_used: 2.0 * u,
+        syscall_rate: Some(10.0),
+        syscall_count: Some((10.0 * solo_s).round() as u64),
+        syscall_source: SyscallSource::ProcSyscrSyscw,
+        vol_ctx_rate: 1.0,
+        invol_ctx_rate: 1.0,
+        read_bps: 0.0,
+        write_bps: 0.0,
+        max_rss_kib: 1000,
+        fault_rate: 0.0,
+        counters: std::collections::BTreeMap::new(),
+    };
+    serde_json::to_value(JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()).unwrap()
 }
