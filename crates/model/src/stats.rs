@@ -65,6 +65,19 @@ pub fn median_sorted(v: &[f64]) -> f64 {
     }
 }
 
+/// Quantile `q` in [0, 1] of a sorted non-empty slice, interpolating
+/// linearly between order statistics (the common "type 7" definition).
+pub fn quantile_sorted(v: &[f64], q: f64) -> f64 {
+    let pos = q * (v.len() - 1) as f64;
+    let i = pos.floor() as usize;
+    let frac = pos - i as f64;
+    if i + 1 < v.len() {
+        v[i] + (v[i + 1] - v[i]) * frac
+    } else {
+        v[i]
+    }
+}
+
 /// Median of a sample (sorts a copy). Panics on an empty slice.
 pub fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
@@ -106,6 +119,16 @@ fn binom_pmf_half(n: usize, k: usize) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn type_7_quantiles_interpolate_between_order_statistics() {
+        let v = [1.0, 2.0, 4.0, 8.0];
+        assert_eq!(quantile_sorted(&v, 0.0), 1.0);
+        assert_eq!(quantile_sorted(&v, 1.0), 8.0);
+        assert_eq!(quantile_sorted(&v, 0.5), 3.0);
+        assert_eq!(quantile_sorted(&v, 0.25), 1.75);
+        assert_eq!(quantile_sorted(&[5.0], 0.9), 5.0);
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -199,17 +199,7 @@ impl Band {
     }
 }
 
-/// Linear-interpolated quantile of a sorted non-empty slice, `q` in [0, 1].
-pub fn quantile_sorted(v: &[f64], q: f64) -> f64 {
-    let pos = q * (v.len() - 1) as f64;
-    let i = pos.floor() as usize;
-    let frac = pos - i as f64;
-    if i + 1 < v.len() {
-        v[i] + (v[i + 1] - v[i]) * frac
-    } else {
-        v[i]
-    }
-}
+use cosched_model::stats::quantile_sorted;
 
 #[cfg(test)]
 mod tests {

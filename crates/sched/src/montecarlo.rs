@@ -238,11 +238,7 @@ impl Spread {
         }
         let mut v = values.to_vec();
         v.sort_by(f64::total_cmp);
-        let q = |p: f64| {
-            let r = p * (v.len() - 1) as f64;
-            let (lo, hi) = (r.floor() as usize, r.ceil() as usize);
-            v[lo] + (v[hi] - v[lo]) * (r - lo as f64)
-        };
+        let q = |p: f64| cosched_model::stats::quantile_sorted(&v, p);
         Some(Spread {
             min: v[0],
             q1: q(0.25),
