@@ -40,6 +40,19 @@ fn pin_this_thread(cpu: u32) -> Result<(), C2cError> {
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|source| C2cError::Pin { cpu, source })
 }
 
+/// Pins the calling thread to `cpu` and waits for its partner: `Ok(true)`
+/// when both are pinned, `Ok(false)` when the partner could not pin, this
+/// side's error when it could not.
+fn pin_and_meet(cpu: u32, ready: &Barrier, failed: &AtomicBool) -> Result<bool, C2cError> {
+    let pinned = pin_this_thread(cpu);
+    if pinned.is_err() {
+        failed.store(true, Ordering::SeqCst);
+    }
+    ready.wait();
+    pinned?;
+    Ok(!failed.load(Ordering::SeqCst))
+}
+
 /// Mean round-trip time in nanoseconds of `round_trips` bounces of one
 /// cache line between `a` and `b`: `a` writes an odd value and waits for
 /// `b` to answer with the next even one.
@@ -60,13 +73,7 @@ pub fn round_trip_ns(a: u32, b: u32, round_trips: u64) -> Result<f64, C2cError> 
     let echo = {
         let (line, ready, failed) = (Arc::clone(&line), Arc::clone(&ready), Arc::clone(&failed));
         std::thread::spawn(move || -> Result<(), C2cError> {
-            let pinned = pin_this_thread(b);
-            if pinned.is_err() {
-                failed.store(true, Ordering::SeqCst);
-            }
-            ready.wait();
-            pinned?;
-            if failed.load(Ordering::SeqCst) {
+            if !pin_and_meet(b, &ready, &failed)? {
                 return Ok(());
             }
             for i in 0..round_trips {
@@ -79,13 +86,7 @@ pub fn round_trip_ns(a: u32, b: u32, round_trips: u64) -> Result<f64, C2cError> 
         })
     };
     let timed = std::thread::spawn(move || -> Result<Option<f64>, C2cError> {
-        let pinned = pin_this_thread(a);
-        if pinned.is_err() {
-            failed.store(true, Ordering::SeqCst);
-        }
-        ready.wait();
-        pinned?;
-        if failed.load(Ordering::SeqCst) {
+        if !pin_and_meet(a, &ready, &failed)? {
             return Ok(None);
         }
         let t0 = Instant::now();

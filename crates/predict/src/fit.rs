@@ -7,6 +7,7 @@
 //! and dozens of crates that take minutes to build on this 2-core node; a
 //! Cholesky solve of a 40 x 40 system is a page of code that tests pin down.
 
+use cosched_model::stats::quantile_sorted;
 use serde::{Deserialize, Serialize};
 
 /// A monotone non-decreasing step fit of `y` against `x`, read by linear
@@ -198,8 +199,6 @@ impl Band {
         crate::Prediction { slowdown: s, lo: s * self.lo.exp(), hi: s * self.hi.exp() }
     }
 }
-
-use cosched_model::stats::quantile_sorted;
 
 #[cfg(test)]
 mod tests {
