@@ -1,46 +1,9 @@
-//! Exit codes: 0 ok, 1 failure of the work, 2 bad usage or input.
+//! Exit codes: 0 ok, 1 failure of the work, 2 bad usage or input; the
+//! application crate owns the error markers.
 
-use std::fmt;
-
-/// Marks an error as the user's input being wrong (exit code 2) rather than
-/// the work failing (exit code 1).
-#[derive(Debug)]
-pub struct BadInput(pub String);
-
-impl fmt::Display for BadInput {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
-
-/// Builds an exit-code-2 error.
-pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(BadInput(msg.into()))
-}
-
-/// The run was stopped by SIGINT or SIGTERM after cleaning up: exit code
-/// 128 + signal (130 for Ctrl-C, 143 for SIGTERM), as a shell would report.
-#[derive(Debug)]
-pub struct Interrupted(pub i32);
-
-impl fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "interrupted by signal {}", self.0)
-    }
-}
-
-impl std::error::Error for Interrupted {}
+pub use cosched_app::error::{bad_input, Interrupted};
 
 /// Exit code for an error returned by a verb.
 pub fn code_of(err: &anyhow::Error) -> i32 {
-    if let Some(Interrupted(sig)) = err.chain().find_map(|e| e.downcast_ref::<Interrupted>()) {
-        return 128 + sig;
-    }
-    if err.chain().any(|e| e.downcast_ref::<BadInput>().is_some()) {
-        2
-    } else {
-        1
-    }
+    cosched_app::exit_code(err)
 }

@@ -62,3 +62,29 @@ impl Progress {
 pub fn step(msg: &str) {
     eprintln!("==> {msg}");
 }
+
+/// The application's progress on this terminal: a bar per task on a
+/// terminal, log lines otherwise.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Terminal;
+
+impl cosched_app::Progress for Terminal {
+    fn step(&self, msg: &str) {
+        step(msg);
+    }
+    fn task(&self, label: &str, total: u64) -> Box<dyn cosched_app::Task + '_> {
+        Box::new(Progress::new(label, total))
+    }
+}
+
+impl cosched_app::Task for Progress {
+    fn set(&self, done: u64, msg: &str) {
+        Progress::set(self, done, msg);
+    }
+    fn println(&self, msg: &str) {
+        Progress::println(self, msg);
+    }
+    fn finish(&self) {
+        Progress::finish(self);
+    }
+}

@@ -43,7 +43,7 @@ pub fn store_input_error(e: cosched_store::StoreError) -> anyhow::Error {
 }
 
 /// The git commit this binary was built from, for provenance.
-pub const GIT_COMMIT: &str = env!("COSCHED_GIT_COMMIT");
+pub const GIT_COMMIT: &str = cosched_app::GIT_COMMIT;
 
 /// The command line of this invocation, for provenance.
 pub fn command_line() -> String {

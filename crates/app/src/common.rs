@@ -1,0 +1,132 @@
+//! What several verbs share: the context of a call, opening the database,
+//! reading a workload, the node's conditions at a campaign's start.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::bad_input;
+use crate::progress::Progress;
+
+/// The git commit this build was made from, for provenance and `--version`.
+pub const GIT_COMMIT: &str = env!("COSCHED_GIT_COMMIT");
+
+/// What every call into the application carries besides its request.
+pub struct Ctx<'a> {
+    /// Where progress goes.
+    pub progress: &'a dyn Progress,
+    /// The command line as the user typed it, stored in provenance.
+    pub command: String,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(progress: &'a dyn Progress, command: impl Into<String>) -> Ctx<'a> {
+        Ctx { progress, command: command.into() }
+    }
+
+    /// `==> msg` through the progress reporter.
+    pub fn step(&self, msg: &str) {
+        self.progress.step(msg);
+    }
+}
+
+/// The database path: the one given, else `$COSCHED_DB` (read by the
+/// caller's argument parser), else the default location.
+pub fn db_path(given: Option<&Path>) -> PathBuf {
+    given.map(Path::to_path_buf).unwrap_or_else(cosched_store::default_db_path)
+}
+
+/// Opens the database, creating it when missing. A file that cannot be used
+/// as the database is the user's to fix: exit code 2.
+pub fn open_store(path: &Path) -> anyhow::Result<cosched_store::Store> {
+    cosched_store::Store::open(path).map_err(store_input_error)
+}
+
+/// Opens an existing database; a missing one is an error, not created.
+pub fn open_existing_store(path: &Path) -> anyhow::Result<cosched_store::Store> {
+    cosched_store::Store::open_existing(path).map_err(store_input_error)
+}
+
+/// Errors opening a database mean the path or the file is wrong (exit code
+/// 2); anything else is the work failing (exit code 1).
+pub fn store_input_error(e: cosched_store::StoreError) -> anyhow::Error {
+    use cosched_store::StoreError as E;
+    match e {
+        E::Missing { .. } | E::NotADatabase { .. } | E::TooNew { .. } | E::Io { .. } | E::Open { .. } | E::NoSuchTable(_) => {
+            bad_input(e.to_string())
+        }
+        other => other.into(),
+    }
+}
+
+/// CPUs of this node.
+pub fn node_cpu_count() -> u32 {
+    std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
+}
+
+/// Parses a CPU list such as `0`, `0,1` or `0-3`, checking each CPU exists.
+pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
+    let cpus = cosched_model::topology::parse_cpulist(s).map_err(|e| e.to_string())?;
+    let n = node_cpu_count();
+    if let Some(bad) = cpus.iter().find(|&&c| c >= n) {
+        return Err(format!("CPU {bad} does not exist here (this node has CPUs 0-{})", n - 1));
+    }
+    if cpus.is_empty() {
+        return Err("empty CPU list".into());
+    }
+    Ok(cpus)
+}
+
+/// Reads and validates a workload file; invalid input is exit code 2 with
+/// every diagnostic as FILE:LINE:COL.
+pub fn load_workload(path: &Path) -> anyhow::Result<cosched_model::workload::Workload> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| bad_input(format!("{shown}: cannot read the workload file: {e}")))?;
+    cosched_model::workload::parse_workload(&text, &shown, Some(node_cpu_count())).map_err(|d| bad_input(d.to_string()))
+}
+
+/// Reads the node's conditions now (load average, and the cache-line round
+/// trip between the first two CPUs) and stores them with `campaign`, saying
+/// what they were. A reading that fails is reported and skipped: it
+/// explains a campaign, it is not part of it.
+pub fn record_conditions(
+    ctx: &Ctx,
+    store: &mut cosched_store::Store,
+    campaign: cosched_store::CampaignId,
+    announce: bool,
+) -> anyhow::Result<()> {
+    let load = match cosched_measure::provenance::load_average() {
+        Ok(l) => l,
+        Err(e) => {
+            ctx.step(&format!("node conditions not recorded: {e}"));
+            return Ok(());
+        }
+    };
+    // About 20-40 ms: the median of 21 batches of 5,000 round trips, so a
+    // vCPU preempted during one batch does not move it.
+    let c2c = if node_cpu_count() >= 2 {
+        match cosched_measure::c2c::measure_pair(0, 1, 5_000, 21) {
+            Ok(s) => Some((vec![0, 1], s.median)),
+            Err(e) => {
+                ctx.step(&format!("core-to-core latency not measured: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let taken_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let c = cosched_store::NodeConditions { taken_unix, load, c2c };
+    store.add_conditions(campaign, &c)?;
+    if announce {
+        ctx.step(&format!("node at start: {}", describe_conditions(&c)));
+    }
+    Ok(())
+}
+
+/// `load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns`.
+pub fn describe_conditions(c: &cosched_store::NodeConditions) -> String {
+    let mut s = format!("load {:.2} {:.2} {:.2}", c.load[0], c.load[1], c.load[2]);
+    if let Some((cpus, ns)) = &c.c2c {
+        s.push_str(&format!(", CPU {} round trip {ns:.0} ns", cosched_model::topology::format_cpulist(cpus)));
+    }
+    s
+}

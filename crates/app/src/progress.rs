@@ -1,0 +1,72 @@
+//! Progress of long work, reported through a trait so the application never
+//! decides how it is shown: the CLI draws a bar with ETA on a terminal and
+//! plain log lines otherwise; tests and library users pass [`Plain`] or
+//! [`Silent`].
+
+use std::time::Instant;
+
+/// Where the application reports what it is doing.
+pub trait Progress: Sync {
+    /// A step of work without a known total (shown as `==> msg`).
+    fn step(&self, msg: &str);
+    /// Starts a counted task of `total` steps.
+    fn task(&self, label: &str, total: u64) -> Box<dyn Task + '_>;
+}
+
+/// A counted task of a [`Progress`].
+pub trait Task {
+    /// `done` steps of the total are finished.
+    fn set(&self, done: u64, msg: &str);
+    /// A line above the bar (or a plain log line).
+    fn println(&self, msg: &str);
+    /// The task is over; a bar is cleared.
+    fn finish(&self);
+}
+
+/// Log lines on stderr: one per step, with elapsed time and ETA.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Plain;
+
+struct PlainTask {
+    label: String,
+    total: u64,
+    start: Instant,
+}
+
+impl Progress for Plain {
+    fn step(&self, msg: &str) {
+        eprintln!("==> {msg}");
+    }
+    fn task(&self, label: &str, total: u64) -> Box<dyn Task + '_> {
+        Box::new(PlainTask { label: label.to_string(), total, start: Instant::now() })
+    }
+}
+
+impl Task for PlainTask {
+    fn set(&self, done: u64, msg: &str) {
+        let el = self.start.elapsed().as_secs_f64();
+        let eta = if done > 0 { el / done as f64 * (self.total - done.min(self.total)) as f64 } else { 0.0 };
+        eprintln!("{}: {done}/{} {msg} (elapsed {el:.0}s, eta {eta:.0}s)", self.label, self.total);
+    }
+    fn println(&self, msg: &str) {
+        eprintln!("{}: {msg}", self.label);
+    }
+    fn finish(&self) {}
+}
+
+/// Reports nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+impl Progress for Silent {
+    fn step(&self, _: &str) {}
+    fn task(&self, _: &str, _: u64) -> Box<dyn Task + '_> {
+        Box::new(Silent)
+    }
+}
+
+impl Task for Silent {
+    fn set(&self, _: u64, _: &str) {}
+    fn println(&self, _: &str) {}
+    fn finish(&self) {}
+}
