@@ -179,6 +179,49 @@ impl<'a> Params<'a> {
     }
 }
 
+/// The CPUs this process may run on, in ascending order (empty when the
+/// kernel cannot tell).
+pub(crate) fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain bits; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is this thread.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Vec::new();
+    }
+    // SAFETY: CPU_ISSET reads a bit of a valid set for an index below CPU_SETSIZE.
+    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+}
+
+/// The set holding one CPU, prepared ahead so a forked child can bind itself
+/// with one system call and nothing else.
+pub(crate) fn single_cpu_set(cpu: usize) -> libc::cpu_set_t {
+    // SAFETY: all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: CPU_SET writes one bit of a valid set; callers pass CPUs from
+    // `allowed_cpus`, which are below CPU_SETSIZE.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    set
+}
+
+/// Binds the calling thread to the CPUs of `set`. Async-signal-safe (one
+/// system call), so a forked child may call it. A refusal is ignored: the
+/// thread then runs where the launcher pinned the process, as before.
+pub(crate) fn bind_current_thread(set: &libc::cpu_set_t) {
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; tid 0 is the caller.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+}
+
+/// The CPU worker `i` of `n` is bound to, when the process may use at least
+/// `n` CPUs: one worker per CPU in order (OpenMP's `OMP_PROC_BIND=close`,
+/// MPI's `--bind-to core`). Left to the scheduler, workers of a job on a
+/// multi-core cpuset may share a core in one run and not in the next (the
+/// pingpong kernel's two ends did, see `pingpong::end_sets`); bound, a job's
+/// solo run and its runs beside others use its cores the same way.
+pub(crate) fn worker_cpu(allowed: &[usize], n: u32, i: u32) -> Option<usize> {
+    (n > 1 && allowed.len() >= n as usize).then(|| allowed[i as usize])
+}
+
 /// Runs `threads` workers. Each first runs `setup(i)` (allocation and first
 /// touch happen on the thread that will use the memory), then all start the
 /// work phase together, so the timing below covers the work phase only.
@@ -196,11 +239,18 @@ where
     T: Send,
 {
     let gate = Gate::default();
+    let allowed = allowed_cpus();
     let outcome = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads as usize);
         for i in 0..threads {
             let (setup, work, gate) = (&setup, &work, &gate);
+            let bind = worker_cpu(&allowed, threads, i).map(single_cpu_set);
             let spawned = std::thread::Builder::new().name(format!("kernel-{i}")).spawn_scoped(scope, move || {
+                // Bound before set-up, so first touch places memory beside
+                // the core that will use it.
+                if let Some(set) = &bind {
+                    bind_current_thread(set);
+                }
                 let state = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| setup(i)));
                 // A failed setup still reports in, or the others would wait forever.
                 if !gate.ready_then_wait() {
@@ -300,6 +350,30 @@ mod tests {
             let mut r = super::Rng::new(seed);
             prop_assert!(r.below(n) < n);
         }
+    }
+
+    #[test]
+    fn workers_get_one_cpu_each_in_order_only_when_there_are_enough() {
+        assert_eq!(worker_cpu(&[2, 5], 2, 0), Some(2));
+        assert_eq!(worker_cpu(&[2, 5], 2, 1), Some(5));
+        // One worker stays where the launcher pinned the process.
+        assert_eq!(worker_cpu(&[2, 5], 1, 0), None);
+        // More workers than CPUs: the scheduler time-shares them.
+        assert_eq!(worker_cpu(&[0], 2, 1), None);
+    }
+
+    #[test]
+    fn a_thread_bound_to_an_allowed_cpu_runs_only_there() {
+        let allowed = allowed_cpus();
+        assert!(!allowed.is_empty());
+        let last = *allowed.last().unwrap();
+        let seen = std::thread::spawn(move || {
+            bind_current_thread(&single_cpu_set(last));
+            allowed_cpus()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(seen, vec![last]);
     }
 
     #[test]
