@@ -5,6 +5,7 @@
 //! node runner later execute the very same policy objects.
 
 pub mod montecarlo;
+pub mod oracle;
 pub mod policies;
 pub mod policy;
 pub mod predicted;

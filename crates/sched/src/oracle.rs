@@ -1,0 +1,501 @@
+//! The offline oracle: the best schedule the node could have run, knowing
+//! every job, every arrival and the true slowdown of every pair in advance.
+//!
+//! Real runs and simulations say how a policy did; the oracle says how much
+//! was there to win, so "best-match beats noplan by 3 %" can be read as "and
+//! lies 1 % from the best the node could do".
+//!
+//! **Search space.** A schedule here is a *list schedule*: a priority order
+//! of the jobs carried out with the simulator's progress-rate model (a job
+//! advances at 1 / slowdown of its current co-runners), in one of two
+//! disciplines: *greedy* (whenever a pool has free cores, the
+//! highest-priority arrived job that fits starts) or *strict* (the
+//! highest-priority arrived job starts when it fits, and nothing passes it,
+//! so a wide job can hold cores free for itself, as FCFS does). noplan is
+//! the strict schedule of the arrival order, so the oracle is never worse
+//! than noplan. Idling a pool to avoid a pair otherwise only pays for
+//! makespan when a pair's slowdowns both exceed the number of jobs it would
+//! run in sequence (on two cores, both above 2), which no measured pair on
+//! our nodes reaches; a policy that refuses pairs can come out *below* the
+//! oracle when such pairs exist, and reports show the difference with its
+//! sign.
+//!
+//! **Search.** Jobs that are interchangeable (same program, solo time, pool,
+//! cores and arrival: twins of one job spec) are one class, and the orders
+//! walked are the distinct permutations of the class sequence, so eight
+//! jobs in four twin pairs need 2,520 schedules, not 40,320. Up to
+//! [`EXHAUSTIVE_MAX`] distinct orders are all simulated (the optimum of the
+//! search space); above that a seeded local search (swap two positions, keep
+//! the better order; restart from the best seen) spends a budget of
+//! schedules and says so. Either way [`lower_bound`] gives a makespan no
+//! schedule of any kind can beat, so the gap of a local-search answer is
+//! bounded.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use cosched_model::metrics::{compute, Metrics};
+
+use crate::policy::{Decision, Policy, View};
+use crate::sim::{simulate, Platform, SimError, SimJob};
+use crate::source::SlowdownSource;
+use crate::{Event, JobId};
+
+/// Most distinct orders simulated one by one; 8! = 40,320 jobs' worth of
+/// orders takes well under a second on one core.
+pub const EXHAUSTIVE_MAX: u64 = 50_000;
+
+/// Schedules a local search simulates when the orders are too many to walk.
+pub const LOCAL_BUDGET: usize = 20_000;
+
+/// What the oracle minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Objective {
+    /// Last finish minus first arrival.
+    Makespan,
+    /// Mean of finish minus arrival.
+    MeanTurnaround,
+}
+
+impl Objective {
+    pub fn of(self, m: &Metrics) -> f64 {
+        match self {
+            Objective::Makespan => m.makespan,
+            Objective::MeanTurnaround => m.avg_turnaround,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Makespan => "makespan",
+            Objective::MeanTurnaround => "mean turnaround",
+        }
+    }
+}
+
+/// How the answer was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Search {
+    /// Every distinct order was simulated: the answer is the optimum of the
+    /// search space.
+    Exhaustive { schedules: u64 },
+    /// A seeded local search within a budget: the answer is a schedule the
+    /// node could run, not proven best.
+    Local { schedules: usize, seed: u64 },
+}
+
+/// The best schedule found for one objective.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Oracle {
+    pub objective: Objective,
+    /// The objective's value of the best schedule, seconds.
+    pub value: f64,
+    /// Its priority order (job indices).
+    pub order: Vec<JobId>,
+    /// Whether the order is carried out strictly (module doc).
+    pub strict: bool,
+    pub metrics: Metrics,
+    pub trace: Vec<Event>,
+    pub search: Search,
+    /// A makespan no schedule can beat ([`lower_bound`]).
+    pub makespan_bound: f64,
+}
+
+/// Starts jobs in a fixed priority order: the schedule an order stands for
+/// (module doc: greedy or strict).
+#[derive(Debug, Clone)]
+pub struct ListOrder {
+    /// `rank[job]`: position of the job in the order.
+    rank: Vec<usize>,
+    strict: bool,
+}
+
+impl ListOrder {
+    /// Greedy: the best-ranked arrived job that fits starts.
+    pub fn greedy(order: &[JobId]) -> ListOrder {
+        ListOrder { rank: Self::ranks(order), strict: false }
+    }
+
+    /// Strict: the best-ranked arrived job of each pool starts when it fits;
+    /// nothing of that pool passes it.
+    pub fn strict(order: &[JobId]) -> ListOrder {
+        ListOrder { rank: Self::ranks(order), strict: true }
+    }
+
+    fn ranks(order: &[JobId]) -> Vec<usize> {
+        let mut rank = vec![usize::MAX; order.len()];
+        for (pos, &j) in order.iter().enumerate() {
+            rank[j] = pos;
+        }
+        rank
+    }
+}
+
+impl Policy for ListOrder {
+    fn decide(&mut self, view: &View) -> Vec<Decision> {
+        let rank = |id: JobId| self.rank.get(id).copied().unwrap_or(usize::MAX);
+        let pick = if self.strict {
+            (0..view.pools.len())
+                .filter_map(|p| view.queue.iter().filter(|q| q.pool == p).min_by_key(|q| rank(q.id)))
+                .filter(|q| view.free_cores(q.pool) >= q.cores)
+                .min_by_key(|q| rank(q.id))
+        } else {
+            view.queue.iter().filter(|q| view.free_cores(q.pool) >= q.cores).min_by_key(|q| rank(q.id))
+        };
+        pick.map(|q| vec![Decision::Start { job: q.id, pool: q.pool }]).unwrap_or_default()
+    }
+}
+
+/// Classes of interchangeable jobs: `class[j]` is the lowest index of a job
+/// identical to j for scheduling purposes.
+fn classes(jobs: &[SimJob]) -> Vec<usize> {
+    (0..jobs.len())
+        .map(|j| {
+            (0..j)
+                .find(|&k| {
+                    let (a, b) = (&jobs[j], &jobs[k]);
+                    a.program == b.program && a.solo == b.solo && a.pool == b.pool && a.cores == b.cores && a.arrival == b.arrival
+                })
+                .unwrap_or(j)
+        })
+        .collect()
+}
+
+/// Distinct orders of a class sequence: n! over the product of the class
+/// sizes' factorials; `None` past `u64`.
+pub fn distinct_orders(jobs: &[SimJob]) -> Option<u64> {
+    let class = classes(jobs);
+    let mut sizes = vec![0u64; jobs.len()];
+    for &c in &class {
+        sizes[c] += 1;
+    }
+    // Multinomial built one factor at a time, exact at every step.
+    let mut total: u64 = 1;
+    let mut placed: u64 = 0;
+    for &k in sizes.iter().filter(|&&k| k > 0) {
+        for i in 1..=k {
+            placed += 1;
+            total = total.checked_mul(placed)? / i;
+        }
+    }
+    Some(total)
+}
+
+/// Rearranges `v` into the next lexicographic permutation; false after the last.
+fn next_permutation(v: &mut [usize]) -> bool {
+    let Some(i) = (1..v.len()).rev().find(|&i| v[i - 1] < v[i]) else {
+        return false;
+    };
+    let j = (i..v.len()).rev().find(|&j| v[j] > v[i - 1]).expect("v[i] qualifies");
+    v.swap(i - 1, j);
+    v[i..].reverse();
+    true
+}
+
+/// The job order a class sequence stands for: each class's jobs in index order.
+fn order_of(seq: &[usize], members: &[Vec<JobId>]) -> Vec<JobId> {
+    let mut next = vec![0usize; members.len()];
+    seq.iter()
+        .map(|&c| {
+            let j = members[c][next[c]];
+            next[c] += 1;
+            j
+        })
+        .collect()
+}
+
+/// Simulates the list schedule of `order`, greedy or strict.
+pub fn evaluate_order(
+    platform: &Platform,
+    jobs: &[SimJob],
+    truth: &dyn SlowdownSource,
+    order: &[JobId],
+    strict: bool,
+) -> Result<(Metrics, Vec<Event>), SimError> {
+    let mut policy = if strict { ListOrder::strict(order) } else { ListOrder::greedy(order) };
+    let trace = simulate(platform, jobs, truth, &mut policy)?;
+    let solo: Vec<f64> = jobs.iter().map(|j| j.solo).collect();
+    let m = compute(&trace, &solo).map_err(|e| SimError::Input(e.to_string()))?;
+    Ok((m, trace))
+}
+
+/// A makespan no schedule can beat, deliberate idling included: a job can
+/// never run faster than alone or beside its kindest co-runner, so each job
+/// needs at least `solo x min(1, its smallest pairwise slowdown)` seconds
+/// after its arrival, and each pool's jobs need that many core-seconds from
+/// the first arrival on.
+pub fn lower_bound(platform: &Platform, jobs: &[SimJob], truth: &dyn SlowdownSource) -> f64 {
+    if jobs.is_empty() {
+        return 0.0;
+    }
+    let fastest = |i: usize| -> f64 {
+        let best = (0..jobs.len()).filter(|&j| j != i).map(|j| truth.slowdown(i, &[j])).fold(1.0f64, f64::min);
+        jobs[i].solo * best
+    };
+    let origin = jobs.iter().map(|j| j.arrival).fold(f64::INFINITY, f64::min);
+    let mut bound: f64 = 0.0;
+    let mut core_s = vec![0.0; platform.pools.len()];
+    let mut first = vec![f64::INFINITY; platform.pools.len()];
+    for (i, j) in jobs.iter().enumerate() {
+        let t = fastest(i);
+        bound = bound.max(j.arrival + t - origin);
+        core_s[j.pool] += t * j.cores as f64;
+        first[j.pool] = first[j.pool].min(j.arrival);
+    }
+    for (p, pool) in platform.pools.iter().enumerate() {
+        if core_s[p] > 0.0 {
+            bound = bound.max(first[p] - origin + core_s[p] / pool.cores as f64);
+        }
+    }
+    bound
+}
+
+/// The best list schedule for `objective` (module doc: what is searched and
+/// how). `seed` drives the local search when the orders are too many.
+pub fn oracle(
+    platform: &Platform,
+    jobs: &[SimJob],
+    truth: &(dyn SlowdownSource + Sync),
+    objective: Objective,
+    seed: u64,
+) -> Result<Oracle, SimError> {
+    if jobs.is_empty() {
+        return Err(SimError::Input("the oracle needs at least one job".into()));
+    }
+    let class = classes(jobs);
+    let mut members: Vec<Vec<JobId>> = vec![Vec::new(); jobs.len()];
+    for (j, &c) in class.iter().enumerate() {
+        members[c].push(j);
+    }
+    let makespan_bound = lower_bound(platform, jobs, truth);
+    // Both disciplines of an order; the better one (greedy on a tie)
+    // stands for the order.
+    let score_both = |order: &[JobId]| -> Result<(f64, bool), SimError> {
+        let g = objective.of(&evaluate_order(platform, jobs, truth, order, false)?.0);
+        let s = objective.of(&evaluate_order(platform, jobs, truth, order, true)?.0);
+        Ok(if s < g { (s, true) } else { (g, false) })
+    };
+    let better = |a: &(f64, Vec<JobId>), b: &(f64, Vec<JobId>)| a.0 < b.0 || (a.0 == b.0 && a.1 < b.1);
+
+    let (best_value, best_order, search) = match distinct_orders(jobs).filter(|&n| n <= EXHAUSTIVE_MAX) {
+        Some(count) => {
+            let mut first: Vec<usize> = class.clone();
+            first.sort_unstable();
+            let mut seqs = vec![first.clone()];
+            let mut seq = first;
+            while next_permutation(&mut seq) {
+                seqs.push(seq.clone());
+            }
+            let best = seqs
+                .par_iter()
+                .map(|s| {
+                    let order = order_of(s, &members);
+                    score_both(&order).map(|(v, _)| (v, order))
+                })
+                .try_reduce_with(|a, b| Ok(if better(&b, &a) { b } else { a }))
+                .expect("at least one order")?;
+            (best.0, best.1, Search::Exhaustive { schedules: count })
+        }
+        None => {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let n = jobs.len();
+            // Start from the file order and from shortest- and
+            // longest-first; keep the best as the incumbent.
+            let mut starts: Vec<Vec<JobId>> = vec![(0..n).collect()];
+            let mut by_solo: Vec<JobId> = (0..n).collect();
+            by_solo.sort_by(|&a, &b| jobs[a].solo.total_cmp(&jobs[b].solo));
+            starts.push(by_solo.clone());
+            by_solo.reverse();
+            starts.push(by_solo);
+            let mut spent = 0usize;
+            let mut best: Option<(f64, Vec<JobId>)> = None;
+            for s in starts {
+                let v = score_both(&s)?.0;
+                spent += 1;
+                if best.as_ref().map_or(true, |b| better(&(v, s.clone()), b)) {
+                    best = Some((v, s));
+                }
+            }
+            let (mut cur_v, mut cur) = best.clone().expect("three starts");
+            let mut stale = 0usize;
+            while spent < LOCAL_BUDGET {
+                let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+                if class[cur[a]] == class[cur[b]] {
+                    stale += 1;
+                    if stale > 4 * n * n {
+                        // A local optimum: restart from a shuffled copy of the best.
+                        cur = best.as_ref().expect("set").1.clone();
+                        for i in (1..n).rev() {
+                            cur.swap(i, rng.random_range(0..=i));
+                        }
+                        cur_v = score_both(&cur)?.0;
+                        spent += 1;
+                        stale = 0;
+                    }
+                    continue;
+                }
+                cur.swap(a, b);
+                let v = score_both(&cur)?.0;
+                spent += 1;
+                if v <= cur_v {
+                    if v < cur_v {
+                        stale = 0;
+                    }
+                    cur_v = v;
+                    if better(&(v, cur.clone()), best.as_ref().expect("set")) {
+                        best = Some((v, cur.clone()));
+                    }
+                } else {
+                    cur.swap(a, b);
+                    stale += 1;
+                }
+            }
+            let (v, o) = best.expect("set");
+            (v, o, Search::Local { schedules: spent, seed })
+        }
+    };
+    let (_, strict) = score_both(&best_order)?;
+    let (metrics, trace) = evaluate_order(platform, jobs, truth, &best_order, strict)?;
+    Ok(Oracle { objective, value: best_value, order: best_order, strict, metrics, trace, search, makespan_bound })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PoolInfo;
+    use crate::source::PairTable;
+    use cosched_model::workload::PoolKind;
+
+    fn platform(cores: u32) -> Platform {
+        Platform { pools: vec![PoolInfo { name: "host".into(), cores, kind: PoolKind::Cpu }] }
+    }
+
+    fn job(program: &str, solo: f64) -> SimJob {
+        SimJob { name: program.into(), arrival: 0.0, solo, pool: 0, cores: 1, program: program.into() }
+    }
+
+    /// Two streams (1.8 beside each other) and two core-bound jobs (1.0
+    /// beside anything) on two cores, all 10 s alone.
+    fn four() -> (Vec<SimJob>, PairTable) {
+        let jobs = vec![job("stream", 10.0), job("stream", 10.0), job("compute", 10.0), job("compute", 10.0)];
+        let s = |a: usize, b: usize| if a < 2 && b < 2 { 1.8 } else { 1.0 };
+        let m = (0..4).map(|i| (0..4).map(|j| if i == j { 1.0 } else { s(i, j) }).collect()).collect();
+        (jobs, PairTable::new(m).unwrap())
+    }
+
+    #[test]
+    fn pairing_each_stream_with_a_compute_job_is_the_best_makespan_by_hand() {
+        let (jobs, t) = four();
+        let o = oracle(&platform(2), &jobs, &t, Objective::Makespan, 1).unwrap();
+        // stream beside compute: both at full speed, two rounds of 10 s.
+        // The file order would pair the streams: 18 s, then 10 s of compute.
+        assert_eq!(o.value, 20.0);
+        let (m, _) = evaluate_order(&platform(2), &jobs, &t, &[0, 1, 2, 3], false).unwrap();
+        assert!((m.makespan - 28.0).abs() < 1e-9, "{m:?}");
+        // Twins collapse: 4!/(2!2!) = 6 distinct orders.
+        assert_eq!(o.search, Search::Exhaustive { schedules: 6 });
+        assert_eq!(o.makespan_bound, 20.0);
+    }
+
+    #[test]
+    fn a_strict_order_holds_cores_for_a_wide_job_and_a_greedy_one_does_not() {
+        // A 1-core job runs 0-3; a 2-core job and another 1-core job arrive at 1.
+        let mut jobs = vec![job("wide", 1.0), job("long", 3.0), job("other", 3.0)];
+        jobs[0].cores = 2;
+        jobs[0].arrival = 1.0;
+        jobs[2].arrival = 1.0;
+        let t = PairTable::new(vec![vec![1.0; 3]; 3]).unwrap();
+        let starts = |strict| {
+            let (_, tr) = evaluate_order(&platform(2), &jobs, &t, &[1, 0, 2], strict).unwrap();
+            let mut s: Vec<(usize, f64)> = tr.iter().filter(|e| e.kind == crate::EventKind::Start).map(|e| (e.job, e.time)).collect();
+            s.sort_by_key(|x| x.0);
+            s
+        };
+        assert_eq!(starts(true), vec![(0, 3.0), (1, 0.0), (2, 4.0)]);
+        assert_eq!(starts(false), vec![(0, 4.0), (1, 0.0), (2, 1.0)]);
+    }
+
+    #[test]
+    fn mean_turnaround_prefers_short_jobs_first() {
+        // One core: the classic shortest-first rule is the optimum.
+        let jobs = vec![job("a", 3.0), job("b", 1.0), job("c", 2.0)];
+        let t = PairTable::new(vec![vec![1.0; 3]; 3]).unwrap();
+        let o = oracle(&platform(1), &jobs, &t, Objective::MeanTurnaround, 1).unwrap();
+        assert_eq!(o.order, vec![1, 2, 0]);
+        assert!((o.value - (1.0 + 3.0 + 6.0) / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn distinct_orders_divide_out_interchangeable_jobs() {
+        let (jobs, _) = four();
+        assert_eq!(distinct_orders(&jobs), Some(6));
+        let all: Vec<SimJob> = (0..5).map(|i| job(&format!("p{i}"), 1.0)).collect();
+        assert_eq!(distinct_orders(&all), Some(120));
+        let mut v = vec![0, 0, 1];
+        let mut n = 1;
+        while next_permutation(&mut v) {
+            n += 1;
+        }
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn local_search_on_many_jobs_finds_the_pairing_and_respects_the_bound() {
+        // 12 distinct jobs: 12! orders, so the local search answers.
+        let n = 12;
+        let jobs: Vec<SimJob> = (0..n).map(|i| job(&format!("p{i}"), 10.0)).collect();
+        // Even jobs stream (1.8 beside each other), odd ones are core-bound.
+        let m = (0..n)
+            .map(|i| (0..n).map(|j| if i != j && i % 2 == 0 && j % 2 == 0 { 1.8 } else { 1.0 }).collect())
+            .collect();
+        let t = PairTable::new(m).unwrap();
+        let o = oracle(&platform(2), &jobs, &t, Objective::Makespan, 7).unwrap();
+        assert!(matches!(o.search, Search::Local { .. }));
+        assert_eq!(o.makespan_bound, 60.0);
+        assert!(o.value >= o.makespan_bound - 1e-9);
+        assert!((o.value - 60.0).abs() < 1e-9, "{o:?}");
+        // Same seed, same answer.
+        let again = oracle(&platform(2), &jobs, &t, Objective::Makespan, 7).unwrap();
+        assert_eq!(again.order, o.order);
+    }
+
+    proptest::proptest! {
+        /// noplan is the list schedule of the arrival order, so the oracle
+        /// never does worse, and no schedule beats the lower bound.
+        #[test]
+        fn the_oracle_is_no_worse_than_noplan_and_no_better_than_the_bound(
+            spec in proptest::collection::vec((0u8..4, 1u8..20, 1u32..3), 1..7),
+            cells in proptest::collection::vec(0.8f64..2.5, 49),
+        ) {
+            let jobs: Vec<SimJob> = spec.iter().enumerate()
+                .map(|(i, &(a, s, c))| SimJob { name: format!("j{i}"), arrival: a as f64, solo: s as f64, pool: 0, cores: c, program: format!("p{i}") })
+                .collect();
+            let n = jobs.len();
+            let m = (0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { cells[i * 7 + j] }).collect()).collect();
+            let t = PairTable::new(m).unwrap();
+            let p = platform(2);
+            let noplan = simulate(&p, &jobs, &t, crate::policy_by_name("noplan", &Default::default()).unwrap().as_mut()).unwrap();
+            let solo: Vec<f64> = jobs.iter().map(|j| j.solo).collect();
+            let nm = compute(&noplan, &solo).unwrap();
+            for obj in [Objective::Makespan, Objective::MeanTurnaround] {
+                let o = oracle(&p, &jobs, &t, obj, 3).unwrap();
+                proptest::prop_assert!(o.value <= obj.of(&nm) + 1e-9, "{obj:?}: {} > noplan {}", o.value, obj.of(&nm));
+                proptest::prop_assert!(o.metrics.makespan >= o.makespan_bound - 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn a_greedy_list_order_never_idles_a_pool_with_an_arrived_job_that_fits() {
+        let (jobs, t) = four();
+        for order in [[0, 1, 2, 3], [3, 2, 1, 0], [0, 2, 1, 3]] {
+            let (_, trace) = evaluate_order(&platform(2), &jobs, &t, &order, false).unwrap();
+            let starts = trace.iter().filter(|e| e.kind == crate::EventKind::Start && e.time == 0.0).count();
+            assert_eq!(starts, 2, "{order:?}");
+        }
+    }
+}
