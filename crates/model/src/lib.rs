@@ -12,6 +12,7 @@ pub mod stats;
 pub mod topology;
 pub mod workload;
 pub mod calibration;
+pub mod compare;
 pub mod profile;
 pub mod provenance;
 pub mod enumerate;
