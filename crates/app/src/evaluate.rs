@@ -18,6 +18,9 @@ use crate::error::bad_input;
 use crate::source::PAIRS_TABLE;
 use crate::training::{build, training_set, Sources};
 
+/// A slowdown above this is a severe conflict unless a request says otherwise.
+pub const DEFAULT_SEVERE: f64 = cosched_predict::DEFAULT_SEVERE;
+
 #[derive(Debug, Clone)]
 pub struct EvaluateRequest {
     pub workload: PathBuf,
