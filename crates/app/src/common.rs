@@ -122,11 +122,97 @@ pub fn record_conditions(
     Ok(())
 }
 
-/// `load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns`.
-pub fn describe_conditions(c: &cosched_store::NodeConditions) -> String {
-    let mut s = format!("load {:.2} {:.2} {:.2}", c.load[0], c.load[1], c.load[2]);
-    if let Some((cpus, ns)) = &c.c2c {
-        s.push_str(&format!(", CPU {} round trip {ns:.0} ns", cosched_model::topology::format_cpulist(cpus)));
+/// The node's conditions at a campaign's start or resume: its load average
+/// and the cache-line round trip between two CPUs, as stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Conditions {
+    /// Seconds since the Unix epoch.
+    pub taken_unix: u64,
+    /// Load average over 1, 5 and 15 minutes.
+    pub load: [f64; 3],
+    /// The two CPUs and their round trip in ns; `None` on a one-CPU node.
+    pub c2c: Option<(Vec<u32>, f64)>,
+}
+
+impl From<&cosched_store::NodeConditions> for Conditions {
+    fn from(c: &cosched_store::NodeConditions) -> Self {
+        Conditions { taken_unix: c.taken_unix, load: c.load, c2c: c.c2c.clone() }
     }
-    s
+}
+
+impl Conditions {
+    /// `load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("load {:.2} {:.2} {:.2}", self.load[0], self.load[1], self.load[2]);
+        if let Some((cpus, ns)) = &self.c2c {
+            s.push_str(&format!(", CPU {} round trip {ns:.0} ns", cosched_model::topology::format_cpulist(cpus)));
+        }
+        s
+    }
+}
+
+/// Parses a sampling interval: a number with `ms` or `s` (a bare number is
+/// seconds), above zero.
+pub fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num.trim().parse().map_err(|_| format!("`{s}` is not a duration; expected e.g. 1s, 250ms, 0.5s"))?;
+    let secs = v * scale;
+    if !(secs.is_finite() && secs >= 1e-3) {
+        return Err(format!("`{s}`: the interval must be at least 1ms"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+/// A job, workload or predictor name as part of a file name.
+pub fn file_safe(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
+}
+
+/// Writes a file, naming it in the error.
+pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+}
+
+/// Creates a directory and its parents, naming it in the error.
+pub fn create_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))
+}
+
+/// The provenance of a measurement made by this call.
+pub(crate) fn provenance(ctx: &Ctx) -> cosched_model::provenance::Provenance {
+    cosched_measure::provenance::here(&ctx.command, GIT_COMMIT, None)
+}
+
+/// `load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns`.
+pub(crate) fn describe_conditions(c: &cosched_store::NodeConditions) -> String {
+    Conditions::from(c).describe()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn intervals_parse_in_seconds_and_milliseconds() {
+        assert_eq!(parse_interval("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_interval("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_interval("0.5s"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_interval("2"), Ok(Duration::from_secs(2)));
+        assert!(parse_interval("0s").is_err());
+        assert!(parse_interval("fast").unwrap_err().contains("250ms"));
+    }
+
+    #[test]
+    fn names_in_file_names_keep_only_safe_characters() {
+        assert_eq!(file_safe("a/b c"), "a_b_c");
+        assert_eq!(file_safe("twins:base=probe"), "twins_base_probe");
+    }
 }

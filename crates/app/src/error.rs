@@ -34,6 +34,22 @@ impl fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
+/// What a verb stopped by a signal has to say (what is stored, how to go
+/// on): the caller shows it on a line of its own before the interrupt.
+#[derive(Debug)]
+pub struct Notice(pub String);
+
+impl fmt::Display for Notice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The error of a verb stopped by signal `sig`, with what it left behind.
+pub fn stopped(sig: i32, notice: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Interrupted(sig)).context(Notice(notice.into()))
+}
+
 /// Exit code for an error returned by a verb.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     if let Some(Interrupted(sig)) = err.chain().find_map(|e| e.downcast_ref::<Interrupted>()) {
@@ -57,5 +73,8 @@ mod tests {
         assert_eq!(exit_code(&anyhow::Error::new(Interrupted(2))), 130);
         assert_eq!(exit_code(&anyhow::Error::new(Interrupted(15))), 143);
         assert_eq!(exit_code(&anyhow::anyhow!("the job failed")), 1);
+        let e = stopped(2, "campaign 3 is stored");
+        assert_eq!(exit_code(&e), 130);
+        assert_eq!(e.downcast_ref::<Notice>().map(|n| n.0.as_str()), Some("campaign 3 is stored"));
     }
 }

@@ -5,17 +5,42 @@
 //! the caller implements (a terminal bar, log lines, nothing). The `cosched`
 //! binary parses arguments into requests, makes one call here, and prints
 //! the result; nothing in this crate parses a command line or prints a
-//! table to stdout.
+//! table to stdout. Files a verb produces (SVGs, HTML reports, CSV and JSON
+//! beside them) are written here: they are work, not printing.
+//!
+//! Work several verbs share lives in one module each and is called from
+//! there: [`calibrate`] (what a workload's `seconds` need), [`pairs`] (the
+//! matrix of stored pair runs), [`probe`] (the curve of stored probe
+//! points), [`training`] (training sets from the store), [`source`] (solo
+//! times and the slowdown source of real runs).
 //!
 //! Errors are `anyhow::Error`s; [`error::BadInput`] marks the user's input
 //! being wrong (exit code 2) and [`error::Interrupted`] a run stopped by a
-//! signal after cleaning up (exit code 128 + signal); [`error::exit_code`]
-//! maps any error to the exit code.
+//! signal after cleaning up (exit code 128 + signal), with an
+//! [`error::Notice`] of what it left behind; [`error::exit_code`] maps any
+//! error to the exit code.
 
+pub mod bench;
+pub mod calibrate;
+pub mod check;
+pub mod classify;
 pub mod common;
+pub mod db;
+pub mod demo;
+pub mod enumerate;
 pub mod error;
+pub mod evaluate;
+pub mod node;
+pub mod pairs;
+pub mod predict;
+pub mod probe;
+pub mod profile;
 pub mod progress;
+pub mod run;
+pub mod simulate;
+pub mod source;
+pub mod training;
 
 pub use common::{Ctx, GIT_COMMIT};
-pub use error::{bad_input, exit_code, BadInput, Interrupted};
+pub use error::{bad_input, exit_code, BadInput, Interrupted, Notice};
 pub use progress::{Plain, Progress, Silent, Task};

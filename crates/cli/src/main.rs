@@ -1,4 +1,5 @@
-//! The `cosched` binary: argument parsing and wiring only.
+//! The `cosched` binary: argument parsing, one call into `cosched-app` per
+//! verb, and printing its result.
 
 mod cmd;
 mod exit;
@@ -76,7 +77,6 @@ fn main() {
         Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
     };
     if let Err(e) = result {
-        eprintln!("cosched: {e:#}");
-        std::process::exit(exit::code_of(&e));
+        std::process::exit(exit::report(&e));
     }
 }

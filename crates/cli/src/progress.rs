@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-pub struct Progress {
+struct Progress {
     bar: Option<ProgressBar>,
     label: String,
     total: u64,
@@ -14,7 +14,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(label: &str, total: u64) -> Progress {
+    fn new(label: &str, total: u64) -> Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::new(total);
             b.set_style(
@@ -29,7 +29,7 @@ impl Progress {
     }
 
     /// Marks `done` steps of the total as finished.
-    pub fn set(&self, done: u64, msg: &str) {
+    fn set(&self, done: u64, msg: &str) {
         match &self.bar {
             Some(b) => {
                 b.set_position(done);
@@ -44,23 +44,18 @@ impl Progress {
     }
 
     /// A line above the bar (or a plain log line).
-    pub fn println(&self, msg: &str) {
+    fn println(&self, msg: &str) {
         match &self.bar {
             Some(b) => b.println(msg),
             None => eprintln!("{}: {msg}", self.label),
         }
     }
 
-    pub fn finish(&self) {
+    fn finish(&self) {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
         }
     }
-}
-
-/// Step log for work without a known total.
-pub fn step(msg: &str) {
-    eprintln!("==> {msg}");
 }
 
 /// The application's progress on this terminal: a bar per task on a
@@ -70,7 +65,7 @@ pub struct Terminal;
 
 impl cosched_app::Progress for Terminal {
     fn step(&self, msg: &str) {
-        step(msg);
+        eprintln!("==> {msg}");
     }
     fn task(&self, label: &str, total: u64) -> Box<dyn cosched_app::Task + '_> {
         Box::new(Progress::new(label, total))

@@ -3,25 +3,17 @@
 //! reach the fit; a table, JSON, stored rows, a scatter SVG per predictor
 //! and, on request, the accuracy section of docs/predictors.md.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
-use cosched_model::workload::Workload;
-use cosched_predict::{evaluate, predictor_names, Accuracy, CvPrediction, Folds, TrainingSet, DEFAULT_SEVERE};
-use cosched_report::scatter::{scatter, Point};
-use cosched_report::table;
-use cosched_store::EvaluationRecord;
-use serde::Serialize;
+use cosched_app::evaluate::{evaluate, render, EvaluateRequest};
 
-use super::common::{command_line, load_workload, DbArgs, GIT_COMMIT};
-use super::predict::{build, training_set, Sources};
-use crate::exit::bad_input;
-use crate::progress::Progress;
+use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     cosched evaluate-predictors --workload examples/predict12.toml\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml --model scn --model learned --json\n  \
+    cosched evaluate-predictors --workload examples/predict12.toml --predictor scn --predictor learned --json\n  \
     cosched evaluate-predictors --workload examples/predict12.toml --svg-dir plots/ --level 1.5\n  \
     cosched evaluate-predictors --workload examples/predict12.toml --markdown docs/predictors.md\n\n\
     Leave-one-program-out: for each program, every predictor is fitted on the pairs\n\
@@ -35,19 +27,18 @@ use crate::progress::Progress;
     that; severe: slowdown above --level. Results are stored (table\n\
     predictor_evaluations).")]
 pub struct EvaluateArgs {
-    /// Workload whose measured pairs are predicted.
-    #[arg(long, value_name = "FILE")]
-    pub workload: PathBuf,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
     /// Fold method: leave-one-program-out, in-sample or repeat-halves.
     #[arg(long, default_value = "leave-one-program-out", value_name = "METHOD")]
     pub folds: String,
     /// A slowdown above this is a severe conflict (precision and recall).
-    #[arg(long, default_value_t = DEFAULT_SEVERE, value_name = "X")]
+    #[arg(long, default_value_t = cosched_app::evaluate::DEFAULT_SEVERE, value_name = "X")]
     pub level: f64,
     /// A predictor to evaluate, NAME or NAME:key=value (repeatable);
     /// default: every registered one.
-    #[arg(long = "model", value_name = "M")]
-    pub models: Vec<String>,
+    #[arg(long = "predictor", alias = "model", value_name = "M")]
+    pub predictors: Vec<String>,
     /// Evaluate the predictions made during real runs against their outcomes.
     #[arg(long)]
     pub from_runs: bool,
@@ -62,406 +53,35 @@ pub struct EvaluateArgs {
     /// Do not store the results.
     #[arg(long)]
     pub no_store: bool,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonArgs,
     #[command(flatten)]
     pub db: DbArgs,
 }
 
-/// One predictor's evaluation.
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub predictor: String,
-    pub folds: String,
-    pub accuracy: Accuracy,
-    pub predictions: Vec<CvPrediction>,
-}
-
-/// What an evaluation ran on.
-#[derive(Debug, Clone, Serialize)]
-pub struct Counts {
-    pub workload: String,
-    pub programs: usize,
-    pub ordered_pairs: usize,
-    pub repeats: usize,
-    pub sources: Sources,
-    /// The node's conditions when the pairs campaign started (and resumed).
-    pub pairs_conditions: Vec<cosched_store::NodeConditions>,
-}
-
-const BEGIN: &str = "<!-- accuracy:begin";
-const END: &str = "<!-- accuracy:end -->";
-
 pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
-    let folds = parse_folds(&a.folds)?;
-    check_level(a.level)?;
-    let specs = specs(&a.models)?;
-    let w = load_workload(&a.workload)?;
-    let mut store = a.db.open_existing()?;
-    let (counts, rows) = if a.from_runs {
-        from_runs(&store, &w, a.level)?
-    } else {
-        let (train, sources) = training_set(&store, &w, &a.workload)?;
-        let counts = counts(&store, &w, &train, sources)?;
-        let rows = compute(&train, &specs, folds, a.level)?;
-        (counts, rows)
+    let req = EvaluateRequest {
+        workload: a.workload.workload,
+        folds: a.folds,
+        level: a.level,
+        predictors: a.predictors,
+        from_runs: a.from_runs,
+        svg_dir: a.svg_dir,
+        markdown: a.markdown.clone(),
+        store: !a.no_store,
+        db: a.db.db,
     };
-
-    if !a.no_store {
-        let prov = cosched_measure::provenance::here(&command_line(), GIT_COMMIT, None);
-        let records: Vec<EvaluationRecord> = rows
-            .iter()
-            .map(|r| EvaluationRecord {
-                workload: w.name.clone(),
-                predictor: r.predictor.clone(),
-                folds: r.folds.clone(),
-                level: a.level,
-                n: r.accuracy.n as u32,
-                within_5: r.accuracy.within_5,
-                within_30: r.accuracy.within_30,
-                mae: r.accuracy.mae,
-                pearson: r.accuracy.pearson,
-                spearman: r.accuracy.spearman,
-                precision: r.accuracy.precision,
-                recall: r.accuracy.recall,
-                sources: serde_json::to_value(&counts.sources).expect("sources serialize"),
-                predictions: serde_json::to_value(&r.predictions).expect("predictions serialize"),
-            })
-            .collect();
-        store.add_evaluations(&records, &prov)?;
+    let r = evaluate(&req, &ctx())?;
+    if a.json.json {
+        return print_json(&serde_json::json!({"counts": r.counts, "level": r.level, "rows": r.rows, "svgs": r.svgs}));
     }
-    let mut svgs = Vec::new();
-    if let Some(dir) = &a.svg_dir {
-        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))?;
-        for r in &rows {
-            let file = dir.join(format!("predict-{}-{}-{}.svg", safe(&w.name), safe(&r.predictor), safe(&r.folds)));
-            std::fs::write(&file, scatter_of(&w.name, r)).map_err(|e| anyhow::anyhow!("writing {}: {e}", file.display()))?;
-            svgs.push(file);
-        }
-    }
-    if let Some(md) = &a.markdown {
-        let prov = cosched_measure::provenance::here(&command_line(), GIT_COMMIT, None);
-        let section = markdown_section(&counts, &rows, folds, a.level, &prov, &a.workload);
-        rewrite_section(md, &section)?;
-    }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"counts": counts, "level": a.level, "rows": rows, "svgs": svgs}))?);
-        return Ok(());
-    }
-    println!("{}", render(&rows));
-    if a.from_runs {
-        println!(
-            "workload {}: {} job(s) of {} real run(s) that ended ok with a measured slowdown; predicted = the run's \
-             source beside the jobs running at the job's start, measured = run time / stored solo time (co-runners may \
-             have changed during the job); one row per source the runs decided with; severe: above {}.",
-            counts.workload, counts.repeats, counts.programs, a.level
-        );
-    } else {
-        println!("{}", describe(&counts, folds, a.level));
-    }
-    for s in &svgs {
+    println!("{}", render(&r.rows));
+    println!("{}", r.description);
+    for s in &r.svgs {
         println!("scatter: {}", s.display());
     }
     if let Some(md) = &a.markdown {
         println!("accuracy section written to {}", md.display());
     }
     Ok(())
-}
-
-pub fn parse_folds(s: &str) -> anyhow::Result<Folds> {
-    Folds::from_name(s).ok_or_else(|| {
-        let known: Vec<&str> = Folds::ALL.iter().map(|f| f.name()).collect();
-        bad_input(format!("--folds {s}: unknown fold method; expected one of {}", known.join(", ")))
-    })
-}
-
-pub fn check_level(level: f64) -> anyhow::Result<()> {
-    if !(level.is_finite() && level > 0.0) {
-        return Err(bad_input("--level must be a positive slowdown, e.g. 1.3"));
-    }
-    Ok(())
-}
-
-/// The predictors to evaluate, each checked now so a typo is exit code 2
-/// before anything is read.
-pub fn specs(models: &[String]) -> anyhow::Result<Vec<String>> {
-    let v: Vec<String> = if models.is_empty() {
-        predictor_names().iter().map(|(n, _)| n.to_string()).collect()
-    } else {
-        models.to_vec()
-    };
-    for s in &v {
-        build(s)?;
-    }
-    Ok(v)
-}
-
-pub fn counts(store: &cosched_store::Store, w: &Workload, train: &TrainingSet, sources: Sources) -> anyhow::Result<Counts> {
-    let pairs_conditions = if sources.pairs > 0 { store.conditions(cosched_store::CampaignId(sources.pairs))? } else { Vec::new() };
-    Ok(Counts {
-        workload: w.name.clone(),
-        programs: train.program_keys().len(),
-        ordered_pairs: train.pairs.len(),
-        repeats: train.pairs.iter().map(|p| p.slowdowns.len()).sum(),
-        sources,
-        pairs_conditions,
-    })
-}
-
-/// Cross-validates every predictor; under leave-one-program-out `measured`
-/// is also scored on repeat halves: the noise floor of the pair matrix.
-pub fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64) -> anyhow::Result<Vec<Row>> {
-    let mut jobs: Vec<(String, Folds)> = specs.iter().map(|s| (s.clone(), folds)).collect();
-    if folds == Folds::LeaveOneProgramOut {
-        if let Some(m) = specs.iter().find(|s| s.split(':').next() == Some("measured")) {
-            jobs.push((m.clone(), Folds::RepeatHalves));
-        }
-    }
-    let progress = Progress::new("evaluate", jobs.len() as u64);
-    let mut rows = Vec::new();
-    for (i, (spec, f)) in jobs.iter().enumerate() {
-        progress.set(i as u64, &format!("{spec} ({})", f.name()));
-        let spec2 = spec.clone();
-        let make = move || build(&spec2).expect("checked before");
-        let (predictions, accuracy) =
-            evaluate(&make, train, *f, level).map_err(|e| anyhow::anyhow!("evaluating {spec}: {e}"))?;
-        rows.push(Row { predictor: spec.clone(), folds: f.name().to_string(), accuracy, predictions });
-    }
-    progress.finish();
-    Ok(rows)
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.0} %", v * 100.0)
-}
-
-fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map(|x| format!("{x:.d$}", d = digits)).unwrap_or_else(|| "-".into())
-}
-
-/// The accuracy table, one row per predictor.
-pub fn render(rows: &[Row]) -> String {
-    let body: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let a = &r.accuracy;
-            vec![
-                r.predictor.clone(),
-                r.folds.clone(),
-                a.n.to_string(),
-                pct(a.within_5),
-                pct(a.within_30),
-                format!("{:.3}", a.mae),
-                opt(a.pearson, 3),
-                opt(a.spearman, 3),
-                opt(a.precision, 2),
-                opt(a.recall, 2),
-            ]
-        })
-        .collect();
-    table(
-        &["predictor", "folds", "pairs", "within 5 %", "within 30 %", "MAE", "Pearson", "Spearman", "severe precision", "severe recall"],
-        &body,
-    )
-}
-
-pub fn describe(c: &Counts, folds: Folds, level: f64) -> String {
-    let severe = "severe: measured slowdown above";
-    format!(
-        "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}{}), \
-         profiles {:?}, probes {:?}.\nfolds: {}{}; {severe} {level:.2}.",
-        c.workload,
-        c.programs,
-        c.ordered_pairs,
-        c.repeats,
-        c.sources.pairs,
-        c.sources.pairs_status,
-        c.pairs_conditions
-            .iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let when = if i == 0 { "at its start".to_string() } else { format!("at resume {i}") };
-                format!("; node {when}: {}", super::common::describe_conditions(k))
-            })
-            .collect::<String>(),
-        c.sources.profile,
-        c.sources.probe,
-        folds.name(),
-        if folds == Folds::LeaveOneProgramOut {
-            " (each pair predicted by a fit without any pair of its victim's program)"
-        } else if folds == Folds::InSample {
-            " (fitted and tested on the same pairs: not a prediction)"
-        } else {
-            " (fitted on even repeats, tested on the median of odd repeats)"
-        },
-    )
-}
-
-fn scatter_of(workload: &str, r: &Row) -> String {
-    let a = &r.accuracy;
-    let points: Vec<Point> = r
-        .predictions
-        .iter()
-        .map(|p| Point {
-            measured: p.measured,
-            predicted: p.predicted.slowdown,
-            lo: p.predicted.lo,
-            hi: p.predicted.hi,
-            label: format!("{} beside {}", p.victim, p.aggressor),
-        })
-        .collect();
-    scatter(
-        &format!("{} on {workload} ({})", r.predictor, r.folds),
-        &format!(
-            "within 5 %: {}, within 30 %: {}, MAE {:.3}, Pearson {}\nsevere (> {:.2}): recall {} at precision {}",
-            pct(a.within_5),
-            pct(a.within_30),
-            a.mae,
-            opt(a.pearson, 3),
-            a.level,
-            opt(a.recall, 2),
-            opt(a.precision, 2)
-        ),
-        &points,
-        Some(a.level),
-    )
-}
-
-fn markdown_section(
-    c: &Counts,
-    rows: &[Row],
-    folds: Folds,
-    level: f64,
-    prov: &cosched_model::provenance::Provenance,
-    path: &Path,
-) -> String {
-    format!(
-        "{BEGIN} generated by `cosched evaluate-predictors --workload {} --markdown FILE`; edits are overwritten -->\n\
-         Measured on `{}` ({}, {} cores), cosched {} ({}), {}.\n\n{}\n\n{}\n{END}",
-        path.display(),
-        prov.hostname,
-        prov.cpu_model,
-        prov.cores,
-        prov.cosched_version,
-        prov.git_commit,
-        cosched_store::format_unix_utc(prov.started_unix),
-        render(rows),
-        describe(c, folds, level).replace('\n', "\n\n"),
-    )
-}
-
-/// Replaces the generated section of a Markdown file, or appends one.
-fn rewrite_section(path: &Path, section: &str) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
-    let out = match (text.find(BEGIN), text.find(END)) {
-        (Some(b), Some(e)) if b < e => format!("{}{}{}", &text[..b], section, &text[e + END.len()..]),
-        (None, None) => format!("{}\n\n{}\n", text.trim_end_matches('\n'), section),
-        _ => {
-            return Err(bad_input(format!(
-                "{}: the accuracy markers are unbalanced; keep one `{BEGIN} ... -->` line before one `{END}` line",
-                path.display()
-            )))
-        }
-    };
-    std::fs::write(path, out).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
-}
-
-fn safe(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_description_names_the_node_at_the_start_and_at_each_resume() {
-        let k = |ns: f64| cosched_store::NodeConditions { taken_unix: 0, load: [1.0, 0.5, 0.25], c2c: Some((vec![0, 1], ns)) };
-        let c = Counts {
-            workload: "w".into(),
-            programs: 2,
-            ordered_pairs: 4,
-            repeats: 8,
-            sources: super::super::predict::Sources {
-                profile: vec![1],
-                probe: vec![2],
-                pairs: 3,
-                pairs_status: "done".into(),
-                pair_runs: 4,
-                run_pairs: 0,
-            },
-            pairs_conditions: vec![k(76.0), k(452.0)],
-        };
-        let text = describe(&c, Folds::LeaveOneProgramOut, 1.3);
-        assert!(
-            text.contains("pairs campaign 3 (done; node at its start: load 1.00 0.50 0.25, CPU 0-1 round trip 76 ns; node at resume 1: load 1.00 0.50 0.25, CPU 0-1 round trip 452 ns)"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn the_generated_section_replaces_only_itself() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("x.md");
-        std::fs::write(&p, format!("# T\n\nintro\n\n{BEGIN} old -->\nstale\n{END}\n\n## After\n")).unwrap();
-        rewrite_section(&p, &format!("{BEGIN} new -->\nfresh\n{END}")).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&p).unwrap(),
-            format!("# T\n\nintro\n\n{BEGIN} new -->\nfresh\n{END}\n\n## After\n")
-        );
-        std::fs::write(&p, format!("{END}\n{BEGIN}")).unwrap();
-        assert!(rewrite_section(&p, "x").is_err());
-    }
-}
-
-/// The predictions real runs made before each job started against the
-/// slowdowns the runs measured, one row per source the runs decided with
-/// (`cosched run` records it; `pairs-table` for runs from before it did).
-/// In the counts, `programs` is the number of runs and `repeats` of jobs.
-fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::Result<(Counts, Vec<Row>)> {
-    let runs: Vec<_> = store.runs()?.into_iter().filter(|r| r.workload == w.name).collect();
-    let mut by_source: std::collections::BTreeMap<String, Vec<CvPrediction>> = Default::default();
-    let mut run_ids = Vec::new();
-    for r in &runs {
-        let source = r.params.get("predictor").and_then(|v| v.as_str()).unwrap_or(super::run::PAIRS_TABLE).to_string();
-        for j in store.run_jobs(r.id)? {
-            let Some(measured) = j.end.as_ref().filter(|e| e.status == "ok").and_then(|e| e.slowdown) else { continue };
-            by_source.entry(source.clone()).or_default().push(CvPrediction {
-                victim: format!("{} (run {})", j.start.job, r.id.0),
-                aggressor: if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join("+") },
-                held_out: None,
-                measured,
-                repeats: 1,
-                predicted: cosched_predict::Prediction::exact(j.start.predicted),
-            });
-            if run_ids.last() != Some(&r.id.0) {
-                run_ids.push(r.id.0);
-            }
-        }
-    }
-    if by_source.is_empty() {
-        anyhow::bail!(
-            "{}: no job of a real run of `{}` ended ok with a measured slowdown; run `cosched run --workload FILE` first",
-            store.path().display(),
-            w.name
-        );
-    }
-    let rows: Vec<Row> = by_source
-        .into_iter()
-        .map(|(source, predictions)| {
-            let pairs: Vec<(f64, f64)> = predictions.iter().map(|p| (p.predicted.slowdown, p.measured)).collect();
-            Row { predictor: source, folds: "real-runs".into(), accuracy: Accuracy::of(&pairs, level), predictions }
-        })
-        .collect();
-    let jobs = rows.iter().map(|r| r.predictions.len()).sum();
-    let sources = Sources {
-        profile: Vec::new(),
-        probe: Vec::new(),
-        pairs: 0,
-        pairs_status: format!("runs {}", run_ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
-        pair_runs: 0,
-        run_pairs: 0,
-    };
-    Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
 }

@@ -1,5 +1,6 @@
-//! One module per verb. Each holds its clap `Args` and a `run` function that
-//! wires library crates together; no measurement or model logic lives here.
+//! One module per verb. Each holds its clap `Args`, a `run` function that
+//! makes one call into `cosched-app`, and the printing of its result; verb
+//! modules do not call one another's work (the demo reuses their printing).
 pub mod bench;
 pub mod calibrate;
 pub mod check;

@@ -2,16 +2,16 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use anyhow::Context;
 use clap::{Args, ValueEnum};
-use cosched_measure::topology::{self, TopologySource};
-use cosched_model::topology::{format_bytes, format_cpulist, Node};
+use cosched_app::node::{counts_line, node, sysfs_snapshot, LatencyRequest, LatencyRow, NodeRequest};
+use cosched_model::topology::{format_bytes, format_cpulist, Node, TopologySource};
+
+use super::common::JsonArgs;
 
 #[derive(Args, Debug)]
 pub struct NodeArgs {
-    /// Print the topology as JSON instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonArgs,
 
     /// Read the topology from this source only [default: hwloc when lstopo is
     /// installed, else sysfs].
@@ -41,58 +41,6 @@ pub struct NodeArgs {
     /// Measurements per pair (median and range shown).
     #[arg(long, default_value_t = 5, value_name = "N", requires = "latency")]
     pub repeats: usize,
-}
-
-/// One measured pair of CPUs.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct LatencyRow {
-    pub a: u32,
-    pub b: u32,
-    /// Round trip of one cache line, nanoseconds: median and spread.
-    pub round_trip_ns: cosched_model::stats::Summary,
-    /// The closest cache the declared topology says the two share (`L2`,
-    /// `L3`), if any.
-    pub declared_shared: Option<String>,
-}
-
-/// The pairs `--latency` measures: every pair of `cpus`, or on a node of
-/// more than 8 CPUs with no list given, the first CPU against each other.
-fn latency_pairs(cpus: &[u32], listed: bool) -> Vec<(u32, u32)> {
-    if !listed && cpus.len() > 8 {
-        return cpus[1..].iter().map(|&b| (cpus[0], b)).collect();
-    }
-    let mut v = Vec::new();
-    for (i, &a) in cpus.iter().enumerate() {
-        for &b in &cpus[i + 1..] {
-            v.push((a, b));
-        }
-    }
-    v
-}
-
-fn measure_latency(args: &NodeArgs, node: &Node) -> anyhow::Result<Vec<LatencyRow>> {
-    let listed = args.cpus.is_some();
-    let cpus = match &args.cpus {
-        Some(list) => super::common::parse_cpus(list).map_err(|e| crate::exit::bad_input(format!("--cpus {list}: {e}")))?,
-        None => (0..std::thread::available_parallelism().map_or(1, |n| n.get() as u32)).collect(),
-    };
-    let pairs = latency_pairs(&cpus, listed);
-    if pairs.is_empty() {
-        return Err(crate::exit::bad_input("--latency needs at least two CPUs (--cpus lists one)"));
-    }
-    if args.repeats == 0 || args.round_trips == 0 {
-        return Err(crate::exit::bad_input("--repeats and --round-trips must be at least 1"));
-    }
-    let progress = crate::progress::Progress::new("latency", pairs.len() as u64);
-    let mut rows = Vec::new();
-    for (i, &(a, b)) in pairs.iter().enumerate() {
-        progress.set(i as u64, &format!("CPU {a} <-> CPU {b}"));
-        let s = cosched_measure::c2c::measure_pair(a, b, args.round_trips, args.repeats)?;
-        let declared_shared = node.shared_cache(a, b).map(|c| c.kind.label(c.level));
-        rows.push(LatencyRow { a, b, round_trip_ns: s, declared_shared });
-    }
-    progress.finish();
-    Ok(rows)
 }
 
 fn render_latency(rows: &[LatencyRow], args: &NodeArgs) -> String {
@@ -137,49 +85,23 @@ impl From<Source> for TopologySource {
 
 pub fn run(args: NodeArgs) -> anyhow::Result<()> {
     if args.sysfs_snapshot {
-        let (node, snapshot) =
-            topology::sysfs_snapshot().context("cannot read this node's topology from /sys")?;
-        let comment = format!(
-            "cosched sysfs snapshot of {} ({}): {}\nread it with cosched_model::topology::MapView::from_snapshot",
-            node.hostname.as_deref().unwrap_or("unknown host"),
-            node.cpu_model.as_deref().unwrap_or("unknown CPU"),
-            counts_line(&node),
-        );
-        print!("{}", snapshot.to_snapshot(&comment));
+        print!("{}", sysfs_snapshot()?);
         return Ok(());
     }
-    let node = match args.source {
-        None => topology::detect(),
-        Some(s) => topology::detect_with(s.into()),
-    }
-    .context("cannot detect this node's topology")?;
-    let latency = if args.latency { Some(measure_latency(&args, &node)?) } else { None };
-    if args.json {
-        let mut v = serde_json::to_value(&node)?;
-        if let (Some(rows), Some(obj)) = (&latency, v.as_object_mut()) {
+    let latency = args.latency.then(|| LatencyRequest { cpus: args.cpus.clone(), round_trips: args.round_trips, repeats: args.repeats });
+    let r = node(&NodeRequest { source: args.source.map(Into::into), latency }, &super::common::ctx())?;
+    if args.json.json {
+        let mut v = serde_json::to_value(&r.node)?;
+        if let (Some(rows), Some(obj)) = (&r.latency, v.as_object_mut()) {
             obj.insert("latency".into(), serde_json::to_value(rows)?);
         }
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{}", render(&node));
-        if let Some(rows) = &latency {
-            print!("\n{}", render_latency(rows, &args));
-        }
+        return super::common::print_json(&v);
+    }
+    print!("{}", render(&r.node));
+    if let Some(rows) = &r.latency {
+        print!("\n{}", render_latency(rows, &args));
     }
     Ok(())
-}
-
-fn counts_line(n: &Node) -> String {
-    let count =
-        |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-    format!(
-        "{}, {}, {}, {}, {}",
-        count(n.sockets as usize, "socket", "sockets"),
-        count(n.numa_nodes.len(), "NUMA node", "NUMA nodes"),
-        count(n.n_cores(), "core", "cores"),
-        count(n.n_pus(), "PU", "PUs"),
-        count(n.smt_width(), "thread per core", "threads per core (SMT)"),
-    )
 }
 
 /// The human-readable report: header, counts, NUMA nodes, caches, notes.
@@ -285,15 +207,6 @@ fn render(n: &Node) -> String {
 mod tests {
     use super::*;
     use cosched_model::topology::parse_hwloc_xml;
-
-    #[test]
-    fn latency_pairs_are_every_pair_of_a_short_list_or_the_first_cpu_against_the_rest() {
-        assert_eq!(latency_pairs(&[0, 1, 2], false), vec![(0, 1), (0, 2), (1, 2)]);
-        let many: Vec<u32> = (0..10).collect();
-        assert_eq!(latency_pairs(&many, false).len(), 9);
-        assert_eq!(latency_pairs(&many, true).len(), 45, "a list given is measured whole");
-        assert!(latency_pairs(&[3], true).is_empty());
-    }
 
     #[test]
     fn render_shows_counts_numa_and_caches() {

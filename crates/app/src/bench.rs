@@ -1,0 +1,304 @@
+//! `cosched bench ...`: benchmarks that measure figures side by side in one
+//! run: our kernels against references, the profile sampler's cost, the
+//! simulator's speed. (`bench predictors` is [`crate::evaluate::bench`].)
+
+use std::time::Duration;
+
+use cosched_measure::bench::{build_reference_triad, compare_triad, linearity};
+use cosched_measure::kernel::kernel_argv;
+use cosched_measure::launch::Launch;
+use cosched_measure::profile::{kernel_work_for, sampler_overhead};
+use cosched_model::calibration::Calibration;
+use cosched_model::stats::Summary;
+use cosched_report::{fmt_ci, fmt_spread};
+
+use crate::calibrate::{calibrate_kernels, select};
+use crate::common::{node_cpu_count, parse_cpus, Ctx};
+use crate::error::bad_input;
+use crate::profile::Syscalls;
+
+#[derive(Debug, Clone)]
+pub struct KernelsBenchRequest {
+    pub repeats: usize,
+    /// Triad arrays, MiB each, and passes per run.
+    pub array_mib: u64,
+    pub passes: u64,
+    /// Kernels whose rate to measure; empty: all.
+    pub kernels: Vec<String>,
+    pub cpus: String,
+}
+
+#[derive(Debug)]
+pub struct KernelsBenchReport {
+    /// C STREAM and our stream kernel: name and bandwidth, MB/s.
+    pub triad: Vec<Vec<String>>,
+    /// Ours over the reference, repeat by repeat.
+    pub ratio: Summary,
+    pub calibrations: Vec<Calibration>,
+    /// Per kernel: work full / quarter, rate ratio, spreads.
+    pub linearity: Vec<Vec<String>>,
+    pub json: serde_json::Value,
+}
+
+pub fn kernels(a: &KernelsBenchRequest, ctx: &Ctx) -> anyhow::Result<KernelsBenchReport> {
+    if a.repeats == 0 || a.passes == 0 || a.array_mib == 0 {
+        return Err(bad_input("--repeats, --passes and --array-mib must be at least 1"));
+    }
+    let cpus = parse_cpus(&a.cpus).map_err(|e| bad_input(format!("--cpus: {e}")))?;
+    let specs = select(&a.kernels)?;
+    let dir = tempfile::tempdir()?;
+    ctx.step("stream kernel vs C STREAM triad (cc -O2), alternating, same CPU");
+    let exe = build_reference_triad(dir.path())?;
+    let p = ctx.progress.task("triad", a.repeats as u64);
+    let cmp = compare_triad(&exe, a.array_mib, a.passes, a.repeats, &cpus, &mut |d, _| p.set(d as u64, ""))?;
+    p.finish();
+    ctx.step("each kernel's rate (warm-up sizes work to ~0.3 s, then timed repeats)");
+    let cals = calibrate_kernels(&specs, 1, a.repeats, 0.3, &cpus, ctx)?;
+    ctx.step("linearity: rate at 1/4 of the work over rate at the full work (1.00 = linear)");
+    let p = ctx.progress.task("linearity", cals.len() as u64);
+    let mut lin = Vec::new();
+    for (i, c) in cals.iter().enumerate() {
+        lin.push(linearity(&c.kernel, &c.params, c.work_per_run, a.repeats, &cpus)?);
+        p.set(i as u64 + 1, &c.kernel);
+    }
+    p.finish();
+    let json = serde_json::json!({"triad": cmp, "kernels": cals, "linearity": lin});
+    let bw = |v: &[f64]| Summary::of(v).expect("repeats >= 1");
+    let triad = vec![
+        vec!["C STREAM (cc -O2)".into(), fmt_ci(&bw(&cmp.reference_mb_s), 0)],
+        vec!["cosched stream".into(), fmt_ci(&bw(&cmp.ours_mb_s), 0)],
+    ];
+    let linearity = lin
+        .iter()
+        .map(|l| {
+            vec![
+                l.kernel.clone(),
+                format!("{} / {}", l.work, (l.work / 4).max(1)),
+                format!("{:.3}", l.ratio),
+                format!("{:.1}% / {:.1}%", 100.0 * l.rate_full.rel_spread(), 100.0 * l.rate_quarter.rel_spread()),
+            ]
+        })
+        .collect();
+    Ok(KernelsBenchReport { triad, ratio: cmp.ratio.clone(), calibrations: cals, linearity, json })
+}
+
+#[derive(Debug, Clone)]
+pub struct ProfileBenchRequest {
+    /// The kernel to run, sized to `seconds` of work.
+    pub kernel: String,
+    pub repeats: usize,
+    /// Sampling interval; a tenth of it is measured too.
+    pub interval: Duration,
+    pub seconds: f64,
+    pub syscalls: Syscalls,
+    pub cpus: String,
+}
+
+#[derive(Debug)]
+pub struct ProfileBenchReport {
+    pub kernel: String,
+    pub work: u64,
+    /// `work-phase` or `process`.
+    pub timing: String,
+    /// The kernel's time without sampling.
+    pub plain: Summary,
+    pub syscall_rate: Option<f64>,
+    pub syscall_source: String,
+    pub notes: Vec<String>,
+    /// Per interval: sampling every, samples per run, time ratio, overhead,
+    /// the sampler's CPU.
+    pub rows: Vec<Vec<String>>,
+    pub json: serde_json::Value,
+}
+
+pub fn profile(a: &ProfileBenchRequest, ctx: &Ctx) -> anyhow::Result<ProfileBenchReport> {
+    if a.repeats == 0 {
+        return Err(bad_input("--repeats must be at least 1"));
+    }
+    if !(a.seconds.is_finite() && a.seconds > 0.0) {
+        return Err(bad_input("--seconds must be above 0"));
+    }
+    let cpus = parse_cpus(&a.cpus).map_err(|e| bad_input(format!("--cpus: {e}")))?;
+    let spec = select(std::slice::from_ref(&a.kernel))?[0];
+    // Ctrl-C unwinds through the runs, whose groups are killed on the way
+    // out, instead of leaving the running kernel orphaned.
+    cosched_measure::launch::install_interrupt_handler();
+    let params = spec.resolve_params(&Default::default()).map_err(anyhow::Error::msg)?;
+    ctx.step(&format!("sizing {} to ~{} s of work on CPU {}", spec.name, a.seconds, a.cpus));
+    let work = kernel_work_for(spec.name, &params, 1, &cpus, a.seconds)?;
+    let launch = Launch::new(kernel_argv(spec.name, work, 1, &params)).pinned(cpus.clone());
+    let intervals = [a.interval, a.interval / 10];
+    ctx.step(&format!(
+        "{} repeats of: plain, sampled every {:?}, sampled every {:?} (order rotates)",
+        a.repeats, intervals[0], intervals[1]
+    ));
+    let bar = ctx.progress.task("profile", (a.repeats * (intervals.len() + 1)) as u64);
+    let o = sampler_overhead(&launch, &intervals, a.repeats, node_cpu_count(), a.syscalls.method(), &mut |d, _| {
+        bar.set(d as u64, "")
+    })?;
+    bar.finish();
+    let rows = o
+        .intervals
+        .iter()
+        .map(|iv| {
+            vec![
+                format!("{} ({} Hz)", fmt_interval(iv.interval_s), fmt_num(1.0 / iv.interval_s)),
+                format!("{:.0}", iv.samples_per_run),
+                fmt_spread(&iv.ratio, 4),
+                format!("{:+.2}%", 100.0 * (iv.ratio.median - 1.0)),
+                format!("{:.3}%", 100.0 * iv.sampler_core_share.median),
+            ]
+        })
+        .collect();
+    Ok(ProfileBenchReport {
+        kernel: spec.name.to_string(),
+        work,
+        timing: o.timing.to_string(),
+        plain: Summary::of(&o.plain_s).expect("repeats >= 1"),
+        syscall_rate: o.syscall_rate,
+        syscall_source: o.syscall_source.to_string(),
+        notes: o.notes.clone(),
+        rows,
+        json: serde_json::to_value(&o)?,
+    })
+}
+
+fn fmt_interval(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{} s", fmt_num(s))
+    } else {
+        format!("{} ms", fmt_num(s * 1e3))
+    }
+}
+
+/// A number without trailing zeros: 1, 0.5, 12.5.
+fn fmt_num(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[derive(Debug, Clone)]
+pub struct SimulateBenchRequest {
+    pub repeats: usize,
+    /// Orders of the Monte-Carlo case.
+    pub orders: usize,
+    /// Jobs and nodes of the cluster case.
+    pub jobs: usize,
+    pub nodes: usize,
+}
+
+#[derive(Debug)]
+pub struct SimulateBenchReport {
+    /// Per case: what, wall s, CPU s, the aim in wall s, the cost per unit.
+    pub rows: Vec<Vec<String>>,
+    pub threads: usize,
+    pub json: serde_json::Value,
+}
+
+/// Wall seconds and process CPU seconds of each of `repeats` runs of `f`,
+/// and its last result.
+fn timed<T>(
+    repeats: usize,
+    mut f: impl FnMut() -> anyhow::Result<T>,
+) -> anyhow::Result<((cosched_model::stats::Summary, cosched_model::stats::Summary), T)> {
+    use cosched_measure::profile::process_cpu_s;
+    let (mut wall, mut cpu) = (Vec::with_capacity(repeats), Vec::with_capacity(repeats));
+    let mut last = None;
+    for _ in 0..repeats {
+        let (t, c) = (std::time::Instant::now(), process_cpu_s());
+        last = Some(f()?);
+        wall.push(t.elapsed().as_secs_f64());
+        cpu.push(process_cpu_s() - c);
+    }
+    let s = |v: &[f64]| cosched_model::stats::Summary::of(v).expect("repeats >= 1");
+    Ok(((s(&wall), s(&cpu)), last.expect("repeats >= 1")))
+}
+
+pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateBenchReport> {
+    use cosched_sched::montecarlo::{parse_spec, run_orders};
+    use cosched_sched::scenario::Scenario;
+    use cosched_sched::{policy_by_name, simulate_with, synthetic, Params, SimOptions};
+    if a.repeats == 0 || a.orders == 0 || a.jobs == 0 || a.nodes == 0 {
+        return Err(bad_input("--repeats, --orders, --jobs and --nodes must be at least 1"));
+    }
+    let scenario = Scenario::parse(include_str!("../../../examples/scenarios/seed000.toml"), "examples/scenarios/seed000.toml")
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let policies = ["noplan", "conflict-aware:threshold=100", "best-match", "auto-threshold"]
+        .iter()
+        .map(|p| parse_spec(p).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    ctx.step(&format!("(a) {} orders x 38 jobs x {} policies (+ exclusive as baseline), {} threads", a.orders, policies.len(), std::thread::available_parallelism().map_or(1, |n| n.get())));
+    let (mc, _) = timed(a.repeats, || run_orders(&scenario, &policies, a.orders, 1).map_err(anyhow::Error::new))?;
+    let sims = a.orders * (policies.len() + 1);
+
+    ctx.step("(b) enumeration of N = 10 programs, 2 instances each, on 10 dual-core nodes, with a random matrix");
+    let n = 10;
+    let m: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| 1.0 + ((i * 7 + j * 13) % 17) as f64 / 10.0).collect()).collect();
+    let (en, land) = timed(a.repeats, || {
+        let land = cosched_model::enumerate::landscape(&m, 40).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let best = cosched_model::enumerate::optimal_placement(&m, false).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok((land.all.count, best.map(|b| b.slowdown.average)))
+    })?;
+
+    ctx.step(&format!("(c) {} jobs on {} nodes of 4 cores, Poisson arrivals at load 0.95, window 64", a.jobs, a.nodes));
+    let w = synthetic::cluster(a.nodes, 4, a.jobs, 20, 0.95, 7);
+    let opts = SimOptions { nodes: a.nodes, window: Some(64) };
+    let mut cluster = Vec::new();
+    for spec in ["noplan", "best-match"] {
+        let (name, params): (String, Params) = parse_spec(spec).map_err(anyhow::Error::msg)?;
+        let (t, events) = timed(a.repeats, || {
+            let mut p = policy_by_name(&name, &params).map_err(anyhow::Error::msg)?;
+            let tr = simulate_with(&w.platform, &w.jobs, &w.table, &w.table, p.as_mut(), &opts)?;
+            Ok(tr.events.len())
+        })?;
+        cluster.push((spec, t, events));
+    }
+
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let json = serde_json::json!({
+                "threads": threads,
+                "montecarlo": {"orders": a.orders, "jobs": 38, "policies": policies.len(), "simulations": sims, "seconds": mc.0, "cpu_seconds": mc.1},
+                "enumeration": {"programs": n, "placements": land.0, "seconds": en.0, "cpu_seconds": en.1},
+                "cluster": cluster.iter().map(|(p, t, e)| serde_json::json!({"policy": p, "jobs": a.jobs, "nodes": a.nodes, "events": e, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
+            });
+    let per = |s: &cosched_model::stats::Summary, k: usize| format!("{:.1}", s.median * 1e6 / k as f64);
+    let mut rows: Vec<Vec<String>> = vec![
+        vec![
+            format!("(a) Monte-Carlo: {} orders x 38 jobs x {} policies + exclusive", a.orders, policies.len()),
+            fmt_spread(&mc.0, 3),
+            fmt_spread(&mc.1, 3),
+            "1".into(),
+            format!("{} CPU us / simulation", per(&mc.1, sims)),
+        ],
+        vec![
+            format!("(b) enumeration N = 10: {} placements + optimum", land.0),
+            fmt_spread(&en.0, 3),
+            fmt_spread(&en.1, 3),
+            "5".into(),
+            format!("{} CPU us / placement", per(&en.1, land.0 as usize)),
+        ],
+    ];
+    for (p, t, e) in &cluster {
+        rows.push(vec![
+            format!("(c) {} jobs on {} nodes, {p}", a.jobs, a.nodes),
+            fmt_spread(&t.0, 3),
+            fmt_spread(&t.1, 3),
+            "10".into(),
+            format!("{} CPU us / event ({e} events)", per(&t.1, *e)),
+        ]);
+    }
+    Ok(SimulateBenchReport { rows, threads, json })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_without_trailing_zeros() {
+        assert_eq!(fmt_interval(1.0), "1 s");
+        assert_eq!(fmt_interval(0.1), "100 ms");
+        assert_eq!(fmt_num(10.0), "10");
+        assert_eq!(fmt_num(0.5), "0.5");
+    }
+}

@@ -1,0 +1,186 @@
+//! `cosched pairs`: the interference matrix of a workload, measured and
+//! stored; and the matrix of stored pair runs, which other verbs read.
+
+use std::path::PathBuf;
+
+use cosched_measure::kernel::job_argv;
+use cosched_measure::launch::{install_interrupt_handler, interrupted};
+use cosched_measure::pairs::{run_campaign, CampaignError, PairJob, PairRun};
+use cosched_model::matrix::{matrix_from_samples, unordered_pairs, SlowdownMatrix, StopRule};
+use cosched_model::workload::Workload;
+use cosched_report::svg::heatmap;
+use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord};
+
+use crate::calibrate::calibrate_missing;
+use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx};
+use crate::error::{bad_input, stopped};
+
+#[derive(Debug, Clone)]
+pub struct PairsRequest {
+    pub workload: PathBuf,
+    /// Most and fewest repeats per pair.
+    pub repeats: usize,
+    pub min_repeats: usize,
+    /// Stop a pair once each slowdown's 95% interval is within +- this share.
+    pub target: f64,
+    /// Continue the last unfinished campaign of this workload and settings.
+    pub resume: bool,
+    /// Where the heatmap SVG goes; default: pairs-<workload>.svg here.
+    pub svg: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Debug)]
+pub struct PairsReport {
+    /// Cell (i, j): job i's slowdown beside job j.
+    pub matrix: SlowdownMatrix,
+    /// The heatmap written.
+    pub svg: PathBuf,
+}
+
+pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
+    if req.min_repeats == 0 || req.repeats < req.min_repeats {
+        return Err(bad_input("need 1 <= --min-repeats <= --repeats"));
+    }
+    if !(req.target > 0.0) {
+        return Err(bad_input("--target must be a positive share, e.g. 0.05"));
+    }
+    let w = load_workload(&req.workload)?;
+    if w.jobs.is_empty() {
+        return Err(bad_input(format!("{}: no jobs to pair", req.workload.display())));
+    }
+    let mut store = open_store(&db_path(req.db.as_deref()))?;
+    install_interrupt_handler();
+    calibrate_missing(&w, &mut store, ctx)?;
+    let cals = store.calibrations()?;
+    let jobs: Vec<PairJob> = w
+        .jobs
+        .iter()
+        .map(|j| {
+            job_argv(j, &cals).map(|argv| PairJob { name: j.name.clone(), argv, cores: j.cores }).map_err(anyhow::Error::msg)
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let stop = StopRule { min_repeats: req.min_repeats, max_repeats: req.repeats, rel_halfwidth: req.target };
+    let params = serde_json::json!({
+        "jobs": jobs.iter().map(|j| serde_json::json!({"name": j.name, "argv": j.argv, "cores": j.cores})).collect::<Vec<_>>(),
+        "stop": stop,
+    })
+    .to_string();
+
+    // Resume the newest unfinished campaign with identical settings, if asked.
+    let (campaign, prior) = match store.find_campaign(CampaignKind::Pairs, &w.name, &params)? {
+        Some((id, status)) if req.resume && status != CampaignStatus::Done => {
+            store.reopen_campaign(id)?;
+            let prior = store.pair_runs(id)?;
+            ctx.step(&format!("resuming campaign {id}: {} repeats already stored", prior.len()));
+            (id, prior)
+        }
+        Some((id, CampaignStatus::Done)) if req.resume => {
+            ctx.step(&format!("campaign {id} is already complete; showing it"));
+            let prior = store.pair_runs(id)?;
+            return report(req, &w, &prior);
+        }
+        _ => {
+            if req.resume {
+                ctx.step("no unfinished campaign with these settings; starting a new one");
+            }
+            (store.begin_campaign(CampaignKind::Pairs, &w.name, &params, &provenance(ctx))?, Vec::new())
+        }
+    };
+    record_conditions(ctx, &mut store, campaign, true)?;
+    let index = |name: &str| w.jobs.iter().position(|j| j.name == name);
+    let prior_runs: Vec<PairRun> = prior.iter().filter_map(|r| Some(to_run(r, index(&r.fg_job)?, index(&r.bg_job)?))).collect();
+
+    let npairs = unordered_pairs(jobs.len()).len();
+    ctx.step(&format!(
+        "pairs: {} jobs, {npairs} co-runs (twins included), {}-{} repeats each, campaign {campaign}",
+        jobs.len(),
+        req.min_repeats,
+        req.repeats
+    ));
+    let progress = ctx.progress.task("pairs", (npairs * req.repeats) as u64);
+    let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
+    let result = run_campaign(
+        &jobs,
+        stop,
+        &node_cpus,
+        &prior_runs,
+        &mut |r| store.add_pair_run(campaign, &to_record(r, &jobs)).map_err(|e| e.to_string()),
+        &mut |p, label| progress.set((p.pair * req.repeats + p.repeat) as u64, label),
+    );
+    progress.finish();
+    match result {
+        Ok(_) => store.finish_campaign(campaign, CampaignStatus::Done)?,
+        Err(e) => {
+            store.finish_campaign(campaign, CampaignStatus::Interrupted)?;
+            if let Some(sig) = interrupted() {
+                return Err(stopped(
+                    sig,
+                    format!(
+                        "interrupted; every finished repeat of campaign {campaign} is stored. \
+                         Continue with: cosched pairs --workload {} --resume",
+                        req.workload.display()
+                    ),
+                ));
+            }
+            return Err(match e {
+                CampaignError::Corun { .. } => anyhow::Error::new(e).context("a job of the workload failed"),
+                other => other.into(),
+            });
+        }
+    }
+    let all = store.pair_runs(campaign)?;
+    report(req, &w, &all)
+}
+
+fn report(req: &PairsRequest, w: &Workload, runs: &[PairRunRecord]) -> anyhow::Result<PairsReport> {
+    let matrix = matrix_of(w, runs);
+    let svg = req.svg.clone().unwrap_or_else(|| PathBuf::from(format!("pairs-{}.svg", w.name)));
+    let title = format!("Slowdown matrix of {} ({} repeats stored)", w.name, runs.len());
+    write_file(&svg, &heatmap(&matrix, &title))?;
+    Ok(PairsReport { matrix, svg })
+}
+
+fn to_record(r: &PairRun, jobs: &[PairJob]) -> PairRunRecord {
+    PairRunRecord {
+        fg_job: jobs[r.jobs.0].name.clone(),
+        bg_job: jobs[r.jobs.1].name.clone(),
+        repeat: r.repeat as u32,
+        fg_cpus: r.cpus[0].clone(),
+        bg_cpus: r.cpus[1].clone(),
+        shared_cpus: r.shared_cpus,
+        fg_solo_s: r.solo_s[0],
+        fg_corun_s: r.corun_s[0],
+        bg_solo_s: r.solo_s[1],
+        bg_corun_s: r.corun_s[1],
+        fg_relaunches: r.relaunches[0],
+        bg_relaunches: r.relaunches[1],
+        fg_timing: r.timing[0].clone(),
+        bg_timing: r.timing[1].clone(),
+    }
+}
+
+fn to_run(r: &PairRunRecord, fg: usize, bg: usize) -> PairRun {
+    PairRun {
+        jobs: (fg, bg),
+        repeat: r.repeat as usize,
+        solo_s: [r.fg_solo_s, r.bg_solo_s],
+        corun_s: [r.fg_corun_s, r.bg_corun_s],
+        relaunches: [r.fg_relaunches, r.bg_relaunches],
+        timing: [r.fg_timing.clone(), r.bg_timing.clone()],
+        cpus: [r.fg_cpus.clone(), r.bg_cpus.clone()],
+        shared_cpus: r.shared_cpus,
+    }
+}
+
+/// The matrix of stored runs: each repeat gives the foreground's slowdown in
+/// cell (fg, bg) and the background's in cell (bg, fg).
+pub(crate) fn matrix_of(w: &Workload, runs: &[PairRunRecord]) -> SlowdownMatrix {
+    let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
+    let index = |n: &str| names.iter().position(|x| x == n);
+    let samples = runs.iter().filter_map(|r| {
+        let (i, j) = (index(&r.fg_job)?, index(&r.bg_job)?);
+        Some([(i, j, r.fg_slowdown()), (j, i, r.bg_slowdown())])
+    });
+    matrix_from_samples(names.clone(), samples.flatten())
+}

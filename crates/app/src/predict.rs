@@ -1,0 +1,80 @@
+//! `cosched predict`: each job's predicted slowdown in a co-schedule, from a
+//! predictor fitted on the store's measurements of the workload.
+
+use std::path::PathBuf;
+
+use cosched_predict::{predictor_names, CoSchedule, Placed};
+use serde::Serialize;
+
+use crate::common::{db_path, load_workload, open_existing_store};
+use crate::error::bad_input;
+use crate::training::{build, training_set};
+
+#[derive(Debug, Clone)]
+pub struct PredictRequest {
+    /// The predictor: NAME or NAME:key=value,...
+    pub predictor: String,
+    pub workload: PathBuf,
+    /// Jobs sharing the node, by name; a name given twice runs twice.
+    pub jobs: Vec<String>,
+    pub db: Option<PathBuf>,
+}
+
+/// One job's predicted slowdown beside all the others, with its interval.
+#[derive(Debug, Serialize)]
+pub struct JobPrediction {
+    pub job: String,
+    pub pool: String,
+    pub cores: u32,
+    pub slowdown: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+#[derive(Debug)]
+pub struct PredictReport {
+    pub jobs: Vec<JobPrediction>,
+    /// Measured ordered pairs the predictor was fitted on.
+    pub pairs: usize,
+    pub workload: String,
+}
+
+/// The registered predictors: name and what each does.
+pub fn predictors() -> Vec<(&'static str, &'static str)> {
+    predictor_names()
+}
+
+pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
+    let path = &a.workload;
+    let mut predictor = build(&a.predictor)?;
+    let w = load_workload(path)?;
+    let mut placed_jobs = Vec::new();
+    for name in &a.jobs {
+        let job = w.jobs.iter().find(|j| &j.name == name).ok_or_else(|| {
+            let known: Vec<&str> = w.jobs.iter().map(|j| j.name.as_str()).collect();
+            bad_input(format!("{}: no job `{name}`; its jobs are: {}", path.display(), known.join(", ")))
+        })?;
+        placed_jobs.push(job);
+    }
+    let store = open_existing_store(&db_path(a.db.as_deref()))?;
+    let (train, _) = training_set(&store, &w, path)?;
+    predictor.fit(&train).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let co = CoSchedule {
+        jobs: placed_jobs.iter().map(|j| Placed { job: &train.programs[&j.name], pool: j.pool.clone(), cores: j.cores }).collect(),
+    };
+    let preds = predictor.predict(&co);
+    let jobs = co
+        .jobs
+        .iter()
+        .zip(&preds)
+        .map(|(p, s)| JobPrediction {
+            job: p.job.name.clone(),
+            pool: p.pool.clone(),
+            cores: p.cores,
+            slowdown: s.slowdown,
+            lo: s.lo,
+            hi: s.hi,
+        })
+        .collect();
+    Ok(PredictReport { jobs, pairs: train.pairs.len(), workload: w.name.clone() })
+}

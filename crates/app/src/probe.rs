@@ -1,0 +1,495 @@
+//! `cosched probe`: a job's sensitivity and contentiousness curves against
+//! the DistGen stressor (seed 003 c), measured, stored and plotted; and the
+//! curve of stored probe points, which other verbs read.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cosched_measure::calibrate::{calibrate, CalibrateSpec};
+use cosched_measure::corun::PairMeasurement;
+use cosched_measure::kernel::{job_argv, kernel_argv};
+use cosched_measure::launch::{install_interrupt_handler, interrupted, Launch};
+use cosched_measure::probe::{probe_job, stressor_params};
+use cosched_model::calibration::calibration_key;
+use cosched_model::matrix::assign_cpus;
+use cosched_model::probe::{default_ladder, ProbeLevel, ProbePoint};
+use cosched_model::stats::Summary;
+use cosched_model::topology::{CacheKind, Node};
+use cosched_model::workload::{Job, Workload};
+use cosched_report::curves::{fmt_intensity, fmt_kib, probe_curves, CacheMarks};
+use cosched_store::{CampaignKind, CampaignStatus, ProbePointRecord, Store};
+use serde::Serialize;
+
+use crate::calibrate::calibrate_missing;
+use crate::common::{create_dir, db_path, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx, GIT_COMMIT};
+use crate::error::{bad_input, stopped};
+
+/// The stressor of every probe; its name is stored with each point so other
+/// stressors can join later without a migration.
+pub const STRESSOR: &str = "distgen";
+
+/// distgen's own bound on a working set (KiB), checked here so a bad list is
+/// refused before anything runs.
+const MAX_SIZE_KIB: u64 = 1 << 30;
+
+#[derive(Debug, Clone)]
+pub struct ProbeRequest {
+    pub workload: PathBuf,
+    /// Jobs to probe, in this order; empty: every job.
+    pub jobs: Vec<String>,
+    /// Repeats per level.
+    pub repeats: usize,
+    /// Stressor working-set sizes in KiB and intensities, comma-separated;
+    /// default: the ladder of this node's caches.
+    pub sizes_kib: Option<String>,
+    pub intensities: Option<String>,
+    /// How long the stressor runs alone at each level.
+    pub stressor_seconds: f64,
+    /// Directory of the curves' SVGs; default: here.
+    pub svg_dir: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+}
+
+/// The probe of one job.
+#[derive(Debug, Serialize)]
+pub struct JobProbe {
+    pub job: String,
+    pub campaign: i64,
+    pub job_cpus: Vec<u32>,
+    pub stressor_cpus: Vec<u32>,
+    pub shared_cpus: bool,
+    pub l2_kib: Option<u64>,
+    pub llc_kib: Option<u64>,
+    pub points: Vec<ProbePoint>,
+    pub svg: PathBuf,
+}
+
+pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
+    // Everything the user typed is checked before the store is opened, so
+    // bad input never leaves a database behind.
+    if a.repeats == 0 {
+        return Err(bad_input("--repeats must be at least 1"));
+    }
+    if !(a.stressor_seconds > 0.0 && a.stressor_seconds.is_finite()) {
+        return Err(bad_input("--stressor-seconds must be a positive number of seconds"));
+    }
+    let sizes =
+        a.sizes_kib.as_deref().map(parse_sizes).transpose().map_err(|e| bad_input(format!("--sizes-kib: {e}")))?;
+    let intensities = a
+        .intensities
+        .as_deref()
+        .map(parse_intensities)
+        .transpose()
+        .map_err(|e| bad_input(format!("--intensities: {e}")))?;
+    let w = load_workload(&a.workload)?;
+    let jobs = select_jobs(&w, &a.jobs, &a.workload)?;
+
+    let (l2_kib, llc_kib) = match cosched_measure::topology::detect() {
+        Ok(node) => cache_sizes(&node),
+        Err(e) => {
+            ctx.step(&format!("cannot read this node's caches ({e}); the plots get no cache markers"));
+            (None, None)
+        }
+    };
+    let levels = ladder(sizes, intensities, l2_kib, llc_kib)?;
+
+    let mut store = open_store(&db_path(a.db.as_deref()))?;
+    install_interrupt_handler();
+    let sub = Workload { jobs: jobs.iter().map(|j| (*j).clone()).collect(), ..w.clone() };
+    calibrate_missing(&sub, &mut store, ctx).map_err(stop_if_interrupted)?;
+    let cals = store.calibrations()?;
+
+    let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
+    let first_stressor_cpus = assign_cpus([jobs[0].cores, 1], &node_cpus).0[1].clone();
+    let stressor_work =
+        size_stressor(&levels, &first_stressor_cpus, a.stressor_seconds, &mut store, ctx).map_err(stop_if_interrupted)?;
+
+    let svg_dir = a.svg_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    create_dir(&svg_dir)?;
+    let prov = provenance(ctx);
+    ctx.step(&format!("probe: {} job(s) x {} levels x {} repeats against {STRESSOR}", jobs.len(), levels.len(), a.repeats));
+    let per_job = (levels.len() * a.repeats) as u64;
+    let progress = ctx.progress.task("probe", per_job * jobs.len() as u64);
+    let mut done = Vec::new();
+    for (ji, job) in jobs.iter().enumerate() {
+        let argv = job_argv(job, &cals).map_err(anyhow::Error::msg)?;
+        let ([job_cpus, stressor_cpus], shared) = assign_cpus([job.cores, 1], &node_cpus);
+        if shared {
+            ctx.step(&format!(
+                "`{}` needs {} of this node's {} CPUs, so the stressor shares CPU {:?} with it: the curves include time-sharing",
+                job.name,
+                job.cores,
+                node_cpus.len(),
+                stressor_cpus
+            ));
+        }
+        let params = serde_json::json!({
+            "job": job.name,
+            "program": job.program_key(),
+            "argv": argv,
+            "job_cpus": job_cpus,
+            "stressor": STRESSOR,
+            "stressor_cpus": stressor_cpus,
+            "stressor_seconds": a.stressor_seconds,
+            "levels": levels.iter().map(|l| serde_json::json!({
+                "size_kib": l.size_kib,
+                "intensity": l.intensity,
+                "stressor_work": stressor_work[&level_key(l)],
+            })).collect::<Vec<_>>(),
+            "repeats": a.repeats,
+            "l2_kib": l2_kib,
+            "llc_kib": llc_kib,
+        })
+        .to_string();
+        let campaign = store.begin_campaign(CampaignKind::Probe, &w.name, &params, &prov)?;
+        record_conditions(ctx, &mut store, campaign, ji == 0)?;
+        let launch = Launch::new(argv).pinned(job_cpus.clone());
+        let base = ji as u64 * per_job;
+        let mut stored = 0u64;
+        let result = probe_job(
+            &launch,
+            &stressor_cpus,
+            &levels,
+            a.repeats,
+            &mut |level| {
+                let work = stressor_work[&level_key(level)];
+                Ok(kernel_argv(STRESSOR, work, 1, &stressor_params(level)))
+            },
+            &mut |level, m| {
+                for r in records(&job.name, level, m) {
+                    store.add_probe_point(campaign, &r).map_err(|e| e.to_string())?;
+                }
+                stored += 1;
+                Ok(())
+            },
+            &mut |i, n| {
+                let label = match levels.get(i) {
+                    Some(l) => format!("{}: {} @ {}", job.name, fmt_kib(l.size_kib), fmt_intensity(l.intensity)),
+                    None => format!("{}: {n} levels done", job.name),
+                };
+                progress.set(base + i as u64 * a.repeats as u64, &label);
+            },
+        );
+        let points = match result {
+            Ok(points) => points,
+            Err(e) => {
+                progress.finish();
+                store.finish_campaign(campaign, CampaignStatus::Interrupted)?;
+                if let Some(sig) = interrupted() {
+                    return Err(stopped(
+                        sig,
+                        format!(
+                            "interrupted; {stored} of {} levels of `{}` are stored in campaign {campaign} (marked interrupted){}. \
+                             Probe it again with: cosched probe --workload {} --job {}",
+                            levels.len(),
+                            job.name,
+                            if ji > 0 { "; the jobs probed before it are complete" } else { "" },
+                            a.workload.display(),
+                            job.name
+                        ),
+                    ));
+                }
+                return Err(anyhow::Error::new(e).context(format!("probing job `{}`", job.name)));
+            }
+        };
+        store.finish_campaign(campaign, CampaignStatus::Done)?;
+        let svg = svg_dir.join(format!("probe-{}-{}.svg", file_safe(&w.name), file_safe(&job.name)));
+        let title = format!(
+            "Probe of {} ({}) against {STRESSOR}, {} repeat{} per point",
+            job.name,
+            w.name,
+            a.repeats,
+            if a.repeats == 1 { "" } else { "s" }
+        );
+        write_file(&svg, &probe_curves(&title, &points, CacheMarks { l2_kib, llc_kib }))?;
+        done.push(JobProbe {
+            job: job.name.clone(),
+            campaign: campaign.0,
+            job_cpus,
+            stressor_cpus,
+            shared_cpus: shared,
+            l2_kib,
+            llc_kib,
+            points,
+            svg,
+        });
+    }
+    progress.finish();
+    Ok(done)
+}
+
+/// Where a stressor of this size lives, for the reader of the table.
+pub fn fits_in(kib: u64, l2: Option<u64>, llc: Option<u64>) -> &'static str {
+    match (l2, llc) {
+        (Some(l2), _) if kib <= l2 => "L2",
+        (_, Some(llc)) if kib * 2 <= llc => "LLC",
+        // A working set the size of the whole LLC spills to memory beside
+        // anything else; classify ignores these rungs.
+        (_, Some(llc)) if kib <= llc => "LLC edge",
+        (_, Some(_)) => "memory",
+        _ => "-",
+    }
+}
+
+/// The workload's jobs, or the named ones in the order named.
+fn select_jobs<'w>(w: &'w Workload, names: &[String], path: &Path) -> anyhow::Result<Vec<&'w Job>> {
+    if w.jobs.is_empty() {
+        return Err(bad_input(format!("{}: no jobs to probe", path.display())));
+    }
+    if names.is_empty() {
+        return Ok(w.jobs.iter().collect());
+    }
+    let mut out: Vec<&Job> = Vec::new();
+    for n in names {
+        let job = w.jobs.iter().find(|j| &j.name == n).ok_or_else(|| {
+            let known: Vec<&str> = w.jobs.iter().map(|j| j.name.as_str()).collect();
+            bad_input(format!("{}: no job `{n}`; its jobs are: {}", path.display(), known.join(", ")))
+        })?;
+        if !out.iter().any(|j| j.name == job.name) {
+            out.push(job);
+        }
+    }
+    Ok(out)
+}
+
+/// L2 (the instance beside CPU 0, where jobs start) and LLC sizes in KiB.
+fn cache_sizes(node: &Node) -> (Option<u64>, Option<u64>) {
+    let l2 = node
+        .caches
+        .iter()
+        .filter(|c| c.level == 2 && c.kind != CacheKind::Instruction)
+        .min_by_key(|c| c.cpus.first().copied())
+        .map(|c| c.size_bytes / 1024);
+    let llc = node.llc().map(|c| c.size_bytes / 1024);
+    (l2, llc)
+}
+
+/// The levels to probe: the given sizes and intensities, each defaulting to
+/// those of the node's ladder; intensity-major, as the default ladder is, so
+/// each curve is measured in one sweep.
+fn ladder(
+    sizes: Option<Vec<u64>>,
+    intensities: Option<Vec<f64>>,
+    l2_kib: Option<u64>,
+    llc_kib: Option<u64>,
+) -> anyhow::Result<Vec<ProbeLevel>> {
+    let default = match llc_kib {
+        Some(llc) => default_ladder(l2_kib.unwrap_or(0), llc),
+        None if sizes.is_some() => Vec::new(),
+        None => anyhow::bail!("the LLC size of this node is unknown, so there is no default ladder; pass --sizes-kib"),
+    };
+    let sizes = sizes.unwrap_or_else(|| dedup(default.iter().map(|l| l.size_kib)));
+    let intensities = intensities.unwrap_or_else(|| {
+        let v = dedup(default.iter().map(|l| l.intensity.to_bits()));
+        if v.is_empty() {
+            vec![1.0, 0.5]
+        } else {
+            v.into_iter().map(f64::from_bits).collect()
+        }
+    });
+    Ok(intensities
+        .iter()
+        .flat_map(|&intensity| sizes.iter().map(move |&size_kib| ProbeLevel { size_kib, intensity }))
+        .collect())
+}
+
+fn dedup<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = Vec::new();
+    for x in it {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v
+}
+
+fn parse_list<T>(s: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, String> {
+    let items: Vec<&str> = s.split(',').map(str::trim).collect();
+    if items.iter().all(|i| i.is_empty()) {
+        return Err(format!("empty list; expected {what}"));
+    }
+    items.iter().map(|i| parse(i).ok_or_else(|| format!("`{i}` is not {what}"))).collect()
+}
+
+fn parse_sizes(s: &str) -> Result<Vec<u64>, String> {
+    let v = parse_list(s, &format!("a size in KiB between 1 and {MAX_SIZE_KIB}, e.g. 256,16384"), |i| {
+        i.parse::<u64>().ok().filter(|k| (1..=MAX_SIZE_KIB).contains(k))
+    })?;
+    Ok(dedup(v.into_iter()))
+}
+
+fn parse_intensities(s: &str) -> Result<Vec<f64>, String> {
+    let v = parse_list(s, "an intensity with 0 < x <= 1, e.g. 1.0,0.5", |i| {
+        i.parse::<f64>().ok().filter(|x| *x > 0.0 && *x <= 1.0)
+    })?;
+    Ok(dedup(v.into_iter().map(f64::to_bits)).into_iter().map(f64::from_bits).collect())
+}
+
+fn level_key(l: &ProbeLevel) -> String {
+    calibration_key(STRESSOR, 1, &stressor_params(l))
+}
+
+/// The stressor's work at each level for about `seconds` alone: from its
+/// stored calibration at that level, calibrating (and storing) the levels
+/// never calibrated on this database. A level's rate depends strongly on
+/// its size and intensity (a cache-resident sweep is several times faster
+/// than one from memory), so one rate for all levels would not do.
+fn size_stressor(
+    levels: &[ProbeLevel],
+    cpus: &[u32],
+    seconds: f64,
+    store: &mut Store,
+    ctx: &Ctx,
+) -> anyhow::Result<BTreeMap<String, u64>> {
+    let spec = cosched_model::kernel::kernel(STRESSOR).expect("distgen is in the kernel catalogue");
+    let have = store.calibrations()?;
+    let missing: Vec<&ProbeLevel> = levels.iter().filter(|l| !have.contains_key(&level_key(l))).collect();
+    let repeats = 3;
+    if !missing.is_empty() {
+        ctx.step(&format!("calibrating the {STRESSOR} stressor at {} level(s) not yet calibrated here", missing.len()));
+    }
+    let progress = ctx.progress.task("calibrate", (missing.len() * (repeats + 1)) as u64);
+    for (i, level) in missing.iter().enumerate() {
+        let cs = CalibrateSpec {
+            kernel: spec,
+            params: stressor_params(level),
+            threads: 1,
+            repeats,
+            // Short runs suffice: the rate only sizes the stressor, and the
+            // co-run re-launches whichever side ends first anyway.
+            target_run_s: seconds.min(0.3),
+            cpus: cpus.to_vec(),
+        };
+        let label = format!("{STRESSOR} {} @ {}", fmt_kib(level.size_kib), fmt_intensity(level.intensity));
+        let cal = calibrate(&cs, GIT_COMMIT, &mut |done, _| progress.set((i * (repeats + 1) + done) as u64, &label));
+        let cal = match cal {
+            Ok(c) => c,
+            Err(e) => {
+                progress.finish();
+                return Err(anyhow::Error::new(e).context(format!("calibrating the stressor at {label}")));
+            }
+        };
+        // Stored one by one, so an interrupted calibration keeps what it measured.
+        store.put_calibrations(std::slice::from_ref(&cal))?;
+    }
+    progress.finish();
+    let all = store.calibrations()?;
+    Ok(levels.iter().map(|l| (level_key(l), all[&level_key(l)].work_for_seconds(seconds))).collect())
+}
+
+/// An error that happened because of Ctrl-C is the interrupt, exit 130.
+fn stop_if_interrupted(e: anyhow::Error) -> anyhow::Error {
+    match interrupted() {
+        Some(sig) => stopped(sig, "interrupted before any probe started; nothing but finished calibrations was stored"),
+        None => e,
+    }
+}
+
+/// One record per repeat of a level: the job's and the stressor's solo and
+/// co-run times of that same repeat.
+fn records(job: &str, level: &ProbeLevel, m: &PairMeasurement) -> Vec<ProbePointRecord> {
+    (0..m.solo_s[0].len())
+        .map(|r| ProbePointRecord {
+            job: job.to_string(),
+            stressor: STRESSOR.to_string(),
+            working_set_kib: level.size_kib,
+            intensity: level.intensity,
+            repeat: r as u32,
+            job_solo_s: m.solo_s[0][r],
+            job_corun_s: m.corun_s[0][r],
+            stressor_solo_s: m.solo_s[1][r],
+            stressor_corun_s: m.corun_s[1][r],
+        })
+        .collect()
+}
+
+/// The curve of one job from its stored repeats: one point per level (size,
+/// intensity), in the order the levels were measured, each the summary of
+/// the per-repeat slowdowns.
+pub(crate) fn points_of(records: &[&ProbePointRecord]) -> Vec<ProbePoint> {
+    let mut levels: Vec<(ProbeLevel, Vec<f64>, Vec<f64>)> = Vec::new();
+    for r in records {
+        let level = ProbeLevel { size_kib: r.working_set_kib, intensity: r.intensity };
+        let i = match levels.iter().position(|(l, _, _)| *l == level) {
+            Some(i) => i,
+            None => {
+                levels.push((level, Vec::new(), Vec::new()));
+                levels.len() - 1
+            }
+        };
+        levels[i].1.push(r.job_slowdown());
+        levels[i].2.push(r.stressor_slowdown());
+    }
+    levels
+        .into_iter()
+        .filter_map(|(level, job, stressor)| {
+            Some(ProbePoint { level, job_slowdown: Summary::of(&job)?, stressor_slowdown: Summary::of(&stressor)? })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(size: u64, intensity: f64, repeat: u32, job: f64, stressor: f64) -> ProbePointRecord {
+        ProbePointRecord {
+            job: "j".into(),
+            stressor: STRESSOR.into(),
+            working_set_kib: size,
+            intensity,
+            repeat,
+            job_solo_s: 1.0,
+            job_corun_s: job,
+            stressor_solo_s: 2.0,
+            stressor_corun_s: 2.0 * stressor,
+        }
+    }
+
+    #[test]
+    fn repeats_of_a_level_become_one_point_in_measurement_order() {
+        let rs = [
+            rec(16384, 1.0, 0, 1.2, 1.5),
+            rec(16384, 1.0, 1, 1.4, 1.7),
+            rec(256, 1.0, 0, 1.0, 1.1),
+            rec(16384, 0.5, 0, 1.1, 1.3),
+            rec(16384, 1.0, 2, 1.3, 1.6),
+        ];
+        let refs: Vec<&ProbePointRecord> = rs.iter().collect();
+        let p = points_of(&refs);
+        assert_eq!(p.len(), 3);
+        assert_eq!(p[0].level, ProbeLevel { size_kib: 16384, intensity: 1.0 });
+        assert_eq!((p[0].job_slowdown.n, p[0].job_slowdown.median), (3, 1.3));
+        assert!((p[0].stressor_slowdown.median - 1.6).abs() < 1e-12);
+        assert_eq!(p[1].level.size_kib, 256);
+        assert_eq!(p[2].level.intensity, 0.5);
+    }
+
+    #[test]
+    fn lists_are_checked_and_override_the_node_ladder() {
+        assert_eq!(parse_sizes("64, 65536,64").unwrap(), vec![64, 65536]);
+        assert!(parse_sizes("64,abc").unwrap_err().contains("`abc`"));
+        assert!(parse_sizes("0").is_err());
+        assert!(parse_sizes("").is_err());
+        assert!(parse_intensities("1.5").is_err());
+        assert!(parse_intensities("0").is_err());
+        assert_eq!(parse_intensities("1.0,0.25").unwrap(), vec![1.0, 0.25]);
+
+        let full = ladder(None, None, Some(512), Some(32768)).unwrap();
+        assert_eq!(full, default_ladder(512, 32768));
+        let one = ladder(Some(vec![64, 65536]), Some(vec![1.0]), Some(512), Some(32768)).unwrap();
+        assert_eq!(one.len(), 2);
+        let sizes_only = ladder(Some(vec![64]), None, None, None).unwrap();
+        assert_eq!(sizes_only.iter().map(|l| l.intensity).collect::<Vec<_>>(), vec![1.0, 0.5]);
+        assert!(ladder(None, None, Some(512), None).is_err(), "no LLC, no default sizes");
+    }
+
+    #[test]
+    fn sizes_are_placed_in_the_cache_they_fit() {
+        assert_eq!(fits_in(256, Some(512), Some(32768)), "L2");
+        assert_eq!(fits_in(16384, Some(512), Some(32768)), "LLC");
+        assert_eq!(fits_in(32768, Some(512), Some(32768)), "LLC edge");
+        assert_eq!(fits_in(65536, Some(512), Some(32768)), "memory");
+        assert_eq!(fits_in(65536, None, None), "-");
+    }
+}

@@ -1,0 +1,790 @@
+//! `cosched run`: a workload executed for real on this node under a policy
+//! (and baselines), journaled in the store, resumable, scored like a
+//! simulation; with a report directory, an HTML page, Gantt SVGs, CSV and
+//! JSON.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cosched_measure::cgroup::{Isolation, Preference};
+use cosched_measure::kernel::job_argv;
+use cosched_measure::launch::{install_interrupt_handler, interrupted};
+use cosched_measure::node::{invoking_user, pool_cpus, NodeConfig, NodeEvent, NodeExecutor, NodeJob, RunLock};
+use cosched_model::metrics::{compute, increase_rate, Event, EventKind, Metrics};
+use cosched_model::stats::Summary;
+use cosched_model::workload::{Amount, PoolKind, Workload};
+use cosched_report::gantt::{gantt, Bar};
+use cosched_report::html::Page;
+use cosched_sched::montecarlo::{parse_spec, spec_label};
+use cosched_sched::runner::{run_node, Done, ExecError, RunError};
+use cosched_sched::{policy_by_name, Params, Platform, PoolInfo, SimJob, SlowdownSource};
+use cosched_store::{ExecRunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
+
+use crate::calibrate::calibrate_missing;
+use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, Ctx};
+use crate::error::{bad_input, stopped};
+use crate::source::{predicted_source, solo_time};
+
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub workload: PathBuf,
+    /// Policy as NAME or NAME:KEY=VALUE,...
+    pub policy: String,
+    /// Policies run interleaved with it, to compare against.
+    pub baselines: Vec<String>,
+    /// Predictor the policy decides with: NAME or NAME:key=value,...
+    pub predictor: String,
+    /// Runs per policy.
+    pub repeats: u32,
+    /// Directory of the report (index.html, Gantt SVGs, CSV, JSON).
+    pub report: Option<PathBuf>,
+    /// Continue the newest unfinished series with these settings.
+    pub resume: bool,
+    /// cgroup hierarchy: auto, v1, v2 or none.
+    pub cgroups: String,
+    /// Lock file that keeps a second runner off the node.
+    pub lock: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+}
+
+/// How the node enforces one feature of a job's isolation.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Mechanism {
+    /// `pinning`, `suspend`, `memory limit`, `process cap`, `kill`.
+    pub feature: &'static str,
+    /// E.g. `cgroup v1 cpuset`, `sched_setaffinity`, `not enforced`.
+    pub how: String,
+    /// Why this and not a cgroup, when it is not one.
+    pub why: Option<String>,
+}
+
+/// The columns of [`RunReport::runs`].
+pub const RUN_HEAD: [&str; 8] = ["policy", "repeat", "makespan s", "avg TAT s", "worst TAT s", "worst slowdown", "not ok", "run"];
+/// The columns of a run's job table.
+pub const JOB_HEAD: [&str; 9] = ["job", "status", "cpus", "start s", "end s", "beside at start", "predicted", "measured", "solo s"];
+/// The figures of [`RunReport::summary`], after the policy column.
+pub const FIGURES: [&str; 4] = ["makespan", "avg turnaround", "worst turnaround", "worst slowdown"];
+/// The columns of [`RunReport::rates`].
+pub const RATE_HEAD: [&str; 3] = ["baseline", "figure", "median (min .. max, n)"];
+
+/// The jobs of one run, as a table of [`JOB_HEAD`] rows.
+#[derive(Debug)]
+pub struct RunJobs {
+    pub policy: String,
+    /// Zero-based.
+    pub repeat: u32,
+    pub run: i64,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// A series of runs, as tables for people and one JSON document.
+#[derive(Debug)]
+pub struct RunReport {
+    /// The policy's label and the baselines', as runs record them.
+    pub main: String,
+    pub baselines: Vec<String>,
+    /// The jobs of the policy's last repeat.
+    pub last_main: Option<RunJobs>,
+    /// One row per run ([`RUN_HEAD`]).
+    pub runs: Vec<Vec<String>>,
+    /// Per policy, each of [`FIGURES`] as median (min-max, n).
+    pub summary: Vec<Vec<String>>,
+    /// Increase rates against each baseline ([`RATE_HEAD`]).
+    pub rates: Vec<Vec<String>>,
+    /// The report's index.html, when one was written.
+    pub index: Option<PathBuf>,
+    /// Workload, mechanisms, slowdown source, each run with its metrics and
+    /// jobs as stored, summaries and increase rates.
+    pub json: serde_json::Value,
+}
+
+/// A policy as given and as built.
+fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(String, Params, Option<String>)> {
+    let name = spec.split(':').next().unwrap_or("").trim();
+    let mut spec = spec.trim().to_string();
+    let mut note = None;
+    if name == "conflict-aware" && !spec.contains("threshold") {
+        spec.push_str(if spec.contains(':') { ",threshold=100" } else { ":threshold=100" });
+        note = Some(format!("{what} conflict-aware without threshold: using threshold=100"));
+    }
+    let (name, params) = parse_spec(&spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
+    Ok((name, params, note))
+}
+
+struct Plan {
+    label: String,
+    name: String,
+    params: Params,
+    repeat: u32,
+}
+
+pub fn run(a: &RunRequest, ctx: &Ctx) -> anyhow::Result<RunReport> {
+    let mut page = Page::new("cosched run");
+    run_into(a, ctx, &mut page)
+}
+
+/// The verb, with the report's sections appended to `page` (`cosched demo`
+/// puts them into its own report); with `--report`, the page is written as
+/// index.html beside the run's files.
+pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<RunReport> {
+    // Everything the user gave is checked before the store is opened, so bad
+    // input writes nothing.
+    let w = load_workload(&a.workload)?;
+    if a.repeats == 0 {
+        return Err(bad_input("--repeats must be at least 1"));
+    }
+    let pref: Preference = a.cgroups.parse().map_err(|e: String| bad_input(format!("--cgroups: {e}")))?;
+    let (pname, pparams, note1) = policy_spec(&a.policy, "--policy")?;
+    let baselines = a.baselines.iter().map(|b| policy_spec(b, "--baseline")).collect::<anyhow::Result<Vec<_>>>()?;
+    cosched_predict::predictors::parse_spec(&a.predictor)
+        .and_then(|(n, p)| cosched_predict::predictor_by_name(&n, &p).map(drop))
+        .map_err(|e| bad_input(format!("--predictor {}: {e}; see `cosched predict --list`", a.predictor)))?;
+    let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
+    let pools: Vec<(u32, bool)> =
+        w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
+    let (cpus_of_pool, shared) = pool_cpus(&pools, &node_cpus).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
+
+    let lock_path = a.lock.clone().unwrap_or_else(RunLock::default_path);
+    let _lock = RunLock::acquire(&lock_path).map_err(anyhow::Error::msg)?;
+    let mut store = open_store(&db_path(a.db.as_deref()))?;
+    install_interrupt_handler();
+    for n in std::iter::once(note1).chain(baselines.iter().map(|b| b.2.clone())).flatten() {
+        ctx.step(&n);
+    }
+    calibrate_missing(&w, &mut store, ctx)?;
+    let cals = store.calibrations()?;
+    let mut jobs = Vec::new();
+    let mut sim = Vec::new();
+    let mut solo_notes = Vec::new();
+    // Where each job's solo time came from: source -> (jobs, repeats behind each).
+    let mut solo_from: BTreeMap<String, (Vec<&str>, Vec<usize>)> = BTreeMap::new();
+    let measured = store.measurements(&w.name)?;
+    for (i, j) in w.jobs.iter().enumerate() {
+        let argv = job_argv(j, &cals).map_err(anyhow::Error::msg)?;
+        let solo = solo_time(&store, &measured, &w, i, &cals)?;
+        if let Some((_, _, from, n)) = &solo {
+            let e = solo_from.entry(from.clone()).or_default();
+            e.0.push(&j.name);
+            e.1.push(*n);
+        }
+        let pool = w.pools.iter().position(|p| p.name == j.pool).expect("the parser checked the pool");
+        let estimate = match &solo {
+            Some((s, ..)) => *s,
+            None => {
+                solo_notes.push(j.name.clone());
+                match j.amount {
+                    Amount::Seconds(s) => s,
+                    _ => j.timeout.unwrap_or(1.0),
+                }
+            }
+        };
+        jobs.push(NodeJob {
+            name: j.name.clone(),
+            argv,
+            pool,
+            cores: j.cores,
+            timeout: j.timeout,
+            memory_mib: j.memory_mib,
+            solo: solo.as_ref().map(|(s, t, ..)| (*s, t.clone())),
+            kernel: j.kernel().is_some(),
+        });
+        sim.push(SimJob {
+            name: j.name.clone(),
+            arrival: j.arrival,
+            solo: estimate,
+            pool,
+            cores: j.cores,
+            program: j.program_key(),
+        });
+    }
+    let platform = Platform {
+        pools: w
+            .pools
+            .iter()
+            .zip(&pools)
+            .map(|(p, &(cores, _))| PoolInfo { name: p.name.clone(), cores, kind: p.kind })
+            .collect(),
+    };
+    let (source, source_note, source_name) = predicted_source(&store, &w, &a.predictor)?;
+    ctx.step(&format!("slowdown source: {source_note}"));
+    for (from, (names, ns)) in &solo_from {
+        let (lo, hi) = (ns.iter().min().copied().unwrap_or(0), ns.iter().max().copied().unwrap_or(0));
+        let n = if lo == hi { format!("{lo}") } else { format!("{lo}-{hi}") };
+        let who = if names.len() == w.jobs.len() { format!("all {} jobs", names.len()) } else { names.join(", ") };
+        ctx.step(&format!("solo times from {from} (median of {n} solo runs each): {who}"));
+    }
+    if !solo_notes.is_empty() {
+        ctx.step(&format!(
+            "no stored solo time (pairs, profile or calibration) for {}: their measured slowdown is not recorded (run `cosched profile --workload FILE`)",
+            solo_notes.join(", ")
+        ));
+    }
+    let iso = Isolation::detect(pref);
+    for m in iso.mechanisms() {
+        ctx.step(&format!("{}: {}{}", m.feature, m.how, m.why.map(|w| format!(" ({w})")).unwrap_or_default()));
+    }
+    let user = invoking_user();
+    if let Some((uid, gid)) = user {
+        ctx.step(&format!("jobs run as uid {uid} gid {gid} (the user who invoked sudo)"));
+    }
+
+    let main_label = spec_label(&pname, &pparams);
+    let baseline_labels: Vec<String> = baselines.iter().map(|(n, p, _)| spec_label(n, p)).collect();
+    let mut plans = Vec::new();
+    for r in 0..a.repeats {
+        let mut pair = vec![Plan { label: main_label.clone(), name: pname.clone(), params: pparams.clone(), repeat: r }];
+        for (bn, bp, _) in &baselines {
+            pair.push(Plan { label: spec_label(bn, bp), name: bn.clone(), params: bp.clone(), repeat: r });
+        }
+        // Rotating which goes first keeps a drift of the node from
+        // favouring one policy.
+        let k = pair.len();
+        pair.rotate_left(r as usize % k);
+        plans.extend(pair);
+    }
+    let params = serde_json::json!({
+        "workload": w.name,
+        "jobs": jobs.iter().map(|j| serde_json::json!({"name": j.name, "argv": j.argv, "cores": j.cores})).collect::<Vec<_>>(),
+        "policy": main_label,
+        "baseline": baseline_labels,
+        // What decided (and predicted), for `evaluate-predictors --from-runs`.
+        "predictor": source_name,
+        "repeats": a.repeats,
+    })
+    .to_string();
+    let prior = if a.resume { store.latest_series(&params)? } else { Vec::new() };
+    let series = match prior.first() {
+        Some(r) => {
+            let open = prior.iter().filter(|r| r.status != RunStatus::Done).count();
+            ctx.step(&format!(
+                "resuming series {}: {} of {} runs stored, {open} unfinished",
+                r.series,
+                prior.len(),
+                plans.len()
+            ));
+            r.series.clone()
+        }
+        None => {
+            if a.resume {
+                ctx.step("no earlier series with these settings; starting a new one");
+            }
+            format!("{}-{}", cosched_store::format_unix_utc(now_unix()).replace([' ', ':'], ""), std::process::id())
+        }
+    };
+    let prov = provenance(ctx);
+    let log_root = a
+        .report
+        .clone()
+        .map(|d| d.join("logs"))
+        .unwrap_or_else(|| cosched_store::default_data_dir().join("runs").join(&series));
+
+    let mut finished: Vec<RunRecord> = Vec::new();
+    for plan in &plans {
+        let existing = prior.iter().find(|r| r.policy == plan.label && r.repeat == plan.repeat);
+        if let Some(r) = existing.filter(|r| r.status == RunStatus::Done) {
+            finished.push(r.clone());
+            continue;
+        }
+        let (run_id, done, attempts, origin) = match existing {
+            Some(r) => {
+                let recs = store.run_jobs(r.id)?;
+                let origin = store.run_journal(r.id)?.iter().map(|e| e.t_s).fold(0.0, f64::max);
+                let origin = recs.iter().flat_map(|j| [Some(j.start.start_s), j.end.as_ref().map(|e| e.end_s)]).flatten().fold(origin, f64::max);
+                let killed = store.resume_run(r.id, origin)?;
+                let scope = format!("{series}-r{}", r.id);
+                let leftovers = iso.clean_scope(&scope);
+                ctx.step(&format!(
+                    "run {} ({} repeat {}): resuming at t={origin:.2}s; {killed} job(s) that were running are started again{}",
+                    r.id,
+                    r.policy,
+                    r.repeat,
+                    if leftovers > 0 { format!("; killed {leftovers} leftover process(es) in its cgroups") } else { String::new() }
+                ));
+                let recs = store.run_jobs(r.id)?;
+                let (done, attempts) = done_jobs(&recs, w.jobs.len());
+                (r.id, done, attempts, origin)
+            }
+            None => {
+                let id = store.begin_run(&series, &w.name, &plan.label, plan.repeat, &params, &prov)?;
+                (id, Vec::new(), vec![0; w.jobs.len()], 0.0)
+            }
+        };
+        let outcome = execute(
+            ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series,
+            &log_root, user, done, attempts, origin,
+        );
+        match outcome {
+            Ok(t) => store.finish_run(run_id, RunStatus::Done, t, "all jobs ended")?,
+            Err(RunError::Exec(ExecError::Interrupted(sig))) => {
+                store.finish_run(run_id, RunStatus::Interrupted, 0.0, &format!("signal {sig}"))?;
+                return Err(stopped(
+                    sig,
+                    format!(
+                        "interrupted; every job was killed and run {run_id} is stored as interrupted. \
+                         Continue with: cosched run --workload {} --policy {}{} --repeats {} --resume",
+                        a.workload.display(),
+                        a.policy,
+                        a.baselines.iter().map(|b| format!(" --baseline {b}")).collect::<String>()
+                            + &if a.predictor != "measured" { format!(" --predictor {}", a.predictor) } else { String::new() },
+                        a.repeats
+                    ),
+                ));
+            }
+            Err(e) => {
+                let _ = store.finish_run(run_id, RunStatus::Failed, 0.0, &e.to_string());
+                return Err(anyhow::anyhow!("run {run_id} ({} repeat {}): {e}", plan.label, plan.repeat));
+            }
+        }
+        finished.push(store.run(run_id)?.expect("just finished"));
+    }
+    show(a, page, &store, &w, &sim, &finished, &main_label, &baseline_labels, &iso, &source_note, &cpus_of_pool)
+}
+
+fn now_unix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Jobs whose latest attempt ended other than `killed`, and the next
+/// attempt number of every job.
+fn done_jobs(recs: &[RunJobRecord], n: usize) -> (Vec<Done>, Vec<u32>) {
+    let mut attempts = vec![0u32; n];
+    let mut last: Vec<Option<&RunJobRecord>> = vec![None; n];
+    for r in recs {
+        let i = r.start.job_index as usize;
+        if i < n {
+            attempts[i] = attempts[i].max(r.start.attempt + 1);
+            last[i] = Some(r);
+        }
+    }
+    let done = last
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let r = (*r)?;
+            let e = r.end.as_ref()?;
+            (e.status != "killed").then_some(Done { job: i, start: r.start.start_s, finish: e.end_s })
+        })
+        .collect();
+    (done, attempts)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn execute(
+    ctx: &Ctx,
+    store: &mut Store,
+    run_id: ExecRunId,
+    plan: &Plan,
+    w: &Workload,
+    jobs: &[NodeJob],
+    sim: &[SimJob],
+    platform: &Platform,
+    source: &dyn SlowdownSource,
+    iso: &Isolation,
+    cpus_of_pool: &[Vec<u32>],
+    shared: &[bool],
+    series: &str,
+    log_root: &Path,
+    user: Option<(u32, u32)>,
+    done: Vec<Done>,
+    mut attempts: Vec<u32>,
+    origin: f64,
+) -> Result<f64, RunError> {
+    let mut policy = policy_by_name(&plan.name, &plan.params).map_err(RunError::Input)?;
+    let total = w.jobs.len() as u64;
+    let progress = ctx.progress.task(&format!("{} #{}", plan.label, plan.repeat + 1), total);
+    let mut ended = done.len() as u64;
+    let mut running: BTreeMap<usize, (f64, Vec<u32>)> = BTreeMap::new();
+    let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
+    let mut last_t = origin;
+    let mut store_err: Option<String> = None;
+    let cfg = NodeConfig {
+        pool_cpus: cpus_of_pool.to_vec(),
+        shared_pool: shared.to_vec(),
+        scope: format!("{series}-r{run_id}"),
+        log_dir: log_root.join(format!("run-{run_id}")),
+        user,
+        isolation: iso.clone(),
+        clock_origin: origin,
+    };
+    let result = {
+        let mut sink = |e: NodeEvent| -> Result<(), String> {
+            let r = match &e {
+                NodeEvent::Started(s) => {
+                    running.insert(s.job, (s.start, s.cpus.clone()));
+                    last_t = last_t.max(s.start);
+                    store.run_job_started(
+                        run_id,
+                        &RunJobStart {
+                            job: names[s.job].clone(),
+                            job_index: s.job as u32,
+                            attempt: attempts[s.job],
+                            arrival_s: sim[s.job].arrival,
+                            start_s: s.start,
+                            cpus: s.cpus.clone(),
+                            pgid: s.pgid,
+                            beside: s.beside.clone(),
+                            predicted: s.predicted,
+                            solo_s: jobs[s.job].solo.as_ref().map(|x| x.0),
+                        },
+                    )
+                }
+                NodeEvent::Ended(x) => {
+                    running.remove(&x.job);
+                    ended += 1;
+                    last_t = last_t.max(x.end);
+                    let r = store.run_job_ended(
+                        run_id,
+                        x.job as u32,
+                        attempts[x.job],
+                        &RunJobEnd {
+                            end_s: x.end,
+                            status: x.status.name().into(),
+                            status_value: x.status.value(),
+                            work_s: x.work_s,
+                            slowdown: x.slowdown,
+                        },
+                    );
+                    attempts[x.job] += 1;
+                    if !matches!(x.status, cosched_measure::node::JobStatus::Ok | cosched_measure::node::JobStatus::Killed) {
+                        progress.println(&format!(
+                            "job {} {} after {:.2}s{}",
+                            names[x.job],
+                            x.status,
+                            x.end - x.start,
+                            if x.output_tail.is_empty() { String::new() } else { format!(": {}", x.output_tail.lines().last().unwrap_or("")) }
+                        ));
+                    }
+                    r
+                }
+            };
+            let now = last_t;
+            let msg: Vec<String> = running
+                .iter()
+                .map(|(&j, (start, cpus))| {
+                    let pct = ((now - start) / sim[j].solo * 100.0).clamp(0.0, 99.0);
+                    format!("{}@{} {pct:.0}%", names[j], cosched_model::topology::format_cpulist(cpus))
+                })
+                .collect();
+            progress.set(ended, &format!("t={now:.1}s running: {}", if msg.is_empty() { "-".into() } else { msg.join(" ") }));
+            r.map_err(|e| {
+                let m = e.to_string();
+                store_err = Some(m.clone());
+                m
+            })
+        };
+        let mut ex = NodeExecutor::new(cfg, jobs, &mut sink).map_err(|e| RunError::Exec(ExecError::Fatal(e)))?;
+        let r = run_node(platform, sim, source, policy.as_mut(), &mut ex, &done);
+        let end = cosched_sched::Executor::now(&mut ex);
+        r.map(|_| end)
+    };
+    progress.finish();
+    if interrupted().is_some() {
+        if let Err(RunError::Exec(ExecError::Interrupted(_))) = &result {
+            return result;
+        }
+    }
+    result
+}
+
+struct RunView {
+    rec: RunRecord,
+    metrics: Option<Metrics>,
+    jobs: Vec<RunJobRecord>,
+    failed: usize,
+    worst_measured: Option<f64>,
+}
+
+/// The trace of a finished run from its stored final attempts.
+fn trace_of(final_jobs: &[&RunJobRecord]) -> Vec<Event> {
+    let mut t = Vec::new();
+    for r in final_jobs {
+        let j = r.start.job_index as usize;
+        t.push(Event { time: r.start.arrival_s.min(r.start.start_s), job: j, kind: EventKind::Arrive });
+        t.push(Event { time: r.start.start_s, job: j, kind: EventKind::Start });
+        if let Some(e) = &r.end {
+            t.push(Event { time: e.end_s, job: j, kind: EventKind::Finish });
+        }
+    }
+    t
+}
+
+fn final_attempts(recs: &[RunJobRecord], n: usize) -> Vec<&RunJobRecord> {
+    let mut last: Vec<Option<&RunJobRecord>> = vec![None; n];
+    for r in recs {
+        if let Some(slot) = last.get_mut(r.start.job_index as usize) {
+            *slot = Some(r);
+        }
+    }
+    last.into_iter().flatten().collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn show(
+    a: &RunRequest,
+    page: &mut Page,
+    store: &Store,
+    w: &Workload,
+    sim: &[SimJob],
+    runs: &[RunRecord],
+    main: &str,
+    baselines: &[String],
+    iso: &Isolation,
+    source_note: &str,
+    cpus_of_pool: &[Vec<u32>],
+) -> anyhow::Result<RunReport> {
+    let solo: Vec<f64> = sim.iter().map(|j| j.solo).collect();
+    let mut views = Vec::new();
+    for r in runs {
+        let jobs = store.run_jobs(r.id)?;
+        let fin = final_attempts(&jobs, w.jobs.len());
+        let metrics = compute(&trace_of(&fin), &solo).ok();
+        let failed = fin.iter().filter(|j| j.end.as_ref().is_some_and(|e| e.status != "ok")).count();
+        let worst_measured = fin.iter().filter_map(|j| j.end.as_ref()?.slowdown).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        views.push(RunView { rec: r.clone(), metrics, jobs, failed, worst_measured });
+    }
+    let f2 = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let run_rows: Vec<Vec<String>> = views
+        .iter()
+        .map(|v| {
+            let m = v.metrics.as_ref();
+            vec![
+                v.rec.policy.clone(),
+                (v.rec.repeat + 1).to_string(),
+                f2(m.map(|m| m.makespan)),
+                f2(m.map(|m| m.avg_turnaround)),
+                f2(m.map(|m| m.worst_turnaround)),
+                f2(v.worst_measured),
+                v.failed.to_string(),
+                v.rec.id.to_string(),
+            ]
+        })
+        .collect();
+
+    // Per policy: medians with spread over repeats.
+    type Pick = fn(&RunView) -> Option<f64>;
+    let figures: [(&str, Pick); 4] = [
+        ("makespan", |v| v.metrics.map(|m| m.makespan)),
+        ("avg turnaround", |v| v.metrics.map(|m| m.avg_turnaround)),
+        ("worst turnaround", |v| v.metrics.map(|m| m.worst_turnaround)),
+        ("worst slowdown", |v| v.worst_measured),
+    ];
+    let labels: Vec<String> = std::iter::once(main.to_string()).chain(baselines.iter().cloned()).collect();
+    let mut summary_rows = Vec::new();
+    let mut summary_json = Vec::new();
+    for l in &labels {
+        let mut row = vec![l.clone()];
+        let mut obj = serde_json::Map::new();
+        for (name, pick) in figures {
+            let vals: Vec<f64> = views.iter().filter(|v| &v.rec.policy == l).filter_map(pick).collect();
+            let s = Summary::of(&vals);
+            row.push(s.map_or("-".into(), |s| cosched_report::fmt_spread(&s, 2)));
+            obj.insert(name.into(), serde_json::to_value(s)?);
+        }
+        summary_rows.push(row);
+        summary_json.push(serde_json::json!({"policy": l, "figures": obj}));
+    }
+    let mut rate_rows = Vec::new();
+    let mut rate_json = serde_json::Map::new();
+    for b in baselines {
+        let mut per = serde_json::Map::new();
+        for (name, pick) in figures {
+            let mut rates = Vec::new();
+            for v in views.iter().filter(|v| v.rec.policy == main) {
+                let base = views.iter().find(|x| &x.rec.policy == b && x.rec.repeat == v.rec.repeat);
+                if let (Some(x), Some(y)) = (pick(v), base.and_then(pick)) {
+                    rates.push(increase_rate(x, y));
+                }
+            }
+            let s = Summary::of(&rates);
+            rate_rows.push(vec![
+                b.clone(),
+                name.to_string(),
+                s.map_or("-".into(), |s| format!("{:+.1} % ({:+.1} .. {:+.1} %, n={})", s.median * 100.0, s.min * 100.0, s.max * 100.0, s.n)),
+            ]);
+            per.insert(name.into(), serde_json::to_value(s)?);
+        }
+        rate_json.insert(b.clone(), serde_json::Value::Object(per));
+    }
+    let last_main = views.iter().rev().find(|v| v.rec.policy == main);
+    let job_rows = |v: &RunView| -> Vec<Vec<String>> {
+        final_attempts(&v.jobs, w.jobs.len())
+            .iter()
+            .map(|j| {
+                let e = j.end.as_ref();
+                vec![
+                    j.start.job.clone(),
+                    e.map_or("running".into(), |e| match e.status_value {
+                        Some(c) => format!("{} {c}", e.status),
+                        None => e.status.clone(),
+                    }),
+                    cosched_model::topology::format_cpulist(&j.start.cpus),
+                    format!("{:.2}", j.start.start_s),
+                    f2(e.map(|e| e.end_s)),
+                    if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join(",") },
+                    format!("{:.2}", j.start.predicted),
+                    f2(e.and_then(|e| e.slowdown)),
+                    f2(j.start.solo_s),
+                ]
+            })
+            .collect()
+    };
+    let mechanisms: Vec<Mechanism> =
+        iso.mechanisms().into_iter().map(|m| Mechanism { feature: m.feature, how: m.how, why: m.why }).collect();
+
+    if let Some(dir) = &a.report {
+        write_report(page, dir, w, &views, &RUN_HEAD, &run_rows, &summary_rows, &rate_rows, &JOB_HEAD, &job_rows, &mechanisms, source_note, cpus_of_pool)?;
+    }
+    let runs_json: Vec<_> = views
+        .iter()
+        .map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "worst_measured_slowdown": v.worst_measured, "jobs": v.jobs}))
+        .collect();
+    let json = serde_json::json!({
+        "workload": w.name,
+        "mechanisms": mechanisms,
+        "slowdown_source": source_note,
+        "runs": runs_json,
+        "summary": summary_json,
+        "baselines": baselines,
+        "increase_rates": rate_json,
+    });
+    Ok(RunReport {
+        main: main.to_string(),
+        baselines: baselines.to_vec(),
+        last_main: last_main.map(|v| RunJobs { policy: v.rec.policy.clone(), repeat: v.rec.repeat, run: v.rec.id.0, rows: job_rows(v) }),
+        runs: run_rows,
+        summary: summary_rows,
+        rates: rate_rows,
+        index: a.report.as_ref().map(|d| d.join("index.html")),
+        json,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_report(
+    page: &mut Page,
+    dir: &Path,
+    w: &Workload,
+    views: &[RunView],
+    run_head: &[&str],
+    run_rows: &[Vec<String>],
+    summary_rows: &[Vec<String>],
+    rate_rows: &[Vec<String>],
+    job_head: &[&str],
+    job_rows: &dyn Fn(&RunView) -> Vec<Vec<String>>,
+    mechanisms: &[Mechanism],
+    source_note: &str,
+    cpus_of_pool: &[Vec<u32>],
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text).map_err(|e| anyhow::anyhow!("{}: {e}", dir.join(name).display()))
+    };
+    let mut rows_cpu: Vec<(u32, String)> = Vec::new();
+    for (p, cpus) in w.pools.iter().zip(cpus_of_pool) {
+        for &c in cpus {
+            if !rows_cpu.iter().any(|r| r.0 == c) {
+                rows_cpu.push((c, p.name.clone()));
+            }
+        }
+    }
+    page.paragraph(&format!("Workload `{}`: {} jobs. Slowdown source: {source_note}.", w.name, w.jobs.len()));
+    page.section("Mechanisms").table(
+        &["feature", "how", "why"],
+        &mechanisms.iter().map(|m| vec![m.feature.to_string(), m.how.clone(), m.why.clone().unwrap_or_default()]).collect::<Vec<_>>(),
+    );
+    page.section("Runs").table(run_head, run_rows);
+    page.section("Per policy: median (min-max, n repeats)")
+        .table(&["policy", "makespan", "avg turnaround", "worst turnaround", "worst slowdown"], summary_rows);
+    if !rate_rows.is_empty() {
+        page.section("Increase rates against the baselines").table(&["baseline", "figure", "median (min .. max, n)"], rate_rows);
+    }
+    // Each job's prediction (made before it started, by the run's source)
+    // beside what its run measured: the mispredictions the learning loop
+    // feeds back.
+    let mut pv_rows = Vec::new();
+    for v in views {
+        for j in final_attempts(&v.jobs, w.jobs.len()) {
+            let observed = j.end.as_ref().and_then(|e| e.slowdown);
+            pv_rows.push(vec![
+                format!("{} #{} (run {})", v.rec.policy, v.rec.repeat + 1, v.rec.id),
+                j.start.job.clone(),
+                if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join(",") },
+                format!("{:.2}", j.start.predicted),
+                observed.map_or("-".into(), |o| format!("{o:.2}")),
+                observed.map_or("-".into(), |o| format!("{:+.0} %", (j.start.predicted - o) / o * 100.0)),
+            ]);
+        }
+    }
+    page.section("Predicted vs observed slowdown per job").table(
+        &["run", "job", "beside at start", "predicted", "observed", "error"],
+        &pv_rows,
+    );
+    page.note("predicted: the slowdown source beside the jobs running when the job started; observed: run time over stored solo time (co-runners may change during the run).");
+    let mut jobs_csv = String::from("run,policy,repeat,job,attempt,status,status_value,cpus,arrival_s,start_s,end_s,predicted,slowdown,solo_s,work_s,beside\n");
+    let mut trace_csv = String::from("run,policy,repeat,time_s,job,event\n");
+    for v in views {
+        let fin = final_attempts(&v.jobs, w.jobs.len());
+        let bars: Vec<Bar> = v
+            .jobs
+            .iter()
+            .map(|j| Bar {
+                job: j.start.job.clone(),
+                cpus: j.start.cpus.clone(),
+                start: j.start.start_s,
+                end: j.end.as_ref().map_or(j.start.start_s, |e| e.end_s),
+                status: j.end.as_ref().map_or("running".into(), |e| e.status.clone()),
+                slowdown: j.end.as_ref().and_then(|e| e.slowdown),
+            })
+            .collect();
+        let title = format!("{} repeat {} (run {})", v.rec.policy, v.rec.repeat + 1, v.rec.id);
+        let svg = gantt(&title, &rows_cpu, &bars);
+        let file = format!("gantt-run{}.svg", v.rec.id);
+        write(&file, &svg)?;
+        page.section(&title).svg(&svg).table(job_head, &job_rows(v));
+        for j in &v.jobs {
+            let e = j.end.as_ref();
+            let o = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
+            jobs_csv.push_str(&format!(
+                "{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},\"{}\"\n",
+                v.rec.id,
+                v.rec.policy,
+                v.rec.repeat,
+                j.start.job,
+                j.start.attempt,
+                e.map_or("running".into(), |e| e.status.clone()),
+                e.and_then(|e| e.status_value).map_or(String::new(), |c| c.to_string()),
+                cosched_model::topology::format_cpulist(&j.start.cpus),
+                j.start.arrival_s,
+                j.start.start_s,
+                o(e.map(|e| e.end_s)),
+                j.start.predicted,
+                o(e.and_then(|e| e.slowdown)),
+                o(j.start.solo_s),
+                o(e.and_then(|e| e.work_s)),
+                j.start.beside.join(" "),
+            ));
+        }
+        let mut trace = trace_of(&fin);
+        trace.sort_by(|a, b| a.time.total_cmp(&b.time));
+        for ev in trace {
+            let kind = match ev.kind {
+                EventKind::Arrive => "arrive",
+                EventKind::Start => "start",
+                EventKind::Finish => "finish",
+            };
+            trace_csv.push_str(&format!("{},{},{},{},{},{kind}\n", v.rec.id, v.rec.policy, v.rec.repeat, ev.time, w.jobs[ev.job].name));
+        }
+    }
+    write("jobs.csv", &jobs_csv)?;
+    write("trace.csv", &trace_csv)?;
+    let json: Vec<_> = views.iter().map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "jobs": v.jobs})).collect();
+    write("runs.json", &serde_json::to_string_pretty(&json)?)?;
+    page.section("Data")
+        .link("jobs.csv", "jobs of every run (CSV)")
+        .link("trace.csv", "event traces (CSV, model::metrics format)")
+        .link("runs.json", "runs, metrics and jobs (JSON)");
+    let mut own = page.clone();
+    own.set_title(&format!("cosched run: {}", w.name));
+    write("index.html", &own.render())?;
+    Ok(())
+}

@@ -1,0 +1,147 @@
+//! Training sets: what the store holds about a workload, as the predictors'
+//! `TrainingSet`, with where each part came from. `predict`,
+//! `evaluate-predictors`, `bench predictors`, `run` and `demo` fit on it.
+
+use std::path::Path;
+
+use cosched_model::profile::JobProfile;
+use cosched_model::workload::Workload;
+use cosched_predict::predictors::parse_spec;
+use cosched_predict::{predictor_by_name, Characterization, PairSamples, Predictor, TrainingSet};
+use cosched_store::{Measurements, ProbePointRecord, Store};
+use serde::Serialize;
+
+use crate::error::bad_input;
+use crate::probe::points_of;
+
+/// An unfitted predictor from `NAME[:key=value,...]`; a bad spec is exit code 2.
+pub(crate) fn build(spec: &str) -> anyhow::Result<Box<dyn Predictor>> {
+    let (name, params) = parse_spec(spec).map_err(|e| bad_input(format!("--model {spec}: {e}")))?;
+    predictor_by_name(&name, &params).map_err(|e| bad_input(format!("--model {spec}: {e}")))
+}
+
+/// Where a training set came from: campaign ids by kind, and whether the
+/// pairs campaign is still running (its whole repeats count).
+#[derive(Debug, Clone, Serialize)]
+pub struct Sources {
+    pub profile: Vec<i64>,
+    pub probe: Vec<i64>,
+    pub pairs: i64,
+    pub pairs_status: String,
+    pub pair_runs: usize,
+    /// Pair samples from real runs (`cosched run`) of the workload.
+    pub run_pairs: usize,
+}
+
+impl Sources {
+    /// One line for people: which data a predictor was fitted on.
+    pub fn describe(&self) -> String {
+        let ids = |v: &[i64]| if v.is_empty() { "none".to_string() } else { v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",") };
+        let pairs = if self.pairs > 0 {
+            format!("pairs campaign {} ({}, {} repeats)", self.pairs, self.pairs_status, self.pair_runs)
+        } else {
+            "no pairs campaign".to_string()
+        };
+        format!(
+            "profile campaign(s) {}, probe campaign(s) {}, {pairs}, {} pair sample(s) from real runs",
+            ids(&self.profile),
+            ids(&self.probe),
+            self.run_pairs
+        )
+    }
+}
+
+/// The training set of a workload from the store: each job's latest
+/// finished profile and probe, and the latest pairs campaign. A job without
+/// a profile or probe, or no pairs, is an error (exit code 1) naming the
+/// command that measures it.
+pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path) -> anyhow::Result<(TrainingSet, Sources)> {
+    let m = store.measurements(&w.name)?;
+    let file = path.display();
+    let missing = |what: &str, verb: &str, jobs: &[&str]| {
+        anyhow::anyhow!(
+            "{}: no {what} of {} in the database {}; run `cosched {verb} --workload {file}` first",
+            w.name,
+            jobs.join(", "),
+            store.path().display()
+        )
+    };
+    let no_profile: Vec<&str> = w
+        .jobs
+        .iter()
+        .filter(|j| !m.profiles.iter().any(|(_, p)| p.job == j.name))
+        .map(|j| j.name.as_str())
+        .collect();
+    if !no_profile.is_empty() {
+        return Err(missing("finished profile", "profile", &no_profile));
+    }
+    let no_probe: Vec<&str> =
+        w.jobs.iter().filter(|j| !m.probes.iter().any(|(_, job, _)| *job == j.name)).map(|j| j.name.as_str()).collect();
+    if !no_probe.is_empty() {
+        return Err(missing("finished probe", "probe", &no_probe));
+    }
+    if m.pairs.is_none() && m.run_pairs.is_empty() {
+        return Err(missing("pairs campaign", "pairs", &[w.name.as_str()]));
+    }
+    available_training_set(&m, w)
+}
+
+/// The training set from whatever the store holds: a job's profile and
+/// probe where measured (predictors read missing ones as absent), the
+/// latest pairs campaign's repeats and the pair samples of real runs. For
+/// `cosched run` and `cosched demo`, which fit what they can and say so.
+pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::Result<(TrainingSet, Sources)> {
+    let mut programs = Vec::new();
+    for job in &w.jobs {
+        let profile = match m.profiles.iter().find(|(_, p)| p.job == job.name) {
+            Some((_, prof)) => Some(serde_json::from_value::<JobProfile>(prof.summary.clone()).map_err(|e| {
+                anyhow::anyhow!("the stored profile of `{}` is not a job profile this cosched reads ({e}); profile it again", job.name)
+            })?),
+            None => None,
+        };
+        let (probe, llc_kib) = match m.probes.iter().find(|(_, j, _)| *j == job.name) {
+            Some((probe_campaign, _, records)) => {
+                let refs: Vec<&ProbePointRecord> = records.iter().collect();
+                (points_of(&refs), probe_campaign.params.get("llc_kib").and_then(|v| v.as_u64()))
+            }
+            None => (Vec::new(), None),
+        };
+        programs.push(Characterization {
+            name: job.name.clone(),
+            program: job.program_key(),
+            cores: job.cores,
+            profile,
+            probe,
+            llc_kib,
+        });
+    }
+    let known = |n: &str| w.jobs.iter().any(|j| j.name == n);
+    let mut pairs = Vec::new();
+    if let Some((_, runs)) = &m.pairs {
+        for r in runs.iter().filter(|r| known(&r.fg_job) && known(&r.bg_job)) {
+            pairs.push(PairSamples { victim: r.fg_job.clone(), aggressor: r.bg_job.clone(), slowdowns: vec![r.fg_slowdown()] });
+            pairs.push(PairSamples { victim: r.bg_job.clone(), aggressor: r.fg_job.clone(), slowdowns: vec![r.bg_slowdown()] });
+        }
+    }
+    let mut run_pairs = 0;
+    for r in m.run_pairs.iter().filter(|r| known(&r.victim) && known(&r.co_runner)) {
+        pairs.push(PairSamples { victim: r.victim.clone(), aggressor: r.co_runner.clone(), slowdowns: vec![r.slowdown] });
+        run_pairs += 1;
+    }
+    let train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("the stored pairs of {}: {e}", w.name))?;
+    let mut profile: Vec<i64> = m.profiles.iter().map(|(c, _)| c.id.0).collect();
+    profile.sort();
+    profile.dedup();
+    let mut probe: Vec<i64> = m.probes.iter().map(|(c, _, _)| c.id.0).collect();
+    probe.sort();
+    probe.dedup();
+    let sources = Sources {
+        profile,
+        probe,
+        pairs: m.pairs.as_ref().map_or(0, |(c, _)| c.id.0),
+        pairs_status: m.pairs.as_ref().map_or(String::new(), |(c, _)| c.status.to_string()),
+        pair_runs: m.pairs.as_ref().map_or(0, |(_, r)| r.len()),
+        run_pairs,
+    };
+    Ok((train, sources))
+}
