@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cv::{cross_validate, evaluate, CvPrediction, Folds};
 pub use metrics::{Accuracy, DEFAULT_SEVERE};
-pub use predictors::{predictor_by_name, predictor_names, Params};
+pub use predictors::{predictor_by_name, predictor_from_spec, predictor_names, Params};
 
 /// What is known of a program before it shares the node: its solo
 /// characterization. Cheap and measured before scheduling, so cross-

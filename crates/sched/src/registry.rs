@@ -7,8 +7,10 @@
 //! the table at the top of `docs/policies.md`. Defaults live only in the
 //! declarations, so no caller patches them in.
 //!
-//! Adding a policy: its type in a new file under `policies/` (re-exported
-//! from `policies.rs`), and one [`PolicyEntry`] line in [`POLICIES`].
+//! Adding a policy: its type in a new file `policies/NAME.rs` (declared and
+//! re-exported by `policies.rs`), and one [`PolicyEntry`] in [`POLICIES`];
+//! the tests below build every entry with its defaults, and the docs test
+//! says what to paste into `docs/policies.md`.
 
 use std::collections::BTreeMap;
 

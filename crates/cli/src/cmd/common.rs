@@ -118,3 +118,26 @@ pub fn describe_conditions(c: &cosched_store::NodeConditions) -> String {
     }
     s
 }
+
+/// Prints a registry (`simulate --list-policies`, `predict --list`): a row
+/// per entry and parameter with kind and range, default and help, or JSON.
+pub fn print_registry<E: cosched_model::params::Declared>(entries: &[E], what: &str, json: bool) -> anyhow::Result<()> {
+    if json {
+        let v: Vec<_> = entries
+            .iter()
+            .map(|e| {
+                let params: Vec<_> = e
+                    .params()
+                    .iter()
+                    .map(|p| serde_json::json!({"name": p.name, "kind": p.kind.describe(), "default": p.default_text(), "help": p.help}))
+                    .collect();
+                serde_json::json!({"name": e.name(), "description": e.summary(), "params": params})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        let rows: Vec<Vec<String>> = cosched_model::params::list_rows(entries).into_iter().map(Vec::from).collect();
+        println!("{}", cosched_report::table(&[what, "description", "parameter", "kind", "default", "help"], &rows));
+    }
+    Ok(())
+}

@@ -8,13 +8,13 @@ use cosched_model::profile::JobProfile;
 use cosched_model::workload::Workload;
 use cosched_predict::predictors::parse_spec;
 use cosched_predict::{
-    predictor_by_name, predictor_names, Characterization, CoSchedule, PairSamples, Placed, Predictor, TrainingSet,
+    predictor_by_name, Characterization, CoSchedule, PairSamples, Placed, Predictor, TrainingSet,
 };
 use cosched_report::table;
 use cosched_store::{Measurements, ProbePointRecord, Store};
 use serde::Serialize;
 
-use super::common::{load_workload, DbArgs};
+use super::common::{load_workload, print_registry, DbArgs};
 use super::probe::points_of;
 use crate::exit::bad_input;
 
@@ -62,18 +62,7 @@ struct JobPrediction {
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     if a.list {
-        let rows: Vec<Vec<String>> =
-            predictor_names().iter().map(|(n, d)| vec![n.to_string(), d.to_string()]).collect();
-        if a.json {
-            let v: Vec<_> = predictor_names()
-                .iter()
-                .map(|(n, d)| serde_json::json!({"name": n, "description": d}))
-                .collect();
-            println!("{}", serde_json::to_string_pretty(&v)?);
-        } else {
-            println!("{}", table(&["predictor", "what it does"], &rows));
-        }
-        return Ok(());
+        return print_registry(cosched_predict::predictors::PREDICTORS, "predictor", a.json);
     }
     let spec = a.model.as_deref().expect("clap requires --model");
     let path = a.workload.as_deref().expect("clap requires --workload");

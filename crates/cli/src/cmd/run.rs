@@ -15,7 +15,8 @@ use cosched_model::workload::{Amount, PoolKind, Workload};
 use cosched_report::gantt::{gantt, Bar};
 use cosched_report::html::Page;
 use cosched_report::table;
-use cosched_sched::montecarlo::{parse_spec, spec_label};
+use cosched_sched::montecarlo::spec_label;
+use cosched_sched::registry::resolve_spec;
 use cosched_sched::runner::{run_node, Done, ExecError, RunError};
 use cosched_sched::predicted::Predicted;
 use cosched_sched::{policy_by_name, PairTable, Params, Platform, PoolInfo, SimJob, SlowdownSource};
@@ -86,17 +87,14 @@ pub struct RunArgs {
     pub db: DbArgs,
 }
 
-/// A policy as given and as built.
+/// A policy as the registry resolves it: its name, every parameter's value
+/// (defaults filled in, so the stored label says what ran), and a note
+/// naming the defaults in force.
 fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(String, Params, Option<String>)> {
-    let name = spec.split(':').next().unwrap_or("").trim();
-    let mut spec = spec.trim().to_string();
-    let mut note = None;
-    if name == "conflict-aware" && !spec.contains("threshold") {
-        spec.push_str(if spec.contains(':') { ",threshold=100" } else { ":threshold=100" });
-        note = Some(format!("{what} conflict-aware without threshold: using threshold=100"));
-    }
-    let (name, params) = parse_spec(&spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
-    Ok((name, params, note))
+    let s = resolve_spec(spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
+    let defaulted = s.params.defaulted();
+    let note = (!defaulted.is_empty()).then(|| format!("{what} {}: defaults {}", s.entry.name, defaulted.join(", ")));
+    Ok((s.entry.name.to_string(), s.params.to_map(), note))
 }
 
 /// Fewest solo repeats of a pairs campaign that make its median the solo time.

@@ -12,12 +12,11 @@ use cosched_report::table;
 use cosched_sched::montecarlo::{
     default_policies, parse_spec, run_orders, spec_label, summarize, trace_of, MonteCarloError, OrderResult, PolicySummary, Spread,
 };
-use cosched_sched::policy_names;
 use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
 use cosched_sched::Params;
 use cosched_store::{CampaignKind, CampaignRecord, CampaignStatus, Store};
 
-use super::common::DbArgs;
+use super::common::{print_registry, DbArgs};
 
 use crate::exit::bad_input;
 
@@ -165,20 +164,7 @@ impl Measurements for Fetch<'_> {
 
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     if a.list_policies {
-        let rows: Vec<Vec<String>> = policy_names()
-            .into_iter()
-            .map(|(n, d)| vec![n.to_string(), d.to_string()])
-            .collect();
-        if a.json {
-            let v: Vec<_> = policy_names()
-                .into_iter()
-                .map(|(n, d)| serde_json::json!({"name": n, "description": d}))
-                .collect();
-            println!("{}", serde_json::Value::Array(v));
-        } else {
-            println!("{}", table(&["policy", "description"], &rows));
-        }
-        return Ok(());
+        return print_registry(cosched_sched::registry::POLICIES, "policy", a.json);
     }
     let path = a.scenario.as_ref().expect("clap requires --scenario");
     let fetch = Fetch { db: &a.db, store: std::cell::OnceCell::new() };
