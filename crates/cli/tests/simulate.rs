@@ -138,8 +138,8 @@ fn tables_and_policy_list() {
         assert!(text.contains(p), "{p}");
     }
     // Each parameter with its kind, range and default, from the registry.
-    assert!(text.contains("| threshold | number >= 0 or inf | 100 |"), "{text}");
-    assert!(text.contains("| bound     | number >= 1        | 1.5 |"), "{text}");
+    assert!(text.contains("    threshold: number >= 0 or inf; default 100; "), "{text}");
+    assert!(text.contains("    bound: number >= 1; default 1.5; "), "{text}");
 }
 
 #[test]

@@ -410,9 +410,9 @@ pub fn resolve<'t, E: Declared>(
     Ok((entry, set))
 }
 
-/// One row per entry and parameter for `--list`: name, summary, parameter,
-/// kind and range, default, help; an entry's later rows leave its name and
-/// summary empty.
+/// One row per entry and parameter: name, summary, parameter, kind and
+/// range, default, help; an entry's later rows leave its name and summary
+/// empty, an entry without parameters has `-` for its parameter.
 pub fn list_rows<E: Declared>(table: &[E]) -> Vec<[String; 6]> {
     let mut rows = Vec::new();
     for e in table {
@@ -425,6 +425,27 @@ pub fn list_rows<E: Declared>(table: &[E]) -> Vec<[String; 6]> {
         }
     }
     rows
+}
+
+/// The registry for a terminal (`--list`): each entry's name and summary,
+/// then one indented line per parameter with its kind, range and default.
+pub fn list_text<E: Declared>(table: &[E]) -> String {
+    let width = table.iter().map(|e| e.name().len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for e in table {
+        out.push_str(&format!("{:width$}  {}\n", e.name(), e.summary()));
+        for p in e.params() {
+            out.push_str(&format!(
+                "{:width$}    {}: {}; default {}; {}\n",
+                "",
+                p.name,
+                p.kind.describe(),
+                p.default_text(),
+                p.help
+            ));
+        }
+    }
+    out
 }
 
 /// The registry as a Markdown table (`what` heads the first column), the
@@ -448,21 +469,24 @@ pub fn markdown_table<E: Declared>(table: &[E], what: &str) -> String {
     out
 }
 
-/// Marker comments around a generated table in a Markdown document.
-pub const DOC_BEGIN: &str = "<!-- generated from the registry: begin -->";
-pub const DOC_END: &str = "<!-- generated from the registry: end -->";
+/// Marker comments around a generated table in a Markdown document; the
+/// opening comment may go on to say where the table comes from (the
+/// convention of `evaluate-predictors`' `accuracy:begin`).
+pub const DOC_BEGIN: &str = "<!-- registry:begin";
+pub const DOC_END: &str = "<!-- registry:end -->";
 
 /// Whether `doc` carries exactly `table` between the markers; the error says
 /// what to paste where.
 pub fn check_generated(doc: &str, table: &str) -> Result<(), String> {
     let current = doc
         .split_once(DOC_BEGIN)
+        .and_then(|(_, rest)| rest.split_once("-->"))
         .and_then(|(_, rest)| rest.split_once(DOC_END))
         .map(|(inside, _)| inside.trim());
     match current {
         Some(c) if c == table.trim() => Ok(()),
         Some(_) => Err(format!("the table between the markers is out of date; replace it with:\n\n{table}")),
-        None => Err(format!("no `{DOC_BEGIN}` ... `{DOC_END}` markers; add them around:\n\n{table}")),
+        None => Err(format!("no `{DOC_BEGIN} -->` ... `{DOC_END}` markers; add them around:\n\n{table}")),
     }
 }
 
@@ -579,10 +603,17 @@ mod tests {
              | `tuned` | does \\| things | `aging` | whole number <= 4294967295 | 4 | passes |\n\
              |  |  | `explore` | on or off | on | explore |\n"
         );
-        let doc = format!("# P\n\n{DOC_BEGIN}\n{t}{DOC_END}\n\ntext\n");
+        let doc = format!("# P\n\n{DOC_BEGIN} from the registry -->\n{t}{DOC_END}\n\ntext\n");
         assert_eq!(check_generated(&doc, &t), Ok(()));
         assert!(check_generated(&doc.replace("passes", "old"), &t).unwrap_err().contains(&t));
         assert!(check_generated("# P\n", &t).unwrap_err().contains("markers"));
+        assert_eq!(
+            list_text(&[E("plain", &[]), E("tuned", &DECLS[3..5])]),
+            "plain  does | things\n\
+             tuned  does | things\n\
+             \x20        aging: whole number <= 4294967295; default 4; passes\n\
+             \x20        explore: on or off; default on; explore\n"
+        );
         assert_eq!(find(&[E("plain", &[])], "policy", "fifo").err().unwrap(), "unknown policy `fifo`; expected one of plain");
     }
 

@@ -120,8 +120,9 @@ pub fn describe_conditions(c: &cosched_store::NodeConditions) -> String {
 }
 
 /// Prints a registry (`simulate --list-policies`, `predict --list`): a row
-/// per entry and parameter with kind and range, default and help, or JSON.
-pub fn print_registry<E: cosched_model::params::Declared>(entries: &[E], what: &str, json: bool) -> anyhow::Result<()> {
+/// per entry, then a line per parameter with kind and range, default and
+/// help; or JSON.
+pub fn print_registry<E: cosched_model::params::Declared>(entries: &[E], json: bool) -> anyhow::Result<()> {
     if json {
         let v: Vec<_> = entries
             .iter()
@@ -136,8 +137,7 @@ pub fn print_registry<E: cosched_model::params::Declared>(entries: &[E], what: &
             .collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        let rows: Vec<Vec<String>> = cosched_model::params::list_rows(entries).into_iter().map(Vec::from).collect();
-        println!("{}", cosched_report::table(&[what, "description", "parameter", "kind", "default", "help"], &rows));
+        print!("{}", cosched_model::params::list_text(entries));
     }
     Ok(())
 }

@@ -62,7 +62,7 @@ struct JobPrediction {
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     if a.list {
-        return print_registry(cosched_predict::predictors::PREDICTORS, "predictor", a.json);
+        return print_registry(cosched_predict::predictors::PREDICTORS, a.json);
     }
     let spec = a.model.as_deref().expect("clap requires --model");
     let path = a.workload.as_deref().expect("clap requires --workload");

@@ -164,7 +164,7 @@ impl Measurements for Fetch<'_> {
 
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     if a.list_policies {
-        return print_registry(cosched_sched::registry::POLICIES, "policy", a.json);
+        return print_registry(cosched_sched::registry::POLICIES, a.json);
     }
     let path = a.scenario.as_ref().expect("clap requires --scenario");
     let fetch = Fetch { db: &a.db, store: std::cell::OnceCell::new() };
