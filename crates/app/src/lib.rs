@@ -36,6 +36,7 @@ pub mod predict;
 pub mod probe;
 pub mod profile;
 pub mod progress;
+pub mod registry;
 pub mod run;
 pub mod simulate;
 pub mod source;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cosched_predict::{predictor_names, CoSchedule, Placed};
+use cosched_predict::{CoSchedule, Placed};
 use serde::Serialize;
 
 use crate::common::{db_path, load_workload, open_existing_store};
@@ -37,11 +37,6 @@ pub struct PredictReport {
     /// Measured ordered pairs the predictor was fitted on.
     pub pairs: usize,
     pub workload: String,
-}
-
-/// The registered predictors: name and what each does.
-pub fn predictors() -> Vec<(&'static str, &'static str)> {
-    predictor_names()
 }
 
 pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {

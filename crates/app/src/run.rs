@@ -15,7 +15,8 @@ use cosched_model::stats::Summary;
 use cosched_model::workload::{Amount, PoolKind, Workload};
 use cosched_report::gantt::{gantt, Bar};
 use cosched_report::html::Page;
-use cosched_sched::montecarlo::{parse_spec, spec_label};
+use cosched_sched::montecarlo::spec_label;
+use cosched_sched::registry::resolve_spec;
 use cosched_sched::runner::{run_node, Done, ExecError, RunError};
 use cosched_sched::{policy_by_name, Params, Platform, PoolInfo, SimJob, SlowdownSource};
 use cosched_store::{ExecRunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
@@ -98,17 +99,14 @@ pub struct RunReport {
     pub json: serde_json::Value,
 }
 
-/// A policy as given and as built.
+/// A policy as the registry resolves it: its name, every parameter's value
+/// (defaults filled in, so the stored label says what ran), and a note
+/// naming the defaults in force.
 fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(String, Params, Option<String>)> {
-    let name = spec.split(':').next().unwrap_or("").trim();
-    let mut spec = spec.trim().to_string();
-    let mut note = None;
-    if name == "conflict-aware" && !spec.contains("threshold") {
-        spec.push_str(if spec.contains(':') { ",threshold=100" } else { ":threshold=100" });
-        note = Some(format!("{what} conflict-aware without threshold: using threshold=100"));
-    }
-    let (name, params) = parse_spec(&spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
-    Ok((name, params, note))
+    let s = resolve_spec(spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
+    let defaulted = s.params.defaulted();
+    let note = (!defaulted.is_empty()).then(|| format!("{what} {}: defaults {}", s.entry.name, defaulted.join(", ")));
+    Ok((s.entry.name.to_string(), s.params.to_map(), note))
 }
 
 struct Plan {

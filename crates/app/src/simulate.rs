@@ -11,7 +11,6 @@ use cosched_report::html::Page;
 use cosched_sched::montecarlo::{
     default_policies, parse_spec, run_orders, spec_label, summarize, trace_of, MonteCarloError, OrderResult, PolicySummary, Spread,
 };
-use cosched_sched::policy_names;
 use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
 use cosched_sched::Params;
 use cosched_store::{CampaignKind, CampaignRecord, CampaignStatus, Store};
@@ -60,11 +59,6 @@ pub struct SimulateReport {
     pub trace: Option<PathBuf>,
     /// The whole result as `--json` prints it.
     pub json: serde_json::Value,
-}
-
-/// The registered policies: name and description.
-pub fn policies() -> Vec<(&'static str, &'static str)> {
-    policy_names()
 }
 
 /// Measurements for scenarios: pairs campaigns and profiles from the store

@@ -137,6 +137,9 @@ fn tables_and_policy_list() {
     for p in ["exclusive", "noplan", "conflict-aware", "no-twins"] {
         assert!(text.contains(p), "{p}");
     }
+    // Each parameter with its kind, range and default, from the registry.
+    assert!(text.contains("    threshold: number >= 0 or inf; default 100; "), "{text}");
+    assert!(text.contains("    bound: number >= 1; default 1.5; "), "{text}");
 }
 
 #[test]
@@ -154,7 +157,7 @@ fn bad_input_exits_2_and_says_where() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("s.toml:20:9: "));
 
     let s = write(dir.path(), PAIR);
-    for p in ["fifo", "conflict-aware", "conflict-aware:threshold=lots", "noplan:x=1"] {
+    for p in ["fifo", "conflict-aware:threshold=lots", "conflict-aware:threshold=-5", "noplan:x=1"] {
         let out = cosched(&["simulate", "--scenario", &s, "--policy", p]);
         assert_eq!(out.status.code(), Some(2), "{p}");
     }

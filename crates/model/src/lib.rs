@@ -5,6 +5,7 @@
 //! but never opens a file, spawns a process or reads a clock.
 
 pub mod kernel;
+pub mod params;
 pub mod matrix;
 pub mod metrics;
 pub mod probe;

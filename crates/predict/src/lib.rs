@@ -4,8 +4,10 @@
 //! this node: each program's solo characterization and the measured pairs)
 //! and then predicts, for a [`CoSchedule`] (jobs sharing one node), each
 //! job's slowdown `T_corun / T_solo` with an interval. Predictors are
-//! registered by name ([`predictor_names`], [`predictor_by_name`]), like the
-//! scheduling policies.
+//! registered by name in one table ([`predictors::PREDICTORS`]: name,
+//! summary, typed parameters with defaults, constructor), like the
+//! scheduling policies; [`predictor_by_name`] and [`predictor_from_spec`]
+//! build from it.
 //!
 //! | name | seed | inputs | model |
 //! |---|---|---|---|
@@ -14,6 +16,7 @@
 //! | `probe` | 003 c | victim's sensitivity curve, co-runner's contentiousness curve | curve read at the co-runner's footprint, calibrated by a line |
 //! | `twins` | 003 d | program identity | a learned twin factor over another predictor |
 //! | `learned` | - | profile and probe features of both jobs | ridge regression of ln slowdown |
+//! | `nearest` | 003 d generalised | profile and probe features of both jobs | kernel-weighted mean of look-alike measured pairs |
 //! | `measured` | - | the pair matrix | the measured median; a fallback predictor elsewhere |
 //!
 //! Every predictor is defined on pairs (a victim beside one co-runner). A job
@@ -41,7 +44,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cv::{cross_validate, evaluate, CvPrediction, Folds};
 pub use metrics::{Accuracy, DEFAULT_SEVERE};
-pub use predictors::{predictor_by_name, predictor_names, Params};
+pub use predictors::{predictor_by_name, predictor_from_spec, predictor_names, Params};
 
 /// What is known of a program before it shares the node: its solo
 /// characterization. Cheap and measured before scheduling, so cross-

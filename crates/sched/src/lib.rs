@@ -9,6 +9,7 @@ pub mod oracle;
 pub mod policies;
 pub mod policy;
 pub mod predicted;
+pub mod registry;
 pub mod runner;
 pub mod scenario;
 pub mod sim;
@@ -16,9 +17,8 @@ pub mod source;
 pub mod synthetic;
 
 pub use cosched_model::metrics::{Event, EventKind, JobId};
-pub use policy::{
-    policy_by_name, policy_names, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, View,
-};
+pub use policy::{Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, View};
+pub use registry::{policy_by_name, policy_from_spec, policy_names, Params};
 pub use runner::{run_node, Done, ExecError, Executor, RunError, StartPlan};
 pub use sim::{simulate, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace};
 pub use source::{PairTable, ProgramTable, SlowdownSource};

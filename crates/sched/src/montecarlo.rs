@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::policy::{policy_by_name, Params};
+use crate::registry::{policy_by_name, Params};
 use crate::scenario::Scenario;
 use crate::sim::{simulate_with, SimError, SimJob, SimOptions, Trace};
 use crate::source::SlowdownSource;
@@ -43,21 +43,10 @@ impl fmt::Display for MonteCarloError {
 impl std::error::Error for MonteCarloError {}
 
 /// Parses `name` or `name:key=value,key=value` into a policy name and its
-/// parameters, and checks that the registry can build it.
+/// parameters as given, and checks that the registry can build it.
 pub fn parse_spec(spec: &str) -> Result<(String, Params), String> {
-    let (name, rest) = match spec.split_once(':') {
-        Some((n, r)) => (n.trim(), Some(r)),
-        None => (spec.trim(), None),
-    };
-    let mut params = Params::new();
-    for kv in rest.into_iter().flat_map(|r| r.split(',')) {
-        let Some((k, v)) = kv.split_once('=') else {
-            return Err(format!("policy `{spec}`: `{kv}` is not key=value"));
-        };
-        if params.insert(k.trim().to_string(), v.trim().to_string()).is_some() {
-            return Err(format!("policy `{spec}`: `{}` is given twice", k.trim()));
-        }
-    }
+    let (name, params) =
+        cosched_model::params::split_spec(spec).map_err(|e| format!("policy `{}`: {e}", spec.trim()))?;
     policy_by_name(name, &params)?;
     Ok((name.to_string(), params))
 }
@@ -300,7 +289,9 @@ mod tests {
         assert_eq!(spec_label(&n, &p), "conflict-aware:threshold=100");
         assert_eq!(parse_spec("noplan").unwrap().0, "noplan");
         assert!(parse_spec("conflict-aware:threshold").unwrap_err().contains("key=value"));
-        assert!(parse_spec("conflict-aware").unwrap_err().contains("needs threshold"));
+        assert!(parse_spec("conflict-aware:threshold=1,threshold=2").unwrap_err().contains("given twice"));
+        assert!(parse_spec("conflict-aware:threshold=lots").unwrap_err().contains("threshold=lots: expected"));
+        assert_eq!(spec_label("conflict-aware", &parse_spec("conflict-aware").unwrap().1), "conflict-aware");
         assert!(parse_spec("fifo").unwrap_err().contains("unknown policy"));
     }
 

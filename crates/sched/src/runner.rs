@@ -221,7 +221,8 @@ fn check(platform: &Platform, jobs: &[SimJob]) -> Result<(), RunError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{policy_by_name, Params, PoolInfo};
+    use crate::policy::PoolInfo;
+    use crate::registry::{policy_by_name, Params};
     use crate::sim::simulate;
     use crate::source::PairTable;
     use cosched_model::workload::PoolKind;

@@ -52,3 +52,13 @@ pub fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }
+
+/// Prints a registry (`simulate --list-policies`, `predict --list`).
+pub fn print_listing(l: &cosched_app::registry::Listing, json: bool) -> anyhow::Result<()> {
+    if json {
+        print_json(&l.json)
+    } else {
+        print!("{}", l.text);
+        Ok(())
+    }
+}

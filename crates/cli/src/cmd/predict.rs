@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::predict::{predict, predictors, PredictRequest};
+use cosched_app::predict::{predict, PredictRequest};
 use cosched_report::table;
 
-use super::common::{print_json, DbArgs, JsonArgs, PredictorArgs};
+use super::common::{print_listing, print_json, DbArgs, JsonArgs, PredictorArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -41,13 +41,7 @@ pub struct PredictArgs {
 
 pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     if a.list {
-        if a.json.json {
-            let v: Vec<_> = predictors().iter().map(|(n, d)| serde_json::json!({"name": n, "description": d})).collect();
-            return print_json(&v);
-        }
-        let rows: Vec<Vec<String>> = predictors().iter().map(|(n, d)| vec![n.to_string(), d.to_string()]).collect();
-        println!("{}", table(&["predictor", "what it does"], &rows));
-        return Ok(());
+        return print_listing(&cosched_app::registry::predictors(), a.json.json);
     }
     let spec = a.predictor.predictor.ok_or_else(|| cosched_app::bad_input("--predictor NAME is required (see --list)"))?;
     let workload = a.workload.expect("clap requires --workload");

@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::simulate::{policies, simulate, SimulateRequest, HEAD};
+use cosched_app::simulate::{simulate, SimulateRequest, HEAD};
 use cosched_report::table;
 
-use super::common::{DbArgs, JsonArgs};
+use super::common::{print_listing, DbArgs, JsonArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -68,14 +68,7 @@ pub struct SimulateArgs {
 
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     if a.list_policies {
-        if a.json.json {
-            let v: Vec<_> = policies().into_iter().map(|(n, d)| serde_json::json!({"name": n, "description": d})).collect();
-            println!("{}", serde_json::Value::Array(v));
-        } else {
-            let rows: Vec<Vec<String>> = policies().into_iter().map(|(n, d)| vec![n.to_string(), d.to_string()]).collect();
-            println!("{}", table(&["policy", "description"], &rows));
-        }
-        return Ok(());
+        return print_listing(&cosched_app::registry::policies(), a.json.json);
     }
     let req = SimulateRequest {
         scenario: a.scenario.expect("clap requires --scenario"),

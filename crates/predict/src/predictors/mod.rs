@@ -10,6 +10,8 @@ mod twins;
 
 use std::collections::BTreeMap;
 
+use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
+
 pub use call::CAll;
 pub use learned::Learned;
 pub use measured::Measured;
@@ -20,80 +22,155 @@ pub use twins::Twins;
 
 use crate::{Characterization, PredictError, Predictor, TrainingSet};
 
-/// Predictor parameters by name (`base=scn`), as on a command line.
+/// Predictor parameters as text, by name (`base=scn`), as on a command line.
 pub type Params = BTreeMap<String, String>;
 
-const PREDICTORS: &[(&str, &str)] = &[
-    ("c-all", "seed 000: isotonic fit of slowdown against C_all = (U_victim + U_other) x 100 % of the host loads"),
-    ("scn", "seed 003(a): N/C/S classes from the probe; per-class-pair constants, lines in the co-runner's bandwidth for C-S and S-S"),
-    ("probe", "seed 003(c): the victim's probe sensitivity read at the co-runner's contentiousness, calibrated by a line"),
-    ("twins", "seed 003(d): another predictor (base=NAME, default scn) times a factor learned for twins"),
-    ("learned", "ridge regression of ln slowdown on profile and probe features of both jobs"),
-    ("nearest", "twins generalised: kernel-weighted mean of the measured pairs whose programs look most alike alone (width=H fixes the kernel width)"),
-    ("measured", "the measured pair matrix where a pair was measured; another predictor (fallback=NAME, default learned) elsewhere"),
-];
-
-/// Names and one-line descriptions of every registered predictor.
-pub fn predictor_names() -> Vec<(&'static str, &'static str)> {
-    PREDICTORS.to_vec()
+/// One registered predictor.
+#[derive(Debug, Clone, Copy)]
+pub struct PredictorEntry {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub params: &'static [Param],
+    /// Builds the unfitted predictor from parameters already checked
+    /// against `params`.
+    pub make: fn(&ParamSet) -> Result<Box<dyn Predictor>, String>,
 }
 
-/// Builds an unfitted predictor by name; unknown names and parameters are
-/// errors, so a typo never silently predicts with a default.
-pub fn predictor_by_name(name: &str, params: &Params) -> Result<Box<dyn Predictor>, String> {
-    let allowed: &[&str] = match name {
-        "twins" => &["base"],
-        "measured" => &["fallback"],
-        "nearest" => &["width"],
-        "c-all" | "scn" | "probe" | "learned" => &[],
-        _ => {
-            let known: Vec<&str> = PREDICTORS.iter().map(|p| p.0).collect();
-            return Err(format!("unknown predictor `{name}`; expected one of {}", known.join(", ")));
-        }
-    };
-    if let Some(k) = params.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(if allowed.is_empty() {
-            format!("predictor `{name}` takes no parameters, got `{k}`")
-        } else {
-            format!("predictor `{name}` has no parameter `{k}`; expected {}", allowed.join(", "))
-        });
+impl Declared for PredictorEntry {
+    fn name(&self) -> &'static str {
+        self.name
     }
-    let inner = |key: &str, default: &str| -> Result<Box<dyn Predictor>, String> {
-        let n = params.get(key).map(String::as_str).unwrap_or(default);
-        if n == name || n == "twins" || n == "measured" {
-            return Err(format!("predictor `{name}`: {key}={n} is not allowed (it would wrap a wrapper)"));
+    fn summary(&self) -> &'static str {
+        self.summary
+    }
+    fn params(&self) -> &'static [Param] {
+        self.params
+    }
+}
+
+/// Predictors that wrap another one; they cannot be wrapped themselves
+/// (a twin factor over a twin factor, a matrix falling back on a matrix).
+const WRAPPERS: &[&str] = &["twins", "measured"];
+
+/// Predictors another may wrap: every registered one but the wrappers, so
+/// a new predictor is a possible base without being listed twice.
+fn bases() -> Vec<&'static str> {
+    PREDICTORS.iter().map(|e| e.name).filter(|n| !WRAPPERS.contains(n)).collect()
+}
+
+fn base(p: &ParamSet, key: &str) -> Result<Box<dyn Predictor>, String> {
+    predictor_by_name(p.word(key), &Params::new())
+}
+
+/// Every predictor, in the order `--list`, evaluations and the docs show them.
+pub const PREDICTORS: &[PredictorEntry] = &[
+    PredictorEntry {
+        name: "c-all",
+        summary: "seed 000: isotonic fit of slowdown against C_all = (U_victim + U_other) x 100 % of the host loads",
+        params: &[],
+        make: |_| Ok(Box::new(CAll::default())),
+    },
+    PredictorEntry {
+        name: "scn",
+        summary: "seed 003(a): N/C/S classes from the probe; per-class-pair constants, lines in the co-runner's bandwidth for C-S and S-S",
+        params: &[],
+        make: |_| Ok(Box::new(Scn::default())),
+    },
+    PredictorEntry {
+        name: "probe",
+        summary: "seed 003(c): the victim's probe sensitivity read at the co-runner's contentiousness, calibrated by a line",
+        params: &[],
+        make: |_| Ok(Box::new(ProbeCurve::default())),
+    },
+    PredictorEntry {
+        name: "twins",
+        summary: "seed 003(d): another predictor times a factor learned for twins",
+        params: &[Param::new("base", Kind::WordOf(bases), "scn", "the predictor the twin factor multiplies")],
+        make: |p| Ok(Box::new(Twins::new(base(p, "base")?))),
+    },
+    PredictorEntry {
+        name: "learned",
+        summary: "ridge regression of ln slowdown on profile and probe features of both jobs",
+        params: &[],
+        make: |_| Ok(Box::new(Learned::default())),
+    },
+    PredictorEntry {
+        name: "nearest",
+        summary: "twins generalised: kernel-weighted mean of the measured pairs whose programs look most alike alone",
+        params: &[Param::optional(
+            "width",
+            Kind::Float(Range::POSITIVE),
+            "chosen by inner leave-one-program-out",
+            "kernel width h over standardized distances",
+        )],
+        make: |p| Ok(Box::new(p.float_opt("width").map_or_else(Nearest::default, Nearest::with_width))),
+    },
+    PredictorEntry {
+        name: "measured",
+        summary: "the measured pair matrix where a pair was measured; another predictor elsewhere",
+        params: &[Param::new("fallback", Kind::WordOf(bases), "learned", "the predictor of pairs never measured")],
+        make: |p| Ok(Box::new(Measured::new(base(p, "fallback")?))),
+    },
+];
+
+/// A predictor spec resolved against its entry.
+#[derive(Debug, Clone)]
+pub struct PredictorSpec {
+    pub entry: &'static PredictorEntry,
+    pub params: ParamSet,
+}
+
+impl PredictorSpec {
+    pub fn build(&self) -> Result<Box<dyn Predictor>, String> {
+        (self.entry.make)(&self.params).map_err(|e| format!("predictor `{}`: {e}", self.entry.name))
+    }
+
+    /// `name:key=value,...` with every set value, defaults included.
+    pub fn label(&self) -> String {
+        match self.params.to_string() {
+            kv if kv.is_empty() => self.entry.name.to_string(),
+            kv => format!("{}:{kv}", self.entry.name),
         }
-        predictor_by_name(n, &Params::new())
-    };
-    Ok(match name {
-        "c-all" => Box::new(CAll::default()),
-        "scn" => Box::new(Scn::default()),
-        "probe" => Box::new(ProbeCurve::default()),
-        "learned" => Box::new(Learned::default()),
-        "nearest" => match params.get("width") {
-            None => Box::new(Nearest::default()),
-            Some(w) => match w.parse::<f64>() {
-                Ok(h) if h.is_finite() && h > 0.0 => Box::new(Nearest::with_width(h)),
-                _ => return Err(format!("predictor `nearest`: width={w} is not a positive number")),
-            },
-        },
-        "twins" => Box::new(Twins::new(inner("base", "scn")?)),
-        _ => Box::new(Measured::new(inner("fallback", "learned")?)),
-    })
+    }
+}
+
+fn resolve_in(table: &'static [PredictorEntry], name: &str, given: &Params) -> Result<PredictorSpec, String> {
+    let (entry, params) = params::resolve(table, "predictor", name, given)?;
+    Ok(PredictorSpec { entry, params })
+}
+
+/// Resolves a `NAME` or `NAME:key=value,...` spec without building it.
+pub fn resolve_spec(spec: &str) -> Result<PredictorSpec, String> {
+    let (name, given) = parse_spec(spec)?;
+    resolve_in(PREDICTORS, &name, &given)
+}
+
+/// Builds an unfitted predictor from `NAME` or `NAME:key=value,...`.
+pub fn predictor_from_spec(spec: &str) -> Result<Box<dyn Predictor>, String> {
+    resolve_spec(spec)?.build()
+}
+
+/// Names and one-line summaries of every registered predictor.
+pub fn predictor_names() -> Vec<(&'static str, &'static str)> {
+    PREDICTORS.iter().map(|e| (e.name, e.summary)).collect()
+}
+
+/// Builds an unfitted predictor by name; unknown names and parameters and
+/// values out of range are errors, so a typo never silently predicts with
+/// a default.
+pub fn predictor_by_name(name: &str, params: &Params) -> Result<Box<dyn Predictor>, String> {
+    resolve_in(PREDICTORS, name, params)?.build()
 }
 
 /// Parses `NAME` or `NAME:key=value,key=value` (as `--model` takes it).
 pub fn parse_spec(spec: &str) -> Result<(String, Params), String> {
-    let (name, rest) = match spec.split_once(':') {
-        Some((n, r)) => (n.trim(), Some(r)),
-        None => (spec.trim(), None),
-    };
-    let mut params = Params::new();
-    for kv in rest.into_iter().flat_map(|r| r.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
-        let (k, v) = kv.split_once('=').ok_or_else(|| format!("`{kv}` is not key=value"))?;
-        params.insert(k.trim().to_string(), v.trim().to_string());
-    }
+    let (name, params) = params::split_spec(spec).map_err(|e| format!("predictor `{}`: {e}", spec.trim()))?;
     Ok((name.to_string(), params))
+}
+
+/// The registry as the Markdown table `docs/predictors.md` carries.
+pub fn markdown_table() -> String {
+    params::markdown_table(PREDICTORS, "predictor")
 }
 
 /// The training pairs with their characterizations and measured medians.
@@ -115,25 +192,54 @@ pub(crate) fn need_pairs(name: &str, train: &TrainingSet) -> Result<(), PredictE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cosched_model::params::DefaultValue;
 
     #[test]
-    fn registry_builds_every_listed_predictor_with_its_own_name() {
-        for (name, _) in predictor_names() {
-            let p = predictor_by_name(name, &Params::new()).unwrap();
-            assert_eq!(p.name(), name);
+    fn every_registered_predictor_builds_with_its_defaults_under_its_own_name() {
+        for e in PREDICTORS {
+            let p = predictor_by_name(e.name, &Params::new()).unwrap_or_else(|err| panic!("{err}"));
+            assert_eq!(p.name(), e.name);
         }
     }
 
     #[test]
-    fn registry_refuses_mistakes() {
-        let mut p = Params::new();
-        assert!(predictor_by_name("oracle", &p).err().unwrap().contains("unknown predictor"));
-        p.insert("base".into(), "c-all".into());
-        assert!(predictor_by_name("scn", &p).err().unwrap().contains("no parameters"));
-        assert!(predictor_by_name("twins", &p).is_ok());
-        p.insert("base".into(), "twins".into());
-        assert!(predictor_by_name("twins", &p).err().unwrap().contains("wrap a wrapper"));
+    fn every_declared_default_parses_under_its_own_kind() {
+        for e in PREDICTORS {
+            for p in e.params {
+                if let DefaultValue::Fixed(v) = p.default {
+                    p.parse(v).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wrappers_take_every_predictor_but_a_wrapper() {
+        assert_eq!(bases(), vec!["c-all", "scn", "probe", "learned", "nearest"]);
+        for w in WRAPPERS {
+            assert!(PREDICTORS.iter().any(|e| e.name == *w), "{w} is not registered");
+        }
+    }
+
+    #[test]
+    fn mistakes_are_refused_naming_the_parameter_and_the_value() {
+        let err = |spec: &str| predictor_from_spec(spec).err().unwrap();
+        assert_eq!(err("oracle"), "unknown predictor `oracle`; expected one of c-all, scn, probe, twins, learned, nearest, measured");
+        assert_eq!(err("scn:base=c-all"), "predictor `scn`: no parameter `base`; it takes no parameters");
+        assert_eq!(
+            err("twins:base=twins"),
+            "predictor `twins`: base=twins: expected one of c-all, scn, probe, learned, nearest"
+        );
+        assert_eq!(err("nearest:width=0"), "predictor `nearest`: width=0: expected a number > 0");
+        assert_eq!(err("twins:base"), "predictor `twins:base`: `base` is not key=value");
+        assert!(predictor_from_spec("twins:base=c-all").is_ok());
         assert_eq!(parse_spec("twins:base=probe").unwrap(), ("twins".into(), [("base".into(), "probe".into())].into()));
-        assert!(parse_spec("twins:base").is_err());
+    }
+
+    #[test]
+    fn labels_name_every_set_value() {
+        assert_eq!(resolve_spec("measured").unwrap().label(), "measured:fallback=learned");
+        assert_eq!(resolve_spec("nearest").unwrap().label(), "nearest");
+        assert_eq!(resolve_spec("nearest:width=0.5").unwrap().label(), "nearest:width=0.5");
     }
 }

@@ -1,0 +1,39 @@
+//! The registries of policies and predictors as the `--list` flags show
+//! them: one row per entry, one line per parameter with its kind, range,
+//! default and help, or the same as JSON.
+
+use cosched_model::params::{list_text, Declared};
+use serde_json::{json, Value};
+
+/// A registry ready to print.
+pub struct Listing {
+    /// One line per entry and per parameter.
+    pub text: String,
+    /// `[{name, description, params: [{name, kind, default, help}]}]`.
+    pub json: Value,
+}
+
+fn listing<E: Declared>(entries: &[E]) -> Listing {
+    let json = entries
+        .iter()
+        .map(|e| {
+            let params: Vec<Value> = e
+                .params()
+                .iter()
+                .map(|p| json!({"name": p.name, "kind": p.kind.describe(), "default": p.default_text(), "help": p.help}))
+                .collect();
+            json!({"name": e.name(), "description": e.summary(), "params": params})
+        })
+        .collect();
+    Listing { text: list_text(entries), json: Value::Array(json) }
+}
+
+/// Every registered policy (`cosched simulate --list-policies`).
+pub fn policies() -> Listing {
+    listing(cosched_sched::registry::POLICIES)
+}
+
+/// Every registered predictor (`cosched predict --list`).
+pub fn predictors() -> Listing {
+    listing(cosched_predict::predictors::PREDICTORS)
+}

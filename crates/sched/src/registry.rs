@@ -1,0 +1,260 @@
+//! The registry of policies: one table, one entry per policy.
+//!
+//! An entry declares the policy's name, a one-line summary, its typed
+//! parameters with their defaults and ranges (`model::params`), and a
+//! constructor that receives them validated. Everything else reads the
+//! table: building by name or spec, `cosched simulate --list-policies`, and
+//! the table at the top of `docs/policies.md`. Defaults live only in the
+//! declarations, so no caller patches them in.
+//!
+//! Adding a policy: its type in a new file `policies/NAME.rs` (declared and
+//! re-exported by `policies.rs`), and one [`PolicyEntry`] in [`POLICIES`];
+//! the tests below build every entry with its defaults, and the docs test
+//! says what to paste into `docs/policies.md`.
+
+use std::collections::BTreeMap;
+
+use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
+
+use crate::policies::{AutoThreshold, BestMatch, ConflictAware, Exclusive, NoPlan, NoTwins};
+use crate::policy::Policy;
+
+/// Policy parameters as text, by name, as given on a command line or in a scenario.
+pub type Params = BTreeMap<String, String>;
+
+/// One registered policy.
+#[derive(Debug, Clone, Copy)]
+pub struct PolicyEntry {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub params: &'static [Param],
+    /// Builds the policy from parameters already checked against `params`.
+    pub make: fn(&ParamSet) -> Result<Box<dyn Policy>, String>,
+}
+
+impl Declared for PolicyEntry {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn summary(&self) -> &'static str {
+        self.summary
+    }
+    fn params(&self) -> &'static [Param] {
+        self.params
+    }
+}
+
+/// Every policy, in the order `--list-policies` and the docs show them.
+pub const POLICIES: &[PolicyEntry] = &[
+    PolicyEntry {
+        name: "exclusive",
+        summary: "one job at a time on the node: the sequential baseline",
+        params: &[],
+        make: |_| Ok(Box::new(Exclusive)),
+    },
+    PolicyEntry {
+        name: "noplan",
+        summary: "an idle pool starts the next job of its queue at once (unconditional co-execution)",
+        params: &[],
+        make: |_| Ok(Box::new(NoPlan)),
+    },
+    PolicyEntry {
+        name: "conflict-aware",
+        summary: "seed 000: an idle pool starts the first queued job whose score with every running job is within the threshold",
+        params: &[Param::new(
+            "threshold",
+            Kind::FloatOrInf(Range::NON_NEGATIVE),
+            // Seed 000's sweep is 50/100/150/inf; its middle value is the one
+            // a run without a threshold gets.
+            "100",
+            "largest conflict score of a pair that may co-run (C_all in percent, else the worse predicted slowdown's increase in percent); inf = noplan",
+        )],
+        make: |p| Ok(Box::new(ConflictAware::new(p.float("threshold"))?)),
+    },
+    PolicyEntry {
+        name: "no-twins",
+        summary: "seed 003(d): never co-run two instances of one program",
+        params: &[],
+        make: |_| Ok(Box::new(NoTwins)),
+    },
+    PolicyEntry {
+        name: "best-match",
+        summary: "an idle pool starts the waiting job with the least predicted extra slowdown (its own and its co-runners')",
+        params: &[Param::new(
+            "aging",
+            Kind::Uint { max: u32::MAX as u64 },
+            "4",
+            "times the oldest waiting job may be passed over before it is forced; 0 = noplan",
+        )],
+        make: |p| Ok(Box::new(BestMatch::new(p.uint("aging") as u32))),
+    },
+    PolicyEntry {
+        name: "auto-threshold",
+        summary: "conflict-aware whose threshold tunes itself from finished jobs under a worst-slowdown bound",
+        params: &[
+            Param::new("bound", Kind::Float(Range::at_least(1.0)), "1.5", "worst slowdown a co-run job may have"),
+            Param::new("start", Kind::Float(Range::NON_NEGATIVE), "100", "threshold before any job has finished"),
+            Param::new("step", Kind::Float(Range::POSITIVE), "10", "how far the threshold moves past a score that worked or broke"),
+            Param::new("explore", Kind::Flag, "on", "when a pool would idle, try the waiting job of least unknown score"),
+        ],
+        make: |p| {
+            let policy = AutoThreshold::new(p.float("bound"), p.float("start"), p.float("step"))?;
+            Ok(Box::new(policy.exploring(p.flag("explore"))))
+        },
+    },
+];
+
+/// A policy spec resolved against its entry: what runs and how to name it.
+#[derive(Debug, Clone)]
+pub struct PolicySpec {
+    pub entry: &'static PolicyEntry,
+    pub params: ParamSet,
+}
+
+impl PolicySpec {
+    pub fn build(&self) -> Result<Box<dyn Policy>, String> {
+        (self.entry.make)(&self.params).map_err(|e| format!("policy `{}`: {e}", self.entry.name))
+    }
+
+    /// `name:key=value,...` with every parameter's value, defaults included,
+    /// so that a stored label still says what ran if a default changes.
+    pub fn label(&self) -> String {
+        if self.entry.params.is_empty() {
+            self.entry.name.to_string()
+        } else {
+            format!("{}:{}", self.entry.name, self.params)
+        }
+    }
+}
+
+/// Resolves `name` with textual parameters against the table.
+fn resolve_in(table: &'static [PolicyEntry], name: &str, given: &Params) -> Result<PolicySpec, String> {
+    let (entry, params) = params::resolve(table, "policy", name, given)?;
+    Ok(PolicySpec { entry, params })
+}
+
+/// Resolves `NAME` or `NAME:key=value,...`.
+fn spec_in(table: &'static [PolicyEntry], spec: &str) -> Result<PolicySpec, String> {
+    let (name, given) = params::split_spec(spec).map_err(|e| format!("policy `{}`: {e}", spec.trim()))?;
+    resolve_in(table, name, &given)
+}
+
+/// Resolves a `NAME` or `NAME:key=value,...` spec without building it.
+pub fn resolve_spec(spec: &str) -> Result<PolicySpec, String> {
+    spec_in(POLICIES, spec)
+}
+
+/// Builds a policy from `NAME` or `NAME:key=value,...`.
+pub fn policy_from_spec(spec: &str) -> Result<Box<dyn Policy>, String> {
+    resolve_spec(spec)?.build()
+}
+
+/// Builds a policy by name; unknown names and parameters and values out of
+/// range are errors, so a typo never silently runs a default.
+pub fn policy_by_name(name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
+    resolve_in(POLICIES, name, params)?.build()
+}
+
+/// Names and one-line summaries of every registered policy.
+pub fn policy_names() -> Vec<(&'static str, &'static str)> {
+    POLICIES.iter().map(|e| (e.name, e.summary)).collect()
+}
+
+/// The registry as the Markdown table `docs/policies.md` carries.
+pub fn markdown_table() -> String {
+    params::markdown_table(POLICIES, "policy")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_model::params::DefaultValue;
+
+    use crate::policy::{Decision, View};
+
+    #[test]
+    fn every_registered_policy_builds_with_its_defaults() {
+        for e in POLICIES {
+            policy_by_name(e.name, &Params::new()).unwrap_or_else(|err| panic!("{err}"));
+        }
+    }
+
+    #[test]
+    fn every_declared_default_parses_under_its_own_kind() {
+        for e in POLICIES {
+            for p in e.params {
+                let DefaultValue::Fixed(v) = p.default else { panic!("{}.{} has no default", e.name, p.name) };
+                p.parse(v).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut names: Vec<&str> = POLICIES.iter().map(|e| e.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), POLICIES.len());
+    }
+
+    #[test]
+    fn conflict_aware_without_parameters_has_threshold_100() {
+        let s = resolve_spec("conflict-aware").unwrap();
+        assert_eq!(s.params.float("threshold"), 100.0);
+        assert_eq!(s.label(), "conflict-aware:threshold=100");
+        assert_eq!(s.params.defaulted(), vec!["threshold=100"]);
+        assert_eq!(resolve_spec("conflict-aware:threshold=inf").unwrap().params.float("threshold"), f64::INFINITY);
+    }
+
+    #[test]
+    fn labels_name_every_value_and_read_back_to_the_same_policy() {
+        let s = resolve_spec("auto-threshold:step=5,explore=no").unwrap();
+        assert_eq!(s.label(), "auto-threshold:bound=1.5,start=100,step=5,explore=off");
+        assert_eq!(resolve_spec(&s.label()).unwrap().params, s.params);
+        assert_eq!(resolve_spec("noplan").unwrap().label(), "noplan");
+    }
+
+    #[test]
+    fn mistakes_are_refused_naming_the_parameter_and_the_value() {
+        let err = |spec: &str| policy_from_spec(spec).err().unwrap();
+        assert_eq!(err("fifo"), "unknown policy `fifo`; expected one of exclusive, noplan, conflict-aware, no-twins, best-match, auto-threshold");
+        assert_eq!(err("conflict-aware:threshold=lots"), "policy `conflict-aware`: threshold=lots: expected a number >= 0 or inf");
+        assert_eq!(err("noplan:threshold=1"), "policy `noplan`: no parameter `threshold`; it takes no parameters");
+        assert_eq!(err("best-match:aging=-1"), "policy `best-match`: aging=-1: expected a whole number <= 4294967295");
+        assert_eq!(err("auto-threshold:bound=0.9"), "policy `auto-threshold`: bound=0.9: expected a number >= 1");
+        assert_eq!(err("auto-threshold:explore=maybe"), "policy `auto-threshold`: explore=maybe: expected on or off");
+        assert_eq!(err("auto-threshold:stp=1"), "policy `auto-threshold`: no parameter `stp`; known: bound, start, step, explore");
+        assert_eq!(err("best-match:aging"), "policy `best-match:aging`: `aging` is not key=value");
+    }
+
+    /// A policy defined outside `policies.rs`, to show that registering one
+    /// is an entry of the same type read by the same resolution path.
+    struct Oldest {
+        patience: u64,
+    }
+
+    impl Policy for Oldest {
+        fn decide(&mut self, view: &View) -> Vec<Decision> {
+            match view.queue.first() {
+                Some(q) if view.running.len() < self.patience as usize => vec![Decision::Start { job: q.id, pool: q.pool }],
+                _ => Vec::new(),
+            }
+        }
+    }
+
+    const WITH_A_NEW_POLICY: &[PolicyEntry] = &[PolicyEntry {
+        name: "oldest",
+        summary: "the queue's head whenever fewer than `patience` jobs run",
+        params: &[Param::new("patience", Kind::Uint { max: 64 }, "2", "jobs that may run at once")],
+        make: |p| Ok(Box::new(Oldest { patience: p.uint("patience") })),
+    }];
+
+    #[test]
+    fn a_policy_from_another_module_registers_through_one_entry() {
+        let s = spec_in(WITH_A_NEW_POLICY, "oldest").unwrap();
+        assert_eq!(s.label(), "oldest:patience=2");
+        assert!(s.build().is_ok());
+        assert!(spec_in(WITH_A_NEW_POLICY, "oldest:patience=65").unwrap_err().contains("patience=65: expected a whole number <= 64"));
+        assert!(params::markdown_table(WITH_A_NEW_POLICY, "policy").contains("| `oldest` |"));
+    }
+}
