@@ -417,7 +417,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
     for r in &runs {
         let source = r.params.get("predictor").and_then(|v| v.as_str()).unwrap_or(PAIRS_TABLE).to_string();
         for j in store.run_jobs(r.id)? {
-            let Some(measured) = j.end.as_ref().filter(|e| e.status == "ok").and_then(|e| e.slowdown) else { continue };
+            let Some(measured) = j.end.as_ref().filter(|e| e.status.is_ok()).and_then(|e| e.slowdown) else { continue };
             by_source.entry(source.clone()).or_default().push(CvPrediction {
                 victim: format!("{} (run {})", j.start.job, r.id.0),
                 aggressor: if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join("+") },

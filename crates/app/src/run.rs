@@ -10,7 +10,9 @@ use cosched_measure::cgroup::{Isolation, Preference};
 use cosched_measure::kernel::job_argv;
 use cosched_measure::launch::{install_interrupt_handler, interrupted};
 use cosched_measure::node::{invoking_user, pool_cpus, NodeConfig, NodeEvent, NodeExecutor, NodeJob, RunLock};
-use cosched_model::metrics::{compute, increase_rate, Event, EventKind, Metrics};
+use cosched_model::metrics::{increase_rate, Event, EventKind, Metrics};
+use cosched_model::run::JobStatus;
+use cosched_model::trace::{Trace, TraceJob};
 use cosched_model::stats::Summary;
 use cosched_model::workload::{Amount, PoolKind, Workload};
 use cosched_report::gantt::{gantt, Bar};
@@ -277,6 +279,9 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         .unwrap_or_else(|| cosched_store::default_data_dir().join("runs").join(&series));
 
     let mut finished: Vec<RunRecord> = Vec::new();
+    // Traces of the runs this invocation executed, as the run loop saw them;
+    // runs finished earlier are rebuilt from the store.
+    let mut traces: BTreeMap<ExecRunId, Trace> = BTreeMap::new();
     for plan in &plans {
         let existing = prior.iter().find(|r| r.policy == plan.label && r.repeat == plan.repeat);
         if let Some(r) = existing.filter(|r| r.status == RunStatus::Done) {
@@ -312,7 +317,10 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             &log_root, user, done, attempts, origin,
         );
         match outcome {
-            Ok(t) => store.finish_run(run_id, RunStatus::Done, t, "all jobs ended")?,
+            Ok((t, trace)) => {
+                store.finish_run(run_id, RunStatus::Done, t, "all jobs ended")?;
+                traces.insert(run_id, trace);
+            }
             Err(RunError::Exec(ExecError::Interrupted(sig))) => {
                 store.finish_run(run_id, RunStatus::Interrupted, 0.0, &format!("signal {sig}"))?;
                 return Err(stopped(
@@ -335,7 +343,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         }
         finished.push(store.run(run_id)?.expect("just finished"));
     }
-    show(a, page, &store, &w, &sim, &finished, &main_label, &baseline_labels, &iso, &source_note, &cpus_of_pool)
+    show(a, page, &store, &w, &sim, &platform, &finished, traces, &main_label, &baseline_labels, &iso, &source_note, &cpus_of_pool)
 }
 
 fn now_unix() -> u64 {
@@ -360,7 +368,13 @@ fn done_jobs(recs: &[RunJobRecord], n: usize) -> (Vec<Done>, Vec<u32>) {
         .filter_map(|(i, r)| {
             let r = (*r)?;
             let e = r.end.as_ref()?;
-            (e.status != "killed").then_some(Done { job: i, start: r.start.start_s, finish: e.end_s })
+            (e.status != JobStatus::Killed).then(|| Done {
+                job: i,
+                start: r.start.start_s,
+                finish: e.end_s,
+                status: e.status,
+                cpus: r.start.cpus.clone(),
+            })
         })
         .collect();
     (done, attempts)
@@ -386,7 +400,7 @@ fn execute(
     done: Vec<Done>,
     mut attempts: Vec<u32>,
     origin: f64,
-) -> Result<f64, RunError> {
+) -> Result<(f64, Trace), RunError> {
     let mut policy = policy_by_name(&plan.name, &plan.params).map_err(RunError::Input)?;
     let total = w.jobs.len() as u64;
     let progress = ctx.progress.task(&format!("{} #{}", plan.label, plan.repeat + 1), total);
@@ -436,14 +450,13 @@ fn execute(
                         attempts[x.job],
                         &RunJobEnd {
                             end_s: x.end,
-                            status: x.status.name().into(),
-                            status_value: x.status.value(),
+                            status: x.status,
                             work_s: x.work_s,
                             slowdown: x.slowdown,
                         },
                     );
                     attempts[x.job] += 1;
-                    if !matches!(x.status, cosched_measure::node::JobStatus::Ok | cosched_measure::node::JobStatus::Killed) {
+                    if !matches!(x.status, JobStatus::Ok | JobStatus::Killed) {
                         progress.println(&format!(
                             "job {} {} after {:.2}s{}",
                             names[x.job],
@@ -473,7 +486,7 @@ fn execute(
         let mut ex = NodeExecutor::new(cfg, jobs, &mut sink).map_err(|e| RunError::Exec(ExecError::Fatal(e)))?;
         let r = run_node(platform, sim, source, policy.as_mut(), &mut ex, &done);
         let end = cosched_sched::Executor::now(&mut ex);
-        r.map(|_| end)
+        r.map(|trace| (end, trace))
     };
     progress.finish();
     if interrupted().is_some() {
@@ -486,23 +499,42 @@ fn execute(
 
 struct RunView {
     rec: RunRecord,
+    trace: Trace,
     metrics: Option<Metrics>,
     jobs: Vec<RunJobRecord>,
     failed: usize,
     worst_measured: Option<f64>,
 }
 
-/// The trace of a finished run from its stored final attempts.
-fn trace_of(final_jobs: &[&RunJobRecord]) -> Vec<Event> {
-    let mut t = Vec::new();
+/// The trace of a run finished by an earlier invocation, from its stored
+/// final attempts: what `run_node` returned when it ran, but for the order
+/// of events at one instant.
+fn trace_of(final_jobs: &[&RunJobRecord], platform: &Platform, sim: &[SimJob]) -> Trace {
+    let mut t = Trace {
+        jobs: sim
+            .iter()
+            .enumerate()
+            .map(|(i, j)| TraceJob {
+                name: j.name.clone(),
+                program: j.program.clone(),
+                pool: platform.pools[j.pool].name.clone(),
+                solo: Some(j.solo),
+                ..TraceJob::bare(i)
+            })
+            .collect(),
+        events: Vec::new(),
+    };
     for r in final_jobs {
         let j = r.start.job_index as usize;
-        t.push(Event { time: r.start.arrival_s.min(r.start.start_s), job: j, kind: EventKind::Arrive });
-        t.push(Event { time: r.start.start_s, job: j, kind: EventKind::Start });
+        t.events.push(Event { time: r.start.arrival_s.min(r.start.start_s), job: j, kind: EventKind::Arrive });
+        t.events.push(Event { time: r.start.start_s, job: j, kind: EventKind::Start });
         if let Some(e) = &r.end {
-            t.push(Event { time: e.end_s, job: j, kind: EventKind::Finish });
+            t.events.push(Event { time: e.end_s, job: j, kind: EventKind::Finish });
+            t.jobs[j].status = Some(e.status);
         }
+        t.jobs[j].cpus = r.start.cpus.clone();
     }
+    t.events.sort_by(|a, b| a.time.total_cmp(&b.time));
     t
 }
 
@@ -523,22 +555,24 @@ fn show(
     store: &Store,
     w: &Workload,
     sim: &[SimJob],
+    platform: &Platform,
     runs: &[RunRecord],
+    mut traces: BTreeMap<ExecRunId, Trace>,
     main: &str,
     baselines: &[String],
     iso: &Isolation,
     source_note: &str,
     cpus_of_pool: &[Vec<u32>],
 ) -> anyhow::Result<RunReport> {
-    let solo: Vec<f64> = sim.iter().map(|j| j.solo).collect();
     let mut views = Vec::new();
     for r in runs {
         let jobs = store.run_jobs(r.id)?;
         let fin = final_attempts(&jobs, w.jobs.len());
-        let metrics = compute(&trace_of(&fin), &solo).ok();
-        let failed = fin.iter().filter(|j| j.end.as_ref().is_some_and(|e| e.status != "ok")).count();
+        let trace = traces.remove(&r.id).unwrap_or_else(|| trace_of(&fin, platform, sim));
+        let metrics = trace.metrics().ok();
+        let failed = fin.iter().filter(|j| j.end.as_ref().is_some_and(|e| !e.status.is_ok())).count();
         let worst_measured = fin.iter().filter_map(|j| j.end.as_ref()?.slowdown).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-        views.push(RunView { rec: r.clone(), metrics, jobs, failed, worst_measured });
+        views.push(RunView { rec: r.clone(), trace, metrics, jobs, failed, worst_measured });
     }
     let f2 = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     let run_rows: Vec<Vec<String>> = views
@@ -611,9 +645,9 @@ fn show(
                 let e = j.end.as_ref();
                 vec![
                     j.start.job.clone(),
-                    e.map_or("running".into(), |e| match e.status_value {
-                        Some(c) => format!("{} {c}", e.status),
-                        None => e.status.clone(),
+                    e.map_or("running".into(), |e| match e.status.value() {
+                        Some(c) => format!("{} {c}", e.status.name()),
+                        None => e.status.name().into(),
                     }),
                     cosched_model::topology::format_cpulist(&j.start.cpus),
                     format!("{:.2}", j.start.start_s),
@@ -655,6 +689,11 @@ fn show(
         index: a.report.as_ref().map(|d| d.join("index.html")),
         json,
     })
+}
+
+/// The report's trace of one run, in the one trace format (`model::trace`).
+fn trace_file(run: ExecRunId) -> String {
+    format!("trace-run{}.csv", run.0)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -719,9 +758,7 @@ fn write_report(
     );
     page.note("predicted: the slowdown source beside the jobs running when the job started; observed: run time over stored solo time (co-runners may change during the run).");
     let mut jobs_csv = String::from("run,policy,repeat,job,attempt,status,status_value,cpus,arrival_s,start_s,end_s,predicted,slowdown,solo_s,work_s,beside\n");
-    let mut trace_csv = String::from("run,policy,repeat,time_s,job,event\n");
     for v in views {
-        let fin = final_attempts(&v.jobs, w.jobs.len());
         let bars: Vec<Bar> = v
             .jobs
             .iter()
@@ -730,7 +767,7 @@ fn write_report(
                 cpus: j.start.cpus.clone(),
                 start: j.start.start_s,
                 end: j.end.as_ref().map_or(j.start.start_s, |e| e.end_s),
-                status: j.end.as_ref().map_or("running".into(), |e| e.status.clone()),
+                status: j.end.as_ref().map_or("running".into(), |e| e.status.name().into()),
                 slowdown: j.end.as_ref().and_then(|e| e.slowdown),
             })
             .collect();
@@ -749,8 +786,8 @@ fn write_report(
                 v.rec.repeat,
                 j.start.job,
                 j.start.attempt,
-                e.map_or("running".into(), |e| e.status.clone()),
-                e.and_then(|e| e.status_value).map_or(String::new(), |c| c.to_string()),
+                e.map_or("running", |e| e.status.name()),
+                e.and_then(|e| e.status.value()).map_or(String::new(), |c| c.to_string()),
                 cosched_model::topology::format_cpulist(&j.start.cpus),
                 j.start.arrival_s,
                 j.start.start_s,
@@ -762,25 +799,16 @@ fn write_report(
                 j.start.beside.join(" "),
             ));
         }
-        let mut trace = trace_of(&fin);
-        trace.sort_by(|a, b| a.time.total_cmp(&b.time));
-        for ev in trace {
-            let kind = match ev.kind {
-                EventKind::Arrive => "arrive",
-                EventKind::Start => "start",
-                EventKind::Finish => "finish",
-            };
-            trace_csv.push_str(&format!("{},{},{},{},{},{kind}\n", v.rec.id, v.rec.policy, v.rec.repeat, ev.time, w.jobs[ev.job].name));
-        }
+        write(&trace_file(v.rec.id), &v.trace.to_csv())?;
     }
     write("jobs.csv", &jobs_csv)?;
-    write("trace.csv", &trace_csv)?;
     let json: Vec<_> = views.iter().map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "jobs": v.jobs})).collect();
     write("runs.json", &serde_json::to_string_pretty(&json)?)?;
-    page.section("Data")
-        .link("jobs.csv", "jobs of every run (CSV)")
-        .link("trace.csv", "event traces (CSV, model::metrics format)")
-        .link("runs.json", "runs, metrics and jobs (JSON)");
+    let data = page.section("Data").link("jobs.csv", "jobs of every run (CSV)");
+    for v in views {
+        data.link(&trace_file(v.rec.id), &format!("event trace of run {} (CSV, model::trace format)", v.rec.id));
+    }
+    data.link("runs.json", "runs, metrics and jobs (JSON)");
     let mut own = page.clone();
     own.set_title(&format!("cosched run: {}", w.name));
     write("index.html", &own.render())?;

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cosched_model::metrics::trace_csv;
 use cosched_report::boxplot::{BoxPlot, BoxStats};
 use cosched_report::html::Page;
 use cosched_sched::montecarlo::{
@@ -254,11 +253,11 @@ fn write_trace(scenario: &Scenario, name: &str, params: &Params, seed: u64, inde
         MonteCarloError::Policy(m) => bad_input(m),
         other => anyhow::Error::new(other),
     })?;
-    let rows = trace.rows(&scenario.platform, &jobs);
+    let trace = trace.export(&scenario.platform, &jobs);
     let text = if file.extension().is_some_and(|e| e == "json") {
-        serde_json::to_string_pretty(&rows)?
+        serde_json::to_string_pretty(&trace)?
     } else {
-        trace_csv(&rows)
+        trace.to_csv()
     };
     write_file(file, &text)
 }

@@ -194,8 +194,7 @@ fn evaluation_scores_every_predictor_stores_rows_and_draws_a_scatter_each() {
         };
         let end = |status: &str, slowdown: f64| RunJobEnd {
             end_s: 1.0,
-            status: status.into(),
-            status_value: (status == "failed").then_some(1),
+            status: cosched_model::run::JobStatus::from_parts(status, (status == "failed").then_some(1)).unwrap(),
             work_s: None,
             slowdown: Some(slowdown),
         };

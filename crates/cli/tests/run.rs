@@ -1,6 +1,7 @@
 //! `cosched run` with real processes: SIGINT and SIGKILL leave no process of
 //! the workload, `--resume` completes a run whose runner was SIGKILLed, a
-//! second runner is refused, and a bad workload writes nothing.
+//! second runner is refused, a bad workload writes nothing, and the report's
+//! trace scores as the run did.
 
 mod common;
 use common::{stray_processes, wait_until};
@@ -80,7 +81,7 @@ fn sigkill_leaves_no_process_and_resume_completes_the_run() {
     assert_eq!(runs[0].status, RunStatus::Done);
     let jobs = s.run_jobs(runs[0].id).unwrap();
     let seen: Vec<(String, u32, String)> =
-        jobs.iter().map(|j| (j.start.job.clone(), j.start.attempt, j.end.as_ref().unwrap().status.clone())).collect();
+        jobs.iter().map(|j| (j.start.job.clone(), j.start.attempt, j.end.as_ref().unwrap().status.name().to_string())).collect();
     assert_eq!(
         seen,
         vec![
@@ -113,7 +114,7 @@ fn sigint_kills_every_job_records_the_run_interrupted_and_exits_130() {
     let run = &s.runs().unwrap()[0];
     assert_eq!(run.status, RunStatus::Interrupted);
     let b = s.run_jobs(run.id).unwrap().into_iter().find(|j| j.start.job == "b").unwrap();
-    assert_eq!(b.end.unwrap().status, "killed");
+    assert_eq!(b.end.unwrap().status.name(), "killed");
 }
 
 #[test]
@@ -148,4 +149,48 @@ fn a_bad_workload_file_writes_nothing_to_the_store() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown policy `fifo`"));
     assert!(!db.exists());
+}
+
+#[test]
+fn the_reports_trace_read_back_scores_as_the_run_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    // Three pinned jobs take turns on one core, one of them failing; a
+    // command holds a comma and quotes, which the trace's program column
+    // must carry intact.
+    std::fs::write(
+        &wl,
+        "[[pools]]\nname = \"host\"\ncores = 1\n\
+         [[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.05; echo a,\\\"b\\\"'\"\n\
+         [[jobs]]\nname = \"b\"\ncommand = \"sh -c 'sleep 0.02'\"\n\
+         [[jobs]]\nname = \"c\"\ncommand = \"sh -c 'exit 3'\"\n",
+    )
+    .unwrap();
+    let (db, lock, rep) = (dir.path().join("c.db"), dir.path().join("lock"), dir.path().join("rep"));
+    let out = run_policy(&wl, &db, &lock, "noplan").arg("--report").arg(&rep).arg("--json").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &v["runs"][0];
+    let id = run["run"]["id"].as_i64().unwrap();
+    assert!(rep.join("jobs.csv").is_file());
+
+    let text = std::fs::read_to_string(rep.join(format!("trace-run{id}.csv"))).unwrap();
+    let trace = cosched_model::trace::Trace::from_csv(&text).unwrap();
+    let solo: Vec<f64> = trace.jobs.iter().map(|j| j.solo.unwrap()).collect();
+    let m = cosched_model::metrics::compute(&trace.events, &solo).unwrap();
+    assert!((m.makespan - run["metrics"]["makespan"].as_f64().unwrap()).abs() < 1e-9, "{text}");
+    assert!((m.avg_turnaround - run["metrics"]["avg_turnaround"].as_f64().unwrap()).abs() < 1e-9, "{text}");
+    let times = cosched_model::metrics::job_times(&trace.events, 3).unwrap();
+    let printed = run["jobs"].as_array().unwrap();
+    assert_eq!(printed.len(), 3);
+    for j in printed {
+        let i = j["job_index"].as_u64().unwrap() as usize;
+        let tat = j["end"]["end_s"].as_f64().unwrap() - j["arrival_s"].as_f64().unwrap();
+        assert!((times[i].finish - times[i].arrive - tat).abs() < 1e-9, "job {i}: {text}");
+        assert_eq!(trace.jobs[i].name, j["job"].as_str().unwrap());
+        assert_eq!(trace.jobs[i].status.map(|s| s.name()), j["end"]["status"].as_str());
+        assert_eq!(trace.jobs[i].cpus, vec![0], "pinned to the pool's one CPU");
+    }
+    assert_eq!(trace.jobs[0].program, "command sh -c 'sleep 0.05; echo a,\"b\"'", "{text}");
+    assert_eq!(trace.jobs[2].status, Some(cosched_model::run::JobStatus::Failed(3)));
 }

@@ -194,14 +194,19 @@ fn report_and_trace_files() {
     let events = cosched_model::metrics::parse_trace_csv(&t).unwrap();
     let m = cosched_model::metrics::compute(&events, &[100.0, 100.0]).unwrap();
     assert!((m.makespan - (120.0 + (100.0 - 120.0 / 1.4))).abs() < 1e-9);
-    assert!(t.lines().nth(1).unwrap().ends_with(",arrive,0,vh") || t.lines().nth(1).unwrap().ends_with(",arrive,0,ve"), "{t}");
+    let first = cosched_model::trace::Trace::from_csv(&t).unwrap();
+    assert_eq!(first.events[0].kind, cosched_model::metrics::EventKind::Arrive, "{t}");
+    let j = first.job(first.events[0].job).unwrap();
+    assert!((j.pool == "vh" || j.pool == "ve") && j.node == 0 && j.status == Some(cosched_model::run::JobStatus::Ok), "{t}");
+    assert_eq!(first.metrics().unwrap(), m, "the file carries the solo times it is scored against");
     // JSON by extension, another policy by name.
     let tj = dir.path().join("t.json");
     let out = cosched(&["simulate", "--scenario", &s, "--orders", "1", "--trace", tj.to_str().unwrap(), "--trace-policy", "exclusive", "--json"]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tj).unwrap()).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), 6);
-    assert_eq!(v[0]["kind"], "arrive");
+    assert_eq!(v["events"].as_array().unwrap().len(), 6);
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["events"][0]["kind"], "arrive");
     let out = cosched(&["simulate", "--scenario", &s, "--orders", "1", "--trace", tj.to_str().unwrap(), "--trace-policy", "fifo"]);
     assert_eq!(out.status.code(), Some(2));
 }

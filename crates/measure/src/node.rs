@@ -1,5 +1,5 @@
-//! Real processes for the node runner: the [`Executor`] that `sched::runner`
-//! drives, a lock that keeps a second runner off the node, a watchdog that
+//! Real processes for the node runner: the [`Executor`] that
+//! `cosched_engine::run_node` drives, a lock that keeps a second runner off the node, a watchdog that
 //! kills the jobs if the runner itself is killed, and the invoking user.
 //!
 //! A job runs as a process group, in its own cgroups when the node allows
@@ -23,11 +23,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Instant;
 
-use cosched_sched::runner::{ExecError, Executor, StartPlan};
-use cosched_sched::JobId;
+use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
+use cosched_engine::JobId;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::cgroup::{Isolation, JobCgroup, Limits};
 use crate::launch::{interrupted, spawn, Exit, Launch, Running};
@@ -47,69 +47,7 @@ pub struct NodeJob {
     pub kernel: bool,
 }
 
-/// How a job ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "status", content = "value")]
-pub enum JobStatus {
-    Ok,
-    /// Exited with this non-zero code.
-    Failed(i32),
-    /// Killed by this signal, not by cosched.
-    Signal(i32),
-    /// Ran past its `timeout` and was killed.
-    Timeout,
-    /// Killed by the kernel for exceeding its memory limit.
-    Oom,
-    /// Killed by cosched because the run was interrupted.
-    Killed,
-    /// Its program could not be started.
-    SpawnFailed,
-}
-
-impl JobStatus {
-    pub fn name(&self) -> &'static str {
-        match self {
-            JobStatus::Ok => "ok",
-            JobStatus::Failed(_) => "failed",
-            JobStatus::Signal(_) => "signal",
-            JobStatus::Timeout => "timeout",
-            JobStatus::Oom => "oom",
-            JobStatus::Killed => "killed",
-            JobStatus::SpawnFailed => "spawn-failed",
-        }
-    }
-
-    /// The exit code or signal number, where there is one.
-    pub fn value(&self) -> Option<i32> {
-        match self {
-            JobStatus::Failed(c) | JobStatus::Signal(c) => Some(*c),
-            _ => None,
-        }
-    }
-
-    pub fn from_parts(name: &str, value: Option<i32>) -> Option<JobStatus> {
-        Some(match name {
-            "ok" => JobStatus::Ok,
-            "failed" => JobStatus::Failed(value?),
-            "signal" => JobStatus::Signal(value?),
-            "timeout" => JobStatus::Timeout,
-            "oom" => JobStatus::Oom,
-            "killed" => JobStatus::Killed,
-            "spawn-failed" => JobStatus::SpawnFailed,
-            _ => return None,
-        })
-    }
-}
-
-impl std::fmt::Display for JobStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            JobStatus::Failed(c) => write!(f, "failed (exit code {c})"),
-            JobStatus::Signal(s) => write!(f, "signal {s}"),
-            other => f.write_str(other.name()),
-        }
-    }
-}
+pub use cosched_model::run::JobStatus;
 
 /// A job that started: what the journal records at once.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -141,7 +79,8 @@ pub struct Ended {
     pub output_tail: String,
 }
 
-/// What the executor reports as it goes.
+/// What the executor hands its sink as it goes, for the journal; the run
+/// loop learns of ends from [`Executor::wait`]'s outcomes instead.
 #[derive(Debug, Clone)]
 pub enum NodeEvent {
     Started(Started),
@@ -188,7 +127,7 @@ impl Drop for Active {
     }
 }
 
-/// Runs jobs as real processes for `sched::runner::run_node`.
+/// Runs jobs as real processes for `cosched_engine::run_node`.
 pub struct NodeExecutor<'a> {
     cfg: NodeConfig,
     jobs: &'a [NodeJob],
@@ -237,7 +176,7 @@ impl<'a> NodeExecutor<'a> {
             .collect()
     }
 
-    fn finish(&mut self, k: usize, status: JobStatus, end: f64) -> Result<(JobId, f64), ExecError> {
+    fn finish(&mut self, k: usize, status: JobStatus, end: f64) -> Result<Outcome, ExecError> {
         let mut a = self.active.remove(k);
         if let Some(r) = &a.running {
             if let Some(w) = self.watchdog.as_mut() {
@@ -271,7 +210,7 @@ impl<'a> NodeExecutor<'a> {
             output_tail: lines[lines.len().saturating_sub(8)..].join("\n"),
         };
         (self.sink)(NodeEvent::Ended(ended)).map_err(ExecError::Fatal)?;
-        Ok((a.job, end))
+        Ok(Outcome { job: a.job, status, start: a.start, end, work_s, cpus: std::mem::take(&mut a.cpus) })
     }
 
     /// Kills every running job and records it as killed.
@@ -377,7 +316,7 @@ impl Executor for NodeExecutor<'_> {
         Ok(start)
     }
 
-    fn wait(&mut self, until: Option<f64>) -> Result<Vec<(JobId, f64)>, ExecError> {
+    fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {
         let mut ended = Vec::new();
         for (job, _) in std::mem::take(&mut self.failed_starts) {
             if let Some(k) = self.active.iter().position(|a| a.job == job) {
@@ -610,22 +549,6 @@ pub fn pool_cpus(pools: &[(u32, bool)], node_cpus: &[u32]) -> Result<(Vec<Vec<u3
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn statuses_round_trip_through_their_stored_parts() {
-        for s in [
-            JobStatus::Ok,
-            JobStatus::Failed(3),
-            JobStatus::Signal(9),
-            JobStatus::Timeout,
-            JobStatus::Oom,
-            JobStatus::Killed,
-            JobStatus::SpawnFailed,
-        ] {
-            assert_eq!(JobStatus::from_parts(s.name(), s.value()), Some(s));
-        }
-        assert_eq!(JobStatus::from_parts("failed", None), None);
-    }
 
     #[test]
     fn pools_split_the_node_and_accelerators_share_the_host_cpus() {

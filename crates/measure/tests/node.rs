@@ -1,4 +1,4 @@
-//! The node runner with real processes: the loop of `sched::runner` over
+//! The node runner with real processes: `cosched_engine::run_node` over
 //! `NodeExecutor`. Jobs are tiny shell commands, pinned; a failing job, a
 //! hanging one and one over its memory limit are recorded while the rest
 //! complete.
@@ -6,8 +6,31 @@
 use cosched_measure::cgroup::{Isolation, Preference};
 use cosched_measure::node::{Ended, JobStatus, NodeConfig, NodeEvent, NodeExecutor, NodeJob};
 use cosched_model::workload::PoolKind;
-use cosched_sched::runner::run_node;
-use cosched_sched::{policy_by_name, PairTable, Params, Platform, PoolInfo, SimJob};
+use cosched_engine::{run_node, Decision, JobId, Platform, Policy, PoolInfo, SimJob, SlowdownSource, View};
+use cosched_model::trace::Trace;
+
+/// Starts the oldest waiting job whenever its pool has room: the simplest
+/// policy, written here since measure knows no policy registry.
+struct FirstFit;
+
+impl Policy for FirstFit {
+    fn decide(&mut self, view: &View) -> Vec<Decision> {
+        let fits = view.queue.iter().find(|q| q.cores <= view.free_cores(q.pool));
+        fits.map(|q| Decision::Start { job: q.id, pool: q.pool }).into_iter().collect()
+    }
+}
+
+/// No job slows another.
+struct Alone;
+
+impl SlowdownSource for Alone {
+    fn slowdown(&self, _: JobId, _: &[JobId]) -> f64 {
+        1.0
+    }
+    fn score(&self, _: JobId, _: JobId) -> f64 {
+        0.0
+    }
+}
 
 fn job(name: &str, cmd: &str, timeout: Option<f64>, memory_mib: Option<u64>) -> NodeJob {
     NodeJob {
@@ -22,7 +45,7 @@ fn job(name: &str, cmd: &str, timeout: Option<f64>, memory_mib: Option<u64>) -> 
     }
 }
 
-fn run(tag: &str, pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Vec<cosched_sched::Event>, Isolation) {
+fn run(tag: &str, pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Trace, Isolation) {
     let iso = Isolation::detect(pref);
     let dir = tempfile::tempdir().unwrap();
     let cfg = NodeConfig {
@@ -39,7 +62,6 @@ fn run(tag: &str, pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Vec<cosche
         .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: 0.05, pool: 0, cores: 1, program: j.name.clone() })
         .collect();
     let platform = Platform { pools: vec![PoolInfo { name: "host".into(), cores: 1, kind: PoolKind::Cpu }] };
-    let source = PairTable::new(vec![vec![1.0; jobs.len()]; jobs.len()]).unwrap();
     let mut ended = Vec::new();
     let mut sink = |e: NodeEvent| {
         if let NodeEvent::Ended(e) = e {
@@ -47,10 +69,9 @@ fn run(tag: &str, pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Vec<cosche
         }
         Ok(())
     };
-    let mut policy = policy_by_name("noplan", &Params::new()).unwrap();
     let trace = {
         let mut ex = NodeExecutor::new(cfg, jobs, &mut sink).unwrap();
-        run_node(&platform, &sim, &source, policy.as_mut(), &mut ex, &[]).unwrap()
+        run_node(&platform, &sim, &Alone, &mut FirstFit, &mut ex, &[]).unwrap()
     };
     ended.sort_by_key(|e| e.job);
     (ended, trace, iso)
@@ -77,9 +98,14 @@ fn failing_and_hanging_jobs_are_recorded_while_the_rest_complete() {
         assert!(ended.iter().all(|e| e.cpus == vec![0]));
         assert!(ended[0].slowdown.is_some() && ended[1].slowdown.is_none());
         // One core: the jobs ran one after another, in queue order.
-        let m = cosched_model::metrics::job_times(&trace, jobs.len()).unwrap();
+        let m = cosched_model::metrics::job_times(&trace.events, jobs.len()).unwrap();
         for w in m.windows(2) {
             assert!(w[0].finish <= w[1].start);
+        }
+        // The loop learnt each end from the executor's outcomes, as the
+        // journal did from its sink.
+        for (e, t) in ended.iter().zip(&trace.jobs) {
+            assert_eq!((t.status, &t.cpus, m[e.job].start, m[e.job].finish), (Some(e.status), &e.cpus, e.start, e.end), "{pref:?}");
         }
     }
 }

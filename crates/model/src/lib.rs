@@ -8,6 +8,8 @@ pub mod kernel;
 pub mod params;
 pub mod matrix;
 pub mod metrics;
+pub mod run;
+pub mod trace;
 pub mod probe;
 pub mod stats;
 pub mod topology;

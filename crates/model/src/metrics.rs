@@ -1,7 +1,7 @@
 //! Scores of a schedule, computed from its event trace.
 //!
-//! The simulator and the node runner both emit the same trace, and both are
-//! scored here, so a simulated figure and a measured one mean the same thing.
+//! The simulator and the node runner both emit the same trace
+//! ([`crate::trace::Trace`]), and both are scored here, so a simulated figure and a measured one mean the same thing.
 
 use serde::{Deserialize, Serialize};
 
@@ -182,108 +182,11 @@ pub fn performance_scores(makespans: &[f64]) -> Vec<f64> {
     makespans.iter().map(|&m| best / m).collect()
 }
 
-/// One row of an exported trace: the event with what a reader needs to make
-/// sense of it without the workload at hand.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TraceRow {
-    pub time: f64,
-    pub job: JobId,
-    pub name: String,
-    pub program: String,
-    pub kind: EventKind,
-    pub node: usize,
-    pub pool: String,
-}
-
-const TRACE_HEADER: &str = "time,job,name,program,kind,node,pool";
-
-fn kind_name(k: EventKind) -> &'static str {
-    match k {
-        EventKind::Arrive => "arrive",
-        EventKind::Start => "start",
-        EventKind::Finish => "finish",
-    }
-}
-
-/// CSV of a trace, one event a line after a header. Names are quoted when
-/// they hold a comma or a quote, so any job name survives.
-pub fn trace_csv(rows: &[TraceRow]) -> String {
-    let quote = |s: &str| {
-        if s.contains([',', '"', '\n']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
-    let mut out = String::with_capacity(rows.len() * 48 + 64);
-    out.push_str(TRACE_HEADER);
-    out.push('\n');
-    for r in rows {
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
-            r.time,
-            r.job,
-            quote(&r.name),
-            quote(&r.program),
-            kind_name(r.kind),
-            r.node,
-            quote(&r.pool)
-        ));
-    }
-    out
-}
-
-/// Reads the events back from [`trace_csv`]'s format (its `time`, `job` and
-/// `kind` columns, wherever they are), so a trace written by the simulator or
-/// by a real run can be scored again. Errors name the line.
+/// The events of a trace file in [`crate::trace`]'s CSV format (its `time`,
+/// `job` and `kind` columns, wherever they are), so a trace written by the
+/// simulator or by a real run can be scored again. Errors name the line.
 pub fn parse_trace_csv(text: &str) -> Result<Vec<Event>, String> {
-    let mut lines = text.lines().enumerate();
-    let (_, header) = lines.next().ok_or("empty trace: no header line")?;
-    let cols = split_csv(header);
-    let col = |name: &str| {
-        cols.iter()
-            .position(|c| c == name)
-            .ok_or(format!("line 1: no `{name}` column in `{header}`"))
-    };
-    let (ti, ji, ki) = (col("time")?, col("job")?, col("kind")?);
-    let mut out = Vec::new();
-    for (i, line) in lines {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let f = split_csv(line);
-        let get = |k: usize| f.get(k).map(String::as_str).ok_or(format!("line {}: only {} fields", i + 1, f.len()));
-        let time: f64 = get(ti)?.trim().parse().map_err(|_| format!("line {}: time `{}` is not a number", i + 1, f[ti]))?;
-        let job: JobId = get(ji)?.trim().parse().map_err(|_| format!("line {}: job `{}` is not an index", i + 1, f[ji]))?;
-        let kind = match get(ki)?.trim() {
-            "arrive" => EventKind::Arrive,
-            "start" => EventKind::Start,
-            "finish" => EventKind::Finish,
-            other => return Err(format!("line {}: kind `{other}`; expected arrive, start or finish", i + 1)),
-        };
-        out.push(Event { time, job, kind });
-    }
-    Ok(out)
-}
-
-fn split_csv(line: &str) -> Vec<String> {
-    let mut fields = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => fields.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
-        }
-    }
-    fields.push(cur);
-    fields
+    crate::trace::Trace::from_csv(text).map(|t| t.events)
 }
 
 #[cfg(test)]
@@ -363,22 +266,13 @@ mod tests {
 
     #[test]
     fn trace_csv_round_trips_and_scores_the_same() {
+        use crate::trace::{Trace, TraceJob};
         use EventKind::*;
-        let row = |time, job, kind| TraceRow {
-            time,
-            job,
-            name: format!("j,\"{job}\""),
-            program: "p".into(),
-            kind,
-            node: job,
-            pool: "cpu".into(),
-        };
-        let rows = [row(0.0, 0, Arrive), row(0.0, 0, Start), row(0.0, 1, Arrive), row(0.5, 1, Start), row(12.25, 0, Finish), row(20.0, 1, Finish)];
-        let text = trace_csv(&rows);
-        assert!(text.starts_with("time,job,name,program,kind,node,pool\n0,0,\"j,\"\"0\"\"\",p,arrive,0,cpu\n"), "{text}");
-        let events = parse_trace_csv(&text).unwrap();
-        let direct: Vec<Event> = rows.iter().map(|r| Event { time: r.time, job: r.job, kind: r.kind }).collect();
-        assert_eq!(events, direct);
+        let job = |i| TraceJob { name: format!("j,\"{i}\""), program: "p".into(), pool: "cpu".into(), node: i, ..TraceJob::bare(i) };
+        let events = vec![ev(0.0, 0, Arrive), ev(0.0, 0, Start), ev(0.0, 1, Arrive), ev(0.5, 1, Start), ev(12.25, 0, Finish), ev(20.0, 1, Finish)];
+        let text = Trace { jobs: vec![job(0), job(1)], events: events.clone() }.to_csv();
+        assert!(text.starts_with("time,job,name,program,kind,node,pool,cpus,solo,status,status_value\n0,0,\"j,\"\"0\"\"\",p,arrive,0,cpu,,,,\n"), "{text}");
+        assert_eq!(parse_trace_csv(&text).unwrap(), events);
         assert_eq!(compute(&events, &[10.0, 10.0]).unwrap().makespan, 20.0);
         assert!(parse_trace_csv("time,job\n").unwrap_err().contains("no `kind` column"));
         assert!(parse_trace_csv("time,job,kind\n1,2,begin\n").unwrap_err().starts_with("line 2: kind `begin`"));

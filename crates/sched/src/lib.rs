@@ -2,7 +2,9 @@
 //!
 //! A policy sees an engine-agnostic [`View`] and returns [`Decision`]s; it
 //! never reads a clock or spawns a process, so the simulator here and the
-//! node runner later execute the very same policy objects.
+//! node runner execute the very same policy objects. The policy trait, the
+//! executor trait, the runner's loop and the validation of decisions live
+//! in `cosched-engine` and are re-exported here under their old paths.
 
 pub mod montecarlo;
 pub mod oracle;
@@ -17,8 +19,9 @@ pub mod source;
 pub mod synthetic;
 
 pub use cosched_model::metrics::{Event, EventKind, JobId};
+pub use cosched_model::run::JobStatus;
 pub use policy::{Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, View};
 pub use registry::{policy_by_name, policy_from_spec, policy_names, Params};
-pub use runner::{run_node, Done, ExecError, Executor, RunError, StartPlan};
-pub use sim::{simulate, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace};
+pub use runner::{run_node, Done, ExecError, Executor, Outcome, RunError, StartPlan};
+pub use sim::{simulate, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace, VirtualNode};
 pub use source::{PairTable, ProgramTable, SlowdownSource};

@@ -12,7 +12,6 @@
 //! the tests below build every entry with its defaults, and the docs test
 //! says what to paste into `docs/policies.md`.
 
-use std::collections::BTreeMap;
 
 use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
@@ -20,7 +19,7 @@ use crate::policies::{AutoThreshold, BestMatch, ConflictAware, Exclusive, NoPlan
 use crate::policy::Policy;
 
 /// Policy parameters as text, by name, as given on a command line or in a scenario.
-pub type Params = BTreeMap<String, String>;
+pub use cosched_engine::policy::Params;
 
 /// One registered policy.
 #[derive(Debug, Clone, Copy)]

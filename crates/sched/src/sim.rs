@@ -20,30 +20,16 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::policy::{Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, View};
+use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
+use cosched_engine::validate::{check_jobs, check_start};
+use cosched_model::run::JobStatus;
+use cosched_model::trace::TraceJob;
+
+use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob, View};
 use crate::source::SlowdownSource;
-use cosched_model::metrics::TraceRow;
 use crate::{Event, EventKind, JobId};
 
-/// One node: its pools. A cluster is [`SimOptions::nodes`] copies of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Platform {
-    pub pools: Vec<PoolInfo>,
-}
-
-/// One job of a simulated workload; its [`JobId`] is its index.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SimJob {
-    pub name: String,
-    /// Seconds from the simulation's start.
-    pub arrival: f64,
-    /// Run time alone, seconds.
-    pub solo: f64,
-    /// Index into [`Platform::pools`].
-    pub pool: usize,
-    pub cores: u32,
-    pub program: String,
-}
+pub use cosched_engine::platform::{Platform, SimJob};
 
 /// How the engine runs, beyond the node and the jobs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -72,24 +58,24 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// The trace with job names, programs, nodes and pools, for export
-    /// (`model::metrics::trace_csv`, or JSON).
-    pub fn rows(&self, platform: &Platform, jobs: &[SimJob]) -> Vec<TraceRow> {
-        self.events
+    /// The trace with job names, programs, pools and nodes, in the model's
+    /// one trace format (`model::trace`: CSV or JSON), every job `ok`.
+    pub fn export(&self, platform: &Platform, jobs: &[SimJob]) -> cosched_model::trace::Trace {
+        let jobs = jobs
             .iter()
-            .map(|e| {
-                let j = &jobs[e.job];
-                TraceRow {
-                    time: e.time,
-                    job: e.job,
-                    name: j.name.clone(),
-                    program: j.program.clone(),
-                    kind: e.kind,
-                    node: self.node[e.job],
-                    pool: platform.pools[j.pool].name.clone(),
-                }
+            .enumerate()
+            .map(|(i, j)| TraceJob {
+                job: i,
+                name: j.name.clone(),
+                program: j.program.clone(),
+                pool: platform.pools[j.pool].name.clone(),
+                node: self.node[i],
+                cpus: Vec::new(),
+                solo: Some(j.solo),
+                status: Some(JobStatus::Ok),
             })
-            .collect()
+            .collect();
+        cosched_model::trace::Trace { jobs, events: self.events.clone() }
     }
 }
 
@@ -163,42 +149,13 @@ struct Node {
 }
 
 fn check(platform: &Platform, jobs: &[SimJob], opts: &SimOptions) -> Result<(), SimError> {
-    let bad = |m: String| Err(SimError::Input(m));
     if opts.nodes == 0 {
-        return bad("a cluster needs at least one node".into());
+        return Err(SimError::Input("a cluster needs at least one node".into()));
     }
     if opts.window == Some(0) {
-        return bad("a window of 0 jobs shows the policy nothing".into());
+        return Err(SimError::Input("a window of 0 jobs shows the policy nothing".into()));
     }
-    for (i, j) in jobs.iter().enumerate() {
-        let Some(pool) = platform.pools.get(j.pool) else {
-            return bad(format!(
-                "job {i} `{}` targets pool {} of {}",
-                j.name,
-                j.pool,
-                platform.pools.len()
-            ));
-        };
-        if j.cores == 0 || j.cores > pool.cores {
-            return bad(format!(
-                "job {i} `{}` needs {} cores; pool `{}` has {}",
-                j.name, j.cores, pool.name, pool.cores
-            ));
-        }
-        if !(j.arrival.is_finite() && j.arrival >= 0.0) {
-            return bad(format!(
-                "job {i} `{}`: arrival {} is not a non-negative number",
-                j.name, j.arrival
-            ));
-        }
-        if !(j.solo.is_finite() && j.solo > 0.0) {
-            return bad(format!(
-                "job {i} `{}`: solo time {} is not a positive number",
-                j.name, j.solo
-            ));
-        }
-    }
-    Ok(())
+    check_jobs(platform, jobs).map_err(SimError::Input)
 }
 
 /// Runs `jobs` on one node of `platform` under `policy`, with `truth` giving
@@ -397,22 +354,10 @@ pub fn simulate_with(
                         changed = true;
                     }
                     for d in decisions {
+                        check_start(d, jobs, |j| state[j] == 1, &node.used, platform)
+                            .map_err(|why| SimError::Decision { time: now, decision: d, why: why.to_string() })?;
                         let Decision::Start { job, pool } = d;
-                        let refuse = |why: String| Err(SimError::Decision { time: now, decision: d, why });
-                        if job >= jobs.len() || state[job] != 1 {
-                            return refuse(format!("job {job} is not waiting"));
-                        }
                         let j = &jobs[job];
-                        if pool != j.pool {
-                            return refuse(format!("job {job} belongs to pool {}, not {pool}", j.pool));
-                        }
-                        if node.used[pool] + j.cores > capacity[pool] {
-                            return refuse(format!(
-                                "job {job} needs {} cores; pool {pool} has {} free",
-                                j.cores,
-                                capacity[pool] - node.used[pool]
-                            ));
-                        }
                         state[job] = 2;
                         waiting -= 1;
                         if opts.window.is_none() {
@@ -523,5 +468,78 @@ impl PartialOrd for OrdF64 {
 impl Ord for OrdF64 {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
+    }
+}
+
+/// One node in virtual time with the simulator's progress-rate model, as an
+/// [`Executor`] driven from the outside by `cosched_engine::run_node`: a
+/// second, independent executor of the same decisions, so the runner's loop
+/// can be checked against the simulator and a policy tried through the
+/// runner without processes.
+pub struct VirtualNode<'a> {
+    jobs: &'a [SimJob],
+    truth: &'a dyn SlowdownSource,
+    now: f64,
+    /// (job, its start, solo-seconds of work left)
+    running: Vec<(JobId, f64, f64)>,
+    starts: Vec<StartPlan>,
+}
+
+impl<'a> VirtualNode<'a> {
+    /// A node whose clock reads 0, `truth` driving progress.
+    pub fn new(jobs: &'a [SimJob], truth: &'a dyn SlowdownSource) -> VirtualNode<'a> {
+        VirtualNode { jobs, truth, now: 0.0, running: Vec::new(), starts: Vec::new() }
+    }
+
+    /// The same node with its clock at `t` (a resumed run's).
+    pub fn at(mut self, t: f64) -> VirtualNode<'a> {
+        self.now = t;
+        self
+    }
+
+    /// Every start so far, as the runner planned it.
+    pub fn starts(&self) -> &[StartPlan] {
+        &self.starts
+    }
+}
+
+impl Executor for VirtualNode<'_> {
+    fn now(&mut self) -> f64 {
+        self.now
+    }
+
+    fn start(&mut self, plan: &StartPlan) -> Result<f64, ExecError> {
+        self.running.push((plan.job, self.now, self.jobs[plan.job].solo));
+        self.starts.push(plan.clone());
+        Ok(self.now)
+    }
+
+    fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {
+        let ids: Vec<JobId> = self.running.iter().map(|r| r.0).collect();
+        let mut rates = Vec::with_capacity(ids.len());
+        for &id in &ids {
+            let beside: Vec<JobId> = ids.iter().copied().filter(|&b| b != id).collect();
+            let s = self.truth.slowdown(id, &beside);
+            if !(s.is_finite() && s > 0.0) {
+                return Err(ExecError::Fatal(SimError::Slowdown { job: id, beside, value: s }.to_string()));
+            }
+            rates.push(1.0 / s);
+        }
+        let dt_end = self.running.iter().zip(&rates).map(|(r, rate)| r.2 / rate).fold(f64::INFINITY, f64::min);
+        let dt = until.map_or(dt_end, |u| dt_end.min(u - self.now));
+        if !dt.is_finite() {
+            return Err(ExecError::Fatal("nothing runs and nothing will arrive: waiting would never end".into()));
+        }
+        self.now += dt;
+        let mut ended = Vec::new();
+        for ((id, start, left), rate) in self.running.iter_mut().zip(&rates) {
+            *left -= dt * rate;
+            // As in the simulator: float steps leave crumbs of work.
+            if *left <= self.jobs[*id].solo * 1e-9 {
+                ended.push(Outcome { job: *id, status: JobStatus::Ok, start: *start, end: self.now, work_s: None, cpus: Vec::new() });
+            }
+        }
+        self.running.retain(|r| !ended.iter().any(|e| e.job == r.0));
+        Ok(ended)
     }
 }

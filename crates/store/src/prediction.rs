@@ -133,7 +133,7 @@ impl Store {
             for v in &jobs {
                 let Some(e) = &v.end else { continue };
                 let (Some(slowdown), Some(solo_s)) = (e.slowdown, v.start.solo_s) else { continue };
-                if e.status != "ok" {
+                if !e.status.is_ok() {
                     continue;
                 }
                 let (vs, ve) = (v.start.start_s, e.end_s);
@@ -339,8 +339,7 @@ mod tests {
         };
         let end = |t: f64, status: &str, slowdown: f64| RunJobEnd {
             end_s: t,
-            status: status.into(),
-            status_value: (status == "failed").then_some(1),
+            status: cosched_model::run::JobStatus::from_parts(status, (status == "failed").then_some(1)).unwrap(),
             work_s: None,
             slowdown: Some(slowdown),
         };

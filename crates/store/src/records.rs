@@ -10,6 +10,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use cosched_model::provenance::Provenance;
+use cosched_model::run::JobStatus;
 use serde::{Deserialize, Serialize};
 
 /// Row id of a campaign.
@@ -292,17 +293,55 @@ pub struct RunJobStart {
 }
 
 /// How a job attempt ended.
+///
+/// Its status is stored as two columns, the name (`ok`, `failed`, `signal`,
+/// `timeout`, `oom`, `killed`, `spawn-failed`) and the exit code of `failed`
+/// or signal of `signal`, and serialized the same way (`status`,
+/// `status_value`), so exports and `--json` read as they always did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "RunJobEndText", try_from = "RunJobEndText")]
 pub struct RunJobEnd {
     pub end_s: f64,
-    /// `ok`, `failed`, `signal`, `timeout`, `oom`, `killed`, `spawn-failed`.
-    pub status: String,
-    /// Exit code of `failed`, signal of `signal`.
-    pub status_value: Option<i32>,
+    pub status: JobStatus,
     /// A kernel's own work-phase time.
     pub work_s: Option<f64>,
     /// Measured slowdown against `solo_s`.
     pub slowdown: Option<f64>,
+}
+
+/// [`RunJobEnd`] with its status as the store's two columns.
+#[derive(Serialize, Deserialize)]
+struct RunJobEndText {
+    end_s: f64,
+    status: String,
+    status_value: Option<i32>,
+    work_s: Option<f64>,
+    slowdown: Option<f64>,
+}
+
+impl From<RunJobEnd> for RunJobEndText {
+    fn from(e: RunJobEnd) -> RunJobEndText {
+        RunJobEndText {
+            end_s: e.end_s,
+            status: e.status.name().into(),
+            status_value: e.status.value(),
+            work_s: e.work_s,
+            slowdown: e.slowdown,
+        }
+    }
+}
+
+impl TryFrom<RunJobEndText> for RunJobEnd {
+    type Error = String;
+
+    fn try_from(t: RunJobEndText) -> Result<RunJobEnd, String> {
+        Ok(RunJobEnd {
+            end_s: t.end_s,
+            status: JobStatus::parse_parts(&t.status, t.status_value)?,
+            work_s: t.work_s,
+            slowdown: t.slowdown,
+        })
+    }
 }
 
 /// A job attempt as stored: its start and, once it ended, its end.
@@ -321,19 +360,4 @@ pub struct JournalEntry {
     pub event: String,
     pub job: Option<String>,
     pub detail: String,
-}
-
-/// Checks a job end's status name and that `failed` and `signal` carry
-/// their code and the others nothing.
-pub(crate) fn check_job_status(status: &str, value: Option<i32>) -> Result<(), String> {
-    const ALL: [&str; 7] = ["ok", "failed", "signal", "timeout", "oom", "killed", "spawn-failed"];
-    if !ALL.contains(&status) {
-        return Err(format!("unknown job status `{status}`; expected one of {}", ALL.join(", ")));
-    }
-    let needs = status == "failed" || status == "signal";
-    match (needs, value) {
-        (true, None) => Err(format!("status `{status}` needs its code")),
-        (false, Some(v)) => Err(format!("status `{status}` takes no code, got {v}")),
-        _ => Ok(()),
-    }
 }

@@ -52,7 +52,7 @@ pub struct SimulateArgs {
     /// every order's figures (orders.csv) into this directory.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// Write one order's event trace: JSON if FILE ends in .json, else CSV.
+    /// Write one order's event trace in the one trace format (`cosched run --report` writes it too): JSON if FILE ends in .json, else CSV.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// The order whose trace --trace writes.

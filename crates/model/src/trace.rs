@@ -1,0 +1,260 @@
+//! The event trace of a schedule, simulated or real, and its one file format.
+//!
+//! Every engine produces a [`Trace`]: the jobs (what a reader needs to make
+//! sense of an event without the workload at hand) and the events. It is
+//! written and read as CSV here and as JSON through serde, so a trace from
+//! `cosched simulate --trace` and one from `cosched run --report` are read
+//! and scored ([`Trace::metrics`]) by the same code.
+//!
+//! CSV: one event a line, each line carrying its job's metadata so that it
+//! reads on its own:
+//!
+//! ```text
+//! time,job,name,program,kind,node,pool,cpus,solo,status,status_value
+//! ```
+//!
+//! `kind` is `arrive`, `start` or `finish`; `cpus` a Linux cpulist (empty when
+//! the engine does not pin); `solo` the solo time estimate the engine
+//! reckoned progress from; `status` the job's final status name and
+//! `status_value` its exit code or signal (both empty for a job that has not
+//! ended). Fields holding commas or quotes are quoted. The reader needs only
+//! `time`, `job` and `kind`, wherever they are, so older files still read.
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::{compute, Event, EventKind, JobId, Metrics, MetricsError};
+use crate::run::JobStatus;
+use crate::topology::{format_cpulist, parse_cpulist};
+
+/// What a trace knows of one job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceJob {
+    /// Its index in the workload: the `job` of its events.
+    pub job: JobId,
+    pub name: String,
+    /// Equal keys mean instances of one program.
+    pub program: String,
+    pub pool: String,
+    /// Which node of the engine it ran on (0 on a single node).
+    pub node: usize,
+    /// CPUs it held; empty when the engine does not pin.
+    pub cpus: Vec<u32>,
+    /// Solo time estimate, seconds; what its slowdown is reckoned against.
+    pub solo: Option<f64>,
+    /// How it ended; `None` while it has not.
+    pub status: Option<JobStatus>,
+}
+
+impl TraceJob {
+    /// A job known by its index only (a file without metadata columns).
+    pub fn bare(job: JobId) -> TraceJob {
+        TraceJob {
+            job,
+            name: String::new(),
+            program: String::new(),
+            pool: String::new(),
+            node: 0,
+            cpus: Vec::new(),
+            solo: None,
+            status: None,
+        }
+    }
+}
+
+/// A schedule as it happened: its jobs, ordered by index, and its events.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub jobs: Vec<TraceJob>,
+    pub events: Vec<Event>,
+}
+
+pub const CSV_HEADER: [&str; 11] =
+    ["time", "job", "name", "program", "kind", "node", "pool", "cpus", "solo", "status", "status_value"];
+
+fn kind_name(k: EventKind) -> &'static str {
+    match k {
+        EventKind::Arrive => "arrive",
+        EventKind::Start => "start",
+        EventKind::Finish => "finish",
+    }
+}
+
+impl Trace {
+    /// The job with index `job`, if the trace describes it.
+    pub fn job(&self, job: JobId) -> Option<&TraceJob> {
+        match self.jobs.binary_search_by_key(&job, |j| j.job) {
+            Ok(k) => Some(&self.jobs[k]),
+            Err(_) => None,
+        }
+    }
+
+    /// Scores the trace against its jobs' own solo estimates; jobs must be
+    /// `0..n`, each with a solo time.
+    pub fn metrics(&self) -> Result<Metrics, MetricsError> {
+        let n = self.jobs.iter().map(|j| j.job + 1).max().unwrap_or(0);
+        let mut solo = vec![f64::NAN; n];
+        for j in &self.jobs {
+            solo[j.job] = j.solo.unwrap_or(f64::NAN);
+        }
+        compute(&self.events, &solo)
+    }
+
+    /// The CSV form (see the module documentation), events in trace order.
+    pub fn to_csv(&self) -> String {
+        let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+        let io = "writing CSV to memory cannot fail";
+        w.write_record(CSV_HEADER).expect(io);
+        let bare = TraceJob::bare(0);
+        for e in &self.events {
+            let j = self.job(e.job).unwrap_or(&bare);
+            let status = j.status.map_or("", |s| s.name());
+            let value = j.status.and_then(|s| s.value()).map_or(String::new(), |v| v.to_string());
+            w.write_record([
+                e.time.to_string().as_str(),
+                &e.job.to_string(),
+                &j.name,
+                &j.program,
+                kind_name(e.kind),
+                &j.node.to_string(),
+                &j.pool,
+                &format_cpulist(&j.cpus),
+                &j.solo.map_or(String::new(), |s| s.to_string()),
+                status,
+                &value,
+            ])
+            .expect(io);
+        }
+        String::from_utf8(w.into_inner().expect(io)).expect("every field is UTF-8")
+    }
+
+    /// Reads [`to_csv`](Trace::to_csv)'s format. Jobs take their metadata
+    /// from their first line; errors name the line.
+    pub fn from_csv(text: &str) -> Result<Trace, String> {
+        let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+        let header = r.headers().map_err(|e| format!("line 1: {e}"))?.clone();
+        if header.is_empty() || (header.len() == 1 && header[0].is_empty()) {
+            return Err("empty trace: no header line".into());
+        }
+        let col = |name: &str| header.iter().position(|c| c.trim() == name);
+        let need = |name: &str| {
+            col(name).ok_or_else(|| format!("line 1: no `{name}` column in `{}`", header.iter().collect::<Vec<_>>().join(",")))
+        };
+        let (ti, ji, ki) = (need("time")?, need("job")?, need("kind")?);
+        let [ni, pi, noi, poi, ci, si, sti, svi] =
+            ["name", "program", "node", "pool", "cpus", "solo", "status", "status_value"].map(col);
+        let mut trace = Trace::default();
+        for rec in r.records() {
+            let rec = rec.map_err(|e| format!("{e}"))?;
+            let line = rec.position().map_or(0, |p| p.line());
+            if rec.iter().all(|f| f.trim().is_empty()) {
+                continue;
+            }
+            let get = |k: usize| rec.get(k).map(str::trim).ok_or(format!("line {line}: only {} fields", rec.len()));
+            let opt = |k: Option<usize>| k.and_then(|k| rec.get(k)).map(str::trim).unwrap_or("");
+            let time: f64 = get(ti)?.parse().map_err(|_| format!("line {line}: time `{}` is not a number", &rec[ti]))?;
+            let job: JobId = get(ji)?.parse().map_err(|_| format!("line {line}: job `{}` is not an index", &rec[ji]))?;
+            let kind = match get(ki)? {
+                "arrive" => EventKind::Arrive,
+                "start" => EventKind::Start,
+                "finish" => EventKind::Finish,
+                other => return Err(format!("line {line}: kind `{other}`; expected arrive, start or finish")),
+            };
+            trace.events.push(Event { time, job, kind });
+            let Err(at) = trace.jobs.binary_search_by_key(&job, |j| j.job) else { continue };
+            let bad = |what: &str, v: &str| format!("line {line}: {what} `{v}`");
+            let node = match opt(noi) {
+                "" => 0,
+                v => v.parse().map_err(|_| bad("node", v) + " is not an index")?,
+            };
+            let cpus = parse_cpulist(opt(ci)).map_err(|e| bad("cpus", opt(ci)) + &format!(": {e}"))?;
+            let solo = match opt(si) {
+                "" => None,
+                v => Some(v.parse::<f64>().map_err(|_| bad("solo", v) + " is not a number")?),
+            };
+            let value = match opt(svi) {
+                "" => None,
+                v => Some(v.parse::<i32>().map_err(|_| bad("status_value", v) + " is not a whole number")?),
+            };
+            let status = match opt(sti) {
+                "" => None,
+                s => Some(JobStatus::parse_parts(s, value).map_err(|e| format!("line {line}: {e}"))?),
+            };
+            trace.jobs.insert(
+                at,
+                TraceJob {
+                    job,
+                    name: opt(ni).to_string(),
+                    program: opt(pi).to_string(),
+                    pool: opt(poi).to_string(),
+                    node,
+                    cpus,
+                    solo,
+                    status,
+                },
+            );
+        }
+        Ok(trace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_jobs() -> Trace {
+        use EventKind::*;
+        let job = |i: usize, cpus: Vec<u32>, status| TraceJob {
+            job: i,
+            name: format!("j,\"{i}\""),
+            program: "p".into(),
+            pool: "cpu".into(),
+            node: i,
+            cpus,
+            solo: Some(10.0),
+            status,
+        };
+        let ev = |time, job, kind| Event { time, job, kind };
+        Trace {
+            jobs: vec![job(0, vec![0, 2], Some(JobStatus::Ok)), job(1, vec![], Some(JobStatus::Failed(3)))],
+            events: vec![ev(0.0, 0, Arrive), ev(0.0, 0, Start), ev(0.0, 1, Arrive), ev(0.5, 1, Start), ev(12.25, 0, Finish), ev(20.0, 1, Finish)],
+        }
+    }
+
+    #[test]
+    fn csv_round_trips_the_jobs_and_the_events_and_scores_the_same() {
+        let t = two_jobs();
+        let text = t.to_csv();
+        assert!(
+            text.starts_with("time,job,name,program,kind,node,pool,cpus,solo,status,status_value\n0,0,\"j,\"\"0\"\"\",p,arrive,0,cpu,\"0,2\",10,ok,\n"),
+            "{text}"
+        );
+        assert!(text.ends_with("20,1,\"j,\"\"1\"\"\",p,finish,1,cpu,,10,failed,3\n"), "{text}");
+        let back = Trace::from_csv(&text).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.metrics().unwrap(), compute(&t.events, &[10.0, 10.0]).unwrap());
+        assert_eq!(back.metrics().unwrap().makespan, 20.0);
+    }
+
+    #[test]
+    fn json_round_trips() {
+        let t = two_jobs();
+        let back: Trace = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+    }
+
+    #[test]
+    fn a_file_with_only_time_job_and_kind_reads_with_bare_jobs() {
+        let t = Trace::from_csv("kind,job,time\nstart,1,0.5\nfinish,1,2\n").unwrap();
+        assert_eq!(t.jobs, vec![TraceJob::bare(1)]);
+        assert_eq!(t.events[1], Event { time: 2.0, job: 1, kind: EventKind::Finish });
+    }
+
+    #[test]
+    fn broken_lines_are_named() {
+        assert!(Trace::from_csv("time,job\n").unwrap_err().contains("no `kind` column"));
+        assert!(Trace::from_csv("time,job,kind\n1,2,begin\n").unwrap_err().starts_with("line 2: kind `begin`"));
+        assert!(Trace::from_csv("time,job,kind\n1,2,start\nx,2,finish\n").unwrap_err().starts_with("line 3: time `x`"));
+        assert!(Trace::from_csv("time,job,kind,status\n1,0,start,failed\n").unwrap_err().contains("line 2: status `failed` needs its code"));
+        assert!(Trace::from_csv("").unwrap_err().contains("empty trace"));
+    }
+}
