@@ -100,11 +100,9 @@ pub fn record_conditions(
             return Ok(());
         }
     };
-    // About 20-40 ms: the median of 21 batches of 5,000 round trips, so a
-    // vCPU preempted during one batch does not move it.
     let c2c = if node_cpu_count() >= 2 {
-        match cosched_measure::c2c::measure_pair(0, 1, 5_000, 21) {
-            Ok(s) => Some((vec![0, 1], s.median)),
+        match measure_round_trip() {
+            Ok(ns) => Some((vec![0, 1], ns)),
             Err(e) => {
                 ctx.step(&format!("core-to-core latency not measured: {e}"));
                 None
@@ -188,6 +186,19 @@ pub fn create_dir(dir: &Path) -> anyhow::Result<()> {
 /// The provenance of a measurement made by this call.
 pub(crate) fn provenance(ctx: &Ctx) -> cosched_model::provenance::Provenance {
     cosched_measure::provenance::here(&ctx.command, GIT_COMMIT, None)
+}
+
+/// The cache-line round trip between CPUs 0 and 1, nanoseconds: whether the
+/// two share a last-level cache right now (`model::compare::CacheRegime`).
+fn measure_round_trip() -> Result<f64, String> {
+    // About 20-40 ms: the median of 21 batches of 5,000 round trips, so a
+    // vCPU preempted during one batch does not move it.
+    cosched_measure::c2c::measure_pair(0, 1, 5_000, 21).map(|s| s.median).map_err(|e| e.to_string())
+}
+
+/// [`measure_round_trip`] when the node has two CPUs and the reading works.
+pub fn round_trip_now() -> Option<f64> {
+    (node_cpu_count() >= 2).then(measure_round_trip).and_then(Result::ok)
 }
 
 /// `load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns`.

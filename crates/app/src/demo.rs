@@ -303,6 +303,8 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             cgroups: "auto".into(),
             lock: None,
             db: Some(db_path.clone()),
+            solo: crate::run::SoloMode::Interleaved,
+            order_seed: None,
         },
         ctx,
         &mut page,

@@ -20,7 +20,7 @@ use cosched_report::html::Page;
 use cosched_sched::montecarlo::spec_label;
 use cosched_sched::registry::resolve_spec;
 use cosched_sched::runner::{run_node, Done, ExecError, RunError};
-use cosched_sched::{policy_by_name, Params, Platform, PoolInfo, SimJob, SlowdownSource};
+use cosched_sched::{policy_by_name, JobId, Params, Platform, PoolInfo, SimJob, SlowdownSource};
 use cosched_store::{ExecRunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
 
 use crate::calibrate::calibrate_missing;
@@ -48,6 +48,128 @@ pub struct RunRequest {
     /// Lock file that keeps a second runner off the node.
     pub lock: Option<PathBuf>,
     pub db: Option<PathBuf>,
+    /// What a job's measured slowdown is divided by.
+    pub solo: SoloMode,
+    /// Run each repeat's jobs in a seeded random order
+    /// (`sched::montecarlo::order(jobs, seed, repeat)`), the same for every
+    /// policy of the repeat; `None` keeps the file order.
+    pub order_seed: Option<u64>,
+}
+
+/// Where a job's solo reference comes from: what its measured slowdown
+/// (run time over solo time) divides by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SoloMode {
+    /// Each repeat starts with a *solo pass*: every job alone, launched,
+    /// isolated, pinned and timed by this runner exactly as in the policies'
+    /// runs, on the pool's CPUs rotated by the repeat so a single-core job
+    /// is measured on each core in turn. A job's reference is the newest
+    /// pass on the CPUs it ran on (else the newest pass), so a slowdown is a
+    /// ratio of two runs minutes apart on this node as it is now. Stored
+    /// solo times (pairs campaigns, profiles) are taken at another time, and
+    /// a shared VM drifts between them: jobs alone under `run` measured
+    /// 1.15-1.30 against them.
+    Interleaved,
+    /// The store's solo times: the latest pairs campaign's solo repeats,
+    /// else the profile's, else calibration; no extra runs.
+    Stored,
+}
+
+impl std::str::FromStr for SoloMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SoloMode, String> {
+        match s {
+            "interleaved" => Ok(SoloMode::Interleaved),
+            "stored" => Ok(SoloMode::Stored),
+            other => Err(format!("`{other}`: expected interleaved or stored")),
+        }
+    }
+}
+
+/// The label of a solo pass in the store and the outputs.
+pub const SOLO_PASS: &str = "solo-pass";
+
+/// One job's solo time from a solo pass of this series.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SoloRef {
+    /// Zero-based repeat of the pass.
+    pub repeat: u32,
+    pub run: i64,
+    pub cpus: Vec<u32>,
+    /// Seconds: the kernel's work phase, else the process's wall time.
+    pub time: f64,
+    /// `work-phase` or `process`.
+    pub timing: &'static str,
+    /// When the job started, Unix seconds.
+    pub at_unix: f64,
+}
+
+/// The solo references of a series, by job index in the workload.
+#[derive(Debug, Clone, Default)]
+pub struct SoloRefs {
+    by_job: BTreeMap<usize, Vec<SoloRef>>,
+}
+
+impl SoloRefs {
+    /// Adds the ok jobs of a finished solo pass.
+    fn add_pass(&mut self, run: &RunRecord, jobs: &[RunJobRecord], n: usize) {
+        for j in final_attempts(jobs, n) {
+            let Some(e) = j.end.as_ref().filter(|e| e.status.is_ok()) else { continue };
+            let (time, timing) = match e.work_s {
+                Some(w) => (w, "work-phase"),
+                None => (e.end_s - j.start.start_s, "process"),
+            };
+            if !(time.is_finite() && time > 0.0) {
+                continue;
+            }
+            self.by_job.entry(j.start.job_index as usize).or_default().push(SoloRef {
+                repeat: run.repeat,
+                run: run.id.0,
+                cpus: j.start.cpus.clone(),
+                time,
+                timing,
+                at_unix: run.started_unix as f64 + j.start.start_s,
+            });
+        }
+    }
+
+    /// The newest pass of `job` on exactly `cpus`, else its newest pass.
+    pub fn lookup(&self, job: usize, cpus: &[u32]) -> Option<&SoloRef> {
+        let refs = self.by_job.get(&job)?;
+        refs.iter().rev().find(|r| r.cpus == cpus).or_else(|| refs.last())
+    }
+
+    /// The reference whose time is `solo` (what a stored job used).
+    fn by_time(&self, job: usize, solo: f64) -> Option<&SoloRef> {
+        self.by_job.get(&job)?.iter().rev().find(|r| r.time == solo)
+    }
+}
+
+/// A job's time in the timing of its reference.
+fn timed(timing: &str, work_s: Option<f64>, wall: f64) -> f64 {
+    if timing == "work-phase" {
+        work_s.unwrap_or(wall)
+    } else {
+        wall
+    }
+}
+
+/// A slowdown source over a permuted job list: position `p` is job
+/// `order[p]` of the source's list.
+struct Permuted<'a> {
+    inner: &'a dyn SlowdownSource,
+    order: &'a [usize],
+}
+
+impl SlowdownSource for Permuted<'_> {
+    fn slowdown(&self, job: JobId, beside: &[JobId]) -> f64 {
+        let b: Vec<JobId> = beside.iter().map(|&p| self.order[p]).collect();
+        self.inner.slowdown(self.order[job], &b)
+    }
+    fn score(&self, a: JobId, b: JobId) -> f64 {
+        self.inner.score(self.order[a], self.order[b])
+    }
 }
 
 /// How the node enforces one feature of a job's isolation.
@@ -64,7 +186,8 @@ pub struct Mechanism {
 /// The columns of [`RunReport::runs`].
 pub const RUN_HEAD: [&str; 8] = ["policy", "repeat", "makespan s", "avg TAT s", "worst TAT s", "worst slowdown", "not ok", "run"];
 /// The columns of a run's job table.
-pub const JOB_HEAD: [&str; 9] = ["job", "status", "cpus", "start s", "end s", "beside at start", "predicted", "measured", "solo s"];
+pub const JOB_HEAD: [&str; 10] =
+    ["job", "status", "cpus", "start s", "end s", "beside at start", "predicted", "measured", "solo s", "solo reference"];
 /// The figures of [`RunReport::summary`], after the policy column.
 pub const FIGURES: [&str; 4] = ["makespan", "avg turnaround", "worst turnaround", "worst slowdown"];
 /// The columns of [`RunReport::rates`].
@@ -92,6 +215,11 @@ pub struct RunReport {
     pub runs: Vec<Vec<String>>,
     /// Per policy, each of [`FIGURES`] as median (min-max, n).
     pub summary: Vec<Vec<String>>,
+    /// Per job, its median measured slowdown (min-max, n) under each of
+    /// `labels`.
+    pub per_job: Vec<Vec<String>>,
+    /// The policy's label, then the baselines'.
+    pub labels: Vec<String>,
     /// Increase rates against each baseline ([`RATE_HEAD`]).
     pub rates: Vec<Vec<String>>,
     /// The report's index.html, when one was written.
@@ -116,6 +244,10 @@ struct Plan {
     name: String,
     params: Params,
     repeat: u32,
+    /// A solo pass (each job alone, arrivals ignored, CPUs rotated).
+    pass: bool,
+    /// Position p of the run's job list is job `order[p]` of the workload.
+    order: Vec<usize>,
 }
 
 pub fn run(a: &RunRequest, ctx: &Ctx) -> anyhow::Result<RunReport> {
@@ -159,9 +291,11 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     // Where each job's solo time came from: source -> (jobs, repeats behind each).
     let mut solo_from: BTreeMap<String, (Vec<&str>, Vec<usize>)> = BTreeMap::new();
     let measured = store.measurements(&w.name)?;
+    let mut stored_from: Vec<String> = Vec::new();
     for (i, j) in w.jobs.iter().enumerate() {
         let argv = job_argv(j, &cals).map_err(anyhow::Error::msg)?;
         let solo = solo_time(&store, &measured, &w, i, &cals)?;
+        stored_from.push(solo.as_ref().map_or("-".into(), |(_, _, from, n)| format!("{from}, median of {n}")));
         if let Some((_, _, from, n)) = &solo {
             let e = solo_from.entry(from.clone()).or_default();
             e.0.push(&j.name);
@@ -207,6 +341,9 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     };
     let (source, source_note, source_name) = predicted_source(&store, &w, &a.predictor)?;
     ctx.step(&format!("slowdown source: {source_note}"));
+    if a.solo == SoloMode::Interleaved {
+        ctx.step("solo references: a solo pass (each job alone, as runs launch and time it) before each repeat; stored solo times only estimate progress");
+    }
     for (from, (names, ns)) in &solo_from {
         let (lo, hi) = (ns.iter().min().copied().unwrap_or(0), ns.iter().max().copied().unwrap_or(0));
         let n = if lo == hi { format!("{lo}") } else { format!("{lo}-{hi}") };
@@ -231,15 +368,31 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let main_label = spec_label(&pname, &pparams);
     let baseline_labels: Vec<String> = baselines.iter().map(|(n, p, _)| spec_label(n, p)).collect();
     let mut plans = Vec::new();
+    let n = w.jobs.len();
     for r in 0..a.repeats {
-        let mut pair = vec![Plan { label: main_label.clone(), name: pname.clone(), params: pparams.clone(), repeat: r }];
+        let order: Vec<usize> = match a.order_seed {
+            Some(seed) => cosched_sched::montecarlo::order(n, seed, r as usize),
+            None => (0..n).collect(),
+        };
+        let plan = |label: String, name: &str, params: &Params| Plan {
+            label,
+            name: name.to_string(),
+            params: params.clone(),
+            repeat: r,
+            pass: false,
+            order: order.clone(),
+        };
+        let mut pair = vec![plan(main_label.clone(), &pname, &pparams)];
         for (bn, bp, _) in &baselines {
-            pair.push(Plan { label: spec_label(bn, bp), name: bn.clone(), params: bp.clone(), repeat: r });
+            pair.push(plan(spec_label(bn, bp), bn, bp));
         }
         // Rotating which goes first keeps a drift of the node from
         // favouring one policy.
         let k = pair.len();
         pair.rotate_left(r as usize % k);
+        if a.solo == SoloMode::Interleaved {
+            plans.push(Plan { pass: true, ..plan(SOLO_PASS.to_string(), "exclusive", &Params::new()) });
+        }
         plans.extend(pair);
     }
     let params = serde_json::json!({
@@ -250,6 +403,8 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         // What decided (and predicted), for `evaluate-predictors --from-runs`.
         "predictor": source_name,
         "repeats": a.repeats,
+        "solo": a.solo,
+        "order_seed": a.order_seed,
     })
     .to_string();
     let prior = if a.resume { store.latest_series(&params)? } else { Vec::new() };
@@ -282,11 +437,22 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     // Traces of the runs this invocation executed, as the run loop saw them;
     // runs finished earlier are rebuilt from the store.
     let mut traces: BTreeMap<ExecRunId, Trace> = BTreeMap::new();
+    let mut refs = SoloRefs::default();
+    // The CPU 0-1 round trip at each solo pass this invocation ran.
+    let mut pass_round_trip: BTreeMap<u32, f64> = BTreeMap::new();
     for plan in &plans {
         let existing = prior.iter().find(|r| r.policy == plan.label && r.repeat == plan.repeat);
         if let Some(r) = existing.filter(|r| r.status == RunStatus::Done) {
+            if plan.pass {
+                refs.add_pass(r, &store.run_jobs(r.id)?, n);
+            }
             finished.push(r.clone());
             continue;
+        }
+        if plan.pass {
+            if let Some(ns) = crate::common::round_trip_now() {
+                pass_round_trip.insert(plan.repeat, ns);
+            }
         }
         let (run_id, done, attempts, origin) = match existing {
             Some(r) => {
@@ -308,13 +474,17 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
                 (r.id, done, attempts, origin)
             }
             None => {
+                // Each run's provenance starts when the run does, so a solo
+                // reference's age can be told from it.
+                let prov = cosched_model::provenance::Provenance { started_unix: now_unix(), ..prov.clone() };
                 let id = store.begin_run(&series, &w.name, &plan.label, plan.repeat, &params, &prov)?;
                 (id, Vec::new(), vec![0; w.jobs.len()], 0.0)
             }
         };
+        let refs_now = (a.solo == SoloMode::Interleaved && !plan.pass).then_some(&refs);
         let outcome = execute(
             ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series,
-            &log_root, user, done, attempts, origin,
+            &log_root, user, done, attempts, origin, refs_now,
         );
         match outcome {
             Ok((t, trace)) => {
@@ -341,9 +511,14 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
                 return Err(anyhow::anyhow!("run {run_id} ({} repeat {}): {e}", plan.label, plan.repeat));
             }
         }
-        finished.push(store.run(run_id)?.expect("just finished"));
+        let rec = store.run(run_id)?.expect("just finished");
+        if plan.pass {
+            refs.add_pass(&rec, &store.run_jobs(run_id)?, n);
+        }
+        finished.push(rec);
     }
-    show(a, page, &store, &w, &sim, &platform, &finished, traces, &main_label, &baseline_labels, &iso, &source_note, &cpus_of_pool)
+    let solo = SoloInfo { mode: a.solo, refs, pass_round_trip, stored_from };
+    show(a, page, &store, &w, &sim, &platform, &finished, traces, &main_label, &baseline_labels, &iso, &source_note, &cpus_of_pool, &solo)
 }
 
 fn now_unix() -> u64 {
@@ -400,8 +575,43 @@ fn execute(
     done: Vec<Done>,
     mut attempts: Vec<u32>,
     origin: f64,
+    refs: Option<&SoloRefs>,
 ) -> Result<(f64, Trace), RunError> {
     let mut policy = policy_by_name(&plan.name, &plan.params).map_err(RunError::Input)?;
+    // The run's job list in the plan's order; engines see positions, the
+    // store keeps workload indices (`order[position]`).
+    let order = &plan.order;
+    let mut pos_of = vec![0usize; order.len()];
+    for (p, &j) in order.iter().enumerate() {
+        pos_of[j] = p;
+    }
+    let jobs: Vec<NodeJob> = order
+        .iter()
+        .map(|&j| {
+            let mut nj = jobs[j].clone();
+            if plan.pass || refs.is_some() {
+                // The app divides by the reference itself (below).
+                nj.solo = None;
+            }
+            nj
+        })
+        .collect();
+    let jobs = &jobs[..];
+    let sim_run: Vec<SimJob> = order
+        .iter()
+        .map(|&j| {
+            let mut s = sim[j].clone();
+            if plan.pass {
+                s.arrival = 0.0;
+            }
+            s
+        })
+        .collect();
+    let done: Vec<Done> = done.into_iter().map(|d| Done { job: pos_of[d.job], ..d }).collect();
+    let permuted = Permuted { inner: source, order };
+    let source: &dyn SlowdownSource = &permuted;
+    // The reference each running job is divided by: (seconds, timing).
+    let mut chosen: Vec<Option<(f64, &'static str)>> = vec![None; order.len()];
     let total = w.jobs.len() as u64;
     let progress = ctx.progress.task(&format!("{} #{}", plan.label, plan.repeat + 1), total);
     let mut ended = done.len() as u64;
@@ -409,8 +619,19 @@ fn execute(
     let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
     let mut last_t = origin;
     let mut store_err: Option<String> = None;
+    let mut pool_cpus = cpus_of_pool.to_vec();
+    if plan.pass {
+        // Each pass starts its single-core jobs on another core, so every
+        // core gets references over the repeats.
+        for cpus in &mut pool_cpus {
+            if !cpus.is_empty() {
+                let k = plan.repeat as usize % cpus.len();
+                cpus.rotate_left(k);
+            }
+        }
+    }
     let cfg = NodeConfig {
-        pool_cpus: cpus_of_pool.to_vec(),
+        pool_cpus,
         shared_pool: shared.to_vec(),
         scope: format!("{series}-r{run_id}"),
         log_dir: log_root.join(format!("run-{run_id}")),
@@ -422,44 +643,58 @@ fn execute(
         let mut sink = |e: NodeEvent| -> Result<(), String> {
             let r = match &e {
                 NodeEvent::Started(s) => {
-                    running.insert(s.job, (s.start, s.cpus.clone()));
+                    let j = order[s.job];
+                    running.insert(j, (s.start, s.cpus.clone()));
                     last_t = last_t.max(s.start);
+                    let solo_s = match refs {
+                        Some(refs) => {
+                            chosen[s.job] = refs.lookup(j, &s.cpus).map(|r| (r.time, r.timing));
+                            chosen[s.job].map(|c| c.0)
+                        }
+                        None => jobs[s.job].solo.as_ref().map(|x| x.0),
+                    };
                     store.run_job_started(
                         run_id,
                         &RunJobStart {
-                            job: names[s.job].clone(),
-                            job_index: s.job as u32,
-                            attempt: attempts[s.job],
-                            arrival_s: sim[s.job].arrival,
+                            job: names[j].clone(),
+                            job_index: j as u32,
+                            attempt: attempts[j],
+                            arrival_s: sim_run[s.job].arrival,
                             start_s: s.start,
                             cpus: s.cpus.clone(),
                             pgid: s.pgid,
                             beside: s.beside.clone(),
                             predicted: s.predicted,
-                            solo_s: jobs[s.job].solo.as_ref().map(|x| x.0),
+                            solo_s,
                         },
                     )
                 }
                 NodeEvent::Ended(x) => {
-                    running.remove(&x.job);
+                    let j = order[x.job];
+                    running.remove(&j);
                     ended += 1;
                     last_t = last_t.max(x.end);
+                    let slowdown = match (refs, chosen[x.job]) {
+                        (Some(_), Some((solo, timing))) if x.status.is_ok() => Some(timed(timing, x.work_s, x.end - x.start) / solo),
+                        (Some(_), _) => None,
+                        (None, _) => x.slowdown,
+                    };
                     let r = store.run_job_ended(
                         run_id,
-                        x.job as u32,
-                        attempts[x.job],
+                        j as u32,
+                        attempts[j],
                         &RunJobEnd {
                             end_s: x.end,
                             status: x.status,
                             work_s: x.work_s,
-                            slowdown: x.slowdown,
+                            slowdown,
                         },
                     );
-                    attempts[x.job] += 1;
+                    attempts[j] += 1;
                     if !matches!(x.status, JobStatus::Ok | JobStatus::Killed) {
                         progress.println(&format!(
                             "job {} {} after {:.2}s{}",
-                            names[x.job],
+                            names[j],
                             x.status,
                             x.end - x.start,
                             if x.output_tail.is_empty() { String::new() } else { format!(": {}", x.output_tail.lines().last().unwrap_or("")) }
@@ -484,7 +719,7 @@ fn execute(
             })
         };
         let mut ex = NodeExecutor::new(cfg, jobs, &mut sink).map_err(|e| RunError::Exec(ExecError::Fatal(e)))?;
-        let r = run_node(platform, sim, source, policy.as_mut(), &mut ex, &done);
+        let r = run_node(platform, &sim_run, source, policy.as_mut(), &mut ex, &done);
         let end = cosched_sched::Executor::now(&mut ex);
         r.map(|trace| (end, trace))
     };
@@ -495,6 +730,37 @@ fn execute(
         }
     }
     result
+}
+
+/// Everything about the series' solo references that its outputs show.
+struct SoloInfo {
+    mode: SoloMode,
+    refs: SoloRefs,
+    pass_round_trip: BTreeMap<u32, f64>,
+    /// Stored mode: where each job's stored solo time came from.
+    stored_from: Vec<String>,
+}
+
+impl SoloInfo {
+    /// Which reference a stored job attempt was divided by, and its age and
+    /// cache regime: `pass 2, cpu 1, 14 s before (shared cache)`.
+    fn describe(&self, j: &RunJobRecord, run: &RunRecord) -> String {
+        let job = j.start.job_index as usize;
+        match self.mode {
+            SoloMode::Stored => self.stored_from.get(job).cloned().unwrap_or_else(|| "-".into()),
+            SoloMode::Interleaved if run.policy == SOLO_PASS => "(this pass)".into(),
+            SoloMode::Interleaved => {
+                let Some(r) = j.start.solo_s.and_then(|t| self.refs.by_time(job, t)) else { return "-".into() };
+                let age = run.started_unix as f64 + j.start.start_s - r.at_unix;
+                let regime = self
+                    .pass_round_trip
+                    .get(&r.repeat)
+                    .map(|&ns| format!(" ({}, {ns:.0} ns)", cosched_model::compare::CacheRegime::of_round_trip(ns).name()))
+                    .unwrap_or_default();
+                format!("pass {}, cpu {}, {age:.0} s before{regime}", r.repeat + 1, cosched_model::topology::format_cpulist(&r.cpus))
+            }
+        }
+    }
 }
 
 struct RunView {
@@ -563,6 +829,7 @@ fn show(
     iso: &Isolation,
     source_note: &str,
     cpus_of_pool: &[Vec<u32>],
+    solo: &SoloInfo,
 ) -> anyhow::Result<RunReport> {
     let mut views = Vec::new();
     for r in runs {
@@ -637,6 +904,23 @@ fn show(
         }
         rate_json.insert(b.clone(), serde_json::Value::Object(per));
     }
+    // Per job and policy: the median measured slowdown over the repeats,
+    // the figure that says whether the solo reference times what runs time
+    // (a job alone should measure 1.00).
+    let mut per_job = Vec::new();
+    for (i, job) in w.jobs.iter().enumerate() {
+        let mut row = vec![job.name.clone()];
+        for l in &labels {
+            let vals: Vec<f64> = views
+                .iter()
+                .filter(|v| &v.rec.policy == l)
+                .filter_map(|v| final_attempts(&v.jobs, w.jobs.len()).into_iter().find(|j| j.start.job_index as usize == i))
+                .filter_map(|j| j.end.as_ref()?.slowdown)
+                .collect();
+            row.push(Summary::of(&vals).map_or("-".into(), |s| cosched_report::fmt_spread(&s, 2)));
+        }
+        per_job.push(row);
+    }
     let last_main = views.iter().rev().find(|v| v.rec.policy == main);
     let job_rows = |v: &RunView| -> Vec<Vec<String>> {
         final_attempts(&v.jobs, w.jobs.len())
@@ -656,6 +940,7 @@ fn show(
                     format!("{:.2}", j.start.predicted),
                     f2(e.and_then(|e| e.slowdown)),
                     f2(j.start.solo_s),
+                    solo.describe(j, &v.rec),
                 ]
             })
             .collect()
@@ -678,6 +963,8 @@ fn show(
         "summary": summary_json,
         "baselines": baselines,
         "increase_rates": rate_json,
+        "solo": solo.mode,
+        "solo_passes": solo.pass_round_trip.iter().map(|(r, ns)| serde_json::json!({"repeat": r, "round_trip_ns": ns})).collect::<Vec<_>>(),
     });
     Ok(RunReport {
         main: main.to_string(),
@@ -685,6 +972,8 @@ fn show(
         last_main: last_main.map(|v| RunJobs { policy: v.rec.policy.clone(), repeat: v.rec.repeat, run: v.rec.id.0, rows: job_rows(v) }),
         runs: run_rows,
         summary: summary_rows,
+        per_job,
+        labels: labels.clone(),
         rates: rate_rows,
         index: a.report.as_ref().map(|d| d.join("index.html")),
         json,
@@ -813,4 +1102,46 @@ fn write_report(
     own.set_title(&format!("cosched run: {}", w.name));
     write("index.html", &own.render())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod solo_tests {
+    use super::*;
+    use cosched_sched::PairTable;
+
+    fn r(repeat: u32, cpus: &[u32], time: f64) -> SoloRef {
+        SoloRef { repeat, run: repeat as i64, cpus: cpus.to_vec(), time, timing: "process", at_unix: repeat as f64 }
+    }
+
+    #[test]
+    fn a_job_divides_by_its_newest_pass_on_its_cpus_else_by_its_newest_pass() {
+        let mut refs = SoloRefs::default();
+        refs.by_job.insert(0, vec![r(0, &[0], 1.0), r(1, &[1], 1.1), r(2, &[0], 1.2)]);
+        assert_eq!(refs.lookup(0, &[0]).unwrap().time, 1.2);
+        assert_eq!(refs.lookup(0, &[1]).unwrap().time, 1.1);
+        // Never measured on CPUs 0-1: the newest pass.
+        assert_eq!(refs.lookup(0, &[0, 1]).unwrap().time, 1.2);
+        assert!(refs.lookup(1, &[0]).is_none());
+        assert_eq!(refs.by_time(0, 1.1).unwrap().repeat, 1);
+    }
+
+    #[test]
+    fn a_permuted_source_answers_for_the_workload_job_at_each_position() {
+        let table = PairTable::new(vec![vec![1.0, 2.0, 3.0], vec![4.0, 1.0, 5.0], vec![6.0, 7.0, 1.0]]).unwrap();
+        let order = [2, 0, 1];
+        let p = Permuted { inner: &table, order: &order };
+        // Position 0 is job 2, position 2 is job 1: job 2 beside job 1.
+        assert_eq!(p.slowdown(0, &[2]), 7.0);
+        assert_eq!(p.slowdown(1, &[0]), 3.0);
+        assert_eq!(p.slowdown(1, &[]), 1.0);
+    }
+
+    #[test]
+    fn kernels_are_timed_by_their_work_phase_and_commands_by_the_wall() {
+        assert_eq!(timed("work-phase", Some(1.5), 2.0), 1.5);
+        assert_eq!(timed("work-phase", None, 2.0), 2.0);
+        assert_eq!(timed("process", Some(1.5), 2.0), 2.0);
+        assert_eq!("stored".parse::<SoloMode>(), Ok(SoloMode::Stored));
+        assert!("sometimes".parse::<SoloMode>().unwrap_err().contains("interleaved or stored"));
+    }
 }

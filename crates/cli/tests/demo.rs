@@ -53,10 +53,13 @@ fn a_tiny_demo_writes_one_report_with_every_stage() {
     }
     assert!(html.contains("Predicted vs observed slowdown per job"));
     assert!(html.matches("<svg").count() >= 5, "heatmap, box plot and three Gantt charts");
-    // Three runs of the eight jobs, each job's start and end journaled.
+    // A solo pass (the runs' solo references) and three runs of the eight
+    // jobs, each job's start and end journaled.
     let store = cosched_store::Store::open(&db).unwrap();
     let runs = store.runs().unwrap();
-    assert_eq!(runs.len(), 3);
+    let policies: Vec<&str> = runs.iter().map(|r| r.policy.as_str()).collect();
+    assert_eq!(policies[0], "solo-pass", "{policies:?}");
+    assert_eq!(runs.len(), 4, "{policies:?}");
     for r in runs {
         assert_eq!(store.run_jobs(r.id).unwrap().iter().filter(|j| j.end.is_some()).count(), 8, "run {}", r.policy);
     }

@@ -194,3 +194,53 @@ fn the_reports_trace_read_back_scores_as_the_run_printed() {
     assert_eq!(trace.jobs[0].program, "command sh -c 'sleep 0.05; echo a,\"b\"'", "{text}");
     assert_eq!(trace.jobs[2].status, Some(cosched_model::run::JobStatus::Failed(3)));
 }
+
+/// With the default `--solo interleaved`, each repeat starts with a solo
+/// pass that runs every job alone on the pool's CPUs rotated by the repeat,
+/// and a job of a policy's run divides by the newest pass of that job on the
+/// CPUs it ran on (else the newest pass): exact figures from the store.
+#[test]
+fn solo_passes_give_each_job_the_newest_reference_on_its_cpus() {
+    let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    let cores = if two { 2 } else { 1 };
+    std::fs::write(
+        &wl,
+        format!(
+            "[[pools]]\nname = \"host\"\ncores = {cores}\n\
+             [[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.05'\"\n\
+             [[jobs]]\nname = \"b\"\ncommand = \"sh -c 'sleep 0.08'\"\n"
+        ),
+    )
+    .unwrap();
+    let (db, lock) = (dir.path().join("db"), dir.path().join("lock"));
+    let out = run_policy(&wl, &db, &lock, "noplan").args(["--repeats", "2", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = Store::open_existing(&db).unwrap();
+    let runs = s.runs().unwrap();
+    let labels: Vec<(&str, u32)> = runs.iter().map(|r| (r.policy.as_str(), r.repeat)).collect();
+    assert_eq!(labels, [("solo-pass", 0), ("noplan", 0), ("solo-pass", 1), ("noplan", 1)]);
+    let jobs: Vec<_> = runs.iter().map(|r| s.run_jobs(r.id).unwrap()).collect();
+    // Passes run each job alone, one after the other, never beside another.
+    for pass in [&jobs[0], &jobs[2]] {
+        assert!(pass.iter().all(|j| j.start.beside.is_empty() && j.start.solo_s.is_none()));
+        assert!(pass.iter().all(|j| j.end.as_ref().unwrap().slowdown.is_none()));
+    }
+    if two {
+        assert!(jobs[0].iter().all(|j| j.start.cpus == [0]), "the first pass starts on CPU 0");
+        assert!(jobs[2].iter().all(|j| j.start.cpus == [1]), "the second pass on CPU 1");
+    }
+    let wall = |j: &cosched_store::RunJobRecord| j.end.as_ref().unwrap().end_s - j.start.start_s;
+    for (k, run) in [(1usize, &jobs[1]), (3, &jobs[3])] {
+        for j in run.iter() {
+            // The passes before this run, newest first: same CPUs, else newest.
+            let passes: Vec<&cosched_store::RunJobRecord> =
+                [&jobs[0], &jobs[2]].iter().take(k / 2 + 1).rev().flat_map(|p| p.iter()).filter(|p| p.start.job == j.start.job).collect();
+            let want = passes.iter().find(|p| p.start.cpus == j.start.cpus).or(passes.first()).unwrap();
+            assert_eq!(j.start.solo_s, Some(wall(want)), "run {k} job {}", j.start.job);
+            let sd = j.end.as_ref().unwrap().slowdown.unwrap();
+            assert!((sd - wall(j) / wall(want)).abs() < 1e-12);
+        }
+    }
+}

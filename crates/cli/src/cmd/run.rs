@@ -24,9 +24,13 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadAr
     earlier real runs of the workload; when it cannot be fitted, the latest\n\
     pairs campaign's medians, else 1. The prediction made before each job\n\
     starts is stored with the job; its measured slowdown is its run time over\n\
-    its solo time: the median of the latest pairs campaign's solo repeats of\n\
-    the job, else its profile's, else its calibrated time (the output says\n\
-    which). With --baseline (repeatable), the policy\n\
+    its solo reference. With --solo interleaved (the default), each repeat\n\
+    starts with a solo pass: every job alone, launched and timed as in the\n\
+    runs, single-core jobs on another core each repeat; a job divides by the\n\
+    newest pass on its CPUs. With --solo stored, by the latest pairs\n\
+    campaign's solo repeats, else its profile's, else its calibrated time.\n\
+    The job table says which reference, how old, and the cache regime.\n\
+    With --baseline (repeatable), the policy\n\
     and each baseline run in turn repeat by repeat, and increase rates are\n\
     (policy - baseline) / baseline of the same repeat.\n\
     Every job start and end is stored as it happens, so --resume finishes a\n\
@@ -62,6 +66,11 @@ pub struct RunArgs {
     /// $COSCHED_RUN_LOCK, else /run/cosched.lock when writable, else per user).
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
+    /// What a job's measured slowdown divides by: `interleaved` (a solo
+    /// pass before each repeat, timed as runs time jobs) or `stored` (the
+    /// store's solo times, no extra runs).
+    #[arg(long, default_value = "interleaved", value_name = "MODE")]
+    pub solo: cosched_app::run::SoloMode,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -78,6 +87,8 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         cgroups: a.cgroups,
         lock: a.lock,
         db: a.db.db,
+        solo: a.solo,
+        order_seed: None,
     };
     let r = run_series(&req, &ctx())?;
     if a.json.json {
@@ -96,6 +107,10 @@ pub fn print(r: &RunReport) {
     }
     println!("Runs:");
     println!("{}\n", table(&RUN_HEAD, &r.runs));
+    println!("Measured slowdown per job, median (min-max, n repeats):");
+    let mut h = vec!["job"];
+    h.extend(r.labels.iter().map(String::as_str));
+    println!("{}\n", table(&h, &r.per_job));
     println!("Per policy, median (min-max, n repeats):");
     let mut h = vec!["policy"];
     h.extend(FIGURES);
@@ -104,7 +119,7 @@ pub fn print(r: &RunReport) {
         println!("Increase rate of {} vs each baseline, repeat by repeat (negative = better):", r.main);
         println!("{}\n", table(&RATE_HEAD, &r.rates));
     }
-    println!("slowdown = run time / stored solo time (kernels: their work phase); predicted = the policy's source before the start.");
+    println!("slowdown = run time / solo reference (kernels: their work phase); predicted = the policy's source before the start.");
     if let Some(index) = &r.index {
         println!("report: {}", index.display());
     }
