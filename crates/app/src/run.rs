@@ -50,6 +50,9 @@ pub struct RunRequest {
     pub db: Option<PathBuf>,
     /// What a job's measured slowdown is divided by.
     pub solo: SoloMode,
+    /// Index of the first repeat (a caller running one repeat at a time
+    /// numbers them on; the order of repeat r is the seed's order r).
+    pub first_repeat: u32,
     /// Run each repeat's jobs in a seeded random order
     /// (`sched::montecarlo::order(jobs, seed, repeat)`), the same for every
     /// policy of the repeat; `None` keeps the file order.
@@ -203,6 +206,21 @@ pub struct RunJobs {
     pub rows: Vec<Vec<String>>,
 }
 
+/// One run's figures.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunFigures {
+    pub policy: String,
+    pub repeat: u32,
+    pub run: i64,
+    pub makespan: Option<f64>,
+    pub avg_turnaround: Option<f64>,
+    pub worst_turnaround: Option<f64>,
+    /// The worst measured slowdown against the solo references.
+    pub worst_slowdown: Option<f64>,
+    /// Jobs that did not end ok.
+    pub failed: usize,
+}
+
 /// A series of runs, as tables for people and one JSON document.
 #[derive(Debug)]
 pub struct RunReport {
@@ -224,6 +242,14 @@ pub struct RunReport {
     pub rates: Vec<Vec<String>>,
     /// The report's index.html, when one was written.
     pub index: Option<PathBuf>,
+    /// Every run's figures, typed (solo passes included).
+    pub figures: Vec<RunFigures>,
+    /// The CPU 0-1 round trip (ns) read before each solo pass this
+    /// invocation ran, by repeat.
+    pub pass_round_trip: BTreeMap<u32, f64>,
+    /// Each workload job's median solo time over the series' solo passes
+    /// (`None` without a pass that ran it ok).
+    pub solo_medians: Vec<Option<f64>>,
     /// Workload, mechanisms, slowdown source, each run with its metrics and
     /// jobs as stored, summaries and increase rates.
     pub json: serde_json::Value,
@@ -369,7 +395,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let baseline_labels: Vec<String> = baselines.iter().map(|(n, p, _)| spec_label(n, p)).collect();
     let mut plans = Vec::new();
     let n = w.jobs.len();
-    for r in 0..a.repeats {
+    for r in a.first_repeat..a.first_repeat + a.repeats {
         let order: Vec<usize> = match a.order_seed {
             Some(seed) => cosched_sched::montecarlo::order(n, seed, r as usize),
             None => (0..n).collect(),
@@ -976,6 +1002,26 @@ fn show(
         labels: labels.clone(),
         rates: rate_rows,
         index: a.report.as_ref().map(|d| d.join("index.html")),
+        figures: views
+            .iter()
+            .map(|v| RunFigures {
+                policy: v.rec.policy.clone(),
+                repeat: v.rec.repeat,
+                run: v.rec.id.0,
+                makespan: v.metrics.map(|m| m.makespan),
+                avg_turnaround: v.metrics.map(|m| m.avg_turnaround),
+                worst_turnaround: v.metrics.map(|m| m.worst_turnaround),
+                worst_slowdown: v.worst_measured,
+                failed: v.failed,
+            })
+            .collect(),
+        pass_round_trip: solo.pass_round_trip.clone(),
+        solo_medians: (0..w.jobs.len())
+            .map(|i| {
+                let t: Vec<f64> = solo.refs.by_job.get(&i).map(|v| v.iter().map(|r| r.time).collect()).unwrap_or_default();
+                (!t.is_empty()).then(|| cosched_model::stats::median(&t))
+            })
+            .collect(),
         json,
     })
 }

@@ -45,6 +45,8 @@ enum Verb {
     Enumerate(cmd::enumerate::EnumerateArgs),
     /// Predict each job's slowdown in a co-schedule with a registered predictor.
     Predict(cmd::predict::PredictArgs),
+    /// Compare policies on real runs of the same seeded job orders until the difference is resolved (with the simulator and the oracle).
+    Evaluate(cmd::compare::EvaluateArgs),
     /// Every predictor's accuracy on a workload's measured pairs (cross-validated, stored, SVG).
     EvaluatePredictors(cmd::evaluate::EvaluateArgs),
     /// Seed 000's Monte-Carlo evaluation of policies over random job orders (increase rates vs sequential).
@@ -74,6 +76,7 @@ fn main() {
         Verb::Simulate(a) => cmd::simulate::run(a),
         Verb::Run(a) => cmd::run::run(a),
         Verb::Predict(a) => cmd::predict::run(a),
+        Verb::Evaluate(a) => cmd::compare::run(a),
         Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
     };
     if let Err(e) = result {

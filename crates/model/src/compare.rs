@@ -128,7 +128,7 @@ pub fn stop_rule(comparisons: &[Option<Paired>], orders_done: usize, min_orders:
 
 /// Whether two CPUs shared a last-level cache when their cache-line round
 /// trip was measured (`cosched node --latency`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CacheRegime {
     /// Tens of nanoseconds: the line stays in one cache.

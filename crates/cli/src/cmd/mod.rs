@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod check;
 pub mod classify;
 pub mod common;
+pub mod compare;
 pub mod db;
 pub mod demo;
 pub mod enumerate;

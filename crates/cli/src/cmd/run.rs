@@ -89,6 +89,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         db: a.db.db,
         solo: a.solo,
         order_seed: None,
+        first_repeat: 0,
     };
     let r = run_series(&req, &ctx())?;
     if a.json.json {

@@ -1,0 +1,588 @@
+//! `cosched evaluate`: policies compared on real runs of the same seeded
+//! job orders, until their difference is resolved or a budget is spent,
+//! beside the same comparison in the simulator and the offline oracle.
+//!
+//! Each order k is one round: a solo pass (every job alone: the round's
+//! solo references), then every policy on the workload's jobs listed in
+//! the seed's order k (`sched::montecarlo::order`, the orders seed 000's
+//! simulation draws), in a rotated sequence so the node's drift favours
+//! none. After each round, each policy is compared with the baseline on
+//! the same orders (`model::compare::paired`); the series stops once every
+//! comparison of the chosen figure is resolved after the minimum number of
+//! orders, or when the orders or the time run out, and says which. The
+//! cache regime of each round (the CPU 0-1 round trip read before its solo
+//! pass) is recorded, and a comparison spanning a regime switch is flagged.
+//!
+//! The simulator replays the same orders with the stored pairwise
+//! slowdowns (the `measured` predictor) and the solo passes' median times,
+//! and the oracle (`sched::oracle`) gives the best list schedule of that
+//! model: how far each policy is from what the node could have done.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use cosched_model::compare::{paired, stop_rule, CacheRegime, Paired, Quartiles, Stop, Verdict};
+use cosched_model::metrics::compute;
+use cosched_model::workload::PoolKind;
+use cosched_report::html::Page;
+use cosched_sched::oracle::{oracle, Objective, Oracle};
+use cosched_sched::{policy_from_spec, simulate, PairTable, Platform, PoolInfo, SimJob, SlowdownSource};
+use serde::Serialize;
+
+use crate::common::{create_dir, db_path, load_workload, node_cpu_count, open_store, write_file, Ctx};
+use crate::error::bad_input;
+use crate::run::{run_into, RunFigures, RunRequest, SoloMode};
+use crate::source::predicted_source;
+
+#[derive(Debug, Clone)]
+pub struct EvaluateRequest {
+    pub workload: PathBuf,
+    /// Policies to compare with the baseline, as NAME or NAME:KEY=VALUE,...
+    pub policies: Vec<String>,
+    pub baseline: String,
+    /// The figure whose resolution stops the series.
+    pub metric: Figure,
+    pub predictor: String,
+    pub seed: u64,
+    pub min_orders: usize,
+    pub max_orders: usize,
+    /// Wall-clock budget; no new order starts once it is spent.
+    pub budget: Option<Duration>,
+    pub report: Option<PathBuf>,
+    pub cgroups: String,
+    pub lock: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+}
+
+/// A figure of a run, lower is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Figure {
+    Makespan,
+    MeanTurnaround,
+    WorstSlowdown,
+}
+
+impl Figure {
+    pub const ALL: [Figure; 3] = [Figure::Makespan, Figure::MeanTurnaround, Figure::WorstSlowdown];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Makespan => "makespan",
+            Figure::MeanTurnaround => "mean-turnaround",
+            Figure::WorstSlowdown => "worst-slowdown",
+        }
+    }
+
+    fn of(self, f: &RunFigures) -> Option<f64> {
+        match self {
+            Figure::Makespan => f.makespan,
+            Figure::MeanTurnaround => f.avg_turnaround,
+            Figure::WorstSlowdown => f.worst_slowdown,
+        }
+    }
+}
+
+impl std::str::FromStr for Figure {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Figure, String> {
+        Figure::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
+            format!("`{s}`: expected one of {}", Figure::ALL.map(|f| f.name()).join(", "))
+        })
+    }
+}
+
+/// One order as it ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct OrderRow {
+    /// Zero-based order index (the seed's order k).
+    pub order: u32,
+    /// CPU 0-1 round trip before the order's solo pass, ns.
+    pub round_trip_ns: Option<f64>,
+    pub regime: Option<CacheRegime>,
+    /// Per policy (baseline first): its run's figures.
+    pub runs: Vec<RunFigures>,
+}
+
+/// A policy against the baseline on one figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub policy: String,
+    pub figure: Figure,
+    /// On the real runs.
+    pub real: Option<Paired>,
+    /// On the simulator, same orders.
+    pub simulated: Option<Paired>,
+    /// The medians differ in the same direction on both.
+    pub agrees: Option<bool>,
+}
+
+/// Per policy and figure, quartiles over the orders.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyFigures {
+    pub policy: String,
+    pub real: Vec<(Figure, Option<Quartiles>)>,
+    pub simulated: Vec<(Figure, Option<Quartiles>)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EvaluateReport {
+    pub workload: String,
+    /// Baseline first, then the policies, as labels.
+    pub policies: Vec<String>,
+    pub seed: u64,
+    pub orders: Vec<OrderRow>,
+    pub stop: Stop,
+    /// Regimes seen; more than one means the comparison spans a switch.
+    pub regimes: Vec<CacheRegime>,
+    pub figures: Vec<PolicyFigures>,
+    pub comparisons: Vec<Comparison>,
+    /// The best schedules of the model for makespan and mean turnaround.
+    pub oracle: Vec<OracleRow>,
+    pub slowdown_source: String,
+    pub index: Option<PathBuf>,
+}
+
+/// The oracle for one objective, and each policy's median relative to it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OracleRow {
+    pub objective: Figure,
+    pub oracle: Oracle,
+    /// (policy, real median / oracle - 1, simulated median / oracle - 1).
+    pub above: Vec<(String, Option<f64>, Option<f64>)>,
+}
+
+/// Runs the comparison (module doc).
+pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport> {
+    let w = load_workload(&a.workload)?;
+    if a.policies.is_empty() {
+        return Err(bad_input("name at least one --policy to compare with the baseline"));
+    }
+    if a.min_orders == 0 || a.max_orders < a.min_orders {
+        return Err(bad_input(format!("--min-orders {} and --max-orders {}: need 1 <= min <= max", a.min_orders, a.max_orders)));
+    }
+    let mut labels = vec![label_of(&a.baseline, "--baseline")?];
+    for p in &a.policies {
+        labels.push(label_of(p, "--policy")?);
+    }
+    if labels.iter().collect::<BTreeSet<_>>().len() != labels.len() {
+        return Err(bad_input(format!("each policy once: {}", labels.join(", "))));
+    }
+    let started = Instant::now();
+    let mut orders: Vec<OrderRow> = Vec::new();
+    let mut solo_sum: Vec<Vec<f64>> = vec![Vec::new(); w.jobs.len()];
+    let mut stop = Stop::Continue;
+    let mut page = Page::new("cosched evaluate");
+    while stop == Stop::Continue {
+        let k = orders.len() as u32;
+        ctx.step(&format!("order {} of at most {} (seed {}, order {k})", k + 1, a.max_orders, a.seed));
+        let req = RunRequest {
+            workload: a.workload.clone(),
+            policy: a.baseline.clone(),
+            baselines: a.policies.clone(),
+            predictor: a.predictor.clone(),
+            repeats: 1,
+            report: None,
+            resume: false,
+            cgroups: a.cgroups.clone(),
+            lock: a.lock.clone(),
+            db: a.db.clone(),
+            solo: SoloMode::Interleaved,
+            order_seed: Some(a.seed),
+            first_repeat: k,
+        };
+        let mut scratch = Page::new("");
+        let r = run_into(&req, ctx, &mut scratch)?;
+        for (i, m) in r.solo_medians.iter().enumerate() {
+            if let Some(t) = m {
+                solo_sum[i].push(*t);
+            }
+        }
+        let rt = r.pass_round_trip.get(&k).copied();
+        let runs: Vec<RunFigures> =
+            labels.iter().filter_map(|l| r.figures.iter().find(|f| &f.policy == l && f.repeat == k).cloned()).collect();
+        orders.push(OrderRow { order: k, round_trip_ns: rt, regime: rt.map(CacheRegime::of_round_trip), runs });
+        let comps: Vec<Option<Paired>> = labels[1..].iter().map(|l| real_paired(&orders, &labels[0], l, a.metric)).collect();
+        let out_of_time = a.budget.is_some_and(|b| started.elapsed() >= b);
+        stop = stop_rule(&comps, orders.len(), a.min_orders, a.max_orders, out_of_time);
+        for (l, c) in labels[1..].iter().zip(&comps) {
+            if let Some(c) = c {
+                ctx.step(&format!(
+                    "{l} vs {}: {} median {:+.1} % [{:+.1}, {:+.1}] over {} orders: {}",
+                    labels[0],
+                    a.metric.name(),
+                    c.median_rel_diff * 100.0,
+                    c.ci.0 * 100.0,
+                    c.ci.1 * 100.0,
+                    c.n,
+                    verdict_text(c.verdict)
+                ));
+            }
+        }
+    }
+
+    // The model: stored pairwise slowdowns, the passes' median solo times.
+    let store = open_store(&db_path(a.db.as_deref()))?;
+    let (source, source_note, _) = predicted_source(&store, &w, "measured")?;
+    let n = w.jobs.len();
+    let table = PairTable::new((0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { source.slowdown(i, &[j]) }).collect()).collect())
+        .map_err(anyhow::Error::msg)?;
+    let node = node_cpu_count();
+    let pools: Vec<PoolInfo> =
+        w.pools.iter().map(|p| PoolInfo { name: p.name.clone(), cores: p.cores.unwrap_or(node), kind: p.kind }).collect();
+    if w.pools.iter().any(|p| p.kind != PoolKind::Cpu) {
+        ctx.step("accelerator pools share the host's CPUs on this node; the model treats each pool as its own cores");
+    }
+    let platform = Platform { pools };
+    // Twins (one program key) share one solo time, the median of all their
+    // passes: more samples, and the oracle can treat them as one class.
+    let solo_of = |i: usize| -> f64 {
+        let key = w.jobs[i].program_key();
+        let all: Vec<f64> =
+            (0..w.jobs.len()).filter(|&k| w.jobs[k].program_key() == key).flat_map(|k| solo_sum[k].iter().copied()).collect();
+        if all.is_empty() {
+            1.0
+        } else {
+            cosched_model::stats::median(&all)
+        }
+    };
+    let sim: Vec<SimJob> = w
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| SimJob {
+            name: j.name.clone(),
+            arrival: j.arrival,
+            solo: solo_of(i),
+            pool: w.pools.iter().position(|p| p.name == j.pool).expect("the parser checked the pool"),
+            cores: j.cores,
+            program: j.program_key(),
+        })
+        .collect();
+    let mut sim_figs: Vec<Vec<RunFigures>> = Vec::new();
+    for o in &orders {
+        let order = cosched_sched::montecarlo::order(n, a.seed, o.order as usize);
+        let jobs: Vec<SimJob> = order.iter().map(|&j| sim[j].clone()).collect();
+        let t = PairTable::new((0..n).map(|p| (0..n).map(|q| table_cell(&table, order[p], order[q])).collect()).collect())
+            .map_err(anyhow::Error::msg)?;
+        let mut row = Vec::new();
+        for l in &labels {
+            let mut policy = policy_from_spec(l).map_err(bad_input)?;
+            let trace = simulate(&platform, &jobs, &t, policy.as_mut()).map_err(|e| anyhow::anyhow!("simulating {l}: {e}"))?;
+            let m = compute(&trace, &jobs.iter().map(|j| j.solo).collect::<Vec<_>>())?;
+            row.push(RunFigures {
+                policy: l.clone(),
+                repeat: o.order,
+                run: 0,
+                makespan: Some(m.makespan),
+                avg_turnaround: Some(m.avg_turnaround),
+                worst_turnaround: Some(m.worst_turnaround),
+                worst_slowdown: Some(m.worst_slowdown),
+                failed: 0,
+            });
+        }
+        sim_figs.push(row);
+    }
+
+    let pick = |rows: &[&Vec<RunFigures>], l: &str, f: Figure| -> Vec<f64> {
+        rows.iter().map(|r| r.iter().find(|x| x.policy == l).and_then(|x| f.of(x)).unwrap_or(f64::NAN)).collect()
+    };
+    let real_rows: Vec<&Vec<RunFigures>> = orders.iter().map(|o| &o.runs).collect();
+    let sim_rows: Vec<&Vec<RunFigures>> = sim_figs.iter().collect();
+    let quart = |v: Vec<f64>| Quartiles::of(&v.into_iter().filter(|x| x.is_finite()).collect::<Vec<_>>());
+    let figures: Vec<PolicyFigures> = labels
+        .iter()
+        .map(|l| PolicyFigures {
+            policy: l.clone(),
+            real: Figure::ALL.iter().map(|&f| (f, quart(pick(&real_rows, l, f)))).collect(),
+            simulated: Figure::ALL.iter().map(|&f| (f, quart(pick(&sim_rows, l, f)))).collect(),
+        })
+        .collect();
+    let mut comparisons = Vec::new();
+    for l in &labels[1..] {
+        for f in Figure::ALL {
+            let real = paired(&pick(&real_rows, l, f), &pick(&real_rows, &labels[0], f));
+            let simulated = paired(&pick(&sim_rows, l, f), &pick(&sim_rows, &labels[0], f));
+            let agrees = match (&real, &simulated) {
+                (Some(r), Some(s)) => Some(r.median_rel_diff.signum() == s.median_rel_diff.signum()),
+                _ => None,
+            };
+            comparisons.push(Comparison { policy: l.clone(), figure: f, real, simulated, agrees });
+        }
+    }
+    let mut oracle_rows = Vec::new();
+    for (fig, obj) in [(Figure::Makespan, Objective::Makespan), (Figure::MeanTurnaround, Objective::MeanTurnaround)] {
+        let o = oracle(&platform, &sim, &table, obj, a.seed).map_err(|e| anyhow::anyhow!("oracle: {e}"))?;
+        let above = labels
+            .iter()
+            .map(|l| {
+                let med = |rows: &[&Vec<RunFigures>]| {
+                    let v: Vec<f64> = pick(rows, l, fig).into_iter().filter(|x| x.is_finite()).collect();
+                    (!v.is_empty()).then(|| cosched_model::stats::median(&v) / o.value - 1.0)
+                };
+                (l.clone(), med(&real_rows), med(&sim_rows))
+            })
+            .collect();
+        oracle_rows.push(OracleRow { objective: fig, oracle: o, above });
+    }
+    let regimes: Vec<CacheRegime> = orders.iter().filter_map(|o| o.regime).collect::<BTreeSet<_>>().into_iter().collect();
+    let mut report = EvaluateReport {
+        workload: w.name.clone(),
+        policies: labels,
+        seed: a.seed,
+        orders,
+        stop,
+        regimes,
+        figures,
+        comparisons,
+        oracle: oracle_rows,
+        slowdown_source: source_note,
+        index: None,
+    };
+    if let Some(dir) = &a.report {
+        create_dir(dir)?;
+        write_page(&mut page, &report, a.metric);
+        write_file(&dir.join("index.html"), &page.render())?;
+        write_file(&dir.join("evaluate.json"), &serde_json::to_string_pretty(&report)?)?;
+        write_file(&dir.join("orders.csv"), &orders_csv(&report))?;
+        report.index = Some(dir.join("index.html"));
+    }
+    Ok(report)
+}
+
+fn table_cell(t: &PairTable, i: usize, j: usize) -> f64 {
+    if i == j {
+        1.0
+    } else {
+        t.slowdown(i, &[j])
+    }
+}
+
+fn label_of(spec: &str, what: &str) -> anyhow::Result<String> {
+    cosched_sched::registry::resolve_spec(spec).map(|s| s.label()).map_err(|e| bad_input(format!("{what} {spec}: {e}")))
+}
+
+fn real_paired(orders: &[OrderRow], base: &str, l: &str, f: Figure) -> Option<Paired> {
+    let get = |p: &str| -> Vec<f64> {
+        orders.iter().map(|o| o.runs.iter().find(|x| x.policy == p).and_then(|x| f.of(x)).unwrap_or(f64::NAN)).collect()
+    };
+    paired(&get(l), &get(base))
+}
+
+/// `better`, `worse` or `unresolved`, from the first policy's side.
+pub fn verdict_text(v: Verdict) -> &'static str {
+    match v {
+        Verdict::FirstBetter => "better",
+        Verdict::SecondBetter => "worse",
+        Verdict::Unresolved => "unresolved",
+    }
+}
+
+/// Why the series ended, for people.
+pub fn stop_text(s: Stop) -> &'static str {
+    match s {
+        Stop::Resolved => "every comparison of the chosen figure was resolved",
+        Stop::Budget => "the orders or the time budget ran out before every comparison was resolved",
+        Stop::Continue => "still running",
+    }
+}
+
+/// `1.23 [1.10, 1.31]`: median [q1, q3].
+pub fn fmt_quartiles(q: &Option<Quartiles>) -> String {
+    q.map_or("-".into(), |q| format!("{:.2} [{:.2}, {:.2}]", q.median, q.q1, q.q3))
+}
+
+/// `-3.1 % [-5.0, -1.2]`.
+pub fn fmt_paired(p: &Option<Paired>) -> String {
+    p.as_ref().map_or("-".into(), |p| format!("{:+.1} % [{:+.1}, {:+.1}]", p.median_rel_diff * 100.0, p.ci.0 * 100.0, p.ci.1 * 100.0))
+}
+
+/// The tables of a report: (title, headers, rows), in the order people read
+/// them; the CLI prints them and the HTML page shows them.
+pub fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
+    let mut out = Vec::new();
+    let heads: Vec<String> = std::iter::once("policy".to_string())
+        .chain(Figure::ALL.iter().map(|f| format!("{} median [q1, q3]", f.name())))
+        .collect();
+    let real: Vec<Vec<String>> = r
+        .figures
+        .iter()
+        .map(|p| std::iter::once(p.policy.clone()).chain(p.real.iter().map(|(_, q)| fmt_quartiles(q))).collect())
+        .collect();
+    out.push((format!("Real runs, {} orders (seconds; worst slowdown against each order's solo pass)", r.orders.len()), heads.clone(), real));
+    let sim: Vec<Vec<String>> = r
+        .figures
+        .iter()
+        .map(|p| std::iter::once(p.policy.clone()).chain(p.simulated.iter().map(|(_, q)| fmt_quartiles(q))).collect())
+        .collect();
+    out.push(("Simulated, the same orders on the stored pairwise slowdowns".to_string(), heads, sim));
+    let base = r.policies.first().cloned().unwrap_or_default();
+    let comp: Vec<Vec<String>> = r
+        .comparisons
+        .iter()
+        .map(|c| {
+            vec![
+                c.policy.clone(),
+                c.figure.name().to_string(),
+                fmt_paired(&c.real),
+                c.real.as_ref().map_or("-".into(), |p| verdict_text(p.verdict).to_string()),
+                c.real.as_ref().map_or("-".into(), |p| if p.first.disjoint(&p.second) { "yes" } else { "no" }.to_string()),
+                fmt_paired(&c.simulated),
+                c.agrees.map_or("-".into(), |a| if a { "yes" } else { "no" }.to_string()),
+            ]
+        })
+        .collect();
+    out.push((
+        format!("Against {base}, order by order: median relative difference [95 % interval] (negative = lower = better)"),
+        ["policy", "figure", "real", "verdict", "IQRs apart", "simulated", "same sign"].map(String::from).to_vec(),
+        comp,
+    ));
+    let oracle: Vec<Vec<String>> = r
+        .oracle
+        .iter()
+        .flat_map(|o| {
+            let search = match o.oracle.search {
+                cosched_sched::oracle::Search::Exhaustive { schedules } => format!("all {schedules} orders"),
+                cosched_sched::oracle::Search::Local { schedules, .. } => format!("local search, {schedules} schedules"),
+            };
+            o.above.iter().map(move |(l, real, sim)| {
+                let pct = |v: &Option<f64>| v.map_or("-".into(), |v| format!("{:+.1} %", v * 100.0));
+                vec![o.objective.name().to_string(), format!("{:.2} s ({search})", o.oracle.value), l.clone(), pct(real), pct(sim)]
+            })
+        })
+        .collect();
+    out.push((
+        "Distance to the oracle (the model's best list schedule): each policy's median above it".to_string(),
+        ["figure", "oracle", "policy", "real", "simulated"].map(String::from).to_vec(),
+        oracle,
+    ));
+    let orders: Vec<Vec<String>> = r
+        .orders
+        .iter()
+        .map(|o| {
+            let mut row = vec![
+                (o.order + 1).to_string(),
+                o.round_trip_ns.map_or("-".into(), |ns| format!("{ns:.0} ns")),
+                o.regime.map_or("-".into(), |g| g.name().to_string()),
+            ];
+            for l in &r.policies {
+                let f = o.runs.iter().find(|x| &x.policy == l);
+                row.push(f.map_or("-".into(), |f| {
+                    let v = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
+                    format!("{} / {} / {}", v(f.makespan), v(f.avg_turnaround), v(f.worst_slowdown))
+                }));
+            }
+            row
+        })
+        .collect();
+    let mut h = vec!["order".to_string(), "CPU 0-1 round trip".to_string(), "regime".to_string()];
+    h.extend(r.policies.iter().map(|l| format!("{l}: makespan / mean TAT / worst slowdown")));
+    out.push(("Every order".to_string(), h, orders));
+    out
+}
+
+fn write_page(page: &mut Page, r: &EvaluateReport, metric: Figure) {
+    page.set_title(&format!("cosched evaluate: {}", r.workload));
+    page.paragraph(&format!(
+        "Workload `{}`; policies compared with `{}` on {} seeded orders (seed {}); stopped because {} ({}).",
+        r.workload,
+        r.policies.first().map_or("", String::as_str),
+        r.orders.len(),
+        r.seed,
+        stop_text(r.stop),
+        metric.name()
+    ));
+    if r.regimes.len() > 1 {
+        page.note("The orders span a cache-regime switch: compare within one regime (see the orders table).");
+    }
+    for (title, heads, rows) in tables(r) {
+        let h: Vec<&str> = heads.iter().map(String::as_str).collect();
+        page.section(&title).table(&h, &rows);
+    }
+    page.section("Data").link("evaluate.json", "everything above (JSON)").link("orders.csv", "every order's figures (CSV)");
+}
+
+fn orders_csv(r: &EvaluateReport) -> String {
+    let mut s = String::from("order,round_trip_ns,policy,run,makespan_s,mean_turnaround_s,worst_slowdown,failed\n");
+    let o = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
+    for row in &r.orders {
+        for f in &row.runs {
+            s.push_str(&format!(
+                "{},{},\"{}\",{},{},{},{},{}\n",
+                row.order,
+                o(row.round_trip_ns),
+                f.policy.replace('"', "\"\""),
+                f.run,
+                o(f.makespan),
+                o(f.avg_turnaround),
+                o(f.worst_slowdown),
+                f.failed
+            ));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_parse_by_their_names_and_refuse_others() {
+        for f in Figure::ALL {
+            assert_eq!(f.name().parse::<Figure>(), Ok(f));
+        }
+        assert!("speed".parse::<Figure>().unwrap_err().contains("makespan, mean-turnaround, worst-slowdown"));
+    }
+
+    fn figs(policy: &str, makespan: f64, tat: f64, worst: f64) -> RunFigures {
+        RunFigures {
+            policy: policy.into(),
+            repeat: 0,
+            run: 0,
+            makespan: Some(makespan),
+            avg_turnaround: Some(tat),
+            worst_turnaround: None,
+            worst_slowdown: Some(worst),
+            failed: 0,
+        }
+    }
+
+    #[test]
+    fn orders_pair_each_policy_with_the_baseline_of_the_same_order() {
+        let orders: Vec<OrderRow> = (0..5)
+            .map(|k| OrderRow {
+                order: k,
+                round_trip_ns: Some(60.0),
+                regime: Some(CacheRegime::Shared),
+                runs: vec![figs("noplan", 10.0 + k as f64, 6.0, 1.5), figs("best-match", 9.5 + k as f64, 5.0, 1.05)],
+            })
+            .collect();
+        let c = real_paired(&orders, "noplan", "best-match", Figure::WorstSlowdown).unwrap();
+        assert_eq!(c.n, 5);
+        assert_eq!(c.verdict, Verdict::FirstBetter);
+        assert!((c.median_rel_diff - (1.05 / 1.5 - 1.0)).abs() < 1e-12);
+        // Makespans rise with k in both; paired by order, best-match is lower every time.
+        assert_eq!(real_paired(&orders, "noplan", "best-match", Figure::Makespan).unwrap().verdict, Verdict::FirstBetter);
+    }
+
+    #[test]
+    fn the_orders_csv_quotes_labels_with_commas() {
+        let r = EvaluateReport {
+            workload: "w".into(),
+            policies: vec!["a:x=1,y=2".into()],
+            seed: 1,
+            orders: vec![OrderRow { order: 0, round_trip_ns: None, regime: None, runs: vec![figs("a:x=1,y=2", 1.0, 2.0, 3.0)] }],
+            stop: Stop::Budget,
+            regimes: vec![],
+            figures: vec![],
+            comparisons: vec![],
+            oracle: vec![],
+            slowdown_source: String::new(),
+            index: None,
+        };
+        let csv = orders_csv(&r);
+        assert_eq!(csv.lines().nth(1), Some("0,,\"a:x=1,y=2\",0,1,2,3,0"));
+    }
+}

@@ -1,0 +1,133 @@
+//! `cosched evaluate`: policies compared on real runs of the same seeded
+//! orders until their difference is resolved, beside the simulator and the
+//! oracle.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use cosched_app::compare::{evaluate, stop_text, tables, EvaluateRequest, Figure};
+use cosched_report::table;
+
+use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs};
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    cosched evaluate --workload examples/memory-half.toml --policy best-match --policy conflict-aware\n  \
+    cosched evaluate --workload w.toml --policy best-match --baseline noplan --metric worst-slowdown --max-orders 12\n  \
+    cosched evaluate --workload w.toml --policy no-twins --budget 20m --report out/ --json | jq .comparisons\n\n\
+    Each order is one round: a solo pass (every job alone: that round's solo\n\
+    references), then the baseline and every policy on the workload's jobs\n\
+    listed in the seed's order k (the orders `cosched simulate` draws), in a\n\
+    rotated sequence. After each round every policy is compared with the\n\
+    baseline order by order: the median relative difference of each figure\n\
+    with its 95 % interval (sign-test order statistics); the series stops once\n\
+    the --metric comparisons are all resolved after --min-orders, or at\n\
+    --max-orders or --budget, and says which. The CPU 0-1 round trip before\n\
+    each solo pass gives the cache regime of each order; a comparison that\n\
+    spans a regime switch is flagged. The same orders are simulated on the\n\
+    stored pairwise slowdowns (run `cosched pairs` first), and the oracle\n\
+    gives the best list schedule of that model.")]
+pub struct EvaluateArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// A policy to compare with the baseline (NAME or NAME:KEY=VALUE,...); repeat for several.
+    #[arg(long = "policy", value_name = "P", required = true)]
+    pub policies: Vec<String>,
+    /// The policy every other is compared with.
+    #[arg(long, value_name = "P", default_value = "noplan")]
+    pub baseline: String,
+    /// The figure whose resolution ends the series: makespan, mean-turnaround or worst-slowdown.
+    #[arg(long, value_name = "FIGURE", default_value = "mean-turnaround")]
+    pub metric: Figure,
+    /// Seed of the orders; the same seed gives the same orders on any machine.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Orders run before the series may stop.
+    #[arg(long, default_value_t = 5)]
+    pub min_orders: usize,
+    /// Orders run at most.
+    #[arg(long, default_value_t = 15)]
+    pub max_orders: usize,
+    /// Start no new order after this long, e.g. 900s, 20m or 1h.
+    #[arg(long, value_name = "TIME", value_parser = parse_budget)]
+    pub budget: Option<std::time::Duration>,
+    // The predictor the policies decide with; default `measured`.
+    #[command(flatten)]
+    pub predictor: PredictorArgs,
+    /// Write index.html, evaluate.json and orders.csv here.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub json: JsonArgs,
+    /// cgroup hierarchy: auto, v1, v2 or none (affinity and signals only).
+    #[arg(long, default_value = "auto", value_name = "MODE")]
+    pub cgroups: String,
+    /// Lock file that keeps a second runner off the node.
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// `900s`, `20m`, `1h` or bare seconds.
+fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, scale) = match t.char_indices().last() {
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 's')) => (&t[..i], 1.0),
+        _ => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * scale < 1e7 => Ok(std::time::Duration::from_secs_f64(v * scale)),
+        _ => Err(format!("`{s}`: expected a positive duration such as 900s, 20m or 1h")),
+    }
+}
+
+pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
+    let req = EvaluateRequest {
+        workload: a.workload.workload,
+        policies: a.policies,
+        baseline: a.baseline,
+        metric: a.metric,
+        predictor: a.predictor.predictor.unwrap_or_else(|| "measured".into()),
+        seed: a.seed,
+        min_orders: a.min_orders,
+        max_orders: a.max_orders,
+        budget: a.budget,
+        report: a.report,
+        cgroups: a.cgroups,
+        lock: a.lock,
+        db: a.db.db,
+    };
+    let r = evaluate(&req, &ctx())?;
+    if a.json.json {
+        return print_json(&r);
+    }
+    for (title, heads, rows) in tables(&r) {
+        let h: Vec<&str> = heads.iter().map(String::as_str).collect();
+        println!("{title}:\n{}\n", table(&h, &rows));
+    }
+    println!("Stopped after {} orders: {} ({}).", r.orders.len(), stop_text(r.stop), a.metric.name());
+    if r.regimes.len() > 1 {
+        println!("warning: the orders span a cache-regime switch (see the round trips above); compare within one regime.");
+    }
+    println!("slowdowns of the model: {}", r.slowdown_source);
+    if let Some(i) = &r.index {
+        println!("report: {}", i.display());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_budget;
+
+    #[test]
+    fn budgets_read_seconds_minutes_and_hours() {
+        assert_eq!(parse_budget("90").unwrap().as_secs(), 90);
+        assert_eq!(parse_budget("20m").unwrap().as_secs(), 1200);
+        assert_eq!(parse_budget("1.5h").unwrap().as_secs(), 5400);
+        assert!(parse_budget("-1m").is_err() && parse_budget("soon").is_err() && parse_budget("1e300s").is_err());
+    }
+}
