@@ -53,9 +53,14 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     install_interrupt_handler();
     calibrate_missing(&w, &mut store, ctx)?;
     let cals = store.calibrations()?;
-    let jobs: Vec<PairJob> = w
-        .jobs
+    // Twins (one program key: `count` copies, or jobs written out alike) are
+    // one program: its co-runs are measured once, as its first job, and
+    // `matrix_of` gives every twin the same cells. Eight jobs of two
+    // programs are 3 co-runs, not 36.
+    let reps = representatives(&w);
+    let jobs: Vec<PairJob> = reps
         .iter()
+        .map(|&i| &w.jobs[i])
         .map(|j| {
             job_argv(j, &cals).map(|argv| PairJob { name: j.name.clone(), argv, cores: j.cores }).map_err(anyhow::Error::msg)
         })
@@ -92,8 +97,9 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     let prior_runs: Vec<PairRun> = prior.iter().filter_map(|r| Some(to_run(r, index(&r.fg_job)?, index(&r.bg_job)?))).collect();
 
     let npairs = unordered_pairs(jobs.len()).len();
+    let twins = if jobs.len() < w.jobs.len() { format!(" ({} jobs; twins measured once)", w.jobs.len()) } else { String::new() };
     ctx.step(&format!(
-        "pairs: {} jobs, {npairs} co-runs (twins included), {}-{} repeats each, campaign {campaign}",
+        "pairs: {} programs{twins}, {npairs} co-runs (each beside its twin included), {}-{} repeats each, campaign {campaign}",
         jobs.len(),
         req.min_repeats,
         req.repeats
@@ -173,14 +179,82 @@ fn to_run(r: &PairRunRecord, fg: usize, bg: usize) -> PairRun {
     }
 }
 
+/// What makes two jobs twins for a pairs campaign: one program on as many
+/// cores (a command's key does not hold its cores).
+fn twin_key(j: &cosched_model::workload::Job) -> String {
+    format!("{} cores={}", j.program_key(), j.cores)
+}
+
+/// The first job of each program key, in workload order.
+pub(crate) fn representatives(w: &Workload) -> Vec<usize> {
+    let keys: Vec<String> = w.jobs.iter().map(twin_key).collect();
+    (0..keys.len()).filter(|&i| !keys[..i].contains(&keys[i])).collect()
+}
+
 /// The matrix of stored runs: each repeat gives the foreground's slowdown in
-/// cell (fg, bg) and the background's in cell (bg, fg).
+/// cell (fg, bg) and the background's in cell (bg, fg), and every twin of
+/// the foreground (same program key) beside every twin of the background
+/// gets the same samples, since campaigns measure twins once.
 pub(crate) fn matrix_of(w: &Workload, runs: &[PairRunRecord]) -> SlowdownMatrix {
     let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
-    let index = |n: &str| names.iter().position(|x| x == n);
-    let samples = runs.iter().filter_map(|r| {
-        let (i, j) = (index(&r.fg_job)?, index(&r.bg_job)?);
-        Some([(i, j, r.fg_slowdown()), (j, i, r.bg_slowdown())])
-    });
-    matrix_from_samples(names.clone(), samples.flatten())
+    let keys: Vec<String> = w.jobs.iter().map(twin_key).collect();
+    let key_of = |n: &str| names.iter().position(|x| x == n).map(|i| keys[i].as_str());
+    let mut samples = Vec::new();
+    for r in runs {
+        let (Some(fk), Some(bk)) = (key_of(&r.fg_job), key_of(&r.bg_job)) else { continue };
+        for i in (0..names.len()).filter(|&i| keys[i] == fk) {
+            for j in (0..names.len()).filter(|&j| keys[j] == bk) {
+                samples.push((i, j, r.fg_slowdown()));
+                samples.push((j, i, r.bg_slowdown()));
+            }
+        }
+    }
+    matrix_from_samples(names.clone(), samples)
+}
+
+#[cfg(test)]
+mod twin_tests {
+    use super::*;
+
+    fn rec(fg: &str, bg: &str, fg_sd: f64, bg_sd: f64) -> PairRunRecord {
+        PairRunRecord {
+            fg_job: fg.into(),
+            bg_job: bg.into(),
+            repeat: 0,
+            fg_cpus: vec![0],
+            bg_cpus: vec![1],
+            shared_cpus: false,
+            fg_solo_s: 1.0,
+            fg_corun_s: fg_sd,
+            bg_solo_s: 1.0,
+            bg_corun_s: bg_sd,
+            fg_relaunches: 0,
+            bg_relaunches: 0,
+            fg_timing: "work-phase".into(),
+            bg_timing: "work-phase".into(),
+        }
+    }
+
+    #[test]
+    fn twins_are_measured_once_and_share_every_cell() {
+        let text = "[[pools]]\nname = \"host\"\ncores = 2\n\
+            [[jobs]]\nname = \"t\"\nkernel = \"stream\"\nwork = 5\ncount = 3\n\
+            [[jobs]]\nname = \"f\"\nkernel = \"compute\"\nwork = 5\ncount = 2\n";
+        let w = cosched_model::workload::parse_workload(text, "w.toml", Some(2)).unwrap();
+        assert_eq!(representatives(&w), vec![0, 3]);
+        let m = matrix_of(&w, &[rec("t.1", "t.1", 1.6, 1.4), rec("t.1", "f.1", 1.1, 1.0)]);
+        // Every triad beside every other triad: both samples of the twin co-run.
+        for i in 0..3 {
+            for j in 0..3 {
+                let c = m.get(i, j).unwrap();
+                assert_eq!((c.n, c.min, c.max), (2, 1.4, 1.6));
+            }
+            for j in 3..5 {
+                assert_eq!(m.get(i, j).unwrap().median, 1.1);
+                assert_eq!(m.get(j, i).unwrap().median, 1.0);
+            }
+        }
+        // Loops were never co-run with each other.
+        assert!(m.get(3, 4).is_none());
+    }
 }
