@@ -86,6 +86,7 @@
 //! file that is not SQLite, or whose schema is newer than this build knows,
 //! is reported with its path and left byte for byte as it was.
 
+mod campaign_params;
 mod conditions;
 mod export;
 mod prediction;
@@ -109,6 +110,29 @@ pub(crate) fn test_provenance(command: &str, started_unix: u64) -> Provenance {
     }
 }
 
+/// A stored job profile of one run of `solo_s` seconds at host load `u`.
+#[cfg(test)]
+pub(crate) fn test_profile(solo_s: f64, u: f64) -> cosched_model::profile::JobProfile {
+    use cosched_model::profile::{JobProfile, ProfileSummary, SyscallSource};
+    let s = ProfileSummary {
+        wall_s: solo_s,
+        host_load_mean: u,
+        host_load_peak: u,
+        cores_used: 2.0 * u,
+        syscall_rate: None,
+        syscall_count: None,
+        syscall_source: SyscallSource::ProcSyscrSyscw,
+        vol_ctx_rate: 0.0,
+        invol_ctx_rate: 0.0,
+        read_bps: 0.0,
+        write_bps: 0.0,
+        max_rss_kib: 1,
+        fault_rate: 0.0,
+        counters: BTreeMap::new(),
+    };
+    JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).expect("one finite run")
+}
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -120,6 +144,9 @@ use cosched_model::topology::{format_cpulist, parse_cpulist};
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior};
 
+pub use campaign_params::{
+    CampaignParams, PairsJob, PairsParams, ProbeLevelParams, ProbeParams, ProfileJob, ProfileParams,
+};
 pub use conditions::NodeConditions;
 pub use export::{check_table, format_unix_utc, DbInfo, TableCount, TABLES};
 pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLACK_S};
@@ -159,6 +186,10 @@ pub enum StoreError {
     WrongKind { id: CampaignId, kind: CampaignKind, what: &'static str },
     #[error("campaign {id} is {status}, not running; reopen it to add runs")]
     NotRunning { id: CampaignId, status: CampaignStatus },
+    #[error("the stored profile of `{job}` in campaign {campaign} is not a job profile this cosched reads ({why}); profile it again")]
+    BadProfile { campaign: CampaignId, job: String, why: String },
+    #[error("the stored parameters of campaign {id} do not read as its kind's ({why})")]
+    BadParams { id: CampaignId, why: String },
     #[error("no table `{0}`; the tables are: {}", TABLES.join(", "))]
     NoSuchTable(String),
     #[error("writing the export: {0}")]
@@ -389,7 +420,9 @@ impl Store {
     /// Starts a campaign and returns its id. `params_json` is the campaign's
     /// parameters as a JSON document; it is stored with object keys sorted,
     /// so [`Store::find_campaign`] matches it whatever order the caller
-    /// serialized it in.
+    /// serialized it in. The verbs use [`Store::begin_campaign_typed`]; this
+    /// text form is for parameters no [`CampaignParams`] describes, such as
+    /// a test's.
     pub fn begin_campaign(
         &mut self,
         kind: CampaignKind,
@@ -409,6 +442,28 @@ impl Store {
             .map_err(|source| sql_err(tx, "starting a campaign", source))?;
             Ok(CampaignId(tx.last_insert_rowid()))
         })
+    }
+
+    /// Starts a campaign of the kind of `params`; what the verbs call, so
+    /// their parameters are stored as [`Store::find_campaign_typed`] and
+    /// [`CampaignRecord::parameters`] read them.
+    pub fn begin_campaign_typed(
+        &mut self,
+        workload: &str,
+        params: &CampaignParams,
+        provenance: &Provenance,
+    ) -> Result<CampaignId> {
+        self.begin_campaign(params.kind(), workload, &params.to_json(), provenance)
+    }
+
+    /// [`Store::find_campaign`] with typed parameters: finds campaigns
+    /// stored by earlier versions too, whose text is the same.
+    pub fn find_campaign_typed(
+        &self,
+        workload: &str,
+        params: &CampaignParams,
+    ) -> Result<Option<(CampaignId, CampaignStatus)>> {
+        self.find_campaign(params.kind(), workload, &params.to_json())
     }
 
     /// Marks a campaign `done` or `interrupted`, with the time it ended.
@@ -742,21 +797,29 @@ impl Store {
             tx.execute(
                 "INSERT INTO profiles (campaign_id, job, program, summary_json) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (campaign_id, job) DO UPDATE SET program = excluded.program, summary_json = excluded.summary_json",
-                params![campaign.0, profile.job, profile.program, profile.summary.to_string()],
+                params![
+                    campaign.0,
+                    profile.job,
+                    profile.program,
+                    serde_json::to_string(&profile.summary).expect("a profile serializes")
+                ],
             )
             .map_err(|source| sql_err(tx, &format!("storing the {what}"), source))?;
             Ok(())
         })
     }
 
-    /// The profile summaries of a campaign, by job name.
+    /// The profile summaries of a campaign, by job name. A summary that
+    /// does not read as a `JobProfile` is an error naming its campaign and
+    /// job.
     pub fn profiles(&self, campaign: CampaignId) -> Result<Vec<ProfileRecord>> {
-        self.query(
+        let rows = self.query(
             "SELECT job, program, summary_json FROM profiles WHERE campaign_id = ?1 ORDER BY job",
             [campaign.0],
             "reading profiles",
-            profile_from_row,
-        )
+            |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)),
+        )?;
+        rows.into_iter().map(|(job, program, text)| decode_profile(campaign, job, program, &text)).collect()
     }
 
     /// The latest profile of a program (its program key) from a campaign
@@ -769,9 +832,12 @@ impl Store {
              WHERE pr.program = ?1 AND c.status = 'done' ORDER BY pr.campaign_id DESC, pr.id DESC LIMIT 1",
             [program],
             "reading profiles",
-            |r| Ok((CampaignId(r.get(3)?), profile_from_row(r)?)),
+            |r| Ok((CampaignId(r.get(3)?), r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)),
         )?;
-        Ok(rows.into_iter().next())
+        match rows.into_iter().next() {
+            Some((campaign, job, program, text)) => Ok(Some((campaign, decode_profile(campaign, job, program, &text)?))),
+            None => Ok(None),
+        }
     }
 
     // ---- probe points -------------------------------------------------
@@ -1047,8 +1113,13 @@ fn campaign_from_row(r: &Row) -> rusqlite::Result<CampaignRecord> {
     })
 }
 
-fn profile_from_row(r: &Row) -> rusqlite::Result<ProfileRecord> {
-    Ok(ProfileRecord { job: r.get(0)?, program: r.get(1)?, summary: json_col(r, 2)? })
+/// Profiles are decoded here, once, so every reader gets a `JobProfile`
+/// or an error that says which stored profile to measure again.
+fn decode_profile(campaign: CampaignId, job: String, program: String, text: &str) -> Result<ProfileRecord> {
+    match serde_json::from_str(text) {
+        Ok(summary) => Ok(ProfileRecord { job, program, summary }),
+        Err(e) => Err(StoreError::BadProfile { campaign, job, why: e.to_string() }),
+    }
 }
 
 fn json_col<T: serde::de::DeserializeOwned>(r: &Row, i: usize) -> rusqlite::Result<T> {
@@ -1087,5 +1158,23 @@ mod tests {
             [],
         );
         assert!(orphan.is_err(), "a run of no campaign was accepted");
+    }
+
+    #[test]
+    fn a_stored_profile_that_is_no_job_profile_is_an_error_naming_its_campaign_and_job() {
+        let mut s = Store::open_in_memory().unwrap();
+        let c = s.begin_campaign(CampaignKind::Profile, "w", "{}", &test_provenance("cosched profile", 1)).unwrap();
+        let good = ProfileRecord { job: "a".into(), program: "A".into(), summary: test_profile(1.0, 0.5) };
+        s.put_profile(c, &good).unwrap();
+        assert_eq!(s.profiles(c).unwrap(), vec![good]);
+        s.conn
+            .execute("INSERT INTO profiles (campaign_id, job, program, summary_json) VALUES (?1, 'old', 'B', '{\"u\": 1}')", [c.0])
+            .unwrap();
+        s.finish_campaign(c, CampaignStatus::Done).unwrap();
+        let e = s.profiles(c).unwrap_err();
+        assert!(matches!(&e, StoreError::BadProfile { campaign, job, .. } if *campaign == c && job == "old"), "{e}");
+        assert!(e.to_string().contains(&format!("`old` in campaign {c}")), "{e}");
+        assert!(s.latest_profile("B").unwrap_err().to_string().contains("`old`"));
+        assert_eq!(s.latest_profile("A").unwrap().map(|(id, p)| (id, p.job)), Some((c, "a".to_string())));
     }
 }
