@@ -8,12 +8,13 @@ use cosched_model::probe::{classify as class_of, Class, ClassRule};
 use cosched_model::profile::JobProfile;
 use cosched_model::workload::Workload;
 use cosched_report::curves::fmt_kib;
-use cosched_store::{CampaignKind, CampaignRecord, CampaignStatus, ProbePointRecord, Store};
+use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, CampaignStatus, ProbePointRecord, Store};
 use serde::Serialize;
 
 use crate::common::{db_path, load_workload, open_existing_store};
 use crate::error::bad_input;
 use crate::probe::points_of;
+use crate::training::probe_llc_kib;
 
 #[derive(Debug, Clone)]
 pub struct ClassifyRequest {
@@ -74,7 +75,7 @@ pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Vec<ClassRow>> {
     let rule = ClassRule { significant: a.significant };
     let mut here_llc: Option<Option<u64>> = None;
     let mut llc_of = |c: &CampaignRecord| -> Option<u64> {
-        a.llc_kib.or_else(|| c.params.get("llc_kib").and_then(|v| v.as_u64())).or_else(|| {
+        a.llc_kib.or_else(|| probe_llc_kib(c).ok().flatten()).or_else(|| {
             *here_llc.get_or_insert_with(|| {
                 cosched_measure::topology::detect().ok().and_then(|n| n.llc().map(|c| c.size_bytes / 1024))
             })
@@ -101,7 +102,10 @@ pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Vec<ClassRow>> {
                 );
             }
             for p in &probed {
-                let program = p.campaign.params.get("program").and_then(|v| v.as_str()).map(str::to_string);
+                let program = match p.campaign.parameters()? {
+                    CampaignParams::Probe(params) => params.program,
+                    _ => None,
+                };
                 rows.push(row(&store, p, llc_of(&p.campaign), rule, program.as_deref())?);
             }
         }
@@ -201,10 +205,8 @@ fn not_probed(store: &Store, w: &Workload, job: &str, program: &str, path: &std:
 /// its workload.
 fn host_load(store: &Store, program: Option<&str>, workload: &str, job: &str) -> anyhow::Result<Option<f64>> {
     if let Some(program) = program {
-        if let Some((_, p)) = store.latest_profile(program)? {
-            if let Some(u) = load_in(&p.summary) {
-                return Ok(Some(u));
-            }
+        if let Some((_, p)) = store.latest_job_profile(program)? {
+            return Ok(Some(load_in(&p.summary)));
         }
     }
     for c in store.campaigns()?.iter().rev() {
@@ -212,9 +214,7 @@ fn host_load(store: &Store, program: Option<&str>, workload: &str, job: &str) ->
             continue;
         }
         if let Some(p) = store.profiles(c.id)?.into_iter().find(|p| p.job == job) {
-            if let Some(u) = load_in(&p.summary) {
-                return Ok(Some(u));
-            }
+            return Ok(Some(load_in(&p.summary)));
         }
     }
     Ok(None)
@@ -223,8 +223,8 @@ fn host_load(store: &Store, program: Option<&str>, workload: &str, job: &str) ->
 /// The host load U of a stored profile: the median over its timed runs
 /// (`JobProfile::summary`), not the perf-counted run's, which counting slows
 /// for a syscall-heavy job.
-fn load_in(v: &serde_json::Value) -> Option<f64> {
-    serde_json::from_value::<JobProfile>(v.clone()).ok().map(|p| p.summary.host_load_mean)
+fn load_in(p: &JobProfile) -> f64 {
+    p.summary.host_load_mean
 }
 
 #[cfg(test)]
@@ -247,7 +247,6 @@ mod tests {
         let timed = summarize(&[sample(0.0, 0.0), sample(2.0, 2.0)], 2, facts()).unwrap();
         let counted = summarize(&[sample(0.0, 0.0), sample(2.0, 3.6)], 2, facts()).unwrap();
         let p = JobProfile::from_runs(&[(2.0, timed)], "process", Some(counted), Vec::new()).unwrap();
-        assert_eq!(load_in(&serde_json::to_value(&p).unwrap()), Some(0.5));
-        assert_eq!(load_in(&serde_json::json!({"solo_s": 1.9})), None, "not a profile");
+        assert_eq!(load_in(&p), 0.5);
     }
 }

@@ -4,15 +4,22 @@
 
 use std::path::Path;
 
-use cosched_model::profile::JobProfile;
 use cosched_model::workload::Workload;
 use cosched_predict::predictors::parse_spec;
 use cosched_predict::{predictor_by_name, Characterization, PairSamples, Predictor, TrainingSet};
-use cosched_store::{Measurements, ProbePointRecord, Store};
+use cosched_store::{CampaignParams, CampaignRecord, Measurements, ProbePointRecord, Store};
 use serde::Serialize;
 
 use crate::error::bad_input;
 use crate::probe::points_of;
+
+/// The LLC size a probe campaign recorded, which splits its curve.
+pub(crate) fn probe_llc_kib(c: &CampaignRecord) -> anyhow::Result<Option<u64>> {
+    Ok(match c.parameters()? {
+        CampaignParams::Probe(p) => p.llc_kib,
+        _ => None,
+    })
+}
 
 /// An unfitted predictor from `NAME[:key=value,...]`; a bad spec is exit code 2.
 pub(crate) fn build(spec: &str) -> anyhow::Result<Box<dyn Predictor>> {
@@ -93,16 +100,11 @@ pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path) -> anyhow::
 pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::Result<(TrainingSet, Sources)> {
     let mut programs = Vec::new();
     for job in &w.jobs {
-        let profile = match m.profiles.iter().find(|(_, p)| p.job == job.name) {
-            Some((_, prof)) => Some(serde_json::from_value::<JobProfile>(prof.summary.clone()).map_err(|e| {
-                anyhow::anyhow!("the stored profile of `{}` is not a job profile this cosched reads ({e}); profile it again", job.name)
-            })?),
-            None => None,
-        };
+        let profile = m.profiles.iter().find(|(_, p)| p.job == job.name).map(|(_, p)| p.summary.clone());
         let (probe, llc_kib) = match m.probes.iter().find(|(_, j, _)| *j == job.name) {
             Some((probe_campaign, _, records)) => {
                 let refs: Vec<&ProbePointRecord> = records.iter().collect();
-                (points_of(&refs), probe_campaign.params.get("llc_kib").and_then(|v| v.as_u64()))
+                (points_of(&refs), probe_llc_kib(probe_campaign)?)
             }
             None => (Vec::new(), None),
         };

@@ -5,8 +5,9 @@
 //! to exactly the document the verbs wrote before these types existed (a
 //! test builds the old documents by hand and finds their campaigns through
 //! the typed API). Adding a field therefore starts new campaigns rather
-//! than resuming old ones; a field that may be absent from older rows is an
-//! `Option`, read as `None` there.
+//! than resuming old ones. Older versions stored fewer fields, so a field
+//! missing from a stored document reads as its default (empty, zero,
+//! `None`), and fields no type knows are ignored.
 
 use cosched_model::matrix::StopRule;
 use serde::{Deserialize, Serialize};
@@ -54,13 +55,23 @@ impl CampaignParams {
 
 /// `cosched pairs`: every unordered pair of `jobs` co-run until `stop`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PairsParams {
     /// In workload order, which is the order of the matrix's rows.
     pub jobs: Vec<PairsJob>,
     pub stop: StopRule,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Read for a stored document without `stop`: a rule that stops at once,
+/// which no campaign ran under, so it is never mistaken for real settings.
+impl Default for PairsParams {
+    fn default() -> Self {
+        PairsParams { jobs: Vec::new(), stop: StopRule { min_repeats: 0, max_repeats: 0, rel_halfwidth: 0.0 } }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct PairsJob {
     pub name: String,
     /// The command as launched, work resolved from calibrations.
@@ -69,7 +80,8 @@ pub struct PairsJob {
 }
 
 /// `cosched profile`: timed solo runs of each job, sampled.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct ProfileParams {
     pub jobs: Vec<ProfileJob>,
     pub interval_s: f64,
@@ -84,7 +96,8 @@ pub struct ProfileParams {
     pub counted_run_repeat: Option<usize>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct ProfileJob {
     pub name: String,
     pub argv: Vec<String>,
@@ -92,7 +105,8 @@ pub struct ProfileJob {
 }
 
 /// `cosched probe` of one job: the job beside a stressor at each level.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct ProbeParams {
     pub job: String,
     /// The job's program key, so a class is found across workloads.
@@ -110,7 +124,8 @@ pub struct ProbeParams {
     pub llc_kib: Option<u64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct ProbeLevelParams {
     pub size_kib: u64,
     pub intensity: f64,
@@ -206,15 +221,15 @@ mod tests {
         for (typed, text) in old_texts() {
             let old = s.begin_campaign(typed.kind(), "w", &text, &prov).unwrap();
             s.finish_campaign(old, CampaignStatus::Interrupted).unwrap();
-            assert_eq!(
-                s.find_campaign_typed("w", &typed).unwrap(),
-                Some((old, CampaignStatus::Interrupted)),
-                "{text}"
-            );
+            assert_eq!(s.find_campaign_typed("w", &typed).unwrap(), Some((old, CampaignStatus::Interrupted)), "{text}");
         }
         let mut other = pairs();
         other.stop.max_repeats = 6;
-        assert_eq!(s.find_campaign_typed("w", &CampaignParams::Pairs(other)).unwrap(), None, "other settings, other campaign");
+        assert_eq!(
+            s.find_campaign_typed("w", &CampaignParams::Pairs(other)).unwrap(),
+            None,
+            "other settings, other campaign"
+        );
     }
 
     #[test]
@@ -227,6 +242,15 @@ mod tests {
             assert_eq!(c.kind, typed.kind());
             assert_eq!(c.parameters().unwrap(), typed);
         }
+    }
+
+    #[test]
+    fn fields_an_older_version_did_not_store_read_as_defaults() {
+        let mut s = Store::open_in_memory().unwrap();
+        let prov = test_provenance("cosched probe", 1);
+        let id = s.begin_campaign(CampaignKind::Probe, "w", r#"{"job": "a", "llc_kib": 4096, "gone": 1}"#, &prov).unwrap();
+        let CampaignParams::Probe(p) = s.campaign(id).unwrap().unwrap().parameters().unwrap() else { panic!("a probe") };
+        assert_eq!((p.job.as_str(), p.llc_kib, p.program, p.repeats), ("a", Some(4096), None, 0));
     }
 
     #[test]

@@ -153,6 +153,7 @@ pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLA
 pub use records::{
     CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, PairRunRecord, ProbePointRecord,
     ProfileRecord, RunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, SampleRecord, SoloRunRecord,
+    UntypedProfileRecord,
 };
 pub use schema::{latest_version, Migration, MIGRATIONS};
 
@@ -825,7 +826,31 @@ impl Store {
     /// The latest profile of a program (its program key) from a campaign
     /// that finished (`done`), so a partial profile of an interrupted
     /// campaign is never taken for a whole one.
-    pub fn latest_profile(&self, program: &str) -> Result<Option<(CampaignId, ProfileRecord)>> {
+    pub fn latest_job_profile(&self, program: &str) -> Result<Option<(CampaignId, ProfileRecord)>> {
+        match self.latest_profile_row(program)? {
+            Some((campaign, job, program, text)) => {
+                Ok(Some((campaign, decode_profile(campaign, job, program, &text)?)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// [`Store::latest_job_profile`] with the summary as the JSON stored,
+    /// undecoded: for a caller that decodes it itself and falls back to
+    /// another solo time when it does not read.
+    pub fn latest_profile(&self, program: &str) -> Result<Option<(CampaignId, UntypedProfileRecord)>> {
+        let Some((campaign, job, program, text)) = self.latest_profile_row(program)? else {
+            return Ok(None);
+        };
+        let summary = serde_json::from_str(&text).map_err(|e| StoreError::BadProfile {
+            campaign,
+            job: job.clone(),
+            why: e.to_string(),
+        })?;
+        Ok(Some((campaign, UntypedProfileRecord { job, program, summary })))
+    }
+
+    fn latest_profile_row(&self, program: &str) -> Result<Option<(CampaignId, String, String, String)>> {
         let rows = self.query(
             "SELECT pr.job, pr.program, pr.summary_json, pr.campaign_id FROM profiles pr
              JOIN campaigns c ON c.id = pr.campaign_id
@@ -834,10 +859,7 @@ impl Store {
             "reading profiles",
             |r| Ok((CampaignId(r.get(3)?), r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)),
         )?;
-        match rows.into_iter().next() {
-            Some((campaign, job, program, text)) => Ok(Some((campaign, decode_profile(campaign, job, program, &text)?))),
-            None => Ok(None),
-        }
+        Ok(rows.into_iter().next())
     }
 
     // ---- probe points -------------------------------------------------
@@ -1168,13 +1190,21 @@ mod tests {
         s.put_profile(c, &good).unwrap();
         assert_eq!(s.profiles(c).unwrap(), vec![good]);
         s.conn
-            .execute("INSERT INTO profiles (campaign_id, job, program, summary_json) VALUES (?1, 'old', 'B', '{\"u\": 1}')", [c.0])
+            .execute(
+                "INSERT INTO profiles (campaign_id, job, program, summary_json) VALUES (?1, 'old', 'B', '{\"u\": 1}')",
+                [c.0],
+            )
             .unwrap();
         s.finish_campaign(c, CampaignStatus::Done).unwrap();
         let e = s.profiles(c).unwrap_err();
         assert!(matches!(&e, StoreError::BadProfile { campaign, job, .. } if *campaign == c && job == "old"), "{e}");
         assert!(e.to_string().contains(&format!("`old` in campaign {c}")), "{e}");
-        assert!(s.latest_profile("B").unwrap_err().to_string().contains("`old`"));
-        assert_eq!(s.latest_profile("A").unwrap().map(|(id, p)| (id, p.job)), Some((c, "a".to_string())));
+        assert!(s.latest_job_profile("B").unwrap_err().to_string().contains("`old`"));
+        assert_eq!(
+            s.latest_profile("B").unwrap().unwrap().1.summary["u"],
+            1,
+            "the untyped read leaves decoding to its caller"
+        );
+        assert_eq!(s.latest_job_profile("A").unwrap().map(|(id, p)| (id, p.job)), Some((c, "a".to_string())));
     }
 }

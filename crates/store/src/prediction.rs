@@ -33,8 +33,9 @@ use serde::{Deserialize, Serialize};
 use cosched_model::provenance::Provenance;
 
 use crate::{
-    campaign_from_row, ExecRunId, json_col, CAMPAIGN_SELECT, non_negative, nonempty, provenance_from_row, provenance_id, sql_err, CampaignKind, CampaignRecord,
-    CampaignStatus, PairRunRecord, ProbePointRecord, ProfileRecord, Store, StoreError, PROV_COLS,
+    campaign_from_row, json_col, non_negative, nonempty, provenance_from_row, provenance_id, sql_err, CampaignKind,
+    CampaignRecord, CampaignStatus, ExecRunId, PairRunRecord, ProbePointRecord, ProfileRecord, Store, StoreError,
+    CAMPAIGN_SELECT, PROV_COLS,
 };
 
 /// A workload's stored measurements, by the campaigns they come from.
@@ -314,7 +315,8 @@ mod tests {
         let mut s = Store::open_in_memory().unwrap();
         let p = prov();
         let old = s.begin_campaign(CampaignKind::Profile, "w", r#"{"n":1}"#, &p).unwrap();
-        let profile = |v: f64| ProfileRecord { job: "a".into(), program: "A".into(), summary: crate::test_profile(v, 0.5) };
+        let profile =
+            |v: f64| ProfileRecord { job: "a".into(), program: "A".into(), summary: crate::test_profile(v, 0.5) };
         s.put_profile(old, &profile(1.0)).unwrap();
         s.finish_campaign(old, CampaignStatus::Done).unwrap();
         let new = s.begin_campaign(CampaignKind::Profile, "w", r#"{"n":2}"#, &p).unwrap();
@@ -388,7 +390,11 @@ mod tests {
             Some((older_done, CampaignStatus::Done)),
             "a done campaign beats a newer interrupted one, and campaigns without runs never count"
         );
-        assert_eq!(s.measurements("w").unwrap().pairs.map(|(c, _)| c.id), Some(older_done), "measurements ask the same rule");
+        assert_eq!(
+            s.measurements("w").unwrap().pairs.map(|(c, _)| c.id),
+            Some(older_done),
+            "measurements ask the same rule"
+        );
         assert_eq!(s.figures_campaign(CampaignKind::Profile, "w").unwrap(), None, "per kind");
         assert_eq!(s.figures_campaign(CampaignKind::Pairs, "v").unwrap(), None, "per workload");
     }

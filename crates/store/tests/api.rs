@@ -182,21 +182,18 @@ fn job_profile(solo_s: f64) -> cosched_model::profile::JobProfile {
 fn a_profile_is_replaced_per_job_and_only_finished_campaigns_give_the_latest() {
     let (_d, mut s) = store();
     let program = "kernel stream threads=1";
-    let profile = |median: f64| ProfileRecord {
-        job: "triad".into(),
-        program: program.into(),
-        summary: job_profile(median),
-    };
+    let profile =
+        |median: f64| ProfileRecord { job: "triad".into(), program: program.into(), summary: job_profile(median) };
     let done = s.begin_campaign(CampaignKind::Profile, "w", "{}", &prov(1)).unwrap();
     s.put_profile(done, &profile(1.0)).unwrap();
     s.put_profile(done, &profile(2.0)).unwrap();
     assert_eq!(s.profiles(done).unwrap(), vec![profile(2.0)]);
-    assert_eq!(s.latest_profile(program).unwrap(), None, "the campaign has not finished");
+    assert_eq!(s.latest_job_profile(program).unwrap(), None, "the campaign has not finished");
     s.finish_campaign(done, CampaignStatus::Done).unwrap();
     let partial = s.begin_campaign(CampaignKind::Profile, "w", "{}", &prov(2)).unwrap();
     s.put_profile(partial, &profile(9.0)).unwrap();
     s.finish_campaign(partial, CampaignStatus::Interrupted).unwrap();
-    assert_eq!(s.latest_profile(program).unwrap(), Some((done, profile(2.0))));
+    assert_eq!(s.latest_job_profile(program).unwrap(), Some((done, profile(2.0))));
 }
 
 #[test]
