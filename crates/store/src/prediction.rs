@@ -9,10 +9,10 @@
 //!
 //! # Which campaign a workload's figures come from
 //!
-//! Among the campaigns of one kind over a workload that hold runs, the
-//! newest `done` one; when none is done, the newest one, whatever its
-//! status (an interrupted campaign's stored repeats are whole, it just
-//! lacks some). [`Store::figures_campaign`] is that rule, and every reader
+//! Among the campaigns of one kind over a workload that hold runs (or, for
+//! a profile campaign, profiles), the newest `done` one; when none is done,
+//! the newest one, whatever its status (an interrupted campaign's stored
+//! repeats are whole, it just lacks some). [`Store::figures_campaign`] is that rule, and every reader
 //! of workload-wide figures (`Store::measurements`, `simulate`'s measured
 //! cells, the slowdown source of `cosched run`) asks it, so they agree.
 //! A done campaign wins over a newer interrupted one because a matrix with
@@ -97,15 +97,18 @@ pub struct EvaluationRecord {
 
 impl Store {
     /// The campaign `workload`'s figures of `kind` come from: among its
-    /// campaigns of that kind holding runs, the newest `done` one, else the
-    /// newest one (see the module documentation).
+    /// campaigns of that kind holding runs (or profiles), the newest `done`
+    /// one, else the newest one (see the module documentation).
     pub fn figures_campaign(&self, kind: CampaignKind, workload: &str) -> Result<Option<CampaignRecord>, StoreError> {
-        let sql = format!("{CAMPAIGN_SELECT} WHERE c.kind = ?1 AND c.workload = ?2 ORDER BY c.id DESC");
-        let with_runs: Vec<CampaignRecord> = self
-            .query(&sql, params![kind.as_str(), workload], "reading campaigns", campaign_from_row)?
-            .into_iter()
-            .filter(|c| c.runs > 0)
-            .collect();
+        let sql = format!(
+            "{CAMPAIGN_SELECT} WHERE c.kind = ?1 AND c.workload = ?2
+             AND EXISTS (SELECT 1 FROM pair_runs WHERE campaign_id = c.id
+                         UNION ALL SELECT 1 FROM solo_runs WHERE campaign_id = c.id
+                         UNION ALL SELECT 1 FROM probe_points WHERE campaign_id = c.id
+                         UNION ALL SELECT 1 FROM profiles WHERE campaign_id = c.id)
+             ORDER BY c.id DESC"
+        );
+        let with_runs = self.query(&sql, params![kind.as_str(), workload], "reading campaigns", campaign_from_row)?;
         let done = with_runs.iter().position(|c| c.status == CampaignStatus::Done);
         Ok(with_runs.into_iter().nth(done.unwrap_or(0)))
     }
