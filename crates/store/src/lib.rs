@@ -16,7 +16,7 @@
 //! | `pair_runs` | repeat of one co-run (foreground, background) | `campaign_id`, `fg_job`, `bg_job`, `repeat_index` |
 //! | `solo_runs` | solo run of a profile campaign | `campaign_id`, `job`, `repeat_index` |
 //! | `samples` | sample of a solo run's process tree | `run_id`, `seq` |
-//! | `profiles` | profile summary of a job in a campaign (JSON) | `campaign_id`, `job` |
+//! | `profiles` | profile summary of a job in a campaign (a `JobProfile` as JSON, decoded on read) | `campaign_id`, `job` |
 //! | `probe_points` | repeat of a job beside a stressor of one size and intensity | `campaign_id`, `job`, `stressor`, size, intensity, `repeat_index` |
 //! | `runs` | real run of a workload under a policy (`cosched run`) | `series`, `policy`, `repeat_index` |
 //! | `run_jobs` | attempt of a job in a run: start, cores, prediction, end, status, slowdown | `run_id`, `job_index`, `attempt` |
@@ -32,6 +32,11 @@
 //! (`PRAGMA user_version`) and upgraded on open by the steps of
 //! [`MIGRATIONS`]; a file newer than this build is refused and not touched.
 //!
+//! Campaign parameters are typed per kind ([`CampaignParams`]) and stored
+//! as canonical JSON text, the text earlier versions wrote, so `--resume`
+//! finds their campaigns. Which campaign a workload's figures come from is
+//! one query, [`Store::figures_campaign`]; its rule is documented there.
+//!
 //! # Use
 //!
 //! A campaign that can be resumed: look for an unfinished one with the same
@@ -39,7 +44,8 @@
 //! measured, and say how it ended.
 //!
 //! ```
-//! use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord, Store};
+//! use cosched_model::matrix::StopRule;
+//! use cosched_store::{CampaignParams, CampaignStatus, PairRunRecord, PairsJob, PairsParams, Store};
 //! # fn provenance() -> cosched_model::provenance::Provenance {
 //! #     cosched_model::provenance::Provenance { hostname: "h".into(), cpu_model: "c".into(), cores: 2,
 //! #         kernel_version: "k".into(), cosched_version: "v".into(), git_commit: "g".into(),
@@ -51,13 +57,17 @@
 //! #         fg_relaunches: 0, bg_relaunches: 1, fg_timing: "work-phase".into(), bg_timing: "work-phase".into() }
 //! # }
 //! let mut store = Store::open_in_memory()?; // Store::open(path) for a file
-//! let params = r#"{"max_repeats": 3}"#;
-//! let campaign = match store.find_campaign(CampaignKind::Pairs, "w.toml", params)? {
+//! let job = |name: &str| PairsJob { name: name.into(), argv: vec!["true".into()], cores: 1 };
+//! let params = CampaignParams::Pairs(PairsParams {
+//!     jobs: vec![job("a"), job("b")],
+//!     stop: StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.05 },
+//! });
+//! let campaign = match store.find_campaign_typed("w.toml", &params)? {
 //!     Some((id, CampaignStatus::Running | CampaignStatus::Interrupted)) => {
 //!         store.reopen_campaign(id)?;
 //!         id
 //!     }
-//!     _ => store.begin_campaign(CampaignKind::Pairs, "w.toml", params, &provenance())?,
+//!     _ => store.begin_campaign_typed("w.toml", &params, &provenance())?,
 //! };
 //! let done = store.pair_runs(campaign)?.len() as u32;
 //! for repeat in done..3 {
@@ -854,8 +864,8 @@ impl Store {
         let rows = self.query(
             "SELECT pr.job, pr.program, pr.summary_json, pr.campaign_id FROM profiles pr
              JOIN campaigns c ON c.id = pr.campaign_id
-             WHERE pr.program = ?1 AND c.status = 'done' ORDER BY pr.campaign_id DESC, pr.id DESC LIMIT 1",
-            [program],
+             WHERE pr.program = ?1 AND c.status = ?2 ORDER BY pr.campaign_id DESC, pr.id DESC LIMIT 1",
+            params![program, CampaignStatus::Done.as_str()],
             "reading profiles",
             |r| Ok((CampaignId(r.get(3)?), r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)),
         )?;
