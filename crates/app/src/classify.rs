@@ -8,12 +8,13 @@ use cosched_model::probe::{classify as class_of, Class, ClassRule};
 use cosched_model::profile::JobProfile;
 use cosched_model::workload::Workload;
 use cosched_report::curves::fmt_kib;
-use cosched_store::{CampaignKind, CampaignRecord, CampaignStatus, ProbePointRecord, Store};
+use cosched_store::{CampaignId, CampaignKind, CampaignParams, CampaignRecord, CampaignStatus, ProbePointRecord, Store};
 use serde::Serialize;
 
-use crate::common::{db_path, load_workload, open_existing_store};
+use crate::common::{db_path, load_workload, open_existing_store, UsedCampaign};
 use crate::error::bad_input;
 use crate::probe::points_of;
+use crate::training::probe_llc_kib;
 
 #[derive(Debug, Clone)]
 pub struct ClassifyRequest {
@@ -60,8 +61,16 @@ struct Probed {
     records: Vec<ProbePointRecord>,
 }
 
-/// Rows in workload order with a workload, else by workload and job.
-pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Vec<ClassRow>> {
+/// The verdicts and what they were read from.
+#[derive(Debug)]
+pub struct Classified {
+    /// In workload order with a workload, else by workload and job.
+    pub rows: Vec<ClassRow>,
+    /// The probe campaigns of the classes and the profile campaigns of U, by id.
+    pub campaigns: Vec<UsedCampaign>,
+}
+
+pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Classified> {
     if !(a.significant > 1.0 && a.significant.is_finite()) {
         return Err(bad_input("--significant must be a slowdown above 1, e.g. 1.10"));
     }
@@ -74,7 +83,7 @@ pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Vec<ClassRow>> {
     let rule = ClassRule { significant: a.significant };
     let mut here_llc: Option<Option<u64>> = None;
     let mut llc_of = |c: &CampaignRecord| -> Option<u64> {
-        a.llc_kib.or_else(|| c.params.get("llc_kib").and_then(|v| v.as_u64())).or_else(|| {
+        a.llc_kib.or_else(|| probe_llc_kib(c).ok().flatten()).or_else(|| {
             *here_llc.get_or_insert_with(|| {
                 cosched_measure::topology::detect().ok().and_then(|n| n.llc().map(|c| c.size_bytes / 1024))
             })
@@ -82,13 +91,24 @@ pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Vec<ClassRow>> {
     };
 
     let mut rows = Vec::new();
+    let mut used: Vec<CampaignId> = probed.iter().map(|p| p.campaign.id).collect();
+    let mut load_of = |program: Option<&str>, workload: &str, job: &str| -> anyhow::Result<Option<f64>> {
+        Ok(host_load(&store, program, workload, job)?.map(|(u, c)| {
+            used.push(c);
+            u
+        }))
+    };
     match &w {
         Some(w) => {
             for job in &w.jobs {
                 match probed.iter().find(|p| p.job == job.name) {
-                    Some(p) => rows.push(row(&store, p, llc_of(&p.campaign), rule, Some(&job.program_key()))?),
+                    Some(p) => {
+                        let u = load_of(Some(&job.program_key()), &p.workload, &p.job)?;
+                        rows.push(row(p, llc_of(&p.campaign), rule, u)?)
+                    }
                     None => {
-                        rows.push(not_probed(&store, w, &job.name, &job.program_key(), a.workload.as_deref().unwrap())?)
+                        let u = load_of(Some(&job.program_key()), &w.name, &job.name)?;
+                        rows.push(not_probed(w, &job.name, a.workload.as_deref().unwrap(), u))
                     }
                 }
             }
@@ -101,13 +121,23 @@ pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Vec<ClassRow>> {
                 );
             }
             for p in &probed {
-                let program = p.campaign.params.get("program").and_then(|v| v.as_str()).map(str::to_string);
-                rows.push(row(&store, p, llc_of(&p.campaign), rule, program.as_deref())?);
+                let program = match p.campaign.parameters()? {
+                    CampaignParams::Probe(params) => params.program,
+                    _ => None,
+                };
+                let u = load_of(program.as_deref(), &p.workload, &p.job)?;
+                rows.push(row(p, llc_of(&p.campaign), rule, u)?);
             }
         }
     }
-
-    Ok(rows)
+    used.sort();
+    used.dedup();
+    let mut campaigns = Vec::new();
+    for id in used {
+        let c = store.campaign(id)?.ok_or(cosched_store::StoreError::NoSuchCampaign(id))?;
+        campaigns.push(UsedCampaign::of(&store, &c)?);
+    }
+    Ok(Classified { rows, campaigns })
 }
 
 /// For each job, the points of the latest `done` probe campaign holding it:
@@ -141,7 +171,7 @@ fn latest_probes(store: &Store, workload: Option<&str>) -> anyhow::Result<Vec<Pr
     Ok(out)
 }
 
-fn row(store: &Store, p: &Probed, llc_kib: Option<u64>, rule: ClassRule, program: Option<&str>) -> anyhow::Result<ClassRow> {
+fn row(p: &Probed, llc_kib: Option<u64>, rule: ClassRule, host_load: Option<f64>) -> anyhow::Result<ClassRow> {
     let llc = llc_kib.ok_or_else(|| {
         anyhow::anyhow!(
             "the LLC size for the probe of `{}` is not recorded and cannot be detected here; pass --llc-kib",
@@ -174,12 +204,12 @@ fn row(store: &Store, p: &Probed, llc_kib: Option<u64>, rule: ClassRule, program
         campaign: Some(p.campaign.id.0),
         llc_kib: Some(llc),
         levels: points.len(),
-        host_load: host_load(store, program, &p.workload, &p.job)?,
+        host_load,
     })
 }
 
-fn not_probed(store: &Store, w: &Workload, job: &str, program: &str, path: &std::path::Path) -> anyhow::Result<ClassRow> {
-    Ok(ClassRow {
+fn not_probed(w: &Workload, job: &str, path: &std::path::Path, host_load: Option<f64>) -> ClassRow {
+    ClassRow {
         workload: w.name.clone(),
         job: job.to_string(),
         status: "not probed",
@@ -192,19 +222,17 @@ fn not_probed(store: &Store, w: &Workload, job: &str, program: &str, path: &std:
         campaign: None,
         llc_kib: None,
         levels: 0,
-        host_load: host_load(store, Some(program), &w.name, job)?,
-    })
+        host_load,
+    }
 }
 
 /// U of the job's latest solo profile: by its program (what ran, whatever
 /// the job is called), else by name among the finished profile campaigns of
-/// its workload.
-fn host_load(store: &Store, program: Option<&str>, workload: &str, job: &str) -> anyhow::Result<Option<f64>> {
+/// its workload; with the campaign it comes from.
+fn host_load(store: &Store, program: Option<&str>, workload: &str, job: &str) -> anyhow::Result<Option<(f64, CampaignId)>> {
     if let Some(program) = program {
-        if let Some((_, p)) = store.latest_profile(program)? {
-            if let Some(u) = load_in(&p.summary) {
-                return Ok(Some(u));
-            }
+        if let Some((c, p)) = store.latest_job_profile(program)? {
+            return Ok(Some((load_in(&p.summary), c)));
         }
     }
     for c in store.campaigns()?.iter().rev() {
@@ -212,9 +240,7 @@ fn host_load(store: &Store, program: Option<&str>, workload: &str, job: &str) ->
             continue;
         }
         if let Some(p) = store.profiles(c.id)?.into_iter().find(|p| p.job == job) {
-            if let Some(u) = load_in(&p.summary) {
-                return Ok(Some(u));
-            }
+            return Ok(Some((load_in(&p.summary), c.id)));
         }
     }
     Ok(None)
@@ -223,8 +249,8 @@ fn host_load(store: &Store, program: Option<&str>, workload: &str, job: &str) ->
 /// The host load U of a stored profile: the median over its timed runs
 /// (`JobProfile::summary`), not the perf-counted run's, which counting slows
 /// for a syscall-heavy job.
-fn load_in(v: &serde_json::Value) -> Option<f64> {
-    serde_json::from_value::<JobProfile>(v.clone()).ok().map(|p| p.summary.host_load_mean)
+fn load_in(p: &JobProfile) -> f64 {
+    p.summary.host_load_mean
 }
 
 #[cfg(test)]
@@ -247,7 +273,6 @@ mod tests {
         let timed = summarize(&[sample(0.0, 0.0), sample(2.0, 2.0)], 2, facts()).unwrap();
         let counted = summarize(&[sample(0.0, 0.0), sample(2.0, 3.6)], 2, facts()).unwrap();
         let p = JobProfile::from_runs(&[(2.0, timed)], "process", Some(counted), Vec::new()).unwrap();
-        assert_eq!(load_in(&serde_json::to_value(&p).unwrap()), Some(0.5));
-        assert_eq!(load_in(&serde_json::json!({"solo_s": 1.9})), None, "not a profile");
+        assert_eq!(load_in(&p), 0.5);
     }
 }

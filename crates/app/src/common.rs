@@ -149,6 +149,47 @@ impl Conditions {
     }
 }
 
+/// A campaign whose stored figures a verb used, as its output names it:
+/// figures change with the node's conditions and with a campaign's
+/// completeness, so a reader needs both to trust them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct UsedCampaign {
+    pub kind: String,
+    pub id: i64,
+    pub workload: String,
+    pub status: String,
+    pub started_unix: u64,
+    /// The node at the campaign's start (its first reading), when stored.
+    pub node: Option<Conditions>,
+}
+
+impl UsedCampaign {
+    pub fn of(store: &cosched_store::Store, c: &cosched_store::CampaignRecord) -> anyhow::Result<UsedCampaign> {
+        Ok(UsedCampaign {
+            kind: c.kind.to_string(),
+            id: c.id.0,
+            workload: c.workload.clone(),
+            status: c.status.to_string(),
+            started_unix: c.started_unix,
+            node: store.conditions(c.id)?.first().map(Conditions::from),
+        })
+    }
+
+    /// `pairs campaign 3 of `w` (done, started 2024-05-01 12:00:00 UTC; node
+    /// at start: load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns)`.
+    pub fn describe(&self) -> String {
+        let node = self.node.as_ref().map_or("node conditions not recorded".to_string(), |n| format!("node at start: {}", n.describe()));
+        format!(
+            "{} campaign {} of `{}` ({}, started {} UTC; {node})",
+            self.kind,
+            self.id,
+            self.workload,
+            self.status,
+            cosched_store::format_unix_utc(self.started_unix)
+        )
+    }
+}
+
 /// Parses a sampling interval: a number with `ms` or `s` (a bare number is
 /// seconds), above zero.
 pub fn parse_interval(s: &str) -> Result<std::time::Duration, String> {

@@ -20,6 +20,9 @@ pub struct CampaignRow {
     pub started_unix: u64,
     /// The node as the campaign found it (its first reading).
     pub node: Option<Conditions>,
+    /// The workload's figures of this kind come from this campaign
+    /// (`Store::figures_campaign`): what predict, simulate and run read.
+    pub figures: bool,
 }
 
 #[derive(Debug)]
@@ -41,7 +44,12 @@ pub fn info(db: Option<&Path>) -> anyhow::Result<DbInfo> {
     let store = open_existing_store(&db_path(db))?;
     let info = store.info()?;
     let mut campaigns = Vec::new();
+    let mut figures = Vec::new();
     for c in &info.campaigns {
+        let is_figures = store.figures_campaign(c.kind, &c.workload)?.is_some_and(|f| f.id == c.id);
+        if is_figures {
+            figures.push(c.id.0);
+        }
         campaigns.push(CampaignRow {
             id: c.id.0,
             kind: c.kind.to_string(),
@@ -50,8 +58,11 @@ pub fn info(db: Option<&Path>) -> anyhow::Result<DbInfo> {
             runs: c.runs,
             started_unix: c.started_unix,
             node: store.conditions(c.id)?.first().map(Conditions::from),
+            figures: is_figures,
         });
     }
+    let mut json = serde_json::to_value(&info)?;
+    json["figures_campaigns"] = serde_json::json!(figures);
     Ok(DbInfo {
         path: info.path.clone(),
         schema_version: info.schema_version,
@@ -60,7 +71,7 @@ pub fn info(db: Option<&Path>) -> anyhow::Result<DbInfo> {
         wal_bytes: info.wal_bytes,
         tables: info.tables.iter().map(|t| (t.table.clone(), t.rows as u64)).collect(),
         campaigns,
-        json: serde_json::to_value(&info)?,
+        json,
     })
 }
 

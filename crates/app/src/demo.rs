@@ -9,7 +9,6 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cosched_model::profile::JobProfile;
 use cosched_model::workload::Workload;
 use cosched_predict::{predictor_by_name, predictor_names, Params as PredictParams, Predictor};
 use cosched_report::boxplot::{BoxPlot, BoxStats};
@@ -180,14 +179,13 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     let m = store.measurements(&w.name)?;
     let mut prof_rows = Vec::new();
     for (_, p) in &m.profiles {
-        if let Ok(jp) = serde_json::from_value::<JobProfile>(p.summary.clone()) {
-            prof_rows.push(vec![
-                p.job.clone(),
-                cosched_report::fmt_spread(&jp.solo_s, 3),
-                format!("{:.2}", jp.summary.host_load_mean),
-                jp.syscall_rate.or(jp.summary.syscall_rate).map_or("-".into(), |r| format!("{r:.0}")),
-            ]);
-        }
+        let jp = &p.summary;
+        prof_rows.push(vec![
+            p.job.clone(),
+            cosched_report::fmt_spread(&jp.solo_s, 3),
+            format!("{:.2}", jp.summary.host_load_mean),
+            jp.syscall_rate.or(jp.summary.syscall_rate).map_or("-".into(), |r| format!("{r:.0}")),
+        ]);
     }
     page.section("2. Profile")
         .paragraph("Every job alone, pinned as when shared, its process tree sampled every 100 ms.")

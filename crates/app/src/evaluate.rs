@@ -263,7 +263,8 @@ pub fn render(rows: &[Row]) -> String {
 
 fn describe(c: &Counts, folds: Folds, level: f64) -> String {
     let severe = "severe: measured slowdown above";
-    format!(
+    let used: String = c.sources.campaigns.iter().map(|u| format!("\nfrom {}", u.describe())).collect();
+    let text = format!(
         "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}{}), \
          profiles {:?}, probes {:?}.\nfolds: {}{}; {severe} {level:.2}.",
         c.workload,
@@ -290,7 +291,8 @@ fn describe(c: &Counts, folds: Folds, level: f64) -> String {
         } else {
             " (fitted on even repeats, tested on the median of odd repeats)"
         },
-    )
+    );
+    text + &used
 }
 
 fn scatter_of(workload: &str, r: &Row) -> String {
@@ -381,6 +383,7 @@ mod tests {
                 pairs_status: "done".into(),
                 pair_runs: 4,
                 run_pairs: 0,
+                campaigns: Vec::new(),
             },
             pairs_conditions: vec![k(76.0), k(452.0)],
         };
@@ -453,6 +456,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         pairs_status: format!("runs {}", run_ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
         pair_runs: 0,
         run_pairs: 0,
+        campaigns: Vec::new(),
     };
     Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use cosched_predict::{CoSchedule, Placed};
 use serde::Serialize;
 
-use crate::common::{db_path, load_workload, open_existing_store};
+use crate::common::{db_path, load_workload, open_existing_store, UsedCampaign};
 use crate::error::bad_input;
 use crate::training::{build, training_set};
 
@@ -37,6 +37,8 @@ pub struct PredictReport {
     /// Measured ordered pairs the predictor was fitted on.
     pub pairs: usize,
     pub workload: String,
+    /// The campaigns the predictor was fitted on.
+    pub campaigns: Vec<UsedCampaign>,
 }
 
 pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
@@ -52,7 +54,7 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
         placed_jobs.push(job);
     }
     let store = open_existing_store(&db_path(a.db.as_deref()))?;
-    let (train, _) = training_set(&store, &w, path)?;
+    let (train, sources) = training_set(&store, &w, path)?;
     predictor.fit(&train).map_err(|e| anyhow::anyhow!("{e}"))?;
     let co = CoSchedule {
         jobs: placed_jobs.iter().map(|j| Placed { job: &train.programs[&j.name], pool: j.pool.clone(), cores: j.cores }).collect(),
@@ -71,5 +73,5 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
             hi: s.hi,
         })
         .collect();
-    Ok(PredictReport { jobs, pairs: train.pairs.len(), workload: w.name.clone() })
+    Ok(PredictReport { jobs, pairs: train.pairs.len(), workload: w.name.clone(), campaigns: sources.campaigns })
 }

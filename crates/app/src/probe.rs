@@ -17,7 +17,7 @@ use cosched_model::stats::Summary;
 use cosched_model::topology::{CacheKind, Node};
 use cosched_model::workload::{Job, Workload};
 use cosched_report::curves::{fmt_intensity, fmt_kib, probe_curves, CacheMarks};
-use cosched_store::{CampaignKind, CampaignStatus, ProbePointRecord, Store};
+use cosched_store::{CampaignParams, CampaignStatus, ProbeLevelParams, ProbeParams, ProbePointRecord, Store};
 use serde::Serialize;
 
 use crate::calibrate::calibrate_missing;
@@ -123,25 +123,23 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
                 stressor_cpus
             ));
         }
-        let params = serde_json::json!({
-            "job": job.name,
-            "program": job.program_key(),
-            "argv": argv,
-            "job_cpus": job_cpus,
-            "stressor": STRESSOR,
-            "stressor_cpus": stressor_cpus,
-            "stressor_seconds": a.stressor_seconds,
-            "levels": levels.iter().map(|l| serde_json::json!({
-                "size_kib": l.size_kib,
-                "intensity": l.intensity,
-                "stressor_work": stressor_work[&level_key(l)],
-            })).collect::<Vec<_>>(),
-            "repeats": a.repeats,
-            "l2_kib": l2_kib,
-            "llc_kib": llc_kib,
-        })
-        .to_string();
-        let campaign = store.begin_campaign(CampaignKind::Probe, &w.name, &params, &prov)?;
+        let params = CampaignParams::Probe(ProbeParams {
+            job: job.name.clone(),
+            program: Some(job.program_key()),
+            argv: argv.clone(),
+            job_cpus: job_cpus.clone(),
+            stressor: STRESSOR.to_string(),
+            stressor_cpus: stressor_cpus.clone(),
+            stressor_seconds: a.stressor_seconds,
+            levels: levels
+                .iter()
+                .map(|l| ProbeLevelParams { size_kib: l.size_kib, intensity: l.intensity, stressor_work: stressor_work[&level_key(l)] })
+                .collect(),
+            repeats: a.repeats,
+            l2_kib,
+            llc_kib,
+        });
+        let campaign = store.begin_campaign_typed(&w.name, &params, &prov)?;
         record_conditions(ctx, &mut store, campaign, ji == 0)?;
         let launch = Launch::new(argv).pinned(job_cpus.clone());
         let base = ji as u64 * per_job;

@@ -12,7 +12,7 @@ use cosched_measure::perf::SyscallMethod;
 use cosched_measure::profile::{profile_job_with, ProfileError, ProfileOptions, ProfileRun};
 use cosched_model::profile::{JobProfile, SyscallSource};
 use cosched_model::workload::{Job, Workload};
-use cosched_store::{CampaignId, CampaignKind, CampaignStatus, ProfileRecord, SoloRunRecord, Store};
+use cosched_store::{CampaignId, CampaignParams, CampaignStatus, ProfileJob, ProfileParams, ProfileRecord, SoloRunRecord, Store};
 
 use crate::calibrate::calibrate_missing;
 use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, record_conditions, Ctx};
@@ -106,17 +106,15 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
         .collect::<anyhow::Result<_>>()?;
     let method = req.syscalls.method();
     let counted = method != SyscallMethod::Proc;
-    let params = serde_json::json!({
-        "jobs": plan.iter().map(|p| serde_json::json!({"name": p.job.name, "argv": p.argv, "cpus": p.cpus})).collect::<Vec<_>>(),
-        "interval_s": req.interval.as_secs_f64(),
-        "repeats": req.repeats,
-        "syscalls": method.name(),
-        "host_cores": host_cores,
-        // Where the counted run sits among a job's solo runs.
-        "counted_run_repeat": counted.then_some(req.repeats),
-    })
-    .to_string();
-    let campaign = store.begin_campaign(CampaignKind::Profile, &w.name, &params, &provenance(ctx))?;
+    let params = CampaignParams::Profile(ProfileParams {
+        jobs: plan.iter().map(|p| ProfileJob { name: p.job.name.clone(), argv: p.argv.clone(), cpus: p.cpus.clone() }).collect(),
+        interval_s: req.interval.as_secs_f64(),
+        repeats: req.repeats,
+        syscalls: method.name().to_string(),
+        host_cores,
+        counted_run_repeat: counted.then_some(req.repeats),
+    });
+    let campaign = store.begin_campaign_typed(&w.name, &params, &provenance(ctx))?;
     record_conditions(ctx, &mut store, campaign, true)?;
     let per_job = req.repeats + usize::from(counted);
     ctx.step(&format!(
@@ -229,7 +227,7 @@ fn profile_one(
     }
     let prof = JobProfile::from_runs(&timed, timing, counted.map(|c| c.summary), notes)
         .ok_or_else(|| anyhow::anyhow!("job {}: its runs gave no profile (a solo time that is not finite?)", p.job.name))?;
-    let record = ProfileRecord { job: p.job.name.clone(), program: p.job.program_key(), summary: serde_json::to_value(&prof)? };
+    let record = ProfileRecord { job: p.job.name.clone(), program: p.job.program_key(), summary: prof.clone() };
     store.put_profile(campaign, &record)?;
     Ok(prof)
 }

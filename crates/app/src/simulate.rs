@@ -12,9 +12,9 @@ use cosched_sched::montecarlo::{
 };
 use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
 use cosched_sched::Params;
-use cosched_store::{CampaignKind, CampaignRecord, CampaignStatus, Store};
+use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, Store};
 
-use crate::common::{create_dir, db_path, open_existing_store, write_file};
+use crate::common::{create_dir, db_path, open_existing_store, write_file, UsedCampaign};
 use crate::error::bad_input;
 
 #[derive(Debug, Clone)]
@@ -49,6 +49,9 @@ pub struct SimulateReport {
     pub scores: Vec<Vec<String>>,
     /// Where the slowdowns came from.
     pub origin: String,
+    /// The stored campaigns the scenario's measured cells and host loads
+    /// came from; empty when it read none.
+    pub campaigns: Vec<UsedCampaign>,
     pub jobs: usize,
     pub orders: usize,
     pub seed: u64,
@@ -65,6 +68,8 @@ pub struct SimulateReport {
 struct Fetch<'a> {
     db: &'a Path,
     store: std::cell::OnceCell<Result<Store, String>>,
+    /// The campaigns read, in the order the scenario asked for them.
+    used: std::cell::RefCell<Vec<UsedCampaign>>,
 }
 
 impl Fetch<'_> {
@@ -75,17 +80,20 @@ impl Fetch<'_> {
             .map_err(Clone::clone)
     }
 
-    /// The newest finished campaign of a kind over a workload, else the
-    /// newest one with runs (an interrupted campaign's cells still count).
+    /// The campaign the workload's figures of `kind` come from
+    /// (`Store::figures_campaign`), noted as used.
     fn campaign(&self, kind: CampaignKind, workload: &str) -> Result<CampaignRecord, String> {
-        let all = self.store()?.campaigns().map_err(|e| e.to_string())?;
-        let of: Vec<&CampaignRecord> = all.iter().filter(|c| c.kind == kind && c.workload == workload).collect();
-        of.iter()
-            .rev()
-            .find(|c| c.status == CampaignStatus::Done)
-            .or_else(|| of.iter().rev().find(|c| c.runs > 0))
-            .map(|c| (*c).clone())
-            .ok_or_else(|| format!("no {} campaign of workload `{workload}` in {}", kind.as_str(), self.db.display()))
+        let store = self.store()?;
+        let c = store
+            .figures_campaign(kind, workload)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("no {} campaign of workload `{workload}` in {}", kind.as_str(), self.db.display()))?;
+        let used = UsedCampaign::of(store, &c).map_err(|e| format!("{e:#}"))?;
+        let mut all = self.used.borrow_mut();
+        if !all.iter().any(|u| u.id == used.id) {
+            all.push(used);
+        }
+        Ok(c)
     }
 }
 
@@ -96,10 +104,10 @@ impl Measurements for Fetch<'_> {
                 let c = self.campaign(CampaignKind::Pairs, workload)?;
                 let runs = self.store()?.pair_runs(c.id).map_err(|e| e.to_string())?;
                 // The campaign's own job list keeps jobs in workload order.
-                let mut jobs: Vec<String> = c.params["jobs"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(|j| j["name"].as_str().map(String::from)).collect())
-                    .unwrap_or_default();
+                let mut jobs: Vec<String> = match c.parameters().map_err(|e| e.to_string())? {
+                    CampaignParams::Pairs(p) => p.jobs.into_iter().map(|j| j.name).collect(),
+                    _ => Vec::new(),
+                };
                 for r in &runs {
                     for n in [&r.fg_job, &r.bg_job] {
                         if !jobs.contains(n) {
@@ -138,7 +146,7 @@ impl Measurements for Fetch<'_> {
             .iter()
             .map(|j| {
                 let p = profiles.iter().find(|p| &p.job == j)?;
-                p.summary["summary"]["host_load_mean"].as_f64()
+                Some(p.summary.summary.host_load_mean)
             })
             .collect())
     }
@@ -147,7 +155,7 @@ impl Measurements for Fetch<'_> {
 pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     let path = &a.scenario;
     let db = db_path(a.db.as_deref());
-    let fetch = Fetch { db: &db, store: std::cell::OnceCell::new() };
+    let fetch = Fetch { db: &db, store: std::cell::OnceCell::new(), used: Default::default() };
     let scenario = Scenario::load_with(path, Some(&fetch)).map_err(|e| bad_input(e.to_string()))?;
     if a.orders == 0 {
         return Err(bad_input("--orders must be at least 1"));
@@ -178,6 +186,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         "seed": a.seed,
         "elapsed_seconds": elapsed,
         "slowdowns": scenario.origin,
+        "campaigns": *fetch.used.borrow(),
         "baseline": "exclusive",
         "baseline_score": baseline_score,
         "policies": policies.iter().map(|(n, p)| spec_label(n, p)).collect::<Vec<_>>(),
@@ -203,6 +212,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         sections,
         scores,
         origin: scenario.origin.clone(),
+        campaigns: fetch.used.take(),
         jobs,
         orders: a.orders,
         seed: a.seed,

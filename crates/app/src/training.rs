@@ -4,15 +4,23 @@
 
 use std::path::Path;
 
-use cosched_model::profile::JobProfile;
 use cosched_model::workload::Workload;
 use cosched_predict::predictors::parse_spec;
 use cosched_predict::{predictor_by_name, Characterization, PairSamples, Predictor, TrainingSet};
-use cosched_store::{Measurements, ProbePointRecord, Store};
+use cosched_store::{CampaignParams, CampaignRecord, Measurements, ProbePointRecord, Store};
 use serde::Serialize;
 
+use crate::common::UsedCampaign;
 use crate::error::bad_input;
 use crate::probe::points_of;
+
+/// The LLC size a probe campaign recorded, which splits its curve.
+pub(crate) fn probe_llc_kib(c: &CampaignRecord) -> anyhow::Result<Option<u64>> {
+    Ok(match c.parameters()? {
+        CampaignParams::Probe(p) => p.llc_kib,
+        _ => None,
+    })
+}
 
 /// An unfitted predictor from `NAME[:key=value,...]`; a bad spec is exit code 2.
 pub(crate) fn build(spec: &str) -> anyhow::Result<Box<dyn Predictor>> {
@@ -31,6 +39,10 @@ pub struct Sources {
     pub pair_runs: usize,
     /// Pair samples from real runs (`cosched run`) of the workload.
     pub run_pairs: usize,
+    /// Every campaign above with its status, date and node conditions;
+    /// filled where the store is at hand (`training_set`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub campaigns: Vec<UsedCampaign>,
 }
 
 impl Sources {
@@ -83,7 +95,20 @@ pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path) -> anyhow::
     if m.pairs.is_none() && m.run_pairs.is_empty() {
         return Err(missing("pairs campaign", "pairs", &[w.name.as_str()]));
     }
-    available_training_set(&m, w)
+    let (train, mut sources) = available_training_set(&m, w)?;
+    sources.campaigns = used_campaigns(store, &m)?;
+    Ok((train, sources))
+}
+
+/// The campaigns `m` was gathered from: pairs first, then profiles and
+/// probes by id.
+pub(crate) fn used_campaigns(store: &Store, m: &Measurements) -> anyhow::Result<Vec<UsedCampaign>> {
+    let mut records: Vec<&CampaignRecord> = m.pairs.iter().map(|(c, _)| c).collect();
+    let mut rest: Vec<&CampaignRecord> = m.profiles.iter().map(|(c, _)| c).chain(m.probes.iter().map(|(c, _, _)| c)).collect();
+    rest.sort_by_key(|c| c.id);
+    rest.dedup_by_key(|c| c.id);
+    records.extend(rest);
+    records.into_iter().map(|c| UsedCampaign::of(store, c)).collect()
 }
 
 /// The training set from whatever the store holds: a job's profile and
@@ -93,16 +118,11 @@ pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path) -> anyhow::
 pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::Result<(TrainingSet, Sources)> {
     let mut programs = Vec::new();
     for job in &w.jobs {
-        let profile = match m.profiles.iter().find(|(_, p)| p.job == job.name) {
-            Some((_, prof)) => Some(serde_json::from_value::<JobProfile>(prof.summary.clone()).map_err(|e| {
-                anyhow::anyhow!("the stored profile of `{}` is not a job profile this cosched reads ({e}); profile it again", job.name)
-            })?),
-            None => None,
-        };
+        let profile = m.profiles.iter().find(|(_, p)| p.job == job.name).map(|(_, p)| p.summary.clone());
         let (probe, llc_kib) = match m.probes.iter().find(|(_, j, _)| *j == job.name) {
             Some((probe_campaign, _, records)) => {
                 let refs: Vec<&ProbePointRecord> = records.iter().collect();
-                (points_of(&refs), probe_campaign.params.get("llc_kib").and_then(|v| v.as_u64()))
+                (points_of(&refs), probe_llc_kib(probe_campaign)?)
             }
             None => (Vec::new(), None),
         };
@@ -142,6 +162,7 @@ pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::
         pairs_status: m.pairs.as_ref().map_or(String::new(), |(c, _)| c.status.to_string()),
         pair_runs: m.pairs.as_ref().map_or(0, |(_, r)| r.len()),
         run_pairs,
+        campaigns: Vec::new(),
     };
     Ok((train, sources))
 }

@@ -220,3 +220,24 @@ fn calibrate_stores_into_the_database_that_db_info_then_shows() {
     assert_eq!(cals.keys().collect::<Vec<_>>(), ["idle/t1"]);
     assert!(cals["idle/t1"].provenance.command.contains("cosched-kernel"), "{:?}", cals["idle/t1"].provenance);
 }
+
+#[test]
+fn info_marks_the_campaign_each_workloads_figures_come_from() {
+    let d = tempfile::tempdir().unwrap();
+    let db = filled(d.path());
+    let mut s = Store::open(&db).unwrap();
+    s.finish_campaign(cosched_store::CampaignId(1), cosched_store::CampaignStatus::Done).unwrap();
+    let newer = s.begin_campaign(CampaignKind::Pairs, "mixed.toml", r#"{"repeats":5}"#, &prov()).unwrap();
+    s.add_pair_run(newer, &run(0)).unwrap();
+    s.finish_campaign(newer, cosched_store::CampaignStatus::Interrupted).unwrap();
+    drop(s);
+    let out = cosched(&["db", "info", "--json", "--db", db.to_str().unwrap()], None);
+    let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(info["figures_campaigns"], serde_json::json!([1]), "the done campaign, not the newer interrupted one");
+    let out = cosched(&["db", "info", "--db", db.to_str().unwrap()], None);
+    let table = text(&out.stdout);
+    let row = |id: &str| table.lines().find(|l| l.trim_start_matches(['|', ' ']).starts_with(id)).unwrap_or("").to_string();
+    assert!(row("1 ").trim_end_matches(['|', ' ']).ends_with("yes"), "{table}");
+    assert!(!row("2 ").contains("yes"), "{table}");
+    assert!(table.contains("the newest done one, else the newest one"), "{table}");
+}

@@ -4,7 +4,7 @@
 //! measured pair sample that the next run's predictor uses.
 
 mod common;
-use common::{profile_json, prov};
+use common::{job_profile, prov};
 use std::path::Path;
 use std::process::Command;
 
@@ -47,7 +47,7 @@ fn setup(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let c = s.begin_campaign(CampaignKind::Profile, "learn", "{}", &prov()).unwrap();
     for (j, t, u) in [("a", "0.8", 0.5), ("b", "0.1", 0.3)] {
         // The program key `cosched run` looks a job's solo time up by.
-        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command sleep {t}"), summary: profile_json(0.1, u) })
+        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command sleep {t}"), summary: job_profile(0.1, u) })
             .unwrap();
     }
     s.finish_campaign(c, CampaignStatus::Done).unwrap();

@@ -2,11 +2,13 @@
 //! database filled with synthetic measurements of a small workload.
 
 mod common;
-use common::{profile_json, prov};
+use common::{job_profile, prov};
 use std::path::Path;
 use std::process::{Command, Output};
 
-use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord, ProbePointRecord, ProfileRecord, Store};
+use cosched_store::{
+    CampaignId, CampaignKind, CampaignStatus, NodeConditions, PairRunRecord, ProbePointRecord, ProfileRecord, Store,
+};
 
 const JOBS: [(&str, f64, f64); 4] = [("a", 0.5, 1.0), ("b", 0.5, 1.3), ("c", 0.3, 1.6), ("d", 0.1, 1.1)];
 const LLC: u64 = 32768;
@@ -35,7 +37,7 @@ fn fill(db: &Path, with_probe: bool, with_pairs: bool) {
     let mut s = Store::open(db).unwrap();
     let c = s.begin_campaign(CampaignKind::Profile, "syn", "{}", &prov()).unwrap();
     for (j, u, _) in JOBS {
-        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command true {j}"), summary: profile_json(1.0, u) })
+        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command true {j}"), summary: job_profile(1.0, u) })
             .unwrap();
     }
     s.finish_campaign(c, CampaignStatus::Done).unwrap();
@@ -222,4 +224,82 @@ fn evaluation_scores_every_predictor_stores_rows_and_draws_a_scatter_each() {
     assert_eq!(t["accuracy"]["n"], 1, "runs that recorded no predictor decided with the pairs table");
     let out = cosched(&["evaluate-predictors", "--workload", wl_s, "--db", db_s, "--from-runs"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("real-runs"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// `fill(.., true, true)` with the node's conditions at the start of the
+/// pairs campaign (6) and a newer pairs campaign interrupted after one
+/// repeat, which must not be the one the figures come from.
+fn fill_with_conditions(db: &Path) {
+    fill(db, true, true);
+    let mut s = Store::open(db).unwrap();
+    let node = NodeConditions { taken_unix: 5, load: [1.5, 1.25, 1.0], c2c: Some((vec![0, 1], 73.0)) };
+    s.add_conditions(CampaignId(6), &node).unwrap();
+    let newer = s.begin_campaign(CampaignKind::Pairs, "syn", r#"{"n": 2}"#, &prov()).unwrap();
+    let run = PairRunRecord {
+        fg_job: "a".into(),
+        bg_job: "b".into(),
+        repeat: 0,
+        fg_cpus: vec![0],
+        bg_cpus: vec![1],
+        shared_cpus: false,
+        fg_solo_s: 1.0,
+        fg_corun_s: 9.0,
+        bg_solo_s: 1.0,
+        bg_corun_s: 9.0,
+        fg_relaunches: 0,
+        bg_relaunches: 0,
+        fg_timing: "process".into(),
+        bg_timing: "process".into(),
+    };
+    s.add_pair_run(newer, &run).unwrap();
+    s.finish_campaign(newer, CampaignStatus::Interrupted).unwrap();
+}
+
+const PAIRS_USED: &str = "from pairs campaign 6 of `syn` (done, started 1970-01-01 00:00:01 UTC; \
+    node at start: load 1.50 1.25 1.00, CPU 0-1 round trip 73 ns)";
+
+#[test]
+fn predict_names_the_campaigns_it_was_fitted_on_with_the_node_at_their_start() {
+    let d = tempfile::tempdir().unwrap();
+    let wl = workload(d.path());
+    let db = d.path().join("x.db");
+    fill_with_conditions(&db);
+    let out = cosched(&["predict", "--predictor", "scn", "--workload", wl.to_str().unwrap(), "--db", db.to_str().unwrap(), "a", "b"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(PAIRS_USED), "{text}");
+    assert!(text.contains("from profile campaign 1 of `syn` (done, started 1970-01-01 00:00:01 UTC; node conditions not recorded)"), "{text}");
+    assert!(text.contains("from probe campaign 2 of `syn`"), "{text}");
+    let out = cosched(&["predict", "--predictor", "scn", "--workload", wl.to_str().unwrap(), "--db", db.to_str().unwrap(), "a", "b", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["campaigns"][0]["id"].clone(), v["campaigns"][0]["status"].clone()), (6.into(), "done".into()));
+}
+
+#[test]
+fn evaluate_predictors_names_the_campaigns_it_scored_on() {
+    let d = tempfile::tempdir().unwrap();
+    let wl = workload(d.path());
+    let db = d.path().join("x.db");
+    fill_with_conditions(&db);
+    let out = cosched(&["evaluate-predictors", "--predictor", "scn", "--workload", wl.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(PAIRS_USED), "{text}");
+    assert!(text.contains("from probe campaign 5 of `syn`"), "{text}");
+}
+
+#[test]
+fn classify_names_the_probe_and_profile_campaigns_it_read() {
+    let d = tempfile::tempdir().unwrap();
+    let wl = workload(d.path());
+    let db = d.path().join("x.db");
+    fill_with_conditions(&db);
+    let out = cosched(&["classify", "--workload", wl.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for id in 2..=5 {
+        assert!(text.contains(&format!("from probe campaign {id} of `syn` (done, started 1970-01-01 00:00:01 UTC")), "{text}");
+    }
+    assert!(text.contains("from profile campaign 1 of `syn`"), "{text}");
+    assert!(!text.contains("pairs campaign"), "classify reads no pairs: {text}");
 }

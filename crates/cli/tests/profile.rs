@@ -132,7 +132,7 @@ fn profile_stores_a_counted_run_the_timed_runs_and_a_profile_per_job() {
     let profiles = store.profiles(c.id).unwrap();
     assert_eq!(profiles.iter().map(|p| p.job.as_str()).collect::<Vec<_>>(), ["busy", "nap"]);
     for p in &profiles {
-        let jp: JobProfile = serde_json::from_value(p.summary.clone()).unwrap();
+        let jp: JobProfile = p.summary.clone();
         assert_eq!(jp.solo_s.n, 2, "{}", p.job);
         let counted = jp.counted_run.as_ref().expect("auto makes a counted run");
         assert_eq!(jp.syscall_source, counted.syscall_source);
@@ -164,7 +164,7 @@ fn json_prints_the_stored_records() {
     // /proc counting costs nothing, so no separate counted run is made.
     assert_eq!(store.solo_runs(id).unwrap().len(), 2);
     for p in &printed {
-        let jp: JobProfile = serde_json::from_value(p.summary.clone()).unwrap();
+        let jp: JobProfile = p.summary.clone();
         assert_eq!((jp.counted_run, jp.syscall_source), (None, SyscallSource::ProcSyscrSyscw));
     }
 }
@@ -197,7 +197,7 @@ fn a_busy_kernel_keeps_one_core_busy() {
         let (first, last) = (&s[0], s.last().unwrap());
         job_cpu += (last.cpu_user_s + last.cpu_sys_s) - (first.cpu_user_s + first.cpu_sys_s);
     }
-    let p: JobProfile = serde_json::from_value(store.profiles(c.id).unwrap()[0].summary.clone()).unwrap();
+    let p: JobProfile = store.profiles(c.id).unwrap()[0].summary.clone();
     let cores = p.summary.host_load_mean * host_cores;
     eprintln!("busy kernel: U x {host_cores} cores = {cores:.3}; CPU 0 busy {busy0:.2} s, the job's {job_cpu:.2} s");
     assert!((p.summary.cores_used - cores).abs() < 1e-9);

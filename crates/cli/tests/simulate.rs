@@ -1,5 +1,7 @@
 //! `cosched simulate`: seed 000's Monte-Carlo evaluation from the command line.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -277,7 +279,7 @@ fn characterize_store(dir: &Path) -> std::path::PathBuf {
     s.finish_campaign(id, CampaignStatus::Done).unwrap();
     let id = s.begin_campaign(CampaignKind::Profile, "characterize", "{}", &prov).unwrap();
     for (j, u) in jobs.iter().zip([0.5, 0.5, 0.45, 0.5, 0.5, 0.5]) {
-        let summary = serde_json::json!({"summary": {"host_load_mean": u}});
+        let summary = common::job_profile(1.0, u);
         s.put_profile(id, &ProfileRecord { job: j.to_string(), program: j.to_string(), summary }).unwrap();
     }
     s.finish_campaign(id, CampaignStatus::Done).unwrap();
@@ -349,4 +351,29 @@ fn bench_simulate_runs_its_three_cases() {
         assert!(case["cpu_seconds"]["median"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(cosched(&["bench", "simulate", "--repeats", "0"]).status.code(), Some(2));
+}
+
+#[test]
+fn simulate_names_the_campaigns_of_its_measured_cells_with_the_node_at_their_start() {
+    use cosched_store::{CampaignId, NodeConditions, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let db = characterize_store(dir.path());
+    let node = NodeConditions { taken_unix: 5, load: [0.5, 0.25, 0.125], c2c: Some((vec![0, 1], 452.0)) };
+    Store::open(&db).unwrap().add_conditions(CampaignId(1), &node).unwrap();
+    let text = std::fs::read_to_string(measured_example()).unwrap() + "profiles = \"characterize\"\n";
+    let s = write(dir.path(), &text);
+    let out = cosched(&["simulate", "--scenario", &s, "--db", db.to_str().unwrap(), "--orders", "2", "--policy", "noplan"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains(
+            "from pairs campaign 1 of `characterize` (done, started 1970-01-01 00:00:01 UTC; node at start: load 0.50 0.25 0.12, CPU 0-1 round trip 452 ns)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("from profile campaign 2 of `characterize` (done,"), "{stdout}");
+    let v = json(&cosched(&["simulate", "--scenario", &s, "--db", db.to_str().unwrap(), "--orders", "2", "--json"]));
+    let mut ids: Vec<i64> = v["campaigns"].as_array().unwrap().iter().map(|c| c["id"].as_i64().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, [1, 2]);
 }

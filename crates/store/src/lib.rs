@@ -16,7 +16,7 @@
 //! | `pair_runs` | repeat of one co-run (foreground, background) | `campaign_id`, `fg_job`, `bg_job`, `repeat_index` |
 //! | `solo_runs` | solo run of a profile campaign | `campaign_id`, `job`, `repeat_index` |
 //! | `samples` | sample of a solo run's process tree | `run_id`, `seq` |
-//! | `profiles` | profile summary of a job in a campaign (JSON) | `campaign_id`, `job` |
+//! | `profiles` | profile summary of a job in a campaign (a `JobProfile` as JSON, decoded on read) | `campaign_id`, `job` |
 //! | `probe_points` | repeat of a job beside a stressor of one size and intensity | `campaign_id`, `job`, `stressor`, size, intensity, `repeat_index` |
 //! | `runs` | real run of a workload under a policy (`cosched run`) | `series`, `policy`, `repeat_index` |
 //! | `run_jobs` | attempt of a job in a run: start, cores, prediction, end, status, slowdown | `run_id`, `job_index`, `attempt` |
@@ -32,6 +32,11 @@
 //! (`PRAGMA user_version`) and upgraded on open by the steps of
 //! [`MIGRATIONS`]; a file newer than this build is refused and not touched.
 //!
+//! Campaign parameters are typed per kind ([`CampaignParams`]) and stored
+//! as canonical JSON text, the text earlier versions wrote, so `--resume`
+//! finds their campaigns. Which campaign a workload's figures come from is
+//! one query, [`Store::figures_campaign`]; its rule is documented there.
+//!
 //! # Use
 //!
 //! A campaign that can be resumed: look for an unfinished one with the same
@@ -39,7 +44,8 @@
 //! measured, and say how it ended.
 //!
 //! ```
-//! use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord, Store};
+//! use cosched_model::matrix::StopRule;
+//! use cosched_store::{CampaignParams, CampaignStatus, PairRunRecord, PairsJob, PairsParams, Store};
 //! # fn provenance() -> cosched_model::provenance::Provenance {
 //! #     cosched_model::provenance::Provenance { hostname: "h".into(), cpu_model: "c".into(), cores: 2,
 //! #         kernel_version: "k".into(), cosched_version: "v".into(), git_commit: "g".into(),
@@ -51,13 +57,17 @@
 //! #         fg_relaunches: 0, bg_relaunches: 1, fg_timing: "work-phase".into(), bg_timing: "work-phase".into() }
 //! # }
 //! let mut store = Store::open_in_memory()?; // Store::open(path) for a file
-//! let params = r#"{"max_repeats": 3}"#;
-//! let campaign = match store.find_campaign(CampaignKind::Pairs, "w.toml", params)? {
+//! let job = |name: &str| PairsJob { name: name.into(), argv: vec!["true".into()], cores: 1 };
+//! let params = CampaignParams::Pairs(PairsParams {
+//!     jobs: vec![job("a"), job("b")],
+//!     stop: StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.05 },
+//! });
+//! let campaign = match store.find_campaign_typed("w.toml", &params)? {
 //!     Some((id, CampaignStatus::Running | CampaignStatus::Interrupted)) => {
 //!         store.reopen_campaign(id)?;
 //!         id
 //!     }
-//!     _ => store.begin_campaign(CampaignKind::Pairs, "w.toml", params, &provenance())?,
+//!     _ => store.begin_campaign_typed("w.toml", &params, &provenance())?,
 //! };
 //! let done = store.pair_runs(campaign)?.len() as u32;
 //! for repeat in done..3 {
@@ -86,6 +96,7 @@
 //! file that is not SQLite, or whose schema is newer than this build knows,
 //! is reported with its path and left byte for byte as it was.
 
+mod campaign_params;
 mod conditions;
 mod export;
 mod prediction;
@@ -109,6 +120,29 @@ pub(crate) fn test_provenance(command: &str, started_unix: u64) -> Provenance {
     }
 }
 
+/// A stored job profile of one run of `solo_s` seconds at host load `u`.
+#[cfg(test)]
+pub(crate) fn test_profile(solo_s: f64, u: f64) -> cosched_model::profile::JobProfile {
+    use cosched_model::profile::{JobProfile, ProfileSummary, SyscallSource};
+    let s = ProfileSummary {
+        wall_s: solo_s,
+        host_load_mean: u,
+        host_load_peak: u,
+        cores_used: 2.0 * u,
+        syscall_rate: None,
+        syscall_count: None,
+        syscall_source: SyscallSource::ProcSyscrSyscw,
+        vol_ctx_rate: 0.0,
+        invol_ctx_rate: 0.0,
+        read_bps: 0.0,
+        write_bps: 0.0,
+        max_rss_kib: 1,
+        fault_rate: 0.0,
+        counters: BTreeMap::new(),
+    };
+    JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).expect("one finite run")
+}
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -120,12 +154,16 @@ use cosched_model::topology::{format_cpulist, parse_cpulist};
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior};
 
+pub use campaign_params::{
+    CampaignParams, PairsJob, PairsParams, ProbeLevelParams, ProbeParams, ProfileJob, ProfileParams,
+};
 pub use conditions::NodeConditions;
 pub use export::{check_table, format_unix_utc, DbInfo, TableCount, TABLES};
 pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLACK_S};
 pub use records::{
     CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, PairRunRecord, ProbePointRecord,
     ProfileRecord, RunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, SampleRecord, SoloRunRecord,
+    UntypedProfileRecord,
 };
 pub use schema::{latest_version, Migration, MIGRATIONS};
 
@@ -159,6 +197,10 @@ pub enum StoreError {
     WrongKind { id: CampaignId, kind: CampaignKind, what: &'static str },
     #[error("campaign {id} is {status}, not running; reopen it to add runs")]
     NotRunning { id: CampaignId, status: CampaignStatus },
+    #[error("the stored profile of `{job}` in campaign {campaign} is not a job profile this cosched reads ({why}); profile it again")]
+    BadProfile { campaign: CampaignId, job: String, why: String },
+    #[error("the stored parameters of campaign {id} do not read as its kind's ({why})")]
+    BadParams { id: CampaignId, why: String },
     #[error("no table `{0}`; the tables are: {}", TABLES.join(", "))]
     NoSuchTable(String),
     #[error("writing the export: {0}")]
@@ -389,7 +431,9 @@ impl Store {
     /// Starts a campaign and returns its id. `params_json` is the campaign's
     /// parameters as a JSON document; it is stored with object keys sorted,
     /// so [`Store::find_campaign`] matches it whatever order the caller
-    /// serialized it in.
+    /// serialized it in. The verbs use [`Store::begin_campaign_typed`]; this
+    /// text form is for parameters no [`CampaignParams`] describes, such as
+    /// a test's.
     pub fn begin_campaign(
         &mut self,
         kind: CampaignKind,
@@ -409,6 +453,28 @@ impl Store {
             .map_err(|source| sql_err(tx, "starting a campaign", source))?;
             Ok(CampaignId(tx.last_insert_rowid()))
         })
+    }
+
+    /// Starts a campaign of the kind of `params`; what the verbs call, so
+    /// their parameters are stored as [`Store::find_campaign_typed`] and
+    /// [`CampaignRecord::parameters`] read them.
+    pub fn begin_campaign_typed(
+        &mut self,
+        workload: &str,
+        params: &CampaignParams,
+        provenance: &Provenance,
+    ) -> Result<CampaignId> {
+        self.begin_campaign(params.kind(), workload, &params.to_json(), provenance)
+    }
+
+    /// [`Store::find_campaign`] with typed parameters: finds campaigns
+    /// stored by earlier versions too, whose text is the same.
+    pub fn find_campaign_typed(
+        &self,
+        workload: &str,
+        params: &CampaignParams,
+    ) -> Result<Option<(CampaignId, CampaignStatus)>> {
+        self.find_campaign(params.kind(), workload, &params.to_json())
     }
 
     /// Marks a campaign `done` or `interrupted`, with the time it ended.
@@ -742,34 +808,66 @@ impl Store {
             tx.execute(
                 "INSERT INTO profiles (campaign_id, job, program, summary_json) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (campaign_id, job) DO UPDATE SET program = excluded.program, summary_json = excluded.summary_json",
-                params![campaign.0, profile.job, profile.program, profile.summary.to_string()],
+                params![
+                    campaign.0,
+                    profile.job,
+                    profile.program,
+                    serde_json::to_string(&profile.summary).expect("a profile serializes")
+                ],
             )
             .map_err(|source| sql_err(tx, &format!("storing the {what}"), source))?;
             Ok(())
         })
     }
 
-    /// The profile summaries of a campaign, by job name.
+    /// The profile summaries of a campaign, by job name. A summary that
+    /// does not read as a `JobProfile` is an error naming its campaign and
+    /// job.
     pub fn profiles(&self, campaign: CampaignId) -> Result<Vec<ProfileRecord>> {
-        self.query(
+        let rows = self.query(
             "SELECT job, program, summary_json FROM profiles WHERE campaign_id = ?1 ORDER BY job",
             [campaign.0],
             "reading profiles",
-            profile_from_row,
-        )
+            |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)),
+        )?;
+        rows.into_iter().map(|(job, program, text)| decode_profile(campaign, job, program, &text)).collect()
     }
 
     /// The latest profile of a program (its program key) from a campaign
     /// that finished (`done`), so a partial profile of an interrupted
     /// campaign is never taken for a whole one.
-    pub fn latest_profile(&self, program: &str) -> Result<Option<(CampaignId, ProfileRecord)>> {
+    pub fn latest_job_profile(&self, program: &str) -> Result<Option<(CampaignId, ProfileRecord)>> {
+        match self.latest_profile_row(program)? {
+            Some((campaign, job, program, text)) => {
+                Ok(Some((campaign, decode_profile(campaign, job, program, &text)?)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// [`Store::latest_job_profile`] with the summary as the JSON stored,
+    /// undecoded: for a caller that decodes it itself and falls back to
+    /// another solo time when it does not read.
+    pub fn latest_profile(&self, program: &str) -> Result<Option<(CampaignId, UntypedProfileRecord)>> {
+        let Some((campaign, job, program, text)) = self.latest_profile_row(program)? else {
+            return Ok(None);
+        };
+        let summary = serde_json::from_str(&text).map_err(|e| StoreError::BadProfile {
+            campaign,
+            job: job.clone(),
+            why: e.to_string(),
+        })?;
+        Ok(Some((campaign, UntypedProfileRecord { job, program, summary })))
+    }
+
+    fn latest_profile_row(&self, program: &str) -> Result<Option<(CampaignId, String, String, String)>> {
         let rows = self.query(
             "SELECT pr.job, pr.program, pr.summary_json, pr.campaign_id FROM profiles pr
              JOIN campaigns c ON c.id = pr.campaign_id
-             WHERE pr.program = ?1 AND c.status = 'done' ORDER BY pr.campaign_id DESC, pr.id DESC LIMIT 1",
-            [program],
+             WHERE pr.program = ?1 AND c.status = ?2 ORDER BY pr.campaign_id DESC, pr.id DESC LIMIT 1",
+            params![program, CampaignStatus::Done.as_str()],
             "reading profiles",
-            |r| Ok((CampaignId(r.get(3)?), profile_from_row(r)?)),
+            |r| Ok((CampaignId(r.get(3)?), r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)),
         )?;
         Ok(rows.into_iter().next())
     }
@@ -1047,8 +1145,13 @@ fn campaign_from_row(r: &Row) -> rusqlite::Result<CampaignRecord> {
     })
 }
 
-fn profile_from_row(r: &Row) -> rusqlite::Result<ProfileRecord> {
-    Ok(ProfileRecord { job: r.get(0)?, program: r.get(1)?, summary: json_col(r, 2)? })
+/// Profiles are decoded here, once, so every reader gets a `JobProfile`
+/// or an error that says which stored profile to measure again.
+fn decode_profile(campaign: CampaignId, job: String, program: String, text: &str) -> Result<ProfileRecord> {
+    match serde_json::from_str(text) {
+        Ok(summary) => Ok(ProfileRecord { job, program, summary }),
+        Err(e) => Err(StoreError::BadProfile { campaign, job, why: e.to_string() }),
+    }
 }
 
 fn json_col<T: serde::de::DeserializeOwned>(r: &Row, i: usize) -> rusqlite::Result<T> {
@@ -1087,5 +1190,31 @@ mod tests {
             [],
         );
         assert!(orphan.is_err(), "a run of no campaign was accepted");
+    }
+
+    #[test]
+    fn a_stored_profile_that_is_no_job_profile_is_an_error_naming_its_campaign_and_job() {
+        let mut s = Store::open_in_memory().unwrap();
+        let c = s.begin_campaign(CampaignKind::Profile, "w", "{}", &test_provenance("cosched profile", 1)).unwrap();
+        let good = ProfileRecord { job: "a".into(), program: "A".into(), summary: test_profile(1.0, 0.5) };
+        s.put_profile(c, &good).unwrap();
+        assert_eq!(s.profiles(c).unwrap(), vec![good]);
+        s.conn
+            .execute(
+                "INSERT INTO profiles (campaign_id, job, program, summary_json) VALUES (?1, 'old', 'B', '{\"u\": 1}')",
+                [c.0],
+            )
+            .unwrap();
+        s.finish_campaign(c, CampaignStatus::Done).unwrap();
+        let e = s.profiles(c).unwrap_err();
+        assert!(matches!(&e, StoreError::BadProfile { campaign, job, .. } if *campaign == c && job == "old"), "{e}");
+        assert!(e.to_string().contains(&format!("`old` in campaign {c}")), "{e}");
+        assert!(s.latest_job_profile("B").unwrap_err().to_string().contains("`old`"));
+        assert_eq!(
+            s.latest_profile("B").unwrap().unwrap().1.summary["u"],
+            1,
+            "the untyped read leaves decoding to its caller"
+        );
+        assert_eq!(s.latest_job_profile("A").unwrap().map(|(id, p)| (id, p.job)), Some((c, "a".to_string())));
     }
 }

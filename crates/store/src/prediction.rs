@@ -2,9 +2,25 @@
 //!
 //! [`Store::measurements`] gathers a workload's stored characterization
 //! and pairs: each job's profile and probe from the latest finished
-//! campaign that holds it, and the pair runs of the latest pairs campaign.
-//! It returns records as stored; turning them into a training set (medians,
-//! classes) is the predictor crate's work.
+//! campaign that holds it, and the pair runs of the
+//! [figures campaign](Store::figures_campaign) of kind pairs. It returns
+//! records as stored; turning them into a training set (medians, classes)
+//! is the predictor crate's work.
+//!
+//! # Which campaign a workload's figures come from
+//!
+//! Among the campaigns of one kind over a workload that hold runs (or, for
+//! a profile campaign, profiles), the newest `done` one; when none is done,
+//! the newest one, whatever its status (an interrupted campaign's stored
+//! repeats are whole, it just lacks some). [`Store::figures_campaign`] is that rule, and every reader
+//! of workload-wide figures (`Store::measurements`, `simulate`'s measured
+//! cells, the slowdown source of `cosched run`) asks it, so they agree.
+//! A done campaign wins over a newer interrupted one because a matrix with
+//! missing cells is a worse figure than an older whole one; the reader
+//! shows the chosen campaign's status so the fallback is visible. Profiles
+//! and probes are one job's whole figure each, taken per job from the
+//! newest done campaign holding it: part of a probe curve can miss the side
+//! of the LLC that decides the class.
 //!
 //! Real runs feed the next fit too (the learning loop): a job of a
 //! `cosched run` that ran its whole time beside one co-runner that did not
@@ -17,8 +33,9 @@ use serde::{Deserialize, Serialize};
 use cosched_model::provenance::Provenance;
 
 use crate::{
-    ExecRunId, json_col, non_negative, nonempty, provenance_from_row, provenance_id, sql_err, CampaignKind, CampaignRecord,
-    CampaignStatus, PairRunRecord, ProbePointRecord, ProfileRecord, Store, StoreError, PROV_COLS,
+    campaign_from_row, json_col, non_negative, nonempty, provenance_from_row, provenance_id, sql_err, CampaignKind,
+    CampaignRecord, CampaignStatus, ExecRunId, PairRunRecord, ProbePointRecord, ProfileRecord, Store, StoreError,
+    CAMPAIGN_SELECT, PROV_COLS,
 };
 
 /// A workload's stored measurements, by the campaigns they come from.
@@ -29,8 +46,7 @@ pub struct Measurements {
     /// Each probed job's points, from the latest `done` probe campaign
     /// holding it; the campaign's parameters record the LLC size.
     pub probes: Vec<(CampaignRecord, String, Vec<ProbePointRecord>)>,
-    /// The latest pairs campaign (finished or not: a running campaign's
-    /// stored repeats are whole) and its runs.
+    /// The pairs figures campaign ([`Store::figures_campaign`]) and its runs.
     pub pairs: Option<(CampaignRecord, Vec<PairRunRecord>)>,
     /// Pair samples from real runs of the workload, oldest run first.
     pub run_pairs: Vec<RunPairSample>,
@@ -80,6 +96,23 @@ pub struct EvaluationRecord {
 }
 
 impl Store {
+    /// The campaign `workload`'s figures of `kind` come from: among its
+    /// campaigns of that kind holding runs (or profiles), the newest `done`
+    /// one, else the newest one (see the module documentation).
+    pub fn figures_campaign(&self, kind: CampaignKind, workload: &str) -> Result<Option<CampaignRecord>, StoreError> {
+        let sql = format!(
+            "{CAMPAIGN_SELECT} WHERE c.kind = ?1 AND c.workload = ?2
+             AND EXISTS (SELECT 1 FROM pair_runs WHERE campaign_id = c.id
+                         UNION ALL SELECT 1 FROM solo_runs WHERE campaign_id = c.id
+                         UNION ALL SELECT 1 FROM probe_points WHERE campaign_id = c.id
+                         UNION ALL SELECT 1 FROM profiles WHERE campaign_id = c.id)
+             ORDER BY c.id DESC"
+        );
+        let with_runs = self.query(&sql, params![kind.as_str(), workload], "reading campaigns", campaign_from_row)?;
+        let done = with_runs.iter().position(|c| c.status == CampaignStatus::Done);
+        Ok(with_runs.into_iter().nth(done.unwrap_or(0)))
+    }
+
     /// The latest measurements of `workload` (see [`Measurements`]).
     pub fn measurements(&self, workload: &str) -> Result<Measurements, StoreError> {
         let campaigns: Vec<CampaignRecord> =
@@ -106,14 +139,12 @@ impl Store {
                         }
                     }
                 }
-                CampaignKind::Pairs if m.pairs.is_none() => {
-                    let runs = self.pair_runs(c.id)?;
-                    if !runs.is_empty() {
-                        m.pairs = Some((c.clone(), runs));
-                    }
-                }
                 _ => {}
             }
+        }
+        if let Some(c) = self.figures_campaign(CampaignKind::Pairs, workload)? {
+            let runs = self.pair_runs(c.id)?;
+            m.pairs = Some((c, runs));
         }
         m.profiles.sort_by(|a, b| a.1.job.cmp(&b.1.job));
         m.probes.sort_by(|a, b| a.1.cmp(&b.1));
@@ -287,7 +318,8 @@ mod tests {
         let mut s = Store::open_in_memory().unwrap();
         let p = prov();
         let old = s.begin_campaign(CampaignKind::Profile, "w", r#"{"n":1}"#, &p).unwrap();
-        let profile = |v: f64| ProfileRecord { job: "a".into(), program: "A".into(), summary: serde_json::json!({"u": v}) };
+        let profile =
+            |v: f64| ProfileRecord { job: "a".into(), program: "A".into(), summary: crate::test_profile(v, 0.5) };
         s.put_profile(old, &profile(1.0)).unwrap();
         s.finish_campaign(old, CampaignStatus::Done).unwrap();
         let new = s.begin_campaign(CampaignKind::Profile, "w", r#"{"n":2}"#, &p).unwrap();
@@ -315,10 +347,59 @@ mod tests {
         s.add_pair_run(pairs, &run).unwrap();
         let m = s.measurements("w").unwrap();
         assert_eq!(m.profiles.len(), 1);
-        assert_eq!(m.profiles[0].1.summary["u"], 2.0, "the latest done campaign, not the unfinished one");
+        assert_eq!(m.profiles[0].1.summary.solo_s.median, 2.0, "the latest done campaign, not the unfinished one");
         let (c, runs) = m.pairs.unwrap();
         assert_eq!((c.id, runs.len()), (pairs, 1), "a running pairs campaign's whole repeats count");
         assert!(s.measurements("other").unwrap().pairs.is_none());
+    }
+
+    #[test]
+    fn figures_come_from_the_newest_done_campaign_with_runs_else_the_newest_with_runs() {
+        let mut s = Store::open_in_memory().unwrap();
+        let p = prov();
+        let run = |repeat: u32| PairRunRecord {
+            fg_job: "a".into(),
+            bg_job: "b".into(),
+            repeat,
+            fg_cpus: vec![0],
+            bg_cpus: vec![1],
+            shared_cpus: false,
+            fg_solo_s: 1.0,
+            fg_corun_s: 1.5,
+            bg_solo_s: 1.0,
+            bg_corun_s: 1.2,
+            fg_relaunches: 0,
+            bg_relaunches: 0,
+            fg_timing: "process".into(),
+            bg_timing: "process".into(),
+        };
+        let pick = |s: &Store| s.figures_campaign(CampaignKind::Pairs, "w").unwrap().map(|c| (c.id, c.status));
+        assert_eq!(pick(&s), None, "no campaign");
+        let first = s.begin_campaign(CampaignKind::Pairs, "w", r#"{"n":1}"#, &p).unwrap();
+        s.add_pair_run(first, &run(0)).unwrap();
+        s.finish_campaign(first, CampaignStatus::Interrupted).unwrap();
+        assert_eq!(pick(&s), Some((first, CampaignStatus::Interrupted)), "none done: the newest with runs");
+        let older_done = s.begin_campaign(CampaignKind::Pairs, "w", r#"{"n":2}"#, &p).unwrap();
+        s.add_pair_run(older_done, &run(0)).unwrap();
+        s.finish_campaign(older_done, CampaignStatus::Done).unwrap();
+        let newer_interrupted = s.begin_campaign(CampaignKind::Pairs, "w", r#"{"n":3}"#, &p).unwrap();
+        s.add_pair_run(newer_interrupted, &run(0)).unwrap();
+        s.finish_campaign(newer_interrupted, CampaignStatus::Interrupted).unwrap();
+        let empty_done = s.begin_campaign(CampaignKind::Pairs, "w", r#"{"n":4}"#, &p).unwrap();
+        s.finish_campaign(empty_done, CampaignStatus::Done).unwrap();
+        let _running = s.begin_campaign(CampaignKind::Pairs, "w", r#"{"n":5}"#, &p).unwrap();
+        assert_eq!(
+            pick(&s),
+            Some((older_done, CampaignStatus::Done)),
+            "a done campaign beats a newer interrupted one, and campaigns without runs never count"
+        );
+        assert_eq!(
+            s.measurements("w").unwrap().pairs.map(|(c, _)| c.id),
+            Some(older_done),
+            "measurements ask the same rule"
+        );
+        assert_eq!(s.figures_campaign(CampaignKind::Profile, "w").unwrap(), None, "per kind");
+        assert_eq!(s.figures_campaign(CampaignKind::Pairs, "v").unwrap(), None, "per workload");
     }
 
     #[test]

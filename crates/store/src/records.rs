@@ -2,16 +2,20 @@
 //!
 //! They mirror the tables (see the crate documentation) but hold Rust types:
 //! CPU sets as `Vec<u32>` (stored as a Linux cpulist, so order and
-//! duplicates are not kept), JSON columns as `serde_json::Value`, provenance
+//! duplicates are not kept), JSON columns as `serde_json::Value` or the
+//! model type they hold, provenance
 //! as the model's [`Provenance`].
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use cosched_model::profile::JobProfile;
 use cosched_model::provenance::Provenance;
 use cosched_model::run::JobStatus;
 use serde::{Deserialize, Serialize};
+
+use crate::{CampaignParams, StoreError};
 
 /// Row id of a campaign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -113,6 +117,14 @@ pub struct CampaignRecord {
     pub provenance: Provenance,
 }
 
+impl CampaignRecord {
+    /// The campaign's parameters as its kind's type; an error names the
+    /// campaign when they do not read as such.
+    pub fn parameters(&self) -> Result<CampaignParams, StoreError> {
+        CampaignParams::from_value(self.id, self.kind, &self.params)
+    }
+}
+
 /// One repeat of one co-run: the foreground job measured alone and beside
 /// the background job, and the background job likewise, in the same repeat
 /// (solo and co-run times are paired, never taken from another repeat).
@@ -185,11 +197,19 @@ pub struct SoloRunRecord {
 /// and the database cannot drift apart.
 pub use cosched_model::profile::Sample as SampleRecord;
 
-/// The summary of a job's profile in one campaign. The summary is kept as
-/// JSON so its type can grow with the profiler without a migration; the
-/// profiler owns its shape.
+/// The summary of a job's profile in one campaign. The summary is stored
+/// as JSON so its type can grow with the profiler without a migration; the
+/// model's `JobProfile` owns its shape, and the store decodes it on read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfileRecord {
+    pub job: String,
+    pub program: String,
+    pub summary: JobProfile,
+}
+
+/// A profile with its summary as the JSON stored (see `Store::latest_profile`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UntypedProfileRecord {
     pub job: String,
     pub program: String,
     pub summary: serde_json::Value,

@@ -207,11 +207,15 @@ impl Store {
                 journal(tx, run, t_s, "end", Some(job), "killed (the runner died)")?;
             }
             tx.execute(
-                "UPDATE run_jobs SET end_s = max(start_s, ?2), status = 'killed' WHERE run_id = ?1 AND end_s IS NULL",
-                params![run.0, t_s],
+                "UPDATE run_jobs SET end_s = max(start_s, ?2), status = ?3 WHERE run_id = ?1 AND end_s IS NULL",
+                params![run.0, t_s, cosched_model::run::JobStatus::Killed.name()],
             )
             .map_err(err)?;
-            tx.execute("UPDATE runs SET status = 'running', finished_unix = NULL WHERE id = ?1", [run.0]).map_err(err)?;
+            tx.execute(
+                "UPDATE runs SET status = ?2, finished_unix = NULL WHERE id = ?1",
+                params![run.0, RunStatus::Running.as_str()],
+            )
+            .map_err(err)?;
             journal(tx, run, t_s, "resume", None, &format!("was {status}"))?;
             Ok(open.len())
         })

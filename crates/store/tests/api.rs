@@ -157,25 +157,43 @@ fn a_solo_run_and_its_samples_round_trip_and_are_stored_all_or_nothing() {
     assert_eq!((count(&s, "solo_runs"), count(&s, "samples")), (1, 50));
 }
 
+fn job_profile(solo_s: f64) -> cosched_model::profile::JobProfile {
+    use cosched_model::profile::{JobProfile, ProfileSummary, SyscallSource};
+    let s = ProfileSummary {
+        wall_s: solo_s,
+        host_load_mean: 0.98,
+        host_load_peak: 0.98,
+        cores_used: 0.98,
+        syscall_rate: None,
+        syscall_count: None,
+        syscall_source: SyscallSource::ProcSyscrSyscw,
+        vol_ctx_rate: 0.0,
+        invol_ctx_rate: 0.0,
+        read_bps: 0.0,
+        write_bps: 0.0,
+        max_rss_kib: 1,
+        fault_rate: 0.0,
+        counters: Default::default(),
+    };
+    JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()
+}
+
 #[test]
 fn a_profile_is_replaced_per_job_and_only_finished_campaigns_give_the_latest() {
     let (_d, mut s) = store();
     let program = "kernel stream threads=1";
-    let profile = |median: f64| ProfileRecord {
-        job: "triad".into(),
-        program: program.into(),
-        summary: serde_json::json!({"solo_s": {"median": median}, "host_load": 0.98}),
-    };
+    let profile =
+        |median: f64| ProfileRecord { job: "triad".into(), program: program.into(), summary: job_profile(median) };
     let done = s.begin_campaign(CampaignKind::Profile, "w", "{}", &prov(1)).unwrap();
     s.put_profile(done, &profile(1.0)).unwrap();
     s.put_profile(done, &profile(2.0)).unwrap();
     assert_eq!(s.profiles(done).unwrap(), vec![profile(2.0)]);
-    assert_eq!(s.latest_profile(program).unwrap(), None, "the campaign has not finished");
+    assert_eq!(s.latest_job_profile(program).unwrap(), None, "the campaign has not finished");
     s.finish_campaign(done, CampaignStatus::Done).unwrap();
     let partial = s.begin_campaign(CampaignKind::Profile, "w", "{}", &prov(2)).unwrap();
     s.put_profile(partial, &profile(9.0)).unwrap();
     s.finish_campaign(partial, CampaignStatus::Interrupted).unwrap();
-    assert_eq!(s.latest_profile(program).unwrap(), Some((done, profile(2.0))));
+    assert_eq!(s.latest_job_profile(program).unwrap(), Some((done, profile(2.0))));
 }
 
 #[test]

@@ -43,7 +43,8 @@ pub struct ClassifyArgs {
 
 pub fn run(a: ClassifyArgs) -> anyhow::Result<()> {
     let req = ClassifyRequest { workload: a.workload.clone(), llc_kib: a.llc_kib, significant: a.significant, db: a.db.db };
-    let rows = classify(&req)?;
+    let classified = classify(&req)?;
+    let rows = classified.rows;
     if a.json.json {
         return print_json(&rows);
     }
@@ -85,6 +86,9 @@ pub fn run(a: ClassifyArgs) -> anyhow::Result<()> {
          slowed means above {:.2}. U: host load of the job's latest solo profile (cosched profile), '-' when none.",
         a.significant
     );
+    for c in &classified.campaigns {
+        println!("from {}", c.describe());
+    }
     Ok(())
 }
 

@@ -104,9 +104,17 @@ fn show_info(a: InfoArgs) -> anyhow::Result<()> {
                 c.runs.to_string(),
                 format_utc(c.started_unix),
                 c.node.as_ref().map_or("-".into(), |k| k.describe()),
+                if c.figures { "yes".into() } else { String::new() },
             ]
         })
         .collect();
-    println!("{}", table(&["campaign", "kind", "workload", "status", "runs", "started (UTC)", "node at start"], &rows));
+    println!(
+        "{}",
+        table(&["campaign", "kind", "workload", "status", "runs", "started (UTC)", "node at start", "figures"], &rows)
+    );
+    println!(
+        "figures: the campaign a workload's figures of its kind come from (predict, evaluate-predictors, simulate, run):\n\
+         among those holding runs, the newest done one, else the newest one."
+    );
     Ok(())
 }

@@ -47,7 +47,7 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     let workload = a.workload.expect("clap requires --workload");
     let r = predict(&PredictRequest { predictor: spec.clone(), workload, jobs: a.jobs, db: a.db.db })?;
     if a.json.json {
-        return print_json(&serde_json::json!({"model": spec, "jobs": r.jobs}));
+        return print_json(&serde_json::json!({"model": spec, "jobs": r.jobs, "campaigns": r.campaigns}));
     }
     let rows: Vec<Vec<String>> = r
         .jobs
@@ -62,5 +62,8 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         "{spec}, fitted on {} measured pairs of {}; slowdown = co-run time / solo time beside all the other jobs listed.",
         r.pairs, r.workload
     );
+    for c in &r.campaigns {
+        println!("from {}", c.describe());
+    }
     Ok(())
 }

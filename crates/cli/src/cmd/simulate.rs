@@ -99,6 +99,9 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         println!("trace: {}", file.display());
     }
     println!("slowdowns: {}", r.origin);
+    for c in &r.campaigns {
+        println!("from {}", c.describe());
+    }
     println!("{} jobs, {} orders, seed {}, {:.2} s", r.jobs, r.orders, r.seed, r.elapsed_s);
     Ok(())
 }

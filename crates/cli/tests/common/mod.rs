@@ -44,9 +44,9 @@ pub fn prov() -> cosched_model::provenance::Provenance {
     }
 }
 
-/// A stored job profile (as `ProfileRecord::summary` holds it) of one run of
+/// A job profile (as `ProfileRecord::summary` holds it) of one run of
 /// `solo_s` seconds at host load `u`, 10 system calls per second.
-pub fn profile_json(solo_s: f64, u: f64) -> serde_json::Value {
+pub fn job_profile(solo_s: f64, u: f64) -> cosched_model::profile::JobProfile {
     use cosched_model::profile::{JobProfile, ProfileSummary, SyscallSource};
     let s = ProfileSummary {
         wall_s: solo_s,
@@ -64,5 +64,5 @@ pub fn profile_json(solo_s: f64, u: f64) -> serde_json::Value {
         fault_rate: 0.0,
         counters: std::collections::BTreeMap::new(),
     };
-    serde_json::to_value(JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()).unwrap()
+    JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()
 }
