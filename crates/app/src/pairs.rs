@@ -9,7 +9,7 @@ use cosched_measure::pairs::{run_campaign, CampaignError, PairJob, PairRun};
 use cosched_model::matrix::{matrix_from_samples, unordered_pairs, SlowdownMatrix, StopRule};
 use cosched_model::workload::Workload;
 use cosched_report::svg::heatmap;
-use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord};
+use cosched_store::{CampaignParams, CampaignStatus, PairRunRecord, PairsJob, PairsParams};
 
 use crate::calibrate::calibrate_missing;
 use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx};
@@ -66,14 +66,13 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         })
         .collect::<anyhow::Result<_>>()?;
     let stop = StopRule { min_repeats: req.min_repeats, max_repeats: req.repeats, rel_halfwidth: req.target };
-    let params = serde_json::json!({
-        "jobs": jobs.iter().map(|j| serde_json::json!({"name": j.name, "argv": j.argv, "cores": j.cores})).collect::<Vec<_>>(),
-        "stop": stop,
-    })
-    .to_string();
+    let params = CampaignParams::Pairs(PairsParams {
+        jobs: jobs.iter().map(|j| PairsJob { name: j.name.clone(), argv: j.argv.clone(), cores: j.cores }).collect(),
+        stop,
+    });
 
     // Resume the newest unfinished campaign with identical settings, if asked.
-    let (campaign, prior) = match store.find_campaign(CampaignKind::Pairs, &w.name, &params)? {
+    let (campaign, prior) = match store.find_campaign_typed(&w.name, &params)? {
         Some((id, status)) if req.resume && status != CampaignStatus::Done => {
             store.reopen_campaign(id)?;
             let prior = store.pair_runs(id)?;
@@ -89,7 +88,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
             if req.resume {
                 ctx.step("no unfinished campaign with these settings; starting a new one");
             }
-            (store.begin_campaign(CampaignKind::Pairs, &w.name, &params, &provenance(ctx))?, Vec::new())
+            (store.begin_campaign_typed(&w.name, &params, &provenance(ctx))?, Vec::new())
         }
     };
     record_conditions(ctx, &mut store, campaign, true)?;

@@ -46,10 +46,9 @@ pub(crate) fn solo_time(
             return Ok(Some((cosched_model::stats::median(&times), timing, format!("pairs campaign {}", campaign.id.0), n)));
         }
     }
-    if let Some((campaign, p)) = store.latest_profile(&job.program_key())? {
-        if let Ok(prof) = serde_json::from_value::<cosched_model::profile::JobProfile>(p.summary) {
-            return Ok(Some((prof.solo_s.median, prof.timing, format!("profile campaign {}", campaign.0), prof.solo_s.n)));
-        }
+    if let Some((campaign, p)) = store.latest_job_profile(&job.program_key())? {
+        let prof = p.summary;
+        return Ok(Some((prof.solo_s.median, prof.timing, format!("profile campaign {}", campaign.0), prof.solo_s.n)));
     }
     if let (Some(key), Ok(Some(work))) =
         (cosched_model::calibration::job_key(job), cosched_model::calibration::resolve_work(job, cals))
@@ -96,11 +95,7 @@ pub const PAIRS_TABLE: &str = "pairs-table";
 /// The slowdown source: medians of the workload's newest pairs campaign.
 fn slowdown_source(store: &Store, w: &Workload) -> anyhow::Result<(PairTable, String)> {
     let n = w.jobs.len();
-    let campaign = store
-        .campaigns()?
-        .into_iter()
-        .filter(|c| c.kind == CampaignKind::Pairs && c.workload == w.name && c.runs > 0)
-        .next_back();
+    let campaign = store.figures_campaign(CampaignKind::Pairs, &w.name)?;
     let Some(c) = campaign else {
         return Ok((
             PairTable::new(vec![vec![1.0; n]; n]).expect("ones are valid"),
@@ -119,6 +114,7 @@ fn slowdown_source(store: &Store, w: &Workload) -> anyhow::Result<(PairTable, St
         }
     }
     let table = PairTable::new(cells).map_err(anyhow::Error::msg)?;
-    Ok((table, format!("pairs campaign {} of `{}`: {have} of {} cells measured, the rest 1", c.id, w.name, n * n)))
+    let used = crate::common::UsedCampaign::of(store, &c)?.describe();
+    Ok((table, format!("{used}: {have} of {} cells measured, the rest 1", n * n)))
 }
 

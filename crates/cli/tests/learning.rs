@@ -58,8 +58,13 @@ fn setup(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 fn run(wl: &Path, db: &Path, dir: &Path) -> String {
+    run_with(wl, db, dir, &[])
+}
+
+fn run_with(wl: &Path, db: &Path, dir: &Path, extra: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_cosched"))
         .arg("run")
+        .args(extra)
         .arg("--workload")
         .arg(wl)
         .args(["--policy", "noplan", "--db"])
@@ -104,7 +109,7 @@ fn a_run_predicts_with_the_chosen_predictor_and_the_next_run_learns_from_it() {
 }
 
 #[test]
-fn a_run_takes_solo_times_from_the_pairs_campaigns_solo_repeats_when_it_has_three() {
+fn with_stored_solo_times_a_run_takes_the_pairs_campaigns_solo_repeats_when_it_has_three() {
     let dir = tempfile::tempdir().unwrap();
     let (wl, db) = setup(dir.path());
     {
@@ -116,7 +121,7 @@ fn a_run_takes_solo_times_from_the_pairs_campaigns_solo_repeats_when_it_has_thre
         }
         s.finish_campaign(p, CampaignStatus::Done).unwrap();
     }
-    let err = run(&wl, &db, dir.path());
+    let err = run_with(&wl, &db, dir.path(), &["--solo", "stored"]);
     assert!(err.contains("solo times from pairs campaign 3 (median of 3 solo runs each): all 2 jobs"), "{err}");
     let s = Store::open_existing(&db).unwrap();
     let last = s.runs().unwrap().pop().unwrap();

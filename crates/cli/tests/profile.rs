@@ -141,7 +141,7 @@ fn profile_stores_a_counted_run_the_timed_runs_and_a_profile_per_job() {
         assert!(jp.syscall_count.unwrap_or(0) > 0, "{}: {jp:?}", p.job);
         assert_eq!(jp.summary.syscall_source, SyscallSource::ProcSyscrSyscw);
     }
-    let busy = store.latest_profile(&profiles[0].program).unwrap().expect("a done campaign's profile is found");
+    let busy = store.latest_job_profile(&profiles[0].program).unwrap().expect("a done campaign's profile is found");
     assert_eq!(busy.1.job, "busy");
 
     let info = cosched(&["db", "info", "--json", "--db", case.db.to_str().unwrap()]);

@@ -163,7 +163,6 @@ pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLA
 pub use records::{
     CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, PairRunRecord, ProbePointRecord,
     ProfileRecord, RunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, SampleRecord, SoloRunRecord,
-    UntypedProfileRecord,
 };
 pub use schema::{latest_version, Migration, MIGRATIONS};
 
@@ -845,20 +844,6 @@ impl Store {
         }
     }
 
-    /// [`Store::latest_job_profile`] with the summary as the JSON stored,
-    /// undecoded: for a caller that decodes it itself and falls back to
-    /// another solo time when it does not read.
-    pub fn latest_profile(&self, program: &str) -> Result<Option<(CampaignId, UntypedProfileRecord)>> {
-        let Some((campaign, job, program, text)) = self.latest_profile_row(program)? else {
-            return Ok(None);
-        };
-        let summary = serde_json::from_str(&text).map_err(|e| StoreError::BadProfile {
-            campaign,
-            job: job.clone(),
-            why: e.to_string(),
-        })?;
-        Ok(Some((campaign, UntypedProfileRecord { job, program, summary })))
-    }
 
     fn latest_profile_row(&self, program: &str) -> Result<Option<(CampaignId, String, String, String)>> {
         let rows = self.query(
@@ -1210,11 +1195,6 @@ mod tests {
         assert!(matches!(&e, StoreError::BadProfile { campaign, job, .. } if *campaign == c && job == "old"), "{e}");
         assert!(e.to_string().contains(&format!("`old` in campaign {c}")), "{e}");
         assert!(s.latest_job_profile("B").unwrap_err().to_string().contains("`old`"));
-        assert_eq!(
-            s.latest_profile("B").unwrap().unwrap().1.summary["u"],
-            1,
-            "the untyped read leaves decoding to its caller"
-        );
         assert_eq!(s.latest_job_profile("A").unwrap().map(|(id, p)| (id, p.job)), Some((c, "a".to_string())));
     }
 }

@@ -207,14 +207,6 @@ pub struct ProfileRecord {
     pub summary: JobProfile,
 }
 
-/// A profile with its summary as the JSON stored (see `Store::latest_profile`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UntypedProfileRecord {
-    pub job: String,
-    pub program: String,
-    pub summary: serde_json::Value,
-}
-
 /// One repeat of one probe point: the job and a stressor of one size and
 /// intensity, each alone and then together, in the same repeat. The job's
 /// slowdown is its sensitivity, the stressor's the job's contentiousness;
