@@ -10,6 +10,7 @@ use cosched_report::html::Page;
 use cosched_sched::montecarlo::{
     default_policies, parse_spec, run_orders, spec_label, summarize, trace_of, MonteCarloError, OrderResult, PolicySummary, Spread,
 };
+use cosched_sched::oracle::{oracle, Objective, Oracle, Search};
 use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
 use cosched_sched::Params;
 use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, Store};
@@ -40,6 +41,9 @@ pub struct SimulateRequest {
 /// The columns of every table of a [`SimulateReport`].
 pub const HEAD: [&str; 7] = ["policy", "median", "q1", "q3", "min", "max", "mean"];
 
+/// The columns of the oracle table of a [`SimulateReport`].
+pub const ORACLE_HEAD: [&str; 3] = ["", "makespan s", "vs the oracle's best makespan"];
+
 #[derive(Debug)]
 pub struct SimulateReport {
     /// One table of increase rates per figure: its title and one row per
@@ -47,6 +51,9 @@ pub struct SimulateReport {
     pub sections: Vec<(String, Vec<Vec<String>>)>,
     /// The performance score of exclusive and of each policy ([`HEAD`]).
     pub scores: Vec<Vec<String>>,
+    /// The oracle's best schedules and each policy's median makespan
+    /// against them ([`ORACLE_HEAD`]), or why there is none.
+    pub oracle: Result<Vec<Vec<String>>, String>,
     /// Where the slowdowns came from.
     pub origin: String,
     /// The stored campaigns the scenario's measured cells and host loads
@@ -178,6 +185,24 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     let jobs = scenario.job_program.len();
 
     let baseline_score = Spread::of(&results.iter().map(|r| r.baseline_score).collect::<Vec<_>>()).expect("orders >= 1");
+    let medians: Vec<(String, f64)> = policies
+        .iter()
+        .enumerate()
+        .map(|(i, (n, p))| {
+            let v: Vec<f64> = results.iter().map(|r| r.outcomes[i].metrics.makespan).collect();
+            (spec_label(n, p), Spread::of(&v).expect("orders >= 1").median)
+        })
+        .collect();
+    let best = best_schedules(&scenario, a.seed);
+    let oracle_json = match &best {
+        Ok((m, t)) => serde_json::json!({
+            "makespan": {"value": m.value, "search": m.search, "mean_turnaround": m.metrics.avg_turnaround},
+            "mean_turnaround": {"value": t.value, "search": t.search, "makespan": t.metrics.makespan},
+            "makespan_lower_bound": m.makespan_bound,
+            "policies": medians.iter().map(|(p, v)| serde_json::json!({"policy": p, "median_makespan": v, "above_oracle": v / m.value - 1.0})).collect::<Vec<_>>(),
+        }),
+        Err(why) => serde_json::json!({"none": why}),
+    };
     let doc = serde_json::json!({
         "scenario": path.display().to_string(),
         "jobs": jobs,
@@ -191,6 +216,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         "baseline_score": baseline_score,
         "policies": policies.iter().map(|(n, p)| spec_label(n, p)).collect::<Vec<_>>(),
         "summaries": summaries,
+        "oracle": oracle_json,
     });
     if let Some(dir) = &a.report {
         write_report(dir, path, a, &summaries, &baseline_score, &results, &policies, &doc)?;
@@ -208,9 +234,23 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         .collect();
     let mut scores = vec![score_row("exclusive", &baseline_score)];
     scores.extend(summaries.iter().map(|s| score_row(&s.policy, &s.score)));
+    let oracle = best.map(|(m, t)| {
+        let mut rows = vec![
+            vec![format!("oracle, best makespan ({})", search(&m.search)), format!("{:.3}", m.value), "-".into()],
+            vec![
+                format!("oracle, best mean turnaround {:.3} s ({})", t.value, search(&t.search)),
+                format!("{:.3}", t.metrics.makespan),
+                pct(t.metrics.makespan / m.value - 1.0),
+            ],
+            vec!["lower bound of any schedule".into(), format!("{:.3}", m.makespan_bound), pct(m.makespan_bound / m.value - 1.0)],
+        ];
+        rows.extend(medians.iter().map(|(p, v)| vec![format!("{p}, median"), format!("{v:.3}"), pct(v / m.value - 1.0)]));
+        rows
+    });
     Ok(SimulateReport {
         sections,
         scores,
+        oracle,
         origin: scenario.origin.clone(),
         campaigns: fetch.used.take(),
         jobs,
@@ -221,6 +261,26 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         trace: a.trace.clone(),
         json: doc,
     })
+}
+
+/// The oracle's best list schedules for makespan and for mean turnaround,
+/// when it applies: one node, every job arriving at 0 (a scenario has no
+/// arrivals, so only `nodes` can rule it out).
+fn best_schedules(scenario: &Scenario, seed: u64) -> Result<(Oracle, Oracle), String> {
+    if scenario.nodes != 1 {
+        return Err(format!("the oracle schedules one node; this scenario has {}", scenario.nodes));
+    }
+    let all: Vec<usize> = (0..scenario.job_program.len()).collect();
+    let (jobs, table) = (scenario.jobs_in(&all), scenario.source_in(&all));
+    let best = |o| oracle(&scenario.platform, &jobs, &table, o, seed).map_err(|e| e.to_string());
+    Ok((best(Objective::Makespan)?, best(Objective::MeanTurnaround)?))
+}
+
+fn search(s: &Search) -> String {
+    match s {
+        Search::Exhaustive { schedules } => format!("exhaustive, {schedules} schedules"),
+        Search::Local { schedules, seed } => format!("local search, {schedules} schedules, seed {seed}"),
+    }
 }
 
 type Pick = fn(&PolicySummary) -> &Spread;

@@ -48,7 +48,7 @@ fn a_tiny_demo_writes_one_report_with_every_stage() {
     for section in ["1. Calibrate", "2. Profile", "3. Pairs", "4. Predict", "5. Simulate", "6. Real runs"] {
         assert!(html.contains(&format!(">{section}</h2>")), "no {section} section");
     }
-    for policy in ["conflict-aware:threshold=100 repeat 1", "exclusive repeat 1", "noplan repeat 1"] {
+    for policy in ["conflict-aware:idle=always,threshold=100 repeat 1", "exclusive repeat 1", "noplan repeat 1"] {
         assert!(html.contains(policy), "no Gantt section of {policy}");
     }
     assert!(html.contains("Predicted vs observed slowdown per job"));

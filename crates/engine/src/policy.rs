@@ -38,6 +38,10 @@ pub struct RunningJob<'a> {
     pub cores: u32,
     /// Fraction of its work done, in [0, 1].
     pub progress: f64,
+    /// Solo time estimate, seconds: with `progress`, what is left of the job
+    /// is `(1 - progress) x solo` solo-seconds, which a policy needs to look
+    /// ahead past the running jobs' ends.
+    pub solo: f64,
     pub program: &'a str,
 }
 

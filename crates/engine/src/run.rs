@@ -191,7 +191,7 @@ pub fn run_node(
                     // A running job is never done in the policy's eyes, even
                     // when it overruns its estimate.
                     let progress = ((now - a.start) / j.solo).clamp(0.0, 0.99);
-                    RunningJob { id: a.id, pool: j.pool, cores: j.cores, progress, program: &j.program }
+                    RunningJob { id: a.id, pool: j.pool, cores: j.cores, progress, solo: j.solo, program: &j.program }
                 })
                 .collect();
             let view = View { time: now, queue: &q, running: &r, pools: &platform.pools, slowdown: source };

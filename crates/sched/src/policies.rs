@@ -10,6 +10,10 @@ use std::collections::HashMap;
 use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, View};
 use crate::JobId;
 
+mod best_match;
+
+pub use best_match::{BestMatch, MAX_WINDOW};
+
 /// A job on the node during one decision: running already or started by it.
 #[derive(Debug, Clone, Copy)]
 struct Occupant<'a> {
@@ -17,6 +21,10 @@ struct Occupant<'a> {
     pool: usize,
     cores: u32,
     program: &'a str,
+    /// Solo time estimate, seconds.
+    solo: f64,
+    /// Solo-seconds of work left.
+    left: f64,
 }
 
 fn occupants<'a>(view: &View<'a>) -> Vec<Occupant<'a>> {
@@ -27,6 +35,8 @@ fn occupants<'a>(view: &View<'a>) -> Vec<Occupant<'a>> {
         pool: r.pool,
         cores: r.cores,
         program: r.program,
+        solo: r.solo,
+        left: (1.0 - r.progress) * r.solo,
     }));
     v
 }
@@ -37,6 +47,8 @@ fn start<'a>(job: &QueuedJob<'a>, on: &mut Vec<Occupant<'a>>, out: &mut Vec<Deci
         pool: job.pool,
         cores: job.cores,
         program: job.program,
+        solo: job.solo,
+        left: job.solo,
     });
     out.push(Decision::Start {
         job: job.id,
@@ -99,10 +111,36 @@ impl Policy for NoPlan {
     }
 }
 
+/// What conflict-aware does with a free core when no waiting job is within
+/// the threshold of what runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idle {
+    /// Leave it idle until something within the threshold can start: seed
+    /// 000's rule.
+    Always,
+    /// Start the waiting job of least predicted extra slowdown (best-match's
+    /// cost) if that raises the node's predicted progress rate, the sum over
+    /// its jobs of 1 / slowdown, over what it is without the job; else idle.
+    /// On two cores a pair is started when 1/s_a + 1/s_b > 1, so only pairs
+    /// worse than running their jobs one after the other are refused.
+    Gain,
+}
+
+impl Idle {
+    pub fn parse(word: &str) -> Result<Idle, String> {
+        match word {
+            "always" => Ok(Idle::Always),
+            "gain" => Ok(Idle::Gain),
+            other => Err(format!("idle `{other}`: expected always or gain")),
+        }
+    }
+}
+
 /// Seed 000's conflict-aware co-execution with threshold T on the source's score.
 #[derive(Debug, Clone, Copy)]
 pub struct ConflictAware {
     threshold: f64,
+    idle: Idle,
 }
 
 impl ConflictAware {
@@ -113,7 +151,13 @@ impl ConflictAware {
                 "threshold {threshold} must be a non-negative number or inf"
             ));
         }
-        Ok(ConflictAware { threshold })
+        Ok(ConflictAware { threshold, idle: Idle::Always })
+    }
+
+    /// The rule for a core no job within the threshold can take (see [`Idle`]).
+    pub fn idling(mut self, idle: Idle) -> ConflictAware {
+        self.idle = idle;
+        self
     }
 
     pub fn threshold(&self) -> f64 {
@@ -123,7 +167,70 @@ impl ConflictAware {
 
 impl Policy for ConflictAware {
     fn decide(&mut self, view: &View) -> Vec<Decision> {
-        conflict_aware(view, self.threshold)
+        let mut out = conflict_aware(view, self.threshold);
+        if self.idle == Idle::Gain {
+            gain_starts(view, self.threshold, &mut out);
+        }
+        out
+    }
+}
+
+/// Predicted progress rate of `on`: each job advances at 1 / its slowdown
+/// beside the others. Summed over the node, not the pool, since a start
+/// slows the jobs of every pool that it shares the node with.
+fn progress_rate(view: &View, on: &[JobId]) -> f64 {
+    let mut beside = Vec::with_capacity(on.len());
+    on.iter()
+        .map(|&j| {
+            beside.clear();
+            beside.extend(on.iter().copied().filter(|&b| b != j));
+            1.0 / view.slowdown.slowdown(j, &beside)
+        })
+        .sum()
+}
+
+/// [`Idle::Gain`]'s starts after the threshold rule's `out`: for each pool
+/// that still has free cores beside running jobs and no waiting job within
+/// the threshold (one that is waits for its cores, as seed 000's does), the
+/// cheapest waiting job that fits, while it raises the progress rate.
+fn gain_starts(view: &View, threshold: f64, out: &mut Vec<Decision>) {
+    let mut on = occupants(view);
+    for d in out.iter() {
+        let Decision::Start { job, .. } = *d;
+        let q = view.queue.iter().find(|q| q.id == job).expect("decided jobs are queued");
+        on.push(Occupant { id: q.id, pool: q.pool, cores: q.cores, program: q.program, solo: q.solo, left: q.solo });
+    }
+    for pool in 0..view.pools.len() {
+        loop {
+            if on.is_empty() {
+                break;
+            }
+            let used: u32 = on.iter().filter(|o| o.pool == pool).map(|o| o.cores).sum();
+            let free = view.pools[pool].cores.saturating_sub(used);
+            if free == 0 {
+                break;
+            }
+            let waiting = || view.queue.iter().filter(|q| q.pool == pool && !on.iter().any(|o| o.id == q.id));
+            if waiting().any(|q| on.iter().all(|o| within(view, threshold, q.id, o.id))) {
+                break;
+            }
+            let ids: Vec<JobId> = on.iter().map(|o| o.id).collect();
+            let Some(q) = waiting()
+                .filter(|q| q.cores <= free)
+                .map(|q| (q, BestMatch::cost(view, q, &on, &ids)))
+                // min_by keeps the first of equals: the earlier job.
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(q, _)| q)
+            else {
+                break;
+            };
+            let mut with = ids.clone();
+            with.push(q.id);
+            if progress_rate(view, &with) <= progress_rate(view, &ids) {
+                break;
+            }
+            start(q, &mut on, out);
+        }
     }
 }
 
@@ -175,83 +282,6 @@ impl Policy for NoTwins {
         fill(view, &mut on, &mut out, |q, on| {
             on.iter().all(|o| o.program != q.program)
         });
-        out
-    }
-}
-
-/// Best match: an idle pool starts the waiting job that costs least beside
-/// what runs on the node, with an aging bound so that no job waits forever.
-///
-/// Cost of starting q beside the node's jobs O (from the predicted source):
-/// `(slowdown(q | O) - 1) + sum over o in O of (slowdown(o | q) - 1)`, the
-/// extra run time as a share of solo time that the start adds, q's own and
-/// what it inflicts. An empty node costs nothing, so the queue's order
-/// decides there; ties go to the earlier job.
-///
-/// Aging: each start that passes over older jobs of the same pool counts one
-/// bypass for each of them. Once the oldest waiting job of a pool has been
-/// passed over `aging` times, it is the pool's next start whatever it costs
-/// (and the pool waits for its cores if it does not fit yet). So a job is
-/// passed over at most `aging` times once it heads its pool's queue, and
-/// `aging = 0` is noplan exactly.
-#[derive(Debug, Clone, Default)]
-pub struct BestMatch {
-    aging: u32,
-    bypassed: HashMap<JobId, u32>,
-}
-
-impl BestMatch {
-    pub fn new(aging: u32) -> BestMatch {
-        BestMatch { aging, bypassed: HashMap::new() }
-    }
-
-    fn cost(view: &View, q: &QueuedJob, on: &[Occupant], ids: &[JobId]) -> f64 {
-        let own = view.slowdown.slowdown(q.id, ids) - 1.0;
-        let inflicted: f64 = on.iter().map(|o| view.slowdown.slowdown(o.id, &[q.id]) - 1.0).sum();
-        own + inflicted
-    }
-}
-
-impl Policy for BestMatch {
-    fn decide(&mut self, view: &View) -> Vec<Decision> {
-        let (mut on, mut out) = (occupants(view), Vec::new());
-        for pool in 0..view.pools.len() {
-            loop {
-                let used: u32 = on.iter().filter(|o| o.pool == pool).map(|o| o.cores).sum();
-                let free = view.pools[pool].cores.saturating_sub(used);
-                if free == 0 {
-                    break;
-                }
-                let waiting: Vec<(usize, &QueuedJob)> = view
-                    .queue
-                    .iter()
-                    .filter(|q| q.pool == pool && !on.iter().any(|o| o.id == q.id))
-                    .enumerate()
-                    .collect();
-                let Some(&(_, head)) = waiting.first() else { break };
-                let pick = if self.bypassed.get(&head.id).copied().unwrap_or(0) >= self.aging {
-                    if head.cores > free {
-                        break;
-                    }
-                    Some((0, head))
-                } else {
-                    let ids: Vec<JobId> = on.iter().map(|o| o.id).collect();
-                    waiting
-                        .iter()
-                        .filter(|(_, q)| q.cores <= free)
-                        .map(|&(k, q)| (k, q, Self::cost(view, q, &on, &ids)))
-                        // min_by keeps the first of equals: the earlier job.
-                        .min_by(|a, b| a.2.total_cmp(&b.2))
-                        .map(|(k, q, _)| (k, q))
-                };
-                let Some((k, q)) = pick else { break };
-                for (_, older) in &waiting[..k] {
-                    *self.bypassed.entry(older.id).or_insert(0) += 1;
-                }
-                self.bypassed.remove(&q.id);
-                start(q, &mut on, &mut out);
-            }
-        }
         out
     }
 }

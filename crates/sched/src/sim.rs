@@ -334,6 +334,7 @@ pub fn simulate_with(
                             pool: j.pool,
                             cores: j.cores,
                             progress: (1.0 - left / j.solo).clamp(0.0, 1.0),
+                            solo: j.solo,
                             program: &j.program,
                         }
                     }));

@@ -354,12 +354,12 @@ fn one_long_host_job() -> (Platform, Vec<SimJob>, PairTable) {
 }
 
 #[test]
-fn best_match_takes_the_cheapest_co_runner() {
+fn best_match_greedy_takes_the_cheapest_co_runner() {
     let (platform, jobs, table) = seed000_like();
     // t=0: H1 starts (an empty node costs nothing); beside it V1 costs
     // 0.25 + 0.5 and V2 0.1 + 0.1, so V2 starts. Both x1.1 end at 110; then H2
     // with V1 (0.1 + 0.1), both x1.1, end at 220.
-    let t = run("best-match", &[("aging", "10")], &platform, &jobs, &table);
+    let t = run("best-match", &[("aging", "10"), ("window", "0")], &platform, &jobs, &table);
     assert_eq!(starts(&t), vec![0, 3, 1, 2]);
     for (j, f) in [(0, 110.0), (3, 110.0), (1, 220.0), (2, 220.0)] {
         close(finish_of(&t, j), f);
@@ -371,13 +371,13 @@ fn best_match_takes_the_cheapest_co_runner() {
 }
 
 #[test]
-fn best_match_aging_bounds_how_often_a_job_is_passed_over() {
+fn best_match_greedy_aging_bounds_how_often_a_job_is_passed_over() {
     let (platform, jobs, table) = one_long_host_job();
     // Never forced (aging 2 is never reached by V1): V2, V3, then V1.
     // t=0 H1+V2 x1.1: V2 ends 110 (H1 at 100 s of work); V3 likewise to 220
     // (H1 at 200); V1 then runs with H1 x1.5, and both have 100 s of work
     // left: they end together at 370.
-    let t = run("best-match", &[("aging", "2")], &platform, &jobs, &table);
+    let t = run("best-match", &[("aging", "2"), ("window", "0")], &platform, &jobs, &table);
     assert_eq!(starts(&t), vec![0, 2, 3, 1]);
     close(finish_of(&t, 2), 110.0);
     close(finish_of(&t, 3), 220.0);
@@ -389,7 +389,7 @@ fn best_match_aging_bounds_how_often_a_job_is_passed_over() {
 
     // aging 1: V1 was passed over once at t=0, so it goes next at 110, x1.5 with
     // H1 until 260 (H1 at 200); V3 then ends with H1 at 370.
-    let t = run("best-match", &[("aging", "1")], &platform, &jobs, &table);
+    let t = run("best-match", &[("aging", "1"), ("window", "0")], &platform, &jobs, &table);
     assert_eq!(starts(&t), vec![0, 2, 1, 3]);
     for (j, f) in [(2, 110.0), (1, 260.0), (0, 370.0), (3, 370.0)] {
         close(finish_of(&t, j), f);
@@ -400,7 +400,7 @@ fn best_match_aging_bounds_how_often_a_job_is_passed_over() {
     close(m.worst_wait, 260.0);
 
     // aging 0 forces the queue's order: noplan.
-    let t = run("best-match", &[("aging", "0")], &platform, &jobs, &table);
+    let t = run("best-match", &[("aging", "0"), ("window", "0")], &platform, &jobs, &table);
     assert_eq!(starts(&t), vec![0, 1, 2, 3]);
     assert_eq!(t, run("noplan", &[], &platform, &jobs, &table));
 }
@@ -531,4 +531,87 @@ fn jobs_spread_over_nodes_and_wait_for_the_first_free_one() {
     let t = simulate_with(&platform, &jobs, &table, &table, p.as_mut(), &opts).unwrap();
     assert_eq!(starts(&t.events), vec![0, 1, 2, 3]);
     close(compute(&t.events, &[30.0, 10.0, 20.0, 5.0]).unwrap().makespan, 65.0);
+}
+
+/// examples/memory-half.toml by hand: four triads (jobs 0-3, 1.6 beside each
+/// other) queued before four core-bound loops (jobs 4-7; a loop is 1.02
+/// beside a triad, a triad 1.0 beside a loop, two loops 1.0), all 1.5 s.
+fn memory_half() -> (Platform, Vec<SimJob>, PairTable) {
+    let platform = Platform { pools: vec![pool("host", 2, PoolKind::Cpu)] };
+    let jobs: Vec<SimJob> = (0..8)
+        .map(|i| if i < 4 { job(&format!("triad{i}"), 0, 1.5, "triad") } else { job(&format!("loop{i}"), 0, 1.5, "loop") })
+        .collect();
+    let cell = |a: usize, b: usize| match (a < 4, b < 4) {
+        _ if a == b => 1.0,
+        (true, true) => 1.6,
+        (false, true) => 1.02,
+        _ => 1.0,
+    };
+    let table = PairTable::new((0..8).map(|a| (0..8).map(|b| cell(a, b)).collect()).collect()).unwrap();
+    (platform, jobs, table)
+}
+
+fn triads_overlap(trace: &[Event]) -> bool {
+    let start_of = |j: usize| trace.iter().find(|e| e.kind == EventKind::Start && e.job == j).unwrap().time;
+    (0..4).any(|a| (a + 1..4).any(|b| start_of(a) < finish_of(trace, b) && start_of(b) < finish_of(trace, a)))
+}
+
+#[test]
+fn best_match_greedy_burns_the_loops_and_pairs_the_last_triads() {
+    let (platform, jobs, table) = memory_half();
+    // t=0: triad0 (empty node), then loop4 (0.02 against 1.2). Beside a
+    // running loop another loop costs 0 and a triad 0.02, so loops 5, 6, 7
+    // follow each other; triad1 starts beside the last loop at 3.03, and
+    // triads 2 and 3 are left to run beside each other.
+    let t = run("best-match", &[("window", "0")], &platform, &jobs, &table);
+    assert_eq!(starts(&t), vec![0, 4, 5, 6, 7, 1, 2, 3]);
+    close(finish_of(&t, 0), 1.5);
+    // loop4 did 1.5 / 1.02 beside triad0, the rest alongside loop5 at 1.0.
+    close(finish_of(&t, 4), 1.5 + 0.03 / 1.02);
+    assert!(triads_overlap(&t));
+    let m = compute(&t, &[1.5; 8]).unwrap();
+    close(m.worst_slowdown, 1.6);
+}
+
+#[test]
+fn best_match_rollout_pairs_every_triad_with_a_loop() {
+    let (platform, jobs, table) = memory_half();
+    let t = run("best-match", &[("window", "8")], &platform, &jobs, &table);
+    // t=0 triad0 + loop4. At 1.5 loop4 has 0.03 / 1.02 s left: a triad
+    // beside it would soon be alone, so loop5 starts and triad1 joins it when
+    // loop4 ends; the same twice more. Each triad runs beside one loop only
+    // (rate 1), each loop 0.03 / 1.02 s beside another loop and the rest
+    // beside a triad (rate 1 / 1.02).
+    assert_eq!(starts(&t), vec![0, 4, 5, 1, 2, 6, 7, 3]);
+    let e = 0.03 / 1.02;
+    for (j, f) in [(0, 1.5), (4, 1.5 + e), (5, 3.0 + e), (1, 3.0 + e), (2, 4.5 + e), (6, 4.5 + 2.0 * e), (7, 6.0 + 2.0 * e), (3, 6.0 + 2.0 * e)] {
+        close(finish_of(&t, j), f);
+    }
+    assert!(!triads_overlap(&t));
+    // The worst is loop5 (or loop7): 1.5 + 0.03 / 1.02 s for 1.5 s of work.
+    let m = compute(&t, &[1.5; 8]).unwrap();
+    close(m.worst_slowdown, 1.0 + 0.02 / 1.02);
+    close(m.makespan, 6.0 + 2.0 * e);
+}
+
+#[test]
+fn conflict_aware_gain_co_runs_a_refused_pair_only_when_it_beats_running_them_in_turn() {
+    let platform = Platform { pools: vec![pool("host", 2, PoolKind::Cpu)] };
+    let jobs = vec![job("a", 0, 10.0, "a"), job("b", 0, 10.0, "b")];
+    let pair = |s: f64| PairTable::new(vec![vec![1.0, s], vec![s, 1.0]]).unwrap();
+    // Score of the pair: 90 % (1.9), over the threshold of 50.
+    let slow = pair(1.9);
+    let seq = run("conflict-aware", &[("threshold", "50")], &platform, &jobs, &slow);
+    assert_eq!(starts(&seq), vec![0, 1]);
+    close(finish_of(&seq, 1), 20.0);
+    // 1/1.9 + 1/1.9 = 1.05 > 1: the pair runs, both end at 19.
+    let t = run("conflict-aware", &[("threshold", "50"), ("idle", "gain")], &platform, &jobs, &slow);
+    close(finish_of(&t, 0), 19.0);
+    close(finish_of(&t, 1), 19.0);
+    // 1/2.1 + 1/2.1 < 1: running them in turn is faster, so b waits.
+    let worse = pair(2.1);
+    let t = run("conflict-aware", &[("threshold", "50"), ("idle", "gain")], &platform, &jobs, &worse);
+    close(finish_of(&t, 0), 10.0);
+    close(finish_of(&t, 1), 20.0);
+    assert_eq!(t, run("conflict-aware", &[("threshold", "50")], &platform, &jobs, &worse));
 }

@@ -117,6 +117,11 @@ const POLICIES: &[(&str, Option<&str>)] = &[
     ("best-match", Some("aging=0")),
     ("best-match", Some("aging=2")),
     ("best-match", Some("aging=1000")),
+    ("best-match", Some("aging=0,window=8")),
+    ("best-match", Some("aging=2,window=3")),
+    ("best-match", Some("aging=1000,window=16")),
+    ("conflict-aware", Some("threshold=0,idle=gain")),
+    ("conflict-aware", Some("threshold=50,idle=gain")),
     ("auto-threshold", None),
     ("auto-threshold", Some("bound=1.2,start=0,step=30")),
     ("auto-threshold", Some("bound=2,start=150,step=5")),
@@ -206,6 +211,13 @@ proptest! {
     #[test]
     fn best_match_without_aging_is_noplan(c in case(true)) {
         prop_assert_eq!(run(&c, "best-match", Some("aging=0")), run(&c, "noplan", None));
+    }
+
+    #[test]
+    fn best_match_with_any_window_never_stalls_and_finishes_every_job(c in case(true), w in 0u32..=16, aging in 0u32..=6) {
+        let trace = run(&c, "best-match", Some(&format!("aging={aging},window={w}")));
+        sound(&c, &trace)?;
+        prop_assert_eq!(trace.iter().filter(|e| e.kind == EventKind::Finish).count(), c.jobs.len());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::simulate::{simulate, SimulateRequest, HEAD};
+use cosched_app::simulate::{simulate, SimulateRequest, HEAD, ORACLE_HEAD};
 use cosched_report::table;
 
 use super::common::{print_listing, DbArgs, JsonArgs};
@@ -27,6 +27,10 @@ use super::common::{print_listing, DbArgs, JsonArgs};
     Default policies: noplan and conflict-aware at threshold 50, 100, 150, inf.\n\
     The performance score (seed 004) of a policy on an order is the shortest\n\
     makespan of all strategies run on it (exclusive included) over its own.\n\
+    The oracle table gives the best list schedule of the jobs for makespan and\n\
+    for mean turnaround (exhaustive over distinct orders when they are few, else\n\
+    a seeded local search), a makespan no schedule can beat, and each policy's\n\
+    median makespan above the oracle's (single-node scenarios).\n\
     --report DIR writes index.html (box plots like seed 000's figures 11-13 and\n\
     tables), the plots as SVG, summary.csv/json and orders.csv.\n\
     A bad scenario or policy exits with code 2.")]
@@ -92,6 +96,13 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     }
     println!("Performance score (seed 004: best makespan of all strategies on the order / this one's; 1 = best):");
     println!("{}\n", table(&HEAD, &r.scores));
+    match &r.oracle {
+        Ok(rows) => {
+            println!("Oracle (the best list schedule of the scenario's jobs, knowing every slowdown; crates/sched/src/oracle.rs):");
+            println!("{}\n", table(&ORACLE_HEAD, rows));
+        }
+        Err(why) => println!("oracle: none ({why})\n"),
+    }
     if let Some(index) = &r.index {
         println!("report: {}", index.display());
     }
