@@ -39,8 +39,12 @@ fn workload(dir: &Path, marker: &str) -> PathBuf {
     path
 }
 
+/// One exclusive run with stored solo times: these tests are about killing
+/// and resuming one run (a solo pass is journaled and resumed the same way).
 fn run_cmd(wl: &Path, db: &Path, lock: &Path) -> Command {
-    run_policy(wl, db, lock, "exclusive")
+    let mut c = run_policy(wl, db, lock, "exclusive");
+    c.args(["--solo", "stored"]);
+    c
 }
 
 fn run_policy(wl: &Path, db: &Path, lock: &Path, policy: &str) -> Command {
