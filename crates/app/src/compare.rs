@@ -101,6 +101,9 @@ pub struct OrderRow {
     /// CPU 0-1 round trip before the order's solo pass, ns.
     pub round_trip_ns: Option<f64>,
     pub regime: Option<CacheRegime>,
+    /// A run of the order read another regime than its solo pass: the host
+    /// moved the vCPUs within the order.
+    pub switched: bool,
     /// Per policy (baseline first): its run's figures.
     pub runs: Vec<RunFigures>,
 }
@@ -136,6 +139,9 @@ pub struct EvaluateReport {
     pub stop: Stop,
     /// Regimes seen; more than one means the comparison spans a switch.
     pub regimes: Vec<CacheRegime>,
+    /// When the orders span a switch: the real comparisons over the orders
+    /// that stayed in the most frequent regime (no switch within them).
+    pub within_regime: Option<(CacheRegime, usize, Vec<Comparison>)>,
     pub figures: Vec<PolicyFigures>,
     pub comparisons: Vec<Comparison>,
     /// The best schedules of the model for makespan and mean turnaround.
@@ -202,7 +208,9 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         let rt = r.pass_round_trip.get(&k).copied();
         let runs: Vec<RunFigures> =
             labels.iter().filter_map(|l| r.figures.iter().find(|f| &f.policy == l && f.repeat == k).cloned()).collect();
-        orders.push(OrderRow { order: k, round_trip_ns: rt, regime: rt.map(CacheRegime::of_round_trip), runs });
+        let regime = rt.map(CacheRegime::of_round_trip);
+        let switched = runs.iter().filter_map(|f| f.round_trip_ns).any(|ns| Some(CacheRegime::of_round_trip(ns)) != regime);
+        orders.push(OrderRow { order: k, round_trip_ns: rt, regime, switched, runs });
         let comps: Vec<Option<Paired>> = labels[1..].iter().map(|l| real_paired(&orders, &labels[0], l, a.metric)).collect();
         let out_of_time = a.budget.is_some_and(|b| started.elapsed() >= b);
         stop = stop_rule(&comps, orders.len(), a.min_orders, a.max_orders, out_of_time);
@@ -280,6 +288,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
                 worst_turnaround: Some(m.worst_turnaround),
                 worst_slowdown: Some(m.worst_slowdown),
                 failed: 0,
+                round_trip_ns: None,
             });
         }
         sim_figs.push(row);
@@ -326,7 +335,35 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             .collect();
         oracle_rows.push(OracleRow { objective: fig, oracle: o, above });
     }
-    let regimes: Vec<CacheRegime> = orders.iter().filter_map(|o| o.regime).collect::<BTreeSet<_>>().into_iter().collect();
+    let mut regimes: BTreeSet<CacheRegime> = orders.iter().filter_map(|o| o.regime).collect();
+    for o in &orders {
+        for f in &o.runs {
+            if let Some(ns) = f.round_trip_ns {
+                regimes.insert(CacheRegime::of_round_trip(ns));
+            }
+        }
+    }
+    let regimes: Vec<CacheRegime> = regimes.into_iter().collect();
+    let within_regime = (regimes.len() > 1)
+        .then(|| {
+            let count = |g: CacheRegime| orders.iter().filter(|o| o.regime == Some(g) && !o.switched).count();
+            let g = regimes.iter().copied().max_by_key(|&g| count(g))?;
+            let kept: Vec<&Vec<RunFigures>> = orders.iter().filter(|o| o.regime == Some(g) && !o.switched).map(|o| &o.runs).collect();
+            let comps = labels[1..]
+                .iter()
+                .flat_map(|l| {
+                    Figure::ALL.map(|f| Comparison {
+                        policy: l.clone(),
+                        figure: f,
+                        real: paired(&pick(&kept, l, f), &pick(&kept, &labels[0], f)),
+                        simulated: None,
+                        agrees: None,
+                    })
+                })
+                .collect();
+            Some((g, kept.len(), comps))
+        })
+        .flatten();
     let mut report = EvaluateReport {
         workload: w.name.clone(),
         policies: labels,
@@ -334,6 +371,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         orders,
         stop,
         regimes,
+        within_regime,
         figures,
         comparisons,
         oracle: oracle_rows,
@@ -438,6 +476,25 @@ pub fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)
         ["policy", "figure", "real", "verdict", "IQRs apart", "simulated", "same sign"].map(String::from).to_vec(),
         comp,
     ));
+    if let Some((g, n, comps)) = &r.within_regime {
+        let rows: Vec<Vec<String>> = comps
+            .iter()
+            .map(|c| {
+                vec![
+                    c.policy.clone(),
+                    c.figure.name().to_string(),
+                    fmt_paired(&c.real),
+                    c.real.as_ref().map_or("-".into(), |p| verdict_text(p.verdict).to_string()),
+                    c.real.as_ref().map_or("-".into(), |p| if p.first.disjoint(&p.second) { "yes" } else { "no" }.to_string()),
+                ]
+            })
+            .collect();
+        out.push((
+            format!("The same, over the {n} orders that stayed in one regime ({})", g.name()),
+            ["policy", "figure", "real", "verdict", "IQRs apart"].map(String::from).to_vec(),
+            rows,
+        ));
+    }
     let oracle: Vec<Vec<String>> = r
         .oracle
         .iter()
@@ -464,7 +521,7 @@ pub fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)
             let mut row = vec![
                 (o.order + 1).to_string(),
                 o.round_trip_ns.map_or("-".into(), |ns| format!("{ns:.0} ns")),
-                o.regime.map_or("-".into(), |g| g.name().to_string()),
+                o.regime.map_or("-".into(), |g| g.name().to_string()) + if o.switched { " (switched within the order)" } else { "" },
             ];
             for l in &r.policies {
                 let f = o.runs.iter().find(|x| &x.policy == l);
@@ -546,6 +603,7 @@ mod tests {
             worst_turnaround: None,
             worst_slowdown: Some(worst),
             failed: 0,
+            round_trip_ns: None,
         }
     }
 
@@ -556,6 +614,7 @@ mod tests {
                 order: k,
                 round_trip_ns: Some(60.0),
                 regime: Some(CacheRegime::Shared),
+                switched: false,
                 runs: vec![figs("noplan", 10.0 + k as f64, 6.0, 1.5), figs("best-match", 9.5 + k as f64, 5.0, 1.05)],
             })
             .collect();
@@ -573,9 +632,10 @@ mod tests {
             workload: "w".into(),
             policies: vec!["a:x=1,y=2".into()],
             seed: 1,
-            orders: vec![OrderRow { order: 0, round_trip_ns: None, regime: None, runs: vec![figs("a:x=1,y=2", 1.0, 2.0, 3.0)] }],
+            orders: vec![OrderRow { order: 0, round_trip_ns: None, regime: None, switched: false, runs: vec![figs("a:x=1,y=2", 1.0, 2.0, 3.0)] }],
             stop: Stop::Budget,
             regimes: vec![],
+            within_regime: None,
             figures: vec![],
             comparisons: vec![],
             oracle: vec![],
