@@ -111,6 +111,19 @@ pub struct SoloRef {
     pub regime: Option<CacheRegime>,
 }
 
+/// What a job of a run divides by.
+#[derive(Debug, Clone)]
+pub struct SoloChoice {
+    /// Median of the chosen passes' times, seconds.
+    pub time: f64,
+    pub timing: &'static str,
+    /// Passes behind the median.
+    pub n: usize,
+    pub newest: SoloRef,
+    /// Which passes: `its CPUs, same regime`, ...
+    pub which: &'static str,
+}
+
 /// The solo references of a series, by job index in the workload.
 #[derive(Debug, Clone, Default)]
 pub struct SoloRefs {
@@ -141,25 +154,30 @@ impl SoloRefs {
         }
     }
 
-    /// The newest pass of `job` on exactly `cpus` in the cache regime the
-    /// run is in, else the newest in that regime, else on those CPUs, else
-    /// the newest pass. The regime comes first: a job that talks between
-    /// two vCPUs (pingpong) ran 1.3x faster alone when they shared a cache,
-    /// more than any core-to-core difference measured here.
-    pub fn lookup(&self, job: usize, cpus: &[u32], regime: Option<CacheRegime>) -> Option<&SoloRef> {
+    /// The solo reference of `job` for a run on `cpus` in `regime`: the
+    /// median of its passes so far on exactly those CPUs in that regime,
+    /// else in that regime, else on those CPUs, else of all its passes.
+    /// The regime comes first: a job that talks between two vCPUs
+    /// (pingpong) ran 1.3x faster alone when they shared a cache. The CPUs
+    /// next: file I/O ran 8 % faster alone on CPU 1 than on CPU 0, where
+    /// this VM takes its disk interrupts. A median, not the newest pass: one
+    /// pass of a job drifts by 5-10 % from the next, more than the node
+    /// drifts over a series.
+    pub fn lookup(&self, job: usize, cpus: &[u32], regime: Option<CacheRegime>) -> Option<SoloChoice> {
         let refs = self.by_job.get(&job)?;
-        let same_regime = |r: &&SoloRef| regime.is_some() && r.regime == regime;
-        refs.iter()
-            .rev()
-            .find(|r| same_regime(r) && r.cpus == cpus)
-            .or_else(|| refs.iter().rev().find(same_regime))
-            .or_else(|| refs.iter().rev().find(|r| r.cpus == cpus))
-            .or_else(|| refs.last())
-    }
-
-    /// The reference whose time is `solo` (what a stored job used).
-    fn by_time(&self, job: usize, solo: f64) -> Option<&SoloRef> {
-        self.by_job.get(&job)?.iter().rev().find(|r| r.time == solo)
+        let same_regime = |r: &SoloRef| regime.is_some() && r.regime == regime;
+        let tiers: [(&'static str, &dyn Fn(&SoloRef) -> bool); 4] = [
+            ("its CPUs, same regime", &|r| same_regime(r) && r.cpus == cpus),
+            ("other CPUs, same regime", &|r| same_regime(r)),
+            ("its CPUs, other regime", &|r| r.cpus == cpus),
+            ("any pass", &|_| true),
+        ];
+        tiers.iter().find_map(|(which, keep)| {
+            let set: Vec<&SoloRef> = refs.iter().filter(|r| keep(r)).collect();
+            let newest = *set.last()?;
+            let times: Vec<f64> = set.iter().map(|r| r.time).collect();
+            Some(SoloChoice { time: cosched_model::stats::median(&times), timing: newest.timing, n: set.len(), newest: newest.clone(), which })
+        })
     }
 }
 
@@ -485,6 +503,8 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let mut pass_round_trip: BTreeMap<u32, f64> = BTreeMap::new();
     // The same reading before every run (passes included), by (label, repeat).
     let mut run_round_trip: BTreeMap<(String, u32), f64> = BTreeMap::new();
+    // How each job of this invocation's runs chose its reference, by (run, job).
+    let mut ref_notes: BTreeMap<(i64, usize), String> = BTreeMap::new();
     for plan in &plans {
         let existing = prior.iter().find(|r| r.policy == plan.label && r.repeat == plan.repeat);
         if let Some(r) = existing.filter(|r| r.status == RunStatus::Done) {
@@ -533,7 +553,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         let refs_now = (a.solo == SoloMode::Interleaved && !plan.pass).then_some((&refs, round_trip.map(CacheRegime::of_round_trip)));
         let outcome = execute(
             ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series,
-            &log_root, user, done, attempts, origin, refs_now,
+            &log_root, user, done, attempts, origin, refs_now, &mut ref_notes,
         );
         match outcome {
             Ok((t, trace)) => {
@@ -566,7 +586,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         }
         finished.push(rec);
     }
-    let solo = SoloInfo { mode: a.solo, refs, pass_round_trip, run_round_trip, stored_from };
+    let solo = SoloInfo { mode: a.solo, refs, pass_round_trip, run_round_trip, ref_notes, stored_from };
     show(a, page, &store, &w, &sim, &platform, &finished, traces, &main_label, &baseline_labels, &iso, &source_note, &cpus_of_pool, &solo)
 }
 
@@ -625,6 +645,7 @@ fn execute(
     mut attempts: Vec<u32>,
     origin: f64,
     refs: Option<(&SoloRefs, Option<CacheRegime>)>,
+    notes: &mut BTreeMap<(i64, usize), String>,
 ) -> Result<(f64, Trace), RunError> {
     let mut policy = policy_by_name(&plan.name, &plan.params).map_err(RunError::Input)?;
     // The run's job list in the plan's order; engines see positions, the
@@ -697,7 +718,16 @@ fn execute(
                     last_t = last_t.max(s.start);
                     let solo_s = match refs {
                         Some((refs, regime)) => {
-                            chosen[s.job] = refs.lookup(j, &s.cpus, regime).map(|r| (r.time, r.timing));
+                            let c = refs.lookup(j, &s.cpus, regime);
+                            if let Some(c) = &c {
+                                let age = now_unix() as f64 - c.newest.at_unix;
+                                let regime = c.newest.regime.map(|g| format!(", {}", g.name())).unwrap_or_default();
+                                notes.insert(
+                                    (run_id.0, j),
+                                    format!("median of {} pass(es): {}{regime}; newest {age:.0} s before", c.n, c.which),
+                                );
+                            }
+                            chosen[s.job] = c.map(|c| (c.time, c.timing));
                             chosen[s.job].map(|c| c.0)
                         }
                         None => jobs[s.job].solo.as_ref().map(|x| x.0),
@@ -785,6 +815,7 @@ fn execute(
 struct SoloInfo {
     mode: SoloMode,
     refs: SoloRefs,
+    ref_notes: BTreeMap<(i64, usize), String>,
     pass_round_trip: BTreeMap<u32, f64>,
     run_round_trip: BTreeMap<(String, u32), f64>,
     /// Stored mode: where each job's stored solo time came from.
@@ -799,16 +830,11 @@ impl SoloInfo {
         match self.mode {
             SoloMode::Stored => self.stored_from.get(job).cloned().unwrap_or_else(|| "-".into()),
             SoloMode::Interleaved if run.policy == SOLO_PASS => "(this pass)".into(),
-            SoloMode::Interleaved => {
-                let Some(r) = j.start.solo_s.and_then(|t| self.refs.by_time(job, t)) else { return "-".into() };
-                let age = run.started_unix as f64 + j.start.start_s - r.at_unix;
-                let regime = self
-                    .pass_round_trip
-                    .get(&r.repeat)
-                    .map(|&ns| format!(" ({}, {ns:.0} ns)", cosched_model::compare::CacheRegime::of_round_trip(ns).name()))
-                    .unwrap_or_default();
-                format!("pass {}, cpu {}, {age:.0} s before{regime}", r.repeat + 1, cosched_model::topology::format_cpulist(&r.cpus))
-            }
+            SoloMode::Interleaved => self
+                .ref_notes
+                .get(&(run.id.0, job))
+                .cloned()
+                .unwrap_or_else(|| if j.start.solo_s.is_some() { "a pass (run by an earlier invocation)".into() } else { "-".into() }),
         }
     }
 }
@@ -1185,15 +1211,16 @@ mod solo_tests {
     }
 
     #[test]
-    fn a_job_divides_by_its_newest_pass_on_its_cpus_else_by_its_newest_pass() {
+    fn a_job_divides_by_the_median_of_its_passes_on_its_cpus_else_of_all() {
         let mut refs = SoloRefs::default();
-        refs.by_job.insert(0, vec![r(0, &[0], 1.0), r(1, &[1], 1.1), r(2, &[0], 1.2)]);
-        assert_eq!(refs.lookup(0, &[0], None).unwrap().time, 1.2);
+        refs.by_job.insert(0, vec![r(0, &[0], 1.0), r(1, &[1], 1.1), r(2, &[0], 1.2), r(3, &[0], 1.5)]);
+        let c = refs.lookup(0, &[0], None).unwrap();
+        assert_eq!((c.time, c.n, c.newest.repeat, c.which), (1.2, 3, 3, "its CPUs, other regime"));
         assert_eq!(refs.lookup(0, &[1], None).unwrap().time, 1.1);
-        // Never measured on CPUs 0-1: the newest pass.
-        assert_eq!(refs.lookup(0, &[0, 1], None).unwrap().time, 1.2);
+        // Never measured on CPUs 0-1: all four passes.
+        let c = refs.lookup(0, &[0, 1], None).unwrap();
+        assert_eq!((c.time, c.n, c.which), ((1.1 + 1.2) / 2.0, 4, "any pass"));
         assert!(refs.lookup(1, &[0], None).is_none());
-        assert_eq!(refs.by_time(0, 1.1).unwrap().repeat, 1);
     }
 
     #[test]
@@ -1209,11 +1236,12 @@ mod solo_tests {
             vec![with(r(0, &[0, 1], 1.0), Shared), with(r(1, &[0, 1], 1.3), Apart), with(r(2, &[0], 0.5), Shared), with(r(3, &[0, 1], 1.4), Apart)],
         );
         assert_eq!(refs.lookup(0, &[0, 1], Some(Shared)).unwrap().time, 1.0);
-        assert_eq!(refs.lookup(0, &[0, 1], Some(Apart)).unwrap().time, 1.4);
-        // No pass on CPU 1 in the shared regime: the newest shared one.
-        assert_eq!(refs.lookup(0, &[1], Some(Shared)).unwrap().time, 0.5);
-        // Regime unknown: as before, CPUs first.
-        assert_eq!(refs.lookup(0, &[0, 1], None).unwrap().time, 1.4);
+        assert_eq!(refs.lookup(0, &[0, 1], Some(Apart)).unwrap().time, (1.3 + 1.4) / 2.0);
+        // No pass on CPU 1 in the shared regime: the shared ones.
+        let c = refs.lookup(0, &[1], Some(Shared)).unwrap();
+        assert_eq!((c.time, c.which), (0.75, "other CPUs, same regime"));
+        // Regime unknown: CPUs first.
+        assert_eq!(refs.lookup(0, &[0, 1], None).unwrap().time, 1.3);
     }
 
     #[test]
