@@ -397,8 +397,11 @@ fn table_cell(t: &PairTable, i: usize, j: usize) -> f64 {
     }
 }
 
+/// The label `cosched run` stores for a policy spec (every parameter, keys
+/// sorted), so the runs of each policy are found by it.
 fn label_of(spec: &str, what: &str) -> anyhow::Result<String> {
-    cosched_sched::registry::resolve_spec(spec).map(|s| s.label()).map_err(|e| bad_input(format!("{what} {spec}: {e}")))
+    let s = cosched_sched::registry::resolve_spec(spec).map_err(|e| bad_input(format!("{what} {spec}: {e}")))?;
+    Ok(cosched_sched::montecarlo::spec_label(s.entry.name, &s.params.to_map()))
 }
 
 fn real_paired(orders: &[OrderRow], base: &str, l: &str, f: Figure) -> Option<Paired> {
@@ -584,6 +587,14 @@ fn orders_csv(r: &EvaluateReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_are_the_ones_run_stores_whatever_the_order_given() {
+        let a = label_of("conflict-aware:threshold=50,idle=gain", "--policy").unwrap();
+        let b = label_of("conflict-aware:idle=gain,threshold=50", "--policy").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a, "conflict-aware:idle=gain,threshold=50");
+    }
 
     #[test]
     fn figures_parse_by_their_names_and_refuse_others() {
