@@ -158,9 +158,9 @@ impl SoloRefs {
     /// median of its passes so far on exactly those CPUs in that regime,
     /// else in that regime, else on those CPUs, else of all its passes.
     /// The regime comes first: a job that talks between two vCPUs
-    /// (pingpong) ran 1.3x faster alone when they shared a cache. The CPUs
-    /// next: file I/O ran 8 % faster alone on CPU 1 than on CPU 0, where
-    /// this VM takes its disk interrupts. A median, not the newest pass: one
+    /// (pingpong) took 1.06 s alone when they shared a cache and 1.75 s when
+    /// they did not. The CPUs next: file I/O took 1.90 s alone on CPU 0 and
+    /// 1.75 s on CPU 1 of our VM. A median, not the newest pass: one
     /// pass of a job drifts by 5-10 % from the next, more than the node
     /// drifts over a series.
     pub fn lookup(&self, job: usize, cpus: &[u32], regime: Option<CacheRegime>) -> Option<SoloChoice> {

@@ -26,6 +26,8 @@ fn every_verb_help_has_an_example() {
         vec!["classify"],
         vec!["predict"],
         vec!["evaluate-predictors"],
+        vec!["evaluate"],
+        vec!["run"],
         vec!["bench", "predictors"],
     ] {
         let mut args = verb.clone();
