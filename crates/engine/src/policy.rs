@@ -62,6 +62,9 @@ pub struct View<'a> {
 
 impl View<'_> {
     /// Cores of `pool` not held by running jobs.
+    // Inlined across the crate boundary: policies ask it at every decision
+    // of the simulator's hot loop (100,000-job benchmarks).
+    #[inline]
     pub fn free_cores(&self, pool: usize) -> u32 {
         let used: u32 = self
             .running
