@@ -13,7 +13,7 @@ use cosched_measure::node::{invoking_user, pool_cpus, NodeConfig, NodeEvent, Nod
 use cosched_model::compare::CacheRegime;
 use cosched_model::metrics::{increase_rate, Event, EventKind, Metrics};
 use cosched_model::run::JobStatus;
-use cosched_model::trace::{Trace, TraceJob};
+use cosched_model::trace::Trace;
 use cosched_model::stats::Summary;
 use cosched_model::workload::{Amount, PoolKind, Workload};
 use cosched_report::gantt::{gantt, Bar};
@@ -853,17 +853,7 @@ struct RunView {
 /// of events at one instant.
 fn trace_of(final_jobs: &[&RunJobRecord], platform: &Platform, sim: &[SimJob]) -> Trace {
     let mut t = Trace {
-        jobs: sim
-            .iter()
-            .enumerate()
-            .map(|(i, j)| TraceJob {
-                name: j.name.clone(),
-                program: j.program.clone(),
-                pool: platform.pools[j.pool].name.clone(),
-                solo: Some(j.solo),
-                ..TraceJob::bare(i)
-            })
-            .collect(),
+        jobs: platform.trace_jobs(sim),
         events: Vec::new(),
     };
     for r in final_jobs {

@@ -1,5 +1,7 @@
 //! What engines run: one node's pools and the jobs of a workload.
 
+use cosched_model::trace::TraceJob;
+
 use crate::policy::PoolInfo;
 
 /// One node: its pools. The simulator's cluster is copies of it.
@@ -21,4 +23,21 @@ pub struct SimJob {
     pub pool: usize,
     pub cores: u32,
     pub program: String,
+}
+
+impl Platform {
+    /// Each job's metadata in a trace of this platform (name, program, pool
+    /// name, solo time), so every engine and rebuilt trace names jobs alike.
+    pub fn trace_jobs(&self, jobs: &[SimJob]) -> Vec<TraceJob> {
+        jobs.iter()
+            .enumerate()
+            .map(|(i, j)| TraceJob {
+                name: j.name.clone(),
+                program: j.program.clone(),
+                pool: self.pools[j.pool].name.clone(),
+                solo: Some(j.solo),
+                ..TraceJob::bare(i)
+            })
+            .collect()
+    }
 }

@@ -12,7 +12,7 @@
 use std::fmt;
 
 use cosched_model::run::JobStatus;
-use cosched_model::trace::{Trace, TraceJob};
+use cosched_model::trace::Trace;
 
 use crate::platform::{Platform, SimJob};
 use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob, View};
@@ -135,17 +135,7 @@ pub fn run_node(
 ) -> Result<Trace, RunError> {
     check_jobs(platform, jobs).map_err(RunError::Input)?;
     let mut trace = Trace {
-        jobs: jobs
-            .iter()
-            .enumerate()
-            .map(|(i, j)| TraceJob {
-                name: j.name.clone(),
-                program: j.program.clone(),
-                pool: platform.pools[j.pool].name.clone(),
-                solo: Some(j.solo),
-                ..TraceJob::bare(i)
-            })
-            .collect(),
+        jobs: platform.trace_jobs(jobs),
         events: Vec::with_capacity(jobs.len() * 3),
     };
     let events = &mut trace.events;
