@@ -1067,6 +1067,12 @@ fn show(
     })
 }
 
+/// One CSV field, quoted (RFC 4180): policy labels hold commas
+/// (`conflict-aware:idle=always,threshold=100`) and job names may hold quotes.
+fn csv_field(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
 /// The report's trace of one run, in the one trace format (`model::trace`).
 fn trace_file(run: ExecRunId) -> String {
     format!("trace-run{}.csv", run.0)
@@ -1156,11 +1162,11 @@ fn write_report(
             let e = j.end.as_ref();
             let o = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
             jobs_csv.push_str(&format!(
-                "{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},\"{}\"\n",
+                "{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{}\n",
                 v.rec.id,
-                v.rec.policy,
+                csv_field(&v.rec.policy),
                 v.rec.repeat,
-                j.start.job,
+                csv_field(&j.start.job),
                 j.start.attempt,
                 e.map_or("running", |e| e.status.name()),
                 e.and_then(|e| e.status.value()).map_or(String::new(), |c| c.to_string()),
@@ -1172,7 +1178,7 @@ fn write_report(
                 o(e.and_then(|e| e.slowdown)),
                 o(j.start.solo_s),
                 o(e.and_then(|e| e.work_s)),
-                j.start.beside.join(" "),
+                csv_field(&j.start.beside.join(" ")),
             ));
         }
         write(&trace_file(v.rec.id), &v.trace.to_csv())?;
@@ -1243,6 +1249,12 @@ mod solo_tests {
         assert_eq!(p.slowdown(0, &[2]), 7.0);
         assert_eq!(p.slowdown(1, &[0]), 3.0);
         assert_eq!(p.slowdown(1, &[]), 1.0);
+    }
+
+    #[test]
+    fn csv_fields_are_quoted_with_inner_quotes_doubled() {
+        assert_eq!(csv_field("conflict-aware:idle=always,threshold=100"), "\"conflict-aware:idle=always,threshold=100\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
     }
 
     #[test]
