@@ -509,7 +509,12 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         let existing = prior.iter().find(|r| r.policy == plan.label && r.repeat == plan.repeat);
         if let Some(r) = existing.filter(|r| r.status == RunStatus::Done) {
             if plan.pass {
-                refs.add_pass(r, &store.run_jobs(r.id)?, n, None);
+                // The regime an earlier invocation read before this pass.
+                let ns = store.run_conditions(r.id)?.last().and_then(|c| c.c2c.as_ref().map(|x| x.1));
+                if let Some(ns) = ns {
+                    pass_round_trip.insert(plan.repeat, ns);
+                }
+                refs.add_pass(r, &store.run_jobs(r.id)?, n, ns.map(CacheRegime::of_round_trip));
             }
             finished.push(r.clone());
             continue;
@@ -551,6 +556,12 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             }
         };
         let refs_now = (a.solo == SoloMode::Interleaved && !plan.pass).then_some((&refs, round_trip.map(CacheRegime::of_round_trip)));
+        // Stored with the run, so a resumed series knows the regime of the
+        // passes this invocation runs. A failed load reading only loses it.
+        if let Ok(load) = cosched_measure::provenance::load_average() {
+            let c = cosched_store::NodeConditions { taken_unix: now_unix(), load, c2c: round_trip.map(|ns| (vec![0, 1], ns)) };
+            store.add_run_conditions(run_id, &c)?;
+        }
         let outcome = execute(
             ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series,
             &log_root, user, done, attempts, origin, refs_now, &mut ref_notes,

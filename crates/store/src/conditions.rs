@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use cosched_model::topology::format_cpulist;
 
-use crate::{cpus, non_negative, positive, sql_err, CampaignId, Store, StoreError};
+use crate::{cpus, non_negative, positive, sql_err, CampaignId, ExecRunId, Store, StoreError};
 
 /// One reading of the node's conditions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,16 +23,62 @@ pub struct NodeConditions {
     pub c2c: Option<(Vec<u32>, f64)>,
 }
 
+fn check(what: &str, c: &NodeConditions) -> Result<(), StoreError> {
+    for (field, v) in [("load1", c.load[0]), ("load5", c.load[1]), ("load15", c.load[2])] {
+        non_negative(what, field, v)?;
+    }
+    if let Some((_, ns)) = &c.c2c {
+        positive(what, "c2c_round_trip_ns", *ns)?;
+    }
+    Ok(())
+}
+
 impl Store {
+    /// Stores a reading of the node's conditions just before real run `run`.
+    pub fn add_run_conditions(&mut self, run: ExecRunId, c: &NodeConditions) -> Result<(), StoreError> {
+        let what = format!("conditions of run {run}");
+        check(&what, c)?;
+        self.write("storing node conditions", |tx| {
+            let known: i64 = tx
+                .query_row("SELECT count(*) FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
+                .map_err(|source| sql_err(tx, "reading a run", source))?;
+            if known == 0 {
+                return Err(StoreError::Invalid { what: what.clone(), why: "no such run is stored".into() });
+            }
+            tx.execute(
+                "INSERT INTO run_conditions (run_id, taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    run.0,
+                    c.taken_unix as i64,
+                    c.load[0],
+                    c.load[1],
+                    c.load[2],
+                    c.c2c.as_ref().map(|(cpus, _)| format_cpulist(cpus)),
+                    c.c2c.as_ref().map(|(_, ns)| *ns),
+                ],
+            )
+            .map_err(|source| sql_err(tx, &format!("storing {what}"), source))?;
+            Ok(())
+        })
+    }
+
+    /// Every reading before `run`, oldest first (a resumed run has one per
+    /// start).
+    pub fn run_conditions(&self, run: ExecRunId) -> Result<Vec<NodeConditions>, StoreError> {
+        self.query(
+            "SELECT taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns
+             FROM run_conditions WHERE run_id = ?1 ORDER BY id",
+            [run.0],
+            "reading node conditions",
+            read_row,
+        )
+    }
+
     /// Stores a reading of the node's conditions for `campaign`.
     pub fn add_conditions(&mut self, campaign: CampaignId, c: &NodeConditions) -> Result<(), StoreError> {
         let what = format!("conditions of campaign {campaign}");
-        for (field, v) in [("load1", c.load[0]), ("load5", c.load[1]), ("load15", c.load[2])] {
-            non_negative(&what, field, v)?;
-        }
-        if let Some((_, ns)) = &c.c2c {
-            positive(&what, "c2c_round_trip_ns", *ns)?;
-        }
+        check(&what, c)?;
         self.write("storing node conditions", |tx| {
             let known: i64 = tx
                 .query_row("SELECT count(*) FROM campaigns WHERE id = ?1", [campaign.0], |r| r.get(0))
@@ -66,16 +112,18 @@ impl Store {
              FROM campaign_conditions WHERE campaign_id = ?1 ORDER BY id",
             [campaign.0],
             "reading node conditions",
-            |r| {
-                let ns: Option<f64> = r.get(5)?;
-                let c2c = match ns {
-                    Some(ns) => Some((cpus(r, 4)?, ns)),
-                    None => None,
-                };
-                Ok(NodeConditions { taken_unix: r.get::<_, i64>(0)? as u64, load: [r.get(1)?, r.get(2)?, r.get(3)?], c2c })
-            },
+            read_row,
         )
     }
+}
+
+fn read_row(r: &rusqlite::Row) -> rusqlite::Result<NodeConditions> {
+    let ns: Option<f64> = r.get(5)?;
+    let c2c = match ns {
+        Some(ns) => Some((cpus(r, 4)?, ns)),
+        None => None,
+    };
+    Ok(NodeConditions { taken_unix: r.get::<_, i64>(0)? as u64, load: [r.get(1)?, r.get(2)?, r.get(3)?], c2c })
 }
 
 #[cfg(test)]
@@ -100,5 +148,24 @@ mod tests {
         assert!(matches!(s.add_conditions(a, &bad), Err(StoreError::Invalid { .. })));
         assert!(matches!(s.add_conditions(CampaignId(99), &first), Err(StoreError::NoSuchCampaign(_))));
         assert_eq!(s.conditions(a).unwrap().len(), 2, "nothing stored by the refused calls");
+    }
+
+    #[test]
+    fn run_conditions_round_trip_per_run_and_bad_readings_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&d.path().join("c.db")).unwrap();
+        let prov = test_provenance("cosched run", 1_700_000_000);
+        let pass = s.begin_run("s", "w", "solo-pass", 0, "{}", &prov).unwrap();
+        let run = s.begin_run("s", "w", "noplan", 0, "{}", &prov).unwrap();
+        let shared = NodeConditions { taken_unix: 10, load: [0.5, 0.4, 0.3], c2c: Some((vec![0, 1], 55.0)) };
+        let apart = NodeConditions { taken_unix: 30, load: [0.5, 0.4, 0.3], c2c: Some((vec![0, 1], 370.0)) };
+        s.add_run_conditions(pass, &shared).unwrap();
+        s.add_run_conditions(run, &apart).unwrap();
+        assert_eq!(s.run_conditions(pass).unwrap(), vec![shared.clone()]);
+        assert_eq!(s.run_conditions(run).unwrap(), vec![apart]);
+        let bad = NodeConditions { c2c: Some((vec![0, 1], 0.0)), ..shared.clone() };
+        assert!(matches!(s.add_run_conditions(run, &bad), Err(StoreError::Invalid { .. })));
+        assert!(matches!(s.add_run_conditions(ExecRunId(99), &shared), Err(StoreError::Invalid { .. })));
+        assert_eq!(s.run_conditions(run).unwrap().len(), 1, "nothing stored by the refused calls");
     }
 }

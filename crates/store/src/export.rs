@@ -29,6 +29,7 @@ pub const TABLES: &[&str] =
         "run_journal",
         "predictor_evaluations",
         "campaign_conditions",
+        "run_conditions",
     ];
 
 /// Row order of an export: insertion order, and samples run by run.

@@ -299,6 +299,28 @@ CREATE TABLE campaign_conditions (
 CREATE INDEX campaign_conditions_by_campaign ON campaign_conditions (campaign_id, id);
 "#,
     },
+    Migration {
+        version: 7,
+        what: "node conditions at each real run's start",
+        sql: r#"
+-- The same reading before each run of `cosched run` and `cosched evaluate`
+-- (solo passes included): a run's solo references are matched to the
+-- cache regime it read, and a resumed series needs the regimes of the
+-- passes an earlier invocation ran.
+CREATE TABLE run_conditions (
+    id                INTEGER PRIMARY KEY,
+    run_id            INTEGER NOT NULL REFERENCES runs(id),
+    taken_unix        INTEGER NOT NULL,
+    load1             REAL    NOT NULL CHECK (load1 >= 0),
+    load5             REAL    NOT NULL CHECK (load5 >= 0),
+    load15            REAL    NOT NULL CHECK (load15 >= 0),
+    -- Both NULL on a one-CPU node or when the reading failed.
+    c2c_cpus          TEXT,
+    c2c_round_trip_ns REAL    CHECK (c2c_round_trip_ns > 0)
+);
+CREATE INDEX run_conditions_by_run ON run_conditions (run_id, id);
+"#,
+    },
 ];
 
 /// The schema version this build writes.
