@@ -499,7 +499,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     // runs finished earlier are rebuilt from the store.
     let mut traces: BTreeMap<ExecRunId, Trace> = BTreeMap::new();
     let mut refs = SoloRefs::default();
-    // The CPU 0-1 round trip at each solo pass this invocation ran.
+    // The CPU 0-1 round trip read before each solo pass of the series.
     let mut pass_round_trip: BTreeMap<u32, f64> = BTreeMap::new();
     // The same reading before every run (passes included), by (label, repeat).
     let mut run_round_trip: BTreeMap<(String, u32), f64> = BTreeMap::new();
