@@ -33,64 +33,77 @@ fn check(what: &str, c: &NodeConditions) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// What a reading belongs to: its table, the owner's column and table, and
+/// the error when the owner is not stored. Only these fixed names reach SQL.
+enum Owner {
+    Campaign(CampaignId),
+    Run(ExecRunId),
+}
+
+impl Owner {
+    fn tables(&self) -> (&'static str, &'static str, &'static str, i64) {
+        match self {
+            Owner::Campaign(c) => ("campaign_conditions", "campaign_id", "campaigns", c.0),
+            Owner::Run(r) => ("run_conditions", "run_id", "runs", r.0),
+        }
+    }
+
+    fn what(&self) -> String {
+        match self {
+            Owner::Campaign(c) => format!("conditions of campaign {c}"),
+            Owner::Run(r) => format!("conditions of run {r}"),
+        }
+    }
+
+    fn missing(&self) -> StoreError {
+        match self {
+            Owner::Campaign(c) => StoreError::NoSuchCampaign(*c),
+            Owner::Run(_) => StoreError::Invalid { what: self.what(), why: "no such run is stored".into() },
+        }
+    }
+}
+
 impl Store {
     /// Stores a reading of the node's conditions just before real run `run`.
     pub fn add_run_conditions(&mut self, run: ExecRunId, c: &NodeConditions) -> Result<(), StoreError> {
-        let what = format!("conditions of run {run}");
-        check(&what, c)?;
-        self.write("storing node conditions", |tx| {
-            let known: i64 = tx
-                .query_row("SELECT count(*) FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
-                .map_err(|source| sql_err(tx, "reading a run", source))?;
-            if known == 0 {
-                return Err(StoreError::Invalid { what: what.clone(), why: "no such run is stored".into() });
-            }
-            tx.execute(
-                "INSERT INTO run_conditions (run_id, taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    run.0,
-                    c.taken_unix as i64,
-                    c.load[0],
-                    c.load[1],
-                    c.load[2],
-                    c.c2c.as_ref().map(|(cpus, _)| format_cpulist(cpus)),
-                    c.c2c.as_ref().map(|(_, ns)| *ns),
-                ],
-            )
-            .map_err(|source| sql_err(tx, &format!("storing {what}"), source))?;
-            Ok(())
-        })
+        self.add_reading(Owner::Run(run), c)
     }
 
     /// Every reading before `run`, oldest first (a resumed run has one per
     /// start).
     pub fn run_conditions(&self, run: ExecRunId) -> Result<Vec<NodeConditions>, StoreError> {
-        self.query(
-            "SELECT taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns
-             FROM run_conditions WHERE run_id = ?1 ORDER BY id",
-            [run.0],
-            "reading node conditions",
-            read_row,
-        )
+        self.readings(Owner::Run(run))
     }
 
     /// Stores a reading of the node's conditions for `campaign`.
     pub fn add_conditions(&mut self, campaign: CampaignId, c: &NodeConditions) -> Result<(), StoreError> {
-        let what = format!("conditions of campaign {campaign}");
+        self.add_reading(Owner::Campaign(campaign), c)
+    }
+
+    /// Every reading of `campaign`'s conditions, oldest first (a campaign
+    /// resumed later has one per start).
+    pub fn conditions(&self, campaign: CampaignId) -> Result<Vec<NodeConditions>, StoreError> {
+        self.readings(Owner::Campaign(campaign))
+    }
+
+    fn add_reading(&mut self, owner: Owner, c: &NodeConditions) -> Result<(), StoreError> {
+        let what = owner.what();
         check(&what, c)?;
+        let (table, column, owners, id) = owner.tables();
         self.write("storing node conditions", |tx| {
             let known: i64 = tx
-                .query_row("SELECT count(*) FROM campaigns WHERE id = ?1", [campaign.0], |r| r.get(0))
-                .map_err(|source| sql_err(tx, "reading a campaign", source))?;
+                .query_row(&format!("SELECT count(*) FROM {owners} WHERE id = ?1"), [id], |r| r.get(0))
+                .map_err(|source| sql_err(tx, &format!("reading {owners}"), source))?;
             if known == 0 {
-                return Err(StoreError::NoSuchCampaign(campaign));
+                return Err(owner.missing());
             }
             tx.execute(
-                "INSERT INTO campaign_conditions (campaign_id, taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                &format!(
+                    "INSERT INTO {table} ({column}, taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                ),
                 params![
-                    campaign.0,
+                    id,
                     c.taken_unix as i64,
                     c.load[0],
                     c.load[1],
@@ -104,13 +117,14 @@ impl Store {
         })
     }
 
-    /// Every reading of `campaign`'s conditions, oldest first (a campaign
-    /// resumed later has one per start).
-    pub fn conditions(&self, campaign: CampaignId) -> Result<Vec<NodeConditions>, StoreError> {
+    fn readings(&self, owner: Owner) -> Result<Vec<NodeConditions>, StoreError> {
+        let (table, column, _, id) = owner.tables();
         self.query(
-            "SELECT taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns
-             FROM campaign_conditions WHERE campaign_id = ?1 ORDER BY id",
-            [campaign.0],
+            &format!(
+                "SELECT taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns
+                 FROM {table} WHERE {column} = ?1 ORDER BY id"
+            ),
+            [id],
             "reading node conditions",
             read_row,
         )
