@@ -439,6 +439,17 @@ pub fn fmt_paired(p: &Option<Paired>) -> String {
     p.as_ref().map_or("-".into(), |p| format!("{:+.1} % [{:+.1}, {:+.1}]", p.median_rel_diff * 100.0, p.ci.0 * 100.0, p.ci.1 * 100.0))
 }
 
+/// Policy, figure, real difference, verdict, whether the IQRs are apart.
+fn real_row(c: &Comparison) -> Vec<String> {
+    vec![
+        c.policy.clone(),
+        c.figure.name().to_string(),
+        fmt_paired(&c.real),
+        c.real.as_ref().map_or("-".into(), |p| verdict_text(p.verdict).to_string()),
+        c.real.as_ref().map_or("-".into(), |p| if p.first.disjoint(&p.second) { "yes" } else { "no" }.to_string()),
+    ]
+}
+
 /// The tables of a report: (title, headers, rows), in the order people read
 /// them; the CLI prints them and the HTML page shows them.
 pub fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
@@ -463,15 +474,10 @@ pub fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)
         .comparisons
         .iter()
         .map(|c| {
-            vec![
-                c.policy.clone(),
-                c.figure.name().to_string(),
-                fmt_paired(&c.real),
-                c.real.as_ref().map_or("-".into(), |p| verdict_text(p.verdict).to_string()),
-                c.real.as_ref().map_or("-".into(), |p| if p.first.disjoint(&p.second) { "yes" } else { "no" }.to_string()),
-                fmt_paired(&c.simulated),
-                c.agrees.map_or("-".into(), |a| if a { "yes" } else { "no" }.to_string()),
-            ]
+            let mut row = real_row(c);
+            row.push(fmt_paired(&c.simulated));
+            row.push(c.agrees.map_or("-".into(), |a| if a { "yes" } else { "no" }.to_string()));
+            row
         })
         .collect();
     out.push((
@@ -480,18 +486,7 @@ pub fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)
         comp,
     ));
     if let Some((g, n, comps)) = &r.within_regime {
-        let rows: Vec<Vec<String>> = comps
-            .iter()
-            .map(|c| {
-                vec![
-                    c.policy.clone(),
-                    c.figure.name().to_string(),
-                    fmt_paired(&c.real),
-                    c.real.as_ref().map_or("-".into(), |p| verdict_text(p.verdict).to_string()),
-                    c.real.as_ref().map_or("-".into(), |p| if p.first.disjoint(&p.second) { "yes" } else { "no" }.to_string()),
-                ]
-            })
-            .collect();
+        let rows: Vec<Vec<String>> = comps.iter().map(real_row).collect();
         out.push((
             format!("The same, over the {n} orders that stayed in one regime ({})", g.name()),
             ["policy", "figure", "real", "verdict", "IQRs apart"].map(String::from).to_vec(),
