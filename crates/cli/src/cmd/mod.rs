@@ -11,6 +11,7 @@ pub mod db;
 pub mod demo;
 pub mod enumerate;
 pub mod evaluate;
+pub mod generate;
 pub mod node;
 pub mod pairs;
 pub mod predict;
