@@ -38,6 +38,7 @@ pub mod probe;
 pub mod profile;
 pub mod progress;
 pub mod registry;
+pub mod runs;
 pub mod run;
 pub mod simulate;
 pub mod source;

@@ -57,6 +57,8 @@ enum Verb {
     /// Look into the performance database: what it holds, and export it as CSV or JSON.
     #[command(after_help = "Examples:\n  cosched db info\n  cosched db export --format json --table pair_runs > pair_runs.json\n\nThe database is --db PATH, else $COSCHED_DB, else cosched.db in $COSCHED_DATA_DIR or ~/.local/share/cosched.")]
     Db(cmd::db::DbCmdArgs),
+    /// Past real runs with their key figures (as sacct lists jobs); `runs show ID` for one.
+    Runs(cmd::runs::RunsArgs),
     /// Generate man pages and shell completions (install.sh installs them).
     Generate(cmd::generate::GenerateArgs),
 }
@@ -80,6 +82,7 @@ fn main() {
         Verb::Predict(a) => cmd::predict::run(a),
         Verb::Evaluate(a) => cmd::compare::run(a),
         Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
+        Verb::Runs(a) => cmd::runs::run(a),
         Verb::Generate(a) => cmd::generate::run(a, Cli::command()),
     };
     if let Err(e) = result {

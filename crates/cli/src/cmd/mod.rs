@@ -18,4 +18,5 @@ pub mod predict;
 pub mod probe;
 pub mod profile;
 pub mod run;
+pub mod runs;
 pub mod simulate;
