@@ -11,7 +11,8 @@ use cosched_measure::kernel::job_argv;
 use cosched_measure::launch::{install_interrupt_handler, interrupted};
 use cosched_measure::node::{invoking_user, pool_cpus, NodeConfig, NodeEvent, NodeExecutor, NodeJob, RunLock};
 use cosched_model::compare::CacheRegime;
-use cosched_model::metrics::{increase_rate, Event, EventKind, Metrics};
+use cosched_model::djsb::{djsb, Djsb, DjsbJob, DjsbParams};
+use cosched_model::metrics::{increase_rate, job_times, Event, EventKind, Metrics};
 use cosched_model::run::JobStatus;
 use cosched_model::trace::Trace;
 use cosched_model::stats::Summary;
@@ -22,7 +23,7 @@ use cosched_sched::montecarlo::spec_label;
 use cosched_sched::registry::resolve_spec;
 use cosched_sched::runner::{run_node, Done, ExecError, RunError};
 use cosched_sched::{policy_by_name, JobId, Params, Platform, PoolInfo, SimJob, SlowdownSource};
-use cosched_store::{ExecRunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
+use cosched_store::{ExecRunId, JournalEntry, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
 
 use crate::calibrate::calibrate_missing;
 use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, Ctx};
@@ -288,6 +289,20 @@ pub struct RunReport {
     /// Workload, mechanisms, slowdown source, each run with its metrics and
     /// jobs as stored, summaries and increase rates.
     pub json: serde_json::Value,
+    /// Seed 003(b)'s djsb figures of each run (solo passes aside), when
+    /// the workload has sessions arriving after the first: the first job
+    /// is the simulation, the later ones analysis sessions
+    /// (`model::djsb`), solo times from the series' passes.
+    pub djsb: Vec<DjsbRun>,
+}
+
+/// One run's djsb figures.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DjsbRun {
+    pub policy: String,
+    pub repeat: u32,
+    pub run: i64,
+    pub figures: Djsb,
 }
 
 /// A policy as the registry resolves it: its name, every parameter's value
@@ -533,6 +548,14 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
                 let recs = store.run_jobs(r.id)?;
                 let origin = store.run_journal(r.id)?.iter().map(|e| e.t_s).fold(0.0, f64::max);
                 let origin = recs.iter().flat_map(|j| [Some(j.start.start_s), j.end.as_ref().map(|e| e.end_s)]).flatten().fold(origin, f64::max);
+                let frozen = suspended_at_death(&store.run_journal(r.id)?, &recs);
+                if !frozen.is_empty() {
+                    ctx.step(&format!(
+                        "run {}: {} suspended when the runner died; the watchdog killed and thawed them, and they start again",
+                        r.id,
+                        frozen.join(", ")
+                    ));
+                }
                 let killed = store.resume_run(r.id, origin)?;
                 let scope = format!("{series}-r{}", r.id);
                 let leftovers = iso.clean_scope(&scope);
@@ -544,7 +567,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
                     if leftovers > 0 { format!("; killed {leftovers} leftover process(es) in its cgroups") } else { String::new() }
                 ));
                 let recs = store.run_jobs(r.id)?;
-                let (done, attempts) = done_jobs(&recs, w.jobs.len());
+                let (done, attempts) = done_jobs(&recs, &store.run_journal(r.id)?, w.jobs.len());
                 (r.id, done, attempts, origin)
             }
             None => {
@@ -605,9 +628,39 @@ fn now_unix() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
-/// Jobs whose latest attempt ended other than `killed`, and the next
-/// attempt number of every job.
-fn done_jobs(recs: &[RunJobRecord], n: usize) -> (Vec<Done>, Vec<u32>) {
+/// (from, to) of each suspension of a job attempt that ran from `start`
+/// to `end`, from the journal's `suspend` and `resume` lines; one still
+/// open at `end` lasts until it.
+fn suspensions(journal: &[JournalEntry], job: &str, start: f64, end: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut open: Option<f64> = None;
+    for e in journal.iter().filter(|e| e.job.as_deref() == Some(job) && e.t_s >= start && e.t_s <= end) {
+        match (e.event.as_str(), open) {
+            ("suspend", None) => open = Some(e.t_s),
+            ("resume", Some(from)) => {
+                out.push((from, e.t_s));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    out.extend(open.map(|from| (from, end)));
+    out
+}
+
+/// Jobs whose attempt was suspended (no `resume` after its `suspend`)
+/// and had not ended when the runner died.
+fn suspended_at_death(journal: &[JournalEntry], recs: &[RunJobRecord]) -> Vec<String> {
+    recs.iter()
+        .filter(|r| r.end.is_none())
+        .filter(|r| !suspensions(journal, &r.start.job, r.start.start_s, f64::INFINITY).iter().all(|s| s.1.is_finite()))
+        .map(|r| r.start.job.clone())
+        .collect()
+}
+
+/// Jobs whose latest attempt ended other than `killed`, with their
+/// suspensions, and the next attempt number of every job.
+fn done_jobs(recs: &[RunJobRecord], journal: &[JournalEntry], n: usize) -> (Vec<Done>, Vec<u32>) {
     let mut attempts = vec![0u32; n];
     let mut last: Vec<Option<&RunJobRecord>> = vec![None; n];
     for r in recs {
@@ -629,6 +682,7 @@ fn done_jobs(recs: &[RunJobRecord], n: usize) -> (Vec<Done>, Vec<u32>) {
                 finish: e.end_s,
                 status: e.status,
                 cpus: r.start.cpus.clone(),
+                suspensions: suspensions(journal, &r.start.job, r.start.start_s, e.end_s),
             })
         })
         .collect();
@@ -759,13 +813,27 @@ fn execute(
                         },
                     )
                 }
+                NodeEvent::Suspended { job, t } | NodeEvent::Resumed { job, t } => {
+                    let what = if matches!(e, NodeEvent::Suspended { .. }) { "suspend" } else { "resume" };
+                    last_t = last_t.max(*t);
+                    store.run_job_event(run_id, *t, what, &names[order[*job]], "")
+                }
+                NodeEvent::Moved { job, t, cpus } => {
+                    last_t = last_t.max(*t);
+                    let detail = format!("cpus {}", cosched_model::topology::format_cpulist(cpus));
+                    running.entry(order[*job]).and_modify(|r| r.1 = cpus.clone());
+                    store.run_job_event(run_id, *t, "move", &names[order[*job]], &detail)
+                }
                 NodeEvent::Ended(x) => {
                     let j = order[x.job];
                     running.remove(&j);
                     ended += 1;
                     last_t = last_t.max(x.end);
+                    // The learning loop's sample: the time it ran, not the
+                    // time it was suspended.
+                    let ran = |t: f64| (t - x.suspended_s).max(f64::MIN_POSITIVE);
                     let slowdown = match (refs, chosen[x.job]) {
-                        (Some(_), Some((solo, timing))) if x.status.is_ok() => Some(timed(timing, x.work_s, x.end - x.start) / solo),
+                        (Some(_), Some((solo, timing))) if x.status.is_ok() => Some(ran(timed(timing, x.work_s, x.end - x.start)) / solo),
                         (Some(_), _) => None,
                         (None, _) => x.slowdown,
                     };
@@ -862,7 +930,7 @@ struct RunView {
 /// The trace of a run finished by an earlier invocation, from its stored
 /// final attempts: what `run_node` returned when it ran, but for the order
 /// of events at one instant.
-fn trace_of(final_jobs: &[&RunJobRecord], platform: &Platform, sim: &[SimJob]) -> Trace {
+fn trace_of(final_jobs: &[&RunJobRecord], journal: &[JournalEntry], platform: &Platform, sim: &[SimJob]) -> Trace {
     let mut t = Trace {
         jobs: platform.trace_jobs(sim),
         events: Vec::new(),
@@ -872,11 +940,18 @@ fn trace_of(final_jobs: &[&RunJobRecord], platform: &Platform, sim: &[SimJob]) -
         t.events.push(Event { time: r.start.arrival_s.min(r.start.start_s), job: j, kind: EventKind::Arrive });
         t.events.push(Event { time: r.start.start_s, job: j, kind: EventKind::Start });
         if let Some(e) = &r.end {
+            for (from, to) in suspensions(journal, &r.start.job, r.start.start_s, e.end_s) {
+                t.events.push(Event { time: from, job: j, kind: EventKind::Suspend });
+                if to < e.end_s {
+                    t.events.push(Event { time: to, job: j, kind: EventKind::Resume });
+                }
+            }
             t.events.push(Event { time: e.end_s, job: j, kind: EventKind::Finish });
             t.jobs[j].status = Some(e.status);
         }
         t.jobs[j].cpus = r.start.cpus.clone();
     }
+    // Stable: at one instant a start stays before its suspension.
     t.events.sort_by(|a, b| a.time.total_cmp(&b.time));
     t
 }
@@ -912,7 +987,8 @@ fn show(
     for r in runs {
         let jobs = store.run_jobs(r.id)?;
         let fin = final_attempts(&jobs, w.jobs.len());
-        let trace = traces.remove(&r.id).unwrap_or_else(|| trace_of(&fin, platform, sim));
+        let journal = store.run_journal(r.id)?;
+        let trace = traces.remove(&r.id).unwrap_or_else(|| trace_of(&fin, &journal, platform, sim));
         let metrics = trace.metrics().ok();
         let failed = fin.iter().filter(|j| j.end.as_ref().is_some_and(|e| !e.status.is_ok())).count();
         let worst_measured = fin.iter().filter_map(|j| j.end.as_ref()?.slowdown).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
@@ -1067,6 +1143,7 @@ fn show(
                 round_trip_ns: solo.run_round_trip.get(&(v.rec.policy.clone(), v.rec.repeat)).copied(),
             })
             .collect(),
+        djsb: djsb_runs(w, sim, platform, &views, solo),
         pass_round_trip: solo.pass_round_trip.clone(),
         solo_medians: (0..w.jobs.len())
             .map(|i| {
@@ -1076,6 +1153,32 @@ fn show(
             .collect(),
         json,
     })
+}
+
+/// The djsb figures of every run but the solo passes, when some job
+/// arrives after the first one (the scenario seed 003 b scores).
+fn djsb_runs(w: &Workload, sim: &[SimJob], platform: &Platform, views: &[RunView], solo: &SoloInfo) -> Vec<DjsbRun> {
+    let first = sim.iter().map(|j| j.arrival).fold(f64::INFINITY, f64::min);
+    if sim.len() < 2 || !sim.iter().any(|j| j.arrival > first) {
+        return Vec::new();
+    }
+    let jobs: Vec<DjsbJob> = (0..sim.len())
+        .map(|j| {
+            let passes: Vec<f64> = solo.refs.by_job.get(&j).map(|v| v.iter().map(|r| r.time).collect()).unwrap_or_default();
+            let solo = if passes.is_empty() { sim[j].solo } else { cosched_model::stats::median(&passes) };
+            DjsbJob { solo, threads: w.jobs[j].cores }
+        })
+        .collect();
+    let pool = platform.pools[sim[0].pool].cores;
+    views
+        .iter()
+        .filter(|v| v.rec.policy != SOLO_PASS)
+        .filter_map(|v| {
+            let times = job_times(&v.trace.events, sim.len()).ok()?;
+            let figures = djsb(&times, &jobs, pool, &DjsbParams::default()).ok()?;
+            Some(DjsbRun { policy: v.rec.policy.clone(), repeat: v.rec.repeat, run: v.rec.id.0, figures })
+        })
+        .collect()
 }
 
 /// One CSV field, quoted (RFC 4180): policy labels hold commas

@@ -4,11 +4,12 @@
 //! A policy sees an engine-agnostic [`View`] and returns [`Decision`]s; an
 //! engine (the simulator in `cosched-sched`, the node runner's [`run_node`]
 //! over an [`Executor`] of real processes in `cosched-measure`, or of virtual
-//! time) validates them with [`validate::check_start`] and applies them.
+//! time) validates them with [`validate::check_decision`] and applies them.
 //! This crate depends on the model only, so an executor can implement
 //! [`Executor`] without pulling in the policies, the predictors or the
 //! simulator.
 
+pub mod cores;
 pub mod platform;
 pub mod policy;
 pub mod run;
@@ -18,7 +19,7 @@ pub mod validate;
 pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub use cosched_model::run::JobStatus;
 pub use platform::{Platform, SimJob};
-pub use policy::{Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, View};
+pub use policy::{Cores, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, View};
 pub use run::{run_node, Done, ExecError, Executor, Outcome, RunError, StartPlan};
 pub use source::SlowdownSource;
 pub use validate::Refusal;

@@ -2,6 +2,7 @@
 //! speaks.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use cosched_model::workload::PoolKind;
 
@@ -30,12 +31,22 @@ pub struct QueuedJob<'a> {
     pub program: &'a str,
 }
 
-/// A job running on the node.
+/// A job running on the node, or suspended on it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunningJob<'a> {
     pub id: JobId,
     pub pool: usize,
+    /// The cores it was started for: its threads.
     pub cores: u32,
+    /// The cores of its pool it is placed on (indices `0..pool cores`),
+    /// ascending; fewer than `cores` after a move that squeezed it, and
+    /// shared with other jobs when overbooked. Empty from an engine that
+    /// does not place jobs.
+    pub cpus: &'a [u32],
+    /// Suspended: it holds no core and makes no progress until resumed.
+    pub suspended: bool,
+    /// Seconds it has spent suspended so far.
+    pub suspended_s: f64,
     /// Fraction of its work done, in [0, 1].
     pub progress: f64,
     /// Solo time estimate, seconds: with `progress`, what is left of the job
@@ -66,21 +77,111 @@ impl View<'_> {
     // of the simulator's hot loop (100,000-job benchmarks).
     #[inline]
     pub fn free_cores(&self, pool: usize) -> u32 {
-        let used: u32 = self
-            .running
-            .iter()
-            .filter(|r| r.pool == pool)
-            .map(|r| r.cores)
-            .sum();
-        self.pools[pool].cores.saturating_sub(used)
+        let n = self.pools[pool].cores;
+        let active = || self.running.iter().filter(move |r| r.pool == pool && !r.suspended);
+        if n > 128 || active().any(|r| r.cpus.is_empty()) {
+            // Unplaced jobs hold `cores` cores each, wherever they are.
+            let used: u32 = active().map(|r| if r.cpus.is_empty() { r.cores } else { r.cpus.len() as u32 }).sum();
+            return n.saturating_sub(used);
+        }
+        let mut busy: u128 = 0;
+        for r in active() {
+            for &c in r.cpus {
+                busy |= 1u128 << c;
+            }
+        }
+        n.saturating_sub(busy.count_ones())
+    }
+
+    /// How many running (not suspended) jobs hold each core of `pool`.
+    pub fn holders(&self, pool: usize) -> Vec<u32> {
+        let mut h = vec![0u32; self.pools[pool].cores as usize];
+        for r in self.running.iter().filter(|r| r.pool == pool && !r.suspended) {
+            for &c in r.cpus {
+                if let Some(x) = h.get_mut(c as usize) {
+                    *x += 1;
+                }
+            }
+        }
+        h
     }
 }
 
+/// Which cores of its pool a started job gets (see
+/// [`CoreMap::choose`](crate::cores::CoreMap::choose)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cores {
+    /// The lowest-numbered cores (ParaStation's default placement).
+    Compact,
+    /// Spread evenly over the pool (seed 003 b's `spread` option).
+    Spread,
+    /// Exactly these cores of the pool, indices `0..pool cores`.
+    Given(Vec<u32>),
+}
+
+impl fmt::Display for Cores {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cores::Compact => write!(f, "compact"),
+            Cores::Spread => write!(f, "spread"),
+            Cores::Given(v) => write!(f, "cores {}", cpulist(v)),
+        }
+    }
+}
+
+fn cpulist(v: &[u32]) -> String {
+    v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+}
+
 /// What a policy asks the engine to do now. Returning no decision means wait.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Every decision is checked by `validate::check_decision` before an engine
+/// applies it; decisions of one call apply in order, so a policy may
+/// suspend a job and start another on its cores in one answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    /// Start a queued job on its pool; the engine picks the cores.
+    /// Start a queued job on free cores of its pool; the engine picks them
+    /// (compact).
     Start { job: JobId, pool: usize },
+    /// Start a queued job on the cores `cores` names. Without `overbook`
+    /// they must be free; with it they may be held by running jobs, which
+    /// then share them with it (the OS time-shares the cores).
+    StartOn { job: JobId, pool: usize, cores: Cores, overbook: bool },
+    /// Stop a running job where it is (cgroup freezer, else SIGSTOP): it
+    /// makes no progress and frees its cores until resumed.
+    Suspend { job: JobId },
+    /// Let a suspended job go on, on the cores it holds (after a `Move`,
+    /// the new ones); busy ones are then shared.
+    Resume { job: JobId },
+    /// Re-pin a running or suspended job onto these cores of its pool
+    /// (any number from one to the pool's; busy ones are shared).
+    Move { job: JobId, cores: Vec<u32> },
+}
+
+impl Decision {
+    /// The job the decision is about.
+    pub fn job(&self) -> JobId {
+        match *self {
+            Decision::Start { job, .. }
+            | Decision::StartOn { job, .. }
+            | Decision::Suspend { job }
+            | Decision::Resume { job }
+            | Decision::Move { job, .. } => job,
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Decision::Start { job, pool } => write!(f, "start job {job} on pool {pool}"),
+            Decision::StartOn { job, pool, cores, overbook } => {
+                write!(f, "start job {job} on pool {pool}, {cores}{}", if *overbook { ", overbooking" } else { "" })
+            }
+            Decision::Suspend { job } => write!(f, "suspend job {job}"),
+            Decision::Resume { job } => write!(f, "resume job {job}"),
+            Decision::Move { job, cores } => write!(f, "move job {job} to cores {}", cpulist(cores)),
+        }
+    }
 }
 
 /// What an engine observed of a job that finished: times on the engine's
@@ -94,8 +195,11 @@ pub struct JobOutcome<'a> {
     pub finish: f64,
     /// The job's solo time estimate, seconds.
     pub solo: f64,
-    /// Observed run time over solo time: (finish - start) / solo.
+    /// Observed run time over solo time, time suspended excluded:
+    /// (finish - start - suspended) / solo.
     pub slowdown: f64,
+    /// Seconds it spent suspended.
+    pub suspended_s: f64,
 }
 
 pub trait Policy {
@@ -107,6 +211,14 @@ pub trait Policy {
     /// decisions, so a policy can learn from what happened. Most policies
     /// decide from the view alone and ignore it.
     fn observe(&mut self, _outcome: &JobOutcome) {}
+
+    /// Whether the policy acts on running jobs (suspends, resumes, moves or
+    /// overbooks), so engines must ask it about a node with no free core
+    /// and when nothing waits. Policies that only start jobs on free cores
+    /// keep the default, which lets the simulator skip full nodes.
+    fn acts_on_running(&self) -> bool {
+        false
+    }
 }
 
 /// Policy parameters as given by name on a command line or in a scenario.

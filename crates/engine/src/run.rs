@@ -14,10 +14,11 @@ use std::fmt;
 use cosched_model::run::JobStatus;
 use cosched_model::trace::Trace;
 
+use crate::cores::CoreMap;
 use crate::platform::{Platform, SimJob};
 use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob, View};
 use crate::source::SlowdownSource;
-use crate::validate::{check_jobs, check_start};
+use crate::validate::{check_decision, check_jobs, Act, JobState};
 use crate::{Event, EventKind, JobId};
 
 /// Why an executor stopped.
@@ -35,7 +36,11 @@ pub enum ExecError {
 pub struct StartPlan {
     pub job: JobId,
     pub pool: usize,
-    /// Jobs running beside it at its start.
+    /// Cores of the pool it starts on (indices `0..pool cores`), as the one
+    /// validation chose them; they may be held by other jobs when the
+    /// policy overbooks.
+    pub cpus: Vec<u32>,
+    /// Jobs running (not suspended) beside it at its start.
     pub beside: Vec<JobId>,
     /// The source's slowdown of the job beside them, before it started.
     pub predicted: f64,
@@ -66,6 +71,21 @@ pub trait Executor {
     /// Blocks until at least one running job ends or the clock reaches
     /// `until`; returns how the jobs that ended did.
     fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError>;
+    /// Stops a running job where it is; returns the time. An engine that
+    /// cannot keeps the default, and a policy that suspends fails on it
+    /// with this error.
+    fn suspend(&mut self, job: JobId) -> Result<f64, ExecError> {
+        Err(ExecError::Fatal(format!("this engine cannot suspend (job {job})")))
+    }
+    /// Lets a suspended job go on; returns the time.
+    fn resume(&mut self, job: JobId) -> Result<f64, ExecError> {
+        Err(ExecError::Fatal(format!("this engine cannot resume (job {job})")))
+    }
+    /// Re-pins a running or suspended job onto `cpus` (pool core indices);
+    /// returns the time.
+    fn move_to(&mut self, job: JobId, cpus: &[u32]) -> Result<f64, ExecError> {
+        Err(ExecError::Fatal(format!("this engine cannot move job {job} to cores {cpus:?}")))
+    }
 }
 
 /// A job already ended in an earlier, killed attempt of the same run.
@@ -76,6 +96,9 @@ pub struct Done {
     pub finish: f64,
     pub status: JobStatus,
     pub cpus: Vec<u32>,
+    /// (from, to) of each time it was suspended, so the trace and its
+    /// run time (suspended time excluded) stay true across a resume.
+    pub suspensions: Vec<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -91,7 +114,7 @@ impl fmt::Display for RunError {
         match self {
             RunError::Input(m) => write!(f, "invalid run input: {m}"),
             RunError::Decision { time, decision, why } => {
-                write!(f, "at t={time:.3}: policy decision {decision:?} refused: {why}")
+                write!(f, "at t={time:.3}: the policy's decision `{decision}` was refused: {why}")
             }
             RunError::Stalled { time, waiting } => {
                 write!(f, "at t={time:.3}: nothing runs or arrives but jobs {waiting:?} wait; the policy stalled")
@@ -113,6 +136,71 @@ impl From<ExecError> for RunError {
 struct Active {
     id: JobId,
     start: f64,
+    cpus: Vec<u32>,
+    /// When it was suspended, while it is.
+    suspended_at: Option<f64>,
+    /// Seconds suspended before `suspended_at`.
+    suspended_s: f64,
+}
+
+impl Active {
+    fn suspended_until(&self, t: f64) -> f64 {
+        self.suspended_s + self.suspended_at.map_or(0.0, |s| (t - s).max(0.0))
+    }
+}
+
+/// Carries out one checked decision through the executor and records it.
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    act: Act,
+    jobs: &[SimJob],
+    source: &dyn SlowdownSource,
+    exec: &mut dyn Executor,
+    queue: &mut Vec<JobId>,
+    running: &mut Vec<Active>,
+    map: &mut CoreMap,
+    events: &mut Vec<Event>,
+) -> Result<(), RunError> {
+    let find = |running: &mut Vec<Active>, job: JobId| running.iter_mut().position(|a| a.id == job).expect("checked: it runs");
+    match act {
+        Act::Start { job, pool, cpus } => {
+            queue.retain(|&q| q != job);
+            let beside: Vec<JobId> = running.iter().filter(|a| a.suspended_at.is_none()).map(|a| a.id).collect();
+            let predicted = source.slowdown(job, &beside);
+            let start = exec.start(&StartPlan { job, pool, cpus: cpus.clone(), beside, predicted })?;
+            map.hold(pool, &cpus);
+            running.push(Active { id: job, start, cpus, suspended_at: None, suspended_s: 0.0 });
+            events.push(Event { time: start, job, kind: EventKind::Start });
+        }
+        Act::Suspend { job } => {
+            let t = exec.suspend(job)?;
+            let k = find(running, job);
+            map.release(jobs[job].pool, &running[k].cpus);
+            running[k].suspended_at = Some(t);
+            events.push(Event { time: t, job, kind: EventKind::Suspend });
+        }
+        Act::Resume { job } => {
+            let t = exec.resume(job)?;
+            let k = find(running, job);
+            let a = &mut running[k];
+            a.suspended_s = a.suspended_until(t);
+            a.suspended_at = None;
+            map.hold(jobs[job].pool, &a.cpus);
+            events.push(Event { time: t, job, kind: EventKind::Resume });
+        }
+        Act::Move { job, pool, cpus } => {
+            let t = exec.move_to(job, &cpus)?;
+            let k = find(running, job);
+            let a = &mut running[k];
+            if a.suspended_at.is_none() {
+                map.release(pool, &a.cpus);
+                map.hold(pool, &cpus);
+            }
+            a.cpus = cpus;
+            events.push(Event { time: t, job, kind: EventKind::Move });
+        }
+    }
+    Ok(())
 }
 
 /// Runs `jobs` under `policy` through `exec`. `jobs[i].solo` is the solo
@@ -121,9 +209,15 @@ struct Active {
 /// trace. A job's `Arrive` is at its arrival time even when the loop only
 /// notices it later (a resumed run continues the clock of the killed one).
 ///
+/// Decisions are checked by `validate::check_decision` and carried out in
+/// order; suspensions, resumptions and moves go into the trace as events.
+/// Progress and the observed slowdown leave out the time a job spent
+/// suspended. Jobs left suspended when nothing else runs or arrives are a
+/// stall, not a hang.
+///
 /// As in the simulator, the policy [observes](Policy::observe) each job
-/// that ended before it is asked again, with the slowdown (end - start) /
-/// solo; only jobs that ended `ok`, since the run time of a job that failed,
+/// that ended before it is asked again, with the slowdown (end - start -
+/// suspended) / solo; only jobs that ended `ok`, since the run time of a job that failed,
 /// timed out or was killed says nothing about its co-runners.
 pub fn run_node(
     platform: &Platform,
@@ -146,6 +240,12 @@ pub fn run_node(
         }
         events.push(Event { time: jobs[d.job].arrival.min(d.start), job: d.job, kind: EventKind::Arrive });
         events.push(Event { time: d.start, job: d.job, kind: EventKind::Start });
+        for &(from, to) in &d.suspensions {
+            events.push(Event { time: from, job: d.job, kind: EventKind::Suspend });
+            if to < d.finish {
+                events.push(Event { time: to, job: d.job, kind: EventKind::Resume });
+            }
+        }
         events.push(Event { time: d.finish, job: d.job, kind: EventKind::Finish });
         trace.jobs[d.job].status = Some(d.status);
         trace.jobs[d.job].cpus = d.cpus.clone();
@@ -155,7 +255,7 @@ pub fn run_node(
     let mut next_arrival = 0;
     let mut queue: Vec<JobId> = Vec::new();
     let mut running: Vec<Active> = Vec::new();
-    let mut used = vec![0u32; platform.pools.len()];
+    let mut map = CoreMap::new(platform.pools.iter().map(|p| p.cores));
 
     loop {
         let now = exec.now();
@@ -180,8 +280,19 @@ pub fn run_node(
                     let j = &jobs[a.id];
                     // A running job is never done in the policy's eyes, even
                     // when it overruns its estimate.
-                    let progress = ((now - a.start) / j.solo).clamp(0.0, 0.99);
-                    RunningJob { id: a.id, pool: j.pool, cores: j.cores, progress, solo: j.solo, program: &j.program }
+                    let suspended_s = a.suspended_until(now);
+                    let progress = ((now - a.start - suspended_s) / j.solo).clamp(0.0, 0.99);
+                    RunningJob {
+                        id: a.id,
+                        pool: j.pool,
+                        cores: j.cores,
+                        cpus: &a.cpus,
+                        suspended: a.suspended_at.is_some(),
+                        suspended_s,
+                        progress,
+                        solo: j.solo,
+                        program: &j.program,
+                    }
                 })
                 .collect();
             let view = View { time: now, queue: &q, running: &r, pools: &platform.pools, slowdown: source };
@@ -190,31 +301,36 @@ pub fn run_node(
                 break;
             }
             for d in decisions {
-                check_start(d, jobs, |j| queue.contains(&j), &used, platform)
-                    .map_err(|why| RunError::Decision { time: now, decision: d, why: why.to_string() })?;
-                let Decision::Start { job, pool } = d;
-                queue.retain(|&q| q != job);
-                let beside: Vec<JobId> = running.iter().map(|a| a.id).collect();
-                let predicted = source.slowdown(job, &beside);
-                let start = exec.start(&StartPlan { job, pool, beside, predicted })?;
-                used[pool] += jobs[job].cores;
-                running.push(Active { id: job, start });
-                events.push(Event { time: start, job, kind: EventKind::Start });
+                let state = |j: JobId| match running.iter().find(|a| a.id == j) {
+                    Some(a) if a.suspended_at.is_some() => JobState::Suspended,
+                    Some(_) => JobState::Running,
+                    None if queue.contains(&j) => JobState::Waiting,
+                    None => JobState::Elsewhere,
+                };
+                let act = check_decision(&d, jobs, state, &map)
+                    .map_err(|why| RunError::Decision { time: now, decision: d.clone(), why: why.to_string() })?;
+                apply(act, jobs, source, exec, &mut queue, &mut running, &mut map, events)?;
             }
         }
 
-        if running.is_empty() && next_arrival >= arrivals.len() {
-            if queue.is_empty() {
+        if running.iter().all(|a| a.suspended_at.is_some()) && next_arrival >= arrivals.len() {
+            if queue.is_empty() && running.is_empty() {
                 return Ok(trace);
             }
-            return Err(RunError::Stalled { time: exec.now(), waiting: queue });
+            // Nothing runs or arrives: suspended jobs would stay frozen.
+            let mut waiting = queue;
+            waiting.extend(running.iter().map(|a| a.id));
+            return Err(RunError::Stalled { time: exec.now(), waiting });
         }
         let until = arrivals.get(next_arrival).map(|&a| jobs[a].arrival);
         for o in exec.wait(until)? {
             let Some(k) = running.iter().position(|a| a.id == o.job) else { continue };
             let a = running.remove(k);
             let j = &jobs[a.id];
-            used[j.pool] -= j.cores;
+            if a.suspended_at.is_none() {
+                map.release(j.pool, &a.cpus);
+            }
+            let suspended_s = a.suspended_until(o.end);
             events.push(Event { time: o.end, job: a.id, kind: EventKind::Finish });
             let tj = &mut trace.jobs[a.id];
             tj.status = Some(o.status);
@@ -227,7 +343,8 @@ pub fn run_node(
                     start: a.start,
                     finish: o.end,
                     solo: j.solo,
-                    slowdown: (o.end - a.start) / j.solo,
+                    slowdown: (o.end - a.start - suspended_s) / j.solo,
+                    suspended_s,
                 });
             }
         }

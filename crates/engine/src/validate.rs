@@ -3,8 +3,9 @@
 
 use std::fmt;
 
+use crate::cores::{ChoiceError, CoreMap};
 use crate::platform::{Platform, SimJob};
-use crate::policy::Decision;
+use crate::policy::{Cores, Decision};
 use crate::JobId;
 
 /// Why an engine refuses a policy's decision.
@@ -16,6 +17,20 @@ pub enum Refusal {
     WrongPool { job: JobId, pool: usize, belongs: usize },
     /// The pool has fewer free cores than the job needs.
     NoRoom { job: JobId, pool: usize, needs: u32, free: u32 },
+    /// Suspend or move of a job that is not running (nor suspended).
+    NotRunning { job: JobId },
+    /// Resume of a job that is not suspended.
+    NotSuspended { job: JobId },
+    /// Suspend of a job that is suspended already.
+    AlreadySuspended { job: JobId },
+    /// A core index outside the pool.
+    NoSuchCore { job: JobId, pool: usize, core: u32, cores: u32 },
+    /// A core named twice.
+    DuplicateCore { job: JobId, core: u32 },
+    /// An empty set of cores.
+    NoCores { job: JobId },
+    /// A named core is held by a running job and the start does not overbook.
+    Busy { job: JobId, pool: usize, core: u32 },
 }
 
 impl fmt::Display for Refusal {
@@ -26,36 +41,98 @@ impl fmt::Display for Refusal {
             Refusal::NoRoom { job, pool, needs, free } => {
                 write!(f, "job {job} needs {needs} cores; pool {pool} has {free} free")
             }
+            Refusal::NotRunning { job } => write!(f, "job {job} is not running"),
+            Refusal::NotSuspended { job } => write!(f, "job {job} is not suspended"),
+            Refusal::AlreadySuspended { job } => write!(f, "job {job} is suspended already"),
+            Refusal::NoSuchCore { job, pool, core, cores } => {
+                write!(f, "job {job}: pool {pool} has no core {core} (its cores are 0..{})", cores.saturating_sub(1))
+            }
+            Refusal::DuplicateCore { job, core } => write!(f, "job {job}: core {core} is named twice"),
+            Refusal::NoCores { job } => write!(f, "job {job}: no cores named"),
+            Refusal::Busy { job, pool, core } => {
+                write!(f, "job {job}: core {core} of pool {pool} is held by a running job (overbook to share it)")
+            }
         }
     }
 }
 
-/// Checks a start decision against the node it applies to: `waiting` says
-/// whether a job is in the queue, `used[p]` is the cores running jobs of
-/// the node hold in pool p. It allocates nothing, since the simulator calls
-/// it for every start of 100,000-job workloads.
-#[inline]
-pub fn check_start(
-    decision: Decision,
+/// Where a job is, as an engine tells [`check_decision`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    /// Not arrived, finished, or not a job of the workload.
+    Elsewhere,
+    Waiting,
+    Running,
+    Suspended,
+}
+
+/// A decision checked and resolved: what the engine carries out, with the
+/// cores chosen (pool core indices, ascending).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Act {
+    Start { job: JobId, pool: usize, cpus: Vec<u32> },
+    Suspend { job: JobId },
+    Resume { job: JobId },
+    Move { job: JobId, pool: usize, cpus: Vec<u32> },
+}
+
+fn refusal(job: JobId, pool: usize, e: ChoiceError) -> Refusal {
+    match e {
+        ChoiceError::NoRoom { needs, free } => Refusal::NoRoom { job, pool, needs, free },
+        ChoiceError::NoSuchCore { core, cores } => Refusal::NoSuchCore { job, pool, core, cores },
+        ChoiceError::Duplicate { core } => Refusal::DuplicateCore { job, core },
+        ChoiceError::Empty => Refusal::NoCores { job },
+        ChoiceError::Busy { core } => Refusal::Busy { job, pool, core },
+    }
+}
+
+/// The one check of every decision, for every engine: `state` says where
+/// each job is, `map` which cores running jobs hold. A start gets its
+/// cores from [`CoreMap::choose`], so each engine places alike. What is
+/// refused: starting a job that is not waiting, on another pool, on too
+/// few free cores or on busy ones without overbooking; suspending,
+/// resuming or moving a job that is not running (resp. suspended);
+/// cores that do not exist, repeated or none.
+pub fn check_decision(
+    decision: &Decision,
     jobs: &[SimJob],
-    waiting: impl FnOnce(JobId) -> bool,
-    used: &[u32],
-    platform: &Platform,
-) -> Result<(), Refusal> {
-    let Decision::Start { job, pool } = decision;
-    if job >= jobs.len() || !waiting(job) {
-        return Err(Refusal::NotWaiting { job });
+    state: impl Fn(JobId) -> JobState,
+    map: &CoreMap,
+) -> Result<Act, Refusal> {
+    let job = decision.job();
+    let st = if job < jobs.len() { state(job) } else { JobState::Elsewhere };
+    let start = |pool: usize, how: &Cores, overbook: bool| {
+        if st != JobState::Waiting {
+            return Err(Refusal::NotWaiting { job });
+        }
+        let j = &jobs[job];
+        if pool != j.pool {
+            return Err(Refusal::WrongPool { job, pool, belongs: j.pool });
+        }
+        let cpus = map.choose(pool, j.cores, how, overbook).map_err(|e| refusal(job, pool, e))?;
+        Ok(Act::Start { job, pool, cpus })
+    };
+    match decision {
+        Decision::Start { pool, .. } => start(*pool, &Cores::Compact, false),
+        Decision::StartOn { pool, cores, overbook, .. } => start(*pool, cores, *overbook),
+        Decision::Suspend { .. } => match st {
+            JobState::Running => Ok(Act::Suspend { job }),
+            JobState::Suspended => Err(Refusal::AlreadySuspended { job }),
+            _ => Err(Refusal::NotRunning { job }),
+        },
+        Decision::Resume { .. } => match st {
+            JobState::Suspended => Ok(Act::Resume { job }),
+            _ => Err(Refusal::NotSuspended { job }),
+        },
+        Decision::Move { cores, .. } => {
+            if !matches!(st, JobState::Running | JobState::Suspended) {
+                return Err(Refusal::NotRunning { job });
+            }
+            let pool = jobs[job].pool;
+            let cpus = map.choose(pool, 1, &Cores::Given(cores.clone()), true).map_err(|e| refusal(job, pool, e))?;
+            Ok(Act::Move { job, pool, cpus })
+        }
     }
-    let j = &jobs[job];
-    if pool != j.pool {
-        return Err(Refusal::WrongPool { job, pool, belongs: j.pool });
-    }
-    let capacity = platform.pools[pool].cores;
-    let free = capacity.saturating_sub(used[pool]);
-    if j.cores > free {
-        return Err(Refusal::NoRoom { job, pool, needs: j.cores, free });
-    }
-    Ok(())
 }
 
 /// Checks that every job targets a pool of the platform that can hold it
@@ -102,34 +179,107 @@ mod tests {
         Decision::Start { job, pool }
     }
 
+    /// The map of a node whose pools hold `used` cores, lowest first.
+    fn used(used: [u32; 2]) -> CoreMap {
+        let mut m = CoreMap::new(platform().pools.iter().map(|p| p.cores));
+        for (p, &n) in used.iter().enumerate() {
+            let cores = platform().pools[p].cores;
+            let cpus: Vec<u32> = (0..n.min(cores)).collect();
+            m.hold(p, &cpus);
+        }
+        m
+    }
+
+    fn waiting(j: JobId) -> JobState {
+        if j < 2 { JobState::Waiting } else { JobState::Elsewhere }
+    }
+
     #[test]
     fn a_waiting_job_on_its_pool_with_room_starts() {
-        assert_eq!(check_start(start(0, 0), &jobs(), |_| true, &[2, 0], &platform()), Ok(()));
-        assert_eq!(check_start(start(1, 1), &jobs(), |_| true, &[4, 0], &platform()), Ok(()));
+        assert_eq!(check_decision(&start(0, 0), &jobs(), waiting, &used([2, 0])), Ok(Act::Start { job: 0, pool: 0, cpus: vec![2, 3] }));
+        assert_eq!(check_decision(&start(1, 1), &jobs(), waiting, &used([4, 0])), Ok(Act::Start { job: 1, pool: 1, cpus: vec![0] }));
     }
 
     #[test]
     fn a_job_not_in_the_queue_or_unknown_is_not_waiting() {
-        let r = check_start(start(0, 0), &jobs(), |j| j != 0, &[0, 0], &platform());
+        let st = |j| if j == 0 { JobState::Running } else { JobState::Waiting };
+        let r = check_decision(&start(0, 0), &jobs(), st, &used([0, 0]));
         assert_eq!(r, Err(Refusal::NotWaiting { job: 0 }));
         assert_eq!(r.unwrap_err().to_string(), "job 0 is not waiting");
-        assert_eq!(check_start(start(7, 0), &jobs(), |_| true, &[0, 0], &platform()), Err(Refusal::NotWaiting { job: 7 }));
+        assert_eq!(check_decision(&start(7, 0), &jobs(), waiting, &used([0, 0])), Err(Refusal::NotWaiting { job: 7 }));
     }
 
     #[test]
     fn a_job_started_on_another_pool_is_refused() {
-        let r = check_start(start(1, 0), &jobs(), |_| true, &[0, 0], &platform());
+        let r = check_decision(&start(1, 0), &jobs(), waiting, &used([0, 0]));
         assert_eq!(r, Err(Refusal::WrongPool { job: 1, pool: 0, belongs: 1 }));
         assert_eq!(r.unwrap_err().to_string(), "job 1 belongs to pool 1, not 0");
     }
 
     #[test]
     fn a_job_needing_more_than_the_free_cores_is_refused() {
-        let r = check_start(start(0, 0), &jobs(), |_| true, &[3, 0], &platform());
+        let r = check_decision(&start(0, 0), &jobs(), waiting, &used([3, 0]));
         assert_eq!(r, Err(Refusal::NoRoom { job: 0, pool: 0, needs: 2, free: 1 }));
         assert_eq!(r.unwrap_err().to_string(), "job 0 needs 2 cores; pool 0 has 1 free");
-        // An overfull pool (a shared accelerator pool) has no room, not negative room.
-        assert_eq!(check_start(start(1, 1), &jobs(), |_| true, &[0, 2], &platform()), Err(Refusal::NoRoom { job: 1, pool: 1, needs: 1, free: 0 }));
+        assert_eq!(check_decision(&start(1, 1), &jobs(), waiting, &used([0, 1])), Err(Refusal::NoRoom { job: 1, pool: 1, needs: 1, free: 0 }));
+    }
+
+    fn states<'a>(w: &'a [JobId], r: &'a [JobId], s: &'a [JobId]) -> impl Fn(JobId) -> JobState + 'a {
+        move |j| {
+            if w.contains(&j) {
+                JobState::Waiting
+            } else if r.contains(&j) {
+                JobState::Running
+            } else if s.contains(&j) {
+                JobState::Suspended
+            } else {
+                JobState::Elsewhere
+            }
+        }
+    }
+
+    #[test]
+    fn a_start_gets_the_compact_free_cores_and_start_on_the_named_ones() {
+        let mut map = CoreMap::new([4, 1]);
+        map.hold(0, &[0]);
+        let d = Decision::Start { job: 0, pool: 0 };
+        assert_eq!(check_decision(&d, &jobs(), states(&[0], &[], &[]), &map), Ok(Act::Start { job: 0, pool: 0, cpus: vec![1, 2] }));
+        let d = Decision::StartOn { job: 0, pool: 0, cores: Cores::Spread, overbook: false };
+        assert_eq!(check_decision(&d, &jobs(), states(&[0], &[], &[]), &map), Ok(Act::Start { job: 0, pool: 0, cpus: vec![1, 3] }));
+        let d = Decision::StartOn { job: 0, pool: 0, cores: Cores::Given(vec![0, 1]), overbook: false };
+        let r = check_decision(&d, &jobs(), states(&[0], &[], &[]), &map);
+        assert_eq!(r, Err(Refusal::Busy { job: 0, pool: 0, core: 0 }));
+        assert_eq!(r.unwrap_err().to_string(), "job 0: core 0 of pool 0 is held by a running job (overbook to share it)");
+        let d = Decision::StartOn { job: 0, pool: 0, cores: Cores::Given(vec![0, 1]), overbook: true };
+        assert_eq!(check_decision(&d, &jobs(), states(&[0], &[], &[]), &map), Ok(Act::Start { job: 0, pool: 0, cpus: vec![0, 1] }));
+    }
+
+    #[test]
+    fn suspend_resume_and_move_need_a_job_in_the_right_state_and_real_cores() {
+        let map = CoreMap::new([4, 1]);
+        let st = || states(&[], &[0], &[1]);
+        assert_eq!(check_decision(&Decision::Suspend { job: 0 }, &jobs(), st(), &map), Ok(Act::Suspend { job: 0 }));
+        assert_eq!(check_decision(&Decision::Suspend { job: 1 }, &jobs(), st(), &map), Err(Refusal::AlreadySuspended { job: 1 }));
+        assert_eq!(check_decision(&Decision::Resume { job: 1 }, &jobs(), st(), &map), Ok(Act::Resume { job: 1 }));
+        let r = check_decision(&Decision::Resume { job: 0 }, &jobs(), st(), &map);
+        assert_eq!(r.clone().unwrap_err().to_string(), "job 0 is not suspended");
+        assert_eq!(check_decision(&Decision::Suspend { job: 9 }, &jobs(), st(), &map), Err(Refusal::NotRunning { job: 9 }));
+        let mv = |job, cores: Vec<u32>| check_decision(&Decision::Move { job, cores }, &jobs(), st(), &map);
+        assert_eq!(mv(0, vec![3, 1]), Ok(Act::Move { job: 0, pool: 0, cpus: vec![1, 3] }));
+        assert_eq!(mv(1, vec![0]), Ok(Act::Move { job: 1, pool: 1, cpus: vec![0] }));
+        assert_eq!(mv(0, vec![4]).unwrap_err().to_string(), "job 0: pool 0 has no core 4 (its cores are 0..3)");
+        assert_eq!(mv(0, vec![1, 1]), Err(Refusal::DuplicateCore { job: 0, core: 1 }));
+        assert_eq!(mv(0, vec![]), Err(Refusal::NoCores { job: 0 }));
+        assert_eq!(check_decision(&Decision::Start { job: 0, pool: 0 }, &jobs(), st(), &map), Err(Refusal::NotWaiting { job: 0 }));
+    }
+
+    #[test]
+    fn decisions_read_as_what_they_ask() {
+        assert_eq!(Decision::Start { job: 1, pool: 0 }.to_string(), "start job 1 on pool 0");
+        let d = Decision::StartOn { job: 2, pool: 0, cores: Cores::Given(vec![0, 1]), overbook: true };
+        assert_eq!(d.to_string(), "start job 2 on pool 0, cores 0,1, overbooking");
+        assert_eq!(Decision::Move { job: 3, cores: vec![1] }.to_string(), "move job 3 to cores 1");
+        assert_eq!(Decision::Resume { job: 4 }.to_string(), "resume job 4");
     }
 
     #[test]

@@ -3,19 +3,28 @@
 //! kills the jobs if the runner itself is killed, and the invoking user.
 //!
 //! A job runs as a process group, in its own cgroups when the node allows
-//! (see [`crate::cgroup`]), pinned to cores of its pool that no other job
-//! holds, with its `timeout` and `memory_mib` enforced. Every start and end
+//! (see [`crate::cgroup`]), pinned to the cores of its pool the engine chose
+//! (free ones, or busy ones when the policy overbooks), with its `timeout`
+//! and `memory_mib` enforced. A policy may suspend a job (cgroup freezer,
+//! v1 `freezer.state` or v2 `cgroup.freeze`; without cgroups SIGSTOP to its
+//! process group), resume it (thaw, or SIGCONT) and move it to other cores
+//! (its cpuset's `cpuset.cpus`; without cgroups `sched_setaffinity` of
+//! every thread of its process group). A job's timeout and its recorded
+//! slowdown leave out the time it spent suspended. Every start and end
 //! is handed to a sink before the runner goes on (the CLI stores it), so a
 //! journal of the run exists at every instant.
 //!
 //! No job outlives the runner:
 //! - SIGINT / SIGTERM set the interrupt flag; `wait` then kills every job
-//!   (process group and cgroup) and returns [`ExecError::Interrupted`].
+//!   (process group and cgroup) and returns [`ExecError::Interrupted`]. A
+//!   suspended job is killed, then thawed so that the kill takes effect
+//!   (a frozen v1 task dies only when thawed); it is never left frozen.
 //! - SIGKILL of the runner: each job's leader has PR_SET_PDEATHSIG =
 //!   SIGKILL, and a watchdog process (a few lines of `sh` in its own
 //!   process group, holding the read end of a pipe the runner writes the
 //!   job groups into) sees end-of-file when the runner dies and kills every
-//!   listed process group and cgroup member. `cosched run --resume` also
+//!   listed process group and cgroup member, then thaws the job's cgroup
+//!   (so a frozen job dies too) and removes it. `cosched run --resume` also
 //!   removes leftover cgroups of the run ([`Isolation::clean_scope`]).
 
 use std::io::Write;
@@ -25,12 +34,13 @@ use std::time::Instant;
 
 use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
 use cosched_engine::JobId;
+use nix::sched::{sched_setaffinity, CpuSet};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde::Serialize;
 
 use crate::cgroup::{Isolation, JobCgroup, Limits};
-use crate::launch::{interrupted, spawn, Exit, Launch, Running};
+use crate::launch::{interrupted, live_members, spawn, Exit, Launch, Running};
 
 /// One job as the executor runs it.
 #[derive(Debug, Clone)]
@@ -71,9 +81,12 @@ pub struct Ended {
     pub status: JobStatus,
     /// The kernel's own work-phase time, when it reported one.
     pub work_s: Option<f64>,
-    /// Run time over the stored solo time, in the solo time's timing;
-    /// `None` without a stored solo time or when the job did not finish.
+    /// Run time over the stored solo time, in the solo time's timing,
+    /// the time suspended left out; `None` without a stored solo time or
+    /// when the job did not finish.
     pub slowdown: Option<f64>,
+    /// Seconds it spent suspended.
+    pub suspended_s: f64,
     pub predicted: f64,
     /// Last lines of the job's output, for failures.
     pub output_tail: String,
@@ -85,6 +98,12 @@ pub struct Ended {
 pub enum NodeEvent {
     Started(Started),
     Ended(Ended),
+    /// A job was frozen (or stopped) at `t`.
+    Suspended { job: JobId, t: f64 },
+    /// A suspended job went on at `t`.
+    Resumed { job: JobId, t: f64 },
+    /// A job was re-pinned onto `cpus` at `t`.
+    Moved { job: JobId, t: f64, cpus: Vec<u32> },
 }
 
 /// Where and how the jobs of one run are executed.
@@ -116,10 +135,38 @@ struct Active {
     cgroup: Option<JobCgroup>,
     log: PathBuf,
     timed_out: bool,
+    /// Since when it is suspended, while it is.
+    suspended_at: Option<Instant>,
+    /// Seconds suspended before `suspended_at`.
+    suspended_s: f64,
+}
+
+impl Active {
+    fn suspended_now(&self) -> f64 {
+        self.suspended_s + self.suspended_at.map_or(0.0, |t| t.elapsed().as_secs_f64())
+    }
+
+    /// Kills a suspended job so that the kill takes effect: SIGKILL to its
+    /// group, then a thaw (a frozen v1 task acts on the signal only once
+    /// thawed; a stopped one dies at once).
+    fn kill_suspended(&mut self) {
+        if self.suspended_at.take().is_none() {
+            return;
+        }
+        if let Some(r) = &self.running {
+            let _ = killpg(Pid::from_raw(r.pid()), Signal::SIGKILL);
+        }
+        if let Some(g) = &self.cgroup {
+            let _ = g.kill_all();
+            let _ = g.set_frozen(false);
+        }
+    }
 }
 
 impl Drop for Active {
     fn drop(&mut self) {
+        // Waiting for a frozen leader would never end: kill and thaw first.
+        self.kill_suspended();
         drop(self.running.take());
         if let Some(g) = &self.cgroup {
             let _ = g.remove();
@@ -164,20 +211,30 @@ impl<'a> NodeExecutor<'a> {
         self.cfg.clock_origin + self.clock.elapsed().as_secs_f64()
     }
 
-    /// CPUs of the job's pool no running job holds.
-    fn free_cpus(&self, pool: usize) -> Vec<u32> {
+    /// The CPUs of pool core indices `idx`: an accelerator pool's jobs
+    /// share the host CPUs, whatever slots they hold.
+    fn cpus_of(&self, pool: usize, idx: &[u32]) -> Result<Vec<u32>, ExecError> {
         let all = &self.cfg.pool_cpus[pool];
         if self.cfg.shared_pool.get(pool).copied().unwrap_or(false) {
-            return all.clone();
+            return Ok(all.clone());
         }
-        all.iter()
-            .copied()
-            .filter(|c| !self.active.iter().any(|a| self.jobs[a.job].pool == pool && a.cpus.contains(c)))
+        idx.iter()
+            .map(|&i| {
+                all.get(i as usize)
+                    .copied()
+                    .ok_or_else(|| ExecError::Fatal(format!("pool {pool} has {} CPUs; no core {i}", all.len())))
+            })
             .collect()
+    }
+
+    fn active_mut(&mut self, job: JobId) -> Result<&mut Active, ExecError> {
+        self.active.iter_mut().find(|a| a.job == job).ok_or_else(|| ExecError::Fatal(format!("job {job} is not running")))
     }
 
     fn finish(&mut self, k: usize, status: JobStatus, end: f64) -> Result<Outcome, ExecError> {
         let mut a = self.active.remove(k);
+        let suspended_s = a.suspended_now();
+        a.kill_suspended();
         if let Some(r) = &a.running {
             if let Some(w) = self.watchdog.as_mut() {
                 w.forget(r.pid());
@@ -193,7 +250,7 @@ impl<'a> NodeExecutor<'a> {
         let slowdown = match (&job.solo, status) {
             (Some((solo, timing)), JobStatus::Ok) => {
                 let t = if timing == "work-phase" { work_s.unwrap_or(end - a.start) } else { end - a.start };
-                Some(t / solo)
+                Some((t - suspended_s).max(f64::MIN_POSITIVE) / solo)
             }
             _ => None,
         };
@@ -206,11 +263,17 @@ impl<'a> NodeExecutor<'a> {
             status,
             work_s,
             slowdown,
+            suspended_s,
             predicted: a.predicted,
             output_tail: lines[lines.len().saturating_sub(8)..].join("\n"),
         };
         (self.sink)(NodeEvent::Ended(ended)).map_err(ExecError::Fatal)?;
         Ok(Outcome { job: a.job, status, start: a.start, end, work_s, cpus: std::mem::take(&mut a.cpus) })
+    }
+
+    /// The process group of a running job (its leader's pid).
+    pub fn pgid(&self, job: JobId) -> Option<i32> {
+        self.active.iter().find(|a| a.job == job)?.running.as_ref().map(|r| r.pid())
     }
 
     /// Kills every running job and records it as killed.
@@ -252,14 +315,7 @@ impl Executor for NodeExecutor<'_> {
             return Err(ExecError::Interrupted(sig));
         }
         let job = &self.jobs[plan.job];
-        let free = self.free_cpus(job.pool);
-        if free.len() < job.cores as usize {
-            return Err(ExecError::Fatal(format!(
-                "job `{}` needs {} cores of pool {}; only {:?} are free",
-                job.name, job.cores, job.pool, free
-            )));
-        }
-        let cpus: Vec<u32> = free[..job.cores as usize].to_vec();
+        let cpus = self.cpus_of(job.pool, &plan.cpus)?;
         let log = self.cfg.log_dir.join(format!("{}.log", job.name.replace('/', "_")));
         let limits = Limits {
             cpus: cpus.clone(),
@@ -307,6 +363,8 @@ impl Executor for NodeExecutor<'_> {
             cgroup,
             log,
             timed_out: false,
+            suspended_at: None,
+            suspended_s: 0.0,
         });
         (self.sink)(NodeEvent::Started(Started { job: plan.job, start, cpus, pgid, beside, predicted: plan.predicted }))
             .map_err(ExecError::Fatal)?;
@@ -334,10 +392,11 @@ impl Executor for NodeExecutor<'_> {
                 let now = self.time();
                 let a = &mut self.active[k];
                 let timeout = self.jobs[a.job].timeout;
-                if !a.timed_out && timeout.is_some_and(|t| a.since.elapsed().as_secs_f64() > t) {
+                if !a.timed_out && timeout.is_some_and(|t| a.since.elapsed().as_secs_f64() - a.suspended_now() > t) {
                     // The group is killed here; its exit is collected below
                     // like any other, then recorded as a timeout.
                     a.timed_out = true;
+                    a.kill_suspended();
                     if let Some(g) = &a.cgroup {
                         let _ = g.kill_all();
                     }
@@ -374,6 +433,98 @@ impl Executor for NodeExecutor<'_> {
             std::thread::sleep(self.poll);
         }
     }
+
+    fn suspend(&mut self, job: JobId) -> Result<f64, ExecError> {
+        let freezes = self.cfg.isolation.freezes();
+        let t = self.time();
+        let a = self.active_mut(job)?;
+        if a.suspended_at.is_none() {
+            match (&a.cgroup, &a.running) {
+                (Some(g), _) if freezes => g.set_frozen(true).map_err(|e| ExecError::Fatal(format!("freezing job {job}: {e}")))?,
+                (_, Some(r)) => {
+                    killpg(Pid::from_raw(r.pid()), Signal::SIGSTOP).map_err(|e| ExecError::Fatal(format!("stopping job {job}: {e}")))?;
+                    wait_stopped(r.pid());
+                }
+                // It never started: nothing to stop.
+                (_, None) => {}
+            }
+            a.suspended_at = Some(Instant::now());
+        }
+        (self.sink)(NodeEvent::Suspended { job, t }).map_err(ExecError::Fatal)?;
+        Ok(t)
+    }
+
+    fn resume(&mut self, job: JobId) -> Result<f64, ExecError> {
+        let freezes = self.cfg.isolation.freezes();
+        let t = self.time();
+        let a = self.active_mut(job)?;
+        if let Some(since) = a.suspended_at.take() {
+            a.suspended_s += since.elapsed().as_secs_f64();
+            match (&a.cgroup, &a.running) {
+                (Some(g), _) if freezes => g.set_frozen(false).map_err(|e| ExecError::Fatal(format!("thawing job {job}: {e}")))?,
+                (_, Some(r)) => killpg(Pid::from_raw(r.pid()), Signal::SIGCONT)
+                    .map_err(|e| ExecError::Fatal(format!("continuing job {job}: {e}")))?,
+                (_, None) => {}
+            }
+        }
+        (self.sink)(NodeEvent::Resumed { job, t }).map_err(ExecError::Fatal)?;
+        Ok(t)
+    }
+
+    fn move_to(&mut self, job: JobId, idx: &[u32]) -> Result<f64, ExecError> {
+        let pins = self.cfg.isolation.pins();
+        let pool = self.jobs[job].pool;
+        let cpus = self.cpus_of(pool, idx)?;
+        let t = self.time();
+        let a = self.active_mut(job)?;
+        match (&a.cgroup, &a.running) {
+            (Some(g), _) if pins => g.set_cpus(&cpus).map_err(|e| ExecError::Fatal(format!("moving job {job}: {e}")))?,
+            (_, Some(r)) => set_group_affinity(r.pid(), &cpus).map_err(|e| ExecError::Fatal(format!("moving job {job}: {e}")))?,
+            (_, None) => {}
+        }
+        a.cpus = cpus.clone();
+        (self.sink)(NodeEvent::Moved { job, t, cpus }).map_err(ExecError::Fatal)?;
+        Ok(t)
+    }
+}
+
+/// Returns once every live member of group `pgid` is stopped (signals are
+/// delivered asynchronously: a member running on another CPU goes on for a
+/// moment), or after a bounded wait.
+fn wait_stopped(pgid: i32) {
+    let running = || {
+        live_members(pgid).into_iter().any(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next()).unwrap_or("T");
+            state != "T" && state != "t"
+        })
+    };
+    for _ in 0..500 {
+        if !running() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+/// Pins every thread of every live process of group `pgid` to `cpus`: the
+/// fallback of a cpuset. A thread that exits meanwhile is skipped.
+pub fn set_group_affinity(pgid: i32, cpus: &[u32]) -> Result<(), String> {
+    let mut set = CpuSet::new();
+    for &c in cpus {
+        set.set(c as usize).map_err(|e| format!("cpu {c}: {e}"))?;
+    }
+    for pid in live_members(pgid) {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+        for t in tasks.flatten() {
+            let Some(tid) = t.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+            match sched_setaffinity(Pid::from_raw(tid), &set) {
+                Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
+                Err(e) => return Err(format!("sched_setaffinity of thread {tid}: {e}")),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A process that kills the runner's jobs when the runner dies.
@@ -381,7 +532,8 @@ impl Executor for NodeExecutor<'_> {
 /// It reads `+ PGID PROCS-FILE...` and `- PGID` lines from a pipe; when the
 /// pipe reaches end-of-file (the runner exited or was killed, since only the
 /// runner holds the write end) it SIGKILLs every listed process group and
-/// every process in the listed cgroups, and exits.
+/// every process in the listed cgroups, thaws those cgroups (a frozen job
+/// dies only once thawed), removes them, and exits.
 pub struct Watchdog {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -397,7 +549,16 @@ while read op pg rest; do
 done
 for p in $pgs; do kill -KILL -- "-$p" 2>/dev/null; done
 for f in $files; do
+  d="${f%/cgroup.procs}"
   [ -f "$f" ] && for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+  [ -f "$d/freezer.state" ] && echo THAWED > "$d/freezer.state" 2>/dev/null
+  [ -f "$d/cgroup.freeze" ] && echo 0 > "$d/cgroup.freeze" 2>/dev/null
+done
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  left=""
+  for f in $files; do d="${f%/cgroup.procs}"; [ -d "$d" ] && ! rmdir "$d" 2>/dev/null && left=1; done
+  [ -z "$left" ] && break
+  sleep 0.1
 done
 exit 0"#;
 

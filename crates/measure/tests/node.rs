@@ -121,3 +121,100 @@ fn a_job_over_its_memory_limit_is_recorded_as_oom() {
     let (ended, _, _) = run("oom", Preference::Auto, &jobs);
     assert_eq!(ended.iter().map(|e| e.status).collect::<Vec<_>>(), vec![JobStatus::Oom, JobStatus::Ok]);
 }
+
+/// CPU seconds (user + system) a process has used, from /proc/PID/stat.
+fn cpu_seconds(pid: i32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields after the name: state is 3rd of stat, utime the 14th, stime the 15th.
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf reads a constant of the system and touches no memory.
+    ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+fn allowed_cpus(pid: i32) -> String {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_frozen_job_makes_no_progress_and_ends_right_after_resume() {
+    // A fixed amount of shell arithmetic: its count is the result.
+    let count = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo counted $i";
+    let node_cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    for pref in [Preference::Auto, Preference::None] {
+        let iso = Isolation::detect(pref);
+        let dir = tempfile::tempdir().unwrap();
+        let cpus: Vec<u32> = (0..node_cpus.min(2)).collect();
+        let cfg = NodeConfig {
+            pool_cpus: vec![cpus.clone()],
+            shared_pool: vec![false],
+            scope: format!("test-freeze-{}-{:?}", std::process::id(), pref),
+            log_dir: dir.path().to_path_buf(),
+            user: None,
+            isolation: iso.clone(),
+            clock_origin: 0.0,
+        };
+        let jobs = [job("count", count, None, None)];
+        let mut events = Vec::new();
+        let mut sink = |e: NodeEvent| {
+            events.push(e);
+            Ok(())
+        };
+        let mut ex = NodeExecutor::new(cfg, &jobs, &mut sink).unwrap();
+        use cosched_engine::Executor;
+        let plan = cosched_engine::StartPlan { job: 0, pool: 0, cpus: vec![0], beside: vec![], predicted: 1.0 };
+        ex.start(&plan).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        ex.suspend(0).unwrap();
+        let pid = ex.pgid(0).unwrap();
+        // Stopped (T) or frozen (D in the v1 freezer), not ended (Z).
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let state = state[state.rfind(')').unwrap() + 1..].split_whitespace().next().unwrap().to_string();
+        assert!(state == "T" || state == "D", "{pref:?}: state {state} when suspended");
+        let frozen_at = cpu_seconds(pid);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert_eq!(cpu_seconds(pid), frozen_at, "{pref:?}: CPU time grew while suspended");
+        if cpus.len() > 1 {
+            ex.move_to(0, &[1]).unwrap();
+            assert_eq!(allowed_cpus(pid), "1", "{pref:?}: moved to CPU 1");
+        }
+        ex.resume(0).unwrap();
+        let mut ended = Vec::new();
+        while ended.is_empty() {
+            ended = ex.wait(None).unwrap();
+        }
+        drop(ex);
+        assert_eq!(ended[0].status, JobStatus::Ok, "{pref:?}");
+        let end = events.iter().find_map(|e| if let NodeEvent::Ended(x) = e { Some(x.clone()) } else { None }).unwrap();
+        assert!(end.output_tail.ends_with("counted 300000"), "{pref:?}: {}", end.output_tail);
+        assert!(end.suspended_s >= 0.3, "{pref:?}: suspended {} s", end.suspended_s);
+        assert!(events.iter().any(|e| matches!(e, NodeEvent::Suspended { job: 0, .. })));
+        assert!(events.iter().any(|e| matches!(e, NodeEvent::Resumed { job: 0, .. })));
+    }
+}
+
+#[test]
+fn a_suspended_job_that_is_dropped_is_killed_not_left_frozen() {
+    let iso = Isolation::detect(Preference::Auto);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = NodeConfig {
+        pool_cpus: vec![vec![0]],
+        shared_pool: vec![false],
+        scope: format!("test-freeze-drop-{}", std::process::id()),
+        log_dir: dir.path().to_path_buf(),
+        user: None,
+        isolation: iso.clone(),
+        clock_origin: 0.0,
+    };
+    let jobs = [job("sleeper", "sleep 30", None, None)];
+    let mut sink = |_: NodeEvent| Ok(());
+    let mut ex = NodeExecutor::new(cfg, &jobs, &mut sink).unwrap();
+    use cosched_engine::Executor;
+    ex.start(&cosched_engine::StartPlan { job: 0, pool: 0, cpus: vec![0], beside: vec![], predicted: 1.0 }).unwrap();
+    ex.suspend(0).unwrap();
+    let pgid = ex.pgid(0).unwrap();
+    drop(ex);
+    assert!(cosched_measure::launch::live_members(pgid).is_empty(), "the frozen job's processes are gone");
+}

@@ -14,6 +14,12 @@ pub enum EventKind {
     Arrive,
     Start,
     Finish,
+    /// The job stopped where it was (it holds no core, makes no progress).
+    Suspend,
+    /// A suspended job went on.
+    Resume,
+    /// The job was re-pinned to other cores.
+    Move,
 }
 
 /// One line of a trace. `time` is in seconds from the trace's origin.
@@ -33,12 +39,16 @@ pub struct Metrics {
     /// Turnaround: finish minus arrival.
     pub avg_turnaround: f64,
     pub worst_turnaround: f64,
-    /// Slowdown: (finish - start) / solo time, so waiting does not count.
+    /// Slowdown: (finish - start - suspended) / solo time, so neither
+    /// waiting nor being suspended counts.
     pub avg_slowdown: f64,
     pub worst_slowdown: f64,
     /// Waiting: start minus arrival.
     pub avg_wait: f64,
     pub worst_wait: f64,
+    /// Seconds jobs spent suspended, summed over jobs.
+    #[serde(default)]
+    pub suspended: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -53,6 +63,8 @@ pub enum MetricsError {
     Missing(JobId, EventKind),
     #[error("job {0}: events out of order (arrive <= start <= finish does not hold)")]
     OutOfOrder(JobId),
+    #[error("job {0}: {1:?} at {2} while it is not {3}")]
+    BadSuspension(JobId, EventKind, f64, &'static str),
     #[error("job {0}: solo time {1} is not a positive finite number")]
     BadSolo(JobId, f64),
     #[error("job {0}: time {1} is not finite")]
@@ -66,11 +78,31 @@ pub struct JobTimes {
     pub arrive: f64,
     pub start: f64,
     pub finish: f64,
+    /// Seconds it spent suspended between start and finish.
+    #[serde(default)]
+    pub suspended: f64,
 }
 
-/// Checks that every job `0..jobs` started and finished exactly once, in order.
+impl JobTimes {
+    /// Wall time from start to finish, suspensions included.
+    pub fn execution(&self) -> f64 {
+        self.finish - self.start
+    }
+
+    /// Time it ran: start to finish, suspensions left out.
+    pub fn running(&self) -> f64 {
+        self.finish - self.start - self.suspended
+    }
+}
+
+/// Checks that every job `0..jobs` started and finished exactly once, in
+/// order, and that suspensions alternate with resumptions between its
+/// start and finish (a job may finish suspended: killed while it was);
+/// sums each job's time suspended. Moves are not checked beyond their job.
 pub fn job_times(trace: &[Event], jobs: usize) -> Result<Vec<JobTimes>, MetricsError> {
     let mut seen: Vec<[Option<f64>; 3]> = vec![[None; 3]; jobs];
+    // Suspensions and resumptions by job, in trace order.
+    let mut pauses: Vec<Vec<(f64, EventKind)>> = vec![Vec::new(); jobs];
     for e in trace {
         if e.job >= jobs {
             return Err(MetricsError::UnknownJob(e.job, jobs));
@@ -78,25 +110,56 @@ pub fn job_times(trace: &[Event], jobs: usize) -> Result<Vec<JobTimes>, MetricsE
         if !e.time.is_finite() {
             return Err(MetricsError::BadTime(e.job, e.time));
         }
-        let slot = &mut seen[e.job][e.kind as usize];
+        let k = match e.kind {
+            EventKind::Arrive => 0,
+            EventKind::Start => 1,
+            EventKind::Finish => 2,
+            EventKind::Suspend | EventKind::Resume => {
+                pauses[e.job].push((e.time, e.kind));
+                continue;
+            }
+            EventKind::Move => continue,
+        };
+        let slot = &mut seen[e.job][k];
         if slot.is_some() {
             return Err(MetricsError::Duplicate(e.job, e.kind));
         }
         *slot = Some(e.time);
     }
     seen.iter()
+        .zip(&pauses)
         .enumerate()
-        .map(|(j, [a, s, f])| {
+        .map(|(j, ([a, s, f], pauses))| {
             let start = s.ok_or(MetricsError::Missing(j, EventKind::Start))?;
             let finish = f.ok_or(MetricsError::Missing(j, EventKind::Finish))?;
             let arrive = a.unwrap_or(start);
             if !(arrive <= start && start <= finish) {
                 return Err(MetricsError::OutOfOrder(j));
             }
+            let mut suspended = 0.0;
+            let mut since: Option<f64> = None;
+            for &(t, kind) in pauses {
+                if t < start || t > finish {
+                    return Err(MetricsError::OutOfOrder(j));
+                }
+                match (kind, since) {
+                    (EventKind::Suspend, None) => since = Some(t),
+                    (EventKind::Resume, Some(from)) => {
+                        suspended += t - from;
+                        since = None;
+                    }
+                    (EventKind::Suspend, Some(_)) => return Err(MetricsError::BadSuspension(j, kind, t, "running")),
+                    _ => return Err(MetricsError::BadSuspension(j, kind, t, "suspended")),
+                }
+            }
+            if let Some(from) = since {
+                suspended += finish - from;
+            }
             Ok(JobTimes {
                 arrive,
                 start,
                 finish,
+                suspended,
             })
         })
         .collect()
@@ -125,7 +188,7 @@ pub fn compute(trace: &[Event], solo: &[f64]) -> Result<Metrics, MetricsError> {
     let sd: Vec<f64> = times
         .iter()
         .zip(solo)
-        .map(|(t, s)| (t.finish - t.start) / s)
+        .map(|(t, s)| t.running() / s)
         .collect();
     let wait: Vec<f64> = times.iter().map(|t| t.start - t.arrive).collect();
     let avg = |v: &[f64]| v.iter().sum::<f64>() / n;
@@ -139,6 +202,7 @@ pub fn compute(trace: &[Event], solo: &[f64]) -> Result<Metrics, MetricsError> {
         worst_slowdown: max(&sd),
         avg_wait: avg(&wait),
         worst_wait: max(&wait),
+        suspended: times.iter().map(|t| t.suspended).sum(),
     })
 }
 
@@ -256,6 +320,42 @@ mod tests {
             Err(MetricsError::UnknownJob(3, 1))
         );
         assert_eq!(compute(&[], &[]), Err(MetricsError::Empty));
+    }
+
+    #[test]
+    fn suspended_time_leaves_the_slowdown_and_stays_in_the_turnaround() {
+        use EventKind::*;
+        // Job 0 runs 0-2, suspended 2-5, runs 5-7 (4 s of 4 s solo work);
+        // job 1 ends suspended (killed while it was): 1 s of its 3 s.
+        let trace = [
+            ev(0.0, 0, Arrive),
+            ev(0.0, 0, Start),
+            ev(2.0, 0, Suspend),
+            ev(2.0, 0, Move),
+            ev(5.0, 0, Resume),
+            ev(7.0, 0, Finish),
+            ev(0.0, 1, Arrive),
+            ev(0.0, 1, Start),
+            ev(1.0, 1, Suspend),
+            ev(3.0, 1, Finish),
+        ];
+        let t = job_times(&trace, 2).unwrap();
+        assert_eq!((t[0].suspended, t[0].execution(), t[0].running()), (3.0, 7.0, 4.0));
+        assert_eq!(t[1].suspended, 2.0);
+        let m = compute(&trace, &[4.0, 1.0]).unwrap();
+        assert_eq!(m.worst_turnaround, 7.0);
+        assert_eq!((m.avg_slowdown, m.worst_slowdown, m.suspended), (1.0, 1.0, 5.0));
+    }
+
+    #[test]
+    fn a_resume_of_a_running_job_or_a_second_suspend_is_refused() {
+        use EventKind::*;
+        let bad = [ev(0.0, 0, Start), ev(1.0, 0, Resume), ev(2.0, 0, Finish)];
+        assert_eq!(job_times(&bad, 1), Err(MetricsError::BadSuspension(0, Resume, 1.0, "suspended")));
+        let bad = [ev(0.0, 0, Start), ev(1.0, 0, Suspend), ev(1.5, 0, Suspend), ev(2.0, 0, Finish)];
+        assert_eq!(job_times(&bad, 1), Err(MetricsError::BadSuspension(0, Suspend, 1.5, "running")));
+        let bad = [ev(1.0, 0, Start), ev(0.5, 0, Suspend), ev(2.0, 0, Finish)];
+        assert_eq!(job_times(&bad, 1), Err(MetricsError::OutOfOrder(0)));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! time,job,name,program,kind,node,pool,cpus,solo,status,status_value
 //! ```
 //!
-//! `kind` is `arrive`, `start` or `finish`; `cpus` a Linux cpulist (empty when
+//! `kind` is `arrive`, `start`, `finish`, `suspend`, `resume` or `move`; `cpus` a Linux cpulist (empty when
 //! the engine does not pin); `solo` the solo time estimate the engine
 //! reckoned progress from; `status` the job's final status name and
 //! `status_value` its exit code or signal (both empty for a job that has not
@@ -76,6 +76,9 @@ fn kind_name(k: EventKind) -> &'static str {
         EventKind::Arrive => "arrive",
         EventKind::Start => "start",
         EventKind::Finish => "finish",
+        EventKind::Suspend => "suspend",
+        EventKind::Resume => "resume",
+        EventKind::Move => "move",
     }
 }
 
@@ -157,7 +160,10 @@ impl Trace {
                 "arrive" => EventKind::Arrive,
                 "start" => EventKind::Start,
                 "finish" => EventKind::Finish,
-                other => return Err(format!("line {line}: kind `{other}`; expected arrive, start or finish")),
+                "suspend" => EventKind::Suspend,
+                "resume" => EventKind::Resume,
+                "move" => EventKind::Move,
+                other => return Err(format!("line {line}: kind `{other}`; expected arrive, start, finish, suspend, resume or move")),
             };
             trace.events.push(Event { time, job, kind });
             let Err(at) = trace.jobs.binary_search_by_key(&job, |j| j.job) else { continue };

@@ -11,8 +11,10 @@ use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, View};
 use crate::JobId;
 
 mod best_match;
+mod sessions;
 
 pub use best_match::{BestMatch, MAX_WINDOW};
+pub use sessions::{Overbook, Sidestep, Surpass, Wait};
 
 /// A job on the node during one decision: running already or started by it.
 #[derive(Debug, Clone, Copy)]
@@ -196,7 +198,7 @@ fn progress_rate(view: &View, on: &[JobId]) -> f64 {
 fn gain_starts(view: &View, threshold: f64, out: &mut Vec<Decision>) {
     let mut on = occupants(view);
     for d in out.iter() {
-        let Decision::Start { job, .. } = *d;
+        let job = d.job();
         let q = view.queue.iter().find(|q| q.id == job).expect("decided jobs are queued");
         on.push(Occupant { id: q.id, pool: q.pool, cores: q.cores, program: q.program, solo: q.solo, left: q.solo });
     }
@@ -396,7 +398,7 @@ impl Policy for AutoThreshold {
         }
         let mut on: Vec<JobId> = view.running.iter().map(|r| r.id).collect();
         for d in &out {
-            let Decision::Start { job, .. } = *d;
+            let job = d.job();
             for &o in &on {
                 let s = view.slowdown.score(job, o);
                 self.note(job, s);

@@ -15,7 +15,7 @@
 
 use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
-use crate::policies::{AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, MAX_WINDOW};
+use crate::policies::{AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Overbook, Sidestep, Surpass, Wait, MAX_WINDOW};
 use crate::policy::Policy;
 
 /// Policy parameters as text, by name, as given on a command line or in a scenario.
@@ -120,6 +120,33 @@ pub const POLICIES: &[PolicyEntry] = &[
             let policy = AutoThreshold::new(p.float("bound"), p.float("start"), p.float("step"))?;
             Ok(Box::new(policy.exploring(p.flag("explore"))))
         },
+    },
+    PolicyEntry {
+        name: "wait",
+        summary: "seed 003(b): sessions start in arrival order on free cores; one that finds none waits for them",
+        params: &[],
+        make: |_| Ok(Box::new(Wait)),
+    },
+    PolicyEntry {
+        name: "surpass",
+        summary: "seed 003(b): a session that finds no free cores suspends the running ones (latest first) until it ends",
+        params: &[],
+        make: |_| Ok(Box::new(Surpass::default())),
+    },
+    PolicyEntry {
+        name: "overbook",
+        summary: "seed 003(b): a session that finds no free cores starts on busy ones; the OS time-shares them",
+        params: &[
+            Param::new("pin", Kind::Flag, "on", "on: pinned to the chosen cores; off: free to run on every core of the pool"),
+            Param::new("spread", Kind::Flag, "off", "spread the session over the pool's free cores instead of compactly"),
+        ],
+        make: |p| Ok(Box::new(Overbook { pin: p.flag("pin"), spread: p.flag("spread") })),
+    },
+    PolicyEntry {
+        name: "sidestep",
+        summary: "seed 003(b): running sessions are re-pinned off the new one's cores, so only theirs are overbooked",
+        params: &[Param::new("spread", Kind::Flag, "off", "spread the session over the pool's free cores instead of compactly")],
+        make: |p| Ok(Box::new(Sidestep::new(p.flag("spread")))),
     },
 ];
 
@@ -236,7 +263,7 @@ mod tests {
     #[test]
     fn mistakes_are_refused_naming_the_parameter_and_the_value() {
         let err = |spec: &str| policy_from_spec(spec).err().unwrap();
-        assert_eq!(err("fifo"), "unknown policy `fifo`; expected one of exclusive, noplan, conflict-aware, no-twins, best-match, auto-threshold");
+        assert_eq!(err("fifo"), "unknown policy `fifo`; expected one of exclusive, noplan, conflict-aware, no-twins, best-match, auto-threshold, wait, surpass, overbook, sidestep");
         assert_eq!(err("conflict-aware:threshold=lots"), "policy `conflict-aware`: threshold=lots: expected a number >= 0 or inf");
         assert_eq!(err("noplan:threshold=1"), "policy `noplan`: no parameter `threshold`; it takes no parameters");
         assert_eq!(err("best-match:aging=-1"), "policy `best-match`: aging=-1: expected a whole number <= 4294967295");

@@ -8,7 +8,7 @@ pub use cosched_engine::run::{run_node, Done, ExecError, Executor, Outcome, RunE
 mod tests {
     use super::*;
     use crate::policy::{Decision, Policy, PoolInfo, View};
-    use crate::registry::{policy_by_name, Params};
+    use crate::registry::{policy_by_name, policy_from_spec, Params};
     use crate::sim::{simulate, Platform, SimJob, VirtualNode};
     use crate::{JobId, JobStatus};
     use crate::source::PairTable;
@@ -34,8 +34,8 @@ mod tests {
         // a's 8 s left take 12 s: ends at 14; b did 6 of 10, then 4 alone: 18.
         let m = cosched_model::metrics::compute(&trace.events, &[10.0, 10.0]).unwrap();
         assert!((m.makespan - 18.0).abs() < 1e-9, "{trace:?}");
-        assert_eq!(ex.starts()[0], StartPlan { job: 0, pool: 0, beside: vec![], predicted: 1.0 });
-        assert_eq!(ex.starts()[1], StartPlan { job: 1, pool: 0, beside: vec![0], predicted: 2.0 });
+        assert_eq!(ex.starts()[0], StartPlan { job: 0, pool: 0, cpus: vec![0], beside: vec![], predicted: 1.0 });
+        assert_eq!(ex.starts()[1], StartPlan { job: 1, pool: 0, cpus: vec![1], beside: vec![0], predicted: 2.0 });
     }
 
     #[test]
@@ -44,7 +44,7 @@ mod tests {
         let truth = PairTable::new(vec![vec![1.0; 2]; 2]).unwrap();
         let mut policy = policy_by_name("exclusive", &Params::new()).unwrap();
         let mut ex = VirtualNode::new(&jobs, &truth).at(5.0);
-        let done = [Done { job: 0, start: 0.0, finish: 4.0, status: JobStatus::Ok, cpus: vec![] }];
+        let done = [Done { job: 0, start: 0.0, finish: 4.0, status: JobStatus::Ok, cpus: vec![], suspensions: vec![] }];
         let trace = run_node(&platform(2), &jobs, &truth, policy.as_mut(), &mut ex, &done).unwrap();
         assert_eq!(ex.starts().len(), 1);
         assert_eq!(ex.starts()[0].job, 1);
@@ -120,7 +120,10 @@ mod tests {
         fn in_virtual_time_the_runner_matches_the_simulator(
             spec in prop::collection::vec((0u8..4, 1u8..20, 1u32..3), 1..7),
             cells in prop::collection::vec(1.0f64..3.0, 49),
-            policy in prop::sample::select(vec!["exclusive", "noplan", "no-twins", "conflict-aware"]),
+            policy in prop::sample::select(vec![
+                "exclusive", "noplan", "no-twins", "conflict-aware:threshold=100",
+                "wait", "surpass", "overbook", "overbook:pin=off", "overbook:spread=on", "sidestep", "sidestep:spread=on",
+            ]),
         ) {
             let jobs: Vec<SimJob> = spec.iter().enumerate()
                 .map(|(i, &(a, s, c))| SimJob { name: format!("j{i}"), arrival: a as f64, solo: s as f64, pool: 0, cores: c, program: format!("p{}", i % 3) })
@@ -128,18 +131,19 @@ mod tests {
             let n = jobs.len();
             let m: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { cells[i * 7 + j] }).collect()).collect();
             let truth = PairTable::new(m).unwrap();
-            let mut params = Params::new();
-            if policy == "conflict-aware" {
-                params.insert("threshold".into(), "100".into());
-            }
-            let sim = simulate(&platform(2), &jobs, &truth, policy_by_name(policy, &params).unwrap().as_mut()).unwrap();
+            let sim = simulate(&platform(2), &jobs, &truth, policy_from_spec(policy).unwrap().as_mut()).unwrap();
             let mut ex = VirtualNode::new(&jobs, &truth);
-            let real = run_node(&platform(2), &jobs, &truth, policy_by_name(policy, &params).unwrap().as_mut(), &mut ex, &[]).unwrap();
+            let real = run_node(&platform(2), &jobs, &truth, policy_from_spec(policy).unwrap().as_mut(), &mut ex, &[]).unwrap();
             let a = cosched_model::metrics::job_times(&sim, n).unwrap();
             let b = cosched_model::metrics::job_times(&real.events, n).unwrap();
             for (x, y) in a.iter().zip(&b) {
-                prop_assert!((x.start - y.start).abs() < 1e-6 && (x.finish - y.finish).abs() < 1e-6, "{a:?} vs {b:?}");
+                prop_assert!(
+                    (x.start - y.start).abs() < 1e-6 && (x.finish - y.finish).abs() < 1e-6 && (x.suspended - y.suspended).abs() < 1e-6,
+                    "{policy}: {a:?} vs {b:?}"
+                );
             }
+            let kinds = |e: &[crate::Event]| e.iter().filter(|e| e.kind != crate::EventKind::Arrive).count();
+            prop_assert_eq!(kinds(&sim), kinds(&real.events), "{}: the same suspensions and moves", policy);
         }
     }
 }

@@ -1,8 +1,12 @@
 //! Discrete-event simulation of identical nodes in virtual time.
 //!
-//! Progress-rate model: a running job advances at 1 / slowdown(current
+//! Progress-rate model: a running job advances at share / slowdown(current
 //! co-runners) solo-seconds per second, so its rate changes whenever a
-//! co-runner on its node starts or finishes, not only at its own start.
+//! co-runner on its node starts, finishes, is suspended, resumed or moved,
+//! not only at its own start. `share` is 1 on cores of its own and less on
+//! overbooked ones (`engine::cores::shares`: a core's time is split evenly
+//! among the threads placed on it); a suspended job advances at 0 and
+//! slows nobody.
 //!
 //! Why it is fast enough for 100,000 jobs on 1,000 nodes: each node keeps its
 //! own running jobs, their rates and the time they were last brought up to
@@ -20,8 +24,9 @@ use std::fmt;
 
 use serde::Serialize;
 
+use cosched_engine::cores::{shares, CoreMap, Placed};
 use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
-use cosched_engine::validate::{check_jobs, check_start};
+use cosched_engine::validate::{check_decision, check_jobs, Act, JobState};
 use cosched_model::run::JobStatus;
 use cosched_model::trace::TraceJob;
 
@@ -108,10 +113,7 @@ impl fmt::Display for SimError {
                 decision,
                 why,
             } => {
-                write!(
-                    f,
-                    "at t={time}: policy decision {decision:?} refused: {why}"
-                )
+                write!(f, "at t={time}: the policy's decision `{decision}` was refused: {why}")
             }
             SimError::Stalled { time, waiting } => {
                 let shown: Vec<_> = waiting.iter().take(20).collect();
@@ -133,13 +135,24 @@ struct Run {
     /// Solo-seconds of work left at the node's `since`.
     left: f64,
     rate: f64,
+    /// Pool cores it is placed on.
+    cpus: Vec<u32>,
+    suspended_at: Option<f64>,
+    /// Seconds suspended before `suspended_at`.
+    suspended_s: f64,
+}
+
+impl Run {
+    fn suspended_until(&self, t: f64) -> f64 {
+        self.suspended_s + self.suspended_at.map_or(0.0, |s| (t - s).max(0.0))
+    }
 }
 
 #[derive(Default)]
 struct Node {
     running: Vec<Run>,
-    /// Cores held per pool.
-    used: Vec<u32>,
+    /// Which cores running jobs hold, per pool.
+    map: CoreMap,
     /// The time `left` of every running job refers to.
     since: f64,
     /// Bumped whenever the running set changes, to skip stale heap entries.
@@ -212,9 +225,12 @@ pub fn simulate_with(
     let mut state: Vec<u8> = vec![0; jobs.len()];
     let mut node_of: Vec<usize> = vec![usize::MAX; jobs.len()];
     let mut nodes: Vec<Node> = (0..opts.nodes)
-        .map(|_| Node { used: vec![0; npools], ..Node::default() })
+        .map(|_| Node { map: CoreMap::new(platform.pools.iter().map(|p| p.cores)), ..Node::default() })
         .collect();
-    let capacity: Vec<u32> = platform.pools.iter().map(|p| p.cores).collect();
+    let _ = npools;
+    // A policy that suspends, moves or overbooks is asked about every node
+    // at every instant, full or not, and when nothing waits.
+    let acting = policy.acts_on_running();
     let mut heap: BinaryHeap<Reverse<(OrdF64, usize, u64)>> = BinaryHeap::new();
     let mut trace = Vec::with_capacity(jobs.len() * 3);
     let mut now = 0.0_f64;
@@ -227,7 +243,6 @@ pub fn simulate_with(
     // date job by job (most instants change one or two jobs of it); with one
     // it is rebuilt from the queue's head for each question.
     let mut qbuf: Vec<QueuedJob> = Vec::new();
-    let mut rbuf: Vec<RunningJob> = Vec::new();
     let mut beside: Vec<JobId> = Vec::new();
     let mut running_total = 0usize;
 
@@ -260,9 +275,12 @@ pub fn simulate_with(
                 if r.left <= jobs[r.id].solo * 1e-9 {
                     let r = node.running.remove(k);
                     let j = &jobs[r.id];
-                    node.used[j.pool] -= j.cores;
+                    if r.suspended_at.is_none() {
+                        node.map.release(j.pool, &r.cpus);
+                    }
                     running_total -= 1;
                     trace.push(Event { time: now, job: r.id, kind: EventKind::Finish });
+                    let suspended_s = r.suspended_until(now);
                     policy.observe(&JobOutcome {
                         job: r.id,
                         program: &j.program,
@@ -270,7 +288,8 @@ pub fn simulate_with(
                         start: r.start,
                         finish: now,
                         solo: j.solo,
-                        slowdown: (now - r.start) / j.solo,
+                        slowdown: (now - r.start - suspended_s) / j.solo,
+                        suspended_s,
                     });
                 } else {
                     k += 1;
@@ -278,7 +297,7 @@ pub fn simulate_with(
             }
             node.version += 1;
             open.insert(n);
-            reschedule(node, n, truth, &mut beside, &mut heap)?;
+            reschedule(node, n, jobs, truth, &mut beside, &mut heap)?;
         }
 
         while next_arrival < arrivals.len() && jobs[arrivals[next_arrival]].arrival <= now {
@@ -297,7 +316,7 @@ pub fn simulate_with(
         // said "wait" since the last change (a new instant or a start
         // anywhere) would say it again, so it is not asked.
         stamp += 1;
-        while waiting > 0 {
+        while waiting > 0 || acting {
             let mut any = false;
             // Walks the open set in node order by range queries, since a
             // node may leave it on the way; copying it would cost O(nodes).
@@ -325,7 +344,9 @@ pub fn simulate_with(
                     }
                     let node = &nodes[n];
                     let dt = now - node.since;
-                    rbuf.clear();
+                    // Built per question: the view borrows each job's cores
+                    // from the node, which the decisions then change.
+                    let mut rbuf: Vec<RunningJob> = Vec::with_capacity(node.running.len());
                     rbuf.extend(node.running.iter().map(|run| {
                         let j = &jobs[run.id];
                         let left = run.left - dt * run.rate;
@@ -333,6 +354,9 @@ pub fn simulate_with(
                             id: run.id,
                             pool: j.pool,
                             cores: j.cores,
+                            cpus: &run.cpus,
+                            suspended: run.suspended_at.is_some(),
+                            suspended_s: run.suspended_until(now),
                             progress: (1.0 - left / j.solo).clamp(0.0, 1.0),
                             solo: j.solo,
                             program: &j.program,
@@ -355,22 +379,59 @@ pub fn simulate_with(
                         changed = true;
                     }
                     for d in decisions {
-                        check_start(d, jobs, |j| state[j] == 1, &node.used, platform)
-                            .map_err(|why| SimError::Decision { time: now, decision: d, why: why.to_string() })?;
-                        let Decision::Start { job, pool } = d;
-                        let j = &jobs[job];
-                        state[job] = 2;
-                        waiting -= 1;
-                        if opts.window.is_none() {
-                            let pos = qbuf.iter().position(|q| q.id == job).expect("waiting jobs are in the view");
-                            qbuf.remove(pos);
-                        }
-                        node_of[job] = n;
-                        node.used[pool] += j.cores;
-                        node.running.push(Run { id: job, start: now, left: j.solo, rate: 1.0 });
-                        running_total += 1;
+                        let st = |j: JobId| match state[j] {
+                            1 => JobState::Waiting,
+                            2 => match node.running.iter().find(|r| r.id == j) {
+                                Some(r) if r.suspended_at.is_some() => JobState::Suspended,
+                                Some(_) => JobState::Running,
+                                None => JobState::Elsewhere,
+                            },
+                            _ => JobState::Elsewhere,
+                        };
+                        let act = check_decision(&d, jobs, st, &node.map)
+                            .map_err(|why| SimError::Decision { time: now, decision: d.clone(), why: why.to_string() })?;
                         stamp += 1;
-                        trace.push(Event { time: now, job, kind: EventKind::Start });
+                        let k_of = |node: &Node, job: JobId| node.running.iter().position(|r| r.id == job).expect("checked: it runs here");
+                        match act {
+                            Act::Start { job, pool, cpus } => {
+                                let j = &jobs[job];
+                                state[job] = 2;
+                                waiting -= 1;
+                                if opts.window.is_none() {
+                                    let pos = qbuf.iter().position(|q| q.id == job).expect("waiting jobs are in the view");
+                                    qbuf.remove(pos);
+                                }
+                                node_of[job] = n;
+                                node.map.hold(pool, &cpus);
+                                node.running.push(Run { id: job, start: now, left: j.solo, rate: 1.0, cpus, suspended_at: None, suspended_s: 0.0 });
+                                running_total += 1;
+                                trace.push(Event { time: now, job, kind: EventKind::Start });
+                            }
+                            Act::Suspend { job } => {
+                                let k = k_of(node, job);
+                                node.map.release(jobs[job].pool, &node.running[k].cpus);
+                                node.running[k].suspended_at = Some(now);
+                                trace.push(Event { time: now, job, kind: EventKind::Suspend });
+                            }
+                            Act::Resume { job } => {
+                                let k = k_of(node, job);
+                                let r = &mut node.running[k];
+                                r.suspended_s = r.suspended_until(now);
+                                r.suspended_at = None;
+                                node.map.hold(jobs[job].pool, &r.cpus);
+                                trace.push(Event { time: now, job, kind: EventKind::Resume });
+                            }
+                            Act::Move { job, pool, cpus } => {
+                                let k = k_of(node, job);
+                                let r = &mut node.running[k];
+                                if r.suspended_at.is_none() {
+                                    node.map.release(pool, &r.cpus);
+                                    node.map.hold(pool, &cpus);
+                                }
+                                r.cpus = cpus;
+                                trace.push(Event { time: now, job, kind: EventKind::Move });
+                            }
+                        }
                     }
                     any = true;
                 }
@@ -378,8 +439,8 @@ pub fn simulate_with(
                 node.asked_at = stamp;
                 if changed {
                     node.version += 1;
-                    reschedule(node, n, truth, &mut beside, &mut heap)?;
-                    if node.used.iter().zip(&capacity).all(|(u, c)| u >= c) {
+                    reschedule(node, n, jobs, truth, &mut beside, &mut heap)?;
+                    if !acting && node.map.full() {
                         open.remove(&n);
                     }
                 }
@@ -399,11 +460,14 @@ pub fn simulate_with(
             }
         };
         let next_arrival_t = arrivals.get(next_arrival).map_or(f64::INFINITY, |&a| jobs[a].arrival);
-        if running_total == 0 && next_arrival_t == f64::INFINITY {
-            if waiting == 0 {
+        // Nothing finishes (nothing runs, or only suspended jobs) and
+        // nothing arrives: done, or stalled.
+        if next_finish == f64::INFINITY && next_arrival_t == f64::INFINITY {
+            if waiting == 0 && running_total == 0 {
                 return Ok(Trace { events: trace, node: node_of });
             }
-            let w = queue[head..].iter().copied().filter(|&id| state[id] == 1).collect();
+            let mut w: Vec<JobId> = queue[head..].iter().copied().filter(|&id| state[id] == 1).collect();
+            w.extend(nodes.iter().flat_map(|nd| nd.running.iter().map(|r| r.id)));
             return Err(SimError::Stalled { time: now, waiting: w });
         }
         now = next_finish.min(next_arrival_t);
@@ -430,6 +494,7 @@ fn advance(node: &mut Node, now: f64) {
 fn reschedule(
     node: &mut Node,
     n: usize,
+    jobs: &[SimJob],
     truth: &dyn SlowdownSource,
     beside: &mut Vec<JobId>,
     heap: &mut BinaryHeap<Reverse<(OrdF64, usize, u64)>>,
@@ -437,21 +502,53 @@ fn reschedule(
     if node.running.is_empty() {
         return Ok(());
     }
+    let share = node_shares(&node.running, jobs);
     let mut soonest = f64::INFINITY;
     for i in 0..node.running.len() {
+        if node.running[i].suspended_at.is_some() {
+            node.running[i].rate = 0.0;
+            continue;
+        }
         beside.clear();
-        beside.extend(node.running.iter().enumerate().filter(|&(k, _)| k != i).map(|(_, r)| r.id));
+        beside.extend(
+            node.running.iter().enumerate().filter(|&(k, r)| k != i && r.suspended_at.is_none()).map(|(_, r)| r.id),
+        );
         let id = node.running[i].id;
         let s = truth.slowdown(id, beside);
         if !(s.is_finite() && s > 0.0) {
             return Err(SimError::Slowdown { job: id, beside: beside.clone(), value: s });
         }
         let r = &mut node.running[i];
-        r.rate = 1.0 / s;
+        r.rate = share.as_ref().map_or(1.0, |v| v[i]) / s;
         soonest = soonest.min(r.left / r.rate);
     }
-    heap.push(Reverse((OrdF64(node.since + soonest), n, node.version)));
+    if soonest.is_finite() {
+        heap.push(Reverse((OrdF64(node.since + soonest), n, node.version)));
+    }
     Ok(())
+}
+
+/// Each job's share of its cores (`engine::cores::shares`), `None` when
+/// every running job has cores of its own, which is every node of a policy
+/// that never overbooks: the common case costs a scan, not the model.
+fn node_shares(running: &[Run], jobs: &[SimJob]) -> Option<Vec<f64>> {
+    let active = || running.iter().filter(|r| r.suspended_at.is_none());
+    let squeezed = active().any(|r| (r.cpus.len() as u32) < jobs[r.id].cores);
+    let overlap = active().enumerate().any(|(i, a)| {
+        active().skip(i + 1).any(|b| jobs[a.id].pool == jobs[b.id].pool && a.cpus.iter().any(|c| b.cpus.contains(c)))
+    });
+    if !squeezed && !overlap {
+        return None;
+    }
+    let placed: Vec<Placed> = running
+        .iter()
+        .map(|r| Placed {
+            pool: jobs[r.id].pool,
+            cpus: if r.suspended_at.is_some() { &[] } else { &r.cpus },
+            threads: if r.suspended_at.is_some() { 0 } else { jobs[r.id].cores },
+        })
+        .collect();
+    Some(shares(&placed))
 }
 
 /// Finite times ordered for the heap (ties broken by node index).
@@ -481,9 +578,17 @@ pub struct VirtualNode<'a> {
     jobs: &'a [SimJob],
     truth: &'a dyn SlowdownSource,
     now: f64,
-    /// (job, its start, solo-seconds of work left)
-    running: Vec<(JobId, f64, f64)>,
+    running: Vec<VRun>,
     starts: Vec<StartPlan>,
+}
+
+struct VRun {
+    id: JobId,
+    start: f64,
+    /// Solo-seconds of work left.
+    left: f64,
+    cpus: Vec<u32>,
+    suspended: bool,
 }
 
 impl<'a> VirtualNode<'a> {
@@ -502,6 +607,10 @@ impl<'a> VirtualNode<'a> {
     pub fn starts(&self) -> &[StartPlan] {
         &self.starts
     }
+
+    fn find(&mut self, job: JobId) -> Result<&mut VRun, ExecError> {
+        self.running.iter_mut().find(|r| r.id == job).ok_or_else(|| ExecError::Fatal(format!("job {job} is not on this node")))
+    }
 }
 
 impl Executor for VirtualNode<'_> {
@@ -510,37 +619,72 @@ impl Executor for VirtualNode<'_> {
     }
 
     fn start(&mut self, plan: &StartPlan) -> Result<f64, ExecError> {
-        self.running.push((plan.job, self.now, self.jobs[plan.job].solo));
+        self.running.push(VRun { id: plan.job, start: self.now, left: self.jobs[plan.job].solo, cpus: plan.cpus.clone(), suspended: false });
         self.starts.push(plan.clone());
         Ok(self.now)
     }
 
+    fn suspend(&mut self, job: JobId) -> Result<f64, ExecError> {
+        self.find(job)?.suspended = true;
+        Ok(self.now)
+    }
+
+    fn resume(&mut self, job: JobId) -> Result<f64, ExecError> {
+        self.find(job)?.suspended = false;
+        Ok(self.now)
+    }
+
+    fn move_to(&mut self, job: JobId, cpus: &[u32]) -> Result<f64, ExecError> {
+        self.find(job)?.cpus = cpus.to_vec();
+        Ok(self.now)
+    }
+
     fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {
-        let ids: Vec<JobId> = self.running.iter().map(|r| r.0).collect();
-        let mut rates = Vec::with_capacity(ids.len());
-        for &id in &ids {
-            let beside: Vec<JobId> = ids.iter().copied().filter(|&b| b != id).collect();
-            let s = self.truth.slowdown(id, &beside);
-            if !(s.is_finite() && s > 0.0) {
-                return Err(ExecError::Fatal(SimError::Slowdown { job: id, beside, value: s }.to_string()));
+        let ids: Vec<JobId> = self.running.iter().filter(|r| !r.suspended).map(|r| r.id).collect();
+        let placed: Vec<Placed> = self
+            .running
+            .iter()
+            .map(|r| Placed {
+                pool: self.jobs[r.id].pool,
+                cpus: if r.suspended { &[] } else { &r.cpus },
+                threads: if r.suspended { 0 } else { self.jobs[r.id].cores },
+            })
+            .collect();
+        let share = shares(&placed);
+        let mut rates = Vec::with_capacity(self.running.len());
+        for (r, sh) in self.running.iter().zip(&share) {
+            if r.suspended {
+                rates.push(0.0);
+                continue;
             }
-            rates.push(1.0 / s);
+            let beside: Vec<JobId> = ids.iter().copied().filter(|&b| b != r.id).collect();
+            let s = self.truth.slowdown(r.id, &beside);
+            if !(s.is_finite() && s > 0.0) {
+                return Err(ExecError::Fatal(SimError::Slowdown { job: r.id, beside, value: s }.to_string()));
+            }
+            rates.push(sh / s);
         }
-        let dt_end = self.running.iter().zip(&rates).map(|(r, rate)| r.2 / rate).fold(f64::INFINITY, f64::min);
+        let dt_end = self
+            .running
+            .iter()
+            .zip(&rates)
+            .filter(|(_, &rate)| rate > 0.0)
+            .map(|(r, rate)| r.left / rate)
+            .fold(f64::INFINITY, f64::min);
         let dt = until.map_or(dt_end, |u| dt_end.min(u - self.now));
         if !dt.is_finite() {
             return Err(ExecError::Fatal("nothing runs and nothing will arrive: waiting would never end".into()));
         }
         self.now += dt;
         let mut ended = Vec::new();
-        for ((id, start, left), rate) in self.running.iter_mut().zip(&rates) {
-            *left -= dt * rate;
+        for (r, rate) in self.running.iter_mut().zip(&rates) {
+            r.left -= dt * rate;
             // As in the simulator: float steps leave crumbs of work.
-            if *left <= self.jobs[*id].solo * 1e-9 {
-                ended.push(Outcome { job: *id, status: JobStatus::Ok, start: *start, end: self.now, work_s: None, cpus: Vec::new() });
+            if *rate > 0.0 && r.left <= self.jobs[r.id].solo * 1e-9 {
+                ended.push(Outcome { job: r.id, status: JobStatus::Ok, start: r.start, end: self.now, work_s: None, cpus: Vec::new() });
             }
         }
-        self.running.retain(|r| !ended.iter().any(|e| e.job == r.0));
+        self.running.retain(|r| !ended.iter().any(|e| e.job == r.id));
         Ok(ended)
     }
 }

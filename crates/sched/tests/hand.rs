@@ -281,10 +281,8 @@ fn bad_inputs_and_decisions_are_errors() {
                 .iter()
                 .take(1)
                 .flat_map(|q| {
-                    [Decision::Start {
-                        job: q.id,
-                        pool: q.pool,
-                    }; 2]
+                    let d = Decision::Start { job: q.id, pool: q.pool };
+                    [d.clone(), d]
                 })
                 .collect()
         }
@@ -470,6 +468,7 @@ fn auto_threshold_threshold_moves_by_its_rule() {
     close(p.threshold(), 35.0);
     let mut p = AutoThreshold::new(1.5, 0.0, 5.0).unwrap();
     let done = |job, slowdown| JobOutcome {
+        suspended_s: 0.0,
         job,
         program: "x",
         arrival: 0.0,

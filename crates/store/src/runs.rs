@@ -164,6 +164,25 @@ impl Store {
         })
     }
 
+    /// Records that a running job was suspended, resumed or moved: a
+    /// `suspend`, `resume` or `move` journal line naming it, so a resumed
+    /// run knows which jobs were suspended and for how long.
+    pub fn run_job_event(&mut self, run: ExecRunId, t_s: f64, event: &str, job: &str, detail: &str) -> Result<()> {
+        let what = format!("{event} of job {job} in run {run}");
+        finite(&what, "t_s", t_s)?;
+        nonempty(&what, "job", job)?;
+        if !["suspend", "resume", "move"].contains(&event) {
+            return Err(StoreError::Invalid { what, why: "the event is suspend, resume or move".into() });
+        }
+        self.write("recording a job event", |tx| {
+            let status = Store::run_status_in(tx, run)?;
+            if status != RunStatus::Running {
+                return Err(StoreError::Invalid { what: what.clone(), why: format!("the run is {status}") });
+            }
+            journal(tx, run, t_s, event, Some(job), detail)
+        })
+    }
+
     /// Ends a run (`done`, `interrupted` or `failed`) with a journal line at
     /// `t_s` on the run's clock.
     pub fn finish_run(&mut self, run: ExecRunId, status: RunStatus, t_s: f64, detail: &str) -> Result<()> {

@@ -120,7 +120,20 @@ pub fn print(r: &RunReport) {
         println!("Increase rate of {} vs each baseline, repeat by repeat (negative = better):", r.main);
         println!("{}\n", table(&RATE_HEAD, &r.rates));
     }
-    println!("slowdown = run time / solo reference (kernels: their work phase); predicted = the policy's source before the start.");
+    if !r.djsb.is_empty() {
+        println!("djsb (seed 003 b; the first job is the simulation, later ones analysis sessions; C = 10 s):");
+        let rows: Vec<Vec<String>> = r
+            .djsb
+            .iter()
+            .map(|d| {
+                let f = &d.figures;
+                let v = [f.e_simulation, f.e_analysis, f.w_analysis, f.dynamicity].map(|x| format!("{x:.2}"));
+                [vec![d.policy.clone(), (d.repeat + 1).to_string()], v.to_vec()].concat()
+            })
+            .collect();
+        println!("{}\n", table(&["policy", "repeat", "E simulation", "E analysis", "W analysis", "D"], &rows));
+    }
+    println!("slowdown = run time / solo reference (kernels: their work phase), time suspended left out; predicted = the policy's source before the start.");
     if let Some(index) = &r.index {
         println!("report: {}", index.display());
     }
