@@ -28,6 +28,7 @@ pub mod common;
 pub mod compare;
 pub mod db;
 pub mod demo;
+pub mod djsb;
 pub mod enumerate;
 pub mod error;
 pub mod evaluate;

@@ -1108,8 +1108,10 @@ fn show(
         .iter()
         .map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "worst_measured_slowdown": v.worst_measured, "jobs": v.jobs}))
         .collect();
+    let djsb_rows = djsb_runs(w, sim, platform, &views, solo);
     let json = serde_json::json!({
         "workload": w.name,
+        "djsb": djsb_rows,
         "mechanisms": mechanisms,
         "slowdown_source": source_note,
         "runs": runs_json,
@@ -1143,7 +1145,7 @@ fn show(
                 round_trip_ns: solo.run_round_trip.get(&(v.rec.policy.clone(), v.rec.repeat)).copied(),
             })
             .collect(),
-        djsb: djsb_runs(w, sim, platform, &views, solo),
+        djsb: djsb_rows,
         pass_round_trip: solo.pass_round_trip.clone(),
         solo_medians: (0..w.jobs.len())
             .map(|i| {

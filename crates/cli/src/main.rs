@@ -41,6 +41,8 @@ enum Verb {
     Classify(cmd::classify::ClassifyArgs),
     /// Execute a workload for real on this node under a policy (and a baseline); journaled, resumable.
     Run(cmd::run::RunArgs),
+    /// Seed 003(b)'s djsb: a STREAM simulation and analysis sessions arriving, under wait, surpass, overbook, sidestep.
+    Djsb(cmd::djsb::DjsbArgs),
     /// Count and evaluate every placement of program pairs on dual-core nodes (seed 003 d).
     Enumerate(cmd::enumerate::EnumerateArgs),
     /// Predict each job's slowdown in a co-schedule with a registered predictor.
@@ -79,6 +81,7 @@ fn main() {
         Verb::Db(a) => cmd::db::run(a),
         Verb::Simulate(a) => cmd::simulate::run(a),
         Verb::Run(a) => cmd::run::run(a),
+        Verb::Djsb(a) => cmd::djsb::run(a),
         Verb::Predict(a) => cmd::predict::run(a),
         Verb::Evaluate(a) => cmd::compare::run(a),
         Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),

@@ -9,6 +9,7 @@ pub mod common;
 pub mod compare;
 pub mod db;
 pub mod demo;
+pub mod djsb;
 pub mod enumerate;
 pub mod evaluate;
 pub mod generate;
