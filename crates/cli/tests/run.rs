@@ -297,3 +297,79 @@ fn runs_lists_each_run_with_its_figures_and_show_names_the_failed_job() {
     assert!(out.status.success());
     assert!(text.contains("| broken") && text.contains("failed (exit code 3)"), "{text}");
 }
+
+/// Job cgroups under a `cosched` directory that are frozen (v1
+/// `freezer.state` FROZEN or FREEZING, v2 `cgroup.freeze` 1).
+fn frozen_cgroups() -> Vec<String> {
+    fn walk(dir: &Path, under: bool, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let p = e.path();
+            if !p.is_dir() {
+                continue;
+            }
+            let under = under || p.file_name().is_some_and(|n| n == "cosched");
+            if under {
+                let state = std::fs::read_to_string(p.join("freezer.state")).unwrap_or_default();
+                let freeze = std::fs::read_to_string(p.join("cgroup.freeze")).unwrap_or_default();
+                if state.trim() == "FROZEN" || state.trim() == "FREEZING" || freeze.trim() == "1" {
+                    out.push(p.display().to_string());
+                }
+            }
+            walk(&p, under, out);
+        }
+    }
+    let mut out = Vec::new();
+    for root in ["/sys/fs/cgroup/freezer", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"] {
+        walk(Path::new(root), false, &mut out);
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn sigkill_while_a_job_is_suspended_leaves_no_process_and_no_frozen_cgroup() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("cosched-run-frozen-{}", std::process::id());
+    let (fa, fb) = (dir.path().join("a-ran"), dir.path().join("b-ran"));
+    // First attempts hang (until killed); later ones are short.
+    let hang = |f: &Path| format!("if [ -e {f} ]; then sleep 0.1; else touch {f}; sleep 100; fi; : {marker}", f = f.display());
+    let q = "'".repeat(3);
+    let wl = dir.path().join("w.toml");
+    std::fs::write(
+        &wl,
+        format!(
+            "[[pools]]\nname = \"host\"\ncores = 1\n\
+             [[jobs]]\nname = \"sim\"\ncommand = [\"sh\", \"-c\", {q}{a}{q}]\n\
+             [[jobs]]\nname = \"ana\"\narrival = 0.3\ncommand = [\"sh\", \"-c\", {q}{b}{q}]\n",
+            a = hang(&fa),
+            b = hang(&fb)
+        ),
+    )
+    .unwrap();
+    let (db, lock) = (dir.path().join("c.db"), dir.path().join("lock"));
+    let journal_has = |event: &str| {
+        let Ok(s) = Store::open_existing(&db) else { return false };
+        let Ok(runs) = s.runs() else { return false };
+        runs.iter().any(|r| s.run_journal(r.id).unwrap_or_default().iter().any(|e| e.event == event))
+    };
+    let mut cmd = run_policy(&wl, &db, &lock, "surpass");
+    cmd.args(["--solo", "stored"]);
+    let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    wait_until("job sim suspended", || journal_has("suspend"));
+    wait_until("job ana running", || fb.exists());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), None, "killed by a signal");
+    wait_until("the workload's processes to be gone", || stray_processes(&[&marker]).is_empty());
+    wait_until("no frozen cgroup of cosched", || frozen_cgroups().is_empty());
+
+    let mut cmd = run_policy(&wl, &db, &lock, "surpass");
+    cmd.args(["--solo", "stored", "--resume"]);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("sim suspended when the runner died"), "{stderr}");
+    assert!(stray_processes(&[&marker]).is_empty());
+}

@@ -113,6 +113,64 @@ mod tests {
         assert_eq!(sim, crate::SimError::Decision { time: 0.0, decision: Decision::Start { job: 1, pool: 0 }, why });
     }
 
+    #[test]
+    fn decisions_on_running_jobs_that_cannot_be_done_are_refused_by_both_engines_naming_them() {
+        use crate::policy::Cores;
+        /// Starts the queue's head, then asks for `bad` once.
+        struct Bad(Option<Decision>);
+        impl Policy for Bad {
+            fn decide(&mut self, view: &View) -> Vec<Decision> {
+                match view.queue.first() {
+                    Some(q) => vec![Decision::Start { job: q.id, pool: q.pool }],
+                    None => self.0.take().into_iter().collect(),
+                }
+            }
+            fn acts_on_running(&self) -> bool {
+                true
+            }
+        }
+        let jobs = [job("a", 0.0, 1.0, 1)];
+        let truth = PairTable::new(vec![vec![1.0]]).unwrap();
+        let cases = [
+            (Decision::Resume { job: 0 }, "the policy's decision `resume job 0` was refused: job 0 is not suspended"),
+            (Decision::Move { job: 0, cores: vec![5] }, "`move job 0 to cores 5` was refused: job 0: pool 0 has no core 5 (its cores are 0..1)"),
+            (Decision::Suspend { job: 3 }, "`suspend job 3` was refused: job 3 is not running"),
+            (
+                Decision::StartOn { job: 0, pool: 0, cores: Cores::Compact, overbook: true },
+                "`start job 0 on pool 0, compact, overbooking` was refused: job 0 is not waiting",
+            ),
+        ];
+        for (bad, why) in cases {
+            let sim = simulate(&platform(2), &jobs, &truth, &mut Bad(Some(bad.clone()))).unwrap_err().to_string();
+            let real = run_node(&platform(2), &jobs, &truth, &mut Bad(Some(bad.clone())), &mut VirtualNode::new(&jobs, &truth), &[])
+                .unwrap_err()
+                .to_string();
+            assert!(sim.ends_with(why), "{sim}");
+            assert!(real.ends_with(why), "{real}");
+        }
+    }
+
+    #[test]
+    fn jobs_left_suspended_with_nothing_to_run_are_a_stall_not_a_hang() {
+        struct Freeze;
+        impl Policy for Freeze {
+            fn decide(&mut self, view: &View) -> Vec<Decision> {
+                let mut out: Vec<Decision> = view.queue.iter().map(|q| Decision::Start { job: q.id, pool: q.pool }).collect();
+                out.extend(view.running.iter().filter(|r| !r.suspended).map(|r| Decision::Suspend { job: r.id }));
+                out
+            }
+            fn acts_on_running(&self) -> bool {
+                true
+            }
+        }
+        let jobs = [job("a", 0.0, 1.0, 1)];
+        let truth = PairTable::new(vec![vec![1.0]]).unwrap();
+        let sim = simulate(&platform(1), &jobs, &truth, &mut Freeze).unwrap_err();
+        assert_eq!(sim, crate::SimError::Stalled { time: 0.0, waiting: vec![0] });
+        let real = run_node(&platform(1), &jobs, &truth, &mut Freeze, &mut VirtualNode::new(&jobs, &truth), &[]).unwrap_err();
+        assert_eq!(real, RunError::Stalled { time: 0.0, waiting: vec![0] });
+    }
+
     proptest! {
         /// Driven in virtual time, the runner's loop makes exactly the
         /// simulator's schedule: one protocol, two engines.

@@ -372,6 +372,23 @@ mod tests {
     }
 
     #[test]
+    fn suspensions_and_moves_are_journal_lines_naming_the_job() {
+        let mut s = Store::open_in_memory().unwrap();
+        let run = s.begin_run("s1", "w", "surpass", 0, "{}", &prov()).unwrap();
+        s.run_job_started(run, &start("a", 0, 0, 0.0)).unwrap();
+        s.run_job_event(run, 0.5, "suspend", "a", "").unwrap();
+        s.run_job_event(run, 0.7, "move", "a", "cpus 1").unwrap();
+        s.run_job_event(run, 0.9, "resume", "a", "").unwrap();
+        assert!(s.run_job_event(run, 1.0, "pause", "a", "").unwrap_err().to_string().contains("suspend, resume or move"));
+        assert!(s.run_job_event(run, f64::NAN, "suspend", "a", "").is_err());
+        let j = s.run_journal(run).unwrap();
+        let lines: Vec<(f64, &str, Option<&str>)> = j.iter().map(|e| (e.t_s, e.event.as_str(), e.job.as_deref())).collect();
+        assert_eq!(&lines[2..], [(0.5, "suspend", Some("a")), (0.7, "move", Some("a")), (0.9, "resume", Some("a"))]);
+        s.finish_run(run, RunStatus::Done, 1.0, "").unwrap();
+        assert!(s.run_job_event(run, 1.1, "suspend", "a", "").is_err(), "a finished run takes no events");
+    }
+
+    #[test]
     fn bad_records_write_nothing() {
         let mut s = Store::open_in_memory().unwrap();
         let run = s.begin_run("s1", "w", "noplan", 0, "{}", &prov()).unwrap();

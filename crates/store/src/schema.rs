@@ -321,6 +321,28 @@ CREATE TABLE run_conditions (
 CREATE INDEX run_conditions_by_run ON run_conditions (run_id, id);
 "#,
     },
+    Migration {
+        version: 8,
+        what: "journal lines for jobs suspended, resumed and moved",
+        sql: r#"
+-- Policies act on running jobs: a job's `suspend`, `resume` (with `job`
+-- set; the run's own `resume` has none) and `move` lines let a resumed
+-- run know which jobs were suspended and leave their suspended time out
+-- of their run time. SQLite cannot widen a CHECK in place: the table is
+-- copied, rows and ids kept.
+CREATE TABLE run_journal_v8 (
+    id      INTEGER PRIMARY KEY,
+    run_id  INTEGER NOT NULL REFERENCES runs(id),
+    t_s     REAL    NOT NULL,
+    event   TEXT    NOT NULL CHECK (event IN ('begin', 'start', 'end', 'interrupted', 'resume', 'done', 'failed', 'suspend', 'move')),
+    job     TEXT,
+    detail  TEXT    NOT NULL
+);
+INSERT INTO run_journal_v8 (id, run_id, t_s, event, job, detail) SELECT id, run_id, t_s, event, job, detail FROM run_journal;
+DROP TABLE run_journal;
+ALTER TABLE run_journal_v8 RENAME TO run_journal;
+"#,
+    },
 ];
 
 /// The schema version this build writes.
