@@ -211,5 +211,7 @@ pub fn run_djsb(r: &DjsbRequest, ctx: &Ctx) -> anyhow::Result<DjsbReport> {
         "policies": rows,
         "runs": runs.iter().map(|(p, k, d)| serde_json::json!({"policy": p, "repeat": k, "djsb": d})).collect::<Vec<_>>(),
     });
+    // Beside the workload, so a campaign's figures outlive the terminal.
+    write_file(&r.dir.join("djsb.json"), &serde_json::to_string_pretty(&json)?)?;
     Ok(DjsbReport { rows, runs, workload, engine, json })
 }
