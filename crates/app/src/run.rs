@@ -222,8 +222,10 @@ pub struct Mechanism {
 /// The columns of [`RunReport::runs`].
 pub const RUN_HEAD: [&str; 8] = ["policy", "repeat", "makespan s", "avg TAT s", "worst TAT s", "worst slowdown", "not ok", "run"];
 /// The columns of a run's job table.
-pub const JOB_HEAD: [&str; 10] =
-    ["job", "status", "cpus", "start s", "end s", "beside at start", "predicted", "measured", "solo s", "solo reference"];
+/// `suspended s` is the time the job spent suspended (run time is end -
+/// start; its measured slowdown leaves the suspended time out).
+pub const JOB_HEAD: [&str; 11] =
+    ["job", "status", "cpus", "start s", "end s", "suspended s", "beside at start", "predicted", "measured", "solo s", "solo reference"];
 /// The figures of [`RunReport::summary`], after the policy column.
 pub const FIGURES: [&str; 4] = ["makespan", "avg turnaround", "worst turnaround", "worst slowdown"];
 /// The columns of [`RunReport::rates`].
@@ -925,6 +927,7 @@ struct RunView {
     jobs: Vec<RunJobRecord>,
     failed: usize,
     worst_measured: Option<f64>,
+    journal: Vec<JournalEntry>,
 }
 
 /// The trace of a run finished by an earlier invocation, from its stored
@@ -992,7 +995,7 @@ fn show(
         let metrics = trace.metrics().ok();
         let failed = fin.iter().filter(|j| j.end.as_ref().is_some_and(|e| !e.status.is_ok())).count();
         let worst_measured = fin.iter().filter_map(|j| j.end.as_ref()?.slowdown).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-        views.push(RunView { rec: r.clone(), trace, metrics, jobs, failed, worst_measured });
+        views.push(RunView { rec: r.clone(), trace, metrics, jobs, failed, worst_measured, journal });
     }
     let f2 = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     let run_rows: Vec<Vec<String>> = views
@@ -1089,6 +1092,10 @@ fn show(
                     cosched_model::topology::format_cpulist(&j.start.cpus),
                     format!("{:.2}", j.start.start_s),
                     f2(e.map(|e| e.end_s)),
+                    match e.map(|e| suspensions(&v.journal, &j.start.job, j.start.start_s, e.end_s)) {
+                        Some(p) if !p.is_empty() => format!("{:.2}", p.iter().map(|(a, b)| b - a).sum::<f64>()),
+                        _ => "-".into(),
+                    },
                     if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join(",") },
                     format!("{:.2}", j.start.predicted),
                     f2(e.and_then(|e| e.slowdown)),
