@@ -219,6 +219,13 @@ pub trait Policy {
     fn acts_on_running(&self) -> bool {
         false
     }
+
+    /// When the policy wants to be asked again though nothing starts,
+    /// ends or arrives (a time-sharing quantum), on the engine's clock;
+    /// engines ask it then. `None`: only on events.
+    fn wake_at(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Policy parameters as given by name on a command line or in a scenario.

@@ -313,7 +313,8 @@ pub fn run_node(
             }
         }
 
-        if running.iter().all(|a| a.suspended_at.is_some()) && next_arrival >= arrivals.len() {
+        let wake = policy.wake_at();
+        if running.iter().all(|a| a.suspended_at.is_some()) && next_arrival >= arrivals.len() && wake.is_none() {
             if queue.is_empty() && running.is_empty() {
                 return Ok(trace);
             }
@@ -323,6 +324,10 @@ pub fn run_node(
             return Err(RunError::Stalled { time: exec.now(), waiting });
         }
         let until = arrivals.get(next_arrival).map(|&a| jobs[a].arrival);
+        let until = match (until, wake) {
+            (Some(a), Some(w)) => Some(a.min(w)),
+            (a, w) => a.or(w),
+        };
         for o in exec.wait(until)? {
             let Some(k) = running.iter().position(|a| a.id == o.job) else { continue };
             let a = running.remove(k);

@@ -12,9 +12,11 @@ use crate::JobId;
 
 mod best_match;
 mod sessions;
+mod timeshare;
 
 pub use best_match::{BestMatch, MAX_WINDOW};
 pub use sessions::{Overbook, Sidestep, Surpass, Wait};
+pub use timeshare::{Colocate, Timeshare};
 
 /// A job on the node during one decision: running already or started by it.
 #[derive(Debug, Clone, Copy)]

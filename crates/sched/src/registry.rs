@@ -15,7 +15,7 @@
 
 use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
-use crate::policies::{AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Overbook, Sidestep, Surpass, Wait, MAX_WINDOW};
+use crate::policies::{AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
 use crate::policy::Policy;
 
 /// Policy parameters as text, by name, as given on a command line or in a scenario.
@@ -148,6 +148,26 @@ pub const POLICIES: &[PolicyEntry] = &[
         params: &[Param::new("spread", Kind::Flag, "off", "spread the session over the pool's free cores instead of compactly")],
         make: |p| Ok(Box::new(Sidestep::new(p.flag("spread")))),
     },
+    PolicyEntry {
+        name: "timeshare",
+        summary: "seed 004 at process level: every job starts at once and they take turns on the cores, a quantum each (freeze/thaw)",
+        params: &[
+            Param::new("quantum", Kind::Float(Range::POSITIVE), "0.02", "seconds a job's turn lasts"),
+            Param::new(
+                "affinity",
+                Kind::Word(&["preferred", "strict"]),
+                "preferred",
+                "preferred: a job's turn gives it every core of its pool; strict: it keeps its own cores and jobs on other cores run beside it",
+            ),
+        ],
+        make: |p| Ok(Box::new(Timeshare::new(p.float("quantum"), p.word("affinity") == "strict"))),
+    },
+    PolicyEntry {
+        name: "colocate",
+        summary: "seed 004's static co-location: the free cores split once among the waiting jobs, never moved",
+        params: &[],
+        make: |_| Ok(Box::new(Colocate)),
+    },
 ];
 
 /// A policy spec resolved against its entry: what runs and how to name it.
@@ -263,7 +283,7 @@ mod tests {
     #[test]
     fn mistakes_are_refused_naming_the_parameter_and_the_value() {
         let err = |spec: &str| policy_from_spec(spec).err().unwrap();
-        assert_eq!(err("fifo"), "unknown policy `fifo`; expected one of exclusive, noplan, conflict-aware, no-twins, best-match, auto-threshold, wait, surpass, overbook, sidestep");
+        assert_eq!(err("fifo"), "unknown policy `fifo`; expected one of exclusive, noplan, conflict-aware, no-twins, best-match, auto-threshold, wait, surpass, overbook, sidestep, timeshare, colocate");
         assert_eq!(err("conflict-aware:threshold=lots"), "policy `conflict-aware`: threshold=lots: expected a number >= 0 or inf");
         assert_eq!(err("noplan:threshold=1"), "policy `noplan`: no parameter `threshold`; it takes no parameters");
         assert_eq!(err("best-match:aging=-1"), "policy `best-match`: aging=-1: expected a whole number <= 4294967295");

@@ -460,9 +460,11 @@ pub fn simulate_with(
             }
         };
         let next_arrival_t = arrivals.get(next_arrival).map_or(f64::INFINITY, |&a| jobs[a].arrival);
-        // Nothing finishes (nothing runs, or only suspended jobs) and
-        // nothing arrives: done, or stalled.
-        if next_finish == f64::INFINITY && next_arrival_t == f64::INFINITY {
+        // A wake-up the policy asked for (a quantum), if still ahead.
+        let wake = policy.wake_at().filter(|&w| w > now).unwrap_or(f64::INFINITY);
+        // Nothing finishes (nothing runs, or only suspended jobs), nothing
+        // arrives and the policy sleeps: done, or stalled.
+        if next_finish == f64::INFINITY && next_arrival_t == f64::INFINITY && wake == f64::INFINITY {
             if waiting == 0 && running_total == 0 {
                 return Ok(Trace { events: trace, node: node_of });
             }
@@ -470,7 +472,12 @@ pub fn simulate_with(
             w.extend(nodes.iter().flat_map(|nd| nd.running.iter().map(|r| r.id)));
             return Err(SimError::Stalled { time: now, waiting: w });
         }
-        now = next_finish.min(next_arrival_t);
+        let next = next_arrival_t.min(wake);
+        // A finish a float crumb after an arrival or a wake-up is taken as
+        // at it and first, as the virtual node (and a real one) sees it:
+        // otherwise a policy acting at that instant would suspend a job
+        // with a crumb of work left.
+        now = if next_finish <= next || next_finish - next <= 1e-9 * next.abs().max(1.0) { next_finish } else { next };
     }
 }
 
@@ -675,7 +682,12 @@ impl Executor for VirtualNode<'_> {
         if !dt.is_finite() {
             return Err(ExecError::Fatal("nothing runs and nothing will arrive: waiting would never end".into()));
         }
-        self.now += dt;
+        // Reaching `until` lands on it exactly, as the simulator's clock
+        // does, so wake-ups (quanta) fall on the same instants in both.
+        match until {
+            Some(u) if dt_end >= u - self.now => self.now = u,
+            _ => self.now += dt,
+        }
         let mut ended = Vec::new();
         for (r, rate) in self.running.iter_mut().zip(&rates) {
             r.left -= dt * rate;

@@ -106,3 +106,54 @@ fn the_djsb_figures_of_the_four_policies_by_hand() {
     assert!(close(d("overbook"), 1.0));
     assert!(close(d("sidestep"), 2.0));
 }
+
+fn two_wide(pair: f64) -> (Vec<SimJob>, PairTable) {
+    let j = |name: &str| SimJob { name: name.into(), arrival: 0.0, solo: 1.0, pool: 0, cores: 2, program: name.into() };
+    (vec![j("a"), j("b")], table(pair))
+}
+
+fn run_jobs(spec: &str, jobs: &[SimJob], t: &PairTable) -> Vec<JobTimes> {
+    let events = simulate(&platform(), jobs, t, policy_from_spec(spec).unwrap().as_mut()).unwrap();
+    let times = job_times(&events, jobs.len()).unwrap();
+    let real = run_node(&platform(), jobs, t, policy_from_spec(spec).unwrap().as_mut(), &mut VirtualNode::new(jobs, t), &[]).unwrap();
+    let vt = job_times(&real.events, jobs.len()).unwrap();
+    for (a, b) in times.iter().zip(&vt) {
+        assert!((a.finish - b.finish).abs() < 1e-9 && (a.suspended - b.suspended).abs() < 1e-9, "{spec}: {times:?} vs {vt:?}");
+    }
+    times
+}
+
+#[test]
+fn timeshare_gives_two_wide_jobs_the_node_in_turns_of_a_quantum() {
+    // Quantum 0.25 s, both need both cores for 1 s: a 0-.25, b .25-.5,
+    // a .5-.75, b .75-1, a 1-1.25, b 1.25-1.5, a 1.5-1.75 (done), b alone
+    // 1.75-2 (done): a was suspended 0.75 s, b 1 s.
+    let (jobs, t) = two_wide(1.0);
+    let x = run_jobs("timeshare:quantum=0.25", &jobs, &t);
+    assert!(close(x[0].finish, 1.75) && close(x[1].finish, 2.0), "{x:?}");
+    assert!(close(x[0].suspended, 0.75) && close(x[1].suspended, 1.0), "{x:?}");
+    // Taking turns, they never meet: a pair slowdown does not apply.
+    let (jobs, t) = two_wide(1.5);
+    assert!(close(run_jobs("timeshare:quantum=0.25", &jobs, &t)[1].finish, 2.0));
+}
+
+#[test]
+fn strict_timeshare_runs_jobs_on_disjoint_cores_side_by_side() {
+    let j = |name: &str| SimJob { name: name.into(), arrival: 0.0, solo: 1.0, pool: 0, cores: 1, program: name.into() };
+    let x = run_jobs("timeshare:quantum=0.25,affinity=strict", &[j("a"), j("b")], &table(1.0));
+    assert!(close(x[0].finish, 1.0) && close(x[1].finish, 1.0) && x[0].suspended == 0.0, "{x:?}");
+}
+
+#[test]
+fn colocate_splits_the_cores_once_and_oversubscription_shares_them() {
+    // Each 2-thread job squeezed onto one core: half speed, 2 s each.
+    let (jobs, t) = two_wide(1.0);
+    let x = run_jobs("colocate", &jobs, &t);
+    assert!(close(x[0].finish, 2.0) && close(x[1].finish, 2.0), "{x:?}");
+    // Oversubscription (all jobs on all cores): 4 threads on 2 cores, the
+    // same half speed; with a pair slowdown 1.5 both take 3 s, while
+    // taking turns still takes 2 s.
+    let (jobs, t) = two_wide(1.5);
+    let x = run_jobs("overbook:pin=off", &jobs, &t);
+    assert!(close(x[0].finish, 3.0) && close(x[1].finish, 3.0), "{x:?}");
+}
