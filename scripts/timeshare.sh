@@ -1,0 +1,97 @@
+#!/bin/sh
+# Seed 004's comparison on this node: pairs (and three-wise combinations)
+# of multi-threaded programs, each on every core of the node, under
+# exclusive, oversubscription (overbook:pin=off: all jobs on all cores, the
+# OS shares), static co-location (colocate: the cores split once) and
+# timeshare (turns of 20 ms, freeze/thaw). Per combination the median
+# makespan over the repeats gives each strategy's performance score,
+# min over strategies of makespan / its own (seed 004); printed per
+# combination and as box-plot figures (min, q1, median, q3, max) and
+# medians per strategy, pairs and triples apart.
+#
+#   scripts/timeshare.sh [OUT_DIR]          # the bar: ~45 min on a quiet 2-core node
+#   TINY=1 scripts/timeshare.sh /tmp/ts     # a check that it runs: ~2 min
+#
+# Run it on a quiet node. Needs python3 for the scores.
+set -eu
+out="${1:-timeshare-out}"
+cosched="${COSCHED:-cosched}"
+command -v "$cosched" >/dev/null 2>&1 || cosched="$(dirname "$0")/../target/release/cosched"
+mkdir -p "$out"
+db="${COSCHED_DB:-$out/cosched.db}"
+cores=$(nproc)
+if [ "${TINY:-0}" = 1 ]; then seconds=0.5; repeats=1; else seconds=10; repeats=3; fi
+# name:kernel:params (threads = the node's cores; one program per name).
+programs="stream:stream:{ array_mib = 64 }
+compute:compute:{}
+dgemm:dgemm:{}
+cache:cache:{}"
+if command -v stress-ng >/dev/null 2>&1; then have_stress=1; else have_stress=0; fi
+job() { # name kernel params suffix
+    printf '[[jobs]]\nname = "%s%s"\nkernel = "%s"\nparams = %s\nthreads = %s\nseconds = %s\n' "$1" "$4" "$2" "$3" "$cores" "$seconds"
+}
+line() { printf '%s\n' "$programs" | grep "^$1:"; }
+combos="stream+stream stream+compute compute+compute dgemm+stream cache+compute dgemm+dgemm stream+compute+dgemm cache+stream+dgemm"
+[ "$have_stress" = 1 ] && combos="$combos stressng+stream stressng+compute"
+[ "${TINY:-0}" = 1 ] && combos="stream+compute stream+compute+dgemm" && [ "$have_stress" = 1 ] && combos="$combos stressng+stream"
+for c in $combos; do
+    w="$out/$c.toml"
+    printf 'name = "ts-%s"\n[[pools]]\nname = "host"\ncores = %s\n' "$c" "$cores" > "$w"
+    i=0
+    for p in $(echo "$c" | tr '+' ' '); do
+        i=$((i + 1))
+        if [ "$p" = stressng ]; then
+            # A third-party multi-threaded program: stress-ng's matrix
+            # stressor, a fixed number of operations on every core.
+            printf '[[jobs]]\nname = "stress-ng-%s"\ncommand = "stress-ng --matrix %s --matrix-ops %s --quiet"\ncores = %s\n' \
+                "$i" "$cores" "$([ "${TINY:-0}" = 1 ] && echo 200 || echo 4000)" "$cores" >> "$w"
+            continue
+        fi
+        l=$(line "$p")
+        k=$(echo "$l" | cut -d: -f2)
+        prm=$(echo "$l" | cut -d: -f3-)
+        job "$p" "$k" "$prm" "-$i" >> "$w"
+    done
+    "$cosched" run --workload "$w" --db "$db" --policy timeshare --baseline exclusive --baseline overbook:pin=off \
+        --baseline colocate --repeats "$repeats" --solo stored --json > "$out/$c.json"
+    echo "ran $c"
+done
+python3 - "$out" $combos <<'EOF'
+import json, statistics, sys
+out, combos = sys.argv[1], sys.argv[2:]
+names = {"timeshare": "timeshare", "exclusive": "exclusive", "overbook": "oversubscription", "colocate": "static co-location"}
+def strategy(label):
+    return names.get(label.split(":")[0], label)
+scores = {}
+print("| combination | " + " | ".join(names.values()) + " |")
+print("|---|" + "---|" * len(names))
+for c in combos:
+    doc = json.load(open(f"{out}/{c}.json"))
+    spans = {}
+    for r in doc["runs"]:
+        m = r.get("metrics")
+        if m and r["run"]["policy"] != "solo-pass":
+            spans.setdefault(strategy(r["run"]["policy"]), []).append(m["makespan"])
+    med = {k: statistics.median(v) for k, v in spans.items()}
+    best = min(med.values())
+    row = []
+    for s in names.values():
+        sc = best / med[s] if s in med else float("nan")
+        kind = "pairs" if c.count("+") == 1 else "triples"
+        scores.setdefault((kind, s), []).append(sc)
+        row.append(f"{sc:.2f} ({med.get(s, float('nan')):.2f} s)")
+    print(f"| {c} | " + " | ".join(row) + " |")
+print()
+print("| set | strategy | min | q1 | median | q3 | max | n |")
+print("|---|---|---|---|---|---|---|---|")
+for (kind, s), v in sorted(scores.items()):
+    v = sorted(x for x in v if x == x)
+    if not v:
+        continue
+    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
+    print(f"| {kind} | {s} | {v[0]:.2f} | {q[0]:.2f} | {q[1]:.2f} | {q[2]:.2f} | {v[-1]:.2f} | {len(v)} |")
+worst = {s: min(x for (k, t), v in scores.items() if t == s for x in v) for s in names.values()}
+print()
+print(f"worst pair or triple: timeshare {worst['timeshare']:.2f}, oversubscription {worst['oversubscription']:.2f} "
+      f"(bar: timeshare's worst no worse than oversubscription's)")
+EOF
