@@ -126,6 +126,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
         let params = CampaignParams::Probe(ProbeParams {
             job: job.name.clone(),
             program: Some(job.program_key()),
+            identity: Some(cosched_measure::identity::program_key(job.kernel().is_some(), &argv, job.cores)),
             argv: argv.clone(),
             job_cpus: job_cpus.clone(),
             stressor: STRESSOR.to_string(),
