@@ -149,7 +149,7 @@ mod tests {
         PairsParams {
             jobs: vec![
                 PairsJob { name: "a".into(), argv: vec!["cosched-kernel".into(), "stream".into()], cores: 1, identity: None },
-                PairsJob { name: "b".into(), argv: vec!["sleep".into(), "0.1".into()], cores: 2, identity: Some("command sha256:00 sleep 0.1 cores=2".into()) },
+                PairsJob { name: "b".into(), argv: vec!["sleep".into(), "0.1".into()], cores: 2, identity: None },
             ],
             stop: StopRule { min_repeats: 3, max_repeats: 5, rel_halfwidth: 0.05 },
         }
