@@ -78,7 +78,9 @@ pub struct PairsJob {
     pub argv: Vec<String>,
     pub cores: u32,
     /// The program it runs, the same in every workload
-    /// (`cosched_measure::identity::program_key`); absent in older campaigns.
+    /// (`cosched_measure::identity::program_key`); absent in older campaigns,
+    /// and left out of the text when absent so theirs still match.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
 }
 
@@ -106,6 +108,7 @@ pub struct ProfileJob {
     pub argv: Vec<String>,
     pub cpus: Vec<u32>,
     /// As [`PairsJob::identity`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
 }
 
@@ -117,6 +120,7 @@ pub struct ProbeParams {
     /// The job's program key, so a class is found across workloads.
     pub program: Option<String>,
     /// As [`PairsJob::identity`].
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<String>,
     pub argv: Vec<String>,
     pub job_cpus: Vec<u32>,
