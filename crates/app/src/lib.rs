@@ -22,6 +22,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod characterize;
 pub mod check;
 pub mod classify;
 pub mod common;

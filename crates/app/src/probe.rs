@@ -252,7 +252,7 @@ fn select_jobs<'w>(w: &'w Workload, names: &[String], path: &Path) -> anyhow::Re
 }
 
 /// L2 (the instance beside CPU 0, where jobs start) and LLC sizes in KiB.
-fn cache_sizes(node: &Node) -> (Option<u64>, Option<u64>) {
+pub(crate) fn cache_sizes(node: &Node) -> (Option<u64>, Option<u64>) {
     let l2 = node
         .caches
         .iter()

@@ -49,3 +49,31 @@ fn a_program_in_two_workload_files_is_one_program_and_cross_workload_never_train
     let out = cosched(&["evaluate-predictors", "--workload", b.to_str().unwrap(), "--train", b.to_str().unwrap(), "--no-store"], &db);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn characterize_measures_each_new_program_once_alone_and_nothing_it_knows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let w = dir.path().join("w.toml");
+    // Two copies of one program (twins) and another program.
+    std::fs::write(&w, "[[jobs]]\nname = \"nap\"\ncommand = \"sleep 0.1\"\ncount = 2\n[[jobs]]\nname = \"other\"\ncommand = \"sleep 0.05\"\n").unwrap();
+    let first = ok(&cosched(&["characterize", "--budget", "4", "--json", "--workload", w.to_str().unwrap()], &db));
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let progs = v["programs"].as_array().unwrap();
+    assert_eq!(progs.len(), 2, "twins are one program: {progs:?}");
+    assert!(progs.iter().all(|p| p["action"] == "profile + probe (1 levels)"), "{progs:?}");
+    assert_eq!(v["ladder_kib"].as_array().unwrap().len(), 1, "a budget of 4 buys one probe level");
+    assert!(v["median_ratio"].as_f64().unwrap() > 1.0);
+    // Never co-run with each other: no pairs campaign exists.
+    let store = cosched_store::Store::open_existing(&db).unwrap();
+    assert!(store.campaigns().unwrap().iter().all(|c| c.kind != cosched_store::CampaignKind::Pairs));
+    drop(store);
+    // A second call knows both and measures nothing.
+    let again: serde_json::Value =
+        serde_json::from_str(&ok(&cosched(&["characterize", "--json", "--workload", w.to_str().unwrap()], &db))).unwrap();
+    assert!(again["programs"].as_array().unwrap().iter().all(|p| p["action"] == "known"));
+    assert!(again["median_ratio"].is_null());
+    // A budget that buys no probe level is bad input.
+    let out = cosched(&["characterize", "--budget", "2", "--workload", w.to_str().unwrap()], &db);
+    assert_eq!(out.status.code(), Some(2));
+}
