@@ -16,6 +16,10 @@ out="${1:-djsb-out}"
 cosched="${COSCHED:-cosched}"
 command -v "$cosched" >/dev/null 2>&1 || cosched="$(dirname "$0")/../target/release/cosched"
 mkdir -p "$out"
+# The node's cache regime before each step, logged to $out/regimes.log.
+OUT="$out" COSCHED="$cosched"
+export OUT COSCHED
+. "$(dirname "$0")/common.sh"
 if [ "${TINY:-0}" = 1 ]; then
     sizes="--simulation-s 2 --analysis-s 0.4 --sessions 2 --first-at 0.4 --every 0.8 --array-mib 8"
     repeats=1
@@ -27,6 +31,7 @@ fi
 resume=""
 [ "${RESUME:-0}" = 1 ] && resume="--resume"
 db="${COSCHED_DB:-$out/cosched.db}"
+regime "djsb on this node"
 # shellcheck disable=SC2086
 "$cosched" djsb --dir "$out/real" --db "$db" --repeats "$repeats" $sizes $resume | tee "$out/djsb-real.txt"
 cp "$out/real/djsb.json" "$out/djsb-real.json"

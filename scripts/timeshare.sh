@@ -18,6 +18,10 @@ out="${1:-timeshare-out}"
 cosched="${COSCHED:-cosched}"
 command -v "$cosched" >/dev/null 2>&1 || cosched="$(dirname "$0")/../target/release/cosched"
 mkdir -p "$out"
+# The node's cache regime before each step, logged to $out/regimes.log.
+OUT="$out" COSCHED="$cosched"
+export OUT COSCHED
+. "$(dirname "$0")/common.sh"
 db="${COSCHED_DB:-$out/cosched.db}"
 cores=$(nproc)
 if [ "${TINY:-0}" = 1 ]; then seconds=0.5; repeats=1; else seconds=10; repeats=3; fi
@@ -52,6 +56,7 @@ for c in $combos; do
         prm=$(echo "$l" | cut -d: -f3-)
         job "$p" "$k" "$prm" "-$i" >> "$w"
     done
+    regime "timeshare $c"
     "$cosched" run --workload "$w" --db "$db" --policy timeshare --baseline exclusive --baseline overbook:pin=off \
         --baseline colocate --repeats "$repeats" --solo stored --json > "$out/$c.json"
     echo "ran $c"
