@@ -76,6 +76,15 @@ impl CoreMap {
     pub fn choose(&self, pool: usize, n: u32, how: &Cores, overbook: bool) -> Result<Vec<u32>, ChoiceError> {
         let h = &self.holders[pool];
         let cores = h.len() as u32;
+        if let (Cores::Compact, false) = (how, overbook) {
+            // The simulator's every start: one pass, one allocation.
+            let mut out = Vec::with_capacity(n as usize);
+            out.extend((0..cores).filter(|&c| h[c as usize] == 0).take(n as usize));
+            if (out.len() as u32) < n {
+                return Err(ChoiceError::NoRoom { needs: n, free: self.free(pool) });
+            }
+            return Ok(out);
+        }
         let free: Vec<u32> = (0..cores).filter(|&c| h[c as usize] == 0).collect();
         let busy = || {
             let mut b: Vec<u32> = (0..cores).filter(|&c| h[c as usize] > 0).collect();
