@@ -24,6 +24,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod check;
 pub mod classify;
+pub mod cluster;
 pub mod common;
 pub mod compare;
 pub mod db;
