@@ -43,6 +43,9 @@ pub struct ClusterRequest {
     /// A scenario TOML whose programs and [slowdown] the jobs are mapped onto.
     pub slowdowns: Option<PathBuf>,
     pub keep: Keep,
+    /// Inter-arrival times divided by this (> 1 raises the load), the
+    /// archive's usual way to study a log at another load.
+    pub compress: f64,
     pub depth: usize,
     pub probe: usize,
     pub report: Option<PathBuf>,
@@ -120,6 +123,9 @@ fn resolve_cluster(swf: &swf::Swf, nodes: Option<usize>, cores: Option<u32>) -> 
 pub fn simulate_swf(a: &ClusterRequest, ctx: &Ctx) -> anyhow::Result<ClusterReport> {
     let scheduler = Scheduler::parse(&a.scheduler).map_err(|e| bad_input(format!("--scheduler: {e}")))?;
     let mapping = Mapping::parse(&a.mapping).map_err(|e| bad_input(format!("--map: {e}")))?;
+    if !(a.compress.is_finite() && a.compress > 0.0) {
+        return Err(bad_input("--compress must be a positive number (2 = arrivals twice as dense)"));
+    }
     if a.depth == 0 || a.probe == 0 {
         return Err(bad_input("--backfill-depth and --probe must be at least 1"));
     }
@@ -144,8 +150,11 @@ pub fn simulate_swf(a: &ClusterRequest, ctx: &Ctx) -> anyhow::Result<ClusterRepo
         return Err(bad_input("--nodes and --cores must be at least 1"));
     }
     let file = a.swf.display().to_string();
-    let (jobs, skipped) = workload::jobs(&trace, &file, a.keep, nodes as u64 * cores as u64, mapping, programs.len(), a.seed)
+    let (mut jobs, skipped) = workload::jobs(&trace, &file, a.keep, nodes as u64 * cores as u64, mapping, programs.len(), a.seed)
         .map_err(|e| bad_input(e.to_string()))?;
+    for j in &mut jobs {
+        j.submit /= a.compress;
+    }
     if jobs.is_empty() {
         return Err(bad_input(format!("{file}: no job to simulate ({} records, {} left out)", trace.records.len(), skipped.total())));
     }
@@ -182,6 +191,7 @@ pub fn simulate_swf(a: &ClusterRequest, ctx: &Ctx) -> anyhow::Result<ClusterRepo
         "nodes": nodes,
         "cores": cores,
         "scheduler": scheduler,
+        "compress": a.compress,
         "backfill_depth": a.depth,
         "probe": a.probe,
         "mapping": mapping.as_str(),
@@ -261,11 +271,12 @@ fn write_report(
     create_dir(dir)?;
     let mut page = Page::new(&format!("Cluster simulation of {}", trace.display()));
     page.note(&format!(
-        "{} jobs on {} nodes of {} cores; {} with backfill depth {}. Slowdowns beside co-runners: {}. Programs mapped by {} (seed {}). \
+        "{} jobs on {} nodes of {} cores (inter-arrival times / {}); {} with backfill depth {}. Slowdowns beside co-runners: {}. Programs mapped by {} (seed {}). \
          Bounded slowdown uses tau = {} s and the job's run time alone, so interference counts as waiting does.",
         jobs.len(),
         cfg.nodes,
         cfg.cores,
+        json["compress"],
         cfg.scheduler.as_str().to_uppercase(),
         cfg.depth,
         json["slowdowns"].as_str().unwrap_or(""),

@@ -73,9 +73,10 @@ pub fn interval_set(ids: &[u64]) -> String {
     parts.join(" ")
 }
 
-/// The schedule as SWF: each record as the trace gave it, with the wait
-/// and run time the simulation produced, status 1 and the submit time of
-/// the original trace; the header names the cluster and what produced it.
+/// The schedule as SWF: each record as the trace gave it, with the submit
+/// time, wait and run time of the simulation (seconds from the first
+/// submission, as jobs.csv counts them) and status 1; the header names the
+/// cluster and what produced it.
 pub fn swf(jobs: &[ClusterJob], s: &Schedule, cfg: &Config, note: &str) -> String {
     let mut out = String::with_capacity(jobs.len() * 80);
     let _ = writeln!(out, "; Version: 2.2");
@@ -85,10 +86,11 @@ pub fn swf(jobs: &[ClusterJob], s: &Schedule, cfg: &Config, note: &str) -> Strin
     let _ = writeln!(out, "; MaxNodes: {}", cfg.nodes);
     let _ = writeln!(out, "; MaxProcs: {}", cfg.nodes as u64 * cfg.cores as u64);
     let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by(|&a, &b| jobs[a].record.submit.total_cmp(&jobs[b].record.submit).then(jobs[a].record.job.cmp(&jobs[b].record.job)));
+    order.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then(jobs[a].record.job.cmp(&jobs[b].record.job)));
     for i in order {
         let j = &jobs[i];
         let r = Record {
+            submit: j.submit,
             wait: s.start[i] - j.submit,
             run: s.finish[i] - s.start[i],
             allocated_procs: j.procs as i64,
@@ -141,7 +143,7 @@ mod tests {
         assert_eq!(lines[2], "8,w,\"a,b\",0,4,10,1,COMPLETED_SUCCESSFULLY,5,10,15,5,15,1.5,0-3,-1,solo=10;slowdown=1");
         let out = parse(&swf(&j, &s, &cfg, "test"), "out").unwrap();
         assert_eq!(out.header.max_procs, Some(8));
-        assert_eq!((out.records[0].submit, out.records[0].wait, out.records[0].run), (100.0, 0.0, 12.0));
+        assert_eq!((out.records[0].submit, out.records[0].wait, out.records[0].run), (0.0, 0.0, 12.0));
         assert_eq!((out.records[1].job, out.records[1].wait, out.records[1].run, out.records[1].allocated_procs), (8, 5.0, 10.0, 4));
     }
 }

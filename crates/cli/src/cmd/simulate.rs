@@ -93,6 +93,9 @@ pub struct SimulateArgs {
     /// --swf: keep records of status `failed` (0) or `cancelled` (5); repeatable.
     #[arg(long, value_name = "WHAT", value_parser = ["failed", "cancelled"])]
     pub keep: Vec<String>,
+    /// --swf: divide inter-arrival times by F (2 = twice the load).
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    pub compress: f64,
     /// --swf: jobs behind the reserved one that EASY tries per pass, and partially used nodes a job is offered to.
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub backfill_depth: usize,
@@ -105,14 +108,16 @@ fn run_swf(a: SimulateArgs, swf: PathBuf) -> anyhow::Result<()> {
     let keep = cosched_app::cluster::keep(a.keep.iter().any(|k| k == "failed"), a.keep.iter().any(|k| k == "cancelled"));
     let req = ClusterRequest {
         swf, nodes: a.nodes, cores: a.cores, policies: a.policies, scheduler: a.scheduler, mapping: a.mapping, seed: a.seed,
-        slowdowns: a.slowdowns, keep, depth: a.backfill_depth, probe: a.probe, report: a.report, db: a.db.db,
+        slowdowns: a.slowdowns, keep, compress: a.compress, depth: a.backfill_depth, probe: a.probe, report: a.report, db: a.db.db,
     };
     let r = simulate_swf(&req, &super::common::ctx())?;
     if a.json.json {
         println!("{}", r.json);
         return Ok(());
     }
-    println!("{}: {} jobs on {} nodes x {} cores ({} records left out)\n", r.trace, r.jobs, r.nodes, r.cores, r.skipped.total());
+    let s = r.skipped;
+    println!("{}: {} jobs on {} nodes x {} cores, inter-arrival times / {}", r.trace, r.jobs, r.nodes, r.cores, a.compress);
+    println!("left out: {} failed, {} cancelled, {} without run time, {} without processors\n", s.failed, s.cancelled, s.no_run_time, s.no_procs);
     println!("{}\n", table(&FIGURES_HEAD, &r.rows));
     println!("Node sharing against exclusive nodes (negative wait and slowdown are gains):\n{}\n", table(&GAIN_HEAD, &r.gains));
     println!("slowdowns: {}; programs: {}", r.slowdowns, r.programs.join(", "));
