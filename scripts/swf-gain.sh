@@ -3,21 +3,26 @@
 # trace: wait time, bounded slowdown, utilization, makespan, and what
 # interference costs (the co-location slowdowns of jobs that shared a node).
 #
-#   scripts/swf-gain.sh                  # the NASA iPSC/860 log, 32 nodes x 4 cores
-#   TRACE=my.swf.gz NODES=64 CORES=8 scripts/swf-gain.sh
+#   scripts/swf-gain.sh                  # the NASA iPSC/860 log
+#   TRACE=my.swf.gz CLUSTERS="64x8" COMPRESS=1 scripts/swf-gain.sh
 #   OUT=out/gain SEEDS="1 2 3" scripts/swf-gain.sh
 #
-# Each seed maps the trace's executables onto the measured programs
-# differently (--map exe); the table is printed per seed, and the report
-# directory of each (CDF plots, Batsim jobs.csv, SWF) is OUT/seed-N.
-# Run time: the simulations are virtual time, about a second per schedule
-# for the 18,239-job NASA log (four schedules per seed).
+# CLUSTERS lists NODESxCORES shapes (the NASA machine's 128 one-processor
+# nodes read as 32 x 4 and 16 x 8, so that small jobs can share a node);
+# COMPRESS lists load factors (inter-arrival times divided by F: 1 is the
+# log as recorded, 2 twice its load). Each seed maps the trace's
+# executables onto the measured programs differently (--map exe). Every
+# combination prints its tables, and its report directory (CDF plots,
+# Batsim jobs.csv, SWF) is OUT/NODESxCORES-cF-seedS.
+# Run time: virtual time only, deterministic; about 0.1 s per schedule for
+# the 18,066 jobs kept of the NASA log, so the default 4 combinations x 4
+# schedules take a few seconds (plus a build if the binary is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 COSCHED=${COSCHED:-./target/release/cosched}
 TRACE=${TRACE:-examples/traces/NASA-iPSC-1993-3.1-cln.swf.gz}
-NODES=${NODES:-32}
-CORES=${CORES:-4}
+CLUSTERS=${CLUSTERS:-"32x4 16x8"}
+COMPRESS=${COMPRESS:-"1 2"}
 SEEDS=${SEEDS:-1}
 OUT=${OUT:-out/swf-gain}
 SLOWDOWNS=${SLOWDOWNS:-examples/scenarios/few-bad.toml}
@@ -25,10 +30,16 @@ POLICIES=${POLICIES:-"noplan conflict-aware:threshold=50 no-twins"}
 [ -x "$COSCHED" ] || cargo build --release -p cosched
 args=()
 for p in $POLICIES; do args+=(--policy "$p"); done
-for seed in $SEEDS; do
-    echo "## $TRACE on $NODES nodes x $CORES cores, programs by executable (seed $seed), slowdowns $SLOWDOWNS"
-    echo
-    "$COSCHED" simulate --swf "$TRACE" --nodes "$NODES" --cores "$CORES" --map exe --seed "$seed" \
-        --slowdowns "$SLOWDOWNS" "${args[@]}" --report "$OUT/seed-$seed"
-    echo
+for shape in $CLUSTERS; do
+    nodes=${shape%x*}
+    cores=${shape#*x}
+    for c in $COMPRESS; do
+        for seed in $SEEDS; do
+            echo "## $TRACE on $nodes nodes x $cores cores, inter-arrival times / $c, programs by executable (seed $seed)"
+            echo
+            "$COSCHED" simulate --swf "$TRACE" --nodes "$nodes" --cores "$cores" --compress "$c" --map exe --seed "$seed" \
+                --slowdowns "$SLOWDOWNS" "${args[@]}" --report "$OUT/$shape-c$c-seed$seed" 2>/dev/null
+            echo
+        done
+    done
 done
