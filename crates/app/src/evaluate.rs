@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cosched_model::workload::Workload;
 use cosched_predict::{evaluate as cross_validate, predictor_names, Accuracy, CvPrediction, Folds, TrainingSet};
 use cosched_report::scatter::{scatter, Point};
-use cosched_report::table;
+use cosched_report::markdown_table;
 use cosched_store::EvaluationRecord;
 use serde::Serialize;
 
@@ -255,7 +255,7 @@ pub fn render(rows: &[Row]) -> String {
             ]
         })
         .collect();
-    table(
+    markdown_table(
         &["predictor", "folds", "pairs", "within 5 %", "within 30 %", "MAE", "Pearson", "Spearman", "severe precision", "severe recall"],
         &body,
     )

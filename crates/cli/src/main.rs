@@ -5,12 +5,12 @@ mod cmd;
 mod exit;
 mod progress;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(
     name = "cosched",
-    version,
+    version = env!("COSCHED_VERSION"),
     about = "Co-scheduling of HPC jobs on shared nodes: characterize, predict, decide, execute, learn, evaluate.",
     after_help = "Examples:\n  cosched demo                       # the whole pipeline on this node\n  cosched check examples/mixed.toml  # validate a workload file\n  cosched node                       # this node's topology\n\nEach verb has --help with an example."
 )]
@@ -57,6 +57,10 @@ enum Verb {
     /// Look into the performance database: what it holds, and export it as CSV or JSON.
     #[command(after_help = "Examples:\n  cosched db info\n  cosched db export --format json --table pair_runs > pair_runs.json\n\nThe database is --db PATH, else $COSCHED_DB, else cosched.db in $COSCHED_DATA_DIR or ~/.local/share/cosched.")]
     Db(cmd::db::DbCmdArgs),
+    /// Past real runs with their key figures (as sacct lists jobs); `runs show ID` for one.
+    Runs(cmd::runs::RunsArgs),
+    /// Generate man pages and shell completions (install.sh installs them).
+    Generate(cmd::generate::GenerateArgs),
 }
 
 fn main() {
@@ -78,6 +82,8 @@ fn main() {
         Verb::Predict(a) => cmd::predict::run(a),
         Verb::Evaluate(a) => cmd::compare::run(a),
         Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
+        Verb::Runs(a) => cmd::runs::run(a),
+        Verb::Generate(a) => cmd::generate::run(a, Cli::command()),
     };
     if let Err(e) = result {
         std::process::exit(exit::report(&e));
