@@ -64,3 +64,15 @@ fn a_malformed_record_is_refused_with_its_file_and_line() {
     let o = cosched(&["simulate", "--swf", bad.to_str().unwrap(), "--nodes", "2", "--cores", "8", "--policy", "fifo"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn bench_simulate_times_the_trace_engine_exclusive_and_sharing() {
+    let out = cosched(&["bench", "simulate", "--repeats", "1", "--orders", "2", "--jobs", "3000", "--nodes", "30", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = v["swf"].as_array().unwrap();
+    assert_eq!(d.len(), 2);
+    assert_eq!((d[0]["jobs"].as_u64(), d[0]["shared_jobs"].as_u64()), (Some(3000), Some(0)), "exclusive EASY shares nothing");
+    assert!(d[1]["shared_jobs"].as_u64().unwrap() > 0, "conflict-aware shares some nodes");
+    assert_eq!(d[1]["seconds"]["n"].as_u64(), Some(1));
+}
