@@ -175,23 +175,32 @@ fn reference(js: &[ClusterJob], nodes: usize, cores: u32, easy: bool, depth: usi
     }
 }
 
-/// Cores in use on each node never exceed its cores, at any instant.
+/// At any instant each core of each node holds at most one job: a job
+/// starts only on cores that are free (whole-node jobs hold every core).
 fn check_capacity(js: &[ClusterJob], s: &Schedule, cfg: &Config) -> Result<(), TestCaseError> {
-    let mut events: Vec<(f64, i64, usize)> = Vec::new();
+    // (time, is start, job, node)
+    let mut events: Vec<(f64, bool, usize, usize)> = Vec::new();
     for (i, a) in s.alloc.iter().enumerate() {
-        let c = if a.cores.is_empty() { cfg.cores as i64 } else { a.cores.len() as i64 };
         prop_assert!(a.cores.is_empty() || a.cores.len() == js[i].procs as usize);
         for &n in &a.nodes {
-            events.push((s.start[i], c, n as usize));
-            events.push((s.finish[i], -c, n as usize));
+            events.push((s.start[i], true, i, n as usize));
+            events.push((s.finish[i], false, i, n as usize));
         }
     }
     // Ends before starts at one instant: a node freed at t may be refilled at t.
     events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut used = vec![0i64; cfg.nodes];
-    for (t, c, n) in events {
-        used[n] += c;
-        prop_assert!(used[n] <= cfg.cores as i64, "node {n} over {} cores at t={t}", cfg.cores);
+    let mut holder: Vec<Vec<Option<usize>>> = vec![vec![None; cfg.cores as usize]; cfg.nodes];
+    for (t, start, j, n) in events {
+        let cores: Vec<usize> = if s.alloc[j].cores.is_empty() { (0..cfg.cores as usize).collect() } else { s.alloc[j].cores.iter().map(|&c| c as usize).collect() };
+        for c in cores {
+            if start {
+                prop_assert!(holder[n][c].is_none(), "job {j} starts at t={t} on core {c} of node {n}, held by job {:?}", holder[n][c]);
+                holder[n][c] = Some(j);
+            } else {
+                prop_assert_eq!(holder[n][c], Some(j));
+                holder[n][c] = None;
+            }
+        }
     }
     Ok(())
 }
