@@ -291,7 +291,8 @@ fn write_report(
         .paragraph("Relative change of each figure against the exclusive schedule (negative wait and slowdown are gains); utilization in percentage points.")
         .table(&GAIN_HEAD, &gains);
     let per: Vec<metrics::PerJob> = runs.iter().map(|(_, s, _)| metrics::per_job(jobs, s)).collect();
-    let plots: [(&str, &str, &str, bool, fn(&metrics::PerJob, &Schedule) -> Vec<f64>); 3] = [
+    type Pick = fn(&metrics::PerJob, &Schedule) -> Vec<f64>;
+    let plots: [(&str, &str, &str, bool, Pick); 3] = [
         ("cdf-wait", "Wait time", "wait, s (log; 0 drawn at 1 s)", true, |p, _| p.wait.clone()),
         ("cdf-bsld", "Bounded slowdown (tau = 10 s)", "bounded slowdown (log)", true, |p, _| p.bsld.clone()),
         ("cdf-colocation", "Co-location slowdown of jobs that shared a node", "run time beside co-runners / run time alone", false, |p, s| {
