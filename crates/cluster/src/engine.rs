@@ -8,8 +8,9 @@
 //! cores, and may start on a node where other jobs run if the policy admits
 //! it there; jobs wider than a node still get whole nodes (their ranks fill
 //! them). The policy is asked node by node through the engine's one
-//! [`View`]: the node's running jobs, and the candidate job as the queue; it
-//! admits the job by returning a start for it. The queue order and the
+//! [`View`]: the node's running jobs, and as the queue the candidate job
+//! followed by a few later waiting jobs that could share the node; it
+//! admits the candidate by starting it first. The queue order and the
 //! backfilling stay the batch scheduler's (FCFS / EASY), as a batch system
 //! separates its queue policy from its resource matching.
 //!
@@ -151,6 +152,9 @@ struct Node {
     /// would see the same node again, so it is not asked again.
     refused: Vec<usize>,
 }
+
+/// Later waiting jobs a policy sees beside the candidate it is asked about.
+pub const RIVALS: usize = 7;
 
 /// Finite times ordered for the heap.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -403,7 +407,8 @@ impl Sim<'_, '_, '_> {
         let sharable = self.sharing() && k == 1 && job.procs < self.cfg.cores;
         let long = res.as_ref().is_some_and(|r| self.now + job.walltime > r.shadow);
         if sharable {
-            if let Some(n) = self.shared_node(j, long)? {
+            let shadow = res.as_ref().map(|r| r.shadow);
+            if let Some(n) = self.shared_node(j, long, shadow)? {
                 self.place(j, &[n])?;
                 return Ok(true);
             }
@@ -440,7 +445,7 @@ impl Sim<'_, '_, '_> {
     }
 
     /// A partially used node whose policy admits `j`, tightest fit first.
-    fn shared_node(&mut self, j: usize, long: bool) -> Result<Option<usize>, ClusterError> {
+    fn shared_node(&mut self, j: usize, long: bool, shadow: Option<f64>) -> Result<Option<usize>, ClusterError> {
         let procs = self.jobs[j].procs as usize;
         // Nodes looked at, refused before or not: bounds a pass's cost when
         // many nodes have room but refuse.
@@ -456,7 +461,7 @@ impl Sim<'_, '_, '_> {
                     continue;
                 }
                 asked += 1;
-                if self.admits(j, n) {
+                if self.admits(j, n, shadow) {
                     return Ok(Some(n));
                 }
                 self.nodes[n].refused.push(j);
@@ -471,16 +476,22 @@ impl Sim<'_, '_, '_> {
         Ok(None)
     }
 
-    /// Whether the policy starts `j` on node `n` beside what runs there.
-    fn admits(&mut self, j: usize, n: usize) -> bool {
-        let job = &self.jobs[j];
+    /// Whether the policy's first start on node `n`, beside what runs
+    /// there, is `j`. Its view's queue is `j` first, then up to [`RIVALS`] later waiting
+    /// jobs that could share this node now (fit its free cores, and keep
+    /// EASY's reservation if `n` is reserved), so a policy that picks the
+    /// best match among waiting jobs (best-match) admits `j` only if it is
+    /// that match, while rules that take the first acceptable job
+    /// (conflict-aware, no-twins, noplan) judge `j` alone.
+    fn admits(&mut self, j: usize, n: usize, shadow: Option<f64>) -> bool {
+        let jobs = self.jobs;
         let node = &self.nodes[n];
         let dt = self.now - node.since;
         let running: Vec<RunningJob> = node
             .runs
             .iter()
             .map(|r| {
-                let o = &self.jobs[r.job];
+                let o = &jobs[r.job];
                 RunningJob {
                     id: r.job,
                     pool: 0,
@@ -491,10 +502,25 @@ impl Sim<'_, '_, '_> {
                 }
             })
             .collect();
-        let queue = [QueuedJob { id: j, name: &self.names[j], pool: 0, cores: job.procs, solo: job.run, program: &self.programs[job.program] }];
+        let queued = |k: usize| QueuedJob { id: k, name: &self.names[k], pool: 0, cores: jobs[k].procs, solo: jobs[k].run, program: &self.programs[jobs[k].program] };
+        let free = self.cfg.cores - node.used;
+        let reserved = self.in_r(n);
+        let mut queue = vec![queued(j)];
+        for &k in self.waiting.range(j + 1..).take(4 * RIVALS) {
+            let o = &jobs[k];
+            let fits = o.procs <= free && self.cfg.width(o.procs) == 1 && o.procs < self.cfg.cores;
+            let keeps = !reserved || shadow.is_none_or(|s| self.now + o.walltime <= s);
+            if fits && keeps {
+                queue.push(queued(k));
+                if queue.len() > RIVALS {
+                    break;
+                }
+            }
+        }
         let view = View { time: self.now, queue: &queue, running: &running, pools: &self.pool, slowdown: self.predicted };
         let policy = self.policy.as_mut().expect("asked only when sharing");
-        policy.decide(&view).contains(&Decision::Start { job: j, pool: 0 })
+        // Its first pick: a policy filling the node goes on to others.
+        policy.decide(&view).first() == Some(&Decision::Start { job: j, pool: 0 })
     }
 
     fn unlist(&mut self, n: usize) {

@@ -91,6 +91,28 @@ fn sharing_follows_the_policy_and_the_measured_slowdowns() {
     assert_eq!((exclusive.start, exclusive.alloc[0].cores.len()), (vec![0.0, 10.0], 0));
 }
 
+/// Two nodes of four cores; A (program 0, two cores) runs on node 0 when
+/// j (program 0) and k (program 1), one core each, arrive. Program 0
+/// beside itself is 1.93, beside program 1 1.05 (and 1.02 back).
+/// best-match, asked whether j may join A, sees k waiting too, whose cost
+/// beside A (0.02 + 0.05) is far below j's (0.93 + 0.93): j takes the idle
+/// node and k joins A. noplan puts both beside A, tightest fit first.
+#[test]
+fn best_match_leaves_a_node_to_the_better_partner_waiting_behind() {
+    let js = jobs(&[(0.0, 2, 100.0, 100.0, 0), (1.0, 1, 50.0, 50.0, 0), (1.0, 1, 50.0, 50.0, 1)]);
+    let m = vec![vec![1.93, 1.05], vec![1.02, 1.01]];
+    let cfg = Config::new(2, 4, Scheduler::Easy);
+    let nodes = |s: &Schedule| s.alloc.iter().map(|a| a.nodes.clone()).collect::<Vec<_>>();
+    let best = run(&js, &cfg, &m, Some("best-match:window=0"));
+    assert_eq!(nodes(&best), vec![vec![0], vec![1], vec![0]]);
+    assert_eq!(best.shared, vec![true, false, true]);
+    let noplan = run(&js, &cfg, &m, Some("noplan"));
+    assert_eq!(nodes(&noplan), vec![vec![0], vec![0], vec![0]]);
+    // conflict-aware judges j alone: its pair with A scores 93 > 50.
+    let ca = run(&js, &cfg, &m, Some("conflict-aware:threshold=50"));
+    assert_eq!(nodes(&ca), vec![vec![0], vec![1], vec![0]]);
+}
+
 /// A textbook EASY counting free nodes: the first job that cannot start
 /// reserves the earliest time enough nodes are free (by walltimes); a
 /// later job starts if it fits and ends by then or uses only the nodes
