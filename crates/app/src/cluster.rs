@@ -311,11 +311,13 @@ fn write_report(
         write_file(&dir.join(format!("{file}.svg")), &svg)?;
         page.section(title).svg(&svg);
     }
+    // Batsim names a workload, not a path.
+    let workload_name = trace.file_name().map_or_else(|| trace.display().to_string(), |f| f.to_string_lossy().into_owned());
     let files = page.section("Files");
     let note = format!("cosched simulate --swf {}", trace.display());
     for (label, s, _) in runs {
         let stem = file_safe(label);
-        write_file(&dir.join(format!("jobs-{stem}.csv")), &output::jobs_csv(jobs, programs, s, cfg, &trace.display().to_string()))?;
+        write_file(&dir.join(format!("jobs-{stem}.csv")), &output::jobs_csv(jobs, programs, s, cfg, &workload_name))?;
         write_file(&dir.join(format!("{stem}.swf")), &output::swf(jobs, s, cfg, &format!("{note}: {label}")))?;
         files.link(&format!("jobs-{stem}.csv"), &format!("jobs-{stem}.csv: {label}, Batsim's jobs.csv (evalys reads it)"));
         files.link(&format!("{stem}.swf"), &format!("{stem}.swf: {label}, the schedule as SWF"));
