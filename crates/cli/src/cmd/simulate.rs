@@ -76,9 +76,10 @@ pub struct SimulateArgs {
     /// A cluster trace in the Standard Workload Format (plain or .gz) to replay instead of a scenario.
     #[arg(long, value_name = "FILE")]
     pub swf: Option<PathBuf>,
-    /// --swf: nodes (default: the header's MaxNodes) and cores per node (default: MaxProcs / nodes).
+    /// --swf: nodes (default: the header's MaxNodes).
     #[arg(long, value_name = "N")]
     pub nodes: Option<usize>,
+    /// --swf: cores per node (default: the header's MaxProcs / nodes).
     #[arg(long, value_name = "C")]
     pub cores: Option<u32>,
     /// --swf: the queue policy, easy (backfilling) or fcfs.
@@ -96,9 +97,10 @@ pub struct SimulateArgs {
     /// --swf: divide inter-arrival times by F (2 = twice the load).
     #[arg(long, default_value_t = 1.0, value_name = "F")]
     pub compress: f64,
-    /// --swf: jobs behind the reserved one that EASY tries per pass, and partially used nodes a job is offered to.
+    /// --swf: jobs behind the reserved one that EASY tries per pass.
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub backfill_depth: usize,
+    /// --swf: partially used nodes a job is offered to per pass.
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub probe: usize,
 }
