@@ -496,6 +496,10 @@ impl Sim<'_, '_, '_> {
                     id: r.job,
                     pool: 0,
                     cores: o.procs,
+                    // Cores are this engine's to allocate; it never suspends.
+                    cpus: &[],
+                    suspended: false,
+                    suspended_s: 0.0,
                     progress: (1.0 - (r.left - dt * r.rate) / o.run).clamp(0.0, 1.0),
                     solo: o.run,
                     program: &self.programs[o.program],
@@ -644,6 +648,7 @@ impl Sim<'_, '_, '_> {
                     finish: now,
                     solo: job.run,
                     slowdown: (now - self.out.start[j]) / job.run,
+                    suspended_s: 0.0,
                 });
             }
         }
