@@ -33,6 +33,7 @@ pub mod error;
 pub mod evaluate;
 pub mod node;
 pub mod pairs;
+pub mod policy;
 pub mod predict;
 pub mod probe;
 pub mod profile;

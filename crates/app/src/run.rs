@@ -19,9 +19,8 @@ use cosched_model::workload::{Amount, PoolKind, Workload};
 use cosched_report::gantt::{gantt, Bar};
 use cosched_report::html::Page;
 use cosched_sched::montecarlo::spec_label;
-use cosched_sched::registry::resolve_spec;
 use cosched_sched::runner::{run_node, Done, ExecError, RunError};
-use cosched_sched::{policy_by_name, JobId, Params, Platform, PoolInfo, SimJob, SlowdownSource};
+use cosched_sched::{JobId, Params, Platform, PoolInfo, SimJob, SlowdownSource};
 use cosched_store::{ExecRunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
 
 use crate::calibrate::calibrate_missing;
@@ -294,10 +293,43 @@ pub struct RunReport {
 /// (defaults filled in, so the stored label says what ran), and a note
 /// naming the defaults in force.
 fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(String, Params, Option<String>)> {
-    let s = resolve_spec(spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
-    let defaulted = s.params.defaulted();
-    let note = (!defaulted.is_empty()).then(|| format!("{what} {}: defaults {}", s.entry.name, defaulted.join(", ")));
-    Ok((s.entry.name.to_string(), s.params.to_map(), note))
+    let s = crate::policy::resolve(spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
+    let note = (!s.defaulted.is_empty()).then(|| format!("{what} {}: defaults {}", s.name, s.defaulted.join(", ")));
+    Ok((s.name, s.params, note))
+}
+
+/// What builds the run's policies. With a Lua policy among them, SIGHUP
+/// reloads its script between two decisions, and the resource governor is
+/// the governor file's level (`cosched governor`), watched while the run
+/// goes on, else the spec's.
+fn live_policies(
+    name: &str,
+    params: &Params,
+    baselines: &[(String, Params, Option<String>)],
+    ctx: &Ctx,
+) -> anyhow::Result<(crate::policy::Policies, Option<cosched_lua::live::Watch>)> {
+    use cosched_lua::live::{install_reload_signal, read_governor, Watch};
+    use cosched_lua::{Governor, LuaSpec};
+    let lua: Vec<&Params> =
+        std::iter::once(params).filter(|_| name == cosched_lua::NAME).chain(baselines.iter().filter(|b| b.0 == cosched_lua::NAME).map(|b| &b.1)).collect();
+    let Some(first) = lua.first() else {
+        return Ok((crate::policy::Policies::live(Governor::new(cosched_lua::Level::High)), None));
+    };
+    let file = crate::policy::governor_file();
+    let level = match read_governor(&file).map_err(bad_input)? {
+        Some(l) => l,
+        None => LuaSpec::from_params(first).map_err(bad_input)?.governor(),
+    };
+    let governor = Governor::new(level);
+    install_reload_signal();
+    ctx.step(&format!(
+        "Lua policy: `kill -HUP {}` reloads its script between two decisions; governor {} (`cosched governor high|low` sets {})",
+        std::process::id(),
+        level.name(),
+        file.display()
+    ));
+    let watch = Watch::start(Vec::new(), Some(file), governor.clone(), std::time::Duration::from_millis(200));
+    Ok((crate::policy::Policies::live(governor), Some(watch)))
 }
 
 struct Plan {
@@ -337,6 +369,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
     let (cpus_of_pool, shared) = pool_cpus(&pools, &node_cpus).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
 
+    let (policies, _watch) = live_policies(&pname, &pparams, &baselines, ctx)?;
     let lock_path = a.lock.clone().unwrap_or_else(RunLock::default_path);
     let _lock = RunLock::acquire(&lock_path).map_err(anyhow::Error::msg)?;
     let mut store = open_store(&db_path(a.db.as_deref()))?;
@@ -564,7 +597,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         }
         let outcome = execute(
             ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series,
-            &log_root, user, done, attempts, origin, refs_now, &mut ref_notes,
+            &log_root, user, done, attempts, origin, refs_now, &mut ref_notes, &policies,
         );
         match outcome {
             Ok((t, trace)) => {
@@ -657,8 +690,9 @@ fn execute(
     origin: f64,
     refs: Option<(&SoloRefs, Option<CacheRegime>)>,
     notes: &mut BTreeMap<(i64, usize), String>,
+    policies: &crate::policy::Policies,
 ) -> Result<(f64, Trace), RunError> {
-    let mut policy = policy_by_name(&plan.name, &plan.params).map_err(RunError::Input)?;
+    let mut policy = policies.build(&plan.name, &plan.params).map_err(RunError::Input)?;
     // The run's job list in the plan's order; engines see positions, the
     // store keeps workload indices (`order[position]`).
     let order = &plan.order;
@@ -720,8 +754,19 @@ fn execute(
         isolation: iso.clone(),
         clock_origin: origin,
     };
+    let log = policies.log().clone();
+    // What the policy reported (Lua swaps, refusals, fallbacks) is journaled
+    // before the event that follows it, so the journal keeps their order.
+    let journal_notes = |store: &mut Store| -> Result<(), String> {
+        for n in log.take_new() {
+            progress.println(&format!("t={:.2}s {}: {}", n.time, n.kind.event(), n.detail));
+            store.run_note(run_id, n.time, n.kind.event(), &n.detail).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
     let result = {
         let mut sink = |e: NodeEvent| -> Result<(), String> {
+            journal_notes(store)?;
             let r = match &e {
                 NodeEvent::Started(s) => {
                     let j = order[s.job];
@@ -813,11 +858,15 @@ fn execute(
         let end = cosched_sched::Executor::now(&mut ex);
         r.map(|trace| (end, trace))
     };
+    let flushed = journal_notes(store);
     progress.finish();
     if interrupted().is_some() {
         if let Err(RunError::Exec(ExecError::Interrupted(_))) = &result {
             return result;
         }
+    }
+    if let (Ok(_), Err(e)) = (&result, flushed) {
+        return Err(RunError::Exec(ExecError::Fatal(format!("journaling what the policy reported: {e}"))));
     }
     result
 }

@@ -289,6 +289,17 @@ impl Store {
         )
     }
 
+    /// A journal line of the run that is no job's start or end, at `t_s` on
+    /// the run's clock: what its policy reported (a Lua script swapped in,
+    /// a swap refused, a fallback).
+    pub fn run_note(&mut self, run: ExecRunId, t_s: f64, event: &str, detail: &str) -> Result<()> {
+        finite("noting a run event", "t_s", t_s)?;
+        self.write("noting a run event", |tx| {
+            Store::run_status_in(tx, run)?;
+            journal(tx, run, t_s, event, None, detail)
+        })
+    }
+
     /// A run's journal, in order.
     pub fn run_journal(&self, run: ExecRunId) -> Result<Vec<JournalEntry>> {
         self.query(

@@ -18,6 +18,8 @@ use super::common::{print_listing, DbArgs, JsonArgs};
     --policy conflict-aware:threshold=100 --policy best-match --policy auto-threshold:bound=1.5\n  \
     cosched simulate --scenario examples/scenarios/seed000-measured.toml --db cosched.db\n  \
     cosched simulate --scenario s.toml --orders 1 --trace trace.csv --trace-policy best-match\n  \
+    cosched simulate --scenario examples/scenarios/seed000.toml --policy conflict-aware \\\n      \
+    --policy lua:path=examples/lua/conflict-aware.lua,threshold=100   # a Lua policy (docs/lua.md)\n  \
     cosched simulate --list-policies\n\n\
     Each order is a random permutation of the scenario's jobs (all arriving at 0),\n\
     run under every policy and under `exclusive`; rates are (policy - exclusive) /\n\
@@ -108,6 +110,9 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     }
     if let Some(file) = &r.trace {
         println!("trace: {}", file.display());
+    }
+    for n in &r.notes {
+        println!("lua policy: {n}");
     }
     println!("slowdowns: {}", r.origin);
     for c in &r.campaigns {
