@@ -906,6 +906,9 @@ struct RunView {
     jobs: Vec<RunJobRecord>,
     failed: usize,
     worst_measured: Option<f64>,
+    /// What its policy reported (Lua swaps, refused swaps, fallbacks), from
+    /// the journal.
+    policy_events: Vec<cosched_store::JournalEntry>,
 }
 
 /// The trace of a run finished by an earlier invocation, from its stored
@@ -965,7 +968,8 @@ fn show(
         let metrics = trace.metrics().ok();
         let failed = fin.iter().filter(|j| j.end.as_ref().is_some_and(|e| !e.status.is_ok())).count();
         let worst_measured = fin.iter().filter_map(|j| j.end.as_ref()?.slowdown).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-        views.push(RunView { rec: r.clone(), trace, metrics, jobs, failed, worst_measured });
+        let policy_events = store.run_journal(r.id)?.into_iter().filter(|e| e.event.starts_with("policy-")).collect();
+        views.push(RunView { rec: r.clone(), trace, metrics, jobs, failed, worst_measured, policy_events });
     }
     let f2 = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     let run_rows: Vec<Vec<String>> = views
@@ -1079,7 +1083,7 @@ fn show(
     }
     let runs_json: Vec<_> = views
         .iter()
-        .map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "worst_measured_slowdown": v.worst_measured, "jobs": v.jobs}))
+        .map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "worst_measured_slowdown": v.worst_measured, "jobs": v.jobs, "policy_events": v.policy_events}))
         .collect();
     let json = serde_json::json!({
         "workload": w.name,
@@ -1131,6 +1135,11 @@ fn show(
 /// (`conflict-aware:idle=always,threshold=100`) and job names may hold quotes.
 fn csv_field(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// Beside a run's trace: its policy's swaps, refused swaps and fallbacks.
+fn policy_file(run: ExecRunId) -> String {
+    format!("policy-run{}.csv", run.0)
 }
 
 /// The report's trace of one run, in the one trace format (`model::trace`).
@@ -1242,6 +1251,20 @@ fn write_report(
             ));
         }
         write(&trace_file(v.rec.id), &v.trace.to_csv())?;
+        if !v.policy_events.is_empty() {
+            let mut csv = String::from("time,run,event,detail\n");
+            for e in &v.policy_events {
+                csv.push_str(&format!("{},{},{},{}\n", e.t_s, v.rec.id, e.event, csv_field(&e.detail)));
+            }
+            write(&policy_file(v.rec.id), &csv)?;
+        }
+    }
+    let events: Vec<Vec<String>> = views
+        .iter()
+        .flat_map(|v| v.policy_events.iter().map(|e| vec![v.rec.id.to_string(), format!("{:.3}", e.t_s), e.event.clone(), e.detail.clone()]))
+        .collect();
+    if !events.is_empty() {
+        page.section("Policy swaps, refused swaps and fallbacks (Lua policies)").table(&["run", "t s", "event", "detail"], &events);
     }
     write("jobs.csv", &jobs_csv)?;
     let json: Vec<_> = views.iter().map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "jobs": v.jobs})).collect();
@@ -1249,6 +1272,9 @@ fn write_report(
     let data = page.section("Data").link("jobs.csv", "jobs of every run (CSV)");
     for v in views {
         data.link(&trace_file(v.rec.id), &format!("event trace of run {} (CSV, model::trace format)", v.rec.id));
+        if !v.policy_events.is_empty() {
+            data.link(&policy_file(v.rec.id), &format!("what the policy of run {} reported: swaps, refused swaps, fallbacks (CSV)", v.rec.id));
+        }
     }
     data.link("runs.json", "runs, metrics and jobs (JSON)");
     let mut own = page.clone();

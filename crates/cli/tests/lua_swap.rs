@@ -1,0 +1,113 @@
+//! Issue 17's live-swap bar with real processes: a `cosched run` under a
+//! Lua policy swaps from `noplan.lua` to `conflict-aware.lua` on SIGHUP,
+//! refuses a broken script on the next SIGHUP (the old one keeps deciding),
+//! completes every job, and has the swap points in its journal and report.
+//!
+//! Each job waits for a file the test creates, so every signal lands while
+//! a known job runs: no timing is assumed.
+
+mod common;
+use common::wait_until;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use cosched_store::Store;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Four jobs on one core; job X ends once the file `go-X` exists.
+fn workload(dir: &Path) -> PathBuf {
+    let path = dir.join("w.toml");
+    let mut text = String::from("[[pools]]\nname = \"host\"\ncores = 1\n");
+    for j in ["a", "b", "c", "d"] {
+        let go = dir.join(format!("go-{j}"));
+        text.push_str(&format!(
+            "[[jobs]]\nname = \"{j}\"\ncommand = \"sh -c 'while [ ! -e {} ]; do sleep 0.01; done'\"\n",
+            go.display()
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn journal(db: &Path) -> Vec<(String, String)> {
+    let Ok(s) = Store::open_existing(db) else { return vec![] };
+    let Ok(runs) = s.runs() else { return vec![] };
+    runs.iter()
+        .flat_map(|r| s.run_journal(r.id).unwrap_or_default())
+        .map(|e| (e.event, e.job.unwrap_or_default()))
+        .collect()
+}
+
+fn started(db: &Path, job: &str) -> bool {
+    journal(db).iter().any(|(e, j)| e == "start" && j == job)
+}
+
+#[test]
+fn sighup_swaps_a_good_script_refuses_a_broken_one_and_every_job_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let wl = workload(d);
+    let (db, lock, report) = (d.join("c.db"), d.join("lock"), d.join("report"));
+    let strategy = d.join("strategy.lua");
+    std::fs::copy(root().join("examples/lua/noplan.lua"), &strategy).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .arg("run")
+        .arg("--workload")
+        .arg(&wl)
+        .arg("--policy")
+        .arg(format!("lua:path={}", strategy.display()))
+        .args(["--solo", "stored", "--json", "--db"])
+        .arg(&db)
+        .arg("--lock")
+        .arg(&lock)
+        .arg("--report")
+        .arg(&report)
+        .env("COSCHED_DATA_DIR", d)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let hup = || nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGHUP).unwrap();
+    let go = |j: &str| std::fs::write(d.join(format!("go-{j}")), "").unwrap();
+
+    wait_until("job a starting", || started(&db, "a"));
+    std::fs::copy(root().join("examples/lua/conflict-aware.lua"), &strategy).unwrap();
+    hup();
+    go("a");
+    wait_until("job b starting", || started(&db, "b"));
+    std::fs::write(&strategy, "-- broken\nfunction decide(view)\n  return {{start = 'a job'}}\nend\n").unwrap();
+    hup();
+    go("b");
+    wait_until("job c starting", || started(&db, "c"));
+    go("c");
+    go("d");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+
+    let events: Vec<String> = journal(&db).into_iter().map(|(e, j)| if j.is_empty() { e } else { format!("{e} {j}") }).collect();
+    assert_eq!(
+        events,
+        [
+            "begin", "start a", "end a", "policy-swap", "start b", "end b", "policy-swap-refused", "start c", "end c", "start d",
+            "end d", "done"
+        ]
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &v["runs"][0];
+    let ended_ok = run["jobs"].as_array().unwrap().iter().filter(|j| j["end"]["status"] == "ok").count();
+    assert_eq!(ended_ok, 4, "{run}");
+    let notes = run["policy_events"].as_array().unwrap();
+    assert_eq!(notes.len(), 2);
+    assert!(notes[0]["detail"].as_str().unwrap().contains("strategy.lua swapped in"), "{}", notes[0]);
+    let refused = notes[1]["detail"].as_str().unwrap();
+    assert!(refused.starts_with(&format!("{}:2: decide: decision 1: `start` is a string", strategy.display())), "{refused}");
+    assert!(refused.ends_with("the running script keeps deciding"), "{refused}");
+    assert!(stderr.contains("policy-swap-refused"), "the swap points are shown as they happen: {stderr}");
+    let csv = std::fs::read_to_string(report.join(format!("policy-run{}.csv", run["run"]["id"]))).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(std::fs::read_to_string(report.join("index.html")).unwrap().contains("policy-swap-refused"));
+}
