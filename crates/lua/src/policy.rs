@@ -11,7 +11,7 @@ use cosched_engine::policy::{Decision, JobOutcome, Params, Policy, View};
 use cosched_engine::validate::Refusal;
 use cosched_engine::{JobId, SlowdownSource};
 use cosched_model::workload::PoolKind;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
+use mlua::{ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
 
 use crate::live::{self, Governor, Level};
 use crate::log::{Log, Note, NoteKind};
@@ -120,6 +120,16 @@ struct Script {
     view: Table,
     pools: Option<Table>,
     jobs: Vec<Option<Table>>,
+    /// `view.queue`, kept from one decision to the next and brought up to
+    /// date by removing the jobs that left it and appending arrivals: the
+    /// queue changes by a job or two per decision, and rebuilding a table
+    /// of every waiting job each time was most of a decision's cost.
+    queue: Table,
+    /// The ids `queue` holds, in order.
+    shown: Vec<JobId>,
+    /// The sandbox's own `table.remove`, whatever the script does to its
+    /// globals.
+    remove: Function,
     lent: Rc<Lent>,
     steps: Arc<AtomicU64>,
 }
@@ -127,7 +137,7 @@ struct Script {
 impl Script {
     /// Loads `source` into a fresh sandboxed state and checks that it
     /// implements the interface.
-    fn load(spec: &LuaSpec, source: String) -> Result<Script, String> {
+    fn load(spec: &LuaSpec, source: String, bytecode: Option<&[u8]>) -> Result<Script, String> {
         let path = spec.path.display().to_string();
         let mut libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
         match spec.grant() {
@@ -189,7 +199,14 @@ impl Script {
             Ok(VmState::Continue)
         });
 
-        lua.load(source.as_str()).set_name(format!("@{path}")).exec().map_err(|e| message(&e))?;
+        let remove: Function = (|| g.raw_get::<Table>("table")?.raw_get::<Function>("remove"))().map_err(|e| format!("{path}: {}", message(&e)))?;
+        // A text file is read as text even if it starts like bytecode;
+        // bytecode comes only from `compile`, on this machine.
+        let chunk = match bytecode {
+            Some(b) => lua.load(b).set_mode(ChunkMode::Binary),
+            None => lua.load(source.as_str()).set_mode(ChunkMode::Text),
+        };
+        chunk.set_name(format!("@{path}")).exec().map_err(|e| message(&e))?;
         let decide = match g.raw_get::<Value>("decide").map_err(|e| message(&e))? {
             Value::Function(f) => f,
             Value::Nil => return Err(format!("{path}: defines no function decide(view); a strategy must (docs/lua.md)")),
@@ -234,7 +251,9 @@ impl Script {
             Ok(view)
         })()
         .map_err(|e| format!("{path}: {}", message(&e)))?;
-        Ok(Script { lua, source, at, decide, observe, view, pools: None, jobs: Vec::new(), lent, steps })
+        let queue = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
+        view.raw_set("queue", queue.clone()).map_err(|e| format!("{path}: {}", message(&e)))?;
+        Ok(Script { lua, source, at, decide, observe, view, pools: None, jobs: Vec::new(), queue, shown: Vec::new(), remove, lent, steps })
     }
 
     /// The job's table, made the first time the view shows the job.
@@ -274,18 +293,7 @@ impl Script {
         for p in 0..view.pools.len() {
             pools.raw_get::<Table>(p + 1)?.raw_set("free", view.free_cores(p))?;
         }
-        let queue = self.lua.create_table_with_capacity(view.queue.len(), 0)?;
-        for (k, q) in view.queue.iter().enumerate() {
-            let t = self.job(q.id, |lua, t| {
-                t.raw_set("name", lua.create_string(q.name)?)?;
-                t.raw_set("pool", q.pool + 1)?;
-                t.raw_set("cores", q.cores)?;
-                t.raw_set("solo", q.solo)?;
-                t.raw_set("program", lua.create_string(q.program)?)
-            })?;
-            queue.raw_set(k + 1, t)?;
-        }
-        v.raw_set("queue", queue)?;
+        self.sync_queue(view)?;
         let running = self.lua.create_table_with_capacity(view.running.len(), 0)?;
         for (k, r) in view.running.iter().enumerate() {
             let t = self.job(r.id, |lua, t| {
@@ -301,6 +309,48 @@ impl Script {
         }
         v.raw_set("running", running)?;
         Ok(v)
+    }
+
+    /// Brings `view.queue` to the view's queue: the ids that left are
+    /// removed (highest position first) and the rest of the new queue is
+    /// appended. That is right for any new queue: what stays is the part of
+    /// the old one matched in order, and everything after it is appended.
+    fn sync_queue(&mut self, view: &View) -> mlua::Result<()> {
+        let same = self.shown.len() == view.queue.len() && self.shown.iter().zip(view.queue).all(|(a, q)| *a == q.id);
+        // A script that changed the table itself gets it rebuilt.
+        if same && self.queue.raw_len() == self.shown.len() {
+            return Ok(());
+        }
+        if self.queue.raw_len() != self.shown.len() {
+            self.queue.clear()?;
+            self.shown.clear();
+        }
+        let mut k = 0;
+        let mut gone = Vec::new();
+        for (i, id) in self.shown.iter().enumerate() {
+            if view.queue.get(k).is_some_and(|q| q.id == *id) {
+                k += 1;
+            } else {
+                gone.push(i);
+            }
+        }
+        for &i in gone.iter().rev() {
+            self.remove.call::<()>((self.queue.clone(), i as i64 + 1))?;
+        }
+        self.shown.clear();
+        self.shown.extend(view.queue[..k].iter().map(|q| q.id));
+        for q in &view.queue[k..] {
+            let t = self.job(q.id, |lua, t| {
+                t.raw_set("name", lua.create_string(q.name)?)?;
+                t.raw_set("pool", q.pool + 1)?;
+                t.raw_set("cores", q.cores)?;
+                t.raw_set("solo", q.solo)?;
+                t.raw_set("program", lua.create_string(q.program)?)
+            })?;
+            self.shown.push(q.id);
+            self.queue.raw_set(self.shown.len(), t)?;
+        }
+        Ok(())
     }
 
     /// The script's decisions for `view`, checked as the engine checks them.
@@ -432,7 +482,7 @@ impl LuaPolicy {
     /// defines `decide` (and `observe`, if at all, as a function).
     pub fn check(spec: &LuaSpec) -> Result<(), String> {
         let text = read(&spec.path)?;
-        Script::load(spec, text).map(drop)
+        Script::load(spec, text, None).map(drop)
     }
 
     fn note(&self, time: f64, kind: NoteKind, detail: String) {
@@ -455,7 +505,7 @@ impl LuaPolicy {
             return None;
         }
         let level = self.governor.level();
-        match Script::load(&self.spec, text).and_then(|mut s| s.decide(view, level).map(|d| (s, d))) {
+        match Script::load(&self.spec, text, None).and_then(|mut s| s.decide(view, level).map(|d| (s, d))) {
             Ok((s, d)) => {
                 self.script = s;
                 self.broken = false;
@@ -532,7 +582,23 @@ pub struct Builder {
     log: Arc<Log>,
     governor: Option<Governor>,
     live: bool,
-    texts: Mutex<HashMap<PathBuf, Arc<str>>>,
+    texts: Mutex<HashMap<PathBuf, Arc<Code>>>,
+}
+
+/// A script's text and, for simulations, its bytecode: compiling once saves
+/// each of a Monte-Carlo run's thousands of builds the parse.
+struct Code {
+    text: String,
+    bytecode: Option<Vec<u8>>,
+}
+
+/// The bytecode of `text`, with its debug information (lines, names), so
+/// errors still name the script's file and line; `None` if it does not
+/// compile (loading the text then reports why).
+fn compile(path: &Path, text: &str) -> Option<Vec<u8>> {
+    let lua = Lua::new_with(StdLib::NONE, LuaOptions::default()).ok()?;
+    let f = lua.load(text).set_mode(ChunkMode::Text).set_name(format!("@{}", path.display())).into_function().ok()?;
+    Some(f.dump(false))
 }
 
 impl Builder {
@@ -547,30 +613,34 @@ impl Builder {
     /// Uses `text` as the script at `path` without reading the file (a
     /// script compiled into the binary, as the benchmark's).
     pub fn preload(&self, path: &Path, text: &str) {
-        self.texts.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf(), Arc::from(text));
+        let code = Code { text: text.to_string(), bytecode: compile(path, text) };
+        self.texts.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf(), Arc::new(code));
     }
 
     pub fn log(&self) -> &Arc<Log> {
         &self.log
     }
 
-    fn text(&self, path: &Path) -> Result<String, String> {
+    fn code(&self, path: &Path) -> Result<Arc<Code>, String> {
         let mut texts = self.texts.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(t) = texts.get(path) {
-            return Ok(t.to_string());
+        if let Some(c) = texts.get(path) {
+            return Ok(c.clone());
         }
-        let t = read(path)?;
-        if !self.live {
-            texts.insert(path.to_path_buf(), Arc::from(t.as_str()));
+        let text = read(path)?;
+        if self.live {
+            return Ok(Arc::new(Code { text, bytecode: None }));
         }
-        Ok(t)
+        let code = Arc::new(Code { bytecode: compile(path, &text), text });
+        texts.insert(path.to_path_buf(), code.clone());
+        Ok(code)
     }
 
     /// A policy from the parameters of `lua:...`.
     pub fn build(&self, params: &Params) -> Result<LuaPolicy, String> {
         let spec = LuaSpec::from_params(params)?;
         let fallback = cosched_sched::policy_by_name(spec.fallback(), &Params::new())?;
-        let script = Script::load(&spec, self.text(&spec.path)?)?;
+        let code = self.code(&spec.path)?;
+        let script = Script::load(&spec, code.text.clone(), code.bytecode.as_deref())?;
         let governor = self.governor.clone().unwrap_or_else(|| Governor::new(spec.governor()));
         Ok(LuaPolicy { spec, script, fallback, broken: false, log: self.log.clone(), governor, live: self.live, seen: live::generation() })
     }
