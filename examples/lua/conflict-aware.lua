@@ -21,16 +21,17 @@ local function within(view, a, b)
   return threshold == math.huge or view.score(a, b) <= threshold
 end
 
+local function start(job, on, taken, out)
+  on[#on + 1] = job
+  taken[job.id] = true
+  out[#out + 1] = {start = job.id}
+end
+
 function decide(view)
   local on = {}     -- jobs on the node: running, then started by this decision
   local taken = {}  -- ids started by this decision
   local out = {}
   for _, r in ipairs(view.running) do on[#on + 1] = r end
-  local function start(job)
-    on[#on + 1] = job
-    taken[job.id] = true
-    out[#out + 1] = {start = job.id}
-  end
 
   if #on == 0 then
     local heads = {}
@@ -55,7 +56,7 @@ function decide(view)
         end
         if n > most then best, most = h, n end
       end
-      start(best)
+      start(best, on, taken, out)
     end
   end
 
@@ -77,7 +78,7 @@ function decide(view)
           if ok then pick = q; break end
         end
       end
-      if pick and pick.cores <= free then start(pick) else break end
+      if pick and pick.cores <= free then start(pick, on, taken, out) else break end
     end
   end
   return out

@@ -127,6 +127,8 @@ struct Script {
     queue: Table,
     /// The ids `queue` holds, in order.
     shown: Vec<JobId>,
+    /// `view.running`, rewritten in place at each decision.
+    running: Table,
     /// The sandbox's own `table.remove`, whatever the script does to its
     /// globals.
     remove: Function,
@@ -253,7 +255,9 @@ impl Script {
         .map_err(|e| format!("{path}: {}", message(&e)))?;
         let queue = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
         view.raw_set("queue", queue.clone()).map_err(|e| format!("{path}: {}", message(&e)))?;
-        Ok(Script { lua, source, at, decide, observe, view, pools: None, jobs: Vec::new(), queue, shown: Vec::new(), remove, lent, steps })
+        let running = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
+        view.raw_set("running", running.clone()).map_err(|e| format!("{path}: {}", message(&e)))?;
+        Ok(Script { lua, source, at, decide, observe, view, pools: None, jobs: Vec::new(), queue, shown: Vec::new(), running, remove, lent, steps })
     }
 
     /// The job's table, made the first time the view shows the job.
@@ -294,7 +298,9 @@ impl Script {
             pools.raw_get::<Table>(p + 1)?.raw_set("free", view.free_cores(p))?;
         }
         self.sync_queue(view)?;
-        let running = self.lua.create_table_with_capacity(view.running.len(), 0)?;
+        // Running jobs change at each decision, but their tables do not:
+        // the list is rewritten in place, its tail cleared.
+        let running = self.running.clone();
         for (k, r) in view.running.iter().enumerate() {
             let t = self.job(r.id, |lua, t| {
                 // A job the view never showed queued (a swap while it ran).
@@ -307,7 +313,9 @@ impl Script {
             t.raw_set("progress", r.progress)?;
             running.raw_set(k + 1, t)?;
         }
-        v.raw_set("running", running)?;
+        for k in view.running.len()..running.raw_len() {
+            running.raw_set(k + 1, Value::Nil)?;
+        }
         Ok(v)
     }
 
