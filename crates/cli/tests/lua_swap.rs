@@ -111,3 +111,39 @@ fn sighup_swaps_a_good_script_refuses_a_broken_one_and_every_job_completes() {
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(std::fs::read_to_string(report.join("index.html")).unwrap().contains("policy-swap-refused"));
 }
+
+#[test]
+fn a_script_that_does_not_load_is_bad_input_named_by_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.lua");
+    std::fs::write(&bad, "function decide(view)\n  return {\nend\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(["simulate", "--scenario"])
+        .arg(root().join("examples/scenarios/seed000.toml"))
+        .args(["--orders", "1", "--policy"])
+        .arg(format!("lua:path={}", bad.display()))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("{}:3:", bad.display())), "{stderr}");
+}
+
+#[test]
+fn the_governor_verb_sets_and_shows_the_level_in_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("governor");
+    let governor = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cosched")).arg("governor").args(args).env("COSCHED_GOVERNOR", &file).output().unwrap()
+    };
+    let out = governor(&[]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("governor: high ({})\n", file.display()), "never set: high");
+    assert_eq!(governor(&["low"]).status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "low\n");
+    let v: serde_json::Value = serde_json::from_slice(&governor(&["--json"]).stdout).unwrap();
+    assert_eq!(v["level"], "low");
+    let out = governor(&["medium"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected high or low"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "low\n", "a bad level changes nothing");
+}

@@ -319,6 +319,20 @@ mod tests {
         crate::test_provenance("cosched run", 0)
     }
 
+    #[test]
+    fn a_policy_note_is_a_journal_line_in_order_and_other_events_are_refused() {
+        let mut s = Store::open_in_memory().unwrap();
+        let run = s.begin_run("s1", "w", "lua:path=a.lua", 0, "{}", &prov()).unwrap();
+        s.run_note(run, 1.5, "policy-swap", "a.lua swapped in (3 lines)").unwrap();
+        s.run_note(run, 2.0, "policy-swap-refused", "a.lua:2: no; the running script keeps deciding").unwrap();
+        assert!(s.run_note(run, 2.5, "policy-coffee", "x").is_err(), "the journal keeps its events");
+        assert!(s.run_note(run, f64::NAN, "policy-swap", "x").is_err());
+        let j = s.run_journal(run).unwrap();
+        let seen: Vec<(f64, &str, Option<&str>)> = j.iter().map(|e| (e.t_s, e.event.as_str(), e.job.as_deref())).collect();
+        assert_eq!(seen, vec![(0.0, "begin", None), (1.5, "policy-swap", None), (2.0, "policy-swap-refused", None)]);
+        assert_eq!(j[2].detail, "a.lua:2: no; the running script keeps deciding");
+    }
+
     fn start(job: &str, index: u32, attempt: u32, t: f64) -> RunJobStart {
         RunJobStart {
             job: job.into(),
