@@ -38,6 +38,7 @@ pub mod knowledge;
 pub mod evaluate;
 pub mod node;
 pub mod pairs;
+pub mod policy;
 pub mod predict;
 pub mod probe;
 pub mod profile;

@@ -14,6 +14,7 @@ pub mod djsb;
 pub mod enumerate;
 pub mod evaluate;
 pub mod generate;
+pub mod governor;
 pub mod node;
 pub mod pairs;
 pub mod predict;

@@ -18,6 +18,8 @@ use super::common::{print_listing, DbArgs, JsonArgs};
     --policy conflict-aware:threshold=100 --policy best-match --policy auto-threshold:bound=1.5\n  \
     cosched simulate --scenario examples/scenarios/seed000-measured.toml --db cosched.db\n  \
     cosched simulate --scenario s.toml --orders 1 --trace trace.csv --trace-policy best-match\n  \
+    cosched simulate --scenario examples/scenarios/seed000.toml --policy conflict-aware \\\n      \
+    --policy lua:path=examples/lua/conflict-aware.lua,threshold=100   # a Lua policy (docs/lua.md)\n  \
     cosched simulate --list-policies\n  \
     cosched simulate --swf examples/traces/NASA-iPSC-1993-3.1-cln.swf.gz --nodes 32 --cores 4 \\\n      \
     --policy noplan --policy conflict-aware:threshold=50 --report out/\n\n\
@@ -173,6 +175,9 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     }
     if let Some(file) = &r.trace {
         println!("trace: {}", file.display());
+    }
+    for n in &r.notes {
+        println!("lua policy: {n}");
     }
     println!("slowdowns: {}", r.origin);
     for c in &r.campaigns {
