@@ -137,7 +137,7 @@ impl Measurements for Fetch<'_> {
                 if statistic == Statistic::Mean {
                     return Err("a `cosched pairs --json` matrix holds each cell's median only; use statistic = \"median\" or the store".into());
                 }
-                let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let text = cosched_sched::scenario::read_bounded(path, cosched_sched::scenario::limits::MAX_INPUT_BYTES).map_err(|e| format!("{}: {e}", path.display()))?;
                 let m: cosched_model::matrix::SlowdownMatrix =
                     serde_json::from_str(&text).map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
                 let cells = m.cells.iter().map(|r| r.iter().map(|c| c.as_ref().map(|s| s.median)).collect()).collect();
