@@ -9,6 +9,7 @@ pub mod c2c;
 pub mod calibrate;
 pub mod cgroup;
 pub mod corun;
+pub mod files;
 pub mod kernel;
 pub mod launch;
 pub mod node;

@@ -45,6 +45,12 @@ pub struct NodeJob {
     pub solo: Option<(f64, String)>,
     /// A `cosched-kernel` job, whose last output line is its JSON report.
     pub kernel: bool,
+    /// The workload's `env`, `workdir` and `output` (paths resolved).
+    pub env: Vec<(String, String)>,
+    pub workdir: Option<PathBuf>,
+    /// Where stdout goes (default `<log_dir>/<job>.log`), and stderr (default: with stdout).
+    pub stdout: Option<PathBuf>,
+    pub stderr: Option<PathBuf>,
 }
 
 pub use cosched_model::run::JobStatus;
@@ -104,6 +110,9 @@ pub struct NodeConfig {
     /// The run's clock reads this at the executor's creation (a resumed
     /// run continues where the killed one stopped).
     pub clock_origin: f64,
+    /// Variables every job of the run gets (`COSCHED_RUN`, ...); with
+    /// `COSCHED_JOB` they also mark a job's orphans.
+    pub env: Vec<(String, String)>,
 }
 
 struct Active {
@@ -116,6 +125,8 @@ struct Active {
     cgroup: Option<JobCgroup>,
     log: PathBuf,
     timed_out: bool,
+    /// `NAME=VALUE` lines in the environment of every process of the job.
+    marks: Vec<String>,
 }
 
 impl Drop for Active {
@@ -124,6 +135,9 @@ impl Drop for Active {
         if let Some(g) = &self.cgroup {
             let _ = g.remove();
         }
+        // Without a cgroup, a daemon the job double-forked is found as an
+        // orphan re-parented to us (we are its subreaper) by its marks.
+        crate::launch::kill_orphans(&self.marks);
     }
 }
 
@@ -146,7 +160,10 @@ impl<'a> NodeExecutor<'a> {
         jobs: &'a [NodeJob],
         sink: &'a mut dyn FnMut(NodeEvent) -> Result<(), String>,
     ) -> Result<NodeExecutor<'a>, String> {
-        std::fs::create_dir_all(&cfg.log_dir).map_err(|e| format!("{}: {e}", cfg.log_dir.display()))?;
+        crate::files::create_dir(&cfg.log_dir, cfg.user).map_err(|e| e.to_string())?;
+        // Orphans of jobs come to us instead of init; if this fails, only
+        // cgroups contain them, and the mechanisms say so.
+        let _ = crate::launch::become_subreaper();
         let watchdog = Watchdog::start().map_err(|e| format!("starting the watchdog: {e}"))?;
         Ok(NodeExecutor {
             cfg,
@@ -234,6 +251,31 @@ impl Drop for NodeExecutor<'_> {
     }
 }
 
+/// A job's environment beyond cosched's own: what HPC codes expect of a
+/// batch system (as Slurm gives `SLURM_*`). `OMP_NUM_THREADS` is its cores
+/// and `OMP_PLACES` one place per CPU of its cpuset with `OMP_PROC_BIND =
+/// close`, unless its `env` sets them; then the run's variables, the job's
+/// `env`, and `COSCHED_JOB` / `COSCHED_CPUS`, which nothing overrides.
+pub fn job_env(job: &NodeJob, cpus: &[u32], run: &[(String, String)]) -> Vec<(String, String)> {
+    let given = |k: &str| job.env.iter().any(|(n, _)| n == k);
+    let mut out = Vec::new();
+    if !given("OMP_NUM_THREADS") {
+        out.push(("OMP_NUM_THREADS".to_string(), job.cores.to_string()));
+    }
+    if !given("OMP_PLACES") {
+        let places: Vec<String> = cpus.iter().map(|c| format!("{{{c}}}")).collect();
+        out.push(("OMP_PLACES".to_string(), places.join(",")));
+    }
+    if !given("OMP_PROC_BIND") {
+        out.push(("OMP_PROC_BIND".to_string(), "close".to_string()));
+    }
+    out.extend(run.iter().cloned());
+    out.extend(job.env.iter().cloned());
+    out.push(("COSCHED_JOB".to_string(), job.name.clone()));
+    out.push(("COSCHED_CPUS".to_string(), cosched_model::topology::format_cpulist(cpus)));
+    out
+}
+
 /// The kernel's work-phase seconds from its JSON report line.
 fn kernel_work_s(output: &str) -> Option<f64> {
     let line = output.lines().rev().find(|l| l.trim_start().starts_with('{'))?;
@@ -260,12 +302,14 @@ impl Executor for NodeExecutor<'_> {
             )));
         }
         let cpus: Vec<u32> = free[..job.cores as usize].to_vec();
-        let log = self.cfg.log_dir.join(format!("{}.log", job.name.replace('/', "_")));
-        let limits = Limits {
-            cpus: cpus.clone(),
-            memory_bytes: job.memory_mib.map(|m| m << 20),
-            pids_max: None,
+        let log = job.stdout.clone().unwrap_or_else(|| self.cfg.log_dir.join(format!("{}.log", job.name.replace('/', "_"))));
+        let memory_bytes = match job.memory_mib {
+            Some(m) => Some(m.checked_mul(1 << 20).ok_or_else(|| {
+                ExecError::Fatal(format!("job `{}`: memory_mib = {m} does not fit in 64 bits of bytes", job.name))
+            })?),
+            None => None,
         };
+        let limits = Limits { cpus: cpus.clone(), memory_bytes, pids_max: None };
         let cgroup = self
             .cfg
             .isolation
@@ -274,6 +318,15 @@ impl Executor for NodeExecutor<'_> {
         let mut launch = Launch::new(job.argv.clone());
         launch.capture_stdout = false;
         launch.output = Some(log.clone());
+        launch.stderr_output = job.stderr.clone();
+        launch.workdir = job.workdir.clone();
+        launch.env = job_env(job, &cpus, &self.cfg.env);
+        if !self.cfg.isolation.limits_memory() {
+            launch.data_limit = memory_bytes;
+        }
+        let marks: Vec<String> = std::iter::once(format!("COSCHED_JOB={}", job.name))
+            .chain(self.cfg.env.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect();
         launch.user = self.cfg.user;
         launch.parent_death_signal = Some(Signal::SIGKILL);
         if !self.cfg.isolation.pins() {
@@ -288,7 +341,7 @@ impl Executor for NodeExecutor<'_> {
         let running = match spawn(&launch) {
             Ok(r) => Some(r),
             Err(e) => {
-                let _ = std::fs::write(&log, format!("cosched: {e}\n"));
+                let _ = crate::files::write_file(&log, format!("cosched: {e}\n").as_bytes(), self.cfg.user);
                 None
             }
         };
@@ -307,6 +360,7 @@ impl Executor for NodeExecutor<'_> {
             cgroup,
             log,
             timed_out: false,
+            marks,
         });
         (self.sink)(NodeEvent::Started(Started { job: plan.job, start, cpus, pgid, beside, predicted: plan.predicted }))
             .map_err(ExecError::Fatal)?;
@@ -381,7 +435,9 @@ impl Executor for NodeExecutor<'_> {
 /// It reads `+ PGID PROCS-FILE...` and `- PGID` lines from a pipe; when the
 /// pipe reaches end-of-file (the runner exited or was killed, since only the
 /// runner holds the write end) it SIGKILLs every listed process group and
-/// every process in the listed cgroups, and exits.
+/// every process in the listed cgroups, removes the groups once empty (and
+/// their scope when it is left empty), and exits: a killed runner leaves no
+/// empty cgroup directories behind.
 pub struct Watchdog {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -398,6 +454,15 @@ done
 for p in $pgs; do kill -KILL -- "-$p" 2>/dev/null; done
 for f in $files; do
   [ -f "$f" ] && for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+done
+for f in $files; do
+  d=${f%/*}; n=0
+  while [ -d "$d" ] && [ $n -lt 100 ]; do
+    rmdir "$d" 2>/dev/null && break
+    for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    sleep 0.02; n=$((n+1))
+  done
+  rmdir "${d%/*}" 2>/dev/null
 done
 exit 0"#;
 
