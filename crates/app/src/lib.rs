@@ -30,6 +30,7 @@ pub mod db;
 pub mod demo;
 pub mod enumerate;
 pub mod error;
+pub mod held;
 pub mod evaluate;
 pub mod node;
 pub mod pairs;

@@ -20,7 +20,8 @@ use super::common::ctx;
     workload, measure the pairs of four programs (stream, compute, cache,\n\
     syscall), fit the predictors and show their predicted slowdowns, simulate\n\
     the policies on a scenario built from the measured matrix, then run the\n\
-    workload for real under conflict-aware, exclusive and noplan. One HTML\n\
+    workload for real under best-match, conflict-aware (at a threshold the\n\
+    measured pairs make bite), exclusive and noplan. One HTML\n\
     report holds every stage; its path is printed. Results go to a temporary\n\
     database unless --db is given.")]
 pub struct DemoArgs {
