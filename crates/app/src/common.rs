@@ -283,14 +283,19 @@ pub fn file_safe(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
 }
 
-/// Writes a file, naming it in the error.
+/// Writes a file for people to read, naming it in the error: never through
+/// a link planted at its name, mode 0644 whatever the umask, owned by the
+/// user who invoked sudo (`cosched_measure::files`).
 pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    cosched_measure::files::write_file(path, text.as_bytes(), cosched_measure::node::invoking_user())
+        .map_err(|e| anyhow::anyhow!("writing {e}"))
 }
 
-/// Creates a directory and its parents, naming it in the error.
+/// Creates a directory and its parents (0755, owned by the sudo user),
+/// naming it in the error; an existing one must be a real directory of
+/// root's, ours or the invoking user's.
 pub fn create_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))
+    cosched_measure::files::create_dir(dir, cosched_measure::node::invoking_user()).map_err(|e| anyhow::anyhow!("creating {e}"))
 }
 
 /// The provenance of a measurement made by this call.

@@ -31,6 +31,7 @@ pub mod demo;
 pub mod enumerate;
 pub mod error;
 pub mod held;
+pub mod lock;
 pub mod evaluate;
 pub mod node;
 pub mod pairs;

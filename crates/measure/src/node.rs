@@ -514,9 +514,10 @@ impl Watchdog {
 
 use std::os::unix::process::CommandExt;
 
-/// An exclusive lock on the node for one runner: `flock` on a file that
-/// holds the holder's pid. The kernel drops the lock when the holder dies,
-/// however it dies, so a killed runner never blocks the next one.
+/// An exclusive lock on the node for one verb that runs measured work:
+/// `flock` on a file that holds the holder's pid and command. The kernel
+/// drops the lock when the holder dies, however it dies, so a killed
+/// runner never blocks the next one.
 #[derive(Debug)]
 pub struct RunLock {
     _file: std::fs::File,
@@ -524,44 +525,77 @@ pub struct RunLock {
 }
 
 impl RunLock {
-    /// The default lock file: /run/cosched.lock when writable (root), else
-    /// one per user in $XDG_RUNTIME_DIR or /tmp.
+    /// The node's lock file, the same for every user: `/run/lock/cosched-node.lock`
+    /// (`/run/lock` is writable by all, sticky), else in the temporary
+    /// directory. `$COSCHED_RUN_LOCK` replaces it, for tests only: two
+    /// processes with different lock files share the node.
     pub fn default_path() -> PathBuf {
         if let Some(p) = std::env::var_os("COSCHED_RUN_LOCK") {
             return PathBuf::from(p);
         }
-        let run = Path::new("/run");
+        let run = Path::new("/run/lock");
         if nix::unistd::access(run, nix::unistd::AccessFlags::W_OK).is_ok() {
-            return run.join("cosched.lock");
+            return run.join("cosched-node.lock");
         }
-        let dir = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-        // SAFETY: getuid cannot fail and touches no memory.
-        dir.join(format!("cosched-{}.lock", unsafe { libc::getuid() }))
+        std::env::temp_dir().join("cosched-node.lock")
     }
 
-    /// Takes the lock or says who holds it.
+    /// Takes the lock for a run, or says who holds it.
     pub fn acquire(path: &Path) -> Result<RunLock, String> {
+        RunLock::acquire_for(path, "run")
+    }
+
+    /// Takes the lock for `verb`, or says which process holds it and what
+    /// it runs.
+    pub fn acquire_for(path: &Path, verb: &str) -> Result<RunLock, String> {
         use std::os::fd::AsRawFd;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
         let mut f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(0o666)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)
-            .map_err(|e| format!("{}: cannot open the run lock: {e}", path.display()))?;
+            .map_err(|e| format!("{}: cannot open the node lock: {e}", path.display()))?;
+        let meta = f.metadata().map_err(|e| format!("{}: {e}", path.display()))?;
+        // A hard link planted at the name would make us truncate its target.
+        if !meta.is_file() || meta.nlink() > 1 {
+            return Err(format!("{}: not a plain file of its own; remove it", path.display()));
+        }
+        // Every user's cosched takes the same lock, so it stays writable
+        // whatever the umask of whoever created it.
+        // SAFETY: geteuid cannot fail and touches no memory.
+        if meta.uid() == unsafe { libc::geteuid() } {
+            let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
+        }
         // SAFETY: flock on a descriptor we own; no memory is involved.
         let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if r != 0 {
             let holder = std::fs::read_to_string(path).unwrap_or_default();
-            let holder = holder.trim();
+            let mut lines = holder.lines();
+            let pid = lines.next().unwrap_or("").trim().to_string();
+            let stored = lines.next().unwrap_or("").trim().to_string();
+            // The live command line, else what the holder wrote.
+            let cmd = pid
+                .parse::<u32>()
+                .ok()
+                .and_then(|p| std::fs::read(format!("/proc/{p}/cmdline")).ok())
+                .map(|c| String::from_utf8_lossy(&c).split('\0').filter(|a| !a.is_empty()).collect::<Vec<_>>().join(" "))
+                .filter(|c| !c.is_empty())
+                .unwrap_or(stored);
             return Err(format!(
-                "another cosched run holds this node (pid {}, lock {}); wait for it to finish or stop it",
-                if holder.is_empty() { "unknown" } else { holder },
+                "the node is busy: pid {} (`{}`) holds the node lock {}; `cosched {verb}` runs measured work, \
+                 which would disturb it and be disturbed; wait for it to finish or stop it",
+                if pid.is_empty() { "unknown" } else { &pid },
+                if cmd.is_empty() { "unknown command" } else { &cmd },
                 path.display()
             ));
         }
+        let cmd: Vec<String> = std::env::args().collect();
         f.set_len(0).map_err(|e| format!("{}: {e}", path.display()))?;
-        writeln!(f, "{}", std::process::id()).map_err(|e| format!("{}: {e}", path.display()))?;
+        writeln!(f, "{}\n{}", std::process::id(), cmd.join(" ")).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(RunLock { _file: f, path: path.to_path_buf() })
     }
 }
