@@ -89,6 +89,7 @@ pub fn calibrate(req: &CalibrateRequest, ctx: &Ctx) -> anyhow::Result<CalibrateR
     }
     let cpus = parse_cpus(&req.cpus).map_err(|e| bad_input(format!("--cpus: {e}")))?;
     // Fail on an unusable database before spending a minute measuring.
+    let _lock = crate::lock::take("calibrate", None)?;
     let mut store = open_store(&db_path(req.db.as_deref()))?;
     let cals = calibrate_kernels(&specs, req.threads, req.repeats, req.run_seconds, &cpus, ctx)?;
     store.put_calibrations(&cals)?;

@@ -505,6 +505,11 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         .clone()
         .map(|d| d.join("logs"))
         .unwrap_or_else(|| cosched_store::default_data_dir().join("runs").join(&series));
+    if let Some(report) = &a.report {
+        // Each level checked: a link planted at `logs` is refused, not followed.
+        crate::common::create_dir(report)?;
+        crate::common::create_dir(&log_root)?;
+    }
 
     let mut finished: Vec<RunRecord> = Vec::new();
     // Traces of the runs this invocation executed, as the run loop saw them;

@@ -11,7 +11,9 @@ use std::process::{Command, Stdio};
 use cosched_store::{RunStatus, Store};
 
 fn cosched() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cosched"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cosched"));
+    c.env("COSCHED_RUN_LOCK", common::private_lock());
+    c
 }
 
 /// Three short jobs on one core, each carrying a marker so that any of
