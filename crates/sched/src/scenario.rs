@@ -73,9 +73,9 @@ pub mod limits {
 /// /dev/zero or a huge file is refused after `max` bytes, not read for ever.
 pub fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
     use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read the file: {e}"))?;
     let mut buf = Vec::new();
-    f.take(max + 1).read_to_end(&mut buf).map_err(|e| format!("cannot read: {e}"))?;
+    f.take(max + 1).read_to_end(&mut buf).map_err(|e| format!("cannot read the file: {e}"))?;
     if buf.len() as u64 > max {
         return Err(format!("larger than {} MiB, the most cosched reads of such a file", max >> 20));
     }
