@@ -53,12 +53,24 @@ pub fn open_existing_store(path: &Path) -> anyhow::Result<cosched_store::Store> 
     cosched_store::Store::open_existing(path).map_err(store_input_error)
 }
 
+/// Opens an existing database for reading only: never a write, never a
+/// wait for a writer's lock (`db info`, `db export`, `simulate`).
+pub fn open_read_only_store(path: &Path) -> anyhow::Result<cosched_store::Store> {
+    cosched_store::Store::open_read_only(path).map_err(store_input_error)
+}
+
 /// Errors opening a database mean the path or the file is wrong (exit code
 /// 2); anything else is the work failing (exit code 1).
 pub fn store_input_error(e: cosched_store::StoreError) -> anyhow::Error {
     use cosched_store::StoreError as E;
     match e {
-        E::Missing { .. } | E::NotADatabase { .. } | E::TooNew { .. } | E::Io { .. } | E::Open { .. } | E::NoSuchTable(_) => {
+        E::Missing { .. }
+        | E::NotADatabase { .. }
+        | E::TooNew { .. }
+        | E::Io { .. }
+        | E::Open { .. }
+        | E::NoSuchTable(_)
+        | E::Damaged { .. } => {
             bad_input(e.to_string())
         }
         other => other.into(),

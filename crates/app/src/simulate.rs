@@ -15,7 +15,7 @@ use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenar
 use cosched_sched::Params;
 use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, Store};
 
-use crate::common::{create_dir, db_path, open_existing_store, write_file, UsedCampaign};
+use crate::common::{create_dir, db_path, open_read_only_store, write_file, UsedCampaign};
 use crate::error::bad_input;
 
 #[derive(Debug, Clone)]
@@ -82,7 +82,7 @@ struct Fetch<'a> {
 impl Fetch<'_> {
     fn store(&self) -> Result<&Store, String> {
         self.store
-            .get_or_init(|| open_existing_store(self.db).map_err(|e| format!("{e:#}")))
+            .get_or_init(|| open_read_only_store(self.db).map_err(|e| format!("{e:#}")))
             .as_ref()
             .map_err(Clone::clone)
     }

@@ -254,6 +254,21 @@ fn summary_of(damage: &[String]) -> String {
     s.join("; ")
 }
 
+/// SQLite's `integrity_check` of the file at `path`, opened read-only even
+/// when damaged: each problem, none when it is sound.
+pub fn check_file(path: &Path) -> Result<Vec<String>> {
+    if !path.exists() {
+        return Err(StoreError::Missing { path: path.into() });
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open { path: path.into(), source })?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|source| StoreError::Open { path: path.into(), source })?;
+    match check_pages(&conn, "integrity_check") {
+        Err(e) if matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)) => Ok(vec![e.to_string()]),
+        other => other.map_err(|e| sql_error(path, "checking the database's integrity", e)),
+    }
+}
+
 /// What [`recover`] copied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recovered {
