@@ -303,7 +303,11 @@ impl Scenario {
         let raw: RawScenario = toml::from_str(text).map_err(|e| ScenarioError {
             file: file.to_string(),
             at: e.span().map(|s| line_col(text, s.start)),
-            message: e.message().to_string(),
+            // Some TOML errors carry no message of their own.
+            message: match e.message().trim() {
+                "" => "malformed TOML; expected a scenario of [[pools]], [[programs]] and [slowdown]".to_string(),
+                m => m.to_string(),
+            },
         })?;
         if raw.pools.is_empty() {
             return Err(err("no [[pools]]: a scenario needs at least one".into()));

@@ -206,7 +206,7 @@ pub enum StoreError {
     Write(std::io::Error),
     #[error("{}: another process holds the database (a write of another cosched, or an open transaction); `{verb}` waited {} s while {what}: wait for it to finish, or pass another --db", path.display(), BUSY_TIMEOUT.as_secs())]
     Busy { path: PathBuf, what: String, verb: String },
-    #[error("{}: the disk holding the database is full ({what}: {source}); nothing was stored: free some space and run it again", path.display())]
+    #[error("{}: the disk holding the database is full ({what}); nothing was stored: free some space and run it again", path.display())]
     Full { path: PathBuf, what: String, source: rusqlite::Error },
     #[error("{}: the database is damaged ({why}); it was left untouched: `cosched db check --db {}` lists the damage, `cosched db recover --db {} --out NEW.db` copies what can be read", path.display(), path.display(), path.display())]
     Damaged { path: PathBuf, why: String },
@@ -474,6 +474,11 @@ impl Store {
             Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
                 StoreError::NotADatabase { path: path.clone(), why: source.to_string() }
             }
+            Some(ErrorCode::DiskFull) => StoreError::Full { path: path.clone(), what: "opening the database".into(), source },
+            Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen) if disk_full(&path) => {
+                StoreError::Full { path: path.clone(), what: "opening the database".into(), source }
+            }
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => sql_error(&path, "opening the database", source),
             _ => StoreError::Open { path: path.clone(), source },
         };
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
