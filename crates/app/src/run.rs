@@ -1369,6 +1369,30 @@ mod solo_tests {
     }
 
     #[test]
+    fn continue_with_names_the_database_and_every_setting_quoted_for_a_shell() {
+        let a = RunRequest {
+            workload: PathBuf::from("my dir/w.toml"),
+            policy: "conflict-aware:threshold=30".into(),
+            baselines: vec!["noplan".into()],
+            predictor: "measured".into(),
+            repeats: 2,
+            report: None,
+            resume: false,
+            cgroups: "none".into(),
+            lock: None,
+            db: Some(PathBuf::from("/data/it's.db")),
+            solo: SoloMode::Stored,
+            first_repeat: 0,
+            order_seed: None,
+        };
+        assert_eq!(
+            continue_command(&a),
+            "cosched run --workload 'my dir/w.toml' --policy conflict-aware:threshold=30 --baseline noplan \
+             --predictor measured --repeats 2 --solo stored --cgroups none --db '/data/it'\\''s.db' --resume"
+        );
+    }
+
+    #[test]
     fn csv_fields_are_quoted_with_inner_quotes_doubled() {
         assert_eq!(csv_field("conflict-aware:idle=always,threshold=100"), "\"conflict-aware:idle=always,threshold=100\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");

@@ -174,7 +174,10 @@ fn the_reports_trace_read_back_scores_as_the_run_printed() {
     .unwrap();
     let (db, lock, rep) = (dir.path().join("c.db"), dir.path().join("lock"), dir.path().join("rep"));
     let out = run_policy(&wl, &db, &lock, "noplan").arg("--report").arg(&rep).arg("--json").output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // Job c failed: exit code 1, naming it, after the report and the JSON.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("job `c` in run") && stderr.contains("failed (exit code 3)"), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let run = &v["runs"][0];
     let id = run["run"]["id"].as_i64().unwrap();
