@@ -32,6 +32,11 @@ pub struct EvaluateRequest {
     pub predictors: Vec<String>,
     /// Score the predictions real runs made instead.
     pub from_runs: bool,
+    /// Cross-workload: fit on the programs and pairs of these workloads
+    /// (the store's knowledge base, [`crate::knowledge`]) and predict every
+    /// measured pair of `workload` from its programs' solo
+    /// characterizations alone.
+    pub train: Vec<PathBuf>,
     /// Directory for one scatter SVG per predictor.
     pub svg_dir: Option<PathBuf>,
     /// Markdown file whose generated accuracy section is rewritten.
@@ -81,10 +86,15 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let specs = specs(&a.predictors)?;
     let w = load_workload(&a.workload)?;
     let mut store = open_existing_store(&db_path(a.db.as_deref()))?;
+    let mut cross_note = None;
     let (counts, rows) = if a.from_runs {
         from_runs(&store, &w, a.level)?
+    } else if !a.train.is_empty() {
+        let (counts, rows, note) = cross_workload_rows(&store, &w, &a.train, &specs, a.level, ctx)?;
+        cross_note = Some(note);
+        (counts, rows)
     } else {
-        let (train, sources) = training_set(&store, &w, &a.workload)?;
+        let (train, sources) = training_set(&store, &w, &a.workload, false)?;
         let counts = counts(&store, &w, &train, sources)?;
         let rows = compute(&train, &specs, folds, a.level, ctx)?;
         (counts, rows)
@@ -125,7 +135,9 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         let section = markdown_section(&counts, &rows, folds, a.level, &provenance(ctx), &a.workload);
         rewrite_section(md, &section)?;
     }
-    let description = if a.from_runs {
+    let description = if let Some(note) = cross_note {
+        note
+    } else if a.from_runs {
         format!(
             "workload {}: {} job(s) of {} real run(s) that ended ok with a measured slowdown; predicted = the run's \
              source beside the jobs running at the job's start, measured = run time / stored solo time (co-runners may \
@@ -152,7 +164,7 @@ pub fn bench(workload: &Path, level: f64, db: Option<&Path>, ctx: &Ctx) -> anyho
     let names = specs(&names)?;
     let w = load_workload(workload)?;
     let store = open_existing_store(&db_path(db))?;
-    let (train, sources) = training_set(&store, &w, workload)?;
+    let (train, sources) = training_set(&store, &w, workload, false)?;
     let c = counts(&store, &w, &train, sources)?;
     let folds = Folds::LeaveOneProgramOut;
     let rows = compute(&train, &names, folds, level, ctx)?;
@@ -202,6 +214,92 @@ fn counts(store: &cosched_store::Store, w: &Workload, train: &TrainingSet, sourc
         sources,
         pairs_conditions,
     })
+}
+
+/// Cross-workload rows: each predictor fitted on the knowledge base of the
+/// `train` workloads (without any pair of a program of `w`), scored on the
+/// measured pairs of `w`; `measured` on repeat halves of `w` beside them,
+/// the node's own noise floor in the same campaigns.
+fn cross_workload_rows(
+    store: &cosched_store::Store,
+    w: &Workload,
+    train_files: &[PathBuf],
+    specs: &[String],
+    level: f64,
+    ctx: &Ctx,
+) -> anyhow::Result<(Counts, Vec<Row>, String)> {
+    use crate::knowledge::{knowledge_base, KbFilter};
+    let mut names = Vec::new();
+    for f in train_files {
+        let t = load_workload(f)?;
+        if t.name == w.name {
+            return Err(bad_input(format!("--train {}: the workload under test, `{}`, cannot train itself", f.display(), w.name)));
+        }
+        names.push(t.name);
+    }
+    let train = knowledge_base(store, &KbFilter { workloads: names.clone(), ..KbFilter::default() })?;
+    let test = knowledge_base(store, &KbFilter { workloads: vec![w.name.clone()], ..KbFilter::default() })?;
+    if train.set.pairs.is_empty() {
+        return Err(bad_input(format!("--train: the store holds no measured pairs of {}; run `cosched pairs` on them first", names.join(", "))));
+    }
+    if test.set.pairs.is_empty() {
+        return Err(bad_input(format!("{}: the store holds no measured pairs to test on; run `cosched pairs --workload` on it first", w.name)));
+    }
+    let progress = ctx.progress.task("evaluate", specs.len() as u64 + 1);
+    let mut rows = Vec::new();
+    // Across workloads some programs may lack a profile or probe: a
+    // predictor that cannot be fitted is reported, the others still scored.
+    let mut unfitted = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        progress.set(i as u64, spec);
+        let spec2 = spec.clone();
+        let make = move || build(&spec2).expect("checked before");
+        match cosched_predict::cv::cross_workload(&make, &train.set, &test.set) {
+            Ok(predictions) => {
+                let accuracy = Accuracy::of(&cosched_predict::cv::scored(&predictions), level);
+                rows.push(Row { predictor: spec.clone(), folds: "cross-workload".into(), accuracy, predictions });
+            }
+            Err(e) => unfitted.push(format!("{spec}: {e}")),
+        }
+    }
+    if let Some(m) = specs.iter().find(|s| s.split(':').next() == Some("measured")) {
+        let m2 = m.clone();
+        let make = move || build(&m2).expect("checked before");
+        let (predictions, accuracy) = cross_validate(&make, &test.set, Folds::RepeatHalves, level)?;
+        rows.push(Row { predictor: m.clone(), folds: Folds::RepeatHalves.name().into(), accuracy, predictions });
+    }
+    progress.finish();
+    let counts = Counts {
+        workload: w.name.clone(),
+        programs: test.set.program_keys().len(),
+        ordered_pairs: test.set.pairs.len(),
+        repeats: test.set.pairs.iter().map(|p| p.slowdowns.len()).sum(),
+        sources: Sources {
+            profile: Vec::new(),
+            probe: Vec::new(),
+            pairs: 0,
+            pairs_status: String::new(),
+            pair_runs: 0,
+            run_pairs: 0,
+            campaigns: test.parts.iter().flat_map(|p| p.campaigns.clone()).collect(),
+            knowledge: None,
+        },
+        pairs_conditions: Vec::new(),
+    };
+    let used = |kb: &crate::knowledge::KnowledgeBase| -> String {
+        kb.parts.iter().flat_map(|p| p.campaigns.iter()).map(|u| format!("\n  {}", u.describe())).collect()
+    };
+    let note = format!(
+        "cross-workload: fitted on {} (without any pair of a tested program), from:{}\ntested on the measured pairs of {}: {} from their programs' \
+         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; severe: measured slowdown above {level:.2}.{}",
+        train.describe(),
+        used(&train),
+        w.name,
+        test.describe(),
+        used(&test),
+        unfitted.iter().map(|u| format!("\nnot fitted: {u}")).collect::<String>()
+    );
+    Ok((counts, rows, note))
 }
 
 /// Cross-validates every predictor; under leave-one-program-out `measured`
@@ -384,6 +482,7 @@ mod tests {
                 pair_runs: 4,
                 run_pairs: 0,
                 campaigns: Vec::new(),
+                knowledge: None,
             },
             pairs_conditions: vec![k(76.0), k(452.0)],
         };
@@ -457,6 +556,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         pair_runs: 0,
         run_pairs: 0,
         campaigns: Vec::new(),
+        knowledge: None,
     };
     Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
 }

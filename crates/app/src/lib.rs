@@ -22,6 +22,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod characterize;
 pub mod check;
 pub mod classify;
 pub mod common;
@@ -31,6 +32,7 @@ pub mod demo;
 pub mod enumerate;
 pub mod error;
 pub mod held;
+pub mod knowledge;
 pub mod lock;
 pub mod evaluate;
 pub mod node;

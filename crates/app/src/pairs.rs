@@ -12,6 +12,8 @@ use cosched_report::svg::heatmap;
 use cosched_store::{CampaignParams, CampaignStatus, PairRunRecord, PairsJob, PairsParams};
 
 use crate::calibrate::calibrate_missing;
+use cosched_measure::identity::{is_kernel_argv, program_key};
+
 use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx};
 use crate::error::{bad_input, stopped};
 
@@ -68,7 +70,15 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         .collect::<anyhow::Result<_>>()?;
     let stop = StopRule { min_repeats: req.min_repeats, max_repeats: req.repeats, rel_halfwidth: req.target };
     let params = CampaignParams::Pairs(PairsParams {
-        jobs: jobs.iter().map(|j| PairsJob { name: j.name.clone(), argv: j.argv.clone(), cores: j.cores }).collect(),
+        jobs: jobs
+            .iter()
+            .map(|j| PairsJob {
+                name: j.name.clone(),
+                argv: j.argv.clone(),
+                cores: j.cores,
+                identity: Some(program_key(is_kernel_argv(&j.argv), &j.argv, j.cores)),
+            })
+            .collect(),
         stop,
     });
 

@@ -127,6 +127,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
         let params = CampaignParams::Probe(ProbeParams {
             job: job.name.clone(),
             program: Some(job.program_key()),
+            identity: Some(cosched_measure::identity::program_key(job.kernel().is_some(), &argv, job.cores)),
             argv: argv.clone(),
             job_cpus: job_cpus.clone(),
             stressor: STRESSOR.to_string(),
@@ -252,7 +253,7 @@ fn select_jobs<'w>(w: &'w Workload, names: &[String], path: &Path) -> anyhow::Re
 }
 
 /// L2 (the instance beside CPU 0, where jobs start) and LLC sizes in KiB.
-fn cache_sizes(node: &Node) -> (Option<u64>, Option<u64>) {
+pub(crate) fn cache_sizes(node: &Node) -> (Option<u64>, Option<u64>) {
     let l2 = node
         .caches
         .iter()

@@ -37,6 +37,8 @@ enum Verb {
     Profile(cmd::profile::ProfileArgs),
     /// Probe jobs against the DistGen stressor: sensitivity and contentiousness curves (stored, SVG).
     Probe(cmd::probe::ProbeArgs),
+    /// Know new programs cheaply: each unknown one alone, profiled, and against a short probe ladder.
+    Characterize(cmd::characterize::CharacterizeArgs),
     /// Class N / C / S of each probed job, with the measured reason.
     Classify(cmd::classify::ClassifyArgs),
     /// Execute a workload for real on this node under a policy (and a baseline); journaled, resumable.
@@ -64,6 +66,13 @@ enum Verb {
 }
 
 fn main() {
+    // A closed pipe (`cosched runs | head`) ends the process quietly, as it
+    // does for every Unix filter, instead of a panic on the next print.
+    // SAFETY: called first thing, before any thread exists; SIG_DFL for
+    // SIGPIPE is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.verb {
         Verb::Check(a) => cmd::check::run(a),
@@ -76,6 +85,7 @@ fn main() {
         Verb::Profile(a) => cmd::profile::run(a),
         Verb::Probe(a) => cmd::probe::run(a),
         Verb::Classify(a) => cmd::classify::run(a),
+        Verb::Characterize(a) => cmd::characterize::run(a),
         Verb::Db(a) => cmd::db::run(a),
         Verb::Simulate(a) => cmd::simulate::run(a),
         Verb::Run(a) => cmd::run::run(a),

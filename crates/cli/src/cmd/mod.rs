@@ -3,6 +3,7 @@
 //! modules do not call one another's work (the demo reuses their printing).
 pub mod bench;
 pub mod calibrate;
+pub mod characterize;
 pub mod check;
 pub mod classify;
 pub mod common;
