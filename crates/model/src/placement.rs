@@ -94,6 +94,50 @@ pub fn sharing_level(node: &Node, a: u32, b: u32) -> SharingLevel {
     }
 }
 
+/// One last-level-cache domain: what `interference-aware` places into.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Domain {
+    pub socket: u32,
+    pub numa: Option<u32>,
+    /// PUs sharing the domain's last-level cache, sorted.
+    pub cpus: Vec<u32>,
+}
+
+/// The node's last-level-cache domains in topology order (one domain of
+/// every PU when the topology names no cache).
+pub fn domains(node: &Node) -> Vec<Domain> {
+    let mut by: std::collections::BTreeMap<(u32, u32, usize), Vec<u32>> = Default::default();
+    for core in &node.cores {
+        for &pu in &core.pus {
+            by.entry((core.socket, core.numa.unwrap_or(0), llc_of(node, pu).unwrap_or(0))).or_default().push(pu);
+        }
+    }
+    by.into_iter()
+        .map(|((socket, _, _), mut cpus)| {
+            cpus.sort_unstable();
+            Domain { socket, numa: cpus.first().and_then(|&p| node.numa_of(p)), cpus }
+        })
+        .collect()
+}
+
+/// The sharing levels some pair of this node's CPUs has, closest first:
+/// the levels `cosched pairs` can measure a pair at here.
+pub fn levels_offered(node: &Node) -> Vec<SharingLevel> {
+    let pus = node.pus();
+    let mut found: BTreeSet<SharingLevel> = BTreeSet::new();
+    // The first PU against every other reaches each level this node has
+    // (topologies are symmetric); a quadratic scan is not needed.
+    for (i, &a) in pus.iter().enumerate() {
+        for &b in &pus[i + 1..] {
+            found.insert(sharing_level(node, a, b));
+        }
+        if i >= 1 {
+            break;
+        }
+    }
+    found.into_iter().collect()
+}
+
 /// Index of the last-level cache instance holding `pu`.
 fn llc_of(node: &Node, pu: u32) -> Option<usize> {
     let level = node.llc()?.level;

@@ -133,3 +133,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn domains_and_levels_each_fixture_offers() {
+    use cosched_model::placement::{domains, levels_offered};
+    let n = fixture("epyc-64c-8ccx-nps4-smt2.hwloc2.xml");
+    let d = domains(&n);
+    assert_eq!(d.len(), 8, "eight CCXs");
+    assert_eq!(d[1].numa, Some(0));
+    assert_eq!(d[2].numa, Some(1));
+    assert_eq!(d[0].cpus, (0..8).chain(64..72).collect::<Vec<u32>>());
+    assert_eq!(levels_offered(&n), SharingLevel::ALL[..4].to_vec(), "one socket: no other-socket level");
+    assert_eq!(levels_offered(&fixture("vm-epyc-2c.hwloc2.xml")), vec![SharingLevel::SameLlc]);
+    assert_eq!(levels_offered(&fixture("arm-2s-128c.hwloc2.xml")), vec![SharingLevel::SameLlc, SharingLevel::OtherSocket]);
+}
