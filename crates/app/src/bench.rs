@@ -235,6 +235,8 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
     let (mc, _) = timed(a.repeats, || run_orders(&scenario, &policies, a.orders, 1).map_err(anyhow::Error::new))?;
     let sims = a.orders * (policies.len() + 1);
 
+    let lua = lua_beside_rust(&scenario, a, ctx)?;
+
     ctx.step("(b) enumeration of N = 10 programs, 2 instances each, on 10 dual-core nodes, with a random matrix");
     let n = 10;
     let m: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| 1.0 + ((i * 7 + j * 13) % 17) as f64 / 10.0).collect()).collect();
@@ -258,11 +260,15 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
         cluster.push((spec, t, events));
     }
 
+    let swf = swf_case(a, ctx)?;
+
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let json = serde_json::json!({
+                "swf": swf.iter().map(|(p, t, shared)| serde_json::json!({"schedule": p, "jobs": a.jobs, "nodes": a.nodes, "cores": 16, "shared_jobs": shared, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
                 "threads": threads,
                 "montecarlo": {"orders": a.orders, "jobs": 38, "policies": policies.len(), "simulations": sims, "seconds": mc.0, "cpu_seconds": mc.1},
                 "enumeration": {"programs": n, "placements": land.0, "seconds": en.0, "cpu_seconds": en.1},
+                "lua": lua.json,
                 "cluster": cluster.iter().map(|(p, t, e)| serde_json::json!({"policy": p, "jobs": a.jobs, "nodes": a.nodes, "events": e, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
             });
     let per = |s: &cosched_model::stats::Summary, k: usize| format!("{:.1}", s.median * 1e6 / k as f64);
@@ -282,6 +288,7 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
             format!("{} CPU us / placement", per(&en.1, land.0 as usize)),
         ],
     ];
+    rows.extend(lua.rows);
     for (p, t, e) in &cluster {
         rows.push(vec![
             format!("(c) {} jobs on {} nodes, {p}", a.jobs, a.nodes),
@@ -291,7 +298,110 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
             format!("{} CPU us / event ({e} events)", per(&t.1, *e)),
         ]);
     }
+    for (p, t, shared) in &swf {
+        rows.push(vec![
+            format!("(e) trace of {} jobs on {} nodes x 16 cores, {p}", a.jobs, a.nodes),
+            fmt_spread(&t.0, 3),
+            fmt_spread(&t.1, 3),
+            "10".into(),
+            format!("{} CPU us / job ({shared} jobs shared a node)", per(&t.1, a.jobs)),
+        ]);
+    }
     Ok(SimulateBenchReport { rows, threads, json })
+}
+
+type Timing = (cosched_model::stats::Summary, cosched_model::stats::Summary);
+
+/// (e) `cosched simulate --swf`'s engine on a synthetic trace (cosched-cluster):
+/// exclusive EASY, and EASY with conflict-aware sharing nodes over the
+/// built-in few-bad matrix.
+fn swf_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<Vec<(&'static str, Timing, usize)>> {
+    use cosched_cluster::{simulate, synthetic, Config, Scheduler};
+    use cosched_sched::{policy_from_spec, Policy, ProgramTable};
+    let m = cosched_sched::scenario::Scenario::parse(include_str!("../../../examples/scenarios/few-bad.toml"), "few-bad.toml")
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .slowdown;
+    let names: Vec<String> = (0..m.len()).map(|i| format!("p{i}")).collect();
+    ctx.step(&format!("(e) a synthetic SWF-like trace of {} jobs on {} nodes of 16 cores at load 0.95, EASY depth 100", a.jobs, a.nodes));
+    let jobs = synthetic::trace(a.nodes, 16, a.jobs, m.len(), 0.95, 7);
+    let table = ProgramTable::new(jobs.iter().map(|j| j.program).collect(), m, None).map_err(anyhow::Error::msg)?;
+    let cfg = Config::new(a.nodes, 16, Scheduler::Easy);
+    let mut out = Vec::new();
+    for (label, spec) in [("exclusive EASY", None), ("EASY + conflict-aware:threshold=50", Some("conflict-aware:threshold=50"))] {
+        let (t, shared) = timed(a.repeats, || {
+            let mut p: Option<Box<dyn Policy>> = spec.map(policy_from_spec).transpose().map_err(anyhow::Error::msg)?;
+            let s = simulate(&jobs, &names, &cfg, &table, &table, p.as_deref_mut().map(|p| p as &mut dyn Policy), &mut |_| {})?;
+            Ok(s.shared.iter().filter(|&&x| x).count())
+        })?;
+        out.push((label, t, shared));
+    }
+    Ok(out)
+}
+
+/// Case (d) of `bench simulate`: what a Lua policy costs.
+struct LuaCase {
+    rows: Vec<Vec<String>>,
+    json: serde_json::Value,
+}
+
+/// The issue-17 bar: `examples/lua/conflict-aware.lua` and the Rust
+/// `conflict-aware` each run the Monte-Carlo (the policy and the exclusive
+/// baseline on every order), side by side in each repeat, which goes first
+/// alternating; the ratio Lua / Rust is taken within a repeat. The two must
+/// give the same figures on every order, or the case fails.
+fn lua_beside_rust(scenario: &cosched_sched::scenario::Scenario, a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<LuaCase> {
+    use cosched_measure::profile::process_cpu_s;
+    use cosched_sched::montecarlo::run_orders_with;
+    use cosched_sched::Params;
+    ctx.step(&format!("(d) {} orders under examples/lua/conflict-aware.lua and under the Rust conflict-aware, side by side", a.orders));
+    let makers = crate::policy::Policies::simulation();
+    let script = std::path::Path::new("examples/lua/conflict-aware.lua");
+    makers.preload(script, include_str!("../../../examples/lua/conflict-aware.lua"));
+    let mut rust = Params::new();
+    rust.insert("threshold".into(), "100".into());
+    let mut lua = rust.clone();
+    lua.insert("path".into(), script.display().to_string());
+    let specs = [vec![("conflict-aware".to_string(), rust)], vec![(cosched_lua::NAME.to_string(), lua)]];
+    let build = |n: &str, p: &Params| makers.build(n, p);
+    let (mut wall, mut cpu): ([Vec<f64>; 2], [Vec<f64>; 2]) = Default::default();
+    let (mut wall_ratio, mut cpu_ratio) = (Vec::new(), Vec::new());
+    for r in 0..a.repeats {
+        let mut figures = Vec::new();
+        let first = r % 2;
+        for k in [first, 1 - first] {
+            let (t, c) = (std::time::Instant::now(), process_cpu_s());
+            let res = run_orders_with(scenario, &specs[k], a.orders, 1, &build).map_err(anyhow::Error::new)?;
+            wall[k].push(t.elapsed().as_secs_f64());
+            cpu[k].push(process_cpu_s() - c);
+            figures.push((k, res.into_iter().map(|o| o.outcomes[0].metrics).collect::<Vec<_>>()));
+        }
+        if figures[0].1 != figures[1].1 {
+            anyhow::bail!("the Lua and the Rust conflict-aware differ on some order: examples/lua/conflict-aware.lua is not the Rust policy");
+        }
+        wall_ratio.push(wall[1][r] / wall[0][r]);
+        cpu_ratio.push(cpu[1][r] / cpu[0][r]);
+    }
+    let notes = makers.log().summary();
+    if !notes.is_empty() {
+        anyhow::bail!("the Lua policy reported: {}", notes.join("; "));
+    }
+    let s = |v: &[f64]| cosched_model::stats::Summary::of(v).expect("repeats >= 1");
+    let (wr, cr) = (s(&wall_ratio), s(&cpu_ratio));
+    let rows = vec![
+        vec![format!("(d) Monte-Carlo: {} orders, Rust conflict-aware + exclusive", a.orders), fmt_spread(&s(&wall[0]), 3), fmt_spread(&s(&cpu[0]), 3), "-".into(), String::new()],
+        vec![
+            format!("(d) the same, examples/lua/conflict-aware.lua + exclusive"),
+            fmt_spread(&s(&wall[1]), 3),
+            fmt_spread(&s(&cpu[1]), 3),
+            "Lua / Rust <= 5".into(),
+            format!("Lua / Rust: {:.2}x ({:.2}-{:.2}) wall, {:.2}x CPU", wr.median, wr.min, wr.max, cr.median),
+        ],
+    ];
+    let json = serde_json::json!({
+        "orders": a.orders, "rust_seconds": s(&wall[0]), "lua_seconds": s(&wall[1]), "rust_cpu_seconds": s(&cpu[0]), "lua_cpu_seconds": s(&cpu[1]),
+        "ratio_wall": wr, "ratio_cpu": cr, "aim": 5.0,
+    });
+    Ok(LuaCase { rows, json })
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use cosched_model::metrics::compute;
 use cosched_model::workload::PoolKind;
 use cosched_report::html::Page;
 use cosched_sched::oracle::{oracle, Objective, Oracle};
-use cosched_sched::{policy_from_spec, simulate, PairTable, Platform, PoolInfo, SimJob, SlowdownSource};
+use cosched_sched::{simulate, PairTable, Platform, PoolInfo, SimJob, SlowdownSource};
 use serde::Serialize;
 
 use crate::common::{create_dir, db_path, load_workload, node_cpu_count, open_store, write_file, Ctx};
@@ -271,6 +271,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         })
         .collect();
     let mut sim_figs: Vec<Vec<RunFigures>> = Vec::new();
+    let makers = crate::policy::Policies::simulation();
     for o in &orders {
         let order = cosched_sched::montecarlo::order(n, a.seed, o.order as usize);
         let jobs: Vec<SimJob> = order.iter().map(|&j| sim[j].clone()).collect();
@@ -278,7 +279,8 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             .map_err(anyhow::Error::msg)?;
         let mut row = Vec::new();
         for l in &labels {
-            let mut policy = policy_from_spec(l).map_err(bad_input)?;
+            let (name, params) = cosched_model::params::split_spec(l).map_err(|e| bad_input(format!("{l}: {e}")))?;
+            let mut policy = makers.build(name, &params).map_err(bad_input)?;
             let trace = simulate(&platform, &jobs, &t, policy.as_mut()).map_err(|e| anyhow::anyhow!("simulating {l}: {e}"))?;
             let m = compute(&trace, &jobs.iter().map(|j| j.solo).collect::<Vec<_>>())?;
             row.push(RunFigures {
@@ -402,8 +404,8 @@ fn table_cell(t: &PairTable, i: usize, j: usize) -> f64 {
 /// The label `cosched run` stores for a policy spec (every parameter, keys
 /// sorted), so the runs of each policy are found by it.
 fn label_of(spec: &str, what: &str) -> anyhow::Result<String> {
-    let s = cosched_sched::registry::resolve_spec(spec).map_err(|e| bad_input(format!("{what} {spec}: {e}")))?;
-    Ok(cosched_sched::montecarlo::spec_label(s.entry.name, &s.params.to_map()))
+    let s = crate::policy::resolve(spec).map_err(|e| bad_input(format!("{what} {spec}: {e}")))?;
+    Ok(s.label())
 }
 
 fn real_paired(orders: &[OrderRow], base: &str, l: &str, f: Figure) -> Option<Paired> {

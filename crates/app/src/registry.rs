@@ -28,9 +28,16 @@ fn listing<E: Declared>(entries: &[E]) -> Listing {
     Listing { text: list_text(entries), json: Value::Array(json) }
 }
 
-/// Every registered policy (`cosched simulate --list-policies`).
+/// Every registered policy (`cosched simulate --list-policies`), then
+/// `lua`, the policy of a script (docs/lua.md).
 pub fn policies() -> Listing {
-    listing(cosched_sched::registry::POLICIES)
+    let mut all = listing(cosched_sched::registry::POLICIES);
+    let lua = listing(&[cosched_lua::spec::Entry]);
+    all.text.push_str(&lua.text);
+    if let (serde_json::Value::Array(a), serde_json::Value::Array(b)) = (&mut all.json, lua.json) {
+        a.extend(b);
+    }
+    all
 }
 
 /// Every registered predictor (`cosched predict --list`).

@@ -19,9 +19,8 @@ use cosched_model::workload::{Amount, PoolKind, Workload};
 use cosched_report::gantt::{gantt, Bar};
 use cosched_report::html::Page;
 use cosched_sched::montecarlo::spec_label;
-use cosched_sched::registry::resolve_spec;
 use cosched_sched::runner::{run_node, Done, ExecError, RunError};
-use cosched_sched::{policy_by_name, JobId, Params, Platform, PoolInfo, SimJob, SlowdownSource};
+use cosched_sched::{JobId, Params, Platform, PoolInfo, SimJob, SlowdownSource};
 use cosched_store::{ExecRunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
 
 use crate::calibrate::calibrate_missing;
@@ -302,10 +301,43 @@ pub struct RunReport {
 /// (defaults filled in, so the stored label says what ran), and a note
 /// naming the defaults in force.
 fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(String, Params, Option<String>)> {
-    let s = resolve_spec(spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
-    let defaulted = s.params.defaulted();
-    let note = (!defaulted.is_empty()).then(|| format!("{what} {}: defaults {}", s.entry.name, defaulted.join(", ")));
-    Ok((s.entry.name.to_string(), s.params.to_map(), note))
+    let s = crate::policy::resolve(spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
+    let note = (!s.defaulted.is_empty()).then(|| format!("{what} {}: defaults {}", s.name, s.defaulted.join(", ")));
+    Ok((s.name, s.params, note))
+}
+
+/// What builds the run's policies. With a Lua policy among them, SIGHUP
+/// reloads its script between two decisions, and the resource governor is
+/// the governor file's level (`cosched governor`), watched while the run
+/// goes on, else the spec's.
+fn live_policies(
+    name: &str,
+    params: &Params,
+    baselines: &[(String, Params, Option<String>)],
+    ctx: &Ctx,
+) -> anyhow::Result<(crate::policy::Policies, Option<cosched_lua::live::Watch>)> {
+    use cosched_lua::live::{install_reload_signal, read_governor, Watch};
+    use cosched_lua::{Governor, LuaSpec};
+    let lua: Vec<&Params> =
+        std::iter::once(params).filter(|_| name == cosched_lua::NAME).chain(baselines.iter().filter(|b| b.0 == cosched_lua::NAME).map(|b| &b.1)).collect();
+    let Some(first) = lua.first() else {
+        return Ok((crate::policy::Policies::live(Governor::new(cosched_lua::Level::High)), None));
+    };
+    let file = crate::policy::governor_file();
+    let level = match read_governor(&file).map_err(bad_input)? {
+        Some(l) => l,
+        None => LuaSpec::from_params(first).map_err(bad_input)?.governor(),
+    };
+    let governor = Governor::new(level);
+    install_reload_signal();
+    ctx.step(&format!(
+        "Lua policy: `kill -HUP {}` reloads its script between two decisions; governor {} (`cosched governor high|low` sets {})",
+        std::process::id(),
+        level.name(),
+        file.display()
+    ));
+    let watch = Watch::start(Vec::new(), Some(file), governor.clone(), std::time::Duration::from_millis(200));
+    Ok((crate::policy::Policies::live(governor), Some(watch)))
 }
 
 struct Plan {
@@ -345,6 +377,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
     let (cpus_of_pool, shared) = pool_cpus(&pools, &node_cpus).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
 
+    let (policies, _watch) = live_policies(&pname, &pparams, &baselines, ctx)?;
     let _lock = crate::lock::take("run", a.lock.as_deref())?;
     let mut store = open_store(&db_path(a.db.as_deref()))?;
     install_interrupt_handler();
@@ -583,7 +616,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         }
         let outcome = execute(
             ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series,
-            &log_root, user, done, attempts, origin, refs_now, &mut ref_notes, &mut not_ok,
+            &log_root, user, done, attempts, origin, refs_now, &mut ref_notes, &policies, &mut not_ok,
         );
         match outcome {
             Ok((t, trace)) => {
@@ -713,9 +746,10 @@ fn execute(
     origin: f64,
     refs: Option<(&SoloRefs, Option<CacheRegime>)>,
     notes: &mut BTreeMap<(i64, usize), String>,
+    policies: &crate::policy::Policies,
     not_ok: &mut Vec<String>,
 ) -> Result<(f64, Trace), RunError> {
-    let mut policy = policy_by_name(&plan.name, &plan.params).map_err(RunError::Input)?;
+    let mut policy = policies.build(&plan.name, &plan.params).map_err(RunError::Input)?;
     // The run's job list in the plan's order; engines see positions, the
     // store keeps workload indices (`order[position]`).
     let order = &plan.order;
@@ -788,8 +822,19 @@ fn execute(
         clock_origin: origin,
         env: vec![("COSCHED_RUN".into(), run_id.0.to_string()), ("COSCHED_REPEAT".into(), (plan.repeat + 1).to_string())],
     };
+    let log = policies.log().clone();
+    // What the policy reported (Lua swaps, refusals, fallbacks) is journaled
+    // before the event that follows it, so the journal keeps their order.
+    let journal_notes = |store: &mut Store| -> Result<(), String> {
+        for n in log.take_new() {
+            progress.println(&format!("t={:.2}s {}: {}", n.time, n.kind.event(), n.detail));
+            store.run_note(run_id, n.time, n.kind.event(), &n.detail).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
     let result = {
         let mut sink = |e: NodeEvent| -> Result<(), String> {
+            journal_notes(store)?;
             let r = match &e {
                 NodeEvent::Started(s) => {
                     let j = order[s.job];
@@ -890,11 +935,15 @@ fn execute(
         let end = cosched_sched::Executor::now(&mut ex);
         r.map(|trace| (end, trace))
     };
+    let flushed = journal_notes(store);
     progress.finish();
     if interrupted().is_some() {
         if let Err(RunError::Exec(ExecError::Interrupted(_))) = &result {
             return result;
         }
+    }
+    if let (Ok(_), Err(e)) = (&result, flushed) {
+        return Err(RunError::Exec(ExecError::Fatal(format!("journaling what the policy reported: {e}"))));
     }
     result
 }
@@ -934,6 +983,9 @@ struct RunView {
     jobs: Vec<RunJobRecord>,
     failed: usize,
     worst_measured: Option<f64>,
+    /// What its policy reported (Lua swaps, refused swaps, fallbacks), from
+    /// the journal.
+    policy_events: Vec<cosched_store::JournalEntry>,
 }
 
 /// The trace of a run finished by an earlier invocation, from its stored
@@ -995,7 +1047,8 @@ fn show(
         let metrics = trace.metrics().ok();
         let failed = fin.iter().filter(|j| j.end.as_ref().is_some_and(|e| !e.status.is_ok())).count();
         let worst_measured = fin.iter().filter_map(|j| j.end.as_ref()?.slowdown).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-        views.push(RunView { rec: r.clone(), trace, metrics, jobs, failed, worst_measured });
+        let policy_events = store.run_journal(r.id)?.into_iter().filter(|e| e.event.starts_with("policy-")).collect();
+        views.push(RunView { rec: r.clone(), trace, metrics, jobs, failed, worst_measured, policy_events });
     }
     let f2 = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     let run_rows: Vec<Vec<String>> = views
@@ -1131,7 +1184,7 @@ fn show(
     }
     let runs_json: Vec<_> = views
         .iter()
-        .map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "worst_measured_slowdown": v.worst_measured, "jobs": v.jobs}))
+        .map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "worst_measured_slowdown": v.worst_measured, "jobs": v.jobs, "policy_events": v.policy_events}))
         .collect();
     let json = serde_json::json!({
         "workload": w.name,
@@ -1186,6 +1239,11 @@ fn show(
 /// (`conflict-aware:idle=always,threshold=100`) and job names may hold quotes.
 fn csv_field(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// Beside a run's trace: its policy's swaps, refused swaps and fallbacks.
+fn policy_file(run: ExecRunId) -> String {
+    format!("policy-run{}.csv", run.0)
 }
 
 /// The report's trace of one run, in the one trace format (`model::trace`).
@@ -1301,6 +1359,20 @@ fn write_report(
             ));
         }
         write(&trace_file(v.rec.id), &v.trace.to_csv())?;
+        if !v.policy_events.is_empty() {
+            let mut csv = String::from("time,run,event,detail\n");
+            for e in &v.policy_events {
+                csv.push_str(&format!("{},{},{},{}\n", e.t_s, v.rec.id, e.event, csv_field(&e.detail)));
+            }
+            write(&policy_file(v.rec.id), &csv)?;
+        }
+    }
+    let events: Vec<Vec<String>> = views
+        .iter()
+        .flat_map(|v| v.policy_events.iter().map(|e| vec![v.rec.id.to_string(), format!("{:.3}", e.t_s), e.event.clone(), e.detail.clone()]))
+        .collect();
+    if !events.is_empty() {
+        page.section("Policy swaps, refused swaps and fallbacks (Lua policies)").table(&["run", "t s", "event", "detail"], &events);
     }
     write("jobs.csv", &jobs_csv)?;
     let json: Vec<_> = views.iter().map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "jobs": v.jobs})).collect();
@@ -1308,6 +1380,9 @@ fn write_report(
     let data = page.section("Data").link("jobs.csv", "jobs of every run (CSV)");
     for v in views {
         data.link(&trace_file(v.rec.id), &format!("event trace of run {} (CSV, model::trace format)", v.rec.id));
+        if !v.policy_events.is_empty() {
+            data.link(&policy_file(v.rec.id), &format!("what the policy of run {} reported: swaps, refused swaps, fallbacks (CSV)", v.rec.id));
+        }
     }
     data.link("runs.json", "runs, metrics and jobs (JSON)");
     let mut own = page.clone();

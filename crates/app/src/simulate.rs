@@ -8,7 +8,7 @@ use std::time::Instant;
 use cosched_report::boxplot::{BoxPlot, BoxStats};
 use cosched_report::html::Page;
 use cosched_sched::montecarlo::{
-    default_policies, parse_spec, run_orders, spec_label, summarize, trace_of, MonteCarloError, OrderResult, PolicySummary, Spread,
+    default_policies, parse_spec, run_orders_with, spec_label, summarize, trace_of_with, MonteCarloError, OrderResult, PolicySummary, Spread,
 };
 use cosched_sched::oracle::{oracle, Objective, Oracle, Search};
 use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
@@ -17,6 +17,18 @@ use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, Store};
 
 use crate::common::{create_dir, db_path, open_read_only_store, write_file, UsedCampaign};
 use crate::error::bad_input;
+use crate::policy::Policies;
+
+/// A policy as given (the label keeps only what the spec says): a
+/// registered one (`parse_spec`) or a Lua script, loaded and checked now.
+fn policy_spec(spec: &str) -> Result<(String, Params), String> {
+    let r = crate::policy::resolve(spec)?;
+    if !r.is_lua() {
+        return parse_spec(spec);
+    }
+    let (name, given) = cosched_model::params::split_spec(spec).map_err(|e| e.to_string())?;
+    Ok((name.to_string(), given))
+}
 
 #[derive(Debug, Clone)]
 pub struct SimulateRequest {
@@ -66,20 +78,32 @@ pub struct SimulateReport {
     /// The report's index.html and the trace file, when written.
     pub index: Option<PathBuf>,
     pub trace: Option<PathBuf>,
+    /// What Lua policies reported (script errors, fallbacks), one line per
+    /// kind with its count and first occurrence; empty without them.
+    pub notes: Vec<String>,
     /// The whole result as `--json` prints it.
     pub json: serde_json::Value,
 }
 
 /// Measurements for scenarios: pairs campaigns and profiles from the store
 /// (opened only if a scenario asks), matrices from `cosched pairs --json` files.
-struct Fetch<'a> {
+pub(crate) struct Fetch<'a> {
     db: &'a Path,
     store: std::cell::OnceCell<Result<Store, String>>,
     /// The campaigns read, in the order the scenario asked for them.
     used: std::cell::RefCell<Vec<UsedCampaign>>,
 }
 
-impl Fetch<'_> {
+impl<'a> Fetch<'a> {
+    /// Reads `db` only if a scenario asks for stored figures (`cosched simulate --swf` shares it).
+    pub(crate) fn new(db: &'a Path) -> Fetch<'a> {
+        Fetch { db, store: std::cell::OnceCell::new(), used: Default::default() }
+    }
+
+    pub(crate) fn used(&self) -> Vec<UsedCampaign> {
+        self.used.borrow().clone()
+    }
+
     fn store(&self) -> Result<&Store, String> {
         self.store
             .get_or_init(|| open_read_only_store(self.db).map_err(|e| format!("{e:#}")))
@@ -181,11 +205,13 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     } else {
         a.policies
             .iter()
-            .map(|s| parse_spec(s).map_err(|e| bad_input(format!("--policy: {e}"))))
+            .map(|s| policy_spec(s).map_err(|e| bad_input(format!("--policy: {e}"))))
             .collect::<anyhow::Result<Vec<_>>>()?
     };
+    let makers = Policies::simulation();
+    let build = |n: &str, p: &Params| makers.build(n, p);
     let started = Instant::now();
-    let results = run_orders(&scenario, &policies, a.orders, a.seed).map_err(|e| match e {
+    let results = run_orders_with(&scenario, &policies, a.orders, a.seed, &build).map_err(|e| match e {
         MonteCarloError::Policy(m) => bad_input(m),
         other => anyhow::Error::new(other),
     })?;
@@ -226,16 +252,17 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         "policies": policies.iter().map(|(n, p)| spec_label(n, p)).collect::<Vec<_>>(),
         "summaries": summaries,
         "oracle": oracle_json,
+        "policy_notes": makers.log().summary(),
     });
     if let Some(dir) = &a.report {
         write_report(dir, path, a, &summaries, &baseline_score, &results, &policies, &doc)?;
     }
     if let Some(file) = &a.trace {
         let (name, params) = match &a.trace_policy {
-            Some(spec) => parse_spec(spec).map_err(|e| bad_input(format!("--trace-policy: {e}")))?,
+            Some(spec) => policy_spec(spec).map_err(|e| bad_input(format!("--trace-policy: {e}")))?,
             None => policies[0].clone(),
         };
-        write_trace(&scenario, &name, &params, a.seed, a.trace_order, file)?;
+        write_trace(&scenario, &name, &params, a.seed, a.trace_order, file, &build)?;
     }
     let sections = SECTIONS
         .iter()
@@ -268,6 +295,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         elapsed_s: elapsed,
         index: a.report.as_ref().map(|d| d.join("index.html")),
         trace: a.trace.clone(),
+        notes: makers.log().summary(),
         json: doc,
     })
 }
@@ -327,8 +355,16 @@ fn boxes(summaries: &[PolicySummary], pick: Pick) -> Vec<BoxStats> {
         .collect()
 }
 
-fn write_trace(scenario: &Scenario, name: &str, params: &Params, seed: u64, index: usize, file: &Path) -> anyhow::Result<()> {
-    let (jobs, trace) = trace_of(scenario, name, params, seed, index).map_err(|e| match e {
+fn write_trace(
+    scenario: &Scenario,
+    name: &str,
+    params: &Params,
+    seed: u64,
+    index: usize,
+    file: &Path,
+    build: &cosched_sched::montecarlo::Build<'_>,
+) -> anyhow::Result<()> {
+    let (jobs, trace) = trace_of_with(scenario, name, params, seed, index, build).map_err(|e| match e {
         MonteCarloError::Policy(m) => bad_input(m),
         other => anyhow::Error::new(other),
     })?;

@@ -53,6 +53,8 @@ enum Verb {
     EvaluatePredictors(cmd::evaluate::EvaluateArgs),
     /// Seed 000's Monte-Carlo evaluation of policies over random job orders (increase rates vs sequential).
     Simulate(cmd::simulate::SimulateArgs),
+    /// Show or set the node's resource governor level (high / low) that Lua policies read while running.
+    Governor(cmd::governor::GovernorArgs),
     /// Benchmarks that print figures measured side by side in one run.
     #[command(after_help = "Example:\n  cosched bench kernels")]
     Bench(cmd::bench::BenchArgs),
@@ -88,6 +90,7 @@ fn main() {
         Verb::Characterize(a) => cmd::characterize::run(a),
         Verb::Db(a) => cmd::db::run(a),
         Verb::Simulate(a) => cmd::simulate::run(a),
+        Verb::Governor(a) => cmd::governor::run(a),
         Verb::Run(a) => cmd::run::run(a),
         Verb::Predict(a) => cmd::predict::run(a),
         Verb::Evaluate(a) => cmd::compare::run(a),

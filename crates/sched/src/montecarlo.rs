@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::policy::Policy;
 use crate::registry::{policy_by_name, Params};
 use crate::scenario::Scenario;
 use crate::sim::{simulate_with, SimError, SimJob, SimOptions, Trace};
@@ -117,6 +118,17 @@ pub struct OrderResult {
     pub baseline_score: f64,
 }
 
+/// Builds a policy by name and parameters for each run of an order: the
+/// registry's [`policy_by_name`], or a caller's that also knows policies
+/// defined outside this crate (the application's Lua scripts), so this
+/// crate need not depend on them.
+pub type Build<'a> = dyn Fn(&str, &Params) -> Result<Box<dyn Policy>, String> + Sync + 'a;
+
+fn registry(name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
+    policy_by_name(name, params)
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_one(
     scenario: &Scenario,
     jobs: &[SimJob],
@@ -124,8 +136,9 @@ fn run_one(
     index: usize,
     name: &str,
     params: &Params,
+    build: &Build<'_>,
 ) -> Result<Metrics, MonteCarloError> {
-    let mut policy = policy_by_name(name, params).map_err(MonteCarloError::Policy)?;
+    let mut policy = build(name, params).map_err(MonteCarloError::Policy)?;
     let label = || spec_label(name, params);
     let opts = SimOptions { nodes: scenario.nodes, window: None };
     let trace = simulate_with(&scenario.platform, jobs, table, table, policy.as_mut(), &opts)
@@ -148,7 +161,19 @@ pub fn trace_of(
     seed: u64,
     index: usize,
 ) -> Result<(Vec<SimJob>, Trace), MonteCarloError> {
-    let mut policy = policy_by_name(name, params).map_err(MonteCarloError::Policy)?;
+    trace_of_with(scenario, name, params, seed, index, &registry)
+}
+
+/// [`trace_of`] with the policy built by `build`.
+pub fn trace_of_with(
+    scenario: &Scenario,
+    name: &str,
+    params: &Params,
+    seed: u64,
+    index: usize,
+    build: &Build<'_>,
+) -> Result<(Vec<SimJob>, Trace), MonteCarloError> {
+    let mut policy = build(name, params).map_err(MonteCarloError::Policy)?;
     let ord = order(scenario.job_program.len(), seed, index);
     let jobs = scenario.jobs_in(&ord);
     let table = scenario.source_in(&ord);
@@ -167,9 +192,21 @@ pub fn run_orders(
     orders: usize,
     seed: u64,
 ) -> Result<Vec<OrderResult>, MonteCarloError> {
+    run_orders_with(scenario, policies, orders, seed, &registry)
+}
+
+/// [`run_orders`] with each policy (and the exclusive baseline) built by
+/// `build`.
+pub fn run_orders_with(
+    scenario: &Scenario,
+    policies: &[(String, Params)],
+    orders: usize,
+    seed: u64,
+    build: &Build<'_>,
+) -> Result<Vec<OrderResult>, MonteCarloError> {
     // Refuse bad names before any thread starts rather than once per order.
     for (name, params) in policies {
-        policy_by_name(name, params).map_err(MonteCarloError::Policy)?;
+        build(name, params).map_err(MonteCarloError::Policy)?;
     }
     let n = scenario.job_program.len();
     (0..orders)
@@ -178,11 +215,11 @@ pub fn run_orders(
             let ord = order(n, seed, index);
             let jobs = scenario.jobs_in(&ord);
             let table = scenario.source_in(&ord);
-            let baseline = run_one(scenario, &jobs, &table, index, "exclusive", &Params::new())?;
+            let baseline = run_one(scenario, &jobs, &table, index, "exclusive", &Params::new(), build)?;
             let outcomes = policies
                 .iter()
                 .map(|(name, params)| {
-                    let m = run_one(scenario, &jobs, &table, index, name, params)?;
+                    let m = run_one(scenario, &jobs, &table, index, name, params, build)?;
                     Ok(Outcome {
                         makespan: increase_rate(m.makespan, baseline.makespan),
                         avg_turnaround: increase_rate(m.avg_turnaround, baseline.avg_turnaround),

@@ -289,6 +289,17 @@ impl Store {
         )
     }
 
+    /// A journal line of the run that is no job's start or end, at `t_s` on
+    /// the run's clock: what its policy reported (a Lua script swapped in,
+    /// a swap refused, a fallback).
+    pub fn run_note(&mut self, run: ExecRunId, t_s: f64, event: &str, detail: &str) -> Result<()> {
+        finite("noting a run event", "t_s", t_s)?;
+        self.write("noting a run event", |tx| {
+            Store::run_status_in(tx, run)?;
+            journal(tx, run, t_s, event, None, detail)
+        })
+    }
+
     /// A run's journal, in order.
     pub fn run_journal(&self, run: ExecRunId) -> Result<Vec<JournalEntry>> {
         self.query(
@@ -306,6 +317,20 @@ mod tests {
 
     fn prov() -> Provenance {
         crate::test_provenance("cosched run", 0)
+    }
+
+    #[test]
+    fn a_policy_note_is_a_journal_line_in_order_and_other_events_are_refused() {
+        let mut s = Store::open_in_memory().unwrap();
+        let run = s.begin_run("s1", "w", "lua:path=a.lua", 0, "{}", &prov()).unwrap();
+        s.run_note(run, 1.5, "policy-swap", "a.lua swapped in (3 lines)").unwrap();
+        s.run_note(run, 2.0, "policy-swap-refused", "a.lua:2: no; the running script keeps deciding").unwrap();
+        assert!(s.run_note(run, 2.5, "policy-coffee", "x").is_err(), "the journal keeps its events");
+        assert!(s.run_note(run, f64::NAN, "policy-swap", "x").is_err());
+        let j = s.run_journal(run).unwrap();
+        let seen: Vec<(f64, &str, Option<&str>)> = j.iter().map(|e| (e.t_s, e.event.as_str(), e.job.as_deref())).collect();
+        assert_eq!(seen, vec![(0.0, "begin", None), (1.5, "policy-swap", None), (2.0, "policy-swap-refused", None)]);
+        assert_eq!(j[2].detail, "a.lua:2: no; the running script keeps deciding");
     }
 
     fn start(job: &str, index: u32, attempt: u32, t: f64) -> RunJobStart {

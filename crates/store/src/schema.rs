@@ -321,6 +321,27 @@ CREATE TABLE run_conditions (
 CREATE INDEX run_conditions_by_run ON run_conditions (run_id, id);
 "#,
     },
+    Migration {
+        version: 8,
+        what: "a run's journal keeps what its policy reported",
+        sql: r#"
+-- A Lua policy's swaps (SIGHUP), refused swaps and fallbacks are lines of
+-- its run's journal, between the job events they came before. SQLite
+-- cannot change a CHECK in place, so the table is rebuilt, ids kept.
+CREATE TABLE run_journal_v8 (
+    id      INTEGER PRIMARY KEY,
+    run_id  INTEGER NOT NULL REFERENCES runs(id),
+    t_s     REAL    NOT NULL,
+    event   TEXT    NOT NULL CHECK (event IN ('begin', 'start', 'end', 'interrupted', 'resume', 'done', 'failed',
+                                              'policy-swap', 'policy-swap-refused', 'policy-error', 'policy-idle-fallback')),
+    job     TEXT,
+    detail  TEXT    NOT NULL
+);
+INSERT INTO run_journal_v8 (id, run_id, t_s, event, job, detail) SELECT id, run_id, t_s, event, job, detail FROM run_journal;
+DROP TABLE run_journal;
+ALTER TABLE run_journal_v8 RENAME TO run_journal;
+"#,
+    },
 ];
 
 /// The schema version this build writes.

@@ -13,6 +13,7 @@ pub mod demo;
 pub mod enumerate;
 pub mod evaluate;
 pub mod generate;
+pub mod governor;
 pub mod node;
 pub mod pairs;
 pub mod predict;

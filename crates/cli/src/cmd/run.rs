@@ -16,7 +16,8 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadAr
     cosched run --workload examples/mixed.toml --predictor learned --report report/\n  \
     cosched run --workload examples/mixed.toml --policy noplan --report report/\n  \
     cosched run --workload examples/mixed.toml --policy conflict-aware --resume   # after a crash or Ctrl-C\n  \
-    cosched run --workload w.toml --policy no-twins --json | jq '.runs[0].metrics'\n\n\
+    cosched run --workload w.toml --policy no-twins --json | jq '.runs[0].metrics'\n  \
+    cosched run --workload w.toml --policy lua:path=examples/lua/noplan.lua   # kill -HUP PID reloads it (docs/lua.md)\n\n\
     Each job runs as a process group in its own cgroup (cpuset, freezer, memory,\n\
     pids; v1 or v2) pinned to free cores of its pool, else pinned with\n\
     sched_setaffinity (the output says which and why). The policy sees the\n\

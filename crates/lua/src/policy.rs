@@ -1,0 +1,655 @@
+//! The bridge: a Lua state behind the `Policy` trait.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cosched_engine::policy::{Decision, JobOutcome, Params, Policy, View};
+use cosched_engine::validate::Refusal;
+use cosched_engine::{JobId, SlowdownSource};
+use cosched_model::workload::PoolKind;
+use mlua::{ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
+
+use crate::live::{self, Governor, Level};
+use crate::log::{Log, Note, NoteKind};
+use crate::spec::LuaSpec;
+
+/// Instructions between two budget checks: the hook's cost is one Rust call
+/// per this many VM instructions.
+const HOOK_EVERY: u32 = 1000;
+
+/// The slowdown source of the decision in progress, lent to the Lua
+/// callbacks (`view.score`, `view.slowdown`) for the length of one call.
+#[derive(Default)]
+struct Lent {
+    source: Cell<Option<*const (dyn SlowdownSource + 'static)>>,
+    /// Ids the engine has shown this state: the only ones the source is
+    /// asked about, since a source indexes its tables by them.
+    known: RefCell<Vec<bool>>,
+    beside: RefCell<Vec<JobId>>,
+}
+
+/// Clears the lent source when the call that lent it ends, however it ends.
+struct Lending<'a>(&'a Lent);
+
+impl Lent {
+    fn lend<'a>(&'a self, source: &'a dyn SlowdownSource) -> Lending<'a> {
+        let p: *const (dyn SlowdownSource + 'a) = source;
+        // SAFETY: only the lifetime is erased (same pointer, same vtable).
+        // The pointer is dereferenced only by the callbacks while it is set,
+        // and it is set only between this call and the drop of the returned
+        // guard, which borrows `source` for as long: the callbacks run inside
+        // `Function::call` on this thread, within that span.
+        let p: *const (dyn SlowdownSource + 'static) = unsafe { std::mem::transmute(p) };
+        self.source.set(Some(p));
+        Lending(self)
+    }
+
+    fn with<R>(&self, what: &str, f: impl FnOnce(&dyn SlowdownSource) -> R) -> mlua::Result<R> {
+        match self.source.get() {
+            // SAFETY: set only while a `Lending` guard borrows the source
+            // (see `lend`), so it points to a live source.
+            Some(p) => Ok(f(unsafe { &*p })),
+            None => Err(mlua::Error::runtime(format!("{what} may be called only inside decide(view)"))),
+        }
+    }
+
+    fn known(&self, id: JobId) -> bool {
+        self.known.borrow().get(id).copied().unwrap_or(false)
+    }
+}
+
+impl Drop for Lending<'_> {
+    fn drop(&mut self) {
+        self.0.source.set(None);
+    }
+}
+
+/// `file:line` of the Lua code that called into Rust, for errors raised by
+/// the callbacks.
+fn here(lua: &Lua) -> String {
+    match lua.inspect_stack(1) {
+        Some(d) => {
+            let s = d.source();
+            format!("{}:{}: ", s.short_src.unwrap_or_default(), d.curr_line())
+        }
+        None => String::new(),
+    }
+}
+
+/// A job id from a number or a job table (`job.id`).
+fn job_arg(lua: &Lua, lent: &Lent, v: &Value, what: &str) -> mlua::Result<JobId> {
+    let id = match v {
+        Value::Integer(i) => Some(*i),
+        Value::Number(n) if n.fract() == 0.0 => Some(*n as i64),
+        Value::Table(t) => t.raw_get::<Option<i64>>("id")?,
+        _ => None,
+    };
+    match id {
+        Some(i) if i >= 0 && lent.known(i as usize) => Ok(i as usize),
+        Some(i) => Err(mlua::Error::runtime(format!("{}{what}: job {i} is not one the view has shown", here(lua)))),
+        None => Err(mlua::Error::runtime(format!("{}{what}: expected a job id or a job table, got a {}", here(lua), v.type_name()))),
+    }
+}
+
+/// The message of a Lua error as a user reads it: the script's
+/// `file:line: what`, without mlua's wrapping.
+fn message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) | mlua::Error::MemoryError(m) => m.clone(),
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::CallbackError { cause, .. } => message(cause),
+        mlua::Error::WithContext { context, cause } => format!("{context}: {}", message(cause)),
+        other => other.to_string(),
+    }
+}
+
+/// One loaded script: its Lua state, its functions, and the tables it is
+/// shown (each job's table made once, so a script may annotate it).
+struct Script {
+    lua: Lua,
+    source: String,
+    /// `file:line` where `decide` is defined, for decisions the engine
+    /// would refuse (no Lua line raised them).
+    at: String,
+    decide: Function,
+    observe: Option<Function>,
+    view: Table,
+    pools: Option<Table>,
+    jobs: Vec<Option<Table>>,
+    /// `view.queue`, kept from one decision to the next and brought up to
+    /// date by removing the jobs that left it and appending arrivals: the
+    /// queue changes by a job or two per decision, and rebuilding a table
+    /// of every waiting job each time was most of a decision's cost.
+    queue: Table,
+    /// The ids `queue` holds, in order.
+    shown: Vec<JobId>,
+    /// `view.running`, rewritten in place at each decision.
+    running: Table,
+    /// The sandbox's own `table.remove`, whatever the script does to its
+    /// globals.
+    remove: Function,
+    lent: Rc<Lent>,
+    steps: Arc<AtomicU64>,
+}
+
+impl Script {
+    /// Loads `source` into a fresh sandboxed state and checks that it
+    /// implements the interface.
+    fn load(spec: &LuaSpec, source: String, bytecode: Option<&[u8]>) -> Result<Script, String> {
+        let path = spec.path.display().to_string();
+        let mut libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
+        match spec.grant() {
+            "os" => libs |= StdLib::OS,
+            "io" => libs |= StdLib::IO,
+            "all" => libs |= StdLib::OS | StdLib::IO | StdLib::PACKAGE,
+            _ => {}
+        }
+        let lua = Lua::new_with(libs, LuaOptions::default()).map_err(|e| format!("{path}: cannot start Lua: {e}"))?;
+        let setup = || -> mlua::Result<Table> {
+            let g = lua.globals();
+            if spec.grant() != "all" {
+                // Reading or running other files, and binary chunks, are
+                // outside the sandbox.
+                for name in ["dofile", "loadfile", "load", "require"] {
+                    g.raw_set(name, Value::Nil)?;
+                }
+            }
+            // stdout carries tables and --json; a script's prints go to stderr.
+            let who = path.clone();
+            let print = lua.create_function(move |_, args: Variadic<Value>| {
+                let parts: Vec<String> = args.iter().map(|v| v.to_string().unwrap_or_else(|_| format!("<{}>", v.type_name()))).collect();
+                eprintln!("{who}: {}", parts.join("\t"));
+                Ok(())
+            })?;
+            g.raw_set("print", print)?;
+            let params = lua.create_table()?;
+            for (k, v) in &spec.script {
+                let t = v.trim();
+                let value = if let Ok(i) = t.parse::<i64>() {
+                    Value::Integer(i)
+                } else if let Ok(x) = t.parse::<f64>() {
+                    Value::Number(x)
+                } else if t == "true" || t == "false" {
+                    Value::Boolean(t == "true")
+                } else {
+                    Value::String(lua.create_string(v)?)
+                };
+                params.raw_set(k.as_str(), value)?;
+            }
+            g.raw_set("params", params)?;
+            Ok(g)
+        };
+        let g = setup().map_err(|e| format!("{path}: {}", message(&e)))?;
+
+        let steps = Arc::new(AtomicU64::new(0));
+        let counter = steps.clone();
+        let budget = spec.budget();
+        lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_lua, debug| {
+            let n = counter.fetch_add(HOOK_EVERY as u64, Ordering::Relaxed) + HOOK_EVERY as u64;
+            if n > budget {
+                let s = debug.source();
+                return Err(mlua::Error::runtime(format!(
+                    "{}:{}: instruction budget of {budget} exceeded (a runaway loop? budget=N raises it)",
+                    s.short_src.unwrap_or_default(),
+                    debug.curr_line()
+                )));
+            }
+            Ok(VmState::Continue)
+        });
+
+        let remove: Function = (|| g.raw_get::<Table>("table")?.raw_get::<Function>("remove"))().map_err(|e| format!("{path}: {}", message(&e)))?;
+        // A text file is read as text even if it starts like bytecode;
+        // bytecode comes only from `compile`, on this machine.
+        let chunk = match bytecode {
+            Some(b) => lua.load(b).set_mode(ChunkMode::Binary),
+            None => lua.load(source.as_str()).set_mode(ChunkMode::Text),
+        };
+        chunk.set_name(format!("@{path}")).exec().map_err(|e| message(&e))?;
+        let decide = match g.raw_get::<Value>("decide").map_err(|e| message(&e))? {
+            Value::Function(f) => f,
+            Value::Nil => return Err(format!("{path}: defines no function decide(view); a strategy must (docs/lua.md)")),
+            other => return Err(format!("{path}: `decide` is a {}, not a function", other.type_name())),
+        };
+        let observe = match g.raw_get::<Value>("observe").map_err(|e| message(&e))? {
+            Value::Function(f) => Some(f),
+            Value::Nil => None,
+            other => return Err(format!("{path}: `observe` is a {}, not a function", other.type_name())),
+        };
+        let info = decide.info();
+        let at = format!("{}:{}", info.short_src.unwrap_or(path.clone()), info.line_defined.unwrap_or(0));
+
+        let lent = Rc::new(Lent::default());
+        let view = (|| -> mlua::Result<Table> {
+            let view = lua.create_table()?;
+            let l = lent.clone();
+            view.raw_set(
+                "score",
+                lua.create_function(move |lua, (a, b): (Value, Value)| {
+                    let (a, b) = (job_arg(lua, &l, &a, "score")?, job_arg(lua, &l, &b, "score")?);
+                    l.with("score", |s| s.score(a, b))
+                })?,
+            )?;
+            let l = lent.clone();
+            view.raw_set(
+                "slowdown",
+                lua.create_function(move |lua, (job, beside): (Value, Option<Table>)| {
+                    let job = job_arg(lua, &l, &job, "slowdown")?;
+                    let mut ids = l.beside.take();
+                    ids.clear();
+                    if let Some(t) = beside {
+                        for v in t.sequence_values::<Value>() {
+                            ids.push(job_arg(lua, &l, &v?, "slowdown")?);
+                        }
+                    }
+                    let r = l.with("slowdown", |s| s.slowdown(job, &ids));
+                    l.beside.replace(ids);
+                    r
+                })?,
+            )?;
+            Ok(view)
+        })()
+        .map_err(|e| format!("{path}: {}", message(&e)))?;
+        let queue = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
+        view.raw_set("queue", queue.clone()).map_err(|e| format!("{path}: {}", message(&e)))?;
+        let running = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
+        view.raw_set("running", running.clone()).map_err(|e| format!("{path}: {}", message(&e)))?;
+        Ok(Script { lua, source, at, decide, observe, view, pools: None, jobs: Vec::new(), queue, shown: Vec::new(), running, remove, lent, steps })
+    }
+
+    /// The job's table, made the first time the view shows the job.
+    fn job(&mut self, id: JobId, make: impl FnOnce(&Lua, &Table) -> mlua::Result<()>) -> mlua::Result<Table> {
+        if id >= self.jobs.len() {
+            self.jobs.resize(id + 1, None);
+            self.lent.known.borrow_mut().resize(id + 1, false);
+        }
+        if let Some(t) = &self.jobs[id] {
+            return Ok(t.clone());
+        }
+        let t = self.lua.create_table()?;
+        t.raw_set("id", id as i64)?;
+        make(&self.lua, &t)?;
+        self.jobs[id] = Some(t.clone());
+        self.lent.known.borrow_mut()[id] = true;
+        Ok(t)
+    }
+
+    fn fill_view(&mut self, view: &View, governor: Level) -> mlua::Result<Table> {
+        let v = self.view.clone();
+        v.raw_set("time", view.time)?;
+        v.raw_set("governor", governor.name())?;
+        if self.pools.is_none() {
+            let pools = self.lua.create_table()?;
+            for p in view.pools {
+                let t = self.lua.create_table()?;
+                t.raw_set("name", p.name.as_str())?;
+                t.raw_set("cores", p.cores)?;
+                t.raw_set("kind", if matches!(p.kind, PoolKind::Cpu) { "cpu" } else { "accelerator" })?;
+                pools.raw_push(t)?;
+            }
+            v.raw_set("pools", pools.clone())?;
+            self.pools = Some(pools);
+        }
+        let pools = self.pools.clone().expect("made above");
+        for p in 0..view.pools.len() {
+            pools.raw_get::<Table>(p + 1)?.raw_set("free", view.free_cores(p))?;
+        }
+        self.sync_queue(view)?;
+        // Running jobs change at each decision, but their tables do not:
+        // the list is rewritten in place, its tail cleared.
+        let running = self.running.clone();
+        for (k, r) in view.running.iter().enumerate() {
+            let t = self.job(r.id, |lua, t| {
+                // A job the view never showed queued (a swap while it ran).
+                t.raw_set("pool", r.pool + 1)?;
+                t.raw_set("cores", r.cores)?;
+                t.raw_set("solo", r.solo)?;
+                t.raw_set("program", lua.create_string(r.program)?)?;
+                t.raw_set("name", lua.create_string(r.program)?)
+            })?;
+            t.raw_set("progress", r.progress)?;
+            running.raw_set(k + 1, t)?;
+        }
+        for k in view.running.len()..running.raw_len() {
+            running.raw_set(k + 1, Value::Nil)?;
+        }
+        Ok(v)
+    }
+
+    /// Brings `view.queue` to the view's queue: the ids that left are
+    /// removed (highest position first) and the rest of the new queue is
+    /// appended. That is right for any new queue: what stays is the part of
+    /// the old one matched in order, and everything after it is appended.
+    fn sync_queue(&mut self, view: &View) -> mlua::Result<()> {
+        let same = self.shown.len() == view.queue.len() && self.shown.iter().zip(view.queue).all(|(a, q)| *a == q.id);
+        // A script that changed the table itself gets it rebuilt.
+        if same && self.queue.raw_len() == self.shown.len() {
+            return Ok(());
+        }
+        if self.queue.raw_len() != self.shown.len() {
+            self.queue.clear()?;
+            self.shown.clear();
+        }
+        let mut k = 0;
+        let mut gone = Vec::new();
+        for (i, id) in self.shown.iter().enumerate() {
+            if view.queue.get(k).is_some_and(|q| q.id == *id) {
+                k += 1;
+            } else {
+                gone.push(i);
+            }
+        }
+        for &i in gone.iter().rev() {
+            self.remove.call::<()>((self.queue.clone(), i as i64 + 1))?;
+        }
+        self.shown.clear();
+        self.shown.extend(view.queue[..k].iter().map(|q| q.id));
+        for q in &view.queue[k..] {
+            let t = self.job(q.id, |lua, t| {
+                t.raw_set("name", lua.create_string(q.name)?)?;
+                t.raw_set("pool", q.pool + 1)?;
+                t.raw_set("cores", q.cores)?;
+                t.raw_set("solo", q.solo)?;
+                t.raw_set("program", lua.create_string(q.program)?)
+            })?;
+            self.shown.push(q.id);
+            self.queue.raw_set(self.shown.len(), t)?;
+        }
+        Ok(())
+    }
+
+    /// The script's decisions for `view`, checked as the engine checks them.
+    fn decide(&mut self, view: &View, governor: Level) -> Result<Vec<Decision>, String> {
+        let v = self.fill_view(view, governor).map_err(|e| format!("{}: {}", self.at, message(&e)))?;
+        self.steps.store(0, Ordering::Relaxed);
+        let out = {
+            let _lent = self.lent.lend(view.slowdown);
+            self.decide.call::<Value>(v).map_err(|e| message(&e))?
+        };
+        let ds = decisions(&out, view).map_err(|e| format!("{}: decide: {e}", self.at))?;
+        check(view, &ds).map_err(|e| format!("{}: decide: {e}", self.at))?;
+        Ok(ds)
+    }
+
+    fn observe(&mut self, o: &JobOutcome) -> Result<(), String> {
+        let Some(f) = &self.observe else { return Ok(()) };
+        let t = (|| -> mlua::Result<Table> {
+            let t = self.lua.create_table()?;
+            t.raw_set("job", o.job as i64)?;
+            t.raw_set("program", o.program)?;
+            t.raw_set("arrival", o.arrival)?;
+            t.raw_set("start", o.start)?;
+            t.raw_set("finish", o.finish)?;
+            t.raw_set("solo", o.solo)?;
+            t.raw_set("slowdown", o.slowdown)?;
+            Ok(t)
+        })()
+        .map_err(|e| message(&e))?;
+        self.steps.store(0, Ordering::Relaxed);
+        f.call::<()>(t).map_err(|e| message(&e))
+    }
+}
+
+/// The decisions a script returned: `nil` or a list of tables.
+fn decisions(out: &Value, view: &View) -> Result<Vec<Decision>, String> {
+    let list = match out {
+        Value::Nil => return Ok(Vec::new()),
+        Value::Table(t) => t,
+        other => return Err(format!("returned a {}, not a list of decisions such as {{{{start = job.id}}}}", other.type_name())),
+    };
+    let mut ds = Vec::new();
+    for (k, d) in list.clone().sequence_values::<Value>().enumerate() {
+        let d = d.map_err(|e| message(&e))?;
+        let Value::Table(d) = d else {
+            return Err(format!("decision {} is a {}, not a table such as {{start = job.id}}", k + 1, d.type_name()));
+        };
+        ds.push(decision(&d, view).map_err(|e| format!("decision {}: {e}", k + 1))?);
+    }
+    Ok(ds)
+}
+
+/// One decision table as an engine decision. Each kind of decision is one
+/// key naming its job; a new kind the engine learns is one more arm here.
+fn decision(d: &Table, view: &View) -> Result<Decision, String> {
+    let id = |key: &str| -> Result<Option<JobId>, String> {
+        match d.raw_get::<Value>(key).map_err(|e| message(&e))? {
+            Value::Nil => Ok(None),
+            Value::Integer(i) if i >= 0 => Ok(Some(i as usize)),
+            Value::Number(n) if n >= 0.0 && n.fract() == 0.0 => Ok(Some(n as usize)),
+            Value::Table(t) => match t.raw_get::<Value>("id").map_err(|e| message(&e))? {
+                Value::Integer(i) if i >= 0 => Ok(Some(i as usize)),
+                _ => Err(format!("`{key}` is a table without a job id")),
+            },
+            other => Err(format!("`{key}` is a {}, not a job id", other.type_name())),
+        }
+    };
+    if let Some(job) = id("start")? {
+        let pool = match d.raw_get::<Value>("pool").map_err(|e| message(&e))? {
+            Value::Nil => view.queue.iter().find(|q| q.id == job).map_or(usize::MAX, |q| q.pool),
+            Value::Integer(p) if p >= 1 => p as usize - 1,
+            other => return Err(format!("`pool` is {other:?}; expected a pool number from 1 to {}", view.pools.len())),
+        };
+        return Ok(Decision::Start { job, pool });
+    }
+    Err("expected {start = JOB[, pool = P]}".into())
+}
+
+/// The engine's check of a batch of decisions (`validate::check_start`),
+/// made here so a bad decision reaches the fallback, not the engine.
+fn check(view: &View, ds: &[Decision]) -> Result<(), String> {
+    let mut used: Vec<u32> = vec![0; view.pools.len()];
+    for r in view.running {
+        used[r.pool] += r.cores;
+    }
+    let mut started: Vec<JobId> = Vec::new();
+    for (k, d) in ds.iter().enumerate() {
+        let at = |why: Refusal| format!("decision {}: {why}", k + 1);
+        #[allow(unreachable_patterns)]
+        match *d {
+            Decision::Start { job, pool } => {
+                let q = view
+                    .queue
+                    .iter()
+                    .find(|q| q.id == job && !started.contains(&job))
+                    .ok_or_else(|| at(Refusal::NotWaiting { job }))?;
+                if pool != q.pool {
+                    return Err(at(Refusal::WrongPool { job, pool: pool.wrapping_add(1), belongs: q.pool + 1 }));
+                }
+                let free = view.pools[pool].cores.saturating_sub(used[pool]);
+                if q.cores > free {
+                    return Err(at(Refusal::NoRoom { job, pool: pool + 1, needs: q.cores, free }));
+                }
+                used[pool] += q.cores;
+                started.push(job);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A policy whose decisions a Lua script makes.
+pub struct LuaPolicy {
+    spec: LuaSpec,
+    script: Script,
+    fallback: Box<dyn Policy>,
+    /// The script failed; the fallback decides until a swap succeeds.
+    broken: bool,
+    log: Arc<Log>,
+    governor: Governor,
+    /// Reload on SIGHUP (`live::generation`), and the generation last seen.
+    live: bool,
+    seen: u64,
+}
+
+impl LuaPolicy {
+    /// Checks a script as a swap would: reads, loads and checks that it
+    /// defines `decide` (and `observe`, if at all, as a function).
+    pub fn check(spec: &LuaSpec) -> Result<(), String> {
+        let text = read(&spec.path)?;
+        Script::load(spec, text, None).map(drop)
+    }
+
+    fn note(&self, time: f64, kind: NoteKind, detail: String) {
+        self.log.push(Note { time, kind, detail });
+    }
+
+    /// A swap asked for by SIGHUP: the script file is loaded aside and
+    /// checked; its first decision, on this view, must pass too. `Some` with
+    /// that decision when it is swapped in.
+    fn reload(&mut self, view: &View) -> Option<Vec<Decision>> {
+        let path = self.spec.path.display().to_string();
+        let text = match read(&self.spec.path) {
+            Ok(t) => t,
+            Err(e) => {
+                self.note(view.time, NoteKind::Refused, format!("{e}; the running script keeps deciding"));
+                return None;
+            }
+        };
+        if text == self.script.source && !self.broken {
+            return None;
+        }
+        let level = self.governor.level();
+        match Script::load(&self.spec, text, None).and_then(|mut s| s.decide(view, level).map(|d| (s, d))) {
+            Ok((s, d)) => {
+                self.script = s;
+                self.broken = false;
+                self.note(view.time, NoteKind::Swap, format!("{path} swapped in ({} lines)", self.script.source.lines().count()));
+                Some(d)
+            }
+            Err(e) => {
+                let keeps = if self.broken { format!("`{}` keeps deciding", self.spec.fallback()) } else { "the running script keeps deciding".into() };
+                self.note(view.time, NoteKind::Refused, format!("{e}; {keeps}"));
+                None
+            }
+        }
+    }
+}
+
+impl Policy for LuaPolicy {
+    fn decide(&mut self, view: &View) -> Vec<Decision> {
+        if self.live && live::generation() != self.seen {
+            self.seen = live::generation();
+            if let Some(d) = self.reload(view) {
+                return d;
+            }
+        }
+        if self.broken {
+            return self.fallback.decide(view);
+        }
+        match self.script.decide(view, self.governor.level()) {
+            Ok(d) if d.is_empty() && view.running.is_empty() && !view.queue.is_empty() => {
+                let d = self.fallback.decide(view);
+                self.note(
+                    view.time,
+                    NoteKind::Idle,
+                    format!(
+                        "{}: decide started nothing on an idle node while {} job(s) wait; `{}` decided instead",
+                        self.script.at,
+                        view.queue.len(),
+                        self.spec.fallback()
+                    ),
+                );
+                d
+            }
+            Ok(d) => d,
+            Err(e) => {
+                self.broken = true;
+                self.note(view.time, NoteKind::Error, format!("{e}; `{}` decides from now on", self.spec.fallback()));
+                self.fallback.decide(view)
+            }
+        }
+    }
+
+    fn observe(&mut self, outcome: &JobOutcome) {
+        self.fallback.observe(outcome);
+        if self.broken {
+            return;
+        }
+        if let Err(e) = self.script.observe(outcome) {
+            self.broken = true;
+            self.note(outcome.finish, NoteKind::Error, format!("{e}; `{}` decides from now on", self.spec.fallback()));
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read Lua script {}: {e}", path.display()))
+}
+
+/// Builds Lua policies from `lua:` parameters for one verb.
+///
+/// For a simulation, each script is read once and its text kept, since a
+/// Monte-Carlo run builds a policy per order on every thread; the governor
+/// is the spec's level. For a real run, each build reads the file as it is
+/// now, the policy reloads on SIGHUP, and every policy shares one governor.
+pub struct Builder {
+    log: Arc<Log>,
+    governor: Option<Governor>,
+    live: bool,
+    texts: Mutex<HashMap<PathBuf, Arc<Code>>>,
+}
+
+/// A script's text and, for simulations, its bytecode: compiling once saves
+/// each of a Monte-Carlo run's thousands of builds the parse.
+struct Code {
+    text: String,
+    bytecode: Option<Vec<u8>>,
+}
+
+/// The bytecode of `text`, with its debug information (lines, names), so
+/// errors still name the script's file and line; `None` if it does not
+/// compile (loading the text then reports why).
+fn compile(path: &Path, text: &str) -> Option<Vec<u8>> {
+    let lua = Lua::new_with(StdLib::NONE, LuaOptions::default()).ok()?;
+    let f = lua.load(text).set_mode(ChunkMode::Text).set_name(format!("@{}", path.display())).into_function().ok()?;
+    Some(f.dump(false))
+}
+
+impl Builder {
+    pub fn simulation(log: Arc<Log>) -> Builder {
+        Builder { log, governor: None, live: false, texts: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn live(log: Arc<Log>, governor: Governor) -> Builder {
+        Builder { log, governor: Some(governor), live: true, texts: Mutex::new(HashMap::new()) }
+    }
+
+    /// Uses `text` as the script at `path` without reading the file (a
+    /// script compiled into the binary, as the benchmark's).
+    pub fn preload(&self, path: &Path, text: &str) {
+        let code = Code { text: text.to_string(), bytecode: compile(path, text) };
+        self.texts.lock().unwrap_or_else(|p| p.into_inner()).insert(path.to_path_buf(), Arc::new(code));
+    }
+
+    pub fn log(&self) -> &Arc<Log> {
+        &self.log
+    }
+
+    fn code(&self, path: &Path) -> Result<Arc<Code>, String> {
+        let mut texts = self.texts.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = texts.get(path) {
+            return Ok(c.clone());
+        }
+        let text = read(path)?;
+        if self.live {
+            return Ok(Arc::new(Code { text, bytecode: None }));
+        }
+        let code = Arc::new(Code { bytecode: compile(path, &text), text });
+        texts.insert(path.to_path_buf(), code.clone());
+        Ok(code)
+    }
+
+    /// A policy from the parameters of `lua:...`.
+    pub fn build(&self, params: &Params) -> Result<LuaPolicy, String> {
+        let spec = LuaSpec::from_params(params)?;
+        let fallback = cosched_sched::policy_by_name(spec.fallback(), &Params::new())?;
+        let code = self.code(&spec.path)?;
+        let script = Script::load(&spec, code.text.clone(), code.bytecode.as_deref())?;
+        let governor = self.governor.clone().unwrap_or_else(|| Governor::new(spec.governor()));
+        Ok(LuaPolicy { spec, script, fallback, broken: false, log: self.log.clone(), governor, live: self.live, seen: live::generation() })
+    }
+}

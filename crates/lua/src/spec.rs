@@ -1,0 +1,162 @@
+//! `lua:path=FILE[,key=value...]`: which script, how it is run, and the
+//! parameters handed to it.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use cosched_model::params::{Declared, Kind, Param, ParamSet};
+
+use crate::live::Level;
+
+/// The policy name of every Lua script in a spec.
+pub const NAME: &str = "lua";
+
+fn fallback_names() -> Vec<&'static str> {
+    cosched_sched::registry::POLICIES.iter().map(|e| e.name).collect()
+}
+
+/// The keys the runtime reads; every other key of a spec is handed to the
+/// script in its `params` table. `path` is required and taken apart, since
+/// a file name is no declared kind of value.
+pub const PARAMS: &[Param] = &[
+    Param::new(
+        "budget",
+        Kind::Uint { max: 1_000_000_000 },
+        // Seed 000's conflict-aware over 38 waiting jobs runs some
+        // thousands; a million stops a runaway loop within milliseconds.
+        "1000000",
+        "Lua VM instructions one call of decide or observe may run before it is stopped as a runaway",
+    ),
+    Param::new(
+        "fallback",
+        Kind::WordOf(fallback_names),
+        // Never co-runs anything, so a broken script cannot hurt jobs.
+        "exclusive",
+        "registered policy that decides once the script errs, overruns its budget or decides what the engine would refuse",
+    ),
+    Param::new(
+        "governor",
+        Kind::Word(&["high", "low"]),
+        "high",
+        "resource governor level the script sees (cosched run: until `cosched governor` sets another)",
+    ),
+    Param::new(
+        "grant",
+        Kind::Word(&["none", "os", "io", "all"]),
+        "none",
+        "libraries beyond the sandbox: os (clock, environment, commands), io (files), all (both and require)",
+    ),
+];
+
+/// `lua` as a registry-like entry, so listings print its parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry;
+
+impl Declared for Entry {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn summary(&self) -> &'static str {
+        "seed 003(f): a Lua script's decide(view) (path=FILE required; other key=value pairs go to the script as `params`)"
+    }
+    fn params(&self) -> &'static [Param] {
+        PARAMS
+    }
+}
+
+/// A resolved `lua:` spec.
+#[derive(Debug, Clone)]
+pub struct LuaSpec {
+    pub path: PathBuf,
+    pub runtime: ParamSet,
+    /// Handed to the script as `params`: numbers as numbers, `true` and
+    /// `false` as booleans, anything else as a string.
+    pub script: BTreeMap<String, String>,
+}
+
+impl LuaSpec {
+    /// From the key=value pairs of `lua:...`.
+    pub fn from_params(given: &BTreeMap<String, String>) -> Result<LuaSpec, String> {
+        let path = given
+            .get("path")
+            .filter(|p| !p.trim().is_empty())
+            .ok_or_else(|| "policy `lua`: give the script as path=FILE, e.g. lua:path=examples/lua/noplan.lua".to_string())?;
+        let mut runtime = BTreeMap::new();
+        let mut script = BTreeMap::new();
+        for (k, v) in given {
+            if k == "path" {
+                continue;
+            }
+            if PARAMS.iter().any(|p| p.name == k) {
+                runtime.insert(k.clone(), v.clone());
+            } else {
+                script.insert(k.clone(), v.clone());
+            }
+        }
+        let runtime = ParamSet::from_map(PARAMS, &runtime).map_err(|e| format!("policy `lua`: {e}"))?;
+        Ok(LuaSpec { path: PathBuf::from(path.trim()), runtime, script })
+    }
+
+    /// Every value, defaults included, as the parameters of a stored label.
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        let mut m = self.runtime.to_map();
+        m.insert("path".into(), self.path.display().to_string());
+        m.extend(self.script.clone());
+        m
+    }
+
+    pub fn budget(&self) -> u64 {
+        self.runtime.uint("budget")
+    }
+
+    pub fn fallback(&self) -> &str {
+        self.runtime.word("fallback")
+    }
+
+    pub fn governor(&self) -> Level {
+        Level::parse(self.runtime.word("governor")).expect("declared words")
+    }
+
+    pub fn grant(&self) -> &str {
+        self.runtime.word("grant")
+    }
+
+    /// The runtime defaults the spec did not give, as `key=value`.
+    pub fn defaulted(&self) -> Vec<String> {
+        self.runtime.defaulted()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn runtime_keys_are_checked_and_the_rest_go_to_the_script() {
+        let s = LuaSpec::from_params(&map(&[("path", "a.lua"), ("threshold", "50"), ("budget", "500")])).unwrap();
+        assert_eq!(s.path, PathBuf::from("a.lua"));
+        assert_eq!(s.budget(), 500);
+        assert_eq!(s.fallback(), "exclusive");
+        assert_eq!(s.governor(), Level::High);
+        assert_eq!(s.script, map(&[("threshold", "50")]));
+        assert_eq!(
+            s.to_map(),
+            map(&[("path", "a.lua"), ("threshold", "50"), ("budget", "500"), ("fallback", "exclusive"), ("governor", "high"), ("grant", "none")])
+        );
+    }
+
+    #[test]
+    fn a_spec_without_a_path_or_with_a_bad_runtime_value_is_refused() {
+        assert!(LuaSpec::from_params(&map(&[])).unwrap_err().contains("path=FILE"));
+        assert_eq!(
+            LuaSpec::from_params(&map(&[("path", "a.lua"), ("fallback", "fifo")])).unwrap_err().split(':').next(),
+            Some("policy `lua`")
+        );
+        assert!(LuaSpec::from_params(&map(&[("path", "a.lua"), ("governor", "medium")])).unwrap_err().contains("governor=medium"));
+        assert!(LuaSpec::from_params(&map(&[("path", "a.lua"), ("budget", "-1")])).unwrap_err().contains("budget=-1"));
+    }
+}

@@ -1,0 +1,274 @@
+//! A Lua script behind the policy trait, in the simulator: what it sees,
+//! what it may do, and what happens when it breaks.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cosched_engine::policy::{Params, Policy, PoolInfo};
+use cosched_lua::{Builder, Governor, Level, Log, NoteKind};
+use cosched_model::workload::PoolKind;
+use cosched_sched::{policy_by_name, simulate, PairTable, Platform, SimJob};
+
+fn platform(cores: u32) -> Platform {
+    Platform { pools: vec![PoolInfo { name: "host".into(), cores, kind: PoolKind::Cpu }] }
+}
+
+/// Four one-core jobs of 10 s: a and b hurt each other (score 300), the
+/// others do not (score 0, slowdown 1).
+fn jobs() -> (Vec<SimJob>, PairTable) {
+    let job = |name: &str| SimJob { name: name.into(), arrival: 0.0, solo: 10.0, pool: 0, cores: 1, program: name.into() };
+    let jobs = vec![job("a"), job("b"), job("c"), job("d")];
+    let mut slow = vec![vec![1.0; 4]; 4];
+    slow[0][1] = 4.0;
+    slow[1][0] = 4.0;
+    (jobs, PairTable::new(slow).unwrap())
+}
+
+fn script(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn params(path: &Path, extra: &[(&str, &str)]) -> Params {
+    let mut p = Params::new();
+    p.insert("path".into(), path.display().to_string());
+    for (k, v) in extra {
+        p.insert(k.to_string(), v.to_string());
+    }
+    p
+}
+
+fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/lua")
+}
+
+fn starts(policy: &mut dyn Policy, cores: u32) -> Vec<(usize, f64)> {
+    let (jobs, t) = jobs();
+    let trace = simulate(&platform(cores), &jobs, &t, policy).unwrap();
+    let mut s: Vec<(usize, f64)> = trace
+        .iter()
+        .filter(|e| e.kind == cosched_engine::EventKind::Start)
+        .map(|e| (e.job, e.time))
+        .collect();
+    s.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    s
+}
+
+#[test]
+fn noplan_lua_schedules_as_the_rust_noplan() {
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&examples().join("noplan.lua"), &[])).unwrap();
+    let mut rust = policy_by_name("noplan", &Params::new()).unwrap();
+    // a and b co-run at slowdown 4: both end at 40 s, then c and d.
+    assert_eq!(starts(&mut lua, 2), vec![(0, 0.0), (1, 0.0), (2, 40.0), (3, 40.0)]);
+    assert_eq!(starts(&mut lua, 2), starts(rust.as_mut(), 2));
+    assert!(b.log().notes().is_empty());
+}
+
+#[test]
+fn the_conflict_aware_script_keeps_a_conflicting_pair_apart() {
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&examples().join("conflict-aware.lua"), &[("threshold", "100")])).unwrap();
+    // a runs with c, then b with d: never a beside b.
+    assert_eq!(starts(&mut lua, 2), vec![(0, 0.0), (2, 0.0), (1, 10.0), (3, 10.0)]);
+    let mut inf = b.build(&params(&examples().join("conflict-aware.lua"), &[("threshold", "inf")])).unwrap();
+    assert_eq!(starts(&mut inf, 2), vec![(0, 0.0), (1, 0.0), (2, 40.0), (3, 40.0)], "inf is noplan");
+}
+
+#[test]
+fn the_view_shows_time_queue_running_pools_governor_and_predictions() {
+    let dir = tempfile::tempdir().unwrap();
+    // Starts one job per decision while the queue is not empty and asserts
+    // what it sees; an assertion failing would show as a policy-error note.
+    let p = script(
+        dir.path(),
+        "look.lua",
+        r#"
+        local calls = 0
+        function decide(view)
+          calls = calls + 1
+          assert(view.governor == params.expect, "governor " .. view.governor)
+          assert(#view.pools == 1 and view.pools[1].name == "host" and view.pools[1].cores == 2)
+          assert(view.pools[1].kind == "cpu")
+          assert(view.pools[1].free == 2 - #view.running)
+          if calls == 1 then
+            assert(view.time == 0 and #view.queue == 4 and #view.running == 0)
+            local a = view.queue[1]
+            assert(a.id == 0 and a.name == "a" and a.program == "a" and a.pool == 1 and a.cores == 1 and a.solo == 10)
+            assert(view.score(0, 1) == 300, "score " .. view.score(0, 1))
+            assert(view.slowdown(a, {view.queue[2]}) == 4)
+            assert(view.slowdown(0, {}) == 1)
+          end
+          for _, r in ipairs(view.running) do
+            assert(r.progress >= 0 and r.progress < 1)
+          end
+          if view.queue[1] and view.pools[1].free > 0 then return {{start = view.queue[1].id}} end
+        end
+        "#,
+    );
+    for level in ["high", "low"] {
+        let b = Builder::simulation(Arc::new(Log::default()));
+        let mut lua = b.build(&params(&p, &[("governor", level), ("expect", level)])).unwrap();
+        starts(&mut lua, 2);
+        assert!(b.log().notes().is_empty(), "{:?}", b.log().notes());
+    }
+}
+
+#[test]
+fn the_sandbox_has_no_os_io_require_or_load_unless_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    for (lib, line) in [("os.execute('true')", "os"), ("io.open('/etc/passwd')", "io"), ("require('x')", "require"), ("load('return 1')", "load"), ("dofile('/etc/passwd')", "dofile")] {
+        let p = script(dir.path(), "s.lua", &format!("function decide(view)\n  {lib}\nend\n"));
+        let b = Builder::simulation(Arc::new(Log::default()));
+        let mut lua = b.build(&params(&p, &[])).unwrap();
+        // The fallback (exclusive) runs the jobs one at a time.
+        assert_eq!(starts(&mut lua, 2).len(), 4);
+        let notes = b.log().notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes[0].kind, NoteKind::Error);
+        let at = format!("{}:2:", p.display());
+        assert!(notes[0].detail.contains(&at) && notes[0].detail.contains(line), "{lib}: {}", notes[0].detail);
+        assert!(notes[0].detail.ends_with("`exclusive` decides from now on"), "{}", notes[0].detail);
+    }
+    let p = script(dir.path(), "os.lua", "function decide(view)\n  assert(os.time() > 0)\n  if view.pools[1].free > 0 then return {{start = view.queue[1].id}} end\nend\n");
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[("grant", "os")])).unwrap();
+    starts(&mut lua, 1);
+    assert!(b.log().notes().is_empty(), "{:?}", b.log().notes());
+}
+
+#[test]
+fn a_runaway_script_is_stopped_by_its_budget_and_the_fallback_finishes_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = script(dir.path(), "loop.lua", "function decide(view)\n  while true do end\nend\n");
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[("budget", "50000"), ("fallback", "noplan")])).unwrap();
+    let mut rust = policy_by_name("noplan", &Params::new()).unwrap();
+    assert_eq!(starts(&mut lua, 2), starts(rust.as_mut(), 2));
+    let notes = b.log().notes();
+    assert_eq!(notes.len(), 1);
+    assert!(notes[0].detail.starts_with(&format!("{}:2: instruction budget of 50000 exceeded", p.display())), "{}", notes[0].detail);
+    assert!(notes[0].detail.ends_with("`noplan` decides from now on"));
+}
+
+#[test]
+fn a_decision_the_engine_would_refuse_is_reported_with_the_scripts_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("return {{start = 99}}", "decision 1: job 99 is not waiting"),
+        ("return {{start = view.queue[1].id}, {start = view.queue[1].id}}", "decision 2: job 0 is not waiting"),
+        ("return {{start = view.queue[1].id}, {start = view.queue[2].id}, {start = view.queue[3].id}}", "job 2 needs 1 cores; pool 1 has 0 free"),
+        ("return {{start = view.queue[1].id, pool = 2}}", "job 0 belongs to pool 1, not 2"),
+        ("return {{stop = 1}}", "expected {start = JOB[, pool = P]}"),
+        ("return 7", "returned a integer"),
+        ("return {view.queue[1].id}", "decision 1 is a integer"),
+    ];
+    for (body, why) in cases {
+        let p = script(dir.path(), "bad.lua", &format!("-- line 1\nfunction decide(view)\n  {body}\nend\n"));
+        let b = Builder::simulation(Arc::new(Log::default()));
+        let mut lua = b.build(&params(&p, &[])).unwrap();
+        assert_eq!(starts(&mut lua, 2).len(), 4, "{body}");
+        let notes = b.log().notes();
+        assert_eq!(notes.len(), 1, "{body}: {notes:?}");
+        let d = &notes[0].detail;
+        assert!(d.starts_with(&format!("{}:2: decide: ", p.display())), "{body}: {d}");
+        assert!(d.contains(why), "{body}: {d}");
+    }
+}
+
+#[test]
+fn a_script_that_leaves_an_idle_node_idle_gets_one_fallback_decision_each_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = script(dir.path(), "idle.lua", "function decide(view)\n  return {}\nend\n");
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[])).unwrap();
+    // exclusive starts one job each time the node is idle: 4 notes.
+    assert_eq!(starts(&mut lua, 2), vec![(0, 0.0), (1, 10.0), (2, 20.0), (3, 30.0)]);
+    let kinds: Vec<NoteKind> = b.log().notes().iter().map(|n| n.kind).collect();
+    assert_eq!(kinds, vec![NoteKind::Idle; 4]);
+}
+
+#[test]
+fn observe_sees_each_finished_job() {
+    let dir = tempfile::tempdir().unwrap();
+    // Starts the next job only once the last one has been observed.
+    let p = script(
+        dir.path(),
+        "obs.lua",
+        r#"
+        local seen = {}
+        local started = 0
+        function observe(o)
+          assert(o.finish - o.start == 10 and o.slowdown == 1 and o.solo == 10, "outcome")
+          seen[#seen + 1] = o.job
+        end
+        function decide(view)
+          if #view.running == 0 and #seen == started and view.queue[1] then
+            started = started + 1
+            return {{start = view.queue[1].id}}
+          end
+        end
+        "#,
+    );
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[])).unwrap();
+    assert_eq!(starts(&mut lua, 2), vec![(0, 0.0), (1, 10.0), (2, 20.0), (3, 30.0)]);
+    assert!(b.log().notes().is_empty(), "{:?}", b.log().notes());
+}
+
+#[test]
+fn a_script_that_does_not_load_is_refused_with_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let p = script(dir.path(), "syntax.lua", "function decide(view)\n  return {\nend\n");
+    let e = b.build(&params(&p, &[])).err().unwrap();
+    assert!(e.starts_with(&format!("{}:3:", p.display())), "{e}");
+    let p = script(dir.path(), "none.lua", "local x = 1\n");
+    assert!(b.build(&params(&p, &[])).err().unwrap().contains("defines no function decide(view)"));
+    let p = script(dir.path(), "top.lua", "error('no')\n");
+    assert!(b.build(&params(&p, &[])).err().unwrap().starts_with(&format!("{}:1: no", p.display())));
+    let e = b.build(&params(&dir.path().join("missing.lua"), &[])).err().unwrap();
+    assert!(e.contains("cannot read Lua script") && e.contains("missing.lua"), "{e}");
+}
+
+#[test]
+fn a_live_policy_swaps_a_good_script_between_decisions_and_refuses_a_broken_one() {
+    use cosched_engine::{Decision, QueuedJob, View};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("strategy.lua");
+    std::fs::copy(examples().join("noplan.lua"), &p).unwrap();
+    let log = Arc::new(Log::default());
+    let b = Builder::live(log.clone(), Governor::new(Level::High));
+    let mut lua = b.build(&params(&p, &[])).unwrap();
+    let (_, t) = jobs();
+    let queue = [
+        QueuedJob { id: 0, name: "a", pool: 0, cores: 1, solo: 10.0, program: "a" },
+        QueuedJob { id: 1, name: "b", pool: 0, cores: 1, solo: 10.0, program: "b" },
+    ];
+    let pools = platform(2).pools;
+    let view = |time: f64| View { time, queue: &queue, running: &[], pools: &pools, slowdown: &t };
+    let both = vec![Decision::Start { job: 0, pool: 0 }, Decision::Start { job: 1, pool: 0 }];
+    let alone = vec![Decision::Start { job: 0, pool: 0 }];
+    assert_eq!(lua.decide(&view(0.0)), both, "noplan co-runs the conflicting pair");
+
+    std::fs::copy(examples().join("conflict-aware.lua"), &p).unwrap();
+    assert_eq!(lua.decide(&view(1.0)), both, "no reload was asked for");
+    cosched_lua::live::request_reload();
+    assert_eq!(lua.decide(&view(2.0)), alone, "the new script made this decision");
+
+    std::fs::write(&p, "-- broken\nfunction decide(view)\n  return {{start = 12345}}\nend\n").unwrap();
+    cosched_lua::live::request_reload();
+    assert_eq!(lua.decide(&view(3.0)), alone, "the old script decided");
+    std::fs::write(&p, "function decide(view)\n  return {\n").unwrap();
+    cosched_lua::live::request_reload();
+    assert_eq!(lua.decide(&view(4.0)), alone);
+
+    let notes = log.notes();
+    let seen: Vec<(f64, NoteKind)> = notes.iter().map(|n| (n.time, n.kind)).collect();
+    assert_eq!(seen, vec![(2.0, NoteKind::Swap), (3.0, NoteKind::Refused), (4.0, NoteKind::Refused)]);
+    assert!(notes[0].detail.contains("strategy.lua swapped in"), "{}", notes[0].detail);
+    assert!(notes[1].detail.starts_with(&format!("{}:2: decide: decision 1: job 12345 is not waiting", p.display())), "{}", notes[1].detail);
+    assert!(notes[1].detail.ends_with("the running script keeps deciding"));
+    assert!(notes[2].detail.starts_with(&format!("{}:3:", p.display())), "{}", notes[2].detail);
+}
