@@ -46,6 +46,7 @@ pub fn kernels(a: &KernelsBenchRequest, ctx: &Ctx) -> anyhow::Result<KernelsBenc
     }
     let cpus = parse_cpus(&a.cpus).map_err(|e| bad_input(format!("--cpus: {e}")))?;
     let specs = select(&a.kernels)?;
+    let _lock = crate::lock::take("bench kernels", None)?;
     let dir = tempfile::tempdir()?;
     ctx.step("stream kernel vs C STREAM triad (cc -O2), alternating, same CPU");
     let exe = build_reference_triad(dir.path())?;
@@ -120,6 +121,7 @@ pub fn profile(a: &ProfileBenchRequest, ctx: &Ctx) -> anyhow::Result<ProfileBenc
     }
     let cpus = parse_cpus(&a.cpus).map_err(|e| bad_input(format!("--cpus: {e}")))?;
     let spec = select(std::slice::from_ref(&a.kernel))?[0];
+    let _lock = crate::lock::take("bench profile", None)?;
     // Ctrl-C unwinds through the runs, whose groups are killed on the way
     // out, instead of leaving the running kernel orphaned.
     cosched_measure::launch::install_interrupt_handler();

@@ -55,6 +55,7 @@ pub fn calibrate(req: &CalibrateRequest, ctx: &Ctx) -> anyhow::Result<CalibrateR
         if req.repeats == 0 || !(req.run_seconds > 0.0) {
             return Err(bad_input("--repeats must be >= 1 and --run-seconds > 0"));
         }
+        let _lock = crate::lock::take("calibrate", None)?;
         let mut store = open_store(&db_path(req.db.as_deref()))?;
         let cals = calibrate_jobs(&w, req.repeats, req.run_seconds, |_| true, ctx)?;
         store.put_calibrations(&cals)?;
@@ -88,6 +89,7 @@ pub fn calibrate(req: &CalibrateRequest, ctx: &Ctx) -> anyhow::Result<CalibrateR
     }
     let cpus = parse_cpus(&req.cpus).map_err(|e| bad_input(format!("--cpus: {e}")))?;
     // Fail on an unusable database before spending a minute measuring.
+    let _lock = crate::lock::take("calibrate", None)?;
     let mut store = open_store(&db_path(req.db.as_deref()))?;
     let cals = calibrate_kernels(&specs, req.threads, req.repeats, req.run_seconds, &cpus, ctx)?;
     store.put_calibrations(&cals)?;

@@ -79,6 +79,8 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
     }
     let w = load_workload(&req.workload)?;
     let db = db_path(req.db.as_deref());
+    // Held across its profiles and probes, so nothing measures in between.
+    let _lock = crate::lock::take("characterize", None)?;
     let mut store = open_store(&db)?;
     crate::calibrate::calibrate_missing(&w, &mut store, ctx)?;
     let cals = store.calibrations()?;

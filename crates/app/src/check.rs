@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cosched_model::workload::{parse_workload, Workload};
+use cosched_model::workload::{parse_workload_on, Workload};
 use cosched_sched::scenario::Scenario;
 
 /// Files to validate, against a node of `node_cores` cores (default: this
@@ -56,18 +56,31 @@ impl CheckReport {
 
 /// Reads and validates each file; a bad file does not stop the others.
 pub fn check(req: &CheckRequest) -> CheckReport {
-    let node_cores = req.node_cores.or_else(|| Some(crate::common::node_cpu_count()));
+    // Another machine's core count says nothing of its memory.
+    let limits = match req.node_cores {
+        Some(n) => cosched_model::workload::NodeLimits { cores: Some(n), memory_mib: None },
+        None => crate::common::node_limits(Some(crate::common::node_cpu_count())),
+    };
     let files = req
         .files
         .iter()
         .map(|path| {
             let shown = path.display().to_string();
-            let result = match std::fs::read_to_string(path) {
+            // Read once, bounded by the larger (scenario) limit; a workload
+            // is held to its own.
+            let result = match cosched_sched::scenario::read_bounded(path, cosched_sched::scenario::limits::MAX_INPUT_BYTES) {
                 Ok(text) if is_scenario(&text) => {
                     crate::simulate::load_scenario(Path::new(path), req.db.as_deref()).map(Checked::Scenario)
                 }
-                Ok(text) => parse_workload(&text, &shown, node_cores).map(Checked::Workload).map_err(|d| d.to_string()),
-                Err(e) => Err(format!("{shown}: cannot read the file: {e}; expected a readable workload or scenario file (TOML)")),
+                Ok(text) if text.len() as u64 > cosched_model::workload::limits::MAX_INPUT_BYTES => Err(format!(
+                    "{shown}: larger than {} MiB, the most cosched reads of a workload file",
+                    cosched_model::workload::limits::MAX_INPUT_BYTES >> 20
+                )),
+                Ok(text) => parse_workload_on(&text, &shown, &limits)
+                    .map_err(|d| d.to_string())
+                    .and_then(|w| crate::common::check_commands(&w, &shown).map(|()| w))
+                    .map(Checked::Workload),
+                Err(e) => Err(format!("{shown}: {e}; expected a readable workload or scenario file (TOML)")),
             };
             FileCheck { shown, result }
         })

@@ -11,7 +11,7 @@ use cosched_report::curves::fmt_kib;
 use cosched_store::{CampaignId, CampaignKind, CampaignParams, CampaignRecord, CampaignStatus, ProbePointRecord, Store};
 use serde::Serialize;
 
-use crate::common::{db_path, load_workload, open_existing_store, UsedCampaign};
+use crate::common::{db_path, load_workload, open_read_only_store, UsedCampaign};
 use crate::error::bad_input;
 use crate::probe::points_of;
 use crate::training::probe_llc_kib;
@@ -78,7 +78,7 @@ pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Classified> {
         return Err(bad_input("--llc-kib must be a size in KiB above 0"));
     }
     let w = a.workload.as_deref().map(load_workload).transpose()?;
-    let store = open_existing_store(&db_path(a.db.as_deref()))?;
+    let store = open_read_only_store(&db_path(a.db.as_deref()))?;
     let probed = latest_probes(&store, w.as_ref().map(|w| w.name.as_str()))?;
     let rule = ClassRule { significant: a.significant };
     let mut here_llc: Option<Option<u64>> = None;

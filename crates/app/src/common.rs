@@ -53,12 +53,24 @@ pub fn open_existing_store(path: &Path) -> anyhow::Result<cosched_store::Store> 
     cosched_store::Store::open_existing(path).map_err(store_input_error)
 }
 
+/// Opens an existing database for reading only: never a write, never a
+/// wait for a writer's lock (`db info`, `db export`, `simulate`).
+pub fn open_read_only_store(path: &Path) -> anyhow::Result<cosched_store::Store> {
+    cosched_store::Store::open_read_only(path).map_err(store_input_error)
+}
+
 /// Errors opening a database mean the path or the file is wrong (exit code
 /// 2); anything else is the work failing (exit code 1).
 pub fn store_input_error(e: cosched_store::StoreError) -> anyhow::Error {
     use cosched_store::StoreError as E;
     match e {
-        E::Missing { .. } | E::NotADatabase { .. } | E::TooNew { .. } | E::Io { .. } | E::Open { .. } | E::NoSuchTable(_) => {
+        E::Missing { .. }
+        | E::NotADatabase { .. }
+        | E::TooNew { .. }
+        | E::Io { .. }
+        | E::Open { .. }
+        | E::NoSuchTable(_)
+        | E::Damaged { .. } => {
             bad_input(e.to_string())
         }
         other => other.into(),
@@ -87,8 +99,69 @@ pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
 /// every diagnostic as FILE:LINE:COL.
 pub fn load_workload(path: &Path) -> anyhow::Result<cosched_model::workload::Workload> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| bad_input(format!("{shown}: cannot read the workload file: {e}")))?;
-    cosched_model::workload::parse_workload(&text, &shown, Some(node_cpu_count())).map_err(|d| bad_input(d.to_string()))
+    let text = read_workload_text(path).map_err(|e| bad_input(format!("{shown}: {e}")))?;
+    let w = cosched_model::workload::parse_workload_on(&text, &shown, &node_limits(Some(node_cpu_count())))
+        .map_err(|d| bad_input(d.to_string()))?;
+    check_commands(&w, &shown).map_err(bad_input)?;
+    Ok(w)
+}
+
+/// A workload file's text: at most [`cosched_model::workload::limits::MAX_INPUT_BYTES`]
+/// read, UTF-8.
+pub fn read_workload_text(path: &Path) -> Result<String, String> {
+    cosched_sched::scenario::read_bounded(path, cosched_model::workload::limits::MAX_INPUT_BYTES)
+}
+
+/// What this node can hold (`cores` as given, memory from /proc/meminfo);
+/// a workload for another machine (`cores` given, not this node's) is
+/// bounded by its cores only.
+pub fn node_limits(cores: Option<u32>) -> cosched_model::workload::NodeLimits {
+    let memory_mib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| cosched_model::topology::meminfo_total(&t))
+        .map(|b| b >> 20);
+    cosched_model::workload::NodeLimits { cores, memory_mib }
+}
+
+/// Every command job's program exists and is executable: as a path (with a
+/// `/`, relative to the job's `workdir`), else on the job's `PATH` (its
+/// `env`'s, else cosched's), so a typo is exit code 2 at `check` instead of a
+/// job that fails to start. A `FILE:LINE:COL` line per job.
+pub fn check_commands(w: &cosched_model::workload::Workload, shown: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let mut errors: Vec<String> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for j in &w.jobs {
+        let cosched_model::workload::Program::Command { argv } = &j.program else { continue };
+        let prog = &argv[0];
+        if !seen.insert((j.base_name.clone(), prog.clone())) {
+            continue;
+        }
+        let found = if prog.contains('/') {
+            let p = Path::new(prog);
+            let p = match (&j.workdir, p.is_relative()) {
+                (Some(d), true) => Path::new(d).join(p),
+                _ => p.to_path_buf(),
+            };
+            runnable(&p)
+        } else {
+            let path = j.env.get("PATH").cloned().or_else(|| std::env::var("PATH").ok()).unwrap_or_default();
+            path.split(':').filter(|d| !d.is_empty()).any(|d| runnable(&Path::new(d).join(prog)))
+        };
+        if !found {
+            let why = if prog.contains('/') { "no executable file there" } else { "not found on PATH" };
+            errors.push(format!(
+                "{shown}:{}:1: job `{}` runs `{prog}`: {why}; expected an installed program (or fix the path)",
+                j.line, j.base_name
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\n"))
+    }
 }
 
 /// Reads the node's conditions now (load average, and the cache-line round
@@ -222,14 +295,19 @@ pub fn file_safe(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
 }
 
-/// Writes a file, naming it in the error.
+/// Writes a file for people to read, naming it in the error: never through
+/// a link planted at its name, mode 0644 whatever the umask, owned by the
+/// user who invoked sudo (`cosched_measure::files`).
 pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    std::fs::write(path, text).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    cosched_measure::files::write_file(path, text.as_bytes(), cosched_measure::node::invoking_user())
+        .map_err(|e| anyhow::anyhow!("writing {e}"))
 }
 
-/// Creates a directory and its parents, naming it in the error.
+/// Creates a directory and its parents (0755, owned by the sudo user),
+/// naming it in the error; an existing one must be a real directory of
+/// root's, ours or the invoking user's.
 pub fn create_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("creating {}: {e}", dir.display()))
+    cosched_measure::files::create_dir(dir, cosched_measure::node::invoking_user()).map_err(|e| anyhow::anyhow!("creating {e}"))
 }
 
 /// The provenance of a measurement made by this call.

@@ -176,6 +176,8 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         return Err(bad_input(format!("each policy once: {}", labels.join(", "))));
     }
     let started = Instant::now();
+    // Held across every order's runs, so nothing measures in between.
+    let _lock = crate::lock::take("evaluate", a.lock.as_deref())?;
     let mut orders: Vec<OrderRow> = Vec::new();
     let mut solo_sum: Vec<Vec<f64>> = vec![Vec::new(); w.jobs.len()];
     let mut stop = Stop::Continue;

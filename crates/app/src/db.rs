@@ -8,7 +8,7 @@ use cosched_store::{latest_version, Store, StoreError};
 /// Every table of the database, in the order `db info` lists and `db export` writes them.
 pub use cosched_store::TABLES;
 
-use crate::common::{db_path, open_existing_store, store_input_error, Conditions};
+use crate::common::{db_path, open_read_only_store, store_input_error, Conditions};
 use crate::error::bad_input;
 
 /// One campaign as `db info` lists it.
@@ -40,10 +40,12 @@ pub struct DbInfo {
     pub campaigns: Vec<CampaignRow>,
     /// All of it as the store describes itself.
     pub json: serde_json::Value,
+    /// SQLite's integrity_check: each problem, none when the file is sound.
+    pub problems: Vec<String>,
 }
 
 pub fn info(db: Option<&Path>) -> anyhow::Result<DbInfo> {
-    let store = open_existing_store(&db_path(db))?;
+    let store = open_read_only_store(&db_path(db))?;
     let info = store.info()?;
     let mut campaigns = Vec::new();
     let mut figures = Vec::new();
@@ -65,6 +67,8 @@ pub fn info(db: Option<&Path>) -> anyhow::Result<DbInfo> {
     }
     let mut json = serde_json::to_value(&info)?;
     json["figures_campaigns"] = serde_json::json!(figures);
+    let problems = store.integrity_check()?;
+    json["integrity"] = serde_json::json!(if problems.is_empty() { vec!["ok".to_string()] } else { problems.clone() });
     Ok(DbInfo {
         path: info.path.clone(),
         schema_version: info.schema_version,
@@ -74,7 +78,36 @@ pub fn info(db: Option<&Path>) -> anyhow::Result<DbInfo> {
         tables: info.tables.iter().map(|t| (t.table.clone(), t.rows as u64)).collect(),
         campaigns,
         json,
+        problems,
     })
+}
+
+/// `cosched db check`: SQLite's integrity_check of the database, which may
+/// be damaged (it is opened read-only and only read). An error naming the
+/// problems (exit code 1) when it is not sound.
+pub fn check(db: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let path = db_path(db);
+    let problems = cosched_store::check_file(&path).map_err(store_input_error)?;
+    if problems.is_empty() {
+        return Ok(path);
+    }
+    Err(anyhow::anyhow!(
+        "{}: damaged, {} problem(s):\n  {}\nCopy what reads with: cosched db recover --db {} --out NEW.db",
+        path.display(),
+        problems.len(),
+        problems.join("\n  "),
+        path.display()
+    ))
+}
+
+/// `cosched db recover`: a copy of what can be read of the database into
+/// the new file `out`; the damaged file is only read.
+pub fn recover(db: Option<&Path>, out: &Path) -> anyhow::Result<cosched_store::Recovered> {
+    let path = db_path(db);
+    if !path.exists() {
+        return Err(bad_input(format!("{}: no database here", path.display())));
+    }
+    cosched_store::recover(&path, out).map_err(store_input_error)
 }
 
 /// `2024-05-01 12:00:00`, as the store writes times.
@@ -122,7 +155,7 @@ pub fn export(a: &ExportRequest, to: &mut dyn Write) -> anyhow::Result<Exported>
             TABLES.join(", ")
         )));
     }
-    let store = open_existing_store(&db_path(a.db.as_deref()))?;
+    let store = open_read_only_store(&db_path(a.db.as_deref()))?;
     match (&a.out, csv_dir) {
         (Some(dir), true) => {
             std::fs::create_dir_all(dir).map_err(|e| bad_input(format!("{}: {e}", dir.display())))?;

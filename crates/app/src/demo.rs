@@ -196,16 +196,17 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         Some(d) => d.clone(),
         None => tempfile::Builder::new().prefix("cosched-demo-report-").tempdir()?.keep(),
     };
-    std::fs::create_dir_all(&out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+    crate::common::create_dir(&out)?;
     let db_path = a.db.clone().unwrap_or_else(|| work.path().join(cosched_store::DB_FILE));
     // Opened first, so an unusable --db fails before anything runs.
+    let _lock = crate::lock::take("demo", None)?;
     let mut store = open_store(&db_path)?;
 
     let factor = a.seconds / MIXED_LONGEST_S;
     let wl_path = work.path().join("mixed.toml");
     let pairs_path = work.path().join("mixed-pairs.toml");
-    std::fs::write(&wl_path, scaled_mixed(factor, None))?;
-    std::fs::write(&pairs_path, scaled_mixed(factor, Some(&PAIR_JOBS)))?;
+    crate::common::write_file(&wl_path, &scaled_mixed(factor, None))?;
+    crate::common::write_file(&pairs_path, &scaled_mixed(factor, Some(&PAIR_JOBS)))?;
     let w = load_workload(&wl_path)?;
     let pw = load_workload(&pairs_path)?;
     let mut page = Page::new("cosched demo: the mixed workload, end to end");
@@ -386,7 +387,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     let elapsed = started.elapsed().as_secs_f64();
     page.note(&format!("The demo took {elapsed:.0} s."));
     let index = out.join("index.html");
-    std::fs::write(&index, page.render()).map_err(|e| anyhow::anyhow!("{}: {e}", index.display()))?;
+    crate::common::write_file(&index, &page.render())?;
     Ok(DemoReport {
         calibration: cal_text,
         profile,

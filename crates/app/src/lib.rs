@@ -35,6 +35,7 @@ pub mod enumerate;
 pub mod error;
 pub mod held;
 pub mod knowledge;
+pub mod lock;
 pub mod evaluate;
 pub mod node;
 pub mod pairs;

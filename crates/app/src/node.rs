@@ -51,6 +51,10 @@ pub fn node(req: &NodeRequest, ctx: &Ctx) -> anyhow::Result<NodeReport> {
         Some(s) => topology::detect_with(s),
     }
     .context("cannot detect this node's topology")?;
+    let _lock = match req.latency {
+        Some(_) => crate::lock::take("node --latency", None)?,
+        None => None,
+    };
     let latency = req.latency.as_ref().map(|l| measure_latency(l, &node, ctx)).transpose()?;
     Ok(NodeReport { node, latency })
 }

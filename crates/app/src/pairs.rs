@@ -51,6 +51,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     if w.jobs.is_empty() {
         return Err(bad_input(format!("{}: no jobs to pair", req.workload.display())));
     }
+    let _lock = crate::lock::take("pairs", None)?;
     let mut store = open_store(&db_path(req.db.as_deref()))?;
     install_interrupt_handler();
     calibrate_missing(&w, &mut store, ctx)?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use cosched_predict::{CoSchedule, Placed};
 use serde::Serialize;
 
-use crate::common::{db_path, load_workload, open_existing_store, UsedCampaign};
+use crate::common::{db_path, load_workload, open_read_only_store, UsedCampaign};
 use crate::error::bad_input;
 use crate::training::{build, training_set};
 
@@ -55,7 +55,7 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
         })?;
         placed_jobs.push(job);
     }
-    let store = open_existing_store(&db_path(a.db.as_deref()))?;
+    let store = open_read_only_store(&db_path(a.db.as_deref()))?;
     let (train, sources) = training_set(&store, &w, path, true)?;
     predictor.fit(&train).map_err(|e| anyhow::anyhow!("{e}"))?;
     let co = CoSchedule {

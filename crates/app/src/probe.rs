@@ -93,6 +93,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     };
     let levels = ladder(sizes, intensities, l2_kib, llc_kib)?;
 
+    let _lock = crate::lock::take("probe", None)?;
     let mut store = open_store(&db_path(a.db.as_deref()))?;
     install_interrupt_handler();
     let sub = Workload { jobs: jobs.iter().map(|j| (*j).clone()).collect(), ..w.clone() };

@@ -83,6 +83,7 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
     }
     let w = load_workload(&req.workload)?;
     let selected = select_jobs(&w, &req.jobs)?;
+    let _lock = crate::lock::take("profile", None)?;
     let mut store = open_store(&db_path(req.db.as_deref()))?;
     install_interrupt_handler();
     // Only the selected jobs' `seconds` need a calibration.

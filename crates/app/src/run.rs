@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cosched_measure::cgroup::{Isolation, Preference};
 use cosched_measure::kernel::job_argv;
 use cosched_measure::launch::{install_interrupt_handler, interrupted};
-use cosched_measure::node::{invoking_user, pool_cpus, NodeConfig, NodeEvent, NodeExecutor, NodeJob, RunLock};
+use cosched_measure::node::{invoking_user, pool_cpus, NodeConfig, NodeEvent, NodeExecutor, NodeJob};
 use cosched_model::compare::CacheRegime;
 use cosched_model::djsb::{djsb, Djsb, DjsbJob, DjsbParams};
 use cosched_model::metrics::{increase_rate, job_times, Event, EventKind, Metrics};
@@ -279,6 +279,10 @@ pub struct RunReport {
     pub rates: Vec<Vec<String>>,
     /// The report's index.html, when one was written.
     pub index: Option<PathBuf>,
+    /// Each job of this invocation's runs that did not end ok: which, in
+    /// which run, its status and the last line of its output. Not empty
+    /// means exit code 1.
+    pub not_ok: Vec<String>,
     /// Every run's figures, typed (solo passes included).
     pub figures: Vec<RunFigures>,
     /// Per policy label (the policy, then the baselines): the pairs it held
@@ -391,8 +395,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let (cpus_of_pool, shared) = pool_cpus(&pools, &node_cpus).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
 
     let (policies, _watch) = live_policies(&pname, &pparams, &baselines, ctx)?;
-    let lock_path = a.lock.clone().unwrap_or_else(RunLock::default_path);
-    let _lock = RunLock::acquire(&lock_path).map_err(anyhow::Error::msg)?;
+    let _lock = crate::lock::take("run", a.lock.as_deref())?;
     let mut store = open_store(&db_path(a.db.as_deref()))?;
     install_interrupt_handler();
     for n in std::iter::once(note1).chain(baselines.iter().map(|b| b.2.clone())).flatten() {
@@ -436,6 +439,11 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             memory_mib: j.memory_mib,
             solo: solo.as_ref().map(|(s, t, ..)| (*s, t.clone())),
             kernel: j.kernel().is_some(),
+            env: j.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            workdir: j.workdir.as_ref().map(PathBuf::from),
+            // Templates here; each run fills in its id and repeat (`execute`).
+            stdout: j.stdout.as_ref().map(PathBuf::from),
+            stderr: j.stderr.as_ref().map(PathBuf::from),
         });
         sim.push(SimJob {
             name: j.name.clone(),
@@ -547,6 +555,11 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         .clone()
         .map(|d| d.join("logs"))
         .unwrap_or_else(|| cosched_store::default_data_dir().join("runs").join(&series));
+    if let Some(report) = &a.report {
+        // Each level checked: a link planted at `logs` is refused, not followed.
+        crate::common::create_dir(report)?;
+        crate::common::create_dir(&log_root)?;
+    }
 
     let mut finished: Vec<RunRecord> = Vec::new();
     // Traces of the runs this invocation executed, as the run loop saw them;
@@ -559,6 +572,8 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let mut run_round_trip: BTreeMap<(String, u32), f64> = BTreeMap::new();
     // How each job of this invocation's runs chose its reference, by (run, job).
     let mut ref_notes: BTreeMap<(i64, usize), String> = BTreeMap::new();
+    // Every job of this invocation's runs that did not end ok, and why.
+    let mut not_ok: Vec<String> = Vec::new();
     for plan in &plans {
         let existing = prior.iter().find(|r| r.policy == plan.label && r.repeat == plan.repeat);
         if let Some(r) = existing.filter(|r| r.status == RunStatus::Done) {
@@ -626,7 +641,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         }
         let outcome = execute(
             ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series,
-            &log_root, user, done, attempts, origin, refs_now, &mut ref_notes, &policies,
+            &log_root, user, done, attempts, origin, refs_now, &mut ref_notes, &policies, &mut not_ok,
         );
         match outcome {
             Ok((t, trace)) => {
@@ -639,12 +654,8 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
                     sig,
                     format!(
                         "interrupted; every job was killed and run {run_id} is stored as interrupted. \
-                         Continue with: cosched run --workload {} --policy {}{} --repeats {} --resume",
-                        a.workload.display(),
-                        a.policy,
-                        a.baselines.iter().map(|b| format!(" --baseline {b}")).collect::<String>()
-                            + &if a.predictor != "measured" { format!(" --predictor {}", a.predictor) } else { String::new() },
-                        a.repeats
+                         Continue with: {}",
+                        continue_command(a)
                     ),
                 ));
             }
@@ -660,7 +671,48 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         finished.push(rec);
     }
     let solo = SoloInfo { mode: a.solo, refs, pass_round_trip, run_round_trip, ref_notes, stored_from };
-    show(a, page, &store, &w, &sim, &platform, &finished, traces, &main_label, &baseline_labels, &iso, &source_note, &cpus_of_pool, &solo)
+    let mut report =
+        show(a, page, &store, &w, &sim, &platform, &finished, traces, &main_label, &baseline_labels, &iso, &source_note, &cpus_of_pool, &solo)?;
+    report.not_ok = not_ok;
+    Ok(report)
+}
+
+/// The command that resumes `a`'s series: every setting that names the
+/// series or where it is stored, each argument quoted for a shell, so
+/// following it literally continues this series in this database.
+pub fn continue_command(a: &RunRequest) -> String {
+    let mut args: Vec<String> = vec!["cosched".into(), "run".into(), "--workload".into(), a.workload.display().to_string()];
+    args.extend(["--policy".into(), a.policy.clone()]);
+    for b in &a.baselines {
+        args.extend(["--baseline".into(), b.clone()]);
+    }
+    args.extend(["--predictor".into(), a.predictor.clone(), "--repeats".into(), a.repeats.to_string()]);
+    if a.solo != SoloMode::Interleaved {
+        args.extend(["--solo".into(), "stored".into()]);
+    }
+    if a.cgroups != "auto" {
+        args.extend(["--cgroups".into(), a.cgroups.clone()]);
+    }
+    if let Some(r) = &a.report {
+        args.extend(["--report".into(), r.display().to_string()]);
+    }
+    let db = db_path(a.db.as_deref());
+    args.extend(["--db".into(), db.display().to_string()]);
+    if let Some(l) = &a.lock {
+        args.extend(["--lock".into(), l.display().to_string()]);
+    }
+    args.push("--resume".into());
+    args.iter().map(|s| shell_quote(s)).collect::<Vec<_>>().join(" ")
+}
+
+/// `s` as one shell word: unchanged when it is plainly safe, else in single
+/// quotes (a quote inside as `'\''`).
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 fn now_unix() -> u64 {
@@ -751,6 +803,7 @@ fn execute(
     refs: Option<(&SoloRefs, Option<CacheRegime>)>,
     notes: &mut BTreeMap<(i64, usize), String>,
     policies: &crate::policy::Policies,
+    not_ok: &mut Vec<String>,
 ) -> Result<(f64, Trace), RunError> {
     let mut policy = policies.build(&plan.name, &plan.params).map_err(RunError::Input)?;
     // The run's job list in the plan's order; engines see positions, the
@@ -768,9 +821,19 @@ fn execute(
                 // The app divides by the reference itself (below).
                 nj.solo = None;
             }
+            let fill = |t: &PathBuf| {
+                PathBuf::from(cosched_model::workload::output_path(&t.to_string_lossy(), &nj.name, run_id.0, plan.repeat + 1))
+            };
+            nj.stdout = nj.stdout.as_ref().map(fill);
+            nj.stderr = nj.stderr.as_ref().map(fill);
             nj
         })
         .collect();
+    for p in jobs.iter().flat_map(|j| [&j.stdout, &j.stderr]).flatten() {
+        if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+            cosched_measure::files::create_dir(d, user).map_err(|e| RunError::Input(e.to_string()))?;
+        }
+    }
     let jobs = &jobs[..];
     let sim_run: Vec<SimJob> = order
         .iter()
@@ -813,6 +876,7 @@ fn execute(
         user,
         isolation: iso.clone(),
         clock_origin: origin,
+        env: vec![("COSCHED_RUN".into(), run_id.0.to_string()), ("COSCHED_REPEAT".into(), (plan.repeat + 1).to_string())],
     };
     let log = policies.log().clone();
     // What the policy reported (Lua swaps, refusals, fallbacks) is journaled
@@ -901,6 +965,15 @@ fn execute(
                     );
                     attempts[j] += 1;
                     if !matches!(x.status, JobStatus::Ok | JobStatus::Killed) {
+                        let why = x.output_tail.lines().last().map(|l| format!(": {l}")).unwrap_or_default();
+                        not_ok.push(format!(
+                            "job `{}` in run {} ({} repeat {}): {}{why}",
+                            names[j],
+                            run_id.0,
+                            plan.label,
+                            plan.repeat + 1,
+                            x.status
+                        ));
                         progress.println(&format!(
                             "job {} {} after {:.2}s{}",
                             names[j],
@@ -1221,6 +1294,7 @@ fn show(
         rates: rate_rows,
         held_apart,
         index: a.report.as_ref().map(|d| d.join("index.html")),
+        not_ok: Vec::new(),
         figures: views
             .iter()
             .map(|v| RunFigures {
@@ -1306,10 +1380,8 @@ fn write_report(
     cpus_of_pool: &[Vec<u32>],
     held_apart: &[(String, Vec<(String, String, usize)>)],
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
-    let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text).map_err(|e| anyhow::anyhow!("{}: {e}", dir.join(name).display()))
-    };
+    crate::common::create_dir(dir)?;
+    let write = |name: &str, text: &str| crate::common::write_file(&dir.join(name), text);
     let mut rows_cpu: Vec<(u32, String)> = Vec::new();
     for (p, cpus) in w.pools.iter().zip(cpus_of_pool) {
         for &c in cpus {
@@ -1483,6 +1555,30 @@ mod solo_tests {
         assert_eq!(p.slowdown(0, &[2]), 7.0);
         assert_eq!(p.slowdown(1, &[0]), 3.0);
         assert_eq!(p.slowdown(1, &[]), 1.0);
+    }
+
+    #[test]
+    fn continue_with_names_the_database_and_every_setting_quoted_for_a_shell() {
+        let a = RunRequest {
+            workload: PathBuf::from("my dir/w.toml"),
+            policy: "conflict-aware:threshold=30".into(),
+            baselines: vec!["noplan".into()],
+            predictor: "measured".into(),
+            repeats: 2,
+            report: None,
+            resume: false,
+            cgroups: "none".into(),
+            lock: None,
+            db: Some(PathBuf::from("/data/it's.db")),
+            solo: SoloMode::Stored,
+            first_repeat: 0,
+            order_seed: None,
+        };
+        assert_eq!(
+            continue_command(&a),
+            "cosched run --workload 'my dir/w.toml' --policy conflict-aware:threshold=30 --baseline noplan \
+             --predictor measured --repeats 2 --solo stored --cgroups none --db '/data/it'\\''s.db' --resume"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use cosched_model::run::JobStatus;
 use cosched_store::{format_unix_utc, ExecRunId, RunJobRecord, RunRecord};
 use serde::Serialize;
 
-use crate::common::{db_path, open_existing_store};
+use crate::common::{db_path, open_read_only_store};
 use crate::error::bad_input;
 
 #[derive(Debug, Clone, Default)]
@@ -112,7 +112,7 @@ fn row(r: &RunRecord, jobs: &[(u32, RunJobRecord)]) -> RunRow {
 
 /// Runs of the database, oldest first (the newest `last` when set).
 pub fn runs(req: &RunsRequest) -> anyhow::Result<Vec<RunRow>> {
-    let store = open_existing_store(&db_path(req.db.as_deref()))?;
+    let store = open_read_only_store(&db_path(req.db.as_deref()))?;
     let mut out = Vec::new();
     for r in store.runs()? {
         if req.workload.as_ref().is_some_and(|w| *w != r.workload) || (req.no_passes && r.policy == "solo-pass") {
@@ -130,7 +130,7 @@ pub fn runs(req: &RunsRequest) -> anyhow::Result<Vec<RunRow>> {
 
 /// One run with every job's final attempt.
 pub fn show(db: Option<&std::path::Path>, id: i64) -> anyhow::Result<RunShow> {
-    let store = open_existing_store(&db_path(db))?;
+    let store = open_read_only_store(&db_path(db))?;
     let Some(r) = store.run(ExecRunId(id))? else {
         return Err(bad_input(format!("no run {id} in the database (`cosched runs` lists them)")));
     };

@@ -15,7 +15,7 @@ use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenar
 use cosched_sched::Params;
 use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, Store};
 
-use crate::common::{create_dir, db_path, open_existing_store, write_file, UsedCampaign};
+use crate::common::{create_dir, db_path, open_read_only_store, write_file, UsedCampaign};
 use crate::error::bad_input;
 use crate::policy::Policies;
 
@@ -106,7 +106,7 @@ impl<'a> Fetch<'a> {
 
     fn store(&self) -> Result<&Store, String> {
         self.store
-            .get_or_init(|| open_existing_store(self.db).map_err(|e| format!("{e:#}")))
+            .get_or_init(|| open_read_only_store(self.db).map_err(|e| format!("{e:#}")))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -161,7 +161,7 @@ impl Measurements for Fetch<'_> {
                 if statistic == Statistic::Mean {
                     return Err("a `cosched pairs --json` matrix holds each cell's median only; use statistic = \"median\" or the store".into());
                 }
-                let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let text = cosched_sched::scenario::read_bounded(path, cosched_sched::scenario::limits::MAX_INPUT_BYTES).map_err(|e| format!("{}: {e}", path.display()))?;
                 let m: cosched_model::matrix::SlowdownMatrix =
                     serde_json::from_str(&text).map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
                 let cells = m.cells.iter().map(|r| r.iter().map(|c| c.as_ref().map(|s| s.median)).collect()).collect();

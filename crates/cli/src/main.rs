@@ -12,7 +12,7 @@ use clap::{CommandFactory, Parser, Subcommand};
     name = "cosched",
     version = env!("COSCHED_VERSION"),
     about = "Co-scheduling of HPC jobs on shared nodes: characterize, predict, decide, execute, learn, evaluate.",
-    after_help = "Examples:\n  cosched demo                       # the whole pipeline on this node\n  cosched check examples/mixed.toml  # validate a workload file\n  cosched node                       # this node's topology\n\nEach verb has --help with an example."
+    after_help = "Examples:\n  cosched demo                       # the whole pipeline on this node\n  cosched check examples/mixed.toml  # validate a workload file\n  cosched node                       # this node's topology\n\nEach verb has --help with an example.\n\nExit codes: 0 ok (every job of a run ended ok); 1 the work failed (a run names\nthe jobs that were not ok and why); 2 bad usage or input (FILE:LINE:COL);\n128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).\nVerbs that measure (calibrate, profile, pairs, probe, run, evaluate, demo,\nbench, node --latency) take one node lock; a second is refused with the\nholder's pid and command."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -9,11 +9,14 @@
 //! Needs Debian's `chromium` (.ci/run installs it); without it the test says
 //! so and passes, as the README's test command promises for missing packages.
 
+mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn cosched() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cosched"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cosched"));
+    c.env("COSCHED_RUN_LOCK", common::private_lock());
+    c
 }
 
 fn chromium() -> Option<&'static str> {

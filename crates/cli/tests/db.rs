@@ -1,6 +1,7 @@
 //! `cosched db` and `--db` run as a binary: info and export show what the
 //! library stored, and bad input never creates or changes a database.
 
+mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -10,6 +11,8 @@ use cosched_store::{CampaignKind, PairRunRecord, Store, TABLES};
 fn cosched(args: &[&str], db_env: Option<&Path>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosched"));
     cmd.args(args).env_remove("COSCHED_DB").env_remove("COSCHED_DATA_DIR");
+    // Measuring verbs take the node lock: a private one, tests run in parallel.
+    cmd.env("COSCHED_RUN_LOCK", common::private_lock());
     if let Some(p) = db_env {
         cmd.env("COSCHED_DB", p);
     }

@@ -1,10 +1,13 @@
 //! `cosched demo`: argument errors, and a tiny end-to-end run whose report
 //! holds every stage.
 
+mod common;
 use std::process::Command;
 
 fn cosched() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cosched"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cosched"));
+    c.env("COSCHED_RUN_LOCK", common::private_lock());
+    c
 }
 
 #[test]

@@ -3,11 +3,20 @@
 //! evaluation predicts one workload's pairs from a fit on another's,
 //! without ever fitting on a pair of a tested program.
 
+mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn cosched(args: &[&str], db: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cosched")).args(args).arg("--db").arg(db).env_remove("COSCHED_DB").output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .env_remove("COSCHED_DB")
+        // Measuring verbs take the node lock: a private one per command.
+        .env("COSCHED_RUN_LOCK", common::private_lock())
+        .output()
+        .unwrap()
 }
 
 fn ok(out: &Output) -> String {

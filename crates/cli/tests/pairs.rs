@@ -9,7 +9,9 @@ use std::process::{Command, Stdio};
 use cosched_store::{CampaignStatus, Store};
 
 fn cosched() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cosched"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cosched"));
+    c.env("COSCHED_RUN_LOCK", common::private_lock());
+    c
 }
 
 /// Two short command jobs whose command lines carry a marker, so the test

@@ -14,7 +14,7 @@ const JOBS: [(&str, f64, f64); 4] = [("a", 0.5, 1.0), ("b", 0.5, 1.3), ("c", 0.3
 const LLC: u64 = 32768;
 
 fn cosched(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cosched")).args(args).output().expect("run cosched")
+    Command::new(env!("CARGO_BIN_EXE_cosched")).args(args).env("COSCHED_RUN_LOCK", common::private_lock()).output().expect("run cosched")
 }
 
 fn workload(dir: &Path) -> std::path::PathBuf {

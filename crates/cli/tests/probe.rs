@@ -10,7 +10,9 @@ use std::process::{Command, Output, Stdio};
 use cosched_store::{CampaignKind, CampaignStatus, Store};
 
 fn cosched() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cosched"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cosched"));
+    c.env("COSCHED_RUN_LOCK", common::private_lock());
+    c
 }
 
 fn text(b: &[u8]) -> String {

@@ -6,6 +6,7 @@
 //! /proc/stat shows that nothing else used CPU 0, where every profiled job is
 //! pinned, during the run.
 
+mod common;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -25,7 +26,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 
 fn command(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosched"));
-    cmd.args(args).env_remove("COSCHED_DB").env_remove("COSCHED_DATA_DIR");
+    cmd.args(args).env_remove("COSCHED_DB").env_remove("COSCHED_DATA_DIR").env("COSCHED_RUN_LOCK", common::private_lock());
     cmd
 }
 

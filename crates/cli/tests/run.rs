@@ -11,7 +11,9 @@ use std::process::{Command, Stdio};
 use cosched_store::{RunStatus, Store};
 
 fn cosched() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cosched"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cosched"));
+    c.env("COSCHED_RUN_LOCK", common::private_lock());
+    c
 }
 
 /// Three short jobs on one core, each carrying a marker so that any of
@@ -172,7 +174,10 @@ fn the_reports_trace_read_back_scores_as_the_run_printed() {
     .unwrap();
     let (db, lock, rep) = (dir.path().join("c.db"), dir.path().join("lock"), dir.path().join("rep"));
     let out = run_policy(&wl, &db, &lock, "noplan").arg("--report").arg(&rep).arg("--json").output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // Job c failed: exit code 1, naming it, after the report and the JSON.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("job `c` in run") && stderr.contains("failed (exit code 3)"), "{stderr}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let run = &v["runs"][0];
     let id = run["run"]["id"].as_i64().unwrap();

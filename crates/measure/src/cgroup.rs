@@ -279,7 +279,12 @@ impl Isolation {
         vec![
             mech("pinning", self.pins(), "cpuset", "sched_setaffinity"),
             mech("suspend", self.freezes(), "freezer", "SIGSTOP/SIGCONT to the process group"),
-            mech("memory limit", self.limits_memory(), "memory", "not enforced"),
+            mech(
+                "memory limit",
+                self.limits_memory(),
+                "memory",
+                "RLIMIT_DATA (heap and private mappings; an allocation past it fails, recorded as failed, not oom)",
+            ),
             mech(
                 "process cap",
                 self.has_v1(V1Controller::Pids) || self.has_v2("pids"),
@@ -289,7 +294,7 @@ impl Isolation {
             Mechanism {
                 feature: "kill",
                 how: match self.backend {
-                    Backend::None => "SIGKILL to the process group".into(),
+                    Backend::None => "SIGKILL to the process group, and to orphans it left (cosched is their subreaper)".into(),
                     Backend::V2 { .. } => "cgroup v2 cgroup.kill, then SIGKILL to the process group".into(),
                     Backend::V1 { .. } => "SIGKILL to every member of the frozen cgroup and to the process group".into(),
                 },
@@ -306,7 +311,7 @@ impl Isolation {
     /// Creates the group of one job at `cosched/<scope>/<job>`, limits set,
     /// ready for a process to join. `None` without a cgroup backend.
     pub fn create(&self, scope: &str, job: &str, limits: &Limits) -> Result<Option<JobCgroup>, CgroupError> {
-        let rel = Path::new("cosched").join(sanitize(scope)).join(sanitize(job));
+        let rel = Path::new("cosched").join(sanitize(scope)).join(group_name(job));
         match &self.backend {
             Backend::None => Ok(None),
             Backend::V1 { dirs } => {
@@ -480,6 +485,25 @@ fn sanitize(s: &str) -> String {
         "_".into()
     } else {
         out
+    }
+}
+
+/// A job's group directory: its name made safe, and kept apart from the
+/// files a cgroup directory holds (`tasks`, `notify_on_release`,
+/// `cgroup.procs`, `memory.max`, ...): a job named `tasks` would otherwise
+/// collide with the file and never start. `@` is never in a job name, so
+/// the escaped name cannot meet another job's.
+fn group_name(job: &str) -> String {
+    const FILES: [&str; 3] = ["tasks", "notify_on_release", "release_agent"];
+    const PREFIXES: [&str; 14] = [
+        "cgroup.", "cpuset.", "cpu.", "cpuacct.", "memory.", "memsw.", "freezer.", "pids.", "io.", "blkio.", "hugetlb.",
+        "rdma.", "misc.", "net_",
+    ];
+    let name = sanitize(job);
+    if FILES.contains(&name.as_str()) || PREFIXES.iter().any(|p| name.starts_with(p)) {
+        format!("{name}@job")
+    } else {
+        name
     }
 }
 
@@ -696,6 +720,15 @@ mod tests {
     }
 
     #[test]
+    fn job_names_of_cgroup_files_get_a_directory_of_their_own() {
+        assert_eq!(group_name("tasks"), "tasks@job");
+        assert_eq!(group_name("notify_on_release"), "notify_on_release@job");
+        assert_eq!(group_name("memory.max"), "memory.max@job");
+        assert_eq!(group_name("a"), "a");
+        assert_eq!(group_name("tasks.1"), "tasks.1");
+    }
+
+    #[test]
     fn names_become_one_safe_path_component() {
         assert_eq!(sanitize("run 3/job.1"), "run_3_job.1");
         assert_eq!(sanitize(".."), "_");
@@ -709,7 +742,7 @@ mod tests {
         assert_eq!(m[0].how, "sched_setaffinity");
         assert!(m[0].why.as_deref().unwrap().contains("--cgroups none"));
         assert_eq!(m[1].how, "SIGSTOP/SIGCONT to the process group");
-        assert_eq!(m[2].how, "not enforced");
+        assert!(m[2].how.starts_with("RLIMIT_DATA"), "{}", m[2].how);
         assert!(iso.create("s", "j", &Limits::default()).unwrap().is_none());
     }
 }

@@ -34,11 +34,33 @@ pub struct Launch {
     /// pipes: a process the job leaves behind cannot hold cosched's pipes
     /// open, and a long job's output is not kept in memory.
     pub output: Option<std::path::PathBuf>,
+    /// Send stderr here instead (with `output`: stdout goes there).
+    pub stderr_output: Option<std::path::PathBuf>,
+    /// Extra environment variables, set after the user's (`HOME`, `USER`,
+    /// ... under [`Launch::user`]).
+    pub env: Vec<(String, String)>,
+    /// Working directory of the job.
+    pub workdir: Option<std::path::PathBuf>,
+    /// RLIMIT_DATA in bytes: the memory limit where no memory cgroup
+    /// enforces one (heap and private mappings; an allocation past it fails).
+    pub data_limit: Option<u64>,
 }
 
 impl Launch {
     pub fn new(argv: Vec<String>) -> Launch {
-        Launch { argv, cpus: None, capture_stdout: true, cgroup_procs: Vec::new(), parent_death_signal: None, user: None, output: None }
+        Launch {
+            argv,
+            cpus: None,
+            capture_stdout: true,
+            cgroup_procs: Vec::new(),
+            parent_death_signal: None,
+            user: None,
+            output: None,
+            stderr_output: None,
+            env: Vec::new(),
+            workdir: None,
+            data_limit: None,
+        }
     }
 
     pub fn pinned(mut self, cpus: Vec<u32>) -> Launch {
@@ -158,9 +180,38 @@ pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
         .process_group(0);
     if let Some(path) = &launch.output {
         let spawn_err = |source| LaunchError::Spawn { cmd: format!("{} (output to {})", launch.argv.join(" "), path.display()), source };
-        let f = std::fs::File::create(path).map_err(spawn_err)?;
-        let g = f.try_clone().map_err(spawn_err)?;
+        // Never through a link planted at the name, and the job's user owns it.
+        let f = crate::files::create_file(path, launch.user).map_err(spawn_err)?;
+        let g = match &launch.stderr_output {
+            Some(e) => crate::files::create_file(e, launch.user).map_err(spawn_err)?,
+            None => f.try_clone().map_err(spawn_err)?,
+        };
         cmd.stdout(f).stderr(g);
+    }
+    if let Some((uid, _)) = launch.user {
+        // As `sudo -u` would: the user's own home and name, not root's.
+        if let Some(u) = user_entry(uid) {
+            cmd.env("HOME", &u.home).env("USER", &u.name).env("LOGNAME", &u.name).env("SHELL", &u.shell);
+        }
+    }
+    for (k, v) in &launch.env {
+        cmd.env(k, v);
+    }
+    if let Some(d) = &launch.workdir {
+        cmd.current_dir(d);
+    }
+    if let Some(bytes) = launch.data_limit {
+        // SAFETY: runs in the forked child before exec and only calls
+        // setrlimit, a plain system call, on a struct on its own stack.
+        unsafe {
+            cmd.pre_exec(move || {
+                let lim = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+                if libc::setrlimit(libc::RLIMIT_DATA, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
     }
     if let Some(cpus) = &launch.cpus {
         let mut set = nix::sched::CpuSet::new();
@@ -363,6 +414,88 @@ impl Drop for Running {
     fn drop(&mut self) {
         self.kill_group();
     }
+}
+
+/// A user's name, home and shell from the passwd database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserEntry {
+    pub name: String,
+    pub home: String,
+    pub shell: String,
+}
+
+/// The passwd entry of `uid`, through the C library so that users of NSS
+/// (LDAP, ...) are found as `sudo -u` finds them.
+pub fn user_entry(uid: u32) -> Option<UserEntry> {
+    let mut buf = vec![0 as libc::c_char; 1 << 16];
+    // SAFETY: passwd is plain old data; zeroed is a valid bit pattern.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call and `buf.len()` is the
+    // buffer's size; on success `out` points at `pwd`, whose strings point
+    // into `buf`, which outlives their use below.
+    let r = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if r != 0 || out.is_null() {
+        return None;
+    }
+    // SAFETY: on success the fields are NUL-terminated strings in `buf`.
+    let s = |p: *const libc::c_char| if p.is_null() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned() };
+    Some(UserEntry { name: s(pwd.pw_name), home: s(pwd.pw_dir), shell: s(pwd.pw_shell) })
+}
+
+/// Makes this process the reaper of its orphaned descendants
+/// (PR_SET_CHILD_SUBREAPER): a job's daemon that double-forked and left its
+/// process group becomes cosched's child instead of init's, so the runner
+/// finds it without cgroups ([`kill_orphans`]).
+pub fn become_subreaper() -> std::io::Result<()> {
+    // SAFETY: prctl with integer arguments; it touches no memory of ours.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Children of this process (re-parented orphans included) whose
+/// environment holds every `NAME=VALUE` of `marks`.
+pub fn marked_children(marks: &[String]) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return out };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() < 2 || f[1].parse::<i32>() != Ok(me) {
+            continue;
+        }
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
+        if marks.iter().all(|m| vars.contains(&m.as_bytes())) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Kills the orphans of one job (those [`marked_children`] finds by the
+/// job's marks) and reaps them; a killed orphan's own children come to us
+/// in turn, so it repeats until none is left. Returns how many it killed.
+pub fn kill_orphans(marks: &[String]) -> usize {
+    let mut killed = 0;
+    for _ in 0..100 {
+        let pids = marked_children(marks);
+        if pids.is_empty() {
+            break;
+        }
+        for &p in &pids {
+            let _ = nix::sys::signal::kill(Pid::from_raw(p), Signal::SIGKILL);
+            // It is our child now, so reaping it takes no one else's status.
+            let _ = nix::sys::wait::waitpid(Pid::from_raw(p), None);
+            killed += 1;
+        }
+    }
+    killed
 }
 
 /// Live (not zombie) processes of a process group, read from /proc. Used to

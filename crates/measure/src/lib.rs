@@ -10,6 +10,7 @@ pub mod calibrate;
 pub mod identity;
 pub mod cgroup;
 pub mod corun;
+pub mod files;
 pub mod kernel;
 pub mod launch;
 pub mod node;

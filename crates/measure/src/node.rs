@@ -55,6 +55,12 @@ pub struct NodeJob {
     pub solo: Option<(f64, String)>,
     /// A `cosched-kernel` job, whose last output line is its JSON report.
     pub kernel: bool,
+    /// The workload's `env`, `workdir` and `output` (paths resolved).
+    pub env: Vec<(String, String)>,
+    pub workdir: Option<PathBuf>,
+    /// Where stdout goes (default `<log_dir>/<job>.log`), and stderr (default: with stdout).
+    pub stdout: Option<PathBuf>,
+    pub stderr: Option<PathBuf>,
 }
 
 pub use cosched_model::run::JobStatus;
@@ -123,6 +129,9 @@ pub struct NodeConfig {
     /// The run's clock reads this at the executor's creation (a resumed
     /// run continues where the killed one stopped).
     pub clock_origin: f64,
+    /// Variables every job of the run gets (`COSCHED_RUN`, ...); with
+    /// `COSCHED_JOB` they also mark a job's orphans.
+    pub env: Vec<(String, String)>,
 }
 
 struct Active {
@@ -135,6 +144,8 @@ struct Active {
     cgroup: Option<JobCgroup>,
     log: PathBuf,
     timed_out: bool,
+    /// `NAME=VALUE` lines in the environment of every process of the job.
+    marks: Vec<String>,
     /// Since when it is suspended, while it is.
     suspended_at: Option<Instant>,
     /// Seconds suspended before `suspended_at`.
@@ -171,6 +182,9 @@ impl Drop for Active {
         if let Some(g) = &self.cgroup {
             let _ = g.remove();
         }
+        // Without a cgroup, a daemon the job double-forked is found as an
+        // orphan re-parented to us (we are its subreaper) by its marks.
+        crate::launch::kill_orphans(&self.marks);
     }
 }
 
@@ -193,7 +207,10 @@ impl<'a> NodeExecutor<'a> {
         jobs: &'a [NodeJob],
         sink: &'a mut dyn FnMut(NodeEvent) -> Result<(), String>,
     ) -> Result<NodeExecutor<'a>, String> {
-        std::fs::create_dir_all(&cfg.log_dir).map_err(|e| format!("{}: {e}", cfg.log_dir.display()))?;
+        crate::files::create_dir(&cfg.log_dir, cfg.user).map_err(|e| e.to_string())?;
+        // Orphans of jobs come to us instead of init; if this fails, only
+        // cgroups contain them, and the mechanisms say so.
+        let _ = crate::launch::become_subreaper();
         let watchdog = Watchdog::start().map_err(|e| format!("starting the watchdog: {e}"))?;
         Ok(NodeExecutor {
             cfg,
@@ -297,6 +314,31 @@ impl Drop for NodeExecutor<'_> {
     }
 }
 
+/// A job's environment beyond cosched's own: what HPC codes expect of a
+/// batch system (as Slurm gives `SLURM_*`). `OMP_NUM_THREADS` is its cores
+/// and `OMP_PLACES` one place per CPU of its cpuset with `OMP_PROC_BIND =
+/// close`, unless its `env` sets them; then the run's variables, the job's
+/// `env`, and `COSCHED_JOB` / `COSCHED_CPUS`, which nothing overrides.
+pub fn job_env(job: &NodeJob, cpus: &[u32], run: &[(String, String)]) -> Vec<(String, String)> {
+    let given = |k: &str| job.env.iter().any(|(n, _)| n == k);
+    let mut out = Vec::new();
+    if !given("OMP_NUM_THREADS") {
+        out.push(("OMP_NUM_THREADS".to_string(), job.cores.to_string()));
+    }
+    if !given("OMP_PLACES") {
+        let places: Vec<String> = cpus.iter().map(|c| format!("{{{c}}}")).collect();
+        out.push(("OMP_PLACES".to_string(), places.join(",")));
+    }
+    if !given("OMP_PROC_BIND") {
+        out.push(("OMP_PROC_BIND".to_string(), "close".to_string()));
+    }
+    out.extend(run.iter().cloned());
+    out.extend(job.env.iter().cloned());
+    out.push(("COSCHED_JOB".to_string(), job.name.clone()));
+    out.push(("COSCHED_CPUS".to_string(), cosched_model::topology::format_cpulist(cpus)));
+    out
+}
+
 /// The kernel's work-phase seconds from its JSON report line.
 fn kernel_work_s(output: &str) -> Option<f64> {
     let line = output.lines().rev().find(|l| l.trim_start().starts_with('{'))?;
@@ -316,12 +358,14 @@ impl Executor for NodeExecutor<'_> {
         }
         let job = &self.jobs[plan.job];
         let cpus = self.cpus_of(job.pool, &plan.cpus)?;
-        let log = self.cfg.log_dir.join(format!("{}.log", job.name.replace('/', "_")));
-        let limits = Limits {
-            cpus: cpus.clone(),
-            memory_bytes: job.memory_mib.map(|m| m << 20),
-            pids_max: None,
+        let log = job.stdout.clone().unwrap_or_else(|| self.cfg.log_dir.join(format!("{}.log", job.name.replace('/', "_"))));
+        let memory_bytes = match job.memory_mib {
+            Some(m) => Some(m.checked_mul(1 << 20).ok_or_else(|| {
+                ExecError::Fatal(format!("job `{}`: memory_mib = {m} does not fit in 64 bits of bytes", job.name))
+            })?),
+            None => None,
         };
+        let limits = Limits { cpus: cpus.clone(), memory_bytes, pids_max: None };
         let cgroup = self
             .cfg
             .isolation
@@ -330,6 +374,15 @@ impl Executor for NodeExecutor<'_> {
         let mut launch = Launch::new(job.argv.clone());
         launch.capture_stdout = false;
         launch.output = Some(log.clone());
+        launch.stderr_output = job.stderr.clone();
+        launch.workdir = job.workdir.clone();
+        launch.env = job_env(job, &cpus, &self.cfg.env);
+        if !self.cfg.isolation.limits_memory() {
+            launch.data_limit = memory_bytes;
+        }
+        let marks: Vec<String> = std::iter::once(format!("COSCHED_JOB={}", job.name))
+            .chain(self.cfg.env.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect();
         launch.user = self.cfg.user;
         launch.parent_death_signal = Some(Signal::SIGKILL);
         if !self.cfg.isolation.pins() {
@@ -344,7 +397,7 @@ impl Executor for NodeExecutor<'_> {
         let running = match spawn(&launch) {
             Ok(r) => Some(r),
             Err(e) => {
-                let _ = std::fs::write(&log, format!("cosched: {e}\n"));
+                let _ = crate::files::write_file(&log, format!("cosched: {e}\n").as_bytes(), self.cfg.user);
                 None
             }
         };
@@ -363,6 +416,7 @@ impl Executor for NodeExecutor<'_> {
             cgroup,
             log,
             timed_out: false,
+            marks,
             suspended_at: None,
             suspended_s: 0.0,
         });
@@ -533,7 +587,9 @@ pub fn set_group_affinity(pgid: i32, cpus: &[u32]) -> Result<(), String> {
 /// pipe reaches end-of-file (the runner exited or was killed, since only the
 /// runner holds the write end) it SIGKILLs every listed process group and
 /// every process in the listed cgroups, thaws those cgroups (a frozen job
-/// dies only once thawed), removes them, and exits.
+/// dies only once thawed), removes the groups once empty (and their scope
+/// when it is left empty), and exits: a killed runner leaves no frozen and
+/// no empty cgroup directories behind.
 pub struct Watchdog {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -559,6 +615,15 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
   for f in $files; do d="${f%/cgroup.procs}"; [ -d "$d" ] && ! rmdir "$d" 2>/dev/null && left=1; done
   [ -z "$left" ] && break
   sleep 0.1
+done
+for f in $files; do
+  d=${f%/*}; n=0
+  while [ -d "$d" ] && [ $n -lt 100 ]; do
+    rmdir "$d" 2>/dev/null && break
+    for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+    sleep 0.02; n=$((n+1))
+  done
+  rmdir "${d%/*}" 2>/dev/null
 done
 exit 0"#;
 
@@ -610,9 +675,10 @@ impl Watchdog {
 
 use std::os::unix::process::CommandExt;
 
-/// An exclusive lock on the node for one runner: `flock` on a file that
-/// holds the holder's pid. The kernel drops the lock when the holder dies,
-/// however it dies, so a killed runner never blocks the next one.
+/// An exclusive lock on the node for one verb that runs measured work:
+/// `flock` on a file that holds the holder's pid and command. The kernel
+/// drops the lock when the holder dies, however it dies, so a killed
+/// runner never blocks the next one.
 #[derive(Debug)]
 pub struct RunLock {
     _file: std::fs::File,
@@ -620,44 +686,77 @@ pub struct RunLock {
 }
 
 impl RunLock {
-    /// The default lock file: /run/cosched.lock when writable (root), else
-    /// one per user in $XDG_RUNTIME_DIR or /tmp.
+    /// The node's lock file, the same for every user: `/run/lock/cosched-node.lock`
+    /// (`/run/lock` is writable by all, sticky), else in the temporary
+    /// directory. `$COSCHED_RUN_LOCK` replaces it, for tests only: two
+    /// processes with different lock files share the node.
     pub fn default_path() -> PathBuf {
         if let Some(p) = std::env::var_os("COSCHED_RUN_LOCK") {
             return PathBuf::from(p);
         }
-        let run = Path::new("/run");
+        let run = Path::new("/run/lock");
         if nix::unistd::access(run, nix::unistd::AccessFlags::W_OK).is_ok() {
-            return run.join("cosched.lock");
+            return run.join("cosched-node.lock");
         }
-        let dir = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-        // SAFETY: getuid cannot fail and touches no memory.
-        dir.join(format!("cosched-{}.lock", unsafe { libc::getuid() }))
+        std::env::temp_dir().join("cosched-node.lock")
     }
 
-    /// Takes the lock or says who holds it.
+    /// Takes the lock for a run, or says who holds it.
     pub fn acquire(path: &Path) -> Result<RunLock, String> {
+        RunLock::acquire_for(path, "run")
+    }
+
+    /// Takes the lock for `verb`, or says which process holds it and what
+    /// it runs.
+    pub fn acquire_for(path: &Path, verb: &str) -> Result<RunLock, String> {
         use std::os::fd::AsRawFd;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
         let mut f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
+            .mode(0o666)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)
-            .map_err(|e| format!("{}: cannot open the run lock: {e}", path.display()))?;
+            .map_err(|e| format!("{}: cannot open the node lock: {e}", path.display()))?;
+        let meta = f.metadata().map_err(|e| format!("{}: {e}", path.display()))?;
+        // A hard link planted at the name would make us truncate its target.
+        if !meta.is_file() || meta.nlink() > 1 {
+            return Err(format!("{}: not a plain file of its own; remove it", path.display()));
+        }
+        // Every user's cosched takes the same lock, so it stays writable
+        // whatever the umask of whoever created it.
+        // SAFETY: geteuid cannot fail and touches no memory.
+        if meta.uid() == unsafe { libc::geteuid() } {
+            let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
+        }
         // SAFETY: flock on a descriptor we own; no memory is involved.
         let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if r != 0 {
             let holder = std::fs::read_to_string(path).unwrap_or_default();
-            let holder = holder.trim();
+            let mut lines = holder.lines();
+            let pid = lines.next().unwrap_or("").trim().to_string();
+            let stored = lines.next().unwrap_or("").trim().to_string();
+            // The live command line, else what the holder wrote.
+            let cmd = pid
+                .parse::<u32>()
+                .ok()
+                .and_then(|p| std::fs::read(format!("/proc/{p}/cmdline")).ok())
+                .map(|c| String::from_utf8_lossy(&c).split('\0').filter(|a| !a.is_empty()).collect::<Vec<_>>().join(" "))
+                .filter(|c| !c.is_empty())
+                .unwrap_or(stored);
             return Err(format!(
-                "another cosched run holds this node (pid {}, lock {}); wait for it to finish or stop it",
-                if holder.is_empty() { "unknown" } else { holder },
+                "the node is busy: pid {} (`{}`) holds the node lock {}; `cosched {verb}` runs measured work, \
+                 which would disturb it and be disturbed; wait for it to finish or stop it",
+                if pid.is_empty() { "unknown" } else { &pid },
+                if cmd.is_empty() { "unknown command" } else { &cmd },
                 path.display()
             ));
         }
+        let cmd: Vec<String> = std::env::args().collect();
         f.set_len(0).map_err(|e| format!("{}: {e}", path.display()))?;
-        writeln!(f, "{}", std::process::id()).map_err(|e| format!("{}: {e}", path.display()))?;
+        writeln!(f, "{}\n{}", std::process::id(), cmd.join(" ")).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(RunLock { _file: f, path: path.to_path_buf() })
     }
 }

@@ -42,6 +42,10 @@ fn job(name: &str, cmd: &str, timeout: Option<f64>, memory_mib: Option<u64>) -> 
         memory_mib,
         solo: Some((0.05, "process".into())),
         kernel: false,
+        env: Vec::new(),
+        workdir: None,
+        stdout: None,
+        stderr: None,
     }
 }
 
@@ -56,6 +60,7 @@ fn run(tag: &str, pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Trace, Iso
         user: None,
         isolation: iso.clone(),
         clock_origin: 0.0,
+        env: Vec::new(),
     };
     let sim: Vec<SimJob> = jobs
         .iter()

@@ -39,8 +39,25 @@
 //! after = ["prep"]              # start only after these jobs finished (names as written,
 //!                               # a counted job stands for all its copies); no cycles
 //! timeout = 60.0                # optional, seconds (> 0)
-//! memory_mib = 512              # optional memory limit (cgroup), MiB (>= 1)
+//! memory_mib = 512              # optional memory limit (cgroup), MiB (>= 1, at most the node's memory)
+//! env = { OMP_SCHEDULE = "static" }  # optional: extra environment variables (strings)
+//! workdir = "run/"              # optional: the job's working directory
+//! output = "out/{job}-{run}-{repeat}.log"  # optional: where stdout and stderr go, or
+//! # output = { stdout = "out/{job}.out", stderr = "out/{job}.err" }
+//! #                             # placeholders {job}, {run} (run id), {repeat} (1-based)
 //! ```
+//!
+//! ## Limits
+//!
+//! Every number is bounded by what a node and the engines can do, and a
+//! message names the bound ([`limits`]): at most [`limits::MAX_JOBS`] jobs
+//! after `count`, names of at most [`limits::MAX_NAME_CHARS`] characters
+//! (a job's name names its cgroup and its log file), times (`seconds`,
+//! `arrival`, `timeout`) of at most [`limits::MAX_SECONDS`], threads and
+//! cores at most [`limits::MAX_CPUS`], and memory (`memory_mib` and kernel
+//! sizes such as `array_mib`) at most the node's memory when the caller
+//! knows it ([`NodeLimits`]), else [`limits::MAX_MEMORY_MIB`]. Callers that
+//! read files read at most [`limits::MAX_INPUT_BYTES`].
 //!
 //! A file needs at least one job. Unknown keys are errors everywhere, so a
 //! typo never silently falls back to a default.
@@ -97,7 +114,44 @@ pub fn parse_workload(
     file: &str,
     node_cores: Option<u32>,
 ) -> Result<Workload, Diagnostics> {
-    parse::parse(text, file, node_cores)
+    parse::parse(text, file, &NodeLimits { cores: node_cores, memory_mib: None })
+}
+
+/// What the node a workload is checked against can hold; `None` = unknown
+/// (then only the fixed [`limits`] apply).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeLimits {
+    pub cores: Option<u32>,
+    /// The node's memory, MiB.
+    pub memory_mib: Option<u64>,
+}
+
+/// As [`parse_workload`], bounding core counts and memory by `node`.
+pub fn parse_workload_on(text: &str, file: &str, node: &NodeLimits) -> Result<Workload, Diagnostics> {
+    parse::parse(text, file, node)
+}
+
+/// Bounds every workload keeps whatever the node, so that no number can
+/// overflow an engine, hang a parser or run for ever.
+pub mod limits {
+    /// The most a caller reads of a workload file: 4 MiB.
+    pub const MAX_INPUT_BYTES: u64 = 4 << 20;
+    /// Jobs after `count` expansion: the simulator's scale, and about 40 MB
+    /// of resolved jobs.
+    pub const MAX_JOBS: u64 = 100_000;
+    /// Characters of a job or pool name: names become cgroup directories
+    /// and file names (255 bytes at most), with `.N` added by `count`.
+    pub const MAX_NAME_CHARS: usize = 64;
+    /// `seconds`, `arrival` and `timeout`: 30 days.
+    pub const MAX_SECONDS: f64 = 30.0 * 86_400.0;
+    /// Threads, cores and a pool's cores.
+    pub const MAX_CPUS: u32 = 4096;
+    /// Memory when the node's is not known: 1 PiB in MiB (so bytes never
+    /// overflow 64 bits).
+    pub const MAX_MEMORY_MIB: u64 = 1 << 30;
+    /// Entries of `env`, and bytes of one value or path.
+    pub const MAX_ENV: usize = 256;
+    pub const MAX_TEXT_BYTES: usize = 4096;
 }
 
 /// A resolved workload: defaults filled in, `count` expanded, references checked.
@@ -153,6 +207,28 @@ pub struct Job {
     pub memory_mib: Option<u64>,
     /// 1-based line of the job's declaration, for messages about it later.
     pub line: u32,
+    /// Extra environment variables, as written.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Working directory, as written (relative to where cosched runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workdir: Option<String>,
+    /// Where stdout goes, with placeholders `{job}`, `{run}`, `{repeat}`;
+    /// `None`: the run's log directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdout: Option<String>,
+    /// Where stderr goes (same placeholders); `None`: with stdout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+}
+
+/// Placeholders an `output` path may hold.
+pub const OUTPUT_PLACEHOLDERS: [&str; 3] = ["{job}", "{run}", "{repeat}"];
+
+/// An `output` path with its placeholders filled in: the job's name, the
+/// run's id and the 1-based repeat.
+pub fn output_path(template: &str, job: &str, run: i64, repeat: u32) -> String {
+    template.replace("{job}", job).replace("{run}", &run.to_string()).replace("{repeat}", &repeat.to_string())
 }
 
 /// What a job runs.

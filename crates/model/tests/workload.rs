@@ -274,7 +274,7 @@ fn zero_cores_is_out_of_range() {
         &text,
         5,
         9,
-        &["`cores = 0` is out of range", "expected an integer >= 1"],
+        &["`cores = 0` is out of range", "expected an integer from 1 to 4096"],
     );
 }
 

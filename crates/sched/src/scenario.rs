@@ -52,6 +52,36 @@ use crate::policy::PoolInfo;
 use crate::sim::{Platform, SimJob};
 use crate::source::{PairTable, ProgramTable};
 
+/// Bounds of a scenario, so that every figure the simulator computes stays
+/// finite and a file cannot make it run out of memory or time; messages
+/// name the bound.
+pub mod limits {
+    /// The most read of a scenario file: 16 MiB (a 1000 x 1000 matrix).
+    pub const MAX_INPUT_BYTES: u64 = 16 << 20;
+    pub const MAX_NODES: usize = 100_000;
+    pub const MAX_POOL_CORES: u32 = 4096;
+    pub const MAX_PROGRAMS: usize = 1000;
+    /// Jobs in the list, all programs' counts together.
+    pub const MAX_JOBS: usize = 1_000_000;
+    /// A program's solo time: about 3 years.
+    pub const MAX_SOLO_S: f64 = 1e8;
+    /// A slowdown in a matrix.
+    pub const MAX_SLOWDOWN: f64 = 1000.0;
+}
+
+/// Reads at most `max` bytes of `path` as UTF-8: a device such as
+/// /dev/zero or a huge file is refused after `max` bytes, not read for ever.
+pub fn read_bounded(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let mut buf = Vec::new();
+    f.take(max + 1).read_to_end(&mut buf).map_err(|e| format!("cannot read the file: {e}"))?;
+    if buf.len() as u64 > max {
+        return Err(format!("larger than {} MiB, the most cosched reads of such a file", max >> 20));
+    }
+    String::from_utf8(buf).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
+}
+
 /// A scenario that failed to load, with the file it came from so that a
 /// message printed alone still says where to look.
 #[derive(Debug, Clone, PartialEq)]
@@ -249,10 +279,10 @@ impl Scenario {
     /// As [`Scenario::load`], fetching measured slowdowns through `m`; a
     /// `file` source is resolved against the scenario's directory.
     pub fn load_with(path: &Path, m: Option<&dyn Measurements>) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+        let text = read_bounded(path, limits::MAX_INPUT_BYTES).map_err(|message| ScenarioError {
             file: path.display().to_string(),
             at: None,
-            message: format!("cannot read: {e}"),
+            message,
         })?;
         Scenario::parse_with(&text, &path.display().to_string(), path.parent(), m)
     }
@@ -273,13 +303,23 @@ impl Scenario {
         let raw: RawScenario = toml::from_str(text).map_err(|e| ScenarioError {
             file: file.to_string(),
             at: e.span().map(|s| line_col(text, s.start)),
-            message: e.message().to_string(),
+            // Some TOML errors carry no message of their own.
+            message: match e.message().trim() {
+                "" => "malformed TOML; expected a scenario of [[pools]], [[programs]] and [slowdown]".to_string(),
+                m => m.to_string(),
+            },
         })?;
         if raw.pools.is_empty() {
             return Err(err("no [[pools]]: a scenario needs at least one".into()));
         }
         if raw.nodes == Some(0) {
             return Err(err("nodes: a scenario needs at least one node".into()));
+        }
+        if raw.nodes.is_some_and(|n| n > limits::MAX_NODES) {
+            return Err(err(format!("nodes: {} nodes; expected at most {}", raw.nodes.unwrap_or(0), limits::MAX_NODES)));
+        }
+        if raw.programs.len() > limits::MAX_PROGRAMS {
+            return Err(err(format!("programs: {} programs; expected at most {}", raw.programs.len(), limits::MAX_PROGRAMS)));
         }
         if raw.programs.is_empty() {
             return Err(err("no [[programs]]: a scenario needs at least one".into()));
@@ -291,6 +331,9 @@ impl Scenario {
             }
             if p.cores == 0 {
                 return Err(err(format!("pools[{i}].cores: pool `{}` has 0 cores", p.name)));
+            }
+            if p.cores > limits::MAX_POOL_CORES {
+                return Err(err(format!("pools[{i}].cores: {} cores; expected at most {}", p.cores, limits::MAX_POOL_CORES)));
             }
             pools.push(PoolInfo {
                 name: p.name.clone(),
@@ -304,6 +347,7 @@ impl Scenario {
             });
         }
         let mut programs: Vec<Program> = Vec::new();
+        let mut jobs_total = 0usize;
         for (i, p) in raw.programs.iter().enumerate() {
             let at = |field: &str, m: String| err(format!("programs[{i}].{field}: {m}"));
             if programs.iter().any(|q| q.name == p.name) {
@@ -319,8 +363,15 @@ impl Scenario {
             if !(p.solo.is_finite() && p.solo > 0.0) {
                 return Err(at("solo", format!("{} is not a positive number of seconds", p.solo)));
             }
+            if p.solo > limits::MAX_SOLO_S {
+                return Err(at("solo", format!("{:e} s; expected at most {:e} s (about 3 years)", p.solo, limits::MAX_SOLO_S)));
+            }
             if p.count == 0 {
                 return Err(at("count", "must be at least 1".into()));
+            }
+            jobs_total = jobs_total.saturating_add(p.count);
+            if jobs_total > limits::MAX_JOBS {
+                return Err(at("count", format!("takes the job list to {jobs_total} jobs; expected at most {} in all", limits::MAX_JOBS)));
             }
             if p.cores == 0 || p.cores > pools[pool].cores {
                 return Err(at(
@@ -412,6 +463,12 @@ impl Scenario {
                     if let Some((j, v)) = row.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v > 0.0)) {
                         return Err(err(format!(
                             "slowdown.matrix[{i}][{j}]: {v} is not a positive slowdown"
+                        )));
+                    }
+                    if let Some((j, v)) = row.iter().enumerate().find(|(_, v)| **v > limits::MAX_SLOWDOWN) {
+                        return Err(err(format!(
+                            "slowdown.matrix[{i}][{j}]: {v:e}; expected a slowdown of at most {}",
+                            limits::MAX_SLOWDOWN
                         )));
                     }
                 }
@@ -511,7 +568,7 @@ fn map_measured(programs: &[Program], pools: &[PoolInfo], mm: &MeasuredMatrix) -
         for (b, pb) in programs.iter().enumerate() {
             let together = pa.pool != pb.pool || pa.cores + pb.cores <= pools[pa.pool].cores;
             match mm.cells.get(index[a]).and_then(|r| r.get(index[b])).copied().flatten() {
-                Some(v) if v.is_finite() && v > 0.0 => out[a][b] = v,
+                Some(v) if v.is_finite() && v > 0.0 && v <= limits::MAX_SLOWDOWN => out[a][b] = v,
                 Some(v) => return Err(format!("cell ({}, {}) of {} is {v}, not a positive slowdown", pa.measured, pb.measured, mm.origin)),
                 None if together => {
                     return Err(format!(
@@ -708,5 +765,34 @@ statistic = "mean"
         assert!(e.contains("give one of matrix, store and file"), "{e}");
         let e = Scenario::parse_with(&format!("{MEASURED}profiles = \"w\"\n"), "s.toml", None, Some(&held)).unwrap_err().to_string();
         assert!(e.contains("no profile of `y`"), "{e}");
+    }
+
+    const ONE: &str = "[[pools]]\nname = \"p\"\ncores = 1\nkind = \"cpu\"\n";
+
+    #[test]
+    fn numbers_beyond_what_the_simulator_can_score_are_refused_naming_the_bound() {
+        let prog = |solo: &str, count: &str| format!("{ONE}[[programs]]\nname = \"a\"\npool = \"p\"\nsolo = {solo}\ncount = {count}\nhost_load = 0.5\n");
+        let e = fails(&prog("1e308", "1"));
+        assert!(e.contains("programs[0].solo: 1e308 s; expected at most 1e8 s"), "{e}");
+        let e = fails(&prog("1.0", "100000000"));
+        assert!(e.contains("programs[0].count: takes the job list to 100000000 jobs; expected at most 1000000"), "{e}");
+        let e = fails(&format!("nodes = 100000000\n{}", prog("1.0", "1")));
+        assert!(e.contains("nodes: 100000000 nodes; expected at most 100000"), "{e}");
+        let e = fails(&format!("[[pools]]\nname = \"p\"\ncores = 100000\nkind = \"cpu\"\n[[programs]]\nname = \"a\"\npool = \"p\"\nsolo = 1.0\ncount = 1\nhost_load = 0.5\n"));
+        assert!(e.contains("pools[0].cores: 100000 cores; expected at most 4096"), "{e}");
+        let e = fails(&format!("{ONE}[[programs]]\nname = \"a\"\npool = \"p\"\nsolo = 1.0\ncount = 1\n[slowdown]\nmatrix = [[1e300]]\n"));
+        assert!(e.contains("slowdown.matrix[0][0]: 1e300; expected a slowdown of at most 1000"), "{e}");
+        assert!(Scenario::parse(&prog("1e8", "1000000"), "s.toml").is_ok());
+    }
+
+    #[test]
+    fn a_device_or_oversized_file_is_refused_after_the_bound_not_read_for_ever() {
+        let e = Scenario::load(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.starts_with("/dev/zero: larger than 16 MiB"), "{e}");
+        let p = std::env::temp_dir().join(format!("cosched-scenario-bin-{}.toml", std::process::id()));
+        std::fs::write(&p, [0xffu8, 0xfe, 0x00]).unwrap();
+        let e = Scenario::load(&p).unwrap_err().to_string();
+        let _ = std::fs::remove_file(&p);
+        assert!(e.contains("not UTF-8 text (byte 0)"), "{e}");
     }
 }

@@ -204,6 +204,146 @@ pub enum StoreError {
     NoSuchTable(String),
     #[error("writing the export: {0}")]
     Write(std::io::Error),
+    #[error("{}: another process holds the database (a write of another cosched, or an open transaction); `{verb}` waited {} s while {what}: wait for it to finish, or pass another --db", path.display(), BUSY_TIMEOUT.as_secs())]
+    Busy { path: PathBuf, what: String, verb: String },
+    #[error("{}: the disk holding the database is full ({what}); nothing was stored: free some space and run it again", path.display())]
+    Full { path: PathBuf, what: String, source: rusqlite::Error },
+    #[error("{}: the database is damaged ({why}); it was left untouched: `cosched db check --db {}` lists the damage, `cosched db recover --db {} --out NEW.db` copies what can be read", path.display(), path.display(), path.display())]
+    Damaged { path: PathBuf, why: String },
+}
+
+/// An SQL error with what it means for the user: another process holding
+/// the database, a full disk, else the error itself.
+fn sql_error(path: &Path, what: &str, source: rusqlite::Error) -> StoreError {
+    let path = path.to_path_buf();
+    match source.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            let args: Vec<String> = std::env::args().skip(1).take(2).collect();
+            let verb = if args.is_empty() { "cosched".to_string() } else { format!("cosched {}", args.join(" ")) };
+            StoreError::Busy { path, what: what.to_string(), verb }
+        }
+        Some(ErrorCode::DiskFull) => StoreError::Full { path, what: what.to_string(), source },
+        // A full disk under WAL often surfaces as an I/O error.
+        Some(ErrorCode::SystemIoFailure) if disk_full(&path) => StoreError::Full { path, what: what.to_string(), source },
+        _ => StoreError::Sql { path, what: what.to_string(), source },
+    }
+}
+
+/// The damage `quick_check` finds; a page so broken that the check itself
+/// stops is damage too.
+fn quick_check(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    match check_pages(conn, "quick_check") {
+        Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseCorrupt) => Ok(vec![e.to_string()]),
+        other => other,
+    }
+}
+
+/// The problems `PRAGMA quick_check` or `integrity_check` reports (none
+/// when it says `ok`).
+fn check_pages(conn: &Connection, pragma: &str) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(&format!("PRAGMA {pragma}(100)"))?;
+    let rows: Vec<String> = stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok(if rows.len() == 1 && rows[0] == "ok" { Vec::new() } else { rows })
+}
+
+fn summary_of(damage: &[String]) -> String {
+    let mut s: Vec<String> = damage.iter().take(3).cloned().collect();
+    if damage.len() > 3 {
+        s.push(format!("... {} problems in all", damage.len()));
+    }
+    s.join("; ")
+}
+
+/// SQLite's `integrity_check` of the file at `path`, opened read-only even
+/// when damaged: each problem, none when it is sound.
+pub fn check_file(path: &Path) -> Result<Vec<String>> {
+    if !path.exists() {
+        return Err(StoreError::Missing { path: path.into() });
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open { path: path.into(), source })?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(|source| StoreError::Open { path: path.into(), source })?;
+    match check_pages(&conn, "integrity_check") {
+        Err(e) if matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)) => Ok(vec![e.to_string()]),
+        other => other.map_err(|e| sql_error(path, "checking the database's integrity", e)),
+    }
+}
+
+/// What [`recover`] copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovered {
+    /// `VACUUM INTO` read every page; else rows were copied one by one.
+    pub whole: bool,
+    /// Per table: rows copied and rows that could not be read.
+    pub tables: Vec<(String, u64, u64)>,
+    /// `integrity_check` of the copy: empty when sound.
+    pub check: Vec<String>,
+}
+
+/// Copies what can be read of the database at `src` into a new file `out`,
+/// leaving `src` as it is: `VACUUM INTO` (which rebuilds every index from
+/// its table) when every table page reads, else a fresh database of the
+/// current schema filled row by row, skipping rows that do not read.
+pub fn recover(src: &Path, out: &Path) -> Result<Recovered> {
+    if out.exists() {
+        return Err(StoreError::Invalid { what: format!("recovering into {}", out.display()), why: "the file exists; name a new one".into() });
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(src, flags).map_err(|source| StoreError::Open { path: src.into(), source })?;
+    let vacuum = conn.execute("VACUUM INTO ?1", [out.to_string_lossy()]);
+    let whole = vacuum.is_ok();
+    if !whole {
+        let _ = std::fs::remove_file(out);
+        drop(Store::open(out)?);
+    }
+    let dst = Connection::open(out).map_err(|source| StoreError::Open { path: out.into(), source })?;
+    let err = |what: &str| {
+        let what = what.to_string();
+        move |source| sql_error(out, &what, source)
+    };
+    let mut tables = Vec::new();
+    if whole {
+        for t in TABLES {
+            let n: u64 = dst.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0)).unwrap_or(0);
+            tables.push((t.to_string(), n, 0));
+        }
+    } else {
+        dst.execute_batch("PRAGMA foreign_keys = OFF").map_err(err("preparing the copy"))?;
+        dst.execute("ATTACH DATABASE ?1 AS src", [src.to_string_lossy()]).map_err(err("reading the damaged file"))?;
+        for t in TABLES {
+            // The largest rowid, when the table's last page reads; else ids
+            // are probed upwards until a long run of them holds nothing
+            // (rowids here are dense: every table is append-only).
+            let max: Option<i64> = dst.query_row(&format!("SELECT max(rowid) FROM src.{t}"), [], |r| r.get::<_, Option<i64>>(0)).unwrap_or(None);
+            let (mut copied, mut lost) = (0u64, 0u64);
+            let sql = format!("INSERT OR IGNORE INTO main.{t} SELECT * FROM src.{t} WHERE rowid = ?1");
+            let (mut id, mut misses) = (1i64, 0u32);
+            while max.map_or(misses < 10_000, |m| id <= m) {
+                match dst.execute(&sql, [id]) {
+                    Ok(0) => misses += 1,
+                    Ok(n) => {
+                        copied += n as u64;
+                        misses = 0;
+                    }
+                    Err(_) => {
+                        lost += 1;
+                        misses += 1;
+                    }
+                }
+                id += 1;
+            }
+            tables.push((t.to_string(), copied, lost));
+        }
+        dst.execute_batch("DETACH DATABASE src").map_err(err("finishing the copy"))?;
+    }
+    let check = check_pages(&dst, "integrity_check").map_err(err("checking the copy"))?;
+    Ok(Recovered { whole, tables, check })
+}
+
+/// Whether the file system holding `path` has no block left for us.
+fn disk_full(path: &Path) -> bool {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    nix::sys::statvfs::statvfs(dir).is_ok_and(|v| v.blocks_available() == 0)
 }
 
 type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -243,6 +383,47 @@ impl Store {
     /// such as `cosched db`, which must not leave an empty database behind.
     pub fn open_existing(path: &Path) -> Result<Store> {
         Store::open_with(path, false)
+    }
+
+    /// Opens an existing, up-to-date database for reading only (`db info`,
+    /// `db export`, `simulate`): nothing it does can write, and it never
+    /// waits for a writer's lock. A file at an older schema version is
+    /// opened as [`Store::open_existing`] does, to be upgraded.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::Missing { path: path.into() }),
+            Ok(m) if m.is_dir() => return Err(StoreError::NotADatabase { path: path.into(), why: "it is a directory".into() }),
+            _ => {}
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open { path: path.into(), source })?;
+        let path_buf = path.to_path_buf();
+        let open = |source: rusqlite::Error| match source.sqlite_error_code() {
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+                StoreError::NotADatabase { path: path_buf.clone(), why: source.to_string() }
+            }
+            _ => sql_error(&path_buf, "opening the database to read", source),
+        };
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
+        let found = schema::version_of(&conn).map_err(open)?;
+        if found < latest_version() {
+            drop(conn);
+            return Store::open_existing(path);
+        }
+        if found > latest_version() {
+            return Err(StoreError::TooNew { path: path.into(), found, known: latest_version() });
+        }
+        let damage = quick_check(&conn).map_err(open)?;
+        if !damage.is_empty() {
+            return Err(StoreError::Damaged { path: path.into(), why: summary_of(&damage) });
+        }
+        Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    /// SQLite's full `integrity_check` (every page, every index entry):
+    /// each problem it reports, none when the database is sound.
+    pub fn integrity_check(&self) -> Result<Vec<String>> {
+        check_pages(&self.conn, "integrity_check").map_err(self.sql("checking the database's integrity"))
     }
 
     /// A database in memory, gone when dropped; for tests of code that stores.
@@ -293,6 +474,11 @@ impl Store {
             Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
                 StoreError::NotADatabase { path: path.clone(), why: source.to_string() }
             }
+            Some(ErrorCode::DiskFull) => StoreError::Full { path: path.clone(), what: "opening the database".into(), source },
+            Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen) if disk_full(&path) => {
+                StoreError::Full { path: path.clone(), what: "opening the database".into(), source }
+            }
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => sql_error(&path, "opening the database", source),
             _ => StoreError::Open { path: path.clone(), source },
         };
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
@@ -302,16 +488,24 @@ impl Store {
         if found > latest_version() {
             return Err(StoreError::TooNew { path, found, known: latest_version() });
         }
+        // Damage (a torn or overwritten page) is refused before anything
+        // writes, so a broken file is never made worse.
+        let damage = quick_check(&conn).map_err(open)?;
+        if !damage.is_empty() {
+            return Err(StoreError::Damaged { path, why: summary_of(&damage) });
+        }
         conn.pragma_update(None, "foreign_keys", true).map_err(open)?;
         // Readers (`cosched db export`) never block a campaign's writes, and
         // a commit is one append to the log.
         let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(open)?;
         conn.pragma_update(None, "synchronous", "FULL").map_err(open)?;
-        schema::migrate(&mut conn, MIGRATIONS).map_err(|source| StoreError::Sql {
-            path: path.clone(),
-            what: format!("upgrading the schema from version {found} to {}", latest_version()),
-            source,
-        })?;
+        // Only a file behind needs the write lock of a migration: a reader
+        // of an up-to-date file never waits for a writer here.
+        if found < latest_version() {
+            schema::migrate(&mut conn, MIGRATIONS).map_err(|source| {
+                sql_error(&path, &format!("upgrading the schema from version {found} to {}", latest_version()), source)
+            })?;
+        }
         Ok(Store { conn, path })
     }
 
@@ -328,13 +522,13 @@ impl Store {
 
     fn sql(&self, what: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         let what = what.to_string();
-        move |source| StoreError::Sql { path: self.path.clone(), what: what.clone(), source }
+        move |source| sql_error(&self.path, &what, source)
     }
 
     /// Runs `f` in one write transaction: all of it is stored, or none.
     fn write<T>(&mut self, what: &str, f: impl FnOnce(&Transaction) -> Result<T>) -> Result<T> {
         let path = self.path.clone();
-        let err = |source| StoreError::Sql { path: path.clone(), what: what.to_string(), source };
+        let err = |source| sql_error(&path, what, source);
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(err)?;
         let out = f(&tx)?;
         tx.commit().map_err(err)?;
@@ -930,7 +1124,7 @@ impl Store {
 
 fn sql_err(tx: &Transaction, what: &str, source: rusqlite::Error) -> StoreError {
     let path = tx.path().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(":memory:"));
-    StoreError::Sql { path, what: what.to_string(), source }
+    sql_error(&path, what, source)
 }
 
 fn now_unix() -> u64 {

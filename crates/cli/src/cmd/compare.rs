@@ -62,7 +62,8 @@ pub struct EvaluateArgs {
     /// cgroup hierarchy: auto, v1, v2 or none (affinity and signals only).
     #[arg(long, default_value = "auto", value_name = "MODE")]
     pub cgroups: String,
-    /// Lock file that keeps a second runner off the node.
+    /// Node lock file, for tests only: two runners with different lock
+    /// files share the node (default /run/lock/cosched-node.lock).
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
     #[command(flatten)]

@@ -27,6 +27,20 @@ pub enum DbCmd {
     /// objects per table), column for column as stored.
     #[command(after_help = export_help())]
     Export(ExportArgs),
+    /// SQLite's integrity_check of the database (read only); exit code 1 if damaged.
+    #[command(after_help = "Example:\n  cosched db check --db results/cosched.db")]
+    Check(InfoArgs),
+    /// Copy what can be read of a damaged database into a new file.
+    #[command(after_help = "Example:\n  cosched db recover --db cosched.db --out cosched-recovered.db\n\n\
+        VACUUM INTO when every table reads (indexes are rebuilt), else row by row,\n\
+        skipping rows that do not read. The damaged file is only read.")]
+    Recover {
+        /// The new database file.
+        #[arg(long, value_name = "PATH")]
+        out: PathBuf,
+        #[command(flatten)]
+        db: DbArgs,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -72,6 +86,16 @@ pub fn run(a: DbCmdArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        DbCmd::Check(a) => cosched_app::db::check(a.db.db.as_deref()).map(|p| println!("{}: ok (integrity_check)", p.display())),
+        DbCmd::Recover { out, db } => {
+            let r = cosched_app::db::recover(db.db.as_deref(), &out)?;
+            let rows: Vec<Vec<String>> = r.tables.iter().map(|(t, n, l)| vec![t.clone(), n.to_string(), l.to_string()]).collect();
+            println!("{}", table(&["table", "rows copied", "unreadable"], &rows));
+            let how = if r.whole { "VACUUM INTO, every page read" } else { "row by row" };
+            let check = if r.check.is_empty() { "sound".to_string() } else { r.check.join("; ") };
+            println!("{}: {how}; the copy is {check}", out.display());
+            Ok(())
+        }
     }
 }
 
@@ -83,7 +107,9 @@ fn show_info(a: InfoArgs) -> anyhow::Result<()> {
     println!("database  {}", info.path.display());
     println!("schema    version {} (this cosched writes {})", info.schema_version, info.latest_version);
     let wal = if info.wal_bytes > 0 { format!(" + {} write-ahead log", format_bytes(info.wal_bytes)) } else { String::new() };
-    println!("size      {}{wal}\n", format_bytes(info.size_bytes));
+    println!("size      {}{wal}", format_bytes(info.size_bytes));
+    let sound = if info.problems.is_empty() { "ok".to_string() } else { format!("DAMAGED: {}", info.problems.join("; ")) };
+    println!("integrity {sound}\n");
     let rows: Vec<Vec<String>> = info.tables.iter().map(|(t, n)| vec![t.clone(), n.to_string()]).collect();
     println!("{}\n", table(&["table", "rows"], &rows));
     if info.campaigns.is_empty() {

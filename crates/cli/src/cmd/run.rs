@@ -37,7 +37,16 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadAr
     (policy - baseline) / baseline of the same repeat. The output ends with the\n\
     pairs each policy held apart (read from its runs' traces).\n\
     Every job start and end is stored as it happens, so --resume finishes a\n\
-    run whose runner was killed. Exit code 130/143 after SIGINT/SIGTERM.")]
+    run whose runner was killed.\n\n\
+    Job output: stdout and stderr of each job go to <report>/logs/run-ID/JOB.log\n\
+    with --report, else to runs/SERIES/run-ID/JOB.log in the data directory\n\
+    ($COSCHED_DATA_DIR or ~/.local/share/cosched), unless its `output` key says\n\
+    where ({job}, {run}, {repeat} filled in). Every job gets COSCHED_JOB,\n\
+    COSCHED_RUN, COSCHED_REPEAT, COSCHED_CPUS (its cpuset), OMP_NUM_THREADS (its\n\
+    cores), OMP_PLACES and OMP_PROC_BIND=close, and its `env`.\n\n\
+    Exit codes: 0 every job ended ok; 1 some job did not (failed, timeout, oom,\n\
+    signal, spawn-failed: the last lines name each and why); 2 bad input; 128+N\n\
+    after signal N (130 Ctrl-C, 143 SIGTERM), with the command that continues.")]
 pub struct RunArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -68,7 +77,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "auto", value_name = "MODE")]
     pub cgroups: String,
     /// Lock file that keeps a second runner off the node (default
-    /// $COSCHED_RUN_LOCK, else /run/cosched.lock when writable, else per user).
+    /// $COSCHED_RUN_LOCK, else /run/lock/cosched-node.lock). For tests only:
+    /// two runners with different lock files share the node.
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
     /// What a job's measured slowdown divides by: `interleaved` (a solo
@@ -98,10 +108,19 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
     };
     let r = run_series(&req, &ctx())?;
     if a.json.json {
-        return print_json(&r.json);
+        print_json(&r.json)?;
+        return not_ok(&r.not_ok);
     }
     print(&r);
-    Ok(())
+    not_ok(&r.not_ok)
+}
+
+/// Exit code 1, naming every job that did not end ok and why.
+pub fn not_ok(jobs: &[String]) -> anyhow::Result<()> {
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    Err(anyhow::anyhow!("{} job(s) did not end ok:\n  {}", jobs.len(), jobs.join("\n  ")))
 }
 
 /// The last run's jobs, every run, the per-policy summary and the increase

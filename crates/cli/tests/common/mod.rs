@@ -66,3 +66,13 @@ pub fn job_profile(solo_s: f64, u: f64) -> cosched_model::profile::JobProfile {
     };
     JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()
 }
+
+/// A lock file of its own for one `cosched` command of a test. Verbs that
+/// measure take the node lock; tests run in parallel (and beside other
+/// checkouts' tests), so each command gets a private one through
+/// `$COSCHED_RUN_LOCK`, which exists for tests only.
+pub fn private_lock() -> std::path::PathBuf {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    std::env::temp_dir().join(format!("cosched-test-{}-{n}.lock", std::process::id()))
+}

@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use super::tree::{self, Entry, Item, Lines, TreeError, Value};
-use super::{Amount, Diagnostic, Diagnostics, Job, Pool, PoolKind, Program, Workload};
+use super::limits::{MAX_CPUS, MAX_ENV, MAX_JOBS, MAX_MEMORY_MIB, MAX_NAME_CHARS, MAX_SECONDS, MAX_TEXT_BYTES};
+use super::{Amount, Diagnostic, Diagnostics, Job, NodeLimits, Pool, PoolKind, Program, Workload, OUTPUT_PLACEHOLDERS};
 use crate::kernel::{self, KernelSpec, ParamKind, KERNELS};
 
 pub(super) const TOP_KEYS: &[&str] = &["name", "description", "pools", "jobs"];
@@ -28,6 +29,9 @@ pub(super) const JOB_KEYS: &[&str] = &[
     "after",
     "timeout",
     "memory_mib",
+    "env",
+    "workdir",
+    "output",
 ];
 
 /// Name of the pool a file without cpu pools gets.
@@ -41,8 +45,9 @@ const MAX_LISTED: usize = 12;
 pub(super) fn parse(
     text: &str,
     file: &str,
-    node_cores: Option<u32>,
+    node: &NodeLimits,
 ) -> Result<Workload, Diagnostics> {
+    let node_cores = node.cores;
     let mut cx = Cx {
         file,
         text,
@@ -73,6 +78,7 @@ pub(super) fn parse(
     let workload = Parser {
         cx: &mut cx,
         node_cores,
+        memory_mib: node.memory_mib,
     }
     .workload(&root);
     match workload {
@@ -165,7 +171,15 @@ impl Cx<'_> {
     fn name(&mut self, e: &Entry, what: &str) -> Option<At<String>> {
         let expected = format!("a {what} name of letters, digits, `_` and `-`");
         let s = self.string(e, &expected)?;
-        if valid_name(&s.v) {
+        let chars = s.v.chars().count();
+        if chars > MAX_NAME_CHARS {
+            self.error(
+                s.val.start,
+                format!("the {what} name is {chars} characters long"),
+                format!("expected at most {MAX_NAME_CHARS} characters (a name becomes a cgroup directory and a file name)"),
+            );
+            None
+        } else if valid_name(&s.v) {
             Some(s)
         } else {
             let why = if s.v.contains('.') {
@@ -200,6 +214,36 @@ impl Cx<'_> {
     fn count_like(&mut self, e: &Entry, expected: &str) -> Option<At<u32>> {
         self.integer(e, 1, u32::MAX as i64, expected)
             .map(|a| a.map(|v| v as u32))
+    }
+
+    /// Threads, cores or slots: 1 ..= [`MAX_CPUS`].
+    fn cpus(&mut self, e: &Entry, what: &str) -> Option<At<u32>> {
+        self.integer(e, 1, i64::from(MAX_CPUS), &format!("an integer from 1 to {MAX_CPUS} ({what})"))
+            .map(|a| a.map(|v| v as u32))
+    }
+
+    /// Seconds, bounded by [`MAX_SECONDS`] (30 days).
+    fn seconds(&mut self, e: &Entry, zero_ok: bool, what: &str) -> Option<At<f64>> {
+        let lo = if zero_ok { ">= 0" } else { "> 0" };
+        self.number(
+            e,
+            |v| (if zero_ok { v >= 0.0 } else { v > 0.0 }) && v <= MAX_SECONDS,
+            &format!("{what}, {lo} and at most {MAX_SECONDS} (30 days)"),
+        )
+    }
+
+    /// A string of at most [`MAX_TEXT_BYTES`] bytes without NUL.
+    fn text(&mut self, e: &Entry, expected: &str) -> Option<At<String>> {
+        let s = self.string(e, expected)?;
+        if s.v.len() > MAX_TEXT_BYTES || s.v.contains('\0') || s.v.is_empty() {
+            self.error(
+                s.val.start,
+                format!("`{}` is empty, holds a NUL byte or is longer than {MAX_TEXT_BYTES} bytes", e.key),
+                format!("expected {expected}"),
+            );
+            return None;
+        }
+        Some(s)
     }
 
     /// A finite number (integer or float) accepted by `ok`.
@@ -371,6 +415,10 @@ struct RawJob {
     after: Vec<At<String>>,
     timeout: Option<At<f64>>,
     memory_mib: Option<At<u64>>,
+    env: Vec<(String, String)>,
+    workdir: Option<String>,
+    stdout: Option<String>,
+    stderr: Option<String>,
 }
 
 impl RawJob {
@@ -394,6 +442,8 @@ struct Checked {
 struct Parser<'c, 'a> {
     cx: &'c mut Cx<'a>,
     node_cores: Option<u32>,
+    /// The node's memory, MiB, when known.
+    memory_mib: Option<u64>,
 }
 
 impl Parser<'_, '_> {
@@ -529,10 +579,7 @@ impl Parser<'_, '_> {
                     }
                 }
                 "cores" => {
-                    p.cores = self.cx.count_like(
-                        e,
-                        "an integer >= 1 (cpu: cores; accelerator: devices or job slots)",
-                    )
+                    p.cores = self.cx.cpus(e, "cpu: cores; accelerator: devices or job slots")
                 }
                 "host_load" => {
                     p.host_load = self.cx.number(
@@ -704,6 +751,10 @@ impl Parser<'_, '_> {
             after: Vec::new(),
             timeout: None,
             memory_mib: None,
+            env: Vec::new(),
+            workdir: None,
+            stdout: None,
+            stderr: None,
         };
         let place = match entries.iter().find(|e| e.key == "name") {
             Some(Entry {
@@ -774,15 +825,13 @@ impl Parser<'_, '_> {
                         .integer(e, 1, i64::MAX, "an integer >= 1 (units of kernel work)")
                         .map(|a| a.map(|v| v as u64))
                 }
-                "seconds" => j.seconds = self.cx.number(e, |v| v > 0.0, "a number of seconds > 0"),
+                "seconds" => j.seconds = self.cx.seconds(e, false, "a number of seconds"),
                 "command" => j.command = self.command(e),
-                "threads" => j.threads = self.cx.count_like(e, "an integer >= 1"),
-                "cores" => j.cores = self.cx.count_like(e, "an integer >= 1"),
+                "threads" => j.threads = self.cx.cpus(e, "threads"),
+                "cores" => j.cores = self.cx.cpus(e, "cores"),
                 "pool" => j.pool = self.cx.string(e, "a pool name"),
                 "arrival" => {
-                    j.arrival =
-                        self.cx
-                            .number(e, |v| v >= 0.0, "seconds after the workload starts, >= 0")
+                    j.arrival = self.cx.seconds(e, true, "seconds after the workload starts")
                 }
                 "count" => {
                     j.count = self
@@ -790,17 +839,144 @@ impl Parser<'_, '_> {
                         .count_like(e, "an integer >= 1 (how many copies of the job)")
                 }
                 "after" => j.after = self.after(e),
-                "timeout" => j.timeout = self.cx.number(e, |v| v > 0.0, "a number of seconds > 0"),
+                "timeout" => j.timeout = self.cx.seconds(e, false, "a number of seconds"),
                 "memory_mib" => {
+                    let (max, what) = self.memory_bound();
                     j.memory_mib = self
                         .cx
-                        .integer(e, 1, i64::MAX, "an integer >= 1 (MiB)")
+                        .integer(e, 1, max as i64, &format!("an integer from 1 to {max} MiB ({what})"))
                         .map(|a| a.map(|v| v as u64))
+                }
+                "env" => j.env = self.env(e),
+                "workdir" => {
+                    j.workdir = self.cx.text(e, "a directory path, e.g. workdir = \"run/\"").map(|s| s.v)
+                }
+                "output" => {
+                    if let Some((out, err)) = self.output(e) {
+                        j.stdout = Some(out);
+                        j.stderr = err;
+                    }
                 }
                 _ => unreachable!("every key of JOB_KEYS is handled"),
             }
         }
         j
+    }
+
+    /// The most memory a job may ask for, MiB, and what sets it.
+    fn memory_bound(&self) -> (u64, String) {
+        match self.memory_mib {
+            Some(m) => (m.min(MAX_MEMORY_MIB), format!("the node's memory, {m} MiB")),
+            None => (MAX_MEMORY_MIB, "1 PiB, the most cosched handles".to_string()),
+        }
+    }
+
+    fn env(&mut self, e: &Entry) -> Vec<(String, String)> {
+        let expected = "a table of variables, e.g. env = { OMP_SCHEDULE = \"static\" }";
+        let Value::Table(vars) = &e.item.value else {
+            self.cx.wrong_type(e, expected);
+            return Vec::new();
+        };
+        if vars.len() > MAX_ENV {
+            self.cx.error(e.item.span.start, format!("`env` sets {} variables", vars.len()), format!("expected at most {MAX_ENV}"));
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for v in vars {
+            let name_ok = !v.key.is_empty()
+                && !v.key.starts_with(|c: char| c.is_ascii_digit())
+                && v.key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !name_ok {
+                self.cx.error(
+                    v.key_span.start,
+                    format!("`{}` is not an environment variable name", v.key),
+                    "expected letters, digits and `_`, not starting with a digit",
+                );
+                continue;
+            }
+            if v.key.starts_with("COSCHED_") {
+                self.cx.error(
+                    v.key_span.start,
+                    format!("`{}` is set by cosched for every job", v.key),
+                    "expected a name that does not start with COSCHED_",
+                );
+                continue;
+            }
+            let value = match &v.item.value {
+                Value::String(s) => s.clone(),
+                Value::Integer(i) => i.to_string(),
+                Value::Float(f) => f.to_string(),
+                Value::Boolean(b) => b.to_string(),
+                other => {
+                    let msg = format!("`env.{}` is {}", v.key, other.describe());
+                    self.cx.error(v.item.span.start, msg, "expected a string or a number");
+                    continue;
+                }
+            };
+            if value.len() > MAX_TEXT_BYTES || value.contains('\0') {
+                let msg = format!("`env.{}` is longer than {MAX_TEXT_BYTES} bytes or holds a NUL byte", v.key);
+                self.cx.error(v.item.span.start, msg, "expected a shorter value");
+                continue;
+            }
+            out.push((v.key.clone(), value));
+        }
+        out
+    }
+
+    /// `output = "PATH"` (stdout and stderr together) or
+    /// `output = { stdout = "PATH", stderr = "PATH" }`.
+    fn output(&mut self, e: &Entry) -> Option<(String, Option<String>)> {
+        let expected = "a path, or a table { stdout = \"PATH\", stderr = \"PATH\" }; placeholders {job}, {run}, {repeat}";
+        let check = |cx: &mut Cx, s: &str, at: usize| -> bool {
+            let mut rest = s;
+            while let Some(i) = rest.find('{') {
+                let tail = &rest[i..];
+                match OUTPUT_PLACEHOLDERS.iter().find(|p| tail.starts_with(**p)) {
+                    Some(p) => rest = &tail[p.len()..],
+                    None => {
+                        let shown: String = tail.chars().take(12).collect();
+                        cx.error(at, format!("unknown placeholder at `{shown}` in `output`"), format!("expected {}", OUTPUT_PLACEHOLDERS.join(", ")));
+                        return false;
+                    }
+                }
+            }
+            true
+        };
+        match &e.item.value {
+            Value::String(_) => {
+                let s = self.cx.text(e, expected)?;
+                check(self.cx, &s.v, s.val.start).then_some((s.v, None))
+            }
+            Value::Table(streams) => {
+                let (mut out, mut err) = (None, None);
+                for t in streams {
+                    let slot = match t.key.as_str() {
+                        "stdout" => &mut out,
+                        "stderr" => &mut err,
+                        _ => {
+                            self.cx.unknown_key(t, "in `output`", &["stdout", "stderr"]);
+                            continue;
+                        }
+                    };
+                    if let Some(s) = self.cx.text(t, expected) {
+                        if check(self.cx, &s.v, s.val.start) {
+                            *slot = Some(s.v);
+                        }
+                    }
+                }
+                match out {
+                    Some(o) => Some((o, err)),
+                    None => {
+                        self.cx.error(e.item.span.start, "`output` names no `stdout`", format!("expected {expected}"));
+                        None
+                    }
+                }
+            }
+            _ => {
+                self.cx.wrong_type(e, expected);
+                None
+            }
+        }
     }
 
     fn command(&mut self, e: &Entry) -> Option<At<Vec<String>>> {
@@ -936,6 +1112,22 @@ impl Parser<'_, '_> {
             }
         }
         self.check_cycles(raws, &by_name);
+
+        // Bounded before expansion: `count = 100000000` would otherwise
+        // build every copy before anything is said.
+        let mut total: u64 = 0;
+        for j in raws {
+            total += u64::from(j.count.as_ref().map_or(1, |c| c.v));
+            if total > MAX_JOBS {
+                let at = j.count.as_ref().map_or(j.span.start, |c| c.val.start);
+                self.cx.error(
+                    at,
+                    format!("{} takes the workload to {total} jobs or more", j.label()),
+                    format!("expected at most {MAX_JOBS} jobs in all, copies made by `count` included"),
+                );
+                break;
+            }
+        }
 
         if !self.cx.diags.is_empty() {
             return Vec::new();
@@ -1127,6 +1319,18 @@ impl Parser<'_, '_> {
                     continue;
                 }
             }
+            if let Some(bytes) = param_bytes(spec.name, ps.name, text) {
+                let (max_mib, what) = self.memory_bound();
+                if bytes > u128::from(max_mib) << 20 {
+                    self.cx.error(
+                        p.val.start,
+                        format!("parameter `{}` of kernel `{}` asks for {} MiB of memory", p.key, spec.name, bytes >> 20),
+                        format!("expected at most {max_mib} MiB ({what})"),
+                    );
+                    ok = false;
+                    continue;
+                }
+            }
             given.insert(p.key.clone(), text.clone());
         }
 
@@ -1211,6 +1415,11 @@ impl Parser<'_, '_> {
             {
                 width = width.max(phases.iter().map(|p| p.threads).max().unwrap_or(1));
             }
+        }
+        if width > MAX_CPUS {
+            let at = j.keys.get("params").map_or(j.span.start, |k| k.start);
+            self.cx.error(at, format!("{label} runs {width} threads in its widest phase"), format!("expected at most {MAX_CPUS}"));
+            return None;
         }
         Some((
             Program::Kernel {
@@ -1318,6 +1527,21 @@ impl Parser<'_, '_> {
     }
 }
 
+/// Memory a kernel parameter makes the job allocate, bytes, when it sizes
+/// memory: `*_mib` and `*_kib` sizes, and dgemm's three n x n matrices.
+fn param_bytes(kernel: &str, param: &str, value: &str) -> Option<u128> {
+    let v: u128 = value.trim().parse::<u64>().ok()?.into();
+    if param.ends_with("_mib") {
+        Some(v << 20)
+    } else if param.ends_with("_kib") {
+        Some(v << 10)
+    } else if kernel == "dgemm" && param == "n" {
+        Some(3 * 8 * v * v)
+    } else {
+        None
+    }
+}
+
 /// One spelling per value, so equal parameters make equal program keys
 /// (`intensity = 1` and the default `"1.0"` are the same program).
 fn canonical(kind: Option<ParamKind>, v: String) -> String {
@@ -1370,6 +1594,10 @@ fn expand(
                 timeout: j.timeout.as_ref().map(|t| t.v),
                 memory_mib: j.memory_mib.as_ref().map(|m| m.v),
                 line: cx.line(j.span.start),
+                env: j.env.iter().cloned().collect(),
+                workdir: j.workdir.clone(),
+                stdout: j.stdout.clone(),
+                stderr: j.stderr.clone(),
             });
         }
     }

@@ -1,0 +1,280 @@
+#!/bin/sh
+# Reruns issue 19's adversarial list against the installed or built cosched
+# and prints, per item, what was expected and what happened, then the
+# number of failures. Part 2 is the SIGKILL trial: N runs (default 20)
+# killed at a random moment between 0.2 and 3 s, each followed by a check
+# for orphans, frozen or leftover cgroups, and a --resume that must finish
+# every job exactly once.
+#
+#   scripts/adversarial.sh            # all items, 20 kills (about 3 minutes)
+#   KILLS=3 scripts/adversarial.sh    # a short trial
+#   COSCHED=target/release/cosched scripts/adversarial.sh
+#
+# Items needing root (cgroups, sudo ownership, a full tmpfs) are skipped
+# with a reason otherwise. Run it on a quiet node: it takes the node lock.
+set -u
+cd "$(dirname "$0")/.."
+C=${COSCHED:-target/release/cosched}
+[ -x "$C" ] || C=$(command -v cosched)
+KILLS=${KILLS:-20}
+W=$(mktemp -d /tmp/cosched-adversarial.XXXXXX)
+export COSCHED_DATA_DIR="$W/data" COSCHED_DB="$W/c.db"
+unset COSCHED_RUN_LOCK
+fails=0; n=0
+root=0; [ "$(id -u)" = 0 ] && root=1
+
+# check NAME EXPECTED GOT
+check() {
+    n=$((n + 1))
+    if [ "$2" = "$3" ]; then
+        printf 'ok    %-58s expected %s, got %s\n' "$1" "$2" "$3"
+    else
+        printf 'FAIL  %-58s expected %s, got %s\n' "$1" "$2" "$3"
+        fails=$((fails + 1))
+    fi
+}
+skip() { printf 'skip  %-58s %s\n' "$1" "$2"; }
+rc() { "$@" >"$W/out" 2>"$W/err" </dev/null; echo $?; }
+wl() { printf '%s\n' "$2" >"$W/$1.toml"; echo "$W/$1.toml"; }
+has() { grep -q -- "$1" "$W/err" && echo yes || echo no; }
+
+echo "== 1. reports and logs: no link followed, fixed modes"
+echo keep >"$W/precious"
+mkdir -p "$W/rep"; ln -sf "$W/precious" "$W/rep/index.html"
+ok=$(wl ok '[[pools]]
+name = "host"
+cores = 1
+[[jobs]]
+name = "a"
+command = "true"')
+got=$(sh -c "umask 000; $C run --workload $ok --policy exclusive --solo stored --report $W/rep" >/dev/null 2>&1; echo $?)
+check "run --report with index.html -> precious" 0 "$got"
+check "  precious file unchanged" keep "$(cat "$W/precious")"
+check "  index.html mode under umask 000" 644 "$(stat -c %a "$W/rep/index.html")"
+check "  logs/ mode under umask 000" 755 "$(stat -c %a "$W/rep/logs")"
+log=$(ls "$W"/rep/logs/run-*/a.log | head -1)
+check "  job log mode under umask 000" 644 "$(stat -c %a "$log")"
+mkdir -p "$W/rep2"; ln -sf "$W/precious" "$W/rep2/logs"
+check "run --report with logs -> a file: refused" 1 "$(rc $C run --workload "$ok" --policy exclusive --solo stored --report "$W/rep2")"
+check "  precious file unchanged" keep "$(cat "$W/precious")"
+mkdir -p "$W/srep"; ln -sf "$W/precious" "$W/srep/index.html"
+check "simulate --report with index.html -> precious" 0 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 20 --report "$W/srep")"
+check "  precious file unchanged" keep "$(cat "$W/precious")"
+if [ $root = 1 ] && id nobody >/dev/null 2>&1; then
+    u=$(id -u nobody); g=$(id -g nobody)
+    envw=$(wl envw '[[pools]]
+name = "host"
+cores = 1
+[[jobs]]
+name = "e"
+command = "env"')
+    mkdir -p "$W/srep3" && chmod 755 "$W" "$W/srep3"
+    SUDO_UID=$u SUDO_GID=$g SUDO_USER=nobody $C run --workload "$envw" --policy exclusive --solo stored --report "$W/srep3" >/dev/null 2>&1
+    check "under sudo: index.html owned by the invoking user" "$u" "$(stat -c %u "$W/srep3/index.html")"
+    elog=$(ls "$W"/srep3/logs/run-*/e.log | head -1)
+    check "under sudo: job log owned by the invoking user" "$u" "$(stat -c %u "$elog")"
+    check "under sudo: the job's HOME is the user's" "HOME=$(getent passwd nobody | cut -d: -f6)" "$(grep '^HOME=' "$elog")"
+    check "under sudo: the job's USER" "USER=nobody" "$(grep '^USER=' "$elog")"
+else
+    skip "sudo ownership and HOME" "needs root and a user nobody"
+fi
+
+echo "== 2-5. input bounds: exit 2 at check, naming the limit"
+for case in \
+    "memory_mib 2^44|memory_mib = 17592186044416" \
+    "count 1e8|count = 100000000" \
+    "seconds 1e308|seconds = 1e308" \
+    "arrival 1e300|arrival = 1e300" \
+    "name of 300 characters|name = \"$(printf '%0300d' 0 | tr 0 x)\"" \
+    "command /nonexistent/bin|command = \"/nonexistent/bin\"" ; do
+    what=${case%%|*}; line=${case#*|}
+    case $what in
+        seconds*) prog='kernel = "compute"' ;;
+        *command*) prog='' ;;
+        *) prog='command = "true"' ;;
+    esac
+    case $what in name*) nm='' ;; *) nm='name = "a"' ;; esac
+    f=$(wl bad "[[jobs]]
+$nm
+$prog
+$line")
+    check "check: $what" 2 "$(rc timeout 20 $C check "$f")"
+done
+f=$(wl arr '[[jobs]]
+name = "a"
+kernel = "stream"
+work = 1
+params = { array_mib = 1000000000 }')
+check "check: array_mib = 1e9" 2 "$(rc timeout 20 $C check "$f")"
+check "check /dev/zero (bounded read)" 2 "$(rc timeout 20 $C check /dev/zero)"
+s=$(wl sc '[[pools]]
+name = "p"
+cores = 1
+kind = "cpu"
+[[programs]]
+name = "a"
+pool = "p"
+solo = 1e308
+count = 1
+host_load = 0.5')
+check "check: scenario solo = 1e308" 2 "$(rc timeout 20 $C check "$s")"
+check "  names the bound" yes "$(has 'expected at most 1e8 s')"
+
+echo "== 4. job names of cgroup files run"
+names=$(wl names '[[pools]]
+name = "host"
+cores = 1
+[[jobs]]
+name = "tasks"
+command = "true"
+[[jobs]]
+name = "notify_on_release"
+command = "true"')
+check "run: jobs named tasks and notify_on_release" 0 "$(rc $C run --workload "$names" --policy exclusive --solo stored)"
+
+echo "== 5. exit codes"
+failing=$(wl failing '[[pools]]
+name = "host"
+cores = 1
+[[jobs]]
+name = "good"
+command = "true"
+[[jobs]]
+name = "bad"
+command = ["sh", "-c", "echo broke >&2; exit 3"]')
+check "run with a failing job exits 1" 1 "$(rc $C run --workload "$failing" --policy exclusive --solo stored)"
+check "  and names it and why" yes "$(has 'job `bad`.*failed (exit code 3): broke')"
+
+echo "== 6. one node lock for every measuring verb"
+long=$(wl long '[[pools]]
+name = "host"
+cores = 1
+[[jobs]]
+name = "long"
+command = "sleep 20"')
+$C run --workload "$long" --policy exclusive --solo stored --db "$W/lock.db" >/dev/null 2>&1 &
+runner=$!
+sleep 2
+for v in "calibrate --kernel compute" "profile --workload $ok" "pairs --workload $ok" "probe --workload $ok" "node --latency" "bench kernels" "run --workload $ok"; do
+    case $v in node*|bench*) db="" ;; *) db="--db $W/other.db" ;; esac
+    check "cosched $v beside a run: refused" 1 "$(rc $C $v $db)"
+    check "  naming the holder's pid" yes "$(has "pid $runner")"
+done
+check "  --lock says it is for tests only" yes "$($C run --help | grep -q 'For tests only' && echo yes || echo no)"
+kill -INT $runner; wait $runner 2>/dev/null
+
+echo "== 7. Continue with names --db"
+$C run --workload "$long" --policy exclusive --solo stored --db "$W/cont.db" >/dev/null 2>"$W/err" &
+r=$!; sleep 2; kill -INT $r; wait $r; got=$?
+check "Ctrl-C exit code" 130 "$got"
+check "  Continue with: ... --db $W/cont.db" yes "$(has "Continue with:.*--db $W/cont.db")"
+
+echo "== 8. containment without cgroups"
+mark="cosched-adv-daemon-$$"
+dd=$(wl daemon "[[pools]]
+name = \"host\"
+cores = 1
+[[jobs]]
+name = \"d\"
+command = [\"sh\", \"-c\", \"setsid sh -c 'sleep 60; : $mark' </dev/null >/dev/null 2>&1 & sleep 0.5\"]")
+rc $C run --workload "$dd" --policy exclusive --solo stored --cgroups none >/dev/null
+check "double-forked daemon after the run (--cgroups none)" 0 "$(pgrep -f "$mark" | wc -l)"
+
+echo "== 9. a damaged database is refused untouched"
+cp "$W/c.db" "$W/dmg.db" 2>/dev/null && $C db info --db "$W/dmg.db" >/dev/null 2>&1
+size=$(stat -c %s "$W/dmg.db")
+dd if=/dev/urandom of="$W/dmg.db" bs=4096 seek=$((size / 4096 - 1)) count=1 conv=notrunc 2>/dev/null
+before=$(md5sum <"$W/dmg.db")
+check "db info on 4 KiB of noise at the end" 2 "$(rc $C db info --db "$W/dmg.db")"
+check "run on it" 2 "$(rc $C run --workload "$ok" --policy exclusive --solo stored --db "$W/dmg.db")"
+check "  file unchanged" "$before" "$(md5sum <"$W/dmg.db")"
+check "db check says damaged" 1 "$(rc $C db check --db "$W/dmg.db")"
+check "db recover copies what reads" 0 "$(rc $C db recover --db "$W/dmg.db" --out "$W/rec.db")"
+check "  the copy checks clean" 0 "$(rc $C db check --db "$W/rec.db")"
+
+echo "== 10. a locked database, a full disk"
+python3 - "$W/c.db" <<'PY' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+time.sleep(15)
+PY
+holder=$!; sleep 1
+t0=$(date +%s)
+check "db info beside a writer (read-only, no wait)" 0 "$(rc $C db info)"
+check "  took under 5 s" yes "$([ $(( $(date +%s) - t0 )) -lt 5 ] && echo yes || echo no)"
+check "calibrate beside a writer: busy" 1 "$(rc $C calibrate --kernel compute --repeats 1)"
+check "  says another process holds the database" yes "$(has 'another process holds the database')"
+wait $holder
+if [ $root = 1 ]; then
+    mkdir -p "$W/full" && mount -t tmpfs -o size=256k tmpfs "$W/full"
+    cp "$W/c.db" "$W/full/c.db"
+    dd if=/dev/zero of="$W/full/fill" bs=4k 2>/dev/null
+    rc $C calibrate --kernel compute --repeats 1 --db "$W/full/c.db" >/dev/null
+    check "calibrate on a full disk: says the disk is full" yes "$(has 'disk holding the database is full')"
+    umount "$W/full"
+else
+    skip "full disk" "needs root to mount a small tmpfs"
+fi
+
+echo "== SIGKILL trial: $KILLS kills"
+km="cosched-adv-kill-$$"
+kw=$(wl kill "[[pools]]
+name = \"host\"
+cores = 1
+[[jobs]]
+name = \"a\"
+command = \"sh -c 'sleep 0.7; : $km'\"
+count = 6
+[[jobs]]
+name = \"b\"
+command = [\"sh\", \"-c\", \"sh -c 'sleep 0.5; : $km-child' & wait\"]
+count = 3")
+cg_dirs() {
+    find /sys/fs/cgroup/*/cosched /sys/fs/cgroup/unified/cosched -mindepth 1 -type d 2>/dev/null | grep -v '/cosched/test-'
+}
+orphans=0; frozen=0; leftover=0; lost=0; dup=0; resumefail=0
+i=0
+while [ $i -lt "$KILLS" ]; do
+    i=$((i + 1))
+    db="$W/kill-$i.db"
+    $C run --workload "$kw" --policy noplan --solo stored --db "$db" >/dev/null 2>&1 &
+    r=$!
+    sleep "$(awk -v s="$i" 'BEGIN { srand(s); printf "%.2f", 0.2 + rand() * 2.8 }')"
+    kill -KILL $r 2>/dev/null; wait $r 2>/dev/null
+    sleep 0.5
+    orphans=$((orphans + $(pgrep -f "$km" | wc -l)))
+    frozen=$((frozen + $(grep -ls FROZEN /sys/fs/cgroup/freezer/cosched/*/*/freezer.state 2>/dev/null | wc -l)))
+    # The watchdog removes the groups once their members are gone: give it
+    # up to 5 s. Only scopes that are not other test suites' (test-*) count,
+    # so run this on a quiet node.
+    t=0
+    while [ $t -lt 25 ] && [ "$(cg_dirs | wc -l)" -gt 0 ]; do sleep 0.2; t=$((t + 1)); done
+    leftover=$((leftover + $(cg_dirs | wc -l)))
+    if ! $C run --workload "$kw" --policy noplan --solo stored --db "$db" --resume >/dev/null 2>&1; then
+        resumefail=$((resumefail + 1))
+    fi
+    $C db export --format json --table run_jobs --db "$db" >"$W/jobs.json" 2>/dev/null
+    set -- $(python3 - "$W/jobs.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rows = rows.get("run_jobs", rows) if isinstance(rows, dict) else rows
+ok = {}
+for r in rows:
+    if r.get("status") == "ok":
+        ok[r["job"]] = ok.get(r["job"], 0) + 1
+print(9 - len(ok), sum(v - 1 for v in ok.values()))
+PY
+)
+    lost=$((lost + $1)); dup=$((dup + $2))
+done
+check "orphans after $KILLS SIGKILLs" 0 "$orphans"
+check "frozen cgroups" 0 "$frozen"
+check "leftover cgroup directories" 0 "$leftover"
+check "resumes that failed" 0 "$resumefail"
+check "jobs lost (never ended ok)" 0 "$lost"
+check "jobs run ok twice" 0 "$dup"
+
+echo
+echo "$fails of $n checks failed (workdir $W)"
+[ "$fails" = 0 ]
