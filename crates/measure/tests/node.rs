@@ -160,6 +160,7 @@ fn a_frozen_job_makes_no_progress_and_ends_right_after_resume() {
             user: None,
             isolation: iso.clone(),
             clock_origin: 0.0,
+            env: Vec::new(),
         };
         let jobs = [job("count", count, None, None)];
         let mut events = Vec::new();
@@ -212,6 +213,7 @@ fn a_suspended_job_that_is_dropped_is_killed_not_left_frozen() {
         user: None,
         isolation: iso.clone(),
         clock_origin: 0.0,
+        env: Vec::new(),
     };
     let jobs = [job("sleeper", "sleep 30", None, None)];
     let mut sink = |_: NodeEvent| Ok(());
