@@ -12,8 +12,10 @@ cd "$(dirname "$0")"
 # `cosched node` its topology (sysfs is the fallback); stress-ng, hpcc,
 # sysbench and fio are the third-party workloads of the examples; linux-perf is the `perf stat`
 # fallback for counting system calls (cosched opens the tracepoint itself
-# when it may).
-PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf)
+# when it may). slurm-wlm (slurmctld, slurmd, their plugins incl. job_submit/lua),
+# slurm-client and munge run the local Slurm cluster of `scripts/slurm-local.sh`
+# and the `cosched slurm` tests.
+PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf slurm-wlm slurm-client munge)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else

@@ -40,6 +40,7 @@ pub mod progress;
 pub mod registry;
 pub mod run;
 pub mod simulate;
+pub mod slurm;
 pub mod source;
 pub mod training;
 

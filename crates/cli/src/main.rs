@@ -57,6 +57,8 @@ enum Verb {
     /// Look into the performance database: what it holds, and export it as CSV or JSON.
     #[command(after_help = "Examples:\n  cosched db info\n  cosched db export --format json --table pair_runs > pair_runs.json\n\nThe database is --db PATH, else $COSCHED_DB, else cosched.db in $COSCHED_DATA_DIR or ~/.local/share/cosched.")]
     Db(cmd::db::DbCmdArgs),
+    /// Decide co-location for a Slurm cluster: `serve` releases held jobs onto nodes, `status` shows decisions.
+    Slurm(cmd::slurm::SlurmArgs),
 }
 
 fn main() {
@@ -78,6 +80,7 @@ fn main() {
         Verb::Predict(a) => cmd::predict::run(a),
         Verb::Evaluate(a) => cmd::compare::run(a),
         Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
+        Verb::Slurm(a) => cmd::slurm::run(a),
     };
     if let Err(e) = result {
         std::process::exit(exit::report(&e));

@@ -18,3 +18,4 @@ pub mod probe;
 pub mod profile;
 pub mod run;
 pub mod simulate;
+pub mod slurm;
