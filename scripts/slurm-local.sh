@@ -81,7 +81,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SchedulerType=sched/backfill
 # Schedule at once when cosched releases a job, not at the next periodic pass.
-SchedulerParameters=defer_batch=0,sched_min_interval=0
+SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 # Jobs of the cosched partition are held at submission (job_submit.lua).
 JobSubmitPlugins=lua
 JobAcctGatherType=jobacct_gather/none
@@ -152,28 +152,32 @@ start() {
     say "running in $DIR (SLURM_CONF=$CONF)"
 }
 
-stop_pid() {
-    local pidfile=$1 name=$2
-    alive "$pidfile" || return 0
-    local pid
-    pid=$(cat "$pidfile")
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    say "$name ($pid) ignored SIGTERM; killing it"
-    kill -KILL "$pid" 2>/dev/null || true
+# SIGTERM to every pid file's process at once, then wait for all (SIGKILL
+# after 5 s).
+stop_pids() {
+    local pids=() f
+    for f in "$@"; do alive "$f" && pids+=("$(cat "$f")"); done
+    [ ${#pids[@]} -gt 0 ] || return 0
+    kill -TERM "${pids[@]}" 2>/dev/null || true
+    for _ in $(seq 50); do
+        local left=0 p
+        for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left=1; done
+        [ $left -eq 0 ] && return 0
+        sleep 0.1
+    done
+    say "still running after SIGTERM: ${pids[*]}; killing"
+    kill -KILL "${pids[@]}" 2>/dev/null || true
 }
 
 stop() {
     if [ -s "$CONF" ] && alive "$DIR/run/slurmctld.pid"; then
         # Cancel what still runs so no job process outlives the cluster.
-        SLURM_CONF=$CONF scancel --partition=cosched --full 2>/dev/null || true
-        SLURM_CONF=$CONF scancel --user="$(id -un)" 2>/dev/null || true
+        SLURM_CONF=$CONF scancel --partition=cosched 2>/dev/null || true
+        # slurmstepd processes of cancelled jobs end with their jobs.
+        for _ in $(seq 30); do pgrep -x slurmstepd >/dev/null || break; sleep 0.1; done
     fi
-    for f in "$DIR"/run/slurmd-*.pid; do [ -e "$f" ] && stop_pid "$f" slurmd; done
-    stop_pid "$DIR/run/slurmctld.pid" slurmctld
-    stop_pid "$DIR/run/munged.pid" munged
-    # slurmstepd processes of cancelled jobs end with their jobs.
-    for _ in $(seq 50); do pgrep -x slurmstepd >/dev/null || break; sleep 0.1; done
+    stop_pids "$DIR"/run/slurmd-*.pid "$DIR/run/slurmctld.pid"
+    stop_pids "$DIR/run/munged.pid"
     rm -rf "$DIR"
     say "stopped; $DIR removed"
 }
@@ -193,7 +197,7 @@ status() {
 # fault cosched must ride through).
 restart_ctld() {
     [ -s "$CONF" ] || die "not running: no $CONF"
-    stop_pid "$DIR/run/slurmctld.pid" slurmctld
+    stop_pids "$DIR/run/slurmctld.pid"
     SLURM_CONF=$CONF slurmctld -f "$CONF"
     SLURM_CONF=$CONF wait_for slurmctld 100 scontrol ping
     say "slurmctld restarted"

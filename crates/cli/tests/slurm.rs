@@ -223,8 +223,16 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
 const STREAM: &str = "stream --work 300 --array-mib 32";
 const COMPUTE: &str = "compute --work 40000";
 
+/// Tenths of a second each: for the fault tests, which check which jobs
+/// ran and how often, not when.
+const SHORT: &str = "compute --work 3000";
+
 fn submit_all(c: &Cluster) -> Vec<u64> {
     vec![c.submit("s1", STREAM), c.submit("s2", STREAM), c.submit("c1", COMPUTE), c.submit("c2", COMPUTE)]
+}
+
+fn submit_short(c: &Cluster) -> Vec<u64> {
+    ["s1", "s2", "c1", "c2"].iter().map(|n| c.submit(n, SHORT)).collect()
 }
 
 fn serve(c: &Cluster, db: &Path, wl: &Path, policy: &str) -> serde_json::Value {
@@ -270,6 +278,13 @@ fn conflict_aware_keeps_stream_twins_apart_and_noplan_lets_them_share_a_node() {
     let runs: Vec<_> = store.runs().unwrap().into_iter().filter(|r| r.series == "slurm:cosched").collect();
     let recorded: usize = runs.iter().map(|r| store.run_jobs(r.id).unwrap().len()).sum();
     assert_eq!(recorded, 8);
+
+    // Stopped, the cluster leaves no process and no directory behind.
+    let state = c.state();
+    drop(c);
+    assert!(!state.exists());
+    let marker = state.to_string_lossy().into_owned();
+    assert_eq!(common::stray_processes(&[&marker]), Vec::<String>::new());
 }
 
 #[test]
@@ -278,7 +293,7 @@ fn a_job_released_onto_a_node_that_drained_is_held_again_and_runs_once_it_resume
     let c = Cluster::start();
     let (wl, db) = setup(c.dir.path());
     let node = c.slurm("sinfo", &["-h", "-N", "-o", "%N"]).trim().to_string();
-    let id = c.submit("c1", COMPUTE);
+    let id = c.submit("c1", SHORT);
     // As cosched releases: a node list, then the hold lifted, but the node
     // drains in between.
     c.slurm("scontrol", &["update", &format!("JobId={id}"), &format!("ReqNodeList={node}")]);
@@ -311,7 +326,7 @@ fn a_job_cancelled_by_its_user_is_not_started_and_the_others_run() {
     need_slurm!();
     let c = Cluster::start();
     let (wl, db) = setup(c.dir.path());
-    let ids = submit_all(&c);
+    let ids = submit_short(&c);
     c.slurm("scancel", &[&ids[1].to_string()]);
     let r = serve(&c, &db, &wl, "exclusive");
     let released: Vec<u64> = r["released"].as_array().unwrap().iter().map(|x| x["job"].as_u64().unwrap()).collect();
@@ -329,7 +344,7 @@ fn cosched_killed_and_restarted_starts_no_job_twice_and_loses_none() {
     need_slurm!();
     let c = Cluster::start();
     let (wl, db) = setup(c.dir.path());
-    let ids = submit_all(&c);
+    let ids = submit_short(&c);
     let mut first = spawn(c.cosched(&db, &wl, &["serve", "--policy", "exclusive", "--interval", "0.2"]));
     // Kill it once it has released a job.
     let began = Instant::now();
@@ -364,7 +379,7 @@ fn slurmctld_restarted_while_cosched_serves_loses_no_job() {
     need_slurm!();
     let c = Cluster::start();
     let (wl, db) = setup(c.dir.path());
-    let ids = submit_all(&c);
+    let ids = submit_short(&c);
     let mut serving = spawn(c.cosched(&db, &wl, &["serve", "--policy", "exclusive", "--interval", "0.2", "--exit-idle", "2"]));
     std::thread::sleep(Duration::from_millis(500));
     let out = c.script("restart-ctld");
