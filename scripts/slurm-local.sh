@@ -15,18 +15,23 @@
 # Variables (all optional):
 #   COSCHED_SLURM_DIR   state directory (default /tmp/cosched-slurm-$UID)
 #   COSCHED_SLURM_PORT  slurmctld port; slurmd uses the next one (default 16817)
-#   COSCHED_SLURM_CPUS  CPUs the node declares (default: this host's)
+#   COSCHED_SLURM_CPUS  CPUs each node declares (default: this host's)
+#   COSCHED_SLURM_NODES nodes (default 1, named after this host); N > 1 runs
+#                       N slurmd (`slurmd -N cK`, a port each) named c1..cN,
+#                       which all share this host's CPUs: for the decisions
+#                       over several nodes, not for their timings
 #
 # Use it with: eval "$(scripts/slurm-local.sh env)"; sbatch -p cosched ...
 #
-# One node: Debian's slurmd is built without --enable-multiple-slurmd, so
-# `slurmd -N NAME` (several nodes on one host) is refused; the multi-node
-# behaviour is the simulator's (`cosched simulate`).
+# Debian 12's slurmd (22.05.8) runs several daemons on one host (`slurmd -N
+# NAME`, a port per node in slurm.conf), so COSCHED_SLURM_NODES=2 gives a
+# two-node cluster on this host.
 set -euo pipefail
 
 DIR=${COSCHED_SLURM_DIR:-/tmp/cosched-slurm-$(id -u)}
 PORT=${COSCHED_SLURM_PORT:-16817}
 CPUS=${COSCHED_SLURM_CPUS:-$(nproc)}
+NODES=${COSCHED_SLURM_NODES:-1}
 HOST=$(hostname -s)
 CONF=$DIR/etc/slurm.conf
 SOCK=$DIR/munge/munge.socket.2
@@ -46,6 +51,22 @@ alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 env_lines() {
     echo "export SLURM_CONF=$CONF"
     # Slurm's commands find munge's socket through slurm.conf's AuthInfo.
+}
+
+# The nodes' names: this host's, or c1..cN for several slurmd.
+node_names() {
+    if [ "$NODES" -eq 1 ]; then echo "$HOST"; else seq -f "c%g" "$NODES"; fi
+}
+
+node_lines() {
+    if [ "$NODES" -eq 1 ]; then
+        echo "NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS State=UNKNOWN"
+        return
+    fi
+    local k
+    for k in $(seq "$NODES"); do
+        echo "NodeName=c$k NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 1 + k)) CPUs=$CPUS State=UNKNOWN"
+    done
 }
 
 write_conf() {
@@ -94,8 +115,8 @@ SlurmctldTimeout=30
 SlurmdTimeout=30
 InactiveLimit=0
 KillWait=2
-NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS State=UNKNOWN
-PartitionName=cosched Nodes=$HOST Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+$(node_lines)
+PartitionName=cosched Nodes=$(node_names | paste -sd,) Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
     cat >"$DIR/etc/job_submit.lua" <<'EOF'
 -- Jobs of the `cosched` partition (this cluster's default) wait, held
@@ -146,9 +167,13 @@ start() {
     export SLURM_CONF=$CONF
     alive "$DIR/run/slurmctld.pid" || slurmctld -f "$CONF"
     wait_for slurmctld 100 scontrol ping
-    alive "$DIR/run/slurmd-$HOST.pid" || slurmd -f "$CONF"
-    # The node is usable once it reports idle, mixed or allocated.
-    wait_for "slurmd on $HOST" 150 sh -c "sinfo -h -N -o %T | grep -Eq '^(idle|mixed|allocated)'"
+    local n
+    for n in $(node_names); do
+        if alive "$DIR/run/slurmd-$n.pid"; then continue; fi
+        if [ "$NODES" -eq 1 ]; then slurmd -f "$CONF"; else slurmd -f "$CONF" -N "$n"; fi
+    done
+    # Usable once every node reports idle, mixed or allocated.
+    wait_for "slurmd" 150 sh -c "[ \$(sinfo -h -N -o %T | grep -Ec '^(idle|mixed|allocated)\$') -eq $NODES ]"
     say "running in $DIR (SLURM_CONF=$CONF)"
 }
 
@@ -185,7 +210,7 @@ stop() {
 status() {
     [ -s "$CONF" ] || { echo "not running: no $CONF"; return 1; }
     local ok=0
-    for p in munged slurmctld "slurmd-$HOST"; do
+    for p in munged slurmctld $(node_names | sed 's/^/slurmd-/'); do
         if alive "$DIR/run/$p.pid"; then echo "$p: running (pid $(cat "$DIR/run/$p.pid"))"; else echo "$p: not running"; ok=1; fi
     done
     [ $ok -eq 0 ] || return 1

@@ -227,14 +227,14 @@ struct Learner {
 
 impl Learner {
     fn new(store: &Store, partition: &str, policy: &str) -> anyhow::Result<Learner> {
-        let series = format!("slurm:{partition}");
+        let series = format!("slurm:{partition}:");
         let mut seen = BTreeSet::new();
         let mut runs = BTreeMap::new();
-        for r in store.runs()?.into_iter().filter(|r| r.series == series) {
+        for r in store.runs()?.into_iter().filter(|r| r.series.starts_with(&series)) {
             for j in store.run_jobs(r.id)? {
                 seen.insert(j.start.pgid as u64);
             }
-            if r.status == RunStatus::Running {
+            if r.status == RunStatus::Running && r.policy == policy {
                 if let Some(node) = r.params.get("node").and_then(|n| n.as_str()) {
                     runs.insert(format!("{}\u{0}{node}", r.workload), r.id);
                 }
@@ -268,8 +268,12 @@ impl Learner {
                 // The run's clock starts at the first job it records, so no
                 // recorded time is negative; later jobs start later.
                 prov.started_unix = start.max(0) as u64;
-                let params = serde_json::json!({ "node": node, "partition": self.series.trim_start_matches("slurm:") });
-                let r = store.begin_run(&self.series, &w.name, &self.policy, 0, &params.to_string(), &prov)?;
+                let partition = self.series.trim_start_matches("slurm:").trim_end_matches(':');
+                let params = serde_json::json!({ "node": node, "partition": partition });
+                // A series per node; a new run of it each time a policy starts serving it.
+                let series = format!("{}{node}", self.series);
+                let repeat = store.runs()?.iter().filter(|r| r.series == series && r.policy == self.policy).count() as u32;
+                let r = store.begin_run(&series, &w.name, &self.policy, repeat, &params.to_string(), &prov)?;
                 self.runs.insert(key, r);
                 r
             }

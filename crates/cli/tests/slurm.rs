@@ -58,15 +58,21 @@ macro_rules! need_slurm {
 /// A running local cluster; stopped (every daemon, its directory) on drop.
 struct Cluster {
     dir: tempfile::TempDir,
+    nodes: u32,
     conf: PathBuf,
     _one: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Cluster {
     fn start() -> Cluster {
+        Cluster::with_nodes(1)
+    }
+
+    /// `nodes` slurmd on this host (they share its CPUs).
+    fn with_nodes(nodes: u32) -> Cluster {
         let one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
-        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, _one: one };
+        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, nodes, _one: one };
         let out = c.script("start");
         assert!(out.status.success(), "slurm-local.sh start: {}", String::from_utf8_lossy(&out.stderr));
         c
@@ -83,6 +89,7 @@ impl Cluster {
             .arg(verb)
             .env("COSCHED_SLURM_DIR", self.state())
             .env("COSCHED_SLURM_PORT", port.to_string())
+            .env("COSCHED_SLURM_NODES", self.nodes.to_string())
             .output()
             .unwrap()
     }
@@ -275,7 +282,7 @@ fn conflict_aware_keeps_stream_twins_apart_and_noplan_lets_them_share_a_node() {
 
     // Every finished job is a sample of its node's run in the store.
     let store = Store::open(&db).unwrap();
-    let runs: Vec<_> = store.runs().unwrap().into_iter().filter(|r| r.series == "slurm:cosched").collect();
+    let runs: Vec<_> = store.runs().unwrap().into_iter().filter(|r| r.series.starts_with("slurm:cosched:")).collect();
     let recorded: usize = runs.iter().map(|r| store.run_jobs(r.id).unwrap().len()).sum();
     assert_eq!(recorded, 8);
 
@@ -285,6 +292,26 @@ fn conflict_aware_keeps_stream_twins_apart_and_noplan_lets_them_share_a_node() {
     assert!(!state.exists());
     let marker = state.to_string_lossy().into_owned();
     assert_eq!(common::stray_processes(&[&marker]), Vec::<String>::new());
+}
+
+#[test]
+fn over_two_nodes_conflict_aware_runs_the_twins_at_once_but_each_on_its_own_node() {
+    need_slurm!();
+    let c = Cluster::with_nodes(2);
+    let (wl, db) = setup(c.dir.path());
+    let ids = submit_all(&c);
+    let r = serve(&c, &db, &wl, "conflict-aware:threshold=50");
+    let placed: Vec<(u64, String)> =
+        r["released"].as_array().unwrap().iter().map(|x| (x["job"].as_u64().unwrap(), x["node"].as_str().unwrap().to_string())).collect();
+    // One round, node by node over the shared queue: c1 takes s1 and the
+    // first compute job (s2 refused beside s1), c2 takes s2 and the other.
+    let expect = [(ids[0], "c1"), (ids[2], "c1"), (ids[1], "c2"), (ids[3], "c2")];
+    assert_eq!(placed, expect.map(|(j, n)| (j, n.to_string())), "{r}");
+    let jobs = c.sacct();
+    assert!(!overlap(&jobs, ids[0], ids[1]), "{jobs:?}");
+    for id in &ids {
+        assert_eq!(jobs.iter().find(|j| j.0 == *id).unwrap().2, "COMPLETED", "{jobs:?}");
+    }
 }
 
 #[test]
