@@ -12,10 +12,12 @@ cd "$(dirname "$0")"
 # `cosched node` its topology (sysfs is the fallback); stress-ng, hpcc,
 # sysbench and fio are the third-party workloads of the examples; linux-perf is the `perf stat`
 # fallback for counting system calls (cosched opens the tracepoint itself
-# when it may). slurm-wlm (slurmctld, slurmd, their plugins incl. job_submit/lua),
-# slurm-client and munge run the local Slurm cluster of `scripts/slurm-local.sh`
-# and the `cosched slurm` tests.
-PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf slurm-wlm slurm-client munge)
+# when it may).
+# man-db and bash-completion read the man pages and completions installed below.
+# slurm-wlm (slurmctld, slurmd, their plugins incl. job_submit/lua), slurm-client
+# and munge run the local Slurm cluster of `scripts/slurm-local.sh` and the
+# `cosched slurm` tests.
+PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf man-db bash-completion slurm-wlm slurm-client munge)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
@@ -35,7 +37,7 @@ fi
 
 if ! command -v cargo >/dev/null; then
     # Debian 12's packaged Rust (1.63) is older than our dependencies need.
-    echo "install.sh: cargo not found. Install Rust >= 1.75 with rustup (https://rustup.rs), then rerun." >&2
+    echo "install.sh: cargo not found. Install Rust >= 1.88 with rustup (https://rustup.rs), then rerun." >&2
     exit 1
 fi
 
@@ -49,6 +51,16 @@ fi
 mkdir -p "$PREFIX/bin"
 install -m 0755 target/dist/cosched target/dist/cosched-kernel "$PREFIX/bin/"
 echo "==> installed cosched and cosched-kernel in $PREFIX/bin"
+
+# Man pages (`man cosched-run`) and bash completion, generated from the
+# binary's own argument definitions.
+mandir="$PREFIX/share/man/man1"
+compdir="$PREFIX/share/bash-completion/completions"
+mkdir -p "$mandir" "$compdir"
+"$PREFIX/bin/cosched" generate man --out "$mandir"
+"$PREFIX/bin/cosched" generate completions bash > "$compdir/cosched"
+if [ "$(id -u)" -eq 0 ] && command -v mandb >/dev/null; then mandb -q "$mandir/.." 2>/dev/null || true; fi
+echo "==> installed man pages in $mandir (man cosched, man cosched-run, ...) and bash completion in $compdir"
 case ":$PATH:" in
     *":$PREFIX/bin:"*) ;;
     *) echo "    add it to your PATH: export PATH=\"$PREFIX/bin:\$PATH\"" ;;

@@ -191,11 +191,12 @@ pub(crate) fn calibrate_kernels(
     Ok(out)
 }
 
-/// The calibration table, as `calibrate`, `bench kernels` and the demo's
-/// report show it.
-pub fn render(cals: &[Calibration]) -> String {
-    let rows: Vec<Vec<String>> = cals
-        .iter()
+/// The calibration table's header, as [`rows`] fills it.
+pub const HEAD: [&str; 7] = ["kernel", "unit", "work/run", "units/s median [95% CI]", "spread", "n", "figure"];
+
+/// The calibration table's rows (for a terminal table or an HTML one).
+pub fn rows(cals: &[Calibration]) -> Vec<Vec<String>> {
+    cals.iter()
         .map(|c| {
             vec![
                 c.kernel.clone(),
@@ -207,6 +208,10 @@ pub fn render(cals: &[Calibration]) -> String {
                 c.figure.as_ref().map(|(n, s)| format!("{n} {}", fmt_ci_auto(s))).unwrap_or_default(),
             ]
         })
-        .collect();
-    table(&["kernel", "unit", "work/run", "units/s median [95% CI]", "spread", "n", "figure"], &rows)
+        .collect()
+}
+
+/// The calibration table, as `calibrate`, `bench kernels` and the demo show it.
+pub fn render(cals: &[Calibration]) -> String {
+    table(&HEAD, &rows(cals))
 }

@@ -34,6 +34,14 @@ pub fn db_path(given: Option<&Path>) -> PathBuf {
     given.map(Path::to_path_buf).unwrap_or_else(cosched_store::default_db_path)
 }
 
+/// Where figures of verbs without a report directory (`pairs`, `probe`) go
+/// by default: `figures/` beside the database they describe, never the
+/// current directory (which may be a source tree or not writable).
+pub fn figures_dir(db: Option<&Path>) -> PathBuf {
+    let db = db_path(db);
+    db.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).join("figures")
+}
+
 /// Opens the database, creating it when missing. A file that cannot be used
 /// as the database is the user's to fix: exit code 2.
 pub fn open_store(path: &Path) -> anyhow::Result<cosched_store::Store> {

@@ -4,7 +4,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cosched_store::{latest_version, Store, StoreError, TABLES};
+use cosched_store::{latest_version, Store, StoreError};
+/// Every table of the database, in the order `db info` lists and `db export` writes them.
+pub use cosched_store::TABLES;
 
 use crate::common::{db_path, open_existing_store, store_input_error, Conditions};
 use crate::error::bad_input;

@@ -13,7 +13,7 @@ use cosched_model::workload::Workload;
 use cosched_predict::{predictor_by_name, predictor_names, Params as PredictParams, Predictor};
 use cosched_report::boxplot::{BoxPlot, BoxStats};
 use cosched_report::html::Page;
-use cosched_sched::montecarlo::{default_policies, run_orders, summarize};
+use cosched_sched::montecarlo::{run_orders, summarize};
 use cosched_sched::scenario::{Program, Scenario};
 use cosched_sched::{Platform, PoolInfo};
 
@@ -30,8 +30,70 @@ const MIXED_LONGEST_S: f64 = 2.0;
 /// The programs of the pairs matrix: one per class of seed 003(a) (S, N, C)
 /// and seed 000's system-call job, single-core, so every pair fits the node.
 const PAIR_JOBS: [&str; 4] = ["triad", "flops", "llc", "sys"];
-/// Policies of the real runs: the one under test first, then the baselines.
-const RUN_POLICIES: [&str; 3] = ["conflict-aware", "exclusive", "noplan"];
+/// Pairs whose worse slowdown is below this many percent over 1 are noise on
+/// this node; a threshold below it would refuse pairs that do not hurt.
+const NOISE_PCT: f64 = 5.0;
+
+/// A conflict-aware threshold (percent over 1 of a pair's worse slowdown)
+/// that bites on the measured matrix: halfway between the median pair and
+/// the worst, so the worst pairs are refused and the ordinary ones are not.
+/// `None` when no pair reaches [`NOISE_PCT`].
+fn biting_threshold(m: &[Vec<f64>]) -> Option<f64> {
+    let n = m.len();
+    let mut scores: Vec<f64> = Vec::new();
+    for i in 0..n {
+        for j in i..n {
+            scores.push((m[i][j].max(m[j][i]) - 1.0).max(0.0) * 100.0);
+        }
+    }
+    let worst = scores.iter().copied().fold(0.0, f64::max);
+    if worst < NOISE_PCT {
+        return None;
+    }
+    let median = cosched_model::stats::median(&scores);
+    Some(((median + worst) / 2.0).max(NOISE_PCT).floor())
+}
+
+/// The program pairs a threshold refuses, as `a + b (1.42)`.
+fn pairs_above(w: &Workload, m: &[Vec<f64>], cut: Option<f64>) -> Vec<String> {
+    let Some(t) = cut else { return Vec::new() };
+    let mut out = Vec::new();
+    for i in 0..m.len() {
+        for j in i..m.len() {
+            let s = m[i][j].max(m[j][i]);
+            if (s - 1.0) * 100.0 > t {
+                out.push(format!("{} + {} ({s:.2})", w.jobs[i].name, w.jobs[j].name));
+            }
+        }
+    }
+    out
+}
+
+/// The simulated policies: noplan, best-match, conflict-aware at the
+/// biting threshold (both idle rules) and at inf (= noplan, the control).
+fn demo_policies(cut: Option<f64>) -> Vec<(String, cosched_sched::Params)> {
+    let spec = |name: &str, kv: &[(&str, String)]| {
+        (name.to_string(), kv.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<cosched_sched::Params>())
+    };
+    let mut v = vec![spec("noplan", &[]), spec("best-match", &[])];
+    if let Some(t) = cut {
+        v.push(spec("conflict-aware", &[("threshold", format!("{t}"))]));
+        v.push(spec("conflict-aware", &[("threshold", format!("{t}")), ("idle", "gain".into())]));
+    }
+    v.push(spec("conflict-aware", &[("threshold", "inf".into())]));
+    v
+}
+
+/// The real runs: best-match under test, conflict-aware at the biting
+/// threshold when there is one, then the exclusive and noplan baselines.
+fn run_policies(cut: Option<f64>) -> Vec<String> {
+    let mut v = vec!["best-match".to_string()];
+    if let Some(t) = cut {
+        v.push(format!("conflict-aware:threshold={t}"));
+    }
+    v.extend(["exclusive".to_string(), "noplan".to_string()]);
+    v
+}
 
 #[derive(Debug, Clone)]
 pub struct DemoRequest {
@@ -160,7 +222,9 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     crate::calibrate::calibrate_missing(&w, &mut store, ctx)?;
     let cals: Vec<_> = store.calibrations()?.into_values().collect();
     let cal_text = crate::calibrate::render(&cals);
-    page.section("1. Calibrate").paragraph("Each kernel's solo rate on this node (work units per second), so a job given in seconds does a fixed amount of work.").pre(&cal_text);
+    page.section("1. Calibrate")
+        .paragraph("Each kernel's solo rate on this node (work units per second), so a job given in seconds does a fixed amount of work.")
+        .table(&crate::calibrate::HEAD, &crate::calibrate::rows(&cals));
 
     stage(2, "profile every job alone (solo time, host load U, system calls, I/O)");
     drop(store);
@@ -238,19 +302,21 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     }
     page.section("4. Predict")
         .paragraph(&format!(
-            "Predicted slowdown of each pair by every predictor that could be fitted, fitted on all measured pairs ({}); held-out accuracy is `cosched evaluate-predictors`.",
+            "Predicted slowdown of each pair (1.00 = no harm; 1.50 = 50 % longer than alone) by every predictor that could be fitted, fitted on all measured pairs ({}); held-out accuracy is `cosched evaluate-predictors`.",
             sources.describe()
         ))
         .table(&head, &pred_rows);
-    let note = "matrix: the measured median. scn, probe and twins read probe curves, which the demo does not measure (`cosched probe`), so here they predict from the pairs alone.";
+    let note = "matrix: the measured median of each pair.";
     page.note(note);
     if !unfitted.is_empty() {
-        page.note(&format!("Not fitted (the demo measures no probe curves): {}", unfitted.join("; ")));
+        page.note(&format!("Not fitted: {}", unfitted.join("; ")));
     }
 
     stage(5, "simulate the policies on a scenario built from the measured matrix");
     let scenario = scenario_of(&pw, &train, &matrix, 3);
-    let policies = default_policies();
+    let cut = biting_threshold(&scenario.slowdown);
+    let avoided = pairs_above(&pw, &scenario.slowdown, cut);
+    let policies = demo_policies(cut);
     let orders = 500;
     let results = run_orders(&scenario, &policies, orders, 1).map_err(|e| anyhow::anyhow!("{e}"))?;
     let summaries = summarize(&policies, &results);
@@ -261,8 +327,8 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         .collect();
     let sim_head = ["policy", "makespan median", "q1", "q3", "worst run time median"];
     let boxes = BoxPlot {
-        title: "Simulated makespan, increase rate vs exclusive".into(),
-        y_label: "increase rate".into(),
+        title: "Simulated makespan, increase rate vs exclusive (negative = shorter)".into(),
+        y_label: "makespan increase rate vs exclusive".into(),
         boxes: summaries
             .iter()
             .map(|s| BoxStats {
@@ -278,22 +344,31 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         percent: true,
         reference: Some(0.0),
     };
+    let why = match cut {
+        Some(t) => format!(
+            "conflict-aware's threshold is set from the measured matrix so that it bites: T = {t:.0} means a pair is avoided when either job would run more than {:.2} times slower than alone, which here holds for {}; best-match picks, at each start, the waiting job of least predicted extra slowdown instead of refusing.",
+            1.0 + t / 100.0,
+            avoided.join(", ")
+        ),
+        None => "No measured pair slows a job down by 5 % or more on this node now, so no threshold can bite: every policy co-runs as noplan does, and the figures differ only by chance.".to_string(),
+    };
     page.section("5. Simulate")
         .paragraph(&format!(
-            "Seed 000's Monte-Carlo evaluation: {orders} random orders of 3 instances of each paired program, solo times from the profiles, slowdowns from the measured matrix (conflict-aware's threshold T in percent: a pair is avoided when either job would run more than 1 + T/100 times slower); increase rates against exclusive (sequential) execution."
+            "Seed 000's Monte-Carlo evaluation: {orders} random orders of 3 instances of each paired program, solo times from the profiles, slowdowns from the measured matrix; increase rates against exclusive (sequential) execution: makespan, and the worst job's run time over its solo time. {why}"
         ))
         .svg(&boxes.svg())
         .table(&sim_head, &sim_rows);
     drop(store);
 
-    stage(6, "real runs of the mixed workload: conflict-aware, exclusive, noplan");
+    let run_policies = run_policies(cut);
+    stage(6, &format!("real runs of the mixed workload: {}", run_policies.join(", ")));
     page.section("6. Real runs");
-    page.paragraph("The workload executed on this node under each policy; the policy decides with the `measured` predictor (measured pairs, else `learned`).");
+    page.paragraph("The workload executed on this node under each policy, each repeat after a solo pass that gives every job its solo reference; the policies decide with the `measured` predictor (measured pairs, else `learned`). The section \"Pairs each policy held apart\" below says which pairs each one avoided.");
     let run = crate::run::run_into(
         &RunRequest {
             workload: wl_path.clone(),
-            policy: RUN_POLICIES[0].into(),
-            baselines: RUN_POLICIES[1..].iter().map(|s| s.to_string()).collect(),
+            policy: run_policies[0].clone(),
+            baselines: run_policies[1..].to_vec(),
             predictor: "measured".into(),
             repeats: 1,
             report: Some(out.clone()),
@@ -394,5 +469,34 @@ mod tests {
         assert_eq!(fmt_num(0.15), "0.15");
         assert_eq!(fmt_num(1.0), "1.0");
         assert_eq!(fmt_num(0.3333333), "0.333");
+    }
+}
+
+#[cfg(test)]
+mod threshold_tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_threshold_refuses_the_worst_pairs_and_not_the_ordinary_ones() {
+        // Scores (percent over 1 of each pair's worse slowdown): aa 80, ab 2,
+        // ac 0, bb 0, bc 10, cc 40: median 6, worst 80 -> T = 43.
+        let m = vec![vec![1.80, 1.02, 1.00], vec![1.00, 1.00, 1.10], vec![1.00, 1.05, 1.40]];
+        assert_eq!(biting_threshold(&m), Some(43.0));
+        // Only pairs above it are avoided: a + a (80) but not c + c (40).
+        let w = cosched_model::workload::parse_workload(
+            "[[jobs]]\nname = \"a\"\nkernel = \"idle\"\nwork = 1\n[[jobs]]\nname = \"b\"\nkernel = \"idle\"\nwork = 1\n[[jobs]]\nname = \"c\"\nkernel = \"idle\"\nwork = 1\n",
+            "w.toml",
+            Some(2),
+        )
+        .unwrap();
+        assert_eq!(pairs_above(&w, &m, Some(43.0)), vec!["a + a (1.80)".to_string()]);
+    }
+
+    #[test]
+    fn no_threshold_when_no_pair_hurts_and_conflict_aware_is_left_out() {
+        let m = vec![vec![1.01, 1.03], vec![0.98, 1.00]];
+        assert_eq!(biting_threshold(&m), None);
+        assert_eq!(run_policies(None), ["best-match", "exclusive", "noplan"]);
+        assert_eq!(run_policies(Some(43.0)), ["best-match", "conflict-aware:threshold=43", "exclusive", "noplan"]);
     }
 }

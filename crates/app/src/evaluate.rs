@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cosched_model::workload::Workload;
 use cosched_predict::{evaluate as cross_validate, predictor_names, Accuracy, CvPrediction, Folds, TrainingSet};
 use cosched_report::scatter::{scatter, Point};
-use cosched_report::table;
+use cosched_report::markdown_table;
 use cosched_store::EvaluationRecord;
 use serde::Serialize;
 
@@ -32,6 +32,11 @@ pub struct EvaluateRequest {
     pub predictors: Vec<String>,
     /// Score the predictions real runs made instead.
     pub from_runs: bool,
+    /// Cross-workload: fit on the programs and pairs of these workloads
+    /// (the store's knowledge base, [`crate::knowledge`]) and predict every
+    /// measured pair of `workload` from its programs' solo
+    /// characterizations alone.
+    pub train: Vec<PathBuf>,
     /// Directory for one scatter SVG per predictor.
     pub svg_dir: Option<PathBuf>,
     /// Markdown file whose generated accuracy section is rewritten.
@@ -81,8 +86,13 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let specs = specs(&a.predictors)?;
     let w = load_workload(&a.workload)?;
     let mut store = open_existing_store(&db_path(a.db.as_deref()))?;
+    let mut cross_note = None;
     let (counts, rows) = if a.from_runs {
         from_runs(&store, &w, a.level)?
+    } else if !a.train.is_empty() {
+        let (counts, rows, note) = cross_workload_rows(&store, &w, &a.train, &specs, a.level, ctx)?;
+        cross_note = Some(note);
+        (counts, rows)
     } else {
         let (train, sources) = training_set(&store, &w, &a.workload)?;
         let counts = counts(&store, &w, &train, sources)?;
@@ -125,7 +135,9 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         let section = markdown_section(&counts, &rows, folds, a.level, &provenance(ctx), &a.workload);
         rewrite_section(md, &section)?;
     }
-    let description = if a.from_runs {
+    let description = if let Some(note) = cross_note {
+        note
+    } else if a.from_runs {
         format!(
             "workload {}: {} job(s) of {} real run(s) that ended ok with a measured slowdown; predicted = the run's \
              source beside the jobs running at the job's start, measured = run time / stored solo time (co-runners may \
@@ -204,6 +216,91 @@ fn counts(store: &cosched_store::Store, w: &Workload, train: &TrainingSet, sourc
     })
 }
 
+/// Cross-workload rows: each predictor fitted on the knowledge base of the
+/// `train` workloads (without any pair of a program of `w`), scored on the
+/// measured pairs of `w`; `measured` on repeat halves of `w` beside them,
+/// the node's own noise floor in the same campaigns.
+fn cross_workload_rows(
+    store: &cosched_store::Store,
+    w: &Workload,
+    train_files: &[PathBuf],
+    specs: &[String],
+    level: f64,
+    ctx: &Ctx,
+) -> anyhow::Result<(Counts, Vec<Row>, String)> {
+    use crate::knowledge::{knowledge_base, KbFilter};
+    let mut names = Vec::new();
+    for f in train_files {
+        let t = load_workload(f)?;
+        if t.name == w.name {
+            return Err(bad_input(format!("--train {}: the workload under test, `{}`, cannot train itself", f.display(), w.name)));
+        }
+        names.push(t.name);
+    }
+    let train = knowledge_base(store, &KbFilter { workloads: names.clone(), ..KbFilter::default() })?;
+    let test = knowledge_base(store, &KbFilter { workloads: vec![w.name.clone()], ..KbFilter::default() })?;
+    if train.set.pairs.is_empty() {
+        return Err(bad_input(format!("--train: the store holds no measured pairs of {}; run `cosched pairs` on them first", names.join(", "))));
+    }
+    if test.set.pairs.is_empty() {
+        return Err(bad_input(format!("{}: the store holds no measured pairs to test on; run `cosched pairs --workload` on it first", w.name)));
+    }
+    let progress = ctx.progress.task("evaluate", specs.len() as u64 + 1);
+    let mut rows = Vec::new();
+    // Across workloads some programs may lack a profile or probe: a
+    // predictor that cannot be fitted is reported, the others still scored.
+    let mut unfitted = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        progress.set(i as u64, spec);
+        let spec2 = spec.clone();
+        let make = move || build(&spec2).expect("checked before");
+        match cosched_predict::cv::cross_workload(&make, &train.set, &test.set) {
+            Ok(predictions) => {
+                let accuracy = Accuracy::of(&cosched_predict::cv::scored(&predictions), level);
+                rows.push(Row { predictor: spec.clone(), folds: "cross-workload".into(), accuracy, predictions });
+            }
+            Err(e) => unfitted.push(format!("{spec}: {e}")),
+        }
+    }
+    if let Some(m) = specs.iter().find(|s| s.split(':').next() == Some("measured")) {
+        let m2 = m.clone();
+        let make = move || build(&m2).expect("checked before");
+        let (predictions, accuracy) = cross_validate(&make, &test.set, Folds::RepeatHalves, level)?;
+        rows.push(Row { predictor: m.clone(), folds: Folds::RepeatHalves.name().into(), accuracy, predictions });
+    }
+    progress.finish();
+    let counts = Counts {
+        workload: w.name.clone(),
+        programs: test.set.program_keys().len(),
+        ordered_pairs: test.set.pairs.len(),
+        repeats: test.set.pairs.iter().map(|p| p.slowdowns.len()).sum(),
+        sources: Sources {
+            profile: Vec::new(),
+            probe: Vec::new(),
+            pairs: 0,
+            pairs_status: String::new(),
+            pair_runs: 0,
+            run_pairs: 0,
+            campaigns: test.parts.iter().flat_map(|p| p.campaigns.clone()).collect(),
+        },
+        pairs_conditions: Vec::new(),
+    };
+    let used = |kb: &crate::knowledge::KnowledgeBase| -> String {
+        kb.parts.iter().flat_map(|p| p.campaigns.iter()).map(|u| format!("\n  {}", u.describe())).collect()
+    };
+    let note = format!(
+        "cross-workload: fitted on {} (without any pair of a tested program), from:{}\ntested on the measured pairs of {}: {} from their programs' \
+         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; severe: measured slowdown above {level:.2}.{}",
+        train.describe(),
+        used(&train),
+        w.name,
+        test.describe(),
+        used(&test),
+        unfitted.iter().map(|u| format!("\nnot fitted: {u}")).collect::<String>()
+    );
+    Ok((counts, rows, note))
+}
+
 /// Cross-validates every predictor; under leave-one-program-out `measured`
 /// is also scored on repeat halves: the noise floor of the pair matrix.
 fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64, ctx: &Ctx) -> anyhow::Result<Vec<Row>> {
@@ -255,7 +352,7 @@ pub fn render(rows: &[Row]) -> String {
             ]
         })
         .collect();
-    table(
+    markdown_table(
         &["predictor", "folds", "pairs", "within 5 %", "within 30 %", "MAE", "Pearson", "Spearman", "severe precision", "severe recall"],
         &body,
     )

@@ -22,6 +22,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod characterize;
 pub mod check;
 pub mod classify;
 pub mod common;
@@ -30,6 +31,8 @@ pub mod db;
 pub mod demo;
 pub mod enumerate;
 pub mod error;
+pub mod held;
+pub mod knowledge;
 pub mod evaluate;
 pub mod node;
 pub mod pairs;
@@ -38,6 +41,7 @@ pub mod probe;
 pub mod profile;
 pub mod progress;
 pub mod registry;
+pub mod runs;
 pub mod run;
 pub mod simulate;
 pub mod slurm;

@@ -12,7 +12,9 @@ use cosched_report::svg::heatmap;
 use cosched_store::{CampaignParams, CampaignStatus, PairRunRecord, PairsJob, PairsParams};
 
 use crate::calibrate::calibrate_missing;
-use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx};
+use cosched_measure::identity::{is_kernel_argv, program_key};
+
+use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx};
 use crate::error::{bad_input, stopped};
 
 #[derive(Debug, Clone)]
@@ -67,7 +69,15 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         .collect::<anyhow::Result<_>>()?;
     let stop = StopRule { min_repeats: req.min_repeats, max_repeats: req.repeats, rel_halfwidth: req.target };
     let params = CampaignParams::Pairs(PairsParams {
-        jobs: jobs.iter().map(|j| PairsJob { name: j.name.clone(), argv: j.argv.clone(), cores: j.cores }).collect(),
+        jobs: jobs
+            .iter()
+            .map(|j| PairsJob {
+                name: j.name.clone(),
+                argv: j.argv.clone(),
+                cores: j.cores,
+                identity: Some(program_key(is_kernel_argv(&j.argv), &j.argv, j.cores)),
+            })
+            .collect(),
         stop,
     });
 
@@ -140,7 +150,14 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
 
 fn report(req: &PairsRequest, w: &Workload, runs: &[PairRunRecord]) -> anyhow::Result<PairsReport> {
     let matrix = matrix_of(w, runs);
-    let svg = req.svg.clone().unwrap_or_else(|| PathBuf::from(format!("pairs-{}.svg", w.name)));
+    let svg = match &req.svg {
+        Some(p) => p.clone(),
+        None => {
+            let dir = figures_dir(req.db.as_deref());
+            create_dir(&dir)?;
+            dir.join(format!("pairs-{}.svg", file_safe(&w.name)))
+        }
+    };
     let title = format!("Slowdown matrix of {} ({} repeats stored)", w.name, runs.len());
     write_file(&svg, &heatmap(&matrix, &title))?;
     Ok(PairsReport { matrix, svg })

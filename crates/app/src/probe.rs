@@ -21,7 +21,7 @@ use cosched_store::{CampaignParams, CampaignStatus, ProbeLevelParams, ProbeParam
 use serde::Serialize;
 
 use crate::calibrate::calibrate_missing;
-use crate::common::{create_dir, db_path, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx, GIT_COMMIT};
+use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx, GIT_COMMIT};
 use crate::error::{bad_input, stopped};
 
 /// The stressor of every probe; its name is stored with each point so other
@@ -104,7 +104,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     let stressor_work =
         size_stressor(&levels, &first_stressor_cpus, a.stressor_seconds, &mut store, ctx).map_err(stop_if_interrupted)?;
 
-    let svg_dir = a.svg_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let svg_dir = a.svg_dir.clone().unwrap_or_else(|| figures_dir(a.db.as_deref()));
     create_dir(&svg_dir)?;
     let prov = provenance(ctx);
     ctx.step(&format!("probe: {} job(s) x {} levels x {} repeats against {STRESSOR}", jobs.len(), levels.len(), a.repeats));
@@ -126,6 +126,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
         let params = CampaignParams::Probe(ProbeParams {
             job: job.name.clone(),
             program: Some(job.program_key()),
+            identity: Some(cosched_measure::identity::program_key(job.kernel().is_some(), &argv, job.cores)),
             argv: argv.clone(),
             job_cpus: job_cpus.clone(),
             stressor: STRESSOR.to_string(),
@@ -251,7 +252,7 @@ fn select_jobs<'w>(w: &'w Workload, names: &[String], path: &Path) -> anyhow::Re
 }
 
 /// L2 (the instance beside CPU 0, where jobs start) and LLC sizes in KiB.
-fn cache_sizes(node: &Node) -> (Option<u64>, Option<u64>) {
+pub(crate) fn cache_sizes(node: &Node) -> (Option<u64>, Option<u64>) {
     let l2 = node
         .caches
         .iter()

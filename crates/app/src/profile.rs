@@ -107,7 +107,15 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
     let method = req.syscalls.method();
     let counted = method != SyscallMethod::Proc;
     let params = CampaignParams::Profile(ProfileParams {
-        jobs: plan.iter().map(|p| ProfileJob { name: p.job.name.clone(), argv: p.argv.clone(), cpus: p.cpus.clone() }).collect(),
+        jobs: plan
+            .iter()
+            .map(|p| ProfileJob {
+                name: p.job.name.clone(),
+                argv: p.argv.clone(),
+                cpus: p.cpus.clone(),
+                identity: Some(cosched_measure::identity::program_key(p.job.kernel().is_some(), &p.argv, p.job.cores)),
+            })
+            .collect(),
         interval_s: req.interval.as_secs_f64(),
         repeats: req.repeats,
         syscalls: method.name().to_string(),

@@ -279,6 +279,10 @@ pub struct RunReport {
     pub index: Option<PathBuf>,
     /// Every run's figures, typed (solo passes included).
     pub figures: Vec<RunFigures>,
+    /// Per policy label (the policy, then the baselines): the pairs it held
+    /// apart over its runs, `(waiting job, running job, times)`, most
+    /// frequent first ([`crate::held`]).
+    pub held_apart: Vec<(String, Vec<(String, String, usize)>)>,
     /// The CPU 0-1 round trip (ns) read before each solo pass this
     /// invocation ran, by repeat.
     pub pass_round_trip: BTreeMap<u32, f64>,
@@ -1024,9 +1028,31 @@ fn show(
     };
     let mechanisms: Vec<Mechanism> =
         iso.mechanisms().into_iter().map(|m| Mechanism { feature: m.feature, how: m.how, why: m.why }).collect();
+    // Which pairs each policy kept apart, read from its runs' traces.
+    let shapes: Vec<crate::held::JobShape> = sim
+        .iter()
+        .zip(&w.jobs)
+        .map(|(s, j)| crate::held::JobShape {
+            pool: s.pool,
+            cores: s.cores,
+            after: j.after.iter().filter_map(|d| w.jobs.iter().position(|x| &x.name == d)).collect(),
+        })
+        .collect();
+    let pool_cores: Vec<u32> = platform.pools.iter().map(|p| p.cores).collect();
+    let held_apart: Vec<(String, Vec<(String, String, usize)>)> = labels
+        .iter()
+        .map(|l| {
+            let held: Vec<crate::held::HeldBack> = views
+                .iter()
+                .filter(|v| &v.rec.policy == l)
+                .flat_map(|v| crate::held::held_back(&v.trace, &shapes, &pool_cores))
+                .collect();
+            (l.clone(), crate::held::avoided_pairs(&held))
+        })
+        .collect();
 
     if let Some(dir) = &a.report {
-        write_report(page, dir, w, &views, &RUN_HEAD, &run_rows, &summary_rows, &rate_rows, &JOB_HEAD, &job_rows, &mechanisms, source_note, cpus_of_pool)?;
+        write_report(page, dir, w, &views, &RUN_HEAD, &run_rows, &summary_rows, &rate_rows, &JOB_HEAD, &job_rows, &mechanisms, source_note, cpus_of_pool, &held_apart)?;
     }
     let runs_json: Vec<_> = views
         .iter()
@@ -1041,6 +1067,7 @@ fn show(
         "baselines": baselines,
         "increase_rates": rate_json,
         "solo": solo.mode,
+        "held_apart": held_apart,
         "solo_passes": solo.pass_round_trip.iter().map(|(r, ns)| serde_json::json!({"repeat": r, "round_trip_ns": ns})).collect::<Vec<_>>(),
     });
     Ok(RunReport {
@@ -1052,6 +1079,7 @@ fn show(
         per_job,
         labels: labels.clone(),
         rates: rate_rows,
+        held_apart,
         index: a.report.as_ref().map(|d| d.join("index.html")),
         figures: views
             .iter()
@@ -1104,6 +1132,7 @@ fn write_report(
     mechanisms: &[Mechanism],
     source_note: &str,
     cpus_of_pool: &[Vec<u32>],
+    held_apart: &[(String, Vec<(String, String, usize)>)],
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
     let write = |name: &str, text: &str| {
@@ -1128,6 +1157,11 @@ fn write_report(
     if !rate_rows.is_empty() {
         page.section("Increase rates against the baselines").table(&["baseline", "figure", "median (min .. max, n)"], rate_rows);
     }
+    let held_rows: Vec<Vec<String>> =
+        held_apart.iter().map(|(l, pairs)| vec![l.clone(), crate::held::describe(l, pairs, usize::MAX)]).collect();
+    page.section("Pairs each policy held apart")
+        .paragraph("A waiting job that fitted in the free cores was passed over for a job behind it in the queue, or its cores stayed idle, while these jobs ran: the pairs the policy avoided, read from the runs' traces.")
+        .table(&["policy", "held apart (times, over its runs)"], &held_rows);
     // Each job's prediction (made before it started, by the run's source)
     // beside what its run measured: the mispredictions the learning loop
     // feeds back.

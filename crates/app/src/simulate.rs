@@ -159,6 +159,15 @@ impl Measurements for Fetch<'_> {
     }
 }
 
+/// Reads and validates a scenario file as `simulate` would, fetching any
+/// measured slowdowns it names from the database at `db` (default path if
+/// `None`); what `cosched check` runs on scenario files.
+pub fn load_scenario(path: &Path, db: Option<&Path>) -> Result<Scenario, String> {
+    let db = db_path(db);
+    let fetch = Fetch { db: &db, store: std::cell::OnceCell::new(), used: Default::default() };
+    Scenario::load_with(path, Some(&fetch)).map_err(|e| e.to_string())
+}
+
 pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     let path = &a.scenario;
     let db = db_path(a.db.as_deref());

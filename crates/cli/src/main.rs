@@ -5,12 +5,12 @@ mod cmd;
 mod exit;
 mod progress;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(
     name = "cosched",
-    version,
+    version = env!("COSCHED_VERSION"),
     about = "Co-scheduling of HPC jobs on shared nodes: characterize, predict, decide, execute, learn, evaluate.",
     after_help = "Examples:\n  cosched demo                       # the whole pipeline on this node\n  cosched check examples/mixed.toml  # validate a workload file\n  cosched node                       # this node's topology\n\nEach verb has --help with an example."
 )]
@@ -37,6 +37,8 @@ enum Verb {
     Profile(cmd::profile::ProfileArgs),
     /// Probe jobs against the DistGen stressor: sensitivity and contentiousness curves (stored, SVG).
     Probe(cmd::probe::ProbeArgs),
+    /// Know new programs cheaply: each unknown one alone, profiled, and against a short probe ladder.
+    Characterize(cmd::characterize::CharacterizeArgs),
     /// Class N / C / S of each probed job, with the measured reason.
     Classify(cmd::classify::ClassifyArgs),
     /// Execute a workload for real on this node under a policy (and a baseline); journaled, resumable.
@@ -57,6 +59,10 @@ enum Verb {
     /// Look into the performance database: what it holds, and export it as CSV or JSON.
     #[command(after_help = "Examples:\n  cosched db info\n  cosched db export --format json --table pair_runs > pair_runs.json\n\nThe database is --db PATH, else $COSCHED_DB, else cosched.db in $COSCHED_DATA_DIR or ~/.local/share/cosched.")]
     Db(cmd::db::DbCmdArgs),
+    /// Past real runs with their key figures (as sacct lists jobs); `runs show ID` for one.
+    Runs(cmd::runs::RunsArgs),
+    /// Generate man pages and shell completions (install.sh installs them).
+    Generate(cmd::generate::GenerateArgs),
     /// Decide co-location for a Slurm cluster: `serve` releases held jobs onto nodes, `status` shows decisions.
     Slurm(cmd::slurm::SlurmArgs),
 }
@@ -74,12 +80,15 @@ fn main() {
         Verb::Profile(a) => cmd::profile::run(a),
         Verb::Probe(a) => cmd::probe::run(a),
         Verb::Classify(a) => cmd::classify::run(a),
+        Verb::Characterize(a) => cmd::characterize::run(a),
         Verb::Db(a) => cmd::db::run(a),
         Verb::Simulate(a) => cmd::simulate::run(a),
         Verb::Run(a) => cmd::run::run(a),
         Verb::Predict(a) => cmd::predict::run(a),
         Verb::Evaluate(a) => cmd::compare::run(a),
         Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
+        Verb::Runs(a) => cmd::runs::run(a),
+        Verb::Generate(a) => cmd::generate::run(a, Cli::command()),
         Verb::Slurm(a) => cmd::slurm::run(a),
     };
     if let Err(e) = result {

@@ -149,7 +149,7 @@ fn one_bad_file_among_good_ones_still_checks_all_and_exits_2() {
         text(&out.stdout)
     );
     assert!(
-        text(&out.stderr).contains("1 of 2 workload files are invalid"),
+        text(&out.stderr).contains("1 of 2 files are invalid"),
         "{}",
         text(&out.stderr)
     );

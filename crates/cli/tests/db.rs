@@ -241,3 +241,38 @@ fn info_marks_the_campaign_each_workloads_figures_come_from() {
     assert!(!row("2 ").contains("yes"), "{table}");
     assert!(table.contains("the newest done one, else the newest one"), "{table}");
 }
+
+#[test]
+fn db_export_help_lists_every_table_of_the_store() {
+    let out = cosched(&["db", "export", "--help"], None);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    let missing: Vec<&&str> = TABLES.iter().filter(|t| !help.contains(**t)).collect();
+    assert!(missing.is_empty(), "db export --help misses tables {missing:?}:\n{help}");
+}
+
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let out = cosched(&["--version"], None);
+    let v = text(&out.stdout);
+    assert!(v.contains("(commit ") || v.contains("not built from a git checkout"), "{v}");
+}
+
+#[test]
+fn check_tells_a_scenario_from_a_workload_and_validates_both() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let scenario = root.join("examples/scenarios/memory-half.toml");
+    let workload = root.join("examples/memory-half.toml");
+    let out = cosched(&["check", scenario.to_str().unwrap(), workload.to_str().unwrap()], None);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("ok, scenario: 8 jobs of 2 programs"), "{stdout}");
+    assert!(stdout.contains("ok, 8 jobs"), "{stdout}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[[pools]]\nname = \"host\"\nkind = \"cpu\"\ncores = 0\n\n[[programs]]\nname = \"a\"\npool = \"host\"\nsolo = 1.0\ncount = 1\n").unwrap();
+    let out = cosched(&["check", bad.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("pools[0].cores"), "{}", text(&out.stderr));
+}

@@ -48,18 +48,24 @@ fn a_tiny_demo_writes_one_report_with_every_stage() {
     for section in ["1. Calibrate", "2. Profile", "3. Pairs", "4. Predict", "5. Simulate", "6. Real runs"] {
         assert!(html.contains(&format!(">{section}</h2>")), "no {section} section");
     }
-    for policy in ["conflict-aware:idle=always,threshold=100 repeat 1", "exclusive repeat 1", "noplan repeat 1"] {
+    for policy in ["best-match:aging=4,window=8 repeat 1", "exclusive repeat 1", "noplan repeat 1"] {
         assert!(html.contains(policy), "no Gantt section of {policy}");
     }
+    let calibrate = &html[html.find(">1. Calibrate<").unwrap()..html.find(">2. Profile<").unwrap()];
+    assert!(calibrate.contains("<table") && !calibrate.contains("<pre"), "calibration is an HTML table");
+    assert!(html.contains("Pairs each policy held apart"));
     assert!(html.contains("Predicted vs observed slowdown per job"));
     assert!(html.matches("<svg").count() >= 5, "heatmap, box plot and three Gantt charts");
-    // A solo pass (the runs' solo references) and three runs of the eight
-    // jobs, each job's start and end journaled.
+    // A solo pass (the runs' solo references), then best-match, conflict-aware
+    // when the measured pairs give it a threshold that bites, exclusive and
+    // noplan, each job's start and end journaled.
     let store = cosched_store::Store::open(&db).unwrap();
     let runs = store.runs().unwrap();
     let policies: Vec<&str> = runs.iter().map(|r| r.policy.as_str()).collect();
     assert_eq!(policies[0], "solo-pass", "{policies:?}");
-    assert_eq!(runs.len(), 4, "{policies:?}");
+    assert!(policies[1].starts_with("best-match"), "{policies:?}");
+    let conflict_aware = policies.iter().any(|p| p.starts_with("conflict-aware"));
+    assert_eq!(runs.len(), if conflict_aware { 5 } else { 4 }, "{policies:?}");
     for r in runs {
         assert_eq!(store.run_jobs(r.id).unwrap().iter().filter(|j| j.end.is_some()).count(), 8, "run {}", r.policy);
     }

@@ -99,3 +99,26 @@ fn a_bad_workload_writes_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.toml:4:"));
     assert!(!db.exists());
 }
+
+#[test]
+fn the_heatmap_goes_beside_the_database_not_into_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let marker = format!("cosched-pairs-svg-test-{}", std::process::id());
+    let wl = workload(dir.path(), &marker);
+    let db = dir.path().join("data").join("c.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let out = cosched()
+        .current_dir(cwd.path())
+        .args(["pairs", "--repeats", "1", "--min-repeats", "1", "--workload"])
+        .arg(&wl)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let svg = dir.path().join("data/figures/pairs-w.svg");
+    assert!(svg.is_file(), "expected {}", svg.display());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&svg.display().to_string()), "the path is printed");
+    assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0, "nothing written into the current directory");
+}

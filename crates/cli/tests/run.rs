@@ -266,3 +266,34 @@ fn solo_passes_give_each_job_a_reference_from_the_passes_before_its_run() {
         assert!((sd - wall(j) / j.start.solo_s.unwrap()).abs() < 1e-12);
     }
 }
+
+#[test]
+fn runs_lists_each_run_with_its_figures_and_show_names_the_failed_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    std::fs::write(
+        &wl,
+        "[[pools]]\nname = \"host\"\ncores = 1\n\
+         [[jobs]]\nname = \"fine\"\ncommand = \"sleep 0.1\"\n\
+         [[jobs]]\nname = \"broken\"\ncommand = \"sh -c 'exit 3'\"\n",
+    )
+    .unwrap();
+    let (db, lock) = (dir.path().join("c.db"), dir.path().join("lock"));
+    let out = run_cmd(&wl, &db, &lock).output().unwrap();
+    assert!(out.status.code().is_some(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let out = cosched().args(["runs", "--json", "--db"]).arg(&db).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1, "one exclusive run, no solo pass with --solo stored");
+    assert_eq!(rows[0]["policy"], "exclusive");
+    assert_eq!(rows[0]["jobs"], 2);
+    assert_eq!(rows[0]["not_ok"], serde_json::json!(["broken: failed (exit code 3)"]));
+    assert!(rows[0]["makespan_s"].as_f64().unwrap() >= 0.1);
+
+    let id = rows[0]["id"].as_i64().unwrap().to_string();
+    let out = cosched().args(["runs", "show", &id, "--db"]).arg(&db).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("| broken") && text.contains("failed (exit code 3)"), "{text}");
+}

@@ -5,7 +5,12 @@
 use std::path::{Path, PathBuf};
 
 const FORBIDDEN: [&str; 3] = ["cosched-measure", "cosched-store", "cosched-sched"];
-const MAX_LINES: usize = 2_500;
+/// The budget grows with the verbs (each gets its clap struct, help and
+/// printing) but not with the work: shared code plus this much per verb.
+const SHARED_LINES: usize = 400;
+const LINES_PER_VERB: usize = 130;
+/// No one verb's module may grow into an application of its own.
+const MAX_FILE_LINES: usize = 300;
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -66,8 +71,19 @@ fn no_source_of_the_binary_names_measure_store_or_sched() {
 fn the_binary_stays_under_its_line_budget() {
     let mut files = Vec::new();
     sources(&crate_dir().join("src"), &mut files);
-    let lines: usize = files.iter().map(|f| std::fs::read_to_string(f).unwrap().lines().count()).sum();
-    assert!(lines < MAX_LINES, "crates/cli/src has {lines} lines; work belongs in cosched-app, the budget is {MAX_LINES}");
+    let verbs = files
+        .iter()
+        .filter(|f| f.parent().is_some_and(|p| p.ends_with("cmd")))
+        .filter(|f| !f.ends_with("mod.rs") && !f.ends_with("common.rs"))
+        .count();
+    let budget = SHARED_LINES + LINES_PER_VERB * verbs;
+    let mut lines = 0;
+    for f in &files {
+        let n = std::fs::read_to_string(f).unwrap().lines().count();
+        assert!(n <= MAX_FILE_LINES, "{} has {n} lines; a verb's work belongs in cosched-app (at most {MAX_FILE_LINES} here)", f.display());
+        lines += n;
+    }
+    assert!(lines < budget, "crates/cli/src has {lines} lines for {verbs} verbs; work belongs in cosched-app, the budget is {budget}");
 }
 
 #[test]

@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod c2c;
 pub mod calibrate;
+pub mod identity;
 pub mod cgroup;
 pub mod corun;
 pub mod kernel;

@@ -74,6 +74,8 @@
 
 mod parse;
 mod tree;
+#[cfg(test)]
+mod docs_tests;
 
 use std::collections::BTreeMap;
 use std::fmt;

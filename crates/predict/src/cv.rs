@@ -142,6 +142,45 @@ pub fn cross_validate(
     Ok(out)
 }
 
+/// Cross-workload: a predictor fitted on the pairs of `train` predicts every
+/// measured pair of `test` from the two programs' characterizations. Any
+/// pair of `train` that involves a program of `test` is dropped before the
+/// fit (the same program measured under another workload is still that
+/// program), so the fit never sees what it is scored on; a test program's
+/// solo characterization (profile, probe) is all it brings.
+pub fn cross_workload(
+    make: &dyn Fn() -> Box<dyn Predictor>,
+    train: &TrainingSet,
+    test: &TrainingSet,
+) -> Result<Vec<CvPrediction>, PredictError> {
+    let tested: std::collections::BTreeSet<&str> = test.programs.values().map(|c| c.program.as_str()).collect();
+    let of = |set: &TrainingSet, job: &str| set.programs.get(job).map(|c| c.program.clone()).unwrap_or_default();
+    let clean = TrainingSet {
+        programs: train.programs.clone(),
+        pairs: train
+            .pairs
+            .iter()
+            .filter(|p| !tested.contains(of(train, &p.victim).as_str()) && !tested.contains(of(train, &p.aggressor).as_str()))
+            .cloned()
+            .collect(),
+    };
+    let mut p = make();
+    p.fit(&clean)?;
+    let mut out = Vec::new();
+    for pair in &test.pairs {
+        let (Some(v), Some(o)) = (test.program(&pair.victim), test.program(&pair.aggressor)) else { continue };
+        out.push(CvPrediction {
+            victim: pair.victim.clone(),
+            aggressor: pair.aggressor.clone(),
+            held_out: Some(v.program.clone()),
+            measured: pair.median(),
+            repeats: pair.slowdowns.len(),
+            predicted: p.predict_pair(v, o),
+        });
+    }
+    Ok(out)
+}
+
 /// Cross-validates and scores in one go: the predictions and their accuracy
 /// with severe conflicts above `level`.
 pub fn evaluate(
@@ -266,6 +305,36 @@ mod tests {
             let c = cross_validate(&make, &clean, Folds::InSample).unwrap();
             let d = cross_validate(&make, &poisoned, Folds::InSample).unwrap();
             assert_ne!(c, d, "{name}: poisoning must be visible when nothing is held out");
+        }
+    }
+
+    #[test]
+    fn a_cross_workload_fit_never_sees_a_pair_of_a_tested_program() {
+        // Train holds j0..j6 with all their pairs; test re-measures j2 and j5
+        // (the same programs, under another workload). Nothing of j2 or j5
+        // may reach the fit, even though train measured them too.
+        let (progs, pairs) = workload();
+        let train = TrainingSet::new(progs.clone(), pairs.clone()).unwrap();
+        let test_progs: Vec<Characterization> = progs.iter().filter(|c| c.name == "j2" || c.name == "j5").cloned().collect();
+        let test_pairs: Vec<PairSamples> =
+            pairs.iter().filter(|p| ["j2", "j5"].contains(&p.victim.as_str()) && ["j2", "j5"].contains(&p.aggressor.as_str())).cloned().collect();
+        let test = TrainingSet::new(test_progs, test_pairs).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let preds = cross_workload(&move || Box::new(Spy { seen: s2.clone() }), &train, &test).unwrap();
+        assert_eq!(preds.len(), 4, "j2 and j5 beside each other and themselves");
+        assert!(seen.lock().unwrap().iter().all(|(a, b)| !["j2", "j5"].contains(&a.as_str()) && !["j2", "j5"].contains(&b.as_str())));
+        // Poisoning train's pairs of the tested programs moves no prediction.
+        let poisoned_pairs: Vec<PairSamples> = pairs
+            .iter()
+            .map(|p| if p.victim == "j2" || p.aggressor == "j5" { PairSamples { slowdowns: vec![17.0], ..p.clone() } } else { p.clone() })
+            .collect();
+        let poisoned = TrainingSet::new(progs, poisoned_pairs).unwrap();
+        for (name, _) in predictor_names() {
+            let make = move || predictor_by_name(name, &Params::new()).unwrap();
+            let a = cross_workload(&make, &train, &test).unwrap();
+            let b = cross_workload(&make, &poisoned, &test).unwrap();
+            assert_eq!(a, b, "{name}: a tested program's pairs leaked into the fit");
         }
     }
 }

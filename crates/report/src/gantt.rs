@@ -73,14 +73,19 @@ pub fn gantt(title: &str, cpus: &[(u32, String)], bars: &[Bar]) -> String {
     }
     let axis_y = top + row_h * cpus.len().max(1) as f64;
     let ticks = 6;
+    // Enough decimals that neighbouring ticks differ (a 0.5 s run's ticks
+    // are 0.08 s apart, which one decimal would print as 0.0, 0.1, 0.2, 0.2).
+    let step = t_end / ticks as f64;
+    let decimals = if step > 0.0 { (1.0 - step.log10().floor()).clamp(0.0, 4.0) as usize } else { 1 };
     for i in 0..=ticks {
         let t = t_end * i as f64 / ticks as f64;
         let _ = write!(
             s,
-            r##"<line x1="{0:.1}" y1="{axis_y:.1}" x2="{0:.1}" y2="{1:.1}" stroke="#999"/><text x="{0:.1}" y="{2:.1}" text-anchor="middle">{t:.1}</text>"##,
+            r##"<line x1="{0:.1}" y1="{axis_y:.1}" x2="{0:.1}" y2="{1:.1}" stroke="#999"/><text x="{0:.1}" y="{2:.1}" text-anchor="middle">{t:.3$}</text>"##,
             x(t),
             axis_y + 5.0,
-            axis_y + 18.0
+            axis_y + 18.0,
+            decimals
         );
     }
     let _ = write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">seconds since the run began</text>"#, left + plot_w / 2.0, axis_y + 36.0);

@@ -141,7 +141,8 @@ impl Page {
                     let _ = writeln!(s, "<figure>{svg}</figure>");
                 }
                 Block::Table { headers, rows } => {
-                    s.push_str("<table>\n<thead><tr>");
+                    // A wide table scrolls in its own box instead of widening the page.
+                    s.push_str("<div class=\"wide\"><table>\n<thead><tr>");
                     for h in headers {
                         let _ = write!(s, "<th>{}</th>", esc(h));
                     }
@@ -157,7 +158,7 @@ impl Page {
                         }
                         s.push_str("</tr>\n");
                     }
-                    s.push_str("</tbody>\n</table>\n");
+                    s.push_str("</tbody>\n</table></div>\n");
                 }
             }
         }
@@ -171,7 +172,7 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #
 table{border-collapse:collapse;margin:.8em 0}th,td{border:1px solid #ccc;padding:.25em .6em}\
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}\
 .note{color:#555;font-size:.92em}figure{margin:.8em 0;overflow-x:auto}pre{background:#f6f6f6;padding:.6em;overflow-x:auto}\
-nav{margin-bottom:1em}";
+nav{margin-bottom:1em}.wide{overflow-x:auto;max-width:100%}";
 
 /// A stable id for a section title: lower-case letters and digits, dashes between.
 fn anchor(title: &str) -> String {

@@ -13,11 +13,32 @@ use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use cosched_model::stats::Summary;
 
 /// A plain table that reads well in a terminal, a log and a Markdown file.
+/// Printed to a terminal narrower than the table, its widest cells wrap onto
+/// continuation lines; to a pipe or a file it stays whole, one row per line.
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    build(headers, rows, ContentArrangement::Dynamic)
+}
+
+/// [`table`] that never wraps, for Markdown written into files (a wrapped
+/// row would break the Markdown table).
+pub fn markdown_table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    build(headers, rows, ContentArrangement::Disabled)
+}
+
+/// [`table`] wrapped to `width` columns, as a terminal of that width shows it.
+pub fn table_for_width(headers: &[&str], rows: &[Vec<String>], width: u16) -> String {
+    let mut t = new_table(headers, rows, ContentArrangement::Dynamic);
+    t.set_width(width);
+    t.to_string()
+}
+
+fn build(headers: &[&str], rows: &[Vec<String>], arrangement: ContentArrangement) -> String {
+    new_table(headers, rows, arrangement).to_string()
+}
+
+fn new_table(headers: &[&str], rows: &[Vec<String>], arrangement: ContentArrangement) -> Table {
     let mut t = Table::new();
-    t.load_preset(presets::ASCII_MARKDOWN)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(headers.to_vec());
+    t.load_preset(presets::ASCII_MARKDOWN).set_content_arrangement(arrangement).set_header(headers.to_vec());
     for r in rows {
         t.add_row(r.clone());
     }
@@ -27,7 +48,31 @@ pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
-    t.to_string()
+    t
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    fn rows() -> Vec<Vec<String>> {
+        vec![vec!["best-match:aging=4,window=8".into(), "a long explanation of why this policy refused the pair".into()]]
+    }
+
+    #[test]
+    fn a_table_wider_than_the_terminal_wraps_within_its_width() {
+        let t = table_for_width(&["policy", "why"], &rows(), 50);
+        assert!(t.lines().count() > 3, "wrapped onto continuation lines:\n{t}");
+        assert!(t.lines().all(|l| l.chars().count() <= 50), "every line fits 50 columns:\n{t}");
+    }
+
+    #[test]
+    fn markdown_tables_and_piped_tables_keep_one_line_per_row() {
+        for t in [markdown_table(&["policy", "why"], &rows()), table(&["policy", "why"], &rows())] {
+            // Under `cargo test` stdout is not a terminal, so `table` stays whole too.
+            assert_eq!(t.lines().count(), 3, "{t}");
+        }
+    }
 }
 
 /// `median [lo, hi]` of the confidence interval, with `digits` decimals.

@@ -77,6 +77,11 @@ pub struct PairsJob {
     /// The command as launched, work resolved from calibrations.
     pub argv: Vec<String>,
     pub cores: u32,
+    /// The program it runs, the same in every workload
+    /// (`cosched_measure::identity::program_key`); absent in older campaigns,
+    /// and left out of the text when absent so theirs still match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
 }
 
 /// `cosched profile`: timed solo runs of each job, sampled.
@@ -102,6 +107,9 @@ pub struct ProfileJob {
     pub name: String,
     pub argv: Vec<String>,
     pub cpus: Vec<u32>,
+    /// As [`PairsJob::identity`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
 }
 
 /// `cosched probe` of one job: the job beside a stressor at each level.
@@ -111,6 +119,9 @@ pub struct ProbeParams {
     pub job: String,
     /// The job's program key, so a class is found across workloads.
     pub program: Option<String>,
+    /// As [`PairsJob::identity`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
     pub argv: Vec<String>,
     pub job_cpus: Vec<u32>,
     pub stressor: String,
@@ -141,8 +152,8 @@ mod tests {
     fn pairs() -> PairsParams {
         PairsParams {
             jobs: vec![
-                PairsJob { name: "a".into(), argv: vec!["cosched-kernel".into(), "stream".into()], cores: 1 },
-                PairsJob { name: "b".into(), argv: vec!["sleep".into(), "0.1".into()], cores: 2 },
+                PairsJob { name: "a".into(), argv: vec!["cosched-kernel".into(), "stream".into()], cores: 1, identity: None },
+                PairsJob { name: "b".into(), argv: vec!["sleep".into(), "0.1".into()], cores: 2, identity: None },
             ],
             stop: StopRule { min_repeats: 3, max_repeats: 5, rel_halfwidth: 0.05 },
         }
@@ -150,7 +161,7 @@ mod tests {
 
     fn profile(counted: Option<usize>) -> ProfileParams {
         ProfileParams {
-            jobs: vec![ProfileJob { name: "a".into(), argv: vec!["true".into()], cpus: vec![0, 1] }],
+            jobs: vec![ProfileJob { name: "a".into(), argv: vec!["true".into()], cpus: vec![0, 1], identity: None }],
             interval_s: 0.25,
             repeats: 3,
             syscalls: "proc".into(),
@@ -163,6 +174,7 @@ mod tests {
         ProbeParams {
             job: "a".into(),
             program: Some("command true".into()),
+            identity: None,
             argv: vec!["true".into()],
             job_cpus: vec![0],
             stressor: "distgen".into(),

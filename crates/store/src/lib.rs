@@ -57,7 +57,7 @@
 //! #         fg_relaunches: 0, bg_relaunches: 1, fg_timing: "work-phase".into(), bg_timing: "work-phase".into() }
 //! # }
 //! let mut store = Store::open_in_memory()?; // Store::open(path) for a file
-//! let job = |name: &str| PairsJob { name: name.into(), argv: vec!["true".into()], cores: 1 };
+//! let job = |name: &str| PairsJob { name: name.into(), argv: vec!["true".into()], cores: 1, identity: None };
 //! let params = CampaignParams::Pairs(PairsParams {
 //!     jobs: vec![job("a"), job("b")],
 //!     stop: StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.05 },

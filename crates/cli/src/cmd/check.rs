@@ -1,23 +1,29 @@
-//! `cosched check`: validate workload files.
+//! `cosched check`: validate workload and scenario files.
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::check::{check, CheckRequest};
+use cosched_app::check::{check, CheckRequest, Checked};
 use cosched_model::workload::{Amount, PoolKind, Workload};
 
-use super::common::JsonArgs;
+use super::common::{DbArgs, JsonArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     cosched check examples/mixed.toml examples/seed000.toml\n  \
+    cosched check examples/scenarios/memory-half.toml   # a simulation scenario\n  \
     cosched check --node-cores 64 big.toml     # for a machine larger than this one\n  \
     cosched check --json examples/twins.toml | jq '.[0].jobs[].name'\n\n\
-    Errors go to stderr as FILE:LINE:COL: what is wrong; what is expected.\n\
+    A file with [[programs]] is read as a scenario (cosched simulate), one\n\
+    with [[jobs]] as a workload. Errors go to stderr as FILE:LINE:COL: what\n\
+    is wrong; what is expected.\n\
     Exit code 0 if every file is valid, 2 if any is not.")]
 pub struct CheckArgs {
-    /// Workload files to validate.
+    /// Workload or scenario files to validate.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    // Where scenarios that read measurements find them.
+    #[command(flatten)]
+    pub db: DbArgs,
     // With --json: the resolved workloads as a JSON array, one per valid file.
     #[command(flatten)]
     pub json: JsonArgs,
@@ -27,15 +33,28 @@ pub struct CheckArgs {
 }
 
 pub fn run(a: CheckArgs) -> anyhow::Result<()> {
-    let report = check(&CheckRequest { files: a.files.clone(), node_cores: a.node_cores });
+    let report = check(&CheckRequest { files: a.files.clone(), node_cores: a.node_cores, db: a.db.db });
     let mut valid = Vec::new();
     for f in &report.files {
         match &f.result {
-            Ok(w) => {
+            Ok(Checked::Workload(w)) => {
                 if !a.json.json {
                     println!("{}: ok, {}", f.shown, summary(w));
                 }
                 valid.push(w);
+            }
+            Ok(Checked::Scenario(s)) => {
+                if !a.json.json {
+                    let kinds = s.platform.pools.len();
+                    println!(
+                        "{}: ok, scenario: {} jobs of {} programs on {} node(s) of {kinds} pool(s); slowdowns {}",
+                        f.shown,
+                        s.job_program.len(),
+                        s.programs.len(),
+                        s.nodes,
+                        s.origin
+                    );
+                }
             }
             Err(diags) => eprintln!("{diags}"),
         }
@@ -46,9 +65,9 @@ pub fn run(a: CheckArgs) -> anyhow::Result<()> {
     let bad = report.invalid();
     if bad > 0 {
         let files = if a.files.len() == 1 {
-            "the workload file is".to_string()
+            "the file is".to_string()
         } else {
-            format!("{bad} of {} workload files are", a.files.len())
+            format!("{bad} of {} files are", a.files.len())
         };
         return Err(cosched_app::bad_input(format!("{files} invalid (see above)")));
     }

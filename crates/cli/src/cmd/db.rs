@@ -25,9 +25,7 @@ pub enum DbCmd {
     Info(InfoArgs),
     /// Every table, or one, as CSV (header row first) or JSON (an array of
     /// objects per table), column for column as stored.
-    #[command(
-        after_help = "Examples:\n  cosched db export --format json > everything.json\n  cosched db export --format csv --table pair_runs --out pair_runs.csv\n  cosched db export --format csv --out ./csv      # one TABLE.csv per table\n\nTables: provenance, calibrations, campaigns, pair_runs, solo_runs, samples, profiles, probe_points."
-    )]
+    #[command(after_help = export_help())]
     Export(ExportArgs),
 }
 
@@ -117,4 +115,16 @@ fn show_info(a: InfoArgs) -> anyhow::Result<()> {
          among those holding runs, the newest done one, else the newest one."
     );
     Ok(())
+}
+
+/// The export's examples and every table, from the store's own list so the
+/// help never misses one.
+fn export_help() -> String {
+    format!(
+        "Examples:\n  cosched db export --format json > everything.json\n  \
+         cosched db export --format csv --table pair_runs --out pair_runs.csv\n  \
+         cosched db export --format csv --out ./csv      # one TABLE.csv per table\n\n\
+         Tables: {}.",
+        cosched_app::db::TABLES.join(", ")
+    )
 }

@@ -9,7 +9,7 @@ use clap::Args;
 use cosched_app::demo::{demo, DemoRequest};
 use cosched_report::table;
 
-use super::common::{ctx, DbArgs};
+use super::common::ctx;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -20,7 +20,8 @@ use super::common::{ctx, DbArgs};
     workload, measure the pairs of four programs (stream, compute, cache,\n\
     syscall), fit the predictors and show their predicted slowdowns, simulate\n\
     the policies on a scenario built from the measured matrix, then run the\n\
-    workload for real under conflict-aware, exclusive and noplan. One HTML\n\
+    workload for real under best-match, conflict-aware (at a threshold the\n\
+    measured pairs make bite), exclusive and noplan. One HTML\n\
     report holds every stage; its path is printed. Results go to a temporary\n\
     database unless --db is given.")]
 pub struct DemoArgs {
@@ -36,13 +37,14 @@ pub struct DemoArgs {
     /// directory, kept after the demo).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    // Results go to a temporary database unless one is given.
-    #[command(flatten)]
-    pub db: DbArgs,
+    /// Keep the results in this database (default: a temporary one, so a
+    /// demo never writes into your data; $COSCHED_DB is ignored here).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }
 
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
-    let r = demo(&DemoRequest { repeats: a.repeats, seconds: a.seconds, out: a.out, db: a.db.db }, &ctx())?;
+    let r = demo(&DemoRequest { repeats: a.repeats, seconds: a.seconds, out: a.out, db: a.db }, &ctx())?;
     println!("{}\n", r.calibration);
     super::profile::print(&r.profile);
     super::pairs::print(&r.pairs, false);
@@ -67,4 +69,21 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         None => println!("the measurements were kept in a temporary database; pass --db PATH to keep them"),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::{Cli, Verb};
+
+    #[test]
+    fn demo_ignores_cosched_db_and_takes_only_an_explicit_db() {
+        // set_var is process-global; no other test of this binary reads it.
+        std::env::set_var("COSCHED_DB", "/nonexistent/users-own.db");
+        let Verb::Demo(a) = Cli::try_parse_from(["cosched", "demo"]).unwrap().verb else { panic!() };
+        assert_eq!(a.db, None, "the demo must not write into $COSCHED_DB");
+        let Verb::Demo(a) = Cli::try_parse_from(["cosched", "demo", "--db", "x.db"]).unwrap().verb else { panic!() };
+        assert_eq!(a.db.as_deref(), Some(std::path::Path::new("x.db")));
+    }
 }

@@ -15,7 +15,8 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     cosched evaluate-predictors --workload examples/predict12.toml\n  \
     cosched evaluate-predictors --workload examples/predict12.toml --predictor scn --predictor learned --json\n  \
     cosched evaluate-predictors --workload examples/predict12.toml --svg-dir plots/ --level 1.5\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml --markdown docs/predictors.md\n\n\
+    cosched evaluate-predictors --workload examples/predict12.toml --markdown docs/predictors.md\n  \
+    cosched evaluate-predictors --workload examples/predict12.toml --train examples/characterize.toml\n\n\
     Leave-one-program-out: for each program, every predictor is fitted on the pairs\n\
     that do not involve it and predicts the measured pairs in which it is the victim,\n\
     so every measured ordered pair is predicted once by a fit that never saw its\n\
@@ -25,7 +26,13 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     shows the node's noise floor instead.\n\
     Within 5 % / 30 %: share of pairs with |predicted - measured| / measured below\n\
     that; severe: slowdown above --level. Results are stored (table\n\
-    predictor_evaluations).")]
+    predictor_evaluations).\n\
+    With --train (repeatable): cross-workload. Every predictor is fitted on the\n\
+    store's measurements of the --train workloads, joined by program (the same\n\
+    kernel, parameters, work and cores, or the same executable content and\n\
+    arguments, in any workload file) and without any pair of a program of\n\
+    --workload, then predicts --workload's measured pairs from its programs' solo\n\
+    profiles and probes alone.")]
 pub struct EvaluateArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -40,8 +47,12 @@ pub struct EvaluateArgs {
     #[arg(long = "predictor", alias = "model", value_name = "M")]
     pub predictors: Vec<String>,
     /// Evaluate the predictions made during real runs against their outcomes.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "train")]
     pub from_runs: bool,
+    /// Train on this workload's programs and pairs (repeatable) and test on
+    /// --workload's pairs: cross-workload instead of --folds.
+    #[arg(long, value_name = "FILE")]
+    pub train: Vec<PathBuf>,
     /// Directory for one scatter SVG per predictor,
     /// predict-<workload>-<predictor>.svg (default: none written).
     #[arg(long, value_name = "DIR")]
@@ -66,6 +77,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         level: a.level,
         predictors: a.predictors,
         from_runs: a.from_runs,
+        train: a.train,
         svg_dir: a.svg_dir,
         markdown: a.markdown.clone(),
         store: !a.no_store,

@@ -3,6 +3,7 @@
 //! modules do not call one another's work (the demo reuses their printing).
 pub mod bench;
 pub mod calibrate;
+pub mod characterize;
 pub mod check;
 pub mod classify;
 pub mod common;
@@ -11,11 +12,13 @@ pub mod db;
 pub mod demo;
 pub mod enumerate;
 pub mod evaluate;
+pub mod generate;
 pub mod node;
 pub mod pairs;
 pub mod predict;
 pub mod probe;
 pub mod profile;
 pub mod run;
+pub mod runs;
 pub mod simulate;
 pub mod slurm;

@@ -39,7 +39,8 @@ pub struct PairsArgs {
     /// alone = 1 / slowdown) instead of slowdowns.
     #[arg(long)]
     pub ratio: bool,
-    /// Where to write the heatmap SVG (default: pairs-<workload>.svg here).
+    /// Where to write the heatmap SVG (default: figures/pairs-<workload>.svg
+    /// beside the database).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     // With --json: the matrix.

@@ -45,7 +45,7 @@ pub struct ProbeArgs {
     #[arg(long, default_value_t = 1.0, value_name = "S")]
     pub stressor_seconds: f64,
     /// Directory for the curves, one SVG per job: probe-<workload>-<job>.svg
-    /// (default: the current directory).
+    /// (default: figures/ beside the database).
     #[arg(long, value_name = "DIR")]
     pub svg_dir: Option<PathBuf>,
     // With --json: the curves.

@@ -11,7 +11,8 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadAr
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    cosched run --workload examples/mixed.toml --policy conflict-aware --baseline exclusive --baseline noplan --repeats 3\n  \
+    cosched run --workload examples/mixed.toml --baseline exclusive --baseline noplan --repeats 3   # best-match\n  \
+    cosched run --workload examples/mixed.toml --policy conflict-aware:threshold=30 --baseline noplan\n  \
     cosched run --workload examples/mixed.toml --predictor learned --report report/\n  \
     cosched run --workload examples/mixed.toml --policy noplan --report report/\n  \
     cosched run --workload examples/mixed.toml --policy conflict-aware --resume   # after a crash or Ctrl-C\n  \
@@ -32,14 +33,17 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadAr
     The job table says which reference, how old, and the cache regime.\n\
     With --baseline (repeatable), the policy\n\
     and each baseline run in turn repeat by repeat, and increase rates are\n\
-    (policy - baseline) / baseline of the same repeat.\n\
+    (policy - baseline) / baseline of the same repeat. The output ends with the\n\
+    pairs each policy held apart (read from its runs' traces).\n\
     Every job start and end is stored as it happens, so --resume finishes a\n\
     run whose runner was killed. Exit code 130/143 after SIGINT/SIGTERM.")]
 pub struct RunArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
-    /// Policy as NAME or NAME:KEY=VALUE,... (conflict-aware defaults to threshold=100).
-    #[arg(long, value_name = "P", default_value = "conflict-aware")]
+    /// Policy as NAME or NAME:KEY=VALUE,... (see `cosched simulate --list-policies`).
+    /// The default, best-match, starts the waiting job of least predicted
+    /// extra slowdown, so it avoids the pairs that hurt without idling cores.
+    #[arg(long, value_name = "P", default_value = "best-match")]
     pub policy: String,
     /// Also run under this policy, interleaved, to report increase rates
     /// against it; repeat for several baselines.
@@ -120,6 +124,11 @@ pub fn print(r: &RunReport) {
         println!("Increase rate of {} vs each baseline, repeat by repeat (negative = better):", r.main);
         println!("{}\n", table(&RATE_HEAD, &r.rates));
     }
+    println!("Pairs each policy held apart (a waiting job that fit was passed over, or its cores idled, while these ran):");
+    for (label, pairs) in &r.held_apart {
+        println!("  {label}: {}", cosched_app::held::describe(label, pairs, 6));
+    }
+    println!();
     println!("slowdown = run time / solo reference (kernels: their work phase); predicted = the policy's source before the start.");
     if let Some(index) = &r.index {
         println!("report: {}", index.display());

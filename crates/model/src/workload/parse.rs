@@ -11,9 +11,9 @@ use super::tree::{self, Entry, Item, Lines, TreeError, Value};
 use super::{Amount, Diagnostic, Diagnostics, Job, Pool, PoolKind, Program, Workload};
 use crate::kernel::{self, KernelSpec, ParamKind, KERNELS};
 
-const TOP_KEYS: &[&str] = &["name", "description", "pools", "jobs"];
-const POOL_KEYS: &[&str] = &["name", "kind", "cores", "host_load"];
-const JOB_KEYS: &[&str] = &[
+pub(super) const TOP_KEYS: &[&str] = &["name", "description", "pools", "jobs"];
+pub(super) const POOL_KEYS: &[&str] = &["name", "kind", "cores", "host_load"];
+pub(super) const JOB_KEYS: &[&str] = &[
     "name",
     "kernel",
     "params",

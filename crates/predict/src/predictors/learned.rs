@@ -3,7 +3,9 @@
 //! bandwidth pressure, the class figures, both probe curves level by level,
 //! their products (victim's sensitivity times co-runner's contentiousness
 //! at the same level), the probe reading of `probe`, and whether the pair
-//! are twins.
+//! are twins, and, where every training program's profile counted them,
+//! hardware-counter figures (instructions per cycle, cache misses per
+//! reference) of both jobs and their product.
 //!
 //! Features are standardized; the penalty is chosen from a grid by an inner
 //! leave-one-program-out over the training set (each victim program held
@@ -29,6 +31,44 @@ pub struct Learned {
     /// measured pair did (a 0.1x "speed-up" came out of noisy data).
     range: (f64, f64),
     band: Band,
+    /// Hardware figures every training program had (none on machines that
+    /// do not count), with their training means for programs that lack them.
+    hw: Vec<(Hw, f64)>,
+}
+
+/// A figure from a profile's hardware counters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Hw {
+    /// ln(instructions / cycles).
+    LnIpc,
+    /// cache-misses / cache-references.
+    MissRatio,
+}
+
+const HW: [Hw; 2] = [Hw::LnIpc, Hw::MissRatio];
+
+/// The counter by perf's name, user-space-only (`:u`) if that is what ran.
+fn counter(c: &Characterization, name: &str) -> Option<f64> {
+    let k = &c.profile.as_ref()?.summary.counters;
+    k.get(name).or_else(|| k.get(&format!("{name}:u"))).copied()
+}
+
+fn hw_value(c: &Characterization, h: Hw) -> Option<f64> {
+    let ratio = |a: &str, b: &str| Some(counter(c, a)? / counter(c, b).filter(|v| *v > 0.0)?);
+    match h {
+        Hw::LnIpc => ratio("instructions", "cycles").filter(|v| *v > 0.0).map(f64::ln),
+        Hw::MissRatio => ratio("cache-misses", "cache-references"),
+    }
+}
+
+/// Which hardware figures all `programs` have, with their means.
+fn hw_available<'a>(programs: impl Iterator<Item = &'a Characterization> + Clone) -> Vec<(Hw, f64)> {
+    HW.iter()
+        .filter_map(|&h| {
+            let v: Option<Vec<f64>> = programs.clone().map(|c| hw_value(c, h)).collect();
+            v.filter(|v| !v.is_empty()).map(|v| (h, v.iter().sum::<f64>() / v.len() as f64))
+        })
+        .collect()
 }
 
 fn program_figures(f: &Features) -> Vec<f64> {
@@ -47,10 +87,14 @@ fn program_figures(f: &Features) -> Vec<f64> {
     ]
 }
 
-fn features(levels: &[ProbeLevel], v: &Characterization, o: &Characterization) -> Vec<f64> {
+fn features(levels: &[ProbeLevel], hw: &[(Hw, f64)], v: &Characterization, o: &Characterization) -> Vec<f64> {
     let (fv, fo) = (Features::of(v), Features::of(o));
     let mut x = program_figures(&fv);
     x.extend(program_figures(&fo));
+    for &(h, mean) in hw {
+        let (a, b) = (hw_value(v, h).unwrap_or(mean), hw_value(o, h).unwrap_or(mean));
+        x.extend([a, b, a * b]);
+    }
     for l in levels {
         let s = fv.sensitivity_at(l).max(1e-3).ln();
         let c = fo.contentiousness_at(l).max(1e-3).ln();
@@ -82,7 +126,8 @@ impl Predictor for Learned {
         levels.sort_by(|a, b| (a.intensity, a.size_kib).partial_cmp(&(b.intensity, b.size_kib)).expect("finite"));
         levels.dedup();
         self.levels = levels;
-        let xs: Vec<Vec<f64>> = obs.iter().map(|(v, o, _)| features(&self.levels, v, o)).collect();
+        self.hw = hw_available(train.programs.values());
+        let xs: Vec<Vec<f64>> = obs.iter().map(|(v, o, _)| features(&self.levels, &self.hw, v, o)).collect();
         let ys: Vec<f64> = obs.iter().map(|o| o.2.ln()).collect();
         let groups: Vec<&str> = obs.iter().map(|o| o.0.program.as_str()).collect();
         let mut keys: Vec<&str> = groups.clone();
@@ -125,7 +170,9 @@ impl Predictor for Learned {
 
     fn predict_pair(&self, victim: &Characterization, other: &Characterization) -> Prediction {
         match &self.model {
-            Some(m) => self.band.around(m.at(&features(&self.levels, victim, other)).clamp(self.range.0, self.range.1).exp()),
+            Some(m) => {
+                self.band.around(m.at(&features(&self.levels, &self.hw, victim, other)).clamp(self.range.0, self.range.1).exp())
+            }
             None => Prediction::alone(),
         }
     }
@@ -193,5 +240,38 @@ mod tests {
                 assert!((got / truth(v, w) - 1.0).abs() < 0.01, "{} {}: {got} vs {}", v.name, w.name, truth(v, w));
             }
         }
+    }
+
+    #[test]
+    fn hardware_counters_become_features_only_when_every_program_has_them() {
+        // Slowdown driven by the co-runner's cache-miss ratio alone, which
+        // nothing but the counters shows (loads and curves are equal).
+        let with_counters = |name: &str, miss: f64| {
+            let mut c = with_load(curve_program(name, [1.0; 6], [1.0; 6]), 0.5, 10.0);
+            let s = &mut c.profile.as_mut().unwrap().summary.counters;
+            s.insert("instructions".into(), 2e9);
+            s.insert("cycles".into(), 1e9);
+            s.insert("cache-references".into(), 1e8);
+            s.insert("cache-misses".into(), miss * 1e8);
+            c
+        };
+        let misses = [0.05, 0.2, 0.4, 0.6, 0.8, 0.9];
+        let progs: Vec<Characterization> = misses.iter().enumerate().map(|(i, m)| with_counters(&format!("p{i}"), *m)).collect();
+        let truth = |_: &Characterization, o: &Characterization| 1.0 + 0.6 * hw_value(o, Hw::MissRatio).unwrap();
+        let set = TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap();
+        let mut l = Learned::default();
+        l.fit(&set).unwrap();
+        assert_eq!(l.hw.len(), 2, "both figures available on every program");
+        let fresh = with_counters("new", 0.7);
+        let got = l.predict_pair(&progs[0], &fresh).slowdown;
+        assert!((got - 1.42).abs() < 0.05, "predicted {got} for a co-runner missing 70 %");
+
+        // One program without counters (another machine): none are used.
+        let mut mixed = progs.clone();
+        mixed[3].profile.as_mut().unwrap().summary.counters.clear();
+        let set = TrainingSet::new(mixed.clone(), all_pairs(&mixed, |_, _| 1.1)).unwrap();
+        let mut l = Learned::default();
+        l.fit(&set).unwrap();
+        assert!(l.hw.is_empty());
     }
 }

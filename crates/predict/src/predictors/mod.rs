@@ -189,10 +189,48 @@ pub(crate) fn need_pairs(name: &str, train: &TrainingSet) -> Result<(), PredictE
     Ok(())
 }
 
+/// Predictors that read probe curves have nothing to stand on without any:
+/// fitted anyway they would predict one flat constant and look like a model.
+pub(crate) fn need_probes(name: &str, train: &TrainingSet) -> Result<(), PredictError> {
+    if train.programs.values().all(|c| c.probe.is_empty()) {
+        return Err(PredictError::Fit {
+            name: name.into(),
+            why: "no program has a probe curve (run `cosched probe --workload FILE`)".into(),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use cosched_model::params::DefaultValue;
+
+    #[test]
+    fn predictors_that_read_probe_curves_refuse_to_fit_without_any() {
+        let ch = |n: &str| crate::Characterization {
+            name: n.into(),
+            program: n.into(),
+            cores: 1,
+            profile: None,
+            probe: Vec::new(),
+            llc_kib: None,
+        };
+        let ps = |v: &str, a: &str, s: f64| crate::PairSamples { victim: v.into(), aggressor: a.into(), slowdowns: vec![s] };
+        let train = TrainingSet::new(
+            vec![ch("a"), ch("b")],
+            vec![ps("a", "a", 1.5), ps("a", "b", 1.1), ps("b", "a", 1.0), ps("b", "b", 1.0)],
+        )
+        .unwrap();
+        for name in ["scn", "probe", "twins"] {
+            let mut p = predictor_by_name(name, &Params::new()).unwrap();
+            let err = p.fit(&train).expect_err(name).to_string();
+            assert!(err.contains("probe curve"), "{name}: {err}");
+        }
+        // Predictors of measured pairs alone still fit.
+        let mut m = predictor_by_name("measured", &Params::new()).unwrap();
+        m.fit(&train).unwrap();
+    }
 
     #[test]
     fn every_registered_predictor_builds_with_its_defaults_under_its_own_name() {

@@ -13,7 +13,7 @@
 
 use crate::features::{probe_reading, Features};
 use crate::fit::{Band, Linear};
-use crate::predictors::{need_pairs, observations};
+use crate::predictors::{need_pairs, need_probes, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
 
 #[derive(Debug, Clone, Default)]
@@ -41,6 +41,7 @@ impl Predictor for ProbeCurve {
 
     fn fit(&mut self, train: &TrainingSet) -> Result<(), PredictError> {
         need_pairs(self.name(), train)?;
+        need_probes(self.name(), train)?;
         let obs = observations(train);
         let xs: Vec<Vec<f64>> = obs.iter().map(|(v, o, _)| regressors(v, o)).collect();
         let ys: Vec<f64> = obs.iter().map(|o| o.2 - 1.0).collect();

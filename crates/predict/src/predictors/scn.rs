@@ -23,7 +23,7 @@ use cosched_model::probe::Class;
 
 use crate::features::Features;
 use crate::fit::{Band, Linear};
-use crate::predictors::{need_pairs, observations};
+use crate::predictors::{need_pairs, need_probes, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
 
 /// The model of one class pair.
@@ -87,6 +87,7 @@ impl Predictor for Scn {
 
     fn fit(&mut self, train: &TrainingSet) -> Result<(), PredictError> {
         need_pairs(self.name(), train)?;
+        need_probes(self.name(), train)?;
         let obs = observations(train);
         self.overall = obs.iter().map(|o| o.2).sum::<f64>() / obs.len() as f64;
         self.overall_band = Band::of(&obs.iter().map(|o| (o.2, self.overall)).collect::<Vec<_>>());

@@ -1,0 +1,185 @@
+//! `cosched characterize`: the cheap way to know a new program. Each job
+//! whose program the store does not know yet (by identity, across every
+//! workload: [`crate::knowledge`]) runs once alone, profiled, and against
+//! a short DistGen ladder, within a budget stated in multiples of its solo
+//! time; it is never co-run with the workload's other programs. Predictors
+//! then place it beside every program the store knows from these solo
+//! measurements (`evaluate-predictors --train` says how well).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use cosched_measure::identity::program_key;
+use serde::Serialize;
+
+use crate::common::{db_path, load_workload, open_store, Ctx};
+use crate::error::bad_input;
+use crate::knowledge::{knowledge_base, KbFilter};
+use crate::probe::ProbeRequest;
+use crate::profile::{ProfileRequest, Syscalls};
+
+/// A probe level costs about three solo times (the job alone, the stressor
+/// alone for as long, then both); the profile one more.
+const SOLO_RUNS_PER_LEVEL: f64 = 3.0;
+const SOLO_RUNS_FOR_PROFILE: f64 = 1.0;
+
+#[derive(Debug, Clone)]
+pub struct CharacterizeRequest {
+    pub workload: PathBuf,
+    /// Most a new program may cost, in multiples of its solo time.
+    pub budget: f64,
+    pub db: Option<PathBuf>,
+}
+
+/// One program of the workload.
+#[derive(Debug, Clone, Serialize)]
+pub struct Characterized {
+    pub job: String,
+    pub identity: String,
+    /// `known` (the store had its profile and probe), or what was measured.
+    pub action: String,
+    pub solo_s: Option<f64>,
+    /// Wall time spent characterizing it, seconds.
+    pub cost_s: f64,
+    /// `cost_s / solo_s`.
+    pub cost_ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CharacterizeReport {
+    pub workload: String,
+    pub budget: f64,
+    /// The DistGen working-set sizes of the short ladder, KiB.
+    pub ladder_kib: Vec<u64>,
+    pub programs: Vec<Characterized>,
+    /// Median cost ratio of the programs characterized now.
+    pub median_ratio: Option<f64>,
+}
+
+/// The stressor sizes the budget affords: the first `n` of a ladder
+/// ordered by what they tell apart (inside the LLC, far beyond it, inside
+/// L2, at the LLC's size).
+pub fn short_ladder(budget: f64, l2_kib: u64, llc_kib: u64) -> Vec<u64> {
+    let n = ((budget - SOLO_RUNS_FOR_PROFILE) / SOLO_RUNS_PER_LEVEL).floor().clamp(1.0, 4.0) as usize;
+    let l2 = l2_kib.max(64);
+    let llc = llc_kib.max(2 * l2);
+    let mut order = vec![llc / 2, llc * 4, l2 / 2, llc];
+    order.dedup();
+    order.truncate(n);
+    order
+}
+
+pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<CharacterizeReport> {
+    if !(req.budget >= SOLO_RUNS_FOR_PROFILE + SOLO_RUNS_PER_LEVEL && req.budget.is_finite()) {
+        return Err(bad_input(format!(
+            "--budget {}: a profile and one probe level cost about {} solo times; give at least that",
+            req.budget,
+            SOLO_RUNS_FOR_PROFILE + SOLO_RUNS_PER_LEVEL
+        )));
+    }
+    let w = load_workload(&req.workload)?;
+    let db = db_path(req.db.as_deref());
+    let mut store = open_store(&db)?;
+    crate::calibrate::calibrate_missing(&w, &mut store, ctx)?;
+    let cals = store.calibrations()?;
+    let kb = knowledge_base(&store, &KbFilter::default())?;
+    drop(store);
+    let (l2, llc) = match cosched_measure::topology::detect() {
+        Ok(node) => crate::probe::cache_sizes(&node),
+        Err(_) => (None, None),
+    };
+    let ladder = short_ladder(req.budget, l2.unwrap_or(1024), llc.unwrap_or(32 * 1024));
+    let sizes = ladder.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for job in &w.jobs {
+        let argv = cosched_measure::kernel::job_argv(job, &cals).map_err(anyhow::Error::msg)?;
+        let identity = program_key(job.kernel().is_some(), &argv, job.cores);
+        if seen.contains(&identity) {
+            continue; // a twin: one program, characterized once
+        }
+        seen.push(identity.clone());
+        let known = kb.set.programs.get(&identity);
+        let has_profile = known.is_some_and(|c| c.profile.is_some());
+        let has_probe = known.is_some_and(|c| !c.probe.is_empty());
+        if has_profile && has_probe {
+            out.push(Characterized {
+                job: job.name.clone(),
+                identity,
+                action: "known".into(),
+                solo_s: known.and_then(|c| c.profile.as_ref()).map(|p| p.solo_s.median),
+                cost_s: 0.0,
+                cost_ratio: None,
+            });
+            continue;
+        }
+        let started = Instant::now();
+        let mut did = Vec::new();
+        let mut solo = known.and_then(|c| c.profile.as_ref()).map(|p| p.solo_s.median);
+        if !has_profile {
+            ctx.step(&format!("characterize {}: one profiled solo run", job.name));
+            let p = crate::profile::profile(
+                &ProfileRequest {
+                    workload: req.workload.clone(),
+                    jobs: vec![job.name.clone()],
+                    interval: Duration::from_millis(100),
+                    repeats: 1,
+                    syscalls: Syscalls::PROC,
+                    db: Some(db.clone()),
+                },
+                ctx,
+            )?;
+            solo = p.profiles.first().map(|(_, jp)| jp.solo_s.median);
+            did.push("profile".to_string());
+        }
+        if !has_probe {
+            ctx.step(&format!("characterize {}: {} probe level(s) ({sizes} KiB)", job.name, ladder.len()));
+            crate::probe::probe(
+                &ProbeRequest {
+                    workload: req.workload.clone(),
+                    jobs: vec![job.name.clone()],
+                    repeats: 1,
+                    sizes_kib: Some(sizes.clone()),
+                    intensities: Some("1.0".into()),
+                    // As long as the job alone, so a level costs about three solo times.
+                    stressor_seconds: solo.unwrap_or(1.0).max(0.05),
+                    svg_dir: None,
+                    db: Some(db.clone()),
+                },
+                ctx,
+            )?;
+            did.push(format!("probe ({} levels)", ladder.len()));
+        }
+        let cost_s = started.elapsed().as_secs_f64();
+        out.push(Characterized {
+            job: job.name.clone(),
+            identity,
+            action: did.join(" + "),
+            solo_s: solo,
+            cost_s,
+            cost_ratio: solo.filter(|s| *s > 0.0).map(|s| cost_s / s),
+        });
+    }
+    let ratios: Vec<f64> = out.iter().filter_map(|c| c.cost_ratio).collect();
+    Ok(CharacterizeReport {
+        workload: w.name.clone(),
+        budget: req.budget,
+        ladder_kib: ladder,
+        programs: out,
+        median_ratio: (!ratios.is_empty()).then(|| cosched_model::stats::median(&ratios)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_buys_probe_levels_at_three_solo_times_each() {
+        // 10x: a profile (1) and three levels (9); 4x: one level; 100x: four at most.
+        assert_eq!(short_ladder(10.0, 1024, 32 * 1024), vec![16 * 1024, 128 * 1024, 512]);
+        assert_eq!(short_ladder(4.0, 1024, 32 * 1024), vec![16 * 1024]);
+        assert_eq!(short_ladder(100.0, 1024, 32 * 1024).len(), 4);
+    }
+}

@@ -1,0 +1,171 @@
+//! `cosched runs`: past real runs with their key figures, one line each
+//! (as Slurm's `sacct` lists jobs), and one run in full with `runs show ID`.
+
+use std::path::PathBuf;
+
+use cosched_model::run::JobStatus;
+use cosched_store::{format_unix_utc, ExecRunId, RunJobRecord, RunRecord};
+use serde::Serialize;
+
+use crate::common::{db_path, open_existing_store};
+use crate::error::bad_input;
+
+#[derive(Debug, Clone, Default)]
+pub struct RunsRequest {
+    pub db: Option<PathBuf>,
+    /// Only runs of this workload.
+    pub workload: Option<String>,
+    /// Only the newest N runs (0: all).
+    pub last: usize,
+    /// Leave out the solo passes that precede repeats.
+    pub no_passes: bool,
+}
+
+/// One run as `cosched runs` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub series: String,
+    pub workload: String,
+    pub policy: String,
+    pub repeat: u32,
+    pub status: String,
+    /// UTC, `YYYY-MM-DD HH:MM:SS`.
+    pub started: String,
+    pub jobs: usize,
+    /// Jobs whose final attempt did not end `ok`, as `name: status`.
+    pub not_ok: Vec<String>,
+    /// Last end minus first arrival, seconds; `None` until every job ended.
+    pub makespan_s: Option<f64>,
+    pub mean_turnaround_s: Option<f64>,
+    pub worst_slowdown: Option<f64>,
+}
+
+/// One job of `runs show`: its final attempt.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobRow {
+    pub job: String,
+    pub attempts: u32,
+    pub cpus: Vec<u32>,
+    pub arrival_s: f64,
+    pub start_s: f64,
+    pub end_s: Option<f64>,
+    pub status: String,
+    pub predicted: f64,
+    pub slowdown: Option<f64>,
+    pub beside: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunShow {
+    pub run: RunRow,
+    pub jobs: Vec<JobRow>,
+    /// The command line and machine that made it.
+    pub command: String,
+    pub host: String,
+    pub git_commit: String,
+}
+
+/// The final attempt of each job (a resumed run re-runs killed jobs).
+fn final_attempts(jobs: Vec<RunJobRecord>) -> Vec<(u32, RunJobRecord)> {
+    let mut out: Vec<(u32, RunJobRecord)> = Vec::new();
+    for j in jobs {
+        match out.iter_mut().find(|(_, o)| o.start.job_index == j.start.job_index) {
+            Some((n, o)) => {
+                *n += 1;
+                if j.start.attempt >= o.start.attempt {
+                    *o = j;
+                }
+            }
+            None => out.push((1, j)),
+        }
+    }
+    out.sort_by_key(|(_, j)| j.start.job_index);
+    out
+}
+
+fn row(r: &RunRecord, jobs: &[(u32, RunJobRecord)]) -> RunRow {
+    let not_ok = jobs
+        .iter()
+        .filter_map(|(_, j)| match &j.end {
+            Some(e) if e.status == JobStatus::Ok => None,
+            Some(e) => Some(format!("{}: {}", j.start.job, e.status)),
+            None => Some(format!("{}: did not end", j.start.job)),
+        })
+        .collect();
+    let all_ended = !jobs.is_empty() && jobs.iter().all(|(_, j)| j.end.is_some());
+    let (mut first, mut last, mut tat, mut worst) = (f64::INFINITY, 0f64, 0.0, None::<f64>);
+    for (_, j) in jobs {
+        first = first.min(j.start.arrival_s);
+        if let Some(e) = &j.end {
+            last = last.max(e.end_s);
+            tat += e.end_s - j.start.arrival_s;
+            if let Some(s) = e.slowdown.filter(|_| e.status == JobStatus::Ok) {
+                worst = Some(worst.map_or(s, |w: f64| w.max(s)));
+            }
+        }
+    }
+    RunRow {
+        id: r.id.0,
+        series: r.series.clone(),
+        workload: r.workload.clone(),
+        policy: r.policy.clone(),
+        repeat: r.repeat,
+        status: r.status.as_str().to_string(),
+        started: format_unix_utc(r.started_unix),
+        jobs: jobs.len(),
+        not_ok,
+        makespan_s: all_ended.then_some(last - first),
+        mean_turnaround_s: all_ended.then_some(tat / jobs.len() as f64),
+        worst_slowdown: worst,
+    }
+}
+
+/// Runs of the database, oldest first (the newest `last` when set).
+pub fn runs(req: &RunsRequest) -> anyhow::Result<Vec<RunRow>> {
+    let store = open_existing_store(&db_path(req.db.as_deref()))?;
+    let mut out = Vec::new();
+    for r in store.runs()? {
+        if req.workload.as_ref().is_some_and(|w| *w != r.workload) || (req.no_passes && r.policy == "solo-pass") {
+            continue;
+        }
+        let jobs = final_attempts(store.run_jobs(r.id)?);
+        out.push(row(&r, &jobs));
+    }
+    out.sort_by_key(|r| r.id);
+    if req.last > 0 && out.len() > req.last {
+        out.drain(..out.len() - req.last);
+    }
+    Ok(out)
+}
+
+/// One run with every job's final attempt.
+pub fn show(db: Option<&std::path::Path>, id: i64) -> anyhow::Result<RunShow> {
+    let store = open_existing_store(&db_path(db))?;
+    let Some(r) = store.run(ExecRunId(id))? else {
+        return Err(bad_input(format!("no run {id} in the database (`cosched runs` lists them)")));
+    };
+    let attempts = final_attempts(store.run_jobs(r.id)?);
+    let jobs = attempts
+        .iter()
+        .map(|(n, j)| JobRow {
+            job: j.start.job.clone(),
+            attempts: *n,
+            cpus: j.start.cpus.clone(),
+            arrival_s: j.start.arrival_s,
+            start_s: j.start.start_s,
+            end_s: j.end.as_ref().map(|e| e.end_s),
+            status: j.end.as_ref().map_or("did not end".to_string(), |e| e.status.to_string()),
+            predicted: j.start.predicted,
+            slowdown: j.end.as_ref().and_then(|e| e.slowdown),
+            beside: j.start.beside.clone(),
+        })
+        .collect();
+    Ok(RunShow {
+        run: row(&r, &attempts),
+        jobs,
+        command: r.provenance.command.clone(),
+        host: r.provenance.hostname.clone(),
+        git_commit: r.provenance.git_commit.clone(),
+    })
+}

@@ -1,0 +1,53 @@
+//! `cosched characterize`: know a new program from solo measurements only.
+use std::path::PathBuf;
+
+use clap::Args;
+use cosched_app::characterize::{characterize, CharacterizeRequest};
+use cosched_report::table;
+
+use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    cosched characterize --workload my-apps.toml\n  \
+    cosched characterize --workload my-apps.toml --budget 7 --json\n  \
+    cosched evaluate-predictors --workload my-apps.toml --train examples/predict12.toml   # then: how well\n\n\
+    Each job whose program the store does not know yet (the same kernel, parameters,\n\
+    work and cores, or the same executable content and arguments, measured under any\n\
+    workload) runs once alone, profiled, and against a short DistGen ladder whose\n\
+    length the budget buys (about 3 solo times per level, 1 for the profile). It is\n\
+    never co-run with the other programs: predictors place it beside every program\n\
+    the store knows from these solo measurements. Twins are one program.")]
+pub struct CharacterizeArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Most a new program may cost, in multiples of its solo time.
+    #[arg(long, default_value_t = 10.0, value_name = "X")]
+    pub budget: f64,
+    #[command(flatten)]
+    pub json: JsonArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+pub fn run(a: CharacterizeArgs) -> anyhow::Result<()> {
+    let workload: PathBuf = a.workload.workload;
+    let r = characterize(&CharacterizeRequest { workload, budget: a.budget, db: a.db.db }, &ctx())?;
+    if a.json.json {
+        return print_json(&r);
+    }
+    let f = |x: Option<f64>, d: usize| x.map_or("-".into(), |v| format!("{v:.d$}"));
+    let rows: Vec<Vec<String>> = r
+        .programs
+        .iter()
+        .map(|c| vec![c.job.clone(), c.action.clone(), f(c.solo_s, 2), format!("{:.1}", c.cost_s), f(c.cost_ratio, 1), c.identity.clone()])
+        .collect();
+    println!("{}", table(&["job", "measured now", "solo s", "cost s", "cost / solo", "program"], &rows));
+    let ladder: Vec<String> = r.ladder_kib.iter().map(|k| format!("{k} KiB")).collect();
+    println!("probe ladder: {} at intensity 1; budget {}x solo", ladder.join(", "), r.budget);
+    match r.median_ratio {
+        Some(m) => println!("median cost of a new program: {m:.1}x its solo time"),
+        None => println!("every program was known already: nothing measured"),
+    }
+    Ok(())
+}

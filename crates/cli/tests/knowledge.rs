@@ -1,0 +1,79 @@
+//! One knowledge base across workloads: a program measured under one
+//! workload file is the same program under another, and a cross-workload
+//! evaluation predicts one workload's pairs from a fit on another's,
+//! without ever fitting on a pair of a tested program.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cosched(args: &[&str], db: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cosched")).args(args).arg("--db").arg(db).env_remove("COSCHED_DB").output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_program_in_two_workload_files_is_one_program_and_cross_workload_never_trains_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kb.db");
+    // `nap` is the same command under two names in two files; `short` and
+    // `long` are each in one file only.
+    let a = dir.path().join("a.toml");
+    std::fs::write(&a, "name = \"a\"\n[[jobs]]\nname = \"nap\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"short\"\ncommand = \"sleep 0.02\"\n").unwrap();
+    let b = dir.path().join("b.toml");
+    std::fs::write(&b, "name = \"b\"\n[[jobs]]\nname = \"doze\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"long\"\ncommand = \"sleep 0.08\"\n").unwrap();
+    for w in [&a, &b] {
+        ok(&cosched(&["pairs", "--repeats", "2", "--min-repeats", "2", "--svg", "/dev/null", "--workload", w.to_str().unwrap()], &db));
+    }
+    let out = ok(&cosched(
+        &["evaluate-predictors", "--workload", b.to_str().unwrap(), "--train", a.to_str().unwrap(), "--predictor", "measured", "--no-store", "--json"],
+        &db,
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["folds"], "cross-workload");
+    assert_eq!(rows[1]["folds"], "repeat-halves");
+    // b has two programs: four ordered pairs, each predicted once.
+    let preds = rows[0]["predictions"].as_array().unwrap();
+    assert_eq!(preds.len(), 4);
+    // Both files' `sleep 0.05` are one identity: the same key as victim name.
+    let victims: std::collections::BTreeSet<&str> = preds.iter().map(|p| p["victim"].as_str().unwrap()).collect();
+    assert_eq!(victims.len(), 2);
+    assert!(victims.iter().all(|k| k.starts_with("command sha256:") && k.contains(" sleep ")), "{victims:?}");
+    assert!(victims.iter().any(|k| k.contains("sleep 0.05 cores=1")), "{victims:?}");
+
+    // Training on the workload under test is refused, exit code 2.
+    let out = cosched(&["evaluate-predictors", "--workload", b.to_str().unwrap(), "--train", b.to_str().unwrap(), "--no-store"], &db);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn characterize_measures_each_new_program_once_alone_and_nothing_it_knows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let w = dir.path().join("w.toml");
+    // Two copies of one program (twins) and another program.
+    std::fs::write(&w, "[[jobs]]\nname = \"nap\"\ncommand = \"sleep 0.1\"\ncount = 2\n[[jobs]]\nname = \"other\"\ncommand = \"sleep 0.05\"\n").unwrap();
+    let first = ok(&cosched(&["characterize", "--budget", "4", "--json", "--workload", w.to_str().unwrap()], &db));
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let progs = v["programs"].as_array().unwrap();
+    assert_eq!(progs.len(), 2, "twins are one program: {progs:?}");
+    assert!(progs.iter().all(|p| p["action"] == "profile + probe (1 levels)"), "{progs:?}");
+    assert_eq!(v["ladder_kib"].as_array().unwrap().len(), 1, "a budget of 4 buys one probe level");
+    assert!(v["median_ratio"].as_f64().unwrap() > 1.0);
+    // Never co-run with each other: no pairs campaign exists.
+    let store = cosched_store::Store::open_existing(&db).unwrap();
+    assert!(store.campaigns().unwrap().iter().all(|c| c.kind != cosched_store::CampaignKind::Pairs));
+    drop(store);
+    // A second call knows both and measures nothing.
+    let again: serde_json::Value =
+        serde_json::from_str(&ok(&cosched(&["characterize", "--json", "--workload", w.to_str().unwrap()], &db))).unwrap();
+    assert!(again["programs"].as_array().unwrap().iter().all(|p| p["action"] == "known"));
+    assert!(again["median_ratio"].is_null());
+    // A budget that buys no probe level is bad input.
+    let out = cosched(&["characterize", "--budget", "2", "--workload", w.to_str().unwrap()], &db);
+    assert_eq!(out.status.code(), Some(2));
+}
