@@ -87,6 +87,9 @@ pub struct ServeReport {
     pub learned: usize,
     /// Rounds skipped because the controller did not answer.
     pub unreachable: u64,
+    /// Releases and holds Slurm refused (the job ended or was cancelled
+    /// between the reading and the command): the next round reads anew.
+    pub refused: Vec<String>,
     /// What the policy decided with.
     pub source: String,
 }
@@ -256,10 +259,14 @@ impl Learner {
         decision: Option<(Vec<u64>, f64)>,
         work_s: Option<f64>,
     ) -> anyhow::Result<bool> {
-        let (Some(start), Some(end), Some(node)) = (job.start, job.end, job.nodes.first()) else { return Ok(false) };
         if self.seen.contains(&job.id) {
             return Ok(false);
         }
+        let (Some(start), Some(end), Some(node)) = (job.start, job.end, job.nodes.first()) else {
+            // Never ran (cancelled while it waited): nothing to learn.
+            self.seen.insert(job.id);
+            return Ok(false);
+        };
         let key = format!("{}\u{0}{node}", w.name);
         let run = match self.runs.get(&key) {
             Some(&r) => r,
@@ -450,16 +457,25 @@ fn round(
         .decide(policy, &source, t, unix_now())
         .map_err(|why| SlurmError::Failed { cmd: "policy".into(), status: "refused".into(), stderr: why })?;
     for a in actions {
-        match a {
+        let done = match &a {
             Action::Release { job, node, beside, predicted } => {
-                slurm.release_on(job, &node, &admin_comment(&req.policy, &node, &beside, predicted))?;
+                slurm.release_on(*job, node, &admin_comment(&req.policy, node, beside, *predicted))
+            }
+            Action::Rehold { job, .. } => slurm.hold(*job),
+        };
+        match (done, a) {
+            (Err(e), _) if e.transient() => return Err(e),
+            // The rest of this round's decisions assumed this one; decide
+            // again from a fresh reading.
+            (Err(e), _) => {
+                report.refused.push(e.to_string());
+                break;
+            }
+            (Ok(()), Action::Release { job, node, beside, predicted }) => {
                 decisions.insert(job, (beside.clone(), predicted));
                 report.released.push(Released { job, node, beside, predicted, t });
             }
-            Action::Rehold { job, .. } => {
-                slurm.hold(job)?;
-                report.reheld.push(job);
-            }
+            (Ok(()), Action::Rehold { job, .. }) => report.reheld.push(job),
         }
     }
     Ok(queue)

@@ -94,14 +94,17 @@ impl Slurm {
         Ok(parse::parse_nodes(&out)?)
     }
 
-    /// Starts a held job on `node`: its required node list set and
-    /// `note` written into its AdminComment (cosched's decision, kept by
-    /// Slurm), then its hold released. Slurm then allocates its cores there
-    /// (cons_tres) and binds its tasks to them.
+    /// Starts a held job on `node`: its required node list set, its hold
+    /// released, then `note` (cosched's decision) written into its
+    /// AdminComment. Slurm allocates its cores there (cons_tres) and binds
+    /// its tasks to them. In this order, cosched stopped between two steps
+    /// leaves a job it decides again: still held, or released but still
+    /// marked held (which the next round holds again unless it started).
     pub fn release_on(&self, job: u64, node: &str, note: &str) -> Result<(), SlurmError> {
-        let (id, nodes, note) = (format!("JobId={job}"), format!("ReqNodeList={node}"), format!("AdminComment={note}"));
-        self.run("scontrol", &["update", &id, &nodes, &note])?;
+        let id = format!("JobId={job}");
+        self.run("scontrol", &["update", &id, &format!("ReqNodeList={node}")])?;
         self.run("scontrol", &["release", &job.to_string()])?;
+        self.run("scontrol", &["update", &id, &format!("AdminComment={note}")])?;
         Ok(())
     }
 

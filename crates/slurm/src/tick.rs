@@ -122,7 +122,7 @@ impl Round {
                     }
                 }
             } else if j.escaped() {
-                round.stranded.push((j.id, String::new(), "released by someone else".into()));
+                round.stranded.push((j.id, String::new(), "released without a decision".into()));
             } else if j.released_pending() && j.requested.len() == 1 {
                 let node = &j.requested[0];
                 match round.nodes.iter().position(|n| n.name == *node) {
@@ -311,6 +311,19 @@ mod tests {
         assert_eq!(actions[0], Action::Rehold { job: 2, node: "n1".into(), state: "drained".into() });
         assert!(matches!(&actions[1], Action::Release { job: 3, node, .. } if node == "n2"));
         assert_eq!(actions.len(), 2);
+    }
+
+    #[test]
+    fn a_marked_job_released_without_a_decision_is_held_again() {
+        // Released by its user, or by a cosched stopped between the release
+        // and writing its decision: pending, priority above 0, still marked.
+        let mut j = held(4, "x");
+        j.priority = 1000;
+        let r = Round::new(&[j], &[node("n1", "idle")], "cosched", &by_name);
+        assert!(r.queue.is_empty());
+        let src = TwinsHurt(&r);
+        let a = r.decide(&mut Fill, &src, 0.0, 100).unwrap();
+        assert_eq!(a, [Action::Rehold { job: 4, node: String::new(), state: "released without a decision".into() }]);
     }
 
     #[test]
