@@ -619,11 +619,10 @@ pub fn status(target: &SlurmTarget) -> anyhow::Result<StatusReport> {
     let source = RoundSource { catalog: &catalog, map };
     let mut jobs = Vec::new();
     for q in queue.iter().filter(|q| !q.state.is_final()) {
-        let admin = slurm.show_job(q.id)?.and_then(|m| m.get("AdminComment").cloned()).unwrap_or_default();
         let decision = if q.held_for_cosched() {
             "held: waiting for cosched".to_string()
-        } else if admin.starts_with("cosched;") {
-            admin
+        } else if q.admin_comment.starts_with(cosched_slurm::parse::RELEASED) {
+            q.admin_comment.trim_start_matches("cosched;").replace(';', " ")
         } else {
             "not decided by cosched".to_string()
         };
