@@ -94,7 +94,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         cross_note = Some(note);
         (counts, rows)
     } else {
-        let (train, sources) = training_set(&store, &w, &a.workload)?;
+        let (train, sources) = training_set(&store, &w, &a.workload, false)?;
         let counts = counts(&store, &w, &train, sources)?;
         let rows = compute(&train, &specs, folds, a.level, ctx)?;
         (counts, rows)
@@ -164,7 +164,7 @@ pub fn bench(workload: &Path, level: f64, db: Option<&Path>, ctx: &Ctx) -> anyho
     let names = specs(&names)?;
     let w = load_workload(workload)?;
     let store = open_existing_store(&db_path(db))?;
-    let (train, sources) = training_set(&store, &w, workload)?;
+    let (train, sources) = training_set(&store, &w, workload, false)?;
     let c = counts(&store, &w, &train, sources)?;
     let folds = Folds::LeaveOneProgramOut;
     let rows = compute(&train, &names, folds, level, ctx)?;
@@ -282,6 +282,7 @@ fn cross_workload_rows(
             pair_runs: 0,
             run_pairs: 0,
             campaigns: test.parts.iter().flat_map(|p| p.campaigns.clone()).collect(),
+            knowledge: None,
         },
         pairs_conditions: Vec::new(),
     };
@@ -481,6 +482,7 @@ mod tests {
                 pair_runs: 4,
                 run_pairs: 0,
                 campaigns: Vec::new(),
+                knowledge: None,
             },
             pairs_conditions: vec![k(76.0), k(452.0)],
         };
@@ -554,6 +556,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         pair_runs: 0,
         run_pairs: 0,
         campaigns: Vec::new(),
+        knowledge: None,
     };
     Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
 }

@@ -39,6 +39,8 @@ pub struct PredictReport {
     pub workload: String,
     /// The campaigns the predictor was fitted on.
     pub campaigns: Vec<UsedCampaign>,
+    /// What other workloads' measurements added, if any.
+    pub knowledge: Option<String>,
 }
 
 pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
@@ -54,7 +56,7 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
         placed_jobs.push(job);
     }
     let store = open_existing_store(&db_path(a.db.as_deref()))?;
-    let (train, sources) = training_set(&store, &w, path)?;
+    let (train, sources) = training_set(&store, &w, path, true)?;
     predictor.fit(&train).map_err(|e| anyhow::anyhow!("{e}"))?;
     let co = CoSchedule {
         jobs: placed_jobs.iter().map(|j| Placed { job: &train.programs[&j.name], pool: j.pool.clone(), cores: j.cores }).collect(),
@@ -73,5 +75,11 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
             hi: s.hi,
         })
         .collect();
-    Ok(PredictReport { jobs, pairs: train.pairs.len(), workload: w.name.clone(), campaigns: sources.campaigns })
+    Ok(PredictReport {
+        jobs,
+        pairs: train.pairs.len(),
+        workload: w.name.clone(),
+        campaigns: sources.campaigns,
+        knowledge: sources.knowledge,
+    })
 }

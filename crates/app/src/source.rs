@@ -11,7 +11,7 @@ use cosched_sched::{PairTable, SlowdownSource};
 use cosched_store::{CampaignKind, Store};
 
 use crate::pairs::matrix_of;
-use crate::training::{available_training_set, build};
+use crate::training::{available_training_set, build, with_knowledge};
 
 /// Fewest solo repeats of a pairs campaign that make its median the solo time.
 const MIN_PAIR_SOLOS: usize = 3;
@@ -71,6 +71,7 @@ pub(crate) fn predicted_source(store: &Store, w: &Workload, spec: &str) -> anyho
     let mut predictor = build(spec)?;
     let m = store.measurements(&w.name)?;
     let (train, sources) = available_training_set(&m, w)?;
+    let (train, sources) = with_knowledge(store, w, train, sources)?;
     let fitted = if train.pairs.is_empty() {
         Err("no measured pairs of the workload".to_string())
     } else {

@@ -43,6 +43,9 @@ pub struct Sources {
     /// filled where the store is at hand (`training_set`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub campaigns: Vec<UsedCampaign>,
+    /// What the knowledge base of other workloads added ([`with_knowledge`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knowledge: Option<String>,
 }
 
 impl Sources {
@@ -54,8 +57,9 @@ impl Sources {
         } else {
             "no pairs campaign".to_string()
         };
+        let kb = self.knowledge.as_ref().map_or(String::new(), |k| format!("; from other workloads: {k}"));
         format!(
-            "profile campaign(s) {}, probe campaign(s) {}, {pairs}, {} pair sample(s) from real runs",
+            "profile campaign(s) {}, probe campaign(s) {}, {pairs}, {} pair sample(s) from real runs{kb}",
             ids(&self.profile),
             ids(&self.probe),
             self.run_pairs
@@ -64,10 +68,12 @@ impl Sources {
 }
 
 /// The training set of a workload from the store: each job's latest
-/// finished profile and probe, and the latest pairs campaign. A job without
-/// a profile or probe, or no pairs, is an error (exit code 1) naming the
-/// command that measures it.
-pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path) -> anyhow::Result<(TrainingSet, Sources)> {
+/// finished profile and probe, and the latest pairs campaign; with
+/// `knowledge`, enlarged by other workloads' measurements of the same
+/// programs and of others ([`with_knowledge`]). A job without a profile or
+/// probe, or no pairs, is an error (exit code 1) naming the command that
+/// measures it.
+pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path, knowledge: bool) -> anyhow::Result<(TrainingSet, Sources)> {
     let m = store.measurements(&w.name)?;
     let file = path.display();
     let missing = |what: &str, verb: &str, jobs: &[&str]| {
@@ -78,24 +84,22 @@ pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path) -> anyhow::
             store.path().display()
         )
     };
-    let no_profile: Vec<&str> = w
-        .jobs
-        .iter()
-        .filter(|j| !m.profiles.iter().any(|(_, p)| p.job == j.name))
-        .map(|j| j.name.as_str())
-        .collect();
+    let (train, sources) = available_training_set(&m, w)?;
+    let (train, mut sources) = if knowledge { with_knowledge(store, w, train, sources)? } else { (train, sources) };
+    let lacking = |has: &dyn Fn(&Characterization) -> bool| -> Vec<&str> {
+        w.jobs.iter().filter(|j| !train.programs.get(&j.name).is_some_and(|c| has(c))).map(|j| j.name.as_str()).collect()
+    };
+    let no_profile = lacking(&|c| c.profile.is_some());
     if !no_profile.is_empty() {
         return Err(missing("finished profile", "profile", &no_profile));
     }
-    let no_probe: Vec<&str> =
-        w.jobs.iter().filter(|j| !m.probes.iter().any(|(_, job, _)| *job == j.name)).map(|j| j.name.as_str()).collect();
+    let no_probe = lacking(&|c| !c.probe.is_empty());
     if !no_probe.is_empty() {
         return Err(missing("finished probe", "probe", &no_probe));
     }
-    if m.pairs.is_none() && m.run_pairs.is_empty() {
+    if train.pairs.is_empty() {
         return Err(missing("pairs campaign", "pairs", &[w.name.as_str()]));
     }
-    let (train, mut sources) = available_training_set(&m, w)?;
     sources.campaigns = used_campaigns(store, &m)?;
     Ok((train, sources))
 }
@@ -163,6 +167,84 @@ pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::
         pair_runs: m.pairs.as_ref().map_or(0, |(_, r)| r.len()),
         run_pairs,
         campaigns: Vec::new(),
+        knowledge: None,
     };
+    Ok((train, sources))
+}
+
+/// `train` (a workload's own measurements, by job name) enlarged by what
+/// the store knows from other workloads ([`crate::knowledge`]): a job
+/// without its own profile or probe takes its program's; pairs of two of
+/// its programs measured elsewhere join under the jobs' names; every other
+/// program and pair joins under its identity (no job name has a space, no
+/// identity lacks one), so predictors fit on more than one workload.
+pub(crate) fn with_knowledge(store: &Store, w: &Workload, mut train: TrainingSet, mut sources: Sources) -> anyhow::Result<(TrainingSet, Sources)> {
+    let mut others: Vec<String> = store.campaigns()?.into_iter().map(|c| c.workload).filter(|n| *n != w.name).collect();
+    others.sort();
+    others.dedup();
+    if others.is_empty() {
+        return Ok((train, sources));
+    }
+    let kb = crate::knowledge::knowledge_base(store, &crate::knowledge::KbFilter { workloads: others, ..Default::default() })?;
+    let cals = store.calibrations()?;
+    // Identity -> this workload's jobs running it.
+    let mut jobs_of: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for job in &w.jobs {
+        let Ok(argv) = cosched_measure::kernel::job_argv(job, &cals) else { continue };
+        let key = cosched_measure::identity::program_key(job.kernel().is_some(), &argv, job.cores);
+        jobs_of.entry(key).or_default().push(job.name.clone());
+    }
+    let (mut filled, mut joined, mut foreign) = (0, 0, 0);
+    for (key, jobs) in &jobs_of {
+        let Some(known) = kb.set.programs.get(key) else { continue };
+        for name in jobs {
+            if let Some(c) = train.programs.get_mut(name) {
+                if c.profile.is_none() && known.profile.is_some() {
+                    c.profile = known.profile.clone();
+                    filled += 1;
+                }
+                if c.probe.is_empty() && !known.probe.is_empty() {
+                    c.probe = known.probe.clone();
+                    c.llc_kib = known.llc_kib;
+                    filled += 1;
+                }
+            }
+        }
+    }
+    let mut programs: Vec<Characterization> = train.programs.values().cloned().collect();
+    let mut pairs = train.pairs.clone();
+    for (key, c) in &kb.set.programs {
+        if !jobs_of.contains_key(key) {
+            programs.push(c.clone());
+        }
+    }
+    for p in &kb.set.pairs {
+        match (jobs_of.get(&p.victim), jobs_of.get(&p.aggressor)) {
+            (Some(vs), Some(as_)) => {
+                for v in vs {
+                    for a in as_ {
+                        pairs.push(PairSamples { victim: v.clone(), aggressor: a.clone(), slowdowns: p.slowdowns.clone() });
+                        joined += 1;
+                    }
+                }
+            }
+            // A pair with one side in this workload and one not: the side
+            // in it keeps its identity's name, so the pair stays coherent.
+            (None, None) => {
+                pairs.push(p.clone());
+                foreign += 1;
+            }
+            _ => {
+                let name = |k: &String| jobs_of.get(k).and_then(|v| v.first()).cloned().unwrap_or_else(|| k.clone());
+                pairs.push(PairSamples { victim: name(&p.victim), aggressor: name(&p.aggressor), slowdowns: p.slowdowns.clone() });
+                foreign += 1;
+            }
+        }
+    }
+    train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("joining the knowledge base to {}: {e}", w.name))?;
+    sources.knowledge = Some(format!(
+        "{}; {filled} missing profile/probe filled in, {joined} pair(s) of its own programs, {foreign} pair(s) of other programs",
+        kb.describe()
+    ));
     Ok((train, sources))
 }

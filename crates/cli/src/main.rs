@@ -68,6 +68,13 @@ enum Verb {
 }
 
 fn main() {
+    // A closed pipe (`cosched runs | head`) ends the process quietly, as it
+    // does for every Unix filter, instead of a panic on the next print.
+    // SAFETY: called first thing, before any thread exists; SIG_DFL for
+    // SIGPIPE is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.verb {
         Verb::Check(a) => cmd::check::run(a),

@@ -225,3 +225,18 @@ fn help_shows_an_example() {
         text(&out.stdout)
     );
 }
+
+/// The applications workload needs packages CI does not install
+/// (examples/apps/install.sh); where they are, it must check clean.
+#[test]
+fn the_applications_workload_checks_where_its_packages_are_installed() {
+    let have = |p: &str| std::path::Path::new(p).exists();
+    if !(have("/usr/bin/lmp") && have("/usr/games/stockfish") && have("/usr/bin/primesieve")) {
+        eprintln!("skipped: examples/apps/install.sh has not been run on this machine");
+        return;
+    }
+    let file = manifest_dir().join("../../examples/apps/apps.toml");
+    let out = cosched(&["check", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("22 jobs"), "{}", text(&out.stdout));
+}

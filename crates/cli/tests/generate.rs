@@ -30,3 +30,4 @@ fn bash_completion_offers_every_verb() {
     }
     assert!(script.contains("complete -F _cosched"), "registers the function for `cosched`");
 }
+

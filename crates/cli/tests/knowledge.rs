@@ -77,3 +77,20 @@ fn characterize_measures_each_new_program_once_alone_and_nothing_it_knows() {
     let out = cosched(&["characterize", "--budget", "2", "--workload", w.to_str().unwrap()], &db);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn predict_uses_pairs_measured_under_another_workload_for_the_same_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kb.db");
+    let a = dir.path().join("a.toml");
+    std::fs::write(&a, "name = \"a\"\n[[jobs]]\nname = \"nap\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"short\"\ncommand = \"sleep 0.02\"\n").unwrap();
+    ok(&cosched(&["pairs", "--repeats", "1", "--min-repeats", "1", "--svg", "/dev/null", "--workload", a.to_str().unwrap()], &db));
+    // The same two programs under other names, never co-run as `c`.
+    let c = dir.path().join("c.toml");
+    std::fs::write(&c, "name = \"c\"\n[[jobs]]\nname = \"again\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"brief\"\ncommand = \"sleep 0.02\"\n").unwrap();
+    ok(&cosched(&["characterize", "--budget", "4", "--workload", c.to_str().unwrap()], &db));
+    let out = ok(&cosched(&["predict", "--predictor", "measured", "--json", "--workload", c.to_str().unwrap(), "again", "brief"], &db));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["pairs"].as_u64().unwrap() >= 4, "a's four ordered pairs joined under c's names: {v}");
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 2);
+}

@@ -6,6 +6,7 @@
 
 pub mod kernel;
 pub mod params;
+pub mod placement;
 pub mod matrix;
 pub mod metrics;
 pub mod run;

@@ -197,6 +197,17 @@ fn render(n: &Node) -> String {
             )
         );
     }
+    let domain_rows: Vec<Vec<String>> = cosched_model::placement::domains(n)
+        .iter()
+        .map(|d| vec![d.socket.to_string(), d.numa.map_or("-".into(), |k| k.to_string()), format_cpulist(&d.cpus)])
+        .collect();
+    let levels: Vec<&str> = cosched_model::placement::levels_offered(n).iter().map(|l| l.name()).collect();
+    let _ = writeln!(
+        out,
+        "\nplacement domains (last-level caches, as declared; on a VM `--latency` tells whether they hold):\n{}\nsharing levels between CPUs here: {}",
+        cosched_report::table(&["socket", "NUMA node", "CPUs"], &domain_rows),
+        levels.join(", ")
+    );
     for note in &n.notes {
         let _ = writeln!(out, "\nnote: {note}");
     }

@@ -47,7 +47,9 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     let workload = a.workload.expect("clap requires --workload");
     let r = predict(&PredictRequest { predictor: spec.clone(), workload, jobs: a.jobs, db: a.db.db })?;
     if a.json.json {
-        return print_json(&serde_json::json!({"model": spec, "jobs": r.jobs, "campaigns": r.campaigns}));
+        return print_json(
+            &serde_json::json!({"model": spec, "jobs": r.jobs, "pairs": r.pairs, "campaigns": r.campaigns, "knowledge": r.knowledge}),
+        );
     }
     let rows: Vec<Vec<String>> = r
         .jobs
@@ -64,6 +66,9 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     );
     for c in &r.campaigns {
         println!("from {}", c.describe());
+    }
+    if let Some(k) = &r.knowledge {
+        println!("and from other workloads' measurements of the same and other programs: {k}");
     }
     Ok(())
 }

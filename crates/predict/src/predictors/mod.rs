@@ -66,25 +66,25 @@ fn base(p: &ParamSet, key: &str) -> Result<Box<dyn Predictor>, String> {
 pub const PREDICTORS: &[PredictorEntry] = &[
     PredictorEntry {
         name: "c-all",
-        summary: "seed 000: isotonic fit of slowdown against C_all = (U_victim + U_other) x 100 % of the host loads",
+        summary: "SX-Aurora co-execution paper: isotonic fit of slowdown against C_all = (U_victim + U_other) x 100 % of the host loads",
         params: &[],
         make: |_| Ok(Box::new(CAll::default())),
     },
     PredictorEntry {
         name: "scn",
-        summary: "seed 003(a): N/C/S classes from the probe; per-class-pair constants, lines in the co-runner's bandwidth for C-S and S-S",
+        summary: "Haritatos et al.: N/C/S classes from the probe; per-class-pair constants, lines in the co-runner's bandwidth for C-S and S-S",
         params: &[],
         make: |_| Ok(Box::new(Scn::default())),
     },
     PredictorEntry {
         name: "probe",
-        summary: "seed 003(c): the victim's probe sensitivity read at the co-runner's contentiousness, calibrated by a line",
+        summary: "Weidendorfer and Breitbart: the victim's probe sensitivity read at the co-runner's contentiousness, calibrated by a line",
         params: &[],
         make: |_| Ok(Box::new(ProbeCurve::default())),
     },
     PredictorEntry {
         name: "twins",
-        summary: "seed 003(d): another predictor times a factor learned for twins",
+        summary: "Terrible Twins: another predictor times a factor learned for twins",
         params: &[Param::new("base", Kind::WordOf(bases), "scn", "the predictor the twin factor multiplies")],
         make: |p| Ok(Box::new(Twins::new(base(p, "base")?))),
     },
