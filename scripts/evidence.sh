@@ -14,9 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-evidence-$(date -u +%Y%m%d-%H%M)}
 mkdir -p "$OUT"
-C=${COSCHED:-./target/release/cosched}
+# shellcheck source=scripts/common.sh
+. scripts/common.sh
 DB="$OUT/evidence.db"
-regime() { echo "== $(date -u +%H:%M:%S) $1: $($C node --latency 2>/dev/null | grep '0 <->' || echo 'no reading')" | tee -a "$OUT/regimes.log"; }
 
 if [ "$(cut -d' ' -f1 /proc/loadavg | cut -d. -f1)" -ge 1 ]; then
     echo "warning: load average $(cut -d' ' -f1-3 /proc/loadavg): the node is not quiet; figures will be wider" | tee -a "$OUT/regimes.log"

@@ -11,9 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-knowledge-$(date -u +%Y%m%d-%H%M)}
 mkdir -p "$OUT"
-C=${COSCHED:-./target/release/cosched}
+# shellcheck source=scripts/common.sh
+. scripts/common.sh
 DB="$OUT/kb.db"
-regime() { echo "== $(date -u +%H:%M:%S) $1: $($C node --latency 2>/dev/null | grep '0 <->' || echo 'no reading')" | tee -a "$OUT/regimes.log"; }
 
 regime "characterize apps (cost of a new program)"
 $C characterize --workload examples/apps/apps.toml --db "$DB" --json > "$OUT/characterize-apps.json" 2> "$OUT/characterize-apps.log"

@@ -885,7 +885,9 @@ fn trace_of(final_jobs: &[&RunJobRecord], platform: &Platform, sim: &[SimJob]) -
     t
 }
 
-fn final_attempts(recs: &[RunJobRecord], n: usize) -> Vec<&RunJobRecord> {
+/// The last attempt of each of `n` jobs (a resumed run re-runs killed
+/// jobs as attempt 1, 2, ...), in job order; stored order is attempt order.
+pub(crate) fn final_attempts(recs: &[RunJobRecord], n: usize) -> Vec<&RunJobRecord> {
     let mut last: Vec<Option<&RunJobRecord>> = vec![None; n];
     for r in recs {
         if let Some(slot) = last.get_mut(r.start.job_index as usize) {

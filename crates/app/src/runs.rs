@@ -66,22 +66,11 @@ pub struct RunShow {
     pub git_commit: String,
 }
 
-/// The final attempt of each job (a resumed run re-runs killed jobs).
+/// The final attempt of each job with its number of attempts.
 fn final_attempts(jobs: Vec<RunJobRecord>) -> Vec<(u32, RunJobRecord)> {
-    let mut out: Vec<(u32, RunJobRecord)> = Vec::new();
-    for j in jobs {
-        match out.iter_mut().find(|(_, o)| o.start.job_index == j.start.job_index) {
-            Some((n, o)) => {
-                *n += 1;
-                if j.start.attempt >= o.start.attempt {
-                    *o = j;
-                }
-            }
-            None => out.push((1, j)),
-        }
-    }
-    out.sort_by_key(|(_, j)| j.start.job_index);
-    out
+    let n = jobs.iter().map(|j| j.start.job_index as usize + 1).max().unwrap_or(0);
+    let attempts = |i: u32| jobs.iter().filter(|j| j.start.job_index == i).count() as u32;
+    crate::run::final_attempts(&jobs, n).into_iter().map(|j| (attempts(j.start.job_index), j.clone())).collect()
 }
 
 fn row(r: &RunRecord, jobs: &[(u32, RunJobRecord)]) -> RunRow {
