@@ -256,8 +256,11 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
         cluster.push((spec, t, events));
     }
 
+    let swf = swf_case(a, ctx)?;
+
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let json = serde_json::json!({
+                "swf": swf.iter().map(|(p, t, shared)| serde_json::json!({"schedule": p, "jobs": a.jobs, "nodes": a.nodes, "cores": 16, "shared_jobs": shared, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
                 "threads": threads,
                 "montecarlo": {"orders": a.orders, "jobs": 38, "policies": policies.len(), "simulations": sims, "seconds": mc.0, "cpu_seconds": mc.1},
                 "enumeration": {"programs": n, "placements": land.0, "seconds": en.0, "cpu_seconds": en.1},
@@ -289,7 +292,44 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
             format!("{} CPU us / event ({e} events)", per(&t.1, *e)),
         ]);
     }
+    for (p, t, shared) in &swf {
+        rows.push(vec![
+            format!("(d) trace of {} jobs on {} nodes x 16 cores, {p}", a.jobs, a.nodes),
+            fmt_spread(&t.0, 3),
+            fmt_spread(&t.1, 3),
+            "10".into(),
+            format!("{} CPU us / job ({shared} jobs shared a node)", per(&t.1, a.jobs)),
+        ]);
+    }
     Ok(SimulateBenchReport { rows, threads, json })
+}
+
+type Timing = (cosched_model::stats::Summary, cosched_model::stats::Summary);
+
+/// (d) `cosched simulate --swf`'s engine on a synthetic trace (cosched-cluster):
+/// exclusive EASY, and EASY with conflict-aware sharing nodes over the
+/// built-in few-bad matrix.
+fn swf_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<Vec<(&'static str, Timing, usize)>> {
+    use cosched_cluster::{simulate, synthetic, Config, Scheduler};
+    use cosched_sched::{policy_from_spec, Policy, ProgramTable};
+    let m = cosched_sched::scenario::Scenario::parse(include_str!("../../../examples/scenarios/few-bad.toml"), "few-bad.toml")
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .slowdown;
+    let names: Vec<String> = (0..m.len()).map(|i| format!("p{i}")).collect();
+    ctx.step(&format!("(d) a synthetic SWF-like trace of {} jobs on {} nodes of 16 cores at load 0.95, EASY depth 100", a.jobs, a.nodes));
+    let jobs = synthetic::trace(a.nodes, 16, a.jobs, m.len(), 0.95, 7);
+    let table = ProgramTable::new(jobs.iter().map(|j| j.program).collect(), m, None).map_err(anyhow::Error::msg)?;
+    let cfg = Config::new(a.nodes, 16, Scheduler::Easy);
+    let mut out = Vec::new();
+    for (label, spec) in [("exclusive EASY", None), ("EASY + conflict-aware:threshold=50", Some("conflict-aware:threshold=50"))] {
+        let (t, shared) = timed(a.repeats, || {
+            let mut p: Option<Box<dyn Policy>> = spec.map(policy_from_spec).transpose().map_err(anyhow::Error::msg)?;
+            let s = simulate(&jobs, &names, &cfg, &table, &table, p.as_deref_mut().map(|p| p as &mut dyn Policy), &mut |_| {})?;
+            Ok(s.shared.iter().filter(|&&x| x).count())
+        })?;
+        out.push((label, t, shared));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ pub mod calibrate;
 pub mod characterize;
 pub mod check;
 pub mod classify;
+pub mod cluster;
 pub mod common;
 pub mod compare;
 pub mod db;

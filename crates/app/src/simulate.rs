@@ -72,14 +72,23 @@ pub struct SimulateReport {
 
 /// Measurements for scenarios: pairs campaigns and profiles from the store
 /// (opened only if a scenario asks), matrices from `cosched pairs --json` files.
-struct Fetch<'a> {
+pub(crate) struct Fetch<'a> {
     db: &'a Path,
     store: std::cell::OnceCell<Result<Store, String>>,
     /// The campaigns read, in the order the scenario asked for them.
     used: std::cell::RefCell<Vec<UsedCampaign>>,
 }
 
-impl Fetch<'_> {
+impl<'a> Fetch<'a> {
+    /// Reads `db` only if a scenario asks for stored figures (`cosched simulate --swf` shares it).
+    pub(crate) fn new(db: &'a Path) -> Fetch<'a> {
+        Fetch { db, store: std::cell::OnceCell::new(), used: Default::default() }
+    }
+
+    pub(crate) fn used(&self) -> Vec<UsedCampaign> {
+        self.used.borrow().clone()
+    }
+
     fn store(&self) -> Result<&Store, String> {
         self.store
             .get_or_init(|| open_existing_store(self.db).map_err(|e| format!("{e:#}")))

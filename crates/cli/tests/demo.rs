@@ -51,7 +51,7 @@ fn a_tiny_demo_writes_one_report_with_every_stage() {
     for policy in ["best-match:aging=4,window=8 repeat 1", "exclusive repeat 1", "noplan repeat 1"] {
         assert!(html.contains(policy), "no Gantt section of {policy}");
     }
-    let calibrate = &html[html.find(">1. Calibrate<").unwrap()..html.find(">2. Profile<").unwrap()];
+    let calibrate = &html[html.find("<h2 id=\"1-calibrate\">").unwrap()..html.find("<h2 id=\"2-profile\">").unwrap()];
     assert!(calibrate.contains("<table") && !calibrate.contains("<pre"), "calibration is an HTML table");
     assert!(html.contains("Pairs each policy held apart"));
     assert!(html.contains("Predicted vs observed slowdown per job"));

@@ -109,6 +109,6 @@ mod tests {
         assert!(svg.contains("c (timeout)"));
         assert!(svg.contains(&slowdown_colour(1.5)));
         // The time axis ends at the last end: 4.0 at the right edge.
-        assert!(svg.contains(">4.0</text>"));
+        assert!(svg.contains(">4.00</text>"), "ticks 0.67 s apart keep two decimals");
     }
 }

@@ -3,6 +3,7 @@
 //! It formats results it is handed; it never measures, predicts or decides.
 
 pub mod boxplot;
+pub mod cdf;
 pub mod curves;
 pub mod gantt;
 pub mod html;

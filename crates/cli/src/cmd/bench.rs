@@ -32,7 +32,9 @@ cosched bench profile --interval 500ms --syscalls proc --json")]
     #[command(after_help = "Prints, as medians with min-max over --repeats:\n  \
 (a) seed 000's Monte-Carlo: --orders orders of the 38-job example under 4 policies (aim < 1 s);\n  \
 (b) 003(d)'s exhaustive enumeration of N = 10 programs with a random matrix, and the optimum (aim < 5 s);\n  \
-(c) a synthetic run of --jobs jobs on --nodes nodes of 4 cores under noplan and best-match (aim < 10 s).\n\n\
+(c) a synthetic run of --jobs jobs on --nodes nodes of 4 cores under noplan and best-match (aim < 10 s);\n  \
+(d) `simulate --swf`'s engine on a synthetic trace of --jobs jobs on --nodes nodes of 16 cores:\n      \
+exclusive EASY, and EASY with conflict-aware sharing nodes (aim < 10 s).\n\n\
 Examples:\n  cosched bench simulate\n  cosched bench simulate --repeats 5 --json\n  cosched bench simulate --orders 1000 --jobs 10000 --nodes 100")]
     Simulate(SimulateBench),
     /// Every predictor's accuracy on a workload's measured pairs, c-all and scn as baselines.
@@ -208,7 +210,7 @@ fn simulate(a: SimulateBench) -> anyhow::Result<()> {
     }
     let head = ["case", "wall s, median (min-max, n)", "CPU s (all threads)", "aim, wall s", "cost"];
     println!("{}", table(&head, &r.rows));
-    println!("{} threads; (a) is parallel over orders, (b) and (c) run on one thread.", r.threads);
+    println!("{} threads; (a) is parallel over orders, (b), (c) and (d) run on one thread.", r.threads);
     // Wall times mean little on a busy node; say how busy it was.
     if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
         println!("load average (1, 5, 15 min) at the end: {}", l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));

@@ -18,7 +18,12 @@ use super::common::{print_listing, DbArgs, JsonArgs};
     --policy conflict-aware:threshold=100 --policy best-match --policy auto-threshold:bound=1.5\n  \
     cosched simulate --scenario examples/scenarios/seed000-measured.toml --db cosched.db\n  \
     cosched simulate --scenario s.toml --orders 1 --trace trace.csv --trace-policy best-match\n  \
-    cosched simulate --list-policies\n\n\
+    cosched simulate --list-policies\n  \
+    cosched simulate --swf examples/traces/NASA-iPSC-1993-3.1-cln.swf.gz --nodes 32 --cores 4 \\\n      \
+    --policy noplan --policy conflict-aware:threshold=50 --report out/\n\n\
+    --swf replays a Standard Workload Format trace (plain or gzip) on --nodes x --cores\n\
+    under exclusive EASY (or --scheduler fcfs) and under each --policy sharing nodes\n\
+    (docs/cluster.md); each job's program comes from --slowdowns by --map, seeded by --seed.\n\n\
     Each order is a random permutation of the scenario's jobs (all arriving at 0),\n\
     run under every policy and under `exclusive`; rates are (policy - exclusive) /\n\
     exclusive for that order, so -25 % is 25 % shorter than sequential execution.\n\
@@ -36,7 +41,7 @@ use super::common::{print_listing, DbArgs, JsonArgs};
     A bad scenario or policy exits with code 2.")]
 pub struct SimulateArgs {
     /// Scenario TOML: [[pools]], [[programs]] and [slowdown] (a matrix, or measured cells from the store or a file).
-    #[arg(long, value_name = "FILE", required_unless_present = "list_policies")]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["list_policies", "swf"], conflicts_with = "swf")]
     pub scenario: Option<PathBuf>,
     /// A policy as NAME or NAME:KEY=VALUE,...; repeat for several.
     #[arg(long = "policy", value_name = "P")]
@@ -68,11 +73,71 @@ pub struct SimulateArgs {
     // Where a scenario's `[slowdown] store` or `profiles` are read from.
     #[command(flatten)]
     pub db: DbArgs,
+    /// A cluster trace in the Standard Workload Format (plain or .gz) to replay instead of a scenario.
+    #[arg(long, value_name = "FILE")]
+    pub swf: Option<PathBuf>,
+    /// --swf: nodes (default: the header's MaxNodes).
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<usize>,
+    /// --swf: cores per node (default: the header's MaxProcs / nodes).
+    #[arg(long, value_name = "C")]
+    pub cores: Option<u32>,
+    /// --swf: the queue policy, easy (backfilling) or fcfs.
+    #[arg(long, default_value = "easy")]
+    pub scheduler: String,
+    /// --swf: how jobs get programs of the slowdown matrix: exe, user or random.
+    #[arg(long = "map", default_value = "exe", value_name = "BY")]
+    pub mapping: String,
+    /// --swf: scenario TOML whose programs and [slowdown] jobs map onto (default: examples/scenarios/few-bad.toml).
+    #[arg(long, value_name = "FILE")]
+    pub slowdowns: Option<PathBuf>,
+    /// --swf: keep records of status `failed` (0) or `cancelled` (5); repeatable.
+    #[arg(long, value_name = "WHAT", value_parser = ["failed", "cancelled"])]
+    pub keep: Vec<String>,
+    /// --swf: divide inter-arrival times by F (2 = twice the load).
+    #[arg(long, default_value_t = 1.0, value_name = "F")]
+    pub compress: f64,
+    /// --swf: jobs behind the reserved one that EASY tries per pass.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub backfill_depth: usize,
+    /// --swf: partially used nodes a job is offered to per pass.
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub probe: usize,
+}
+
+fn run_swf(a: SimulateArgs, swf: PathBuf) -> anyhow::Result<()> {
+    use cosched_app::cluster::{simulate_swf, ClusterRequest, FIGURES_HEAD, GAIN_HEAD};
+    let keep = cosched_app::cluster::keep(a.keep.iter().any(|k| k == "failed"), a.keep.iter().any(|k| k == "cancelled"));
+    let req = ClusterRequest {
+        swf, nodes: a.nodes, cores: a.cores, policies: a.policies, scheduler: a.scheduler, mapping: a.mapping, seed: a.seed,
+        slowdowns: a.slowdowns, keep, compress: a.compress, depth: a.backfill_depth, probe: a.probe, report: a.report, db: a.db.db,
+    };
+    let r = simulate_swf(&req, &super::common::ctx())?;
+    if a.json.json {
+        println!("{}", r.json);
+        return Ok(());
+    }
+    let s = r.skipped;
+    println!("{}: {} jobs on {} nodes x {} cores, inter-arrival times / {}", r.trace, r.jobs, r.nodes, r.cores, a.compress);
+    println!("left out: {} failed, {} cancelled, {} without run time, {} without processors\n", s.failed, s.cancelled, s.no_run_time, s.no_procs);
+    println!("{}\n", table(&FIGURES_HEAD, &r.rows));
+    println!("Node sharing against exclusive nodes (negative wait and slowdown are gains):\n{}\n", table(&GAIN_HEAD, &r.gains));
+    println!("slowdowns: {}; programs: {}", r.slowdowns, r.programs.join(", "));
+    for c in &r.campaigns {
+        println!("from {}", c.describe());
+    }
+    if let Some(index) = &r.index {
+        println!("report: {}", index.display());
+    }
+    Ok(())
 }
 
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     if a.list_policies {
         return print_listing(&cosched_app::registry::policies(), a.json.json);
+    }
+    if let Some(swf) = a.swf.clone() {
+        return run_swf(a, swf);
     }
     let req = SimulateRequest {
         scenario: a.scenario.expect("clap requires --scenario"),

@@ -1,0 +1,687 @@
+//! The cluster simulator: N identical nodes of C cores, jobs arriving over
+//! time, FCFS or EASY backfilling deciding the order, and, with a sharing
+//! policy, jobs sharing nodes.
+//!
+//! **Exclusive** (no policy): every job gets `ceil(procs / C)` whole nodes,
+//! as HPC centres give them. **Sharing** (a registered policy): a job that
+//! fits in one node with cores to spare (`procs < C`) takes only its `procs`
+//! cores, and may start on a node where other jobs run if the policy admits
+//! it there; jobs wider than a node still get whole nodes (their ranks fill
+//! them). The policy is asked node by node through the engine's one
+//! [`View`]: the node's running jobs, and as the queue the candidate job
+//! followed by a few later waiting jobs that could share the node; it
+//! admits the candidate by starting it first. The queue order and the
+//! backfilling stay the batch scheduler's (FCFS / EASY), as a batch system
+//! separates its queue policy from its resource matching.
+//!
+//! Placement of a sharable job: first the partially used nodes, tightest
+//! fit first (fewest free cores that still hold it), at most `probe` of
+//! them asked; then idle nodes. Jobs on one node progress at 1 / slowdown
+//! beside their current co-runners (the truth source), as in the node
+//! simulator of `cosched-sched`.
+//!
+//! **EASY**: the queue's first job that cannot start gets a reservation: the
+//! time `s` by which enough nodes are expected free (running jobs end at
+//! `start + walltime`, or now if they overran it) and the set R of nodes it
+//! will take, the busiest ones first so that idle nodes outside R stay open
+//! to backfilling. A later job (up to `depth` of them) starts now if it fits
+//! and either ends by `s` (then it prefers R's idle nodes) or touches no
+//! node of R. With identical nodes this is the textbook count of "extra"
+//! nodes (a test checks it against a count-based EASY). The reservation is
+//! for whole nodes, also when sharing: a shared start never delays it by
+//! its estimates, though interference may stretch the jobs it waits for.
+//! **FCFS** stops at the first job that cannot start.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::fmt;
+
+use cosched_engine::policy::{Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, View};
+use cosched_engine::source::SlowdownSource;
+use cosched_model::workload::PoolKind;
+use serde::Serialize;
+
+use crate::workload::ClusterJob;
+
+/// The batch scheduler's queue policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheduler {
+    Fcfs,
+    Easy,
+}
+
+impl Scheduler {
+    pub fn parse(word: &str) -> Result<Scheduler, String> {
+        match word {
+            "fcfs" => Ok(Scheduler::Fcfs),
+            "easy" => Ok(Scheduler::Easy),
+            other => Err(format!("scheduler `{other}`: expected easy or fcfs")),
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Scheduler::Fcfs => "fcfs",
+            Scheduler::Easy => "easy",
+        }
+    }
+}
+
+/// The cluster and how it is run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Config {
+    pub nodes: usize,
+    pub cores: u32,
+    pub scheduler: Scheduler,
+    /// Jobs behind the reserved one that EASY tries to backfill per pass
+    /// (a batch system's backfill depth).
+    pub depth: usize,
+    /// Partially used nodes a sharable job is offered to per pass.
+    pub probe: usize,
+}
+
+impl Config {
+    pub fn new(nodes: usize, cores: u32, scheduler: Scheduler) -> Config {
+        Config { nodes, cores, scheduler, depth: 100, probe: 16 }
+    }
+
+    /// Whole nodes a job of `procs` processors spans.
+    pub fn width(&self, procs: u32) -> usize {
+        procs.div_ceil(self.cores) as usize
+    }
+}
+
+/// Where a job ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Alloc {
+    pub nodes: Vec<u32>,
+    /// The cores it held on its node when it shared one; empty: whole nodes.
+    pub cores: Vec<u32>,
+}
+
+/// What a simulation produced, by job index.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Schedule {
+    pub start: Vec<f64>,
+    pub finish: Vec<f64>,
+    pub alloc: Vec<Alloc>,
+    /// Jobs that ever started beside another job on a node.
+    pub shared: Vec<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClusterError {
+    Input(String),
+    Slowdown { job: usize, value: f64 },
+    Stalled { time: f64, waiting: usize },
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClusterError::Input(m) => write!(f, "invalid cluster simulation input: {m}"),
+            ClusterError::Slowdown { job, value } => write!(f, "slowdown of job {job} is {value}, not a positive finite number"),
+            ClusterError::Stalled { time, waiting } => write!(f, "at t={time}: {waiting} jobs wait and nothing runs or arrives"),
+        }
+    }
+}
+
+impl std::error::Error for ClusterError {}
+
+struct Run {
+    job: usize,
+    /// Solo-seconds of work left at the node's `since`.
+    left: f64,
+    rate: f64,
+}
+
+struct Node {
+    used: u32,
+    /// Every job holding cores here.
+    jobs: Vec<usize>,
+    /// Jobs whose progress this node tracks (a multi-node job on its first node).
+    runs: Vec<Run>,
+    since: f64,
+    version: u64,
+    /// Latest `start + walltime` of its jobs.
+    est_free: f64,
+    /// Free cores by index (sharing only).
+    core_free: Vec<bool>,
+    /// Jobs the policy refused here since the node's jobs last changed: it
+    /// would see the same node again, so it is not asked again.
+    refused: Vec<usize>,
+}
+
+/// Later waiting jobs a policy sees beside the candidate it is asked about.
+pub const RIVALS: usize = 7;
+
+/// Finite times ordered for the heap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrdF64(f64);
+impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// EASY's reservation for the first job that could not start.
+struct Reservation {
+    shadow: f64,
+    /// Idle nodes outside R, still open to jobs that end after `shadow`.
+    open_idle: usize,
+}
+
+struct Sim<'a, 'p, 'd> {
+    jobs: &'a [ClusterJob],
+    cfg: Config,
+    names: Vec<String>,
+    programs: &'a [String],
+    truth: &'a dyn SlowdownSource,
+    predicted: &'a dyn SlowdownSource,
+    policy: Option<&'p mut (dyn Policy + 'd)>,
+    nodes: Vec<Node>,
+    idle: BTreeSet<usize>,
+    /// Partially used nodes by free cores (sharing only).
+    by_free: Vec<BTreeSet<usize>>,
+    heap: BinaryHeap<Reverse<(OrdF64, usize, u64)>>,
+    waiting: BTreeSet<usize>,
+    now: f64,
+    /// `in_r[n] == r_stamp`: node n is in the current reservation.
+    in_r: Vec<u64>,
+    r_stamp: u64,
+    out: Schedule,
+    pool: [PoolInfo; 1],
+    running_count: usize,
+}
+
+/// Runs `jobs` (in submit order; a job's index is its id for the slowdown
+/// sources) on the cluster. `policy`: `None` runs exclusive nodes; a policy
+/// shares them, seeing `predicted` while `truth` drives progress.
+/// `programs` names each program index (what policies compare for twins).
+/// `progress` is called with the number of finished jobs now and then.
+pub fn simulate<'a, 'p, 'd>(
+    jobs: &'a [ClusterJob],
+    programs: &'a [String],
+    cfg: &Config,
+    truth: &'a dyn SlowdownSource,
+    predicted: &'a dyn SlowdownSource,
+    policy: Option<&'p mut (dyn Policy + 'd)>,
+    progress: &mut dyn FnMut(usize),
+) -> Result<Schedule, ClusterError> {
+    if cfg.nodes == 0 || cfg.cores == 0 {
+        return Err(ClusterError::Input("a cluster needs at least one node of at least one core".into()));
+    }
+    if cfg.probe == 0 && policy.is_some() {
+        return Err(ClusterError::Input("a sharing policy needs a probe of at least 1 node".into()));
+    }
+    for (i, j) in jobs.iter().enumerate() {
+        if !(j.submit.is_finite() && j.submit >= 0.0 && j.run.is_finite() && j.run > 0.0 && j.walltime.is_finite() && j.walltime > 0.0) {
+            return Err(ClusterError::Input(format!("job {i} (line {}): submit, run and walltime must be finite, run and walltime positive", j.record.line)));
+        }
+        if j.procs == 0 || cfg.width(j.procs) > cfg.nodes {
+            return Err(ClusterError::Input(format!("job {i} (line {}) needs {} processors; the cluster has {} x {}", j.record.line, j.procs, cfg.nodes, cfg.cores)));
+        }
+        if j.program >= programs.len() {
+            return Err(ClusterError::Input(format!("job {i} is of program {}, but there are {}", j.program, programs.len())));
+        }
+        if i > 0 && j.submit < jobs[i - 1].submit {
+            return Err(ClusterError::Input(format!("job {i} is submitted before job {}; jobs must be in submit order", i - 1)));
+        }
+    }
+    let sharing = policy.is_some();
+    let n = jobs.len();
+    let mut sim = Sim {
+        jobs,
+        cfg: *cfg,
+        names: (0..n).map(|i| format!("j{}", jobs[i].record.job)).collect(),
+        programs,
+        truth,
+        predicted,
+        policy,
+        nodes: (0..cfg.nodes)
+            .map(|_| Node {
+                used: 0,
+                jobs: Vec::new(),
+                runs: Vec::new(),
+                since: 0.0,
+                version: 0,
+                est_free: 0.0,
+                core_free: if sharing { vec![true; cfg.cores as usize] } else { Vec::new() },
+                refused: Vec::new(),
+            })
+            .collect(),
+        idle: (0..cfg.nodes).collect(),
+        by_free: vec![BTreeSet::new(); cfg.cores as usize + 1],
+        heap: BinaryHeap::new(),
+        waiting: BTreeSet::new(),
+        now: 0.0,
+        in_r: vec![0; cfg.nodes],
+        r_stamp: 0,
+        out: Schedule {
+            start: vec![f64::NAN; n],
+            finish: vec![f64::NAN; n],
+            alloc: vec![Alloc { nodes: Vec::new(), cores: Vec::new() }; n],
+            shared: vec![false; n],
+        },
+        pool: [PoolInfo { name: "node".into(), cores: cfg.cores, kind: PoolKind::Cpu }],
+        running_count: 0,
+    };
+    sim.run(progress)?;
+    Ok(sim.out)
+}
+
+impl Sim<'_, '_, '_> {
+    fn sharing(&self) -> bool {
+        self.policy.is_some()
+    }
+
+    fn run(&mut self, progress: &mut dyn FnMut(usize)) -> Result<(), ClusterError> {
+        let mut next = 0usize;
+        let mut finished = 0usize;
+        // Every 1 % of the jobs, and not for small traces, where it would be noise.
+        let step = (self.jobs.len() / 100).max(1000);
+        loop {
+            // Finishes first, then arrivals, then one scheduling pass, so a
+            // node freed at t is refilled at t.
+            while let Some(&Reverse((OrdF64(t), n, version))) = self.heap.peek() {
+                if t > self.now {
+                    break;
+                }
+                self.heap.pop();
+                if self.nodes[n].version != version {
+                    continue;
+                }
+                let done = self.finish_on(n)?;
+                let before = finished;
+                finished += done;
+                if finished / step != before / step {
+                    progress(finished);
+                }
+            }
+            while next < self.jobs.len() && self.jobs[next].submit <= self.now {
+                self.waiting.insert(next);
+                next += 1;
+            }
+            if !self.waiting.is_empty() {
+                self.pass()?;
+            }
+            let next_finish = loop {
+                match self.heap.peek() {
+                    Some(&Reverse((_, n, v))) if self.nodes[n].version != v => {
+                        self.heap.pop();
+                    }
+                    Some(&Reverse((OrdF64(t), _, _))) => break t,
+                    None => break f64::INFINITY,
+                }
+            };
+            let next_arrival = self.jobs.get(next).map_or(f64::INFINITY, |j| j.submit);
+            if next_finish == f64::INFINITY && next_arrival == f64::INFINITY {
+                if self.waiting.is_empty() {
+                    progress(finished);
+                    return Ok(());
+                }
+                return Err(ClusterError::Stalled { time: self.now, waiting: self.waiting.len() });
+            }
+            self.now = next_finish.min(next_arrival);
+        }
+    }
+
+    /// One scheduling pass over the queue.
+    fn pass(&mut self) -> Result<(), ClusterError> {
+        let mut reservation: Option<Reservation> = None;
+        let mut behind = 0usize;
+        let mut cursor = 0usize;
+        while let Some(&j) = self.waiting.range(cursor..).next() {
+            cursor = j + 1;
+            match &mut reservation {
+                None => {
+                    if self.try_start(j, None)? {
+                        continue;
+                    }
+                    if self.cfg.scheduler == Scheduler::Fcfs {
+                        return Ok(());
+                    }
+                    reservation = Some(self.reserve(j));
+                }
+                Some(r) => {
+                    if behind >= self.cfg.depth {
+                        return Ok(());
+                    }
+                    behind += 1;
+                    self.try_start(j, Some(r))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Free time of node `n` as EASY reckons it.
+    fn free_at(&self, n: usize) -> f64 {
+        if self.nodes[n].jobs.is_empty() {
+            self.now
+        } else {
+            self.nodes[n].est_free.max(self.now)
+        }
+    }
+
+    /// The reservation of job `j`: its shadow time and the nodes it takes.
+    fn reserve(&mut self, j: usize) -> Reservation {
+        let k = self.cfg.width(self.jobs[j].procs);
+        let mut f: Vec<(f64, bool, usize)> = (0..self.cfg.nodes).map(|n| (self.free_at(n), !self.nodes[n].jobs.is_empty(), n)).collect();
+        let (_, &mut (shadow, _, _), _) = f.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
+        f.retain(|&(t, _, _)| t <= shadow);
+        // R: the k latest-free of those free by the shadow, busy before idle
+        // at equal times, so idle nodes stay outside R where they can.
+        let key = |&(t, busy, n): &(f64, bool, usize)| (OrdF64(t), busy, Reverse(n));
+        if f.len() > k {
+            f.select_nth_unstable_by(k - 1, |a, b| key(b).cmp(&key(a)));
+            f.truncate(k);
+        }
+        self.r_stamp += 1;
+        let mut r_idle = 0;
+        for &(_, busy, n) in &f {
+            self.in_r[n] = self.r_stamp;
+            if !busy {
+                r_idle += 1;
+            }
+        }
+        Reservation { shadow, open_idle: self.idle.len() - r_idle }
+    }
+
+    fn in_r(&self, n: usize) -> bool {
+        self.in_r[n] == self.r_stamp
+    }
+
+    /// Starts `j` now if it can; with a reservation, only where it keeps it.
+    fn try_start(&mut self, j: usize, res: Option<&mut Reservation>) -> Result<bool, ClusterError> {
+        let jobs = self.jobs;
+        let job = &jobs[j];
+        let k = self.cfg.width(job.procs);
+        let sharable = self.sharing() && k == 1 && job.procs < self.cfg.cores;
+        let long = res.as_ref().is_some_and(|r| self.now + job.walltime > r.shadow);
+        if sharable {
+            let shadow = res.as_ref().map(|r| r.shadow);
+            if let Some(n) = self.shared_node(j, long, shadow)? {
+                self.place(j, &[n])?;
+                return Ok(true);
+            }
+        }
+        if self.idle.len() < k {
+            return Ok(false);
+        }
+        let chosen: Vec<usize> = match res {
+            None => self.idle.iter().take(k).copied().collect(),
+            Some(r) if long => {
+                if r.open_idle < k {
+                    return Ok(false);
+                }
+                r.open_idle -= k;
+                self.idle.iter().copied().filter(|&n| !self.in_r(n)).take(k).collect()
+            }
+            Some(r) => {
+                // Ends by the shadow: R's idle nodes first, since it returns
+                // them in time; outside R only what R's idle nodes lack.
+                let mut c: Vec<usize> = self.idle.iter().copied().filter(|&n| self.in_r(n)).take(k).collect();
+                if c.len() < k {
+                    let more = k - c.len();
+                    c.extend(self.idle.iter().copied().filter(|&n| !self.in_r(n)).take(more));
+                    r.open_idle -= more;
+                }
+                c
+            }
+        };
+        if chosen.len() < k {
+            return Ok(false);
+        }
+        self.place(j, &chosen)?;
+        Ok(true)
+    }
+
+    /// A partially used node whose policy admits `j`, tightest fit first.
+    fn shared_node(&mut self, j: usize, long: bool, shadow: Option<f64>) -> Result<Option<usize>, ClusterError> {
+        let procs = self.jobs[j].procs as usize;
+        // Nodes looked at, refused before or not: bounds a pass's cost when
+        // many nodes have room but refuse.
+        let scan = self.cfg.probe * 4;
+        let (mut asked, mut seen) = (0, 0);
+        let mut candidates = Vec::new();
+        for free in procs..self.cfg.cores as usize {
+            candidates.clear();
+            candidates.extend(self.by_free[free].iter().copied().filter(|&n| !(long && self.in_r(n))).take(scan - seen));
+            for &n in &candidates {
+                seen += 1;
+                if self.nodes[n].refused.contains(&j) {
+                    continue;
+                }
+                asked += 1;
+                if self.admits(j, n, shadow) {
+                    return Ok(Some(n));
+                }
+                self.nodes[n].refused.push(j);
+                if asked >= self.cfg.probe {
+                    return Ok(None);
+                }
+            }
+            if seen >= scan {
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether the policy's first start on node `n`, beside what runs
+    /// there, is `j`. Its view's queue is `j` first, then up to [`RIVALS`] later waiting
+    /// jobs that could share this node now (fit its free cores, and keep
+    /// EASY's reservation if `n` is reserved), so a policy that picks the
+    /// best match among waiting jobs (best-match) admits `j` only if it is
+    /// that match, while rules that take the first acceptable job
+    /// (conflict-aware, no-twins, noplan) judge `j` alone.
+    fn admits(&mut self, j: usize, n: usize, shadow: Option<f64>) -> bool {
+        let jobs = self.jobs;
+        let node = &self.nodes[n];
+        let dt = self.now - node.since;
+        let running: Vec<RunningJob> = node
+            .runs
+            .iter()
+            .map(|r| {
+                let o = &jobs[r.job];
+                RunningJob {
+                    id: r.job,
+                    pool: 0,
+                    cores: o.procs,
+                    progress: (1.0 - (r.left - dt * r.rate) / o.run).clamp(0.0, 1.0),
+                    solo: o.run,
+                    program: &self.programs[o.program],
+                }
+            })
+            .collect();
+        let queued = |k: usize| QueuedJob { id: k, name: &self.names[k], pool: 0, cores: jobs[k].procs, solo: jobs[k].run, program: &self.programs[jobs[k].program] };
+        let free = self.cfg.cores - node.used;
+        let reserved = self.in_r(n);
+        let mut queue = vec![queued(j)];
+        for &k in self.waiting.range(j + 1..).take(4 * RIVALS) {
+            let o = &jobs[k];
+            let fits = o.procs <= free && self.cfg.width(o.procs) == 1 && o.procs < self.cfg.cores;
+            let keeps = !reserved || shadow.is_none_or(|s| self.now + o.walltime <= s);
+            if fits && keeps {
+                queue.push(queued(k));
+                if queue.len() > RIVALS {
+                    break;
+                }
+            }
+        }
+        let view = View { time: self.now, queue: &queue, running: &running, pools: &self.pool, slowdown: self.predicted };
+        let policy = self.policy.as_mut().expect("asked only when sharing");
+        // Its first pick: a policy filling the node goes on to others.
+        policy.decide(&view).first() == Some(&Decision::Start { job: j, pool: 0 })
+    }
+
+    fn unlist(&mut self, n: usize) {
+        let node = &self.nodes[n];
+        if node.jobs.is_empty() {
+            self.idle.remove(&n);
+        } else if self.sharing() {
+            self.by_free[(self.cfg.cores - node.used) as usize].remove(&n);
+        }
+    }
+
+    fn list(&mut self, n: usize) {
+        let node = &self.nodes[n];
+        if node.jobs.is_empty() {
+            self.idle.insert(n);
+        } else if self.sharing() && node.used < self.cfg.cores {
+            self.by_free[(self.cfg.cores - node.used) as usize].insert(n);
+        }
+    }
+
+    fn place(&mut self, j: usize, on: &[usize]) -> Result<(), ClusterError> {
+        let jobs = self.jobs;
+        let job = &jobs[j];
+        let whole = !(self.sharing() && on.len() == 1 && job.procs < self.cfg.cores);
+        let cores = if whole { self.cfg.cores } else { job.procs };
+        let end = self.now + job.walltime;
+        let mut held = Vec::new();
+        for &n in on {
+            self.unlist(n);
+            let node = &mut self.nodes[n];
+            if !node.jobs.is_empty() {
+                self.out.shared[j] = true;
+                for &o in &node.jobs {
+                    self.out.shared[o] = true;
+                }
+            }
+            node.used += cores;
+            debug_assert!(node.used <= self.cfg.cores);
+            node.jobs.push(j);
+            node.est_free = if node.jobs.len() == 1 { end } else { node.est_free.max(end) };
+            if !whole {
+                for (c, free) in node.core_free.iter_mut().enumerate() {
+                    if held.len() == cores as usize {
+                        break;
+                    }
+                    if *free {
+                        *free = false;
+                        held.push(c as u32);
+                    }
+                }
+            } else if !node.core_free.is_empty() {
+                node.core_free.iter_mut().for_each(|c| *c = false);
+            }
+            self.list(n);
+        }
+        self.waiting.remove(&j);
+        self.out.start[j] = self.now;
+        self.out.alloc[j] = Alloc { nodes: on.iter().map(|&n| n as u32).collect(), cores: held };
+        self.running_count += 1;
+        let home = on[0];
+        let now = self.now;
+        let node = &mut self.nodes[home];
+        advance(node, now);
+        node.runs.push(Run { job: j, left: job.run, rate: 1.0 });
+        node.version += 1;
+        node.refused.clear();
+        self.reschedule(home)
+    }
+
+    /// Ends the jobs of node `n` that are done now; returns how many.
+    fn finish_on(&mut self, n: usize) -> Result<usize, ClusterError> {
+        let now = self.now;
+        let node = &mut self.nodes[n];
+        advance(node, now);
+        // The job whose finish this entry predicted is done exactly now;
+        // float steps leave the others crumbs (as in cosched-sched's simulator).
+        let first = (0..node.runs.len())
+            .min_by(|&a, &b| (node.runs[a].left / node.runs[a].rate).total_cmp(&(node.runs[b].left / node.runs[b].rate)))
+            .expect("a scheduled node runs something");
+        node.runs[first].left = 0.0;
+        let mut ended = Vec::new();
+        let jobs = self.jobs;
+        node.runs.retain(|r| {
+            let done = r.left <= jobs[r.job].run * 1e-9;
+            if done {
+                ended.push(r.job);
+            }
+            !done
+        });
+        node.version += 1;
+        node.refused.clear();
+        for &j in &ended {
+            self.out.finish[j] = now;
+            self.running_count -= 1;
+            let on: Vec<u32> = self.out.alloc[j].nodes.clone();
+            let whole = self.out.alloc[j].cores.is_empty();
+            for &m in &on {
+                let m = m as usize;
+                self.unlist(m);
+                let cores = if whole { self.cfg.cores } else { self.jobs[j].procs };
+                let node = &mut self.nodes[m];
+                node.used -= cores;
+                node.jobs.retain(|&o| o != j);
+                if whole {
+                    node.core_free.iter_mut().for_each(|c| *c = true);
+                } else {
+                    for &c in &self.out.alloc[j].cores {
+                        node.core_free[c as usize] = true;
+                    }
+                }
+                node.est_free = node.jobs.iter().map(|&o| self.out.start[o] + jobs[o].walltime).fold(f64::NEG_INFINITY, f64::max);
+                self.list(m);
+            }
+            if let Some(p) = self.policy.as_mut() {
+                let job = &jobs[j];
+                p.observe(&JobOutcome {
+                    job: j,
+                    program: &self.programs[job.program],
+                    arrival: job.submit,
+                    start: self.out.start[j],
+                    finish: now,
+                    solo: job.run,
+                    slowdown: (now - self.out.start[j]) / job.run,
+                });
+            }
+        }
+        self.reschedule(n)?;
+        Ok(ended.len())
+    }
+
+    /// New rates of node `n`'s jobs beside one another, and its next finish.
+    fn reschedule(&mut self, n: usize) -> Result<(), ClusterError> {
+        let node = &mut self.nodes[n];
+        if node.runs.is_empty() {
+            return Ok(());
+        }
+        let mut soonest = f64::INFINITY;
+        let mut beside = Vec::with_capacity(node.jobs.len());
+        for i in 0..node.runs.len() {
+            let id = node.runs[i].job;
+            beside.clear();
+            beside.extend(node.jobs.iter().copied().filter(|&o| o != id));
+            let s = if beside.is_empty() { 1.0 } else { self.truth.slowdown(id, &beside) };
+            if !(s.is_finite() && s > 0.0) {
+                return Err(ClusterError::Slowdown { job: id, value: s });
+            }
+            let r = &mut node.runs[i];
+            r.rate = 1.0 / s;
+            soonest = soonest.min(r.left / r.rate);
+        }
+        self.heap.push(Reverse((OrdF64(node.since + soonest), n, node.version)));
+        Ok(())
+    }
+}
+
+fn advance(node: &mut Node, now: f64) {
+    let dt = now - node.since;
+    if dt > 0.0 {
+        for r in &mut node.runs {
+            r.left -= dt * r.rate;
+        }
+    }
+    node.since = now;
+}

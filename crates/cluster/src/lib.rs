@@ -1,0 +1,23 @@
+//! Cluster-scale simulation of real traces.
+//!
+//! [`swf`] reads the Parallel Workloads Archive's Standard Workload Format
+//! (plain or gzip); [`workload`] turns records into jobs and gives each a
+//! measured program by a seeded mapping; [`engine`] runs them on N nodes of
+//! C cores under FCFS or EASY backfilling, exclusive or with node sharing
+//! decided by a registered policy (`cosched_engine::Policy`, asked node by
+//! node); [`metrics`] scores the schedule (wait, response, bounded slowdown,
+//! utilization, makespan, co-location slowdown); [`output`] writes Batsim's
+//! `jobs.csv` and SWF.
+//!
+//! Must not: depend on `cosched-sched` (policies come in as trait objects),
+//! read a clock, or touch the store.
+
+pub mod engine;
+pub mod metrics;
+pub mod output;
+pub mod swf;
+pub mod synthetic;
+pub mod workload;
+
+pub use engine::{simulate, Alloc, ClusterError, Config, Schedule, Scheduler};
+pub use workload::{ClusterJob, Keep, Mapping};
