@@ -14,7 +14,10 @@ cd "$(dirname "$0")"
 # fallback for counting system calls (cosched opens the tracepoint itself
 # when it may).
 # man-db and bash-completion read the man pages and completions installed below.
-PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf man-db bash-completion)
+# slurm-wlm (slurmctld, slurmd, their plugins incl. job_submit/lua), slurm-client
+# and munge run the local Slurm cluster of `scripts/slurm-local.sh` and the
+# `cosched slurm` tests.
+PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf man-db bash-completion slurm-wlm slurm-client munge)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else

@@ -48,6 +48,7 @@ pub mod registry;
 pub mod runs;
 pub mod run;
 pub mod simulate;
+pub mod slurm;
 pub mod source;
 pub mod training;
 

@@ -67,6 +67,8 @@ enum Verb {
     Runs(cmd::runs::RunsArgs),
     /// Generate man pages and shell completions (install.sh installs them).
     Generate(cmd::generate::GenerateArgs),
+    /// Decide co-location for a Slurm cluster: `serve` releases held jobs onto nodes, `status` shows decisions.
+    Slurm(cmd::slurm::SlurmArgs),
 }
 
 fn main() {
@@ -100,6 +102,7 @@ fn main() {
         Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
         Verb::Runs(a) => cmd::runs::run(a),
         Verb::Generate(a) => cmd::generate::run(a, Cli::command()),
+        Verb::Slurm(a) => cmd::slurm::run(a),
     };
     if let Err(e) = result {
         std::process::exit(exit::report(&e));

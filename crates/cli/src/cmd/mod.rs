@@ -23,3 +23,4 @@ pub mod profile;
 pub mod run;
 pub mod runs;
 pub mod simulate;
+pub mod slurm;

@@ -1,0 +1,674 @@
+//! `cosched slurm serve|status`: cosched deciding for a Slurm cluster.
+//!
+//! `serve` reads the cluster each round (`cosched_slurm::Slurm`), asks the
+//! chosen policy node by node with the chosen predictor's slowdowns
+//! (fitted on the store, as `cosched run` does), releases the held jobs the
+//! policy starts onto their nodes, and learns from every job that ends: a
+//! job tied to a workload job becomes a `run_jobs` row of its node's run
+//! (series `slurm:PARTITION`), so `measured` and `learned` fit on cluster
+//! history as on real runs.
+//!
+//! A Slurm job is tied to a workload job by its comment (`sbatch
+//! --comment=cosched:NAME`), else by its name (`sbatch -J NAME`); its
+//! program identity is then that job's program, else the comment, else the
+//! job name. Each release also writes cosched's decision into the job's
+//! `AdminComment` (node, co-runners, predicted slowdown), so Slurm holds it
+//! and `status` or a restarted cosched reads it back.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cosched_measure::launch::{install_interrupt_handler, interrupted};
+use cosched_model::run::JobStatus;
+use cosched_model::workload::Workload;
+use cosched_predict::{Characterization, Predictor};
+use cosched_sched::registry::policy_from_spec;
+use cosched_sched::{JobId, SlowdownSource};
+use cosched_slurm::{AcctJob, Action, Identity, JobState, QueueJob, Round, Slurm, SlurmError};
+use cosched_store::{ExecRunId, RunJobEnd, RunJobStart, RunStatus, Store};
+use serde::Serialize;
+
+use crate::common::{db_path, load_workload, open_store, provenance, Ctx};
+use crate::error::{bad_input, stopped};
+use crate::source::solo_time;
+use crate::training::{available_training_set, build};
+
+/// Solo time assumed for a job cosched knows nothing about, seconds; it only
+/// sets how far along policies think such a job is.
+const UNKNOWN_SOLO_S: f64 = 60.0;
+
+/// The prefix of a comment that ties a Slurm job to a workload job.
+pub const COMMENT_PREFIX: &str = "cosched:";
+
+#[derive(Debug, Clone)]
+pub struct SlurmTarget {
+    /// `SLURM_CONF` for Slurm's commands; `None`: their default.
+    pub conf: Option<PathBuf>,
+    /// The partition whose held jobs cosched decides for.
+    pub partition: String,
+    /// Ties jobs to programs, solo times and stored measurements.
+    pub workload: Option<PathBuf>,
+    /// Predictor: NAME or NAME:key=value,...
+    pub predictor: String,
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServeRequest {
+    pub target: SlurmTarget,
+    /// Policy as NAME or NAME:KEY=VALUE,...
+    pub policy: String,
+    /// Seconds between rounds.
+    pub interval: f64,
+    /// Stop after the partition has had no job waiting or running for this
+    /// many seconds (scripts and tests); `None`: until SIGINT / SIGTERM.
+    pub exit_idle: Option<f64>,
+}
+
+/// One release cosched made.
+#[derive(Debug, Clone, Serialize)]
+pub struct Released {
+    pub job: u64,
+    pub node: String,
+    pub beside: Vec<u64>,
+    pub predicted: f64,
+    /// Seconds since `serve` began.
+    pub t: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ServeReport {
+    pub rounds: u64,
+    pub released: Vec<Released>,
+    /// Jobs held again because their node went down or drained.
+    pub reheld: Vec<u64>,
+    /// Finished jobs recorded in the store.
+    pub learned: usize,
+    /// Rounds skipped because the controller did not answer.
+    pub unreachable: u64,
+    /// Releases and holds Slurm refused (the job ended or was cancelled
+    /// between the reading and the command): the next round reads anew.
+    pub refused: Vec<String>,
+    /// What the policy decided with.
+    pub source: String,
+}
+
+/// The workload's view of Slurm jobs: which workload job each one is, its
+/// program and solo time, and the fitted predictor.
+struct Catalog {
+    workload: Option<Workload>,
+    solo: Vec<Option<f64>>,
+    fitted: Option<(Box<dyn Predictor>, Vec<Characterization>)>,
+    note: String,
+}
+
+impl Catalog {
+    fn load(target: &SlurmTarget, store: &Store) -> anyhow::Result<Catalog> {
+        let Some(path) = &target.workload else {
+            return Ok(Catalog {
+                workload: None,
+                solo: Vec::new(),
+                fitted: None,
+                note: "no --workload: every predicted slowdown is 1, programs are comments or job names".into(),
+            });
+        };
+        let w = load_workload(path)?;
+        let cals = store.calibrations()?;
+        let m = store.measurements(&w.name)?;
+        let mut solo = Vec::new();
+        for i in 0..w.jobs.len() {
+            solo.push(solo_time(store, &m, &w, i, &cals)?.map(|s| s.0));
+        }
+        let mut predictor = build(&target.predictor)?;
+        let (train, sources) = available_training_set(&m, &w)?;
+        let fit = if train.pairs.is_empty() {
+            Err("no measured pairs of the workload".to_string())
+        } else {
+            predictor.fit(&train).map_err(|e| e.to_string())
+        };
+        let (fitted, note) = match fit {
+            Ok(()) => {
+                let chars = w.jobs.iter().map(|j| train.programs[&j.name].clone()).collect();
+                let note = format!(
+                    "predictor {} fitted on {} ordered pairs of `{}`: {}",
+                    target.predictor,
+                    train.pairs.len(),
+                    w.name,
+                    sources.describe()
+                );
+                (Some((predictor, chars)), note)
+            }
+            Err(why) => (None, format!("predictor {} could not be fitted ({why}): every predicted slowdown is 1", target.predictor)),
+        };
+        Ok(Catalog { workload: Some(w), solo, fitted, note })
+    }
+
+    /// The workload job a Slurm job is: `--comment=cosched:NAME`, else its name.
+    fn index_of(&self, comment: &str, name: &str) -> Option<usize> {
+        let w = self.workload.as_ref()?;
+        let by = |n: &str| w.jobs.iter().position(|j| j.name == n);
+        comment.strip_prefix(COMMENT_PREFIX).and_then(|n| by(n.trim())).or_else(|| by(name))
+    }
+
+    fn identify(&self, j: &QueueJob) -> Identity {
+        match self.index_of(&j.comment, &j.name) {
+            Some(i) => {
+                let w = self.workload.as_ref().expect("indexed");
+                Identity { program: w.jobs[i].program_key(), solo: self.solo[i].unwrap_or(UNKNOWN_SOLO_S) }
+            }
+            None => {
+                let program = if j.comment.is_empty() { j.name.clone() } else { j.comment.clone() };
+                Identity { program, solo: UNKNOWN_SOLO_S }
+            }
+        }
+    }
+}
+
+/// The fitted predictor over one round's jobs: job k is workload job
+/// `map[k]`. Jobs cosched cannot tie to the workload are predicted 1 beside
+/// anything (score 0), as `cosched run` predicts without measurements.
+struct RoundSource<'a> {
+    catalog: &'a Catalog,
+    map: Vec<Option<usize>>,
+}
+
+impl SlowdownSource for RoundSource<'_> {
+    fn slowdown(&self, job: JobId, beside: &[JobId]) -> f64 {
+        let (Some((p, chars)), Some(i)) = (&self.catalog.fitted, self.map[job]) else { return 1.0 };
+        beside
+            .iter()
+            .filter(|&&b| b != job)
+            .filter_map(|&b| self.map[b])
+            .map(|k| p.predict_pair(&chars[i], &chars[k]).slowdown)
+            .product()
+    }
+
+    fn score(&self, a: JobId, b: JobId) -> f64 {
+        match (&self.catalog.fitted, self.map[a], self.map[b]) {
+            (Some((p, chars)), Some(i), Some(k)) => p.score(&chars[i], &chars[k]),
+            _ => 0.0,
+        }
+    }
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The decision written into a released job's AdminComment.
+fn admin_comment(policy: &str, node: &str, beside: &[u64], predicted: f64) -> String {
+    let beside: Vec<String> = beside.iter().map(u64::to_string).collect();
+    // One word, `;`-separated: `scontrol show job` separates fields by spaces.
+    format!("cosched;policy={policy};node={node};beside={};predicted={predicted:.3}", if beside.is_empty() { "-".into() } else { beside.join(",") })
+}
+
+/// Reads back what [`admin_comment`] wrote: (beside, predicted).
+pub fn parse_admin_comment(s: &str) -> Option<(Vec<u64>, f64)> {
+    let rest = s.strip_prefix("cosched;")?;
+    let mut beside = None;
+    let mut predicted = None;
+    for w in rest.split(';') {
+        match w.split_once('=') {
+            Some(("beside", "-")) => beside = Some(Vec::new()),
+            Some(("beside", v)) => beside = v.split(',').map(|x| x.parse().ok()).collect(),
+            Some(("predicted", v)) => predicted = v.parse().ok(),
+            _ => {}
+        }
+    }
+    Some((beside?, predicted?))
+}
+
+/// What the store learns from a finished Slurm job.
+struct Learner {
+    series: String,
+    policy: String,
+    /// Slurm job ids already recorded (the `pgid` column of slurm runs).
+    seen: BTreeSet<u64>,
+    runs: BTreeMap<String, ExecRunId>,
+}
+
+impl Learner {
+    fn new(store: &Store, partition: &str, policy: &str) -> anyhow::Result<Learner> {
+        let series = format!("slurm:{partition}:");
+        let mut seen = BTreeSet::new();
+        let mut runs = BTreeMap::new();
+        for r in store.runs()?.into_iter().filter(|r| r.series.starts_with(&series)) {
+            for j in store.run_jobs(r.id)? {
+                seen.insert(j.start.pgid as u64);
+            }
+            if r.status == RunStatus::Running && r.policy == policy {
+                if let Some(node) = r.params.get("node").and_then(|n| n.as_str()) {
+                    runs.insert(format!("{}\u{0}{node}", r.workload), r.id);
+                }
+            }
+        }
+        Ok(Learner { series, policy: policy.to_string(), seen, runs })
+    }
+
+    /// Records a finished job tied to workload job `index`.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        store: &mut Store,
+        ctx: &Ctx,
+        w: &Workload,
+        index: usize,
+        solo: Option<f64>,
+        job: &AcctJob,
+        decision: Option<(Vec<u64>, f64)>,
+        work_s: Option<f64>,
+    ) -> anyhow::Result<bool> {
+        if self.seen.contains(&job.id) {
+            return Ok(false);
+        }
+        let (Some(start), Some(end), Some(node)) = (job.start, job.end, job.nodes.first()) else {
+            // Never ran (cancelled while it waited): nothing to learn.
+            self.seen.insert(job.id);
+            return Ok(false);
+        };
+        let key = format!("{}\u{0}{node}", w.name);
+        let run = match self.runs.get(&key) {
+            Some(&r) => r,
+            None => {
+                let mut prov = provenance(ctx);
+                // The run's clock starts at the first job it records, so no
+                // recorded time is negative; later jobs start later.
+                prov.started_unix = start.max(0) as u64;
+                let partition = self.series.trim_start_matches("slurm:").trim_end_matches(':');
+                let params = serde_json::json!({ "node": node, "partition": partition });
+                // A series per node; a new run of it each time a policy starts serving it.
+                let series = format!("{}{node}", self.series);
+                let repeat = store.runs()?.iter().filter(|r| r.series == series && r.policy == self.policy).count() as u32;
+                let r = store.begin_run(&series, &w.name, &self.policy, repeat, &params.to_string(), &prov)?;
+                self.runs.insert(key, r);
+                r
+            }
+        };
+        let origin = store.run(run)?.map_or(start, |r| r.started_unix as i64);
+        if start < origin {
+            // Started before its node's run began (cosched was not serving):
+            // its co-runners are not all in this run.
+            self.seen.insert(job.id);
+            return Ok(false);
+        }
+        let attempt = store.run_jobs(run)?.iter().filter(|j| j.start.job_index == index as u32).count() as u32;
+        let (beside, predicted) = decision.unwrap_or((Vec::new(), 1.0));
+        let status = match &job.state {
+            JobState::Completed => JobStatus::Ok,
+            JobState::Failed => JobStatus::Failed(job.exit.0.max(1)),
+            JobState::Timeout => JobStatus::Timeout,
+            JobState::OutOfMemory => JobStatus::Oom,
+            _ if job.exit.1 > 0 => JobStatus::Signal(job.exit.1),
+            _ => JobStatus::Killed,
+        };
+        let wall = (end - start) as f64;
+        let time = work_s.unwrap_or(wall);
+        let slowdown = solo.filter(|_| status.is_ok() && time > 0.0).map(|s| time / s);
+        store.run_job_started(
+            run,
+            &RunJobStart {
+                job: w.jobs[index].name.clone(),
+                job_index: index as u32,
+                attempt,
+                arrival_s: (start - origin) as f64,
+                start_s: (start - origin) as f64,
+                cpus: Vec::new(),
+                // The Slurm job id: what identifies (and cancels) the job.
+                pgid: job.id as i32,
+                beside: beside.iter().map(u64::to_string).collect(),
+                predicted: if predicted > 0.0 { predicted } else { 1.0 },
+                solo_s: solo,
+            },
+        )?;
+        store.run_job_ended(run, index as u32, attempt, &RunJobEnd { end_s: (end - origin) as f64, status, work_s, slowdown })?;
+        self.seen.insert(job.id);
+        Ok(true)
+    }
+}
+
+/// The work-phase seconds a kernel job printed in its JSON report, read
+/// from the job's output file.
+fn kernel_work_s(stdout: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(stdout).ok()?;
+    let line = text.lines().rev().find(|l| l.trim_start().starts_with('{'))?;
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    v.get("wall_s")?.as_f64().filter(|t| *t > 0.0)
+}
+
+/// Finished jobs to learn from: `sacct` when accounting is configured,
+/// else the controller's memory of finished jobs (`squeue -t all`).
+fn finished_jobs(slurm: &Slurm, partition: &str, queue: &[QueueJob], since: i64, use_sacct: &mut bool) -> Vec<AcctJob> {
+    if *use_sacct {
+        match slurm.finished(partition, since) {
+            Ok(jobs) => return jobs,
+            Err(_) => *use_sacct = false,
+        }
+    }
+    queue
+        .iter()
+        .filter(|j| j.state.is_final())
+        .map(|j| AcctJob {
+            id: j.id,
+            partition: j.partition.clone(),
+            state: j.state.clone(),
+            start: j.start,
+            end: j.end,
+            nodes: j.nodes.clone(),
+            cpus: j.cpus,
+            exit: (0, 0),
+            name: j.name.clone(),
+            comment: j.comment.clone(),
+        })
+        .collect()
+}
+
+/// Serves until SIGINT / SIGTERM (exit 130 / 143) or `exit_idle`.
+pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
+    if !(req.interval.is_finite() && req.interval > 0.0) {
+        return Err(bad_input(format!("--interval {}: expected a positive number of seconds", req.interval)));
+    }
+    let mut policy = policy_from_spec(&req.policy).map_err(|e| bad_input(format!("--policy {}: {e}", req.policy)))?;
+    let target = &req.target;
+    let mut store = open_store(&db_path(target.db.as_deref()))?;
+    let catalog = Catalog::load(target, &store)?;
+    ctx.step(&catalog.note);
+    let slurm = Slurm { conf: target.conf.clone() };
+    let mut learner = Learner::new(&store, &target.partition, &req.policy)?;
+    install_interrupt_handler();
+    let mut report = ServeReport { source: catalog.note.clone(), ..ServeReport::default() };
+    let began = Instant::now();
+    let began_unix = unix_now();
+    let mut idle_since: Option<Instant> = None;
+    let mut use_sacct = true;
+    let mut decisions: BTreeMap<u64, (Vec<u64>, f64)> = BTreeMap::new();
+    let mut down_reported = false;
+    loop {
+        if let Some(sig) = interrupted() {
+            let notice = format!("stopped serving after {} rounds; held jobs stay held in Slurm until cosched serves again", report.rounds);
+            return Err(stopped(sig, notice));
+        }
+        match round(&slurm, req, &catalog, policy.as_mut(), began, &mut report, &mut decisions) {
+            Ok(queue) => {
+                if down_reported {
+                    ctx.step("the Slurm controller answers again");
+                    down_reported = false;
+                }
+                if let Some(w) = &catalog.workload {
+                    // A day back on the first reading: jobs that ended while
+                    // cosched was down are learned too (once each).
+                    let since = began_unix - 86_400;
+                    for job in finished_jobs(&slurm, &target.partition, &queue, since, &mut use_sacct) {
+                        if learner.seen.contains(&job.id) || job.partition != target.partition {
+                            continue;
+                        }
+                        let Some(index) = catalog.index_of(&job.comment, &job.name) else { continue };
+                        let shown = slurm.show_job(job.id).ok().flatten();
+                        let work_s = shown.as_ref().and_then(|m| m.get("StdOut")).and_then(|p| kernel_work_s(p));
+                        let decision = decisions
+                            .get(&job.id)
+                            .cloned()
+                            .or_else(|| shown.as_ref().and_then(|m| m.get("AdminComment")).and_then(|c| parse_admin_comment(c)));
+                        if learner.record(&mut store, ctx, w, index, catalog.solo[index], &job, decision, work_s)? {
+                            report.learned += 1;
+                        }
+                    }
+                }
+                let busy = queue.iter().any(|j| !j.state.is_final());
+                idle_since = if busy { None } else { Some(idle_since.unwrap_or_else(Instant::now)) };
+                if let (Some(limit), Some(since)) = (req.exit_idle, idle_since) {
+                    if since.elapsed().as_secs_f64() >= limit {
+                        return Ok(report);
+                    }
+                }
+            }
+            Err(e) if e.transient() => {
+                report.unreachable += 1;
+                if !down_reported {
+                    ctx.step(&format!("the Slurm controller does not answer; retrying every {}s: {e}", req.interval));
+                    down_reported = true;
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+        std::thread::sleep(Duration::from_secs_f64(req.interval));
+    }
+}
+
+/// One round: read, decide, release. Returns the queue it read.
+fn round(
+    slurm: &Slurm,
+    req: &ServeRequest,
+    catalog: &Catalog,
+    policy: &mut dyn cosched_sched::Policy,
+    began: Instant,
+    report: &mut ServeReport,
+    decisions: &mut BTreeMap<u64, (Vec<u64>, f64)>,
+) -> Result<Vec<QueueJob>, SlurmError> {
+    let partition = &req.target.partition;
+    let queue = slurm.queue(partition)?;
+    let nodes = slurm.nodes(partition)?;
+    report.rounds += 1;
+    let r = Round::new(&queue, &nodes, partition, &|j| catalog.identify(j));
+    let map = queue_map(&r, &queue, catalog);
+    let source = RoundSource { catalog, map };
+    let t = began.elapsed().as_secs_f64();
+    let actions = r
+        .decide(policy, &source, t, unix_now())
+        .map_err(|why| SlurmError::Failed { cmd: "policy".into(), status: "refused".into(), stderr: why })?;
+    for a in actions {
+        let done = match &a {
+            Action::Release { job, node, beside, predicted } => {
+                slurm.release_on(*job, node, &admin_comment(&req.policy, node, beside, *predicted))
+            }
+            Action::Rehold { job, .. } => slurm.hold(*job),
+        };
+        match (done, a) {
+            (Err(e), _) if e.transient() => return Err(e),
+            // The rest of this round's decisions assumed this one; decide
+            // again from a fresh reading.
+            (Err(e), _) => {
+                report.refused.push(e.to_string());
+                break;
+            }
+            (Ok(()), Action::Release { job, node, beside, predicted }) => {
+                decisions.insert(job, (beside.clone(), predicted));
+                report.released.push(Released { job, node, beside, predicted, t });
+            }
+            (Ok(()), Action::Rehold { job, .. }) => report.reheld.push(job),
+        }
+    }
+    Ok(queue)
+}
+
+fn queue_map(r: &Round, queue: &[QueueJob], catalog: &Catalog) -> Vec<Option<usize>> {
+    r.jobs
+        .iter()
+        .map(|rj| queue.iter().find(|q| q.id == rj.slurm).and_then(|q| catalog.index_of(&q.comment, &q.name)))
+        .collect()
+}
+
+#[derive(Debug, Clone)]
+pub struct SubmitRequest {
+    pub target: SlurmTarget,
+    /// Where the batch scripts and the jobs' output go.
+    pub dir: PathBuf,
+    /// Submit each job at its arrival time (seconds after the first); else all at once.
+    pub arrivals: bool,
+}
+
+/// One job submitted with `sbatch`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Submitted {
+    pub name: String,
+    pub job: u64,
+    /// Seconds after the first submission.
+    pub at: f64,
+    pub script: PathBuf,
+}
+
+/// The batch script of a workload job: its command between two time stamps
+/// (`cosched-start` / `cosched-end`, Unix seconds with nanoseconds), so a
+/// makespan through Slurm is measured from inside the jobs, not from
+/// Slurm's whole-second accounting.
+pub fn batch_script(argv: &[String]) -> String {
+    let quoted: Vec<String> = argv.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    format!(
+        "#!/bin/sh\n# Written by cosched slurm submit.\necho \"cosched-start $(date +%s.%N)\"\n{}\nrc=$?\necho \"cosched-end $(date +%s.%N)\"\nexit $rc\n",
+        quoted.join(" ")
+    )
+}
+
+/// Submits every job of the workload with `sbatch` to the partition, tied
+/// to its workload job by `--comment=cosched:NAME`: kernels with their work
+/// resolved from the store's calibrations, as `cosched run` runs them.
+pub fn submit(req: &SubmitRequest, ctx: &Ctx) -> anyhow::Result<Vec<Submitted>> {
+    let target = &req.target;
+    let Some(path) = &target.workload else { return Err(bad_input("--workload FILE is required")) };
+    let w = load_workload(path)?;
+    let store = open_store(&db_path(target.db.as_deref()))?;
+    let cals = store.calibrations()?;
+    std::fs::create_dir_all(&req.dir).map_err(|e| bad_input(format!("{}: {e}", req.dir.display())))?;
+    let mut scripts = Vec::new();
+    for job in &w.jobs {
+        let argv = cosched_measure::kernel::job_argv(job, &cals).map_err(|e| {
+            bad_input(format!("{}: job `{}`: {e} (run `cosched calibrate --workload {}` first)", path.display(), job.name, path.display()))
+        })?;
+        let script = req.dir.join(format!("{}.sh", job.name));
+        std::fs::write(&script, batch_script(&argv))?;
+        scripts.push(script);
+    }
+    let slurm = Slurm { conf: target.conf.clone() };
+    let mut order: Vec<usize> = (0..w.jobs.len()).collect();
+    order.sort_by(|&a, &b| w.jobs[a].arrival.total_cmp(&w.jobs[b].arrival));
+    let began = Instant::now();
+    let mut out = Vec::new();
+    for i in order {
+        let job = &w.jobs[i];
+        if req.arrivals {
+            let wait = job.arrival - began.elapsed().as_secs_f64();
+            if wait > 0.0 {
+                std::thread::sleep(Duration::from_secs_f64(wait));
+            }
+        }
+        let args = vec![
+            format!("--partition={}", target.partition),
+            format!("--job-name={}", job.name),
+            format!("--comment={COMMENT_PREFIX}{}", job.name),
+            "--ntasks=1".to_string(),
+            format!("--cpus-per-task={}", job.cores),
+            format!("--output={}", req.dir.join(format!("{}-%j.out", job.name)).display()),
+        ];
+        let id = slurm.sbatch(&args, &scripts[i])?;
+        ctx.step(&format!("submitted {} as job {id}", job.name));
+        out.push(Submitted { name: job.name.clone(), job: id, at: began.elapsed().as_secs_f64(), script: scripts[i].clone() });
+    }
+    Ok(out)
+}
+
+/// A job as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobRow {
+    pub id: u64,
+    pub name: String,
+    pub program: String,
+    pub state: String,
+    pub reason: String,
+    pub node: String,
+    /// cosched's decision as Slurm holds it (the AdminComment), or why it waits.
+    pub decision: String,
+}
+
+/// Two jobs sharing a node, with each one's predicted slowdown beside the other.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairRow {
+    pub node: String,
+    pub a: u64,
+    pub b: u64,
+    pub slowdown_a: f64,
+    pub slowdown_b: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeRow {
+    pub name: String,
+    pub state: String,
+    pub cpus: u32,
+    pub usable: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusReport {
+    pub partition: String,
+    pub nodes: Vec<NodeRow>,
+    pub jobs: Vec<JobRow>,
+    pub pairs: Vec<PairRow>,
+    pub source: String,
+}
+
+/// Pending and running jobs of the partition with cosched's decisions and
+/// the predicted slowdown of every pair sharing a node.
+pub fn status(target: &SlurmTarget) -> anyhow::Result<StatusReport> {
+    let store = open_store(&db_path(target.db.as_deref()))?;
+    let catalog = Catalog::load(target, &store)?;
+    let slurm = Slurm { conf: target.conf.clone() };
+    let queue = slurm.queue(&target.partition)?;
+    let nodes = slurm.nodes(&target.partition)?;
+    let r = Round::new(&queue, &nodes, &target.partition, &|j| catalog.identify(j));
+    let map = queue_map(&r, &queue, &catalog);
+    let source = RoundSource { catalog: &catalog, map };
+    let mut jobs = Vec::new();
+    for q in queue.iter().filter(|q| !q.state.is_final()) {
+        let decision = if q.held_for_cosched() {
+            "held: waiting for cosched".to_string()
+        } else if q.admin_comment.starts_with(cosched_slurm::parse::RELEASED) {
+            q.admin_comment.trim_start_matches("cosched;").replace(';', " ")
+        } else {
+            "not decided by cosched".to_string()
+        };
+        jobs.push(JobRow {
+            id: q.id,
+            name: q.name.clone(),
+            program: catalog.identify(q).program,
+            state: q.state.to_string(),
+            reason: q.reason.clone(),
+            node: if q.nodes.is_empty() { q.requested.join(",") } else { q.nodes.join(",") },
+            decision,
+        });
+    }
+    let mut pairs = Vec::new();
+    for n in &r.nodes {
+        for (x, &a) in n.placed.iter().enumerate() {
+            for &b in &n.placed[x + 1..] {
+                pairs.push(PairRow {
+                    node: n.name.clone(),
+                    a: r.jobs[a].slurm,
+                    b: r.jobs[b].slurm,
+                    slowdown_a: source.slowdown(a, &[b]),
+                    slowdown_b: source.slowdown(b, &[a]),
+                });
+            }
+        }
+    }
+    let nodes = nodes
+        .iter()
+        .filter(|n| n.partition == target.partition)
+        .map(|n| NodeRow { name: n.name.clone(), state: n.state.clone(), cpus: n.cpus, usable: n.usable() })
+        .collect();
+    Ok(StatusReport { partition: target.partition.clone(), nodes, jobs, pairs, source: catalog.note.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_decision_written_into_slurm_reads_back() {
+        let c = admin_comment("conflict-aware", "n1", &[12, 13], 1.2345);
+        assert_eq!(c, "cosched;policy=conflict-aware;node=n1;beside=12,13;predicted=1.234");
+        assert_eq!(parse_admin_comment(&c), Some((vec![12, 13], 1.234)));
+        let alone = admin_comment("noplan", "n1", &[], 1.0);
+        assert_eq!(parse_admin_comment(&alone), Some((vec![], 1.0)));
+        assert_eq!(parse_admin_comment("set by a person"), None);
+    }
+}

@@ -1,0 +1,137 @@
+//! `cosched slurm serve|status`: cosched deciding for a Slurm cluster.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use cosched_app::slurm::{serve, status, submit, ServeRequest, SlurmTarget, SubmitRequest};
+use cosched_report::table;
+
+use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs};
+
+#[derive(Args, Debug)]
+pub struct SlurmArgs {
+    #[command(subcommand)]
+    pub cmd: SlurmCmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SlurmCmd {
+    /// Decide for the partition's held jobs until SIGINT / SIGTERM: release each onto the node the policy picks.
+    #[command(after_help = "Examples:\n  cosched slurm serve --workload examples/mixed.toml --policy conflict-aware\n  \
+        SLURM_CONF=/tmp/cosched-slurm-0/etc/slurm.conf cosched slurm serve --policy noplan --interval 0.2\n\n\
+        Jobs of --partition are held at submission (job_submit.lua, docs/slurm.md); cosched\n\
+        releases each onto a node (scontrol update ReqNodeList= AdminComment=, scontrol\n\
+        release) and learns from each finished job tied to a workload job\n\
+        (sbatch --comment=cosched:NAME, or -J NAME). Slurm is the source of truth: a\n\
+        restarted cosched decides from squeue/sinfo alone. Exit code 130/143 on SIGINT/SIGTERM.")]
+    Serve(ServeArgs),
+    /// Pending and running jobs with cosched's decision, and the predicted slowdown of each pair sharing a node.
+    #[command(after_help = "Examples:\n  cosched slurm status --workload examples/mixed.toml\n  cosched slurm status --json | jq '.pairs'")]
+    Status(TargetArgs),
+    /// Submit every job of a workload with sbatch, at its arrival time, tied to it by --comment=cosched:NAME.
+    #[command(after_help = "Example:\n  cosched slurm submit --workload examples/mixed.toml --dir /tmp/mixed-jobs")]
+    Submit(SubmitArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SubmitArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Directory of the batch scripts and the jobs' output.
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Submit every job at once instead of at its arrival time.
+    #[arg(long)]
+    pub no_arrivals: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TargetArgs {
+    /// slurm.conf for Slurm's commands (default: $SLURM_CONF, else theirs).
+    #[arg(long, env = "SLURM_CONF", value_name = "FILE")]
+    pub slurm_conf: Option<PathBuf>,
+    /// The partition cosched decides for.
+    #[arg(long, default_value = "cosched")]
+    pub partition: String,
+    /// Workload that names the jobs: programs, solo times, stored measurements.
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+    #[command(flatten)]
+    pub predictor: PredictorArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub json: JsonArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Policy as NAME or NAME:KEY=VALUE,...
+    #[arg(long, value_name = "P", default_value = "conflict-aware")]
+    pub policy: String,
+    /// Seconds between rounds.
+    #[arg(long, default_value_t = 0.5)]
+    pub interval: f64,
+    /// Stop once the partition has had no job for this many seconds.
+    #[arg(long, value_name = "S")]
+    pub exit_idle: Option<f64>,
+}
+
+fn target(a: TargetArgs) -> SlurmTarget {
+    SlurmTarget {
+        conf: a.slurm_conf,
+        partition: a.partition,
+        workload: a.workload,
+        predictor: a.predictor.predictor.unwrap_or_else(|| "measured".into()),
+        db: a.db.db,
+    }
+}
+
+pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
+    match a.cmd {
+        SlurmCmd::Serve(s) => {
+            let json = s.target.json.json;
+            let req = ServeRequest { target: target(s.target), policy: s.policy, interval: s.interval, exit_idle: s.exit_idle };
+            let r = serve(&req, &ctx())?;
+            if json {
+                return print_json(&r);
+            }
+            println!("{} rounds, {} released, {} held again, {} finished jobs learned", r.rounds, r.released.len(), r.reheld.len(), r.learned);
+            Ok(())
+        }
+        SlurmCmd::Submit(s) => {
+            let json = s.target.json.json;
+            let r = submit(&SubmitRequest { target: target(s.target), dir: s.dir, arrivals: !s.no_arrivals }, &ctx())?;
+            if json {
+                return print_json(&r);
+            }
+            let rows: Vec<Vec<String>> = r.iter().map(|j| vec![j.name.clone(), j.job.to_string(), format!("{:.2}", j.at)]).collect();
+            println!("{}", table(&["job", "Slurm job", "submitted at s"], &rows));
+            Ok(())
+        }
+        SlurmCmd::Status(t) => {
+            let json = t.json.json;
+            let r = status(&target(t))?;
+            if json {
+                return print_json(&r);
+            }
+            let nodes: Vec<Vec<String>> = r.nodes.iter().map(|n| vec![n.name.clone(), n.state.clone(), n.cpus.to_string()]).collect();
+            println!("{}\n", table(&["node", "state", "CPUs"], &nodes));
+            let jobs: Vec<Vec<String>> = r
+                .jobs
+                .iter()
+                .map(|j| vec![j.id.to_string(), j.name.clone(), j.state.clone(), j.node.clone(), j.decision.clone()])
+                .collect();
+            println!("{}\n", table(&["job", "name", "state", "node", "cosched's decision"], &jobs));
+            let pairs: Vec<Vec<String>> = r
+                .pairs
+                .iter()
+                .map(|p| vec![p.node.clone(), format!("{} + {}", p.a, p.b), format!("{:.3}", p.slowdown_a), format!("{:.3}", p.slowdown_b)])
+                .collect();
+            println!("{}\n{}", table(&["node", "pair", "predicted a", "predicted b"], &pairs), r.source);
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,420 @@
+//! `cosched slurm` against a real Slurm cluster on this host
+//! (`scripts/slurm-local.sh`): the policy's co-location as Slurm's own
+//! accounting records it, and the faults of issue 15 (the controller
+//! restarted, a node drained, a job cancelled by its user, cosched killed
+//! and restarted). Each test starts its cluster and stops it, leaving no
+//! process and no directory; they skip with a printed reason when Slurm or
+//! root is missing. One cluster at a time: they share the host's cores.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cosched_store::{CampaignKind, CampaignStatus, PairRunRecord, Store};
+
+mod common;
+use common::prov;
+
+static ONE_CLUSTER: Mutex<()> = Mutex::new(());
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn kernel() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_cosched")).with_file_name("cosched-kernel")
+}
+
+/// Why these tests cannot run here, if they cannot.
+fn missing() -> Option<String> {
+    for c in ["munged", "slurmctld", "slurmd", "sbatch", "sacct"] {
+        let found = Command::new("sh").args(["-c", &format!("command -v {c}")]).output().is_ok_and(|o| o.status.success());
+        if !found {
+            return Some(format!("{c} is not installed (./install.sh --deps-only installs Slurm)"));
+        }
+    }
+    // The effective uid: the second field of /proc/self/status's `Uid:` line.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let euid = status.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|u| u.split_whitespace().nth(1).map(str::to_string));
+    if euid.as_deref() != Some("0") {
+        return Some("slurmd must run as root".into());
+    }
+    if !kernel().is_file() {
+        return Some(format!("{} is not built (cargo build --release)", kernel().display()));
+    }
+    None
+}
+
+macro_rules! need_slurm {
+    () => {
+        if let Some(why) = missing() {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+}
+
+/// A running local cluster; stopped (every daemon, its directory) on drop.
+struct Cluster {
+    dir: tempfile::TempDir,
+    nodes: u32,
+    conf: PathBuf,
+    _one: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        Cluster::with_nodes(1)
+    }
+
+    /// `nodes` slurmd on this host (they share its CPUs).
+    fn with_nodes(nodes: u32) -> Cluster {
+        let one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, nodes, _one: one };
+        let out = c.script("start");
+        assert!(out.status.success(), "slurm-local.sh start: {}", String::from_utf8_lossy(&out.stderr));
+        c
+    }
+
+    fn state(&self) -> PathBuf {
+        self.dir.path().join("slurm")
+    }
+
+    fn script(&self, verb: &str) -> Output {
+        // A port of its own, so a cluster the user runs is not disturbed.
+        let port = 20_000 + (std::process::id() % 10_000) * 2;
+        Command::new(repo().join("scripts/slurm-local.sh"))
+            .arg(verb)
+            .env("COSCHED_SLURM_DIR", self.state())
+            .env("COSCHED_SLURM_PORT", port.to_string())
+            .env("COSCHED_SLURM_NODES", self.nodes.to_string())
+            .output()
+            .unwrap()
+    }
+
+    fn slurm(&self, program: &str, args: &[&str]) -> String {
+        let out = Command::new(program).args(args).env("SLURM_CONF", &self.conf).env("TZ", "UTC").output().unwrap();
+        assert!(out.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Submits `kernel ARGS` as a batch job tied to workload job `name`.
+    fn submit(&self, name: &str, kernel_args: &str) -> u64 {
+        let script = self.dir.path().join(format!("{name}.sh"));
+        std::fs::write(&script, format!("#!/bin/sh\nexec {} {kernel_args} --json\n", kernel().display())).unwrap();
+        let out = self.slurm(
+            "sbatch",
+            &[
+                "--parsable",
+                "-p",
+                "cosched",
+                "-n1",
+                "-J",
+                name,
+                &format!("--comment=cosched:{name}"),
+                "-o",
+                &self.dir.path().join(format!("{name}-%j.out")).to_string_lossy(),
+                &script.to_string_lossy(),
+            ],
+        );
+        out.trim().split(';').next().unwrap().parse().unwrap()
+    }
+
+    fn cosched(&self, db: &Path, wl: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_cosched"));
+        c.args(["slurm"]).args(args).arg("--workload").arg(wl).arg("--db").arg(db);
+        c.env("SLURM_CONF", &self.conf).env("COSCHED_KERNEL", kernel());
+        c
+    }
+
+    /// Each job's (name, state, node, start, end) as sacct records it.
+    fn sacct(&self) -> Vec<(u64, String, String, String, i64, i64)> {
+        // --completion: the local cluster keeps no accounting database; its
+        // job completion log (jobcomp/filetxt) is what sacct reads.
+        let out = self.slurm("sacct", &["--completion", "-X", "-n", "-P", "-a", "-o", "JobIDRaw,JobName,State,NodeList,Start,End", "-S", "now-1hour"]);
+        out.lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split('|').collect();
+                let t = |s: &str| cosched_slurm_time(s);
+                (f[0].parse().unwrap(), f[1].to_string(), f[2].to_string(), f[3].to_string(), t(f[4]), t(f[5]))
+            })
+            .collect()
+    }
+
+    /// Jobs held for cosched: priority 0 with the submission rule's mark.
+    fn held(&self) -> Vec<u64> {
+        self.slurm("scontrol", &["show", "job", "-o"])
+            .lines()
+            .filter(|l| l.contains(" Priority=0 ") && l.contains(" AdminComment=cosched;held "))
+            .map(|l| l.strip_prefix("JobId=").unwrap().split(' ').next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    /// Waits until no job of the cluster is pending or running.
+    fn drained(&self, limit: Duration) {
+        let began = Instant::now();
+        while !self.slurm("squeue", &["-h", "-o", "%i"]).trim().is_empty() {
+            assert!(began.elapsed() < limit, "jobs still queued after {limit:?}: {}", self.slurm("squeue", &[]));
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let out = self.script("stop");
+        if !out.status.success() {
+            eprintln!("slurm-local.sh stop: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+}
+
+/// Slurm's `YYYY-MM-DDTHH:MM:SS` (UTC) as Unix seconds; `Unknown` as 0.
+fn cosched_slurm_time(s: &str) -> i64 {
+    let out = Command::new("date").args(["-u", "-d", s, "+%s"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+}
+
+/// Two STREAM twins and two compute jobs; the store says the twins slow
+/// each other 1.8x and every other pair not at all.
+fn setup(dir: &Path) -> (PathBuf, PathBuf) {
+    let wl = dir.join("twins.toml");
+    std::fs::write(
+        &wl,
+        "name = \"slurm-twins\"\n[[pools]]\nname = \"host\"\ncores = 2\n\
+         [[jobs]]\nname = \"s1\"\nkernel = \"stream\"\nwork = 1\n\
+         [[jobs]]\nname = \"s2\"\nkernel = \"stream\"\nwork = 1\n\
+         [[jobs]]\nname = \"c1\"\nkernel = \"compute\"\nwork = 1\n\
+         [[jobs]]\nname = \"c2\"\nkernel = \"compute\"\nwork = 1\n",
+    )
+    .unwrap();
+    let db = dir.join("s.db");
+    let mut s = Store::open(&db).unwrap();
+    let p = s.begin_campaign(CampaignKind::Pairs, "slurm-twins", "{}", &prov()).unwrap();
+    let names = ["s1", "s2", "c1", "c2"];
+    for (i, a) in names.iter().enumerate() {
+        for b in &names[i + 1..] {
+            let s_ab = if a.starts_with('s') && b.starts_with('s') { 1.8 } else { 1.0 };
+            for repeat in 0..3 {
+                s.add_pair_run(
+                    p,
+                    &PairRunRecord {
+                        fg_job: a.to_string(),
+                        bg_job: b.to_string(),
+                        repeat,
+                        fg_cpus: vec![0],
+                        bg_cpus: vec![1],
+                        shared_cpus: false,
+                        fg_solo_s: 1.0,
+                        fg_corun_s: s_ab,
+                        bg_solo_s: 1.0,
+                        bg_corun_s: s_ab,
+                        fg_relaunches: 0,
+                        bg_relaunches: 0,
+                        fg_timing: "work-phase".into(),
+                        bg_timing: "work-phase".into(),
+                    },
+                )
+                .unwrap();
+            }
+        }
+    }
+    s.finish_campaign(p, CampaignStatus::Done).unwrap();
+    (wl, db)
+}
+
+/// Short kernels: about 1.3 s each alone on this node, long enough for
+/// whole-second accounting times to show an overlap.
+const STREAM: &str = "stream --work 300 --array-mib 32";
+const COMPUTE: &str = "compute --work 40000";
+
+/// Tenths of a second each: for the fault tests, which check which jobs
+/// ran and how often, not when.
+const SHORT: &str = "compute --work 3000";
+
+fn submit_all(c: &Cluster) -> Vec<u64> {
+    vec![c.submit("s1", STREAM), c.submit("s2", STREAM), c.submit("c1", COMPUTE), c.submit("c2", COMPUTE)]
+}
+
+fn submit_short(c: &Cluster) -> Vec<u64> {
+    ["s1", "s2", "c1", "c2"].iter().map(|n| c.submit(n, SHORT)).collect()
+}
+
+fn serve(c: &Cluster, db: &Path, wl: &Path, policy: &str) -> serde_json::Value {
+    let out = c
+        .cosched(db, wl, &["serve", "--policy", policy, "--interval", "0.2", "--exit-idle", "1", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "serve: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Whether the two jobs' [start, end) intervals on one node intersect.
+fn overlap(jobs: &[(u64, String, String, String, i64, i64)], a: u64, b: u64) -> bool {
+    let find = |id: u64| jobs.iter().find(|j| j.0 == id).unwrap_or_else(|| panic!("job {id} not in sacct: {jobs:?}"));
+    let (x, y) = (find(a), find(b));
+    x.3 == y.3 && x.4 < y.5 && y.4 < x.5
+}
+
+#[test]
+fn conflict_aware_keeps_stream_twins_apart_and_noplan_lets_them_share_a_node() {
+    need_slurm!();
+    let c = Cluster::start();
+    let (wl, db) = setup(c.dir.path());
+
+    let ids = submit_all(&c);
+    let r = serve(&c, &db, &wl, "conflict-aware:threshold=50");
+    assert_eq!(r["released"].as_array().unwrap().len(), 4, "{r}");
+    let jobs = c.sacct();
+    for id in &ids {
+        let j = jobs.iter().find(|j| j.0 == *id).unwrap();
+        assert_eq!(j.2, "COMPLETED", "{jobs:?}");
+    }
+    assert!(!overlap(&jobs, ids[0], ids[1]), "conflict-aware co-ran the stream twins: {jobs:?}");
+    assert!(ids[2..].iter().any(|&k| overlap(&jobs, ids[0], k) || overlap(&jobs, ids[1], k)), "nothing shared the node: {jobs:?}");
+
+    let ids = submit_all(&c);
+    serve(&c, &db, &wl, "noplan");
+    let jobs = c.sacct();
+    assert!(overlap(&jobs, ids[0], ids[1]), "noplan kept the twins apart: {jobs:?}");
+
+    // Every finished job is a sample of its node's run in the store.
+    let store = Store::open(&db).unwrap();
+    let runs: Vec<_> = store.runs().unwrap().into_iter().filter(|r| r.series.starts_with("slurm:cosched:")).collect();
+    let recorded: usize = runs.iter().map(|r| store.run_jobs(r.id).unwrap().len()).sum();
+    assert_eq!(recorded, 8);
+
+    // Stopped, the cluster leaves no process and no directory behind.
+    let state = c.state();
+    drop(c);
+    assert!(!state.exists());
+    let marker = state.to_string_lossy().into_owned();
+    assert_eq!(common::stray_processes(&[&marker]), Vec::<String>::new());
+}
+
+#[test]
+fn over_two_nodes_conflict_aware_runs_the_twins_at_once_but_each_on_its_own_node() {
+    need_slurm!();
+    let c = Cluster::with_nodes(2);
+    let (wl, db) = setup(c.dir.path());
+    let ids = submit_all(&c);
+    let r = serve(&c, &db, &wl, "conflict-aware:threshold=50");
+    let placed: Vec<(u64, String)> =
+        r["released"].as_array().unwrap().iter().map(|x| (x["job"].as_u64().unwrap(), x["node"].as_str().unwrap().to_string())).collect();
+    // One round, node by node over the shared queue: c1 takes s1 and the
+    // first compute job (s2 refused beside s1), c2 takes s2 and the other.
+    let expect = [(ids[0], "c1"), (ids[2], "c1"), (ids[1], "c2"), (ids[3], "c2")];
+    assert_eq!(placed, expect.map(|(j, n)| (j, n.to_string())), "{r}");
+    let jobs = c.sacct();
+    assert!(!overlap(&jobs, ids[0], ids[1]), "{jobs:?}");
+    for id in &ids {
+        assert_eq!(jobs.iter().find(|j| j.0 == *id).unwrap().2, "COMPLETED", "{jobs:?}");
+    }
+}
+
+#[test]
+fn a_job_released_onto_a_node_that_drained_is_held_again_and_runs_once_it_resumes() {
+    need_slurm!();
+    let c = Cluster::start();
+    let (wl, db) = setup(c.dir.path());
+    let node = c.slurm("sinfo", &["-h", "-N", "-o", "%N"]).trim().to_string();
+    let id = c.submit("c1", SHORT);
+    // As cosched releases: a node list, then the hold lifted, but the node
+    // drains in between.
+    c.slurm("scontrol", &["update", &format!("JobId={id}"), &format!("ReqNodeList={node}")]);
+    c.slurm("scontrol", &["update", &format!("NodeName={node}"), "State=DRAIN", "Reason=test"]);
+    c.slurm("scontrol", &["release", &id.to_string()]);
+    let out = c.cosched(&db, &wl, &["serve", "--policy", "noplan", "--interval", "0.2", "--exit-idle", "1", "--json"]);
+    let mut serving = spawn(out);
+    let began = Instant::now();
+    while c.held() != [id] {
+        assert!(began.elapsed() < Duration::from_secs(20), "not held again: {}", c.slurm("scontrol", &["show", "job", "-o"]));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Several rounds later, still held: nothing is released onto a drained node.
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(c.held(), [id], "released onto a drained node");
+    c.slurm("scontrol", &["update", &format!("NodeName={node}"), "State=RESUME"]);
+    c.drained(Duration::from_secs(30));
+    let status = serving.wait().unwrap();
+    assert!(status.success());
+    let jobs = c.sacct();
+    assert_eq!(jobs.iter().filter(|j| j.0 == id).map(|j| j.2.as_str()).collect::<Vec<_>>(), ["COMPLETED"]);
+}
+
+fn spawn(mut c: Command) -> Child {
+    c.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+}
+
+#[test]
+fn a_job_cancelled_by_its_user_is_not_started_and_the_others_run() {
+    need_slurm!();
+    let c = Cluster::start();
+    let (wl, db) = setup(c.dir.path());
+    let ids = submit_short(&c);
+    c.slurm("scancel", &[&ids[1].to_string()]);
+    let r = serve(&c, &db, &wl, "exclusive");
+    let released: Vec<u64> = r["released"].as_array().unwrap().iter().map(|x| x["job"].as_u64().unwrap()).collect();
+    assert!(!released.contains(&ids[1]), "{r}");
+    let jobs = c.sacct();
+    let state = |id: u64| jobs.iter().find(|j| j.0 == id).unwrap().2.clone();
+    assert!(state(ids[1]).starts_with("CANCELLED"), "{jobs:?}");
+    for id in [ids[0], ids[2], ids[3]] {
+        assert_eq!(state(id), "COMPLETED");
+    }
+}
+
+#[test]
+fn cosched_killed_and_restarted_starts_no_job_twice_and_loses_none() {
+    need_slurm!();
+    let c = Cluster::start();
+    let (wl, db) = setup(c.dir.path());
+    let ids = submit_short(&c);
+    let mut first = spawn(c.cosched(&db, &wl, &["serve", "--policy", "exclusive", "--interval", "0.2"]));
+    // Kill it once it has released a job.
+    let began = Instant::now();
+    while c.held().len() == 4 {
+        assert!(began.elapsed() < Duration::from_secs(20), "nothing released");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(first.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    first.wait().unwrap();
+    let held = c.held();
+    assert!(held.len() < 4);
+    let r = serve(&c, &db, &wl, "exclusive");
+    let released: Vec<u64> = r["released"].as_array().unwrap().iter().map(|x| x["job"].as_u64().unwrap()).collect();
+    let mut sorted = released.clone();
+    sorted.sort();
+    let mut expect = held.clone();
+    expect.sort();
+    assert_eq!(sorted, expect, "the restarted cosched released exactly the jobs still held");
+    let jobs = c.sacct();
+    for &id in &ids {
+        assert_eq!(jobs.iter().filter(|j| j.0 == id).map(|j| j.2.as_str()).collect::<Vec<_>>(), ["COMPLETED"], "{jobs:?}");
+    }
+    for (k, &a) in ids.iter().enumerate() {
+        for &b in &ids[k + 1..] {
+            assert!(!overlap(&jobs, a, b), "exclusive co-ran {a} and {b} across the restart: {jobs:?}");
+        }
+    }
+}
+
+#[test]
+fn slurmctld_restarted_while_cosched_serves_loses_no_job() {
+    need_slurm!();
+    let c = Cluster::start();
+    let (wl, db) = setup(c.dir.path());
+    let ids = submit_short(&c);
+    let mut serving = spawn(c.cosched(&db, &wl, &["serve", "--policy", "exclusive", "--interval", "0.2", "--exit-idle", "2"]));
+    std::thread::sleep(Duration::from_millis(500));
+    let out = c.script("restart-ctld");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    c.drained(Duration::from_secs(60));
+    assert!(serving.wait().unwrap().success());
+    let jobs = c.sacct();
+    for &id in &ids {
+        assert_eq!(jobs.iter().filter(|j| j.0 == id).map(|j| j.2.as_str()).collect::<Vec<_>>(), ["COMPLETED"], "{jobs:?}");
+    }
+}

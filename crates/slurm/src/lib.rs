@@ -1,0 +1,22 @@
+//! The Slurm engine: cosched deciding for a real Slurm cluster.
+//!
+//! Users keep submitting with `sbatch`; jobs of the cosched partition are
+//! held at submission by a `job_submit.lua` rule. Each round, cosched reads
+//! the cluster with Slurm's own commands ([`cmd`], parsed by [`parse`]),
+//! asks the same [`Policy`](cosched_engine::Policy) every engine drives,
+//! node by node over one shared queue ([`tick`]), and carries out each start
+//! by releasing the held job onto the chosen node (`scontrol update
+//! ReqNodeList=`, `scontrol release`); Slurm allocates its cores
+//! (select/cons_tres) and binds it to them. Slurm stays the source of
+//! truth: a round is computed from one reading of the cluster alone.
+//!
+//! This crate knows the engine boundary and the model, not the policies'
+//! registry, the predictors or the store: the application joins them.
+
+pub mod cmd;
+pub mod parse;
+pub mod tick;
+
+pub use cmd::{Slurm, SlurmError};
+pub use parse::{AcctJob, JobState, NodeInfo, QueueJob};
+pub use tick::{Action, Identity, Round, RoundJob, RoundNode};
