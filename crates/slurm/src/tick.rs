@@ -245,6 +245,7 @@ impl Round {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cosched_engine::Decision;
     use crate::parse::JobState;
 
     fn job(id: u64, state: JobState, reason: &str, priority: u64, nodes: &[&str], requested: &[&str], name: &str) -> QueueJob {
