@@ -59,7 +59,7 @@ pub const POLICIES: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "conflict-aware",
-        summary: "seed 000: an idle pool starts the first queued job whose score with every running job is within the threshold",
+        summary: "SX-Aurora co-execution paper: an idle pool starts the first queued job whose score with every running job is within the threshold",
         params: &[
             Param::new(
                 "threshold",
@@ -81,7 +81,7 @@ pub const POLICIES: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "no-twins",
-        summary: "seed 003(d): never co-run two instances of one program",
+        summary: "Terrible Twins: never co-run two instances of one program",
         params: &[],
         make: |_| Ok(Box::new(NoTwins)),
     },
@@ -123,19 +123,19 @@ pub const POLICIES: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "wait",
-        summary: "seed 003(b): sessions start in arrival order on free cores; one that finds none waits for them",
+        summary: "ParaStation (Clauss et al.): sessions start in arrival order on free cores; one that finds none waits for them",
         params: &[],
         make: |_| Ok(Box::new(Wait)),
     },
     PolicyEntry {
         name: "surpass",
-        summary: "seed 003(b): a session that finds no free cores suspends the running ones (latest first) until it ends",
+        summary: "ParaStation (Clauss et al.): a session that finds no free cores suspends the running ones (latest first) until it ends",
         params: &[],
         make: |_| Ok(Box::new(Surpass::default())),
     },
     PolicyEntry {
         name: "overbook",
-        summary: "seed 003(b): a session that finds no free cores starts on busy ones; the OS time-shares them",
+        summary: "ParaStation (Clauss et al.): a session that finds no free cores starts on busy ones; the OS time-shares them",
         params: &[
             Param::new("pin", Kind::Flag, "on", "on: pinned to the chosen cores; off: free to run on every core of the pool"),
             Param::new("spread", Kind::Flag, "off", "spread the session over the pool's free cores instead of compactly"),
@@ -144,13 +144,13 @@ pub const POLICIES: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "sidestep",
-        summary: "seed 003(b): running sessions are re-pinned off the new one's cores, so only theirs are overbooked",
+        summary: "ParaStation (Clauss et al.): running sessions are re-pinned off the new one's cores, so only theirs are overbooked",
         params: &[Param::new("spread", Kind::Flag, "off", "spread the session over the pool's free cores instead of compactly")],
         make: |p| Ok(Box::new(Sidestep::new(p.flag("spread")))),
     },
     PolicyEntry {
         name: "timeshare",
-        summary: "seed 004 at process level: every job starts at once and they take turns on the cores, a quantum each (freeze/thaw)",
+        summary: "nOS-V's co-execution at process level: every job starts at once and they take turns on the cores, a quantum each (freeze/thaw)",
         params: &[
             Param::new("quantum", Kind::Float(Range::POSITIVE), "0.02", "seconds a job's turn lasts"),
             Param::new(
@@ -164,7 +164,7 @@ pub const POLICIES: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "colocate",
-        summary: "seed 004's static co-location: the free cores split once among the waiting jobs, never moved",
+        summary: "nOS-V's baseline static co-location: the free cores split once among the waiting jobs, never moved",
         params: &[],
         make: |_| Ok(Box::new(Colocate)),
     },
