@@ -43,9 +43,9 @@ enum Verb {
     Classify(cmd::classify::ClassifyArgs),
     /// Execute a workload for real on this node under a policy (and a baseline); journaled, resumable.
     Run(cmd::run::RunArgs),
-    /// Seed 003(b)'s djsb: a STREAM simulation and analysis sessions arriving, under wait, surpass, overbook, sidestep.
+    /// ParaStation's djsb: a STREAM simulation and analysis sessions arriving, under wait, surpass, overbook, sidestep.
     Djsb(cmd::djsb::DjsbArgs),
-    /// Count and evaluate every placement of program pairs on dual-core nodes (seed 003 d).
+    /// Count and evaluate every placement of program pairs on dual-core nodes (Terrible Twins).
     Enumerate(cmd::enumerate::EnumerateArgs),
     /// Predict each job's slowdown in a co-schedule with a registered predictor.
     Predict(cmd::predict::PredictArgs),
@@ -53,7 +53,7 @@ enum Verb {
     Evaluate(cmd::compare::EvaluateArgs),
     /// Every predictor's accuracy on a workload's measured pairs (cross-validated, stored, SVG).
     EvaluatePredictors(cmd::evaluate::EvaluateArgs),
-    /// Seed 000's Monte-Carlo evaluation of policies over random job orders (increase rates vs sequential).
+    /// The SX-Aurora co-execution paper's Monte-Carlo evaluation of policies over random job orders (increase rates vs sequential).
     Simulate(cmd::simulate::SimulateArgs),
     /// Show or set the node's resource governor level (high / low) that Lua policies read while running.
     Governor(cmd::governor::GovernorArgs),

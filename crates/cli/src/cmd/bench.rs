@@ -30,7 +30,7 @@ cosched bench profile --interval 500ms --syscalls proc --json")]
     Profile(ProfileBench),
     /// How fast the simulator is: Monte-Carlo orders, exhaustive enumeration, a large cluster.
     #[command(after_help = "Prints, as medians with min-max over --repeats:\n  \
-(a) seed 000's Monte-Carlo: --orders orders of the 38-job example under 4 policies (aim < 1 s);\n  \
+(a) the SX-Aurora co-execution paper's Monte-Carlo: --orders orders of the 38-job example under 4 policies (aim < 1 s);\n  \
 (b) 003(d)'s exhaustive enumeration of N = 10 programs with a random matrix, and the optimum (aim < 5 s);\n  \
 (c) a synthetic run of --jobs jobs on --nodes nodes of 4 cores under noplan and best-match (aim < 10 s);\n  \
 (d) `simulate --swf`'s engine on a synthetic trace of --jobs jobs on --nodes nodes of 16 cores:\n      \
@@ -139,7 +139,7 @@ fn predictors(a: PredictorsBench) -> anyhow::Result<()> {
         let folds = "leave-one-program-out";
         return print_json(&serde_json::json!({"counts": r.counts, "level": r.level, "folds": folds, "rows": rows}));
     }
-    println!("predictors on {} (baselines: c-all = seed 000, scn = seed 003 a)", r.counts.workload);
+    println!("predictors on {} (baselines: c-all of the SX-Aurora paper, scn of Haritatos et al.)", r.counts.workload);
     println!("{}", cosched_app::evaluate::render(&r.rows));
     println!("{}", r.description);
     Ok(())

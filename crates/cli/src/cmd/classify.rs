@@ -1,4 +1,4 @@
-//! `cosched classify`: class N / C / S of each probed job (seed 003 a), from
+//! `cosched classify`: class N / C / S of each probed job (Haritatos et al.), from
 //! its latest finished probe, with the measured reason and, where a profile
 //! exists, its host load U.
 
@@ -80,7 +80,7 @@ pub fn run(a: ClassifyArgs) -> anyhow::Result<()> {
     headers.extend(["job", "class", "baseline", "sens. in LLC", "sens. beyond", "content.", "U", "LLC", "probe", "reason"]);
     println!("{}", table(&headers, &table_rows));
     println!(
-        "\nN core-bound, C LLC-sensitive, S streaming (seed 003 a). baseline: the job's slowdown beside the stressor in\n\
+        "\nN core-bound, C LLC-sensitive, S streaming (Haritatos et al.). baseline: the job's slowdown beside the stressor in\n\
          private cache (core sharing); sens.: largest median slowdown of the job with the stressor inside / beyond\n\
          the LLC, divided by the baseline; content.: largest median slowdown of the stressor beside the job;\n\
          slowed means above {:.2}. U: host load of the job's latest solo profile (cosched profile), '-' when none.",

@@ -1,4 +1,4 @@
-//! `cosched djsb`: seed 003(b)'s Dynamic Job Scheduler Benchmark.
+//! `cosched djsb`: ParaStation's Dynamic Job Scheduler Benchmark.
 
 use std::path::PathBuf;
 
@@ -20,7 +20,7 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs};
     pinning, sidestep with and without spread) through `cosched run` (solo pass\n\
     first, journaled, --resume after a crash), or with --simulate S in virtual time\n\
     with pair slowdown S. Printed: E_sim, E_ana, W (--normalisation C seconds), D =\n\
-    E_sim * E_ana * W as median (min-max, n) beside seed 003(b)'s values.")]
+    E_sim * E_ana * W as median (min-max, n) beside the ParaStation paper's values.")]
 pub struct DjsbArgs {
     /// Policy as NAME or NAME:KEY=VALUE,...; repeat for several.
     #[arg(long = "policy", value_name = "P")]

@@ -1,4 +1,4 @@
-//! `cosched enumerate`: seed 003(d)'s exhaustive evaluation of placements.
+//! `cosched enumerate`: Terrible Twins' exhaustive evaluation of placements.
 
 use std::path::PathBuf;
 
@@ -21,7 +21,7 @@ pub struct EnumerateArgs {
     /// Number of programs N.
     #[arg(long)]
     pub programs: usize,
-    /// Instances of each program (seed 003 d uses 2; only 2 is supported).
+    /// Instances of each program (Terrible Twins uses 2; only 2 is supported).
     #[arg(long, default_value_t = 2)]
     pub instances: usize,
     /// Number of nodes M (must equal N so 2N jobs fill M dual-core nodes).

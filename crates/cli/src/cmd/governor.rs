@@ -1,4 +1,4 @@
-//! `cosched governor`: the node's resource governor level (seed 003 f),
+//! `cosched governor`: the node's resource governor level (VarySched),
 //! which Lua policies read while `cosched run` goes on.
 
 use std::path::PathBuf;

@@ -13,7 +13,7 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     cosched pairs --workload examples/characterize.toml\n  \
     cosched pairs --workload examples/characterize.toml --repeats 9 --target 0.03\n  \
     cosched pairs --workload examples/characterize.toml --resume     # after Ctrl-C\n  \
-    cosched pairs --workload examples/characterize.toml --resume --ratio   # seed 001's view\n\n\
+    cosched pairs --workload examples/characterize.toml --resume --ratio   # Hori et al.'s view\n\n\
     Every unordered pair (twins included) is co-run: solo A, solo B, then A with B,\n\
     the shorter re-launched until the longer ends, repeated until the 95% interval\n\
     of both slowdowns is within --target or --repeats is reached. Each repeat is\n\
@@ -35,7 +35,7 @@ pub struct PairsArgs {
     /// instead of starting a new one; finished pairs are not measured again.
     #[arg(long)]
     pub resume: bool,
-    /// Show seed 001's interference ratio (performance with background /
+    /// Show Hori et al.'s interference ratio (performance with background /
     /// alone = 1 / slowdown) instead of slowdowns.
     #[arg(long)]
     pub ratio: bool,
@@ -68,7 +68,7 @@ pub fn run(a: PairsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The matrix as a table, as slowdowns or seed 001's interference ratios;
+/// The matrix as a table, as slowdowns or Hori et al.'s interference ratios;
 /// also the demo's.
 pub fn print(r: &PairsReport, ratio: bool) {
     let m = &r.matrix;

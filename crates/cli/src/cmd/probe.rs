@@ -1,5 +1,5 @@
 //! `cosched probe`: a job's sensitivity and contentiousness curves against
-//! the DistGen stressor (seed 003 c), measured, stored and plotted.
+//! the DistGen stressor (Weidendorfer and Breitbart), measured, stored and plotted.
 
 use std::path::PathBuf;
 

@@ -150,7 +150,7 @@ pub fn print(r: &RunReport) {
     }
     println!();
     if !r.djsb.is_empty() {
-        println!("djsb (seed 003 b; the first job is the simulation, later ones analysis sessions; C = 10 s):");
+        println!("djsb (ParaStation; the first job is the simulation, later ones analysis sessions; C = 10 s):");
         let rows: Vec<Vec<String>> = r
             .djsb
             .iter()

@@ -1,4 +1,4 @@
-//! `cosched simulate`: seed 000's Monte-Carlo evaluation of policies on a
+//! `cosched simulate`: the SX-Aurora co-execution paper's Monte-Carlo evaluation of policies on a
 //! scenario, as increase rates against sequential execution.
 
 use std::path::PathBuf;
@@ -29,16 +29,16 @@ use super::common::{print_listing, DbArgs, JsonArgs};
     Each order is a random permutation of the scenario's jobs (all arriving at 0),\n\
     run under every policy and under `exclusive`; rates are (policy - exclusive) /\n\
     exclusive for that order, so -25 % is 25 % shorter than sequential execution.\n\
-    Run time is finish - start of a job (seed 000's turn-around time, measured as\n\
+    Run time is finish - start of a job (the SX-Aurora paper's turn-around time, measured as\n\
     slowdown since solo times may differ); turnaround adds the wait in the queue.\n\
     Default policies: noplan and conflict-aware at threshold 50, 100, 150, inf.\n\
-    The performance score (seed 004) of a policy on an order is the shortest\n\
+    The performance score (nOS-V) of a policy on an order is the shortest\n\
     makespan of all strategies run on it (exclusive included) over its own.\n\
     The oracle table gives the best list schedule of the jobs for makespan and\n\
     for mean turnaround (exhaustive over distinct orders when they are few, else\n\
     a seeded local search), a makespan no schedule can beat, and each policy's\n\
     median makespan above the oracle's (single-node scenarios).\n\
-    --report DIR writes index.html (box plots like seed 000's figures 11-13 and\n\
+    --report DIR writes index.html (box plots like the SX-Aurora paper's figures 11-13 and\n\
     tables), the plots as SVG, summary.csv/json and orders.csv.\n\
     A bad scenario or policy exits with code 2.")]
 pub struct SimulateArgs {
@@ -161,7 +161,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         println!("Increase rate of {title} vs exclusive (sequential):");
         println!("{}\n", table(&HEAD, rows));
     }
-    println!("Performance score (seed 004: best makespan of all strategies on the order / this one's; 1 = best):");
+    println!("Performance score (nOS-V: best makespan of all strategies on the order / this one's; 1 = best):");
     println!("{}\n", table(&HEAD, &r.scores));
     match &r.oracle {
         Ok(rows) => {
