@@ -225,10 +225,12 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
     (wl, db)
 }
 
-/// Short kernels: about 1.3 s each alone on this node, long enough for
-/// whole-second accounting times to show an overlap.
-const STREAM: &str = "stream --work 300 --array-mib 32";
-const COMPUTE: &str = "compute --work 40000";
+/// Kernels of about 3 s each alone on a busy 2-core node (1-2 s on a quiet
+/// one): whole-second accounting times must still show an overlap, which
+/// jobs shorter than a second do not (a quiet CI node ran 1.3 s jobs in
+/// under one second, and every interval collapsed to a point).
+const STREAM: &str = "stream --work 900 --array-mib 32";
+const COMPUTE: &str = "compute --work 120000";
 
 /// Tenths of a second each: for the fault tests, which check which jobs
 /// ran and how often, not when.
