@@ -53,3 +53,31 @@ proptest! {
         }
     }
 }
+
+/// The same random traces for a time budget: `COSCHED_FUZZ_SECONDS=600`
+/// (scripts/fuzz.sh sets it) runs them for that long and prints how many
+/// ran; without it the proptests above are the suite's share.
+#[test]
+fn random_traces_for_a_time_budget() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let Some(secs) = std::env::var("COSCHED_FUZZ_SECONDS").ok().and_then(|s| s.parse::<f64>().ok()) else {
+        return;
+    };
+    let mut runner = TestRunner::deterministic();
+    let traces = prop::collection::vec(line(), 0..40);
+    let bytes = prop::collection::vec(any::<u8>(), 0..2000);
+    let start = std::time::Instant::now();
+    let mut runs = 0u64;
+    while start.elapsed().as_secs_f64() < secs {
+        let text = if runs % 2 == 0 {
+            traces.new_tree(&mut runner).unwrap().current().join("\n")
+        } else {
+            String::from_utf8_lossy(&bytes.new_tree(&mut runner).unwrap().current()).into_owned()
+        };
+        let outcome = std::panic::catch_unwind(|| parse(&text, "fuzz.swf").map(|s| s.records.len()));
+        assert!(outcome.is_ok(), "the SWF reader panicked on {text:?}");
+        runs += 1;
+    }
+    println!("fuzz swf: {runs} inputs in {secs} s, no panic");
+}
