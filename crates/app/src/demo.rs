@@ -355,7 +355,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     };
     page.section("5. Simulate")
         .paragraph(&format!(
-            "Seed 000's Monte-Carlo evaluation: {orders} random orders of 3 instances of each paired program, solo times from the profiles, slowdowns from the measured matrix; increase rates against exclusive (sequential) execution: makespan, and the worst job's run time over its solo time. {why}"
+            "The SX-Aurora co-execution paper's Monte-Carlo evaluation: {orders} random orders of 3 instances of each paired program, solo times from the profiles, slowdowns from the measured matrix; increase rates against exclusive (sequential) execution: makespan, and the worst job's run time over its solo time. {why}"
         ))
         .svg(&boxes.svg())
         .table(&sim_head, &sim_rows);

@@ -94,7 +94,7 @@ fn paper(label: &str) -> Option<[f64; 4]> {
 /// single-core STREAM sessions.
 pub fn workload_toml(r: &DjsbRequest, cores: u32) -> String {
     let mut t = format!(
-        "name = \"djsb\"\ndescription = \"seed 003(b)'s djsb: a STREAM simulation on all cores, STREAM analysis sessions arriving\"\n\
+        "name = \"djsb\"\ndescription = \"ParaStation's djsb: a STREAM simulation on all cores, STREAM analysis sessions arriving\"\n\
          [[pools]]\nname = \"host\"\ncores = {cores}\n\
          [[jobs]]\nname = \"simulation\"\nkernel = \"stream\"\nparams = {{ array_mib = {mib} }}\nthreads = {cores}\nseconds = {s}\n",
         mib = r.array_mib,

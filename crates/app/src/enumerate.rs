@@ -42,7 +42,7 @@ pub struct EnumerateReport {
 
 pub fn enumerate(a: &EnumerateRequest) -> anyhow::Result<EnumerateReport> {
     if a.instances != 2 || a.cores != 2 {
-        return Err(bad_input("only --instances 2 on --cores 2 nodes is supported (seed 003 d's setting)"));
+        return Err(bad_input("only --instances 2 on --cores 2 nodes is supported (Terrible Twins' setting)"));
     }
     if a.programs == 0 || a.nodes != a.programs {
         return Err(bad_input(format!(

@@ -326,9 +326,9 @@ type Pick = fn(&PolicySummary) -> &Spread;
 /// behind the list too, so both are shown, seed 000's figures first. The
 /// third field names the figure's files.
 const SECTIONS: [(&str, Pick, &str); 5] = [
-    ("average run time (seed 000 fig. 11, its `turn-around time`)", |s| &s.avg_slowdown, "fig11-avg-run-time"),
-    ("makespan (seed 000 fig. 12)", |s| &s.makespan, "fig12-makespan"),
-    ("worst run time (seed 000 fig. 13)", |s| &s.worst_slowdown, "fig13-worst-run-time"),
+    ("average run time (SX-Aurora paper fig. 11, its `turn-around time`)", |s| &s.avg_slowdown, "fig11-avg-run-time"),
+    ("makespan (SX-Aurora paper fig. 12)", |s| &s.makespan, "fig12-makespan"),
+    ("worst run time (SX-Aurora paper fig. 13)", |s| &s.worst_slowdown, "fig13-worst-run-time"),
     ("average turnaround, queue wait included", |s| &s.avg_turnaround, "avg-turnaround"),
     ("worst turnaround, queue wait included", |s| &s.worst_turnaround, "worst-turnaround"),
 ];
@@ -428,7 +428,7 @@ fn write_report(
     }];
     score_boxes.extend(boxes(summaries, |s| &s.score));
     let svg = BoxPlot {
-        title: "Performance score (seed 004)".into(),
+        title: "Performance score (nOS-V)".into(),
         y_label: "best makespan / own makespan".into(),
         boxes: score_boxes,
         percent: false,
@@ -438,7 +438,7 @@ fn write_report(
     write_file(&dir.join("score.svg"), &svg)?;
     let mut rows = vec![score_row("exclusive", baseline_score)];
     rows.extend(summaries.iter().map(|s| score_row(&s.policy, &s.score)));
-    page.section("Performance score (seed 004)")
+    page.section("Performance score (nOS-V)")
         .paragraph("On each order, the shortest makespan of all strategies run on it (every policy and exclusive) over this strategy's: 1 is the best strategy on that order.")
         .svg(&svg)
         .table(&headers, &rows);
