@@ -8,31 +8,15 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use cosched_engine::{run_node, Decision, JobId, Platform, Policy, PoolInfo, SimJob, SlowdownSource, View};
+use cosched_engine::{run_node, Platform, PoolInfo, SimJob};
+
+mod common;
+use common::{Alone, FirstFit};
 use cosched_measure::cgroup::{Isolation, Preference};
 use cosched_measure::files;
 use cosched_measure::node::{Ended, JobStatus, NodeConfig, NodeEvent, NodeExecutor, NodeJob};
 use cosched_model::workload::PoolKind;
 
-struct FirstFit;
-
-impl Policy for FirstFit {
-    fn decide(&mut self, view: &View) -> Vec<Decision> {
-        let fits = view.queue.iter().find(|q| q.cores <= view.free_cores(q.pool));
-        fits.map(|q| Decision::Start { job: q.id, pool: q.pool }).into_iter().collect()
-    }
-}
-
-struct Alone;
-
-impl SlowdownSource for Alone {
-    fn slowdown(&self, _: JobId, _: &[JobId]) -> f64 {
-        1.0
-    }
-    fn score(&self, _: JobId, _: JobId) -> f64 {
-        0.0
-    }
-}
 
 fn job(name: &str, cmd: &str) -> NodeJob {
     NodeJob {
