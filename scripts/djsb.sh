@@ -13,8 +13,9 @@
 # source, part of a series' settings, learns from finished runs).
 set -eu
 out="${1:-djsb-out}"
-cosched="${COSCHED:-cosched}"
-command -v "$cosched" >/dev/null 2>&1 || cosched="$(dirname "$0")/../target/release/cosched"
+# This checkout's build first: an older cosched installed on PATH may lack verbs.
+cosched="${COSCHED:-$(dirname "$0")/../target/release/cosched}"
+[ -x "$cosched" ] || cosched=cosched
 mkdir -p "$out"
 # The node's cache regime before each step, logged to $out/regimes.log.
 OUT="$out" COSCHED="$cosched"

@@ -15,8 +15,9 @@
 # Run it on a quiet node. Needs python3 for the scores.
 set -eu
 out="${1:-timeshare-out}"
-cosched="${COSCHED:-cosched}"
-command -v "$cosched" >/dev/null 2>&1 || cosched="$(dirname "$0")/../target/release/cosched"
+# This checkout's build first: an older cosched installed on PATH may lack verbs.
+cosched="${COSCHED:-$(dirname "$0")/../target/release/cosched}"
+[ -x "$cosched" ] || cosched=cosched
 mkdir -p "$out"
 # The node's cache regime before each step, logged to $out/regimes.log.
 OUT="$out" COSCHED="$cosched"

@@ -50,6 +50,7 @@ pub mod run;
 pub mod simulate;
 pub mod slurm;
 pub mod source;
+pub mod steady;
 pub mod training;
 
 pub use common::{Ctx, GIT_COMMIT};

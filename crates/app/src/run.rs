@@ -273,6 +273,10 @@ pub struct RunReport {
     /// Per job, its median measured slowdown (min-max, n) under each of
     /// `labels`.
     pub per_job: Vec<Vec<String>>,
+    /// Does a job alone measure 1.00: per job, policy and cache regime, run
+    /// times against the median of the solo passes in that regime
+    /// ([`crate::steady::HEAD`]); only runs in one regime throughout.
+    pub per_regime: Vec<Vec<String>>,
     /// The policy's label, then the baselines'.
     pub labels: Vec<String>,
     /// Increase rates against each baseline ([`RATE_HEAD`]).
@@ -579,7 +583,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         if let Some(r) = existing.filter(|r| r.status == RunStatus::Done) {
             if plan.pass {
                 // The regime an earlier invocation read before this pass.
-                let ns = store.run_conditions(r.id)?.last().and_then(|c| c.c2c.as_ref().map(|x| x.1));
+                let ns = store.run_conditions(r.id)?.first().and_then(|c| c.c2c.as_ref().map(|x| x.1));
                 if let Some(ns) = ns {
                     pass_round_trip.insert(plan.repeat, ns);
                 }
@@ -643,6 +647,15 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series,
             &log_root, user, done, attempts, origin, refs_now, &mut ref_notes, &policies, &mut not_ok,
         );
+        // The regime again once the run has ended: a run whose readings
+        // disagree switched part-way and is left out of the per-regime
+        // check (`steady`).
+        if outcome.is_ok() {
+            if let (Some(ns), Ok(load)) = (crate::common::round_trip_now(), cosched_measure::provenance::load_average()) {
+                let c = cosched_store::NodeConditions { taken_unix: now_unix(), load, c2c: Some((vec![0, 1], ns)) };
+                store.add_run_conditions(run_id, &c)?;
+            }
+        }
         match outcome {
             Ok((t, trace)) => {
                 store.finish_run(run_id, RunStatus::Done, t, "all jobs ended")?;
@@ -1209,6 +1222,8 @@ fn show(
         }
         per_job.push(row);
     }
+    let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
+    let regime_checks = crate::steady::per_regime(&crate::steady::load(store, runs, w.jobs.len(), SOLO_PASS)?, &names);
     let last_main = views.iter().rev().find(|v| v.rec.policy == main);
     let job_rows = |v: &RunView| -> Vec<Vec<String>> {
         final_attempts(&v.jobs, w.jobs.len())
@@ -1280,6 +1295,7 @@ fn show(
         "baselines": baselines,
         "increase_rates": rate_json,
         "solo": solo.mode,
+        "per_regime": regime_checks,
         "held_apart": held_apart,
         "solo_passes": solo.pass_round_trip.iter().map(|(r, ns)| serde_json::json!({"repeat": r, "round_trip_ns": ns})).collect::<Vec<_>>(),
     });
@@ -1290,6 +1306,7 @@ fn show(
         runs: run_rows,
         summary: summary_rows,
         per_job,
+        per_regime: crate::steady::rows(&regime_checks),
         labels: labels.clone(),
         rates: rate_rows,
         held_apart,

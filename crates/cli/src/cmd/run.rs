@@ -136,6 +136,10 @@ pub fn print(r: &RunReport) {
     let mut h = vec!["job"];
     h.extend(r.labels.iter().map(String::as_str));
     println!("{}\n", table(&h, &r.per_job));
+    if !r.per_regime.is_empty() {
+        println!("The same per cache regime: run time / median of the solo passes in that regime (runs and passes whose CPU 0-1 readings before and after agree):");
+        println!("{}\n", table(&cosched_app::steady::HEAD, &r.per_regime));
+    }
     println!("Per policy, median (min-max, n repeats):");
     let mut h = vec!["policy"];
     h.extend(FIGURES);

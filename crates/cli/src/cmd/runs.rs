@@ -6,7 +6,7 @@ use cosched_report::table;
 use super::common::{print_json, DbArgs, JsonArgs};
 
 #[derive(Args, Debug)]
-#[command(args_conflicts_with_subcommands = true, after_help = "Examples:\n  \
+#[command(after_help = "Examples:\n  \
     cosched runs                          # every run: policy, status, makespan, worst slowdown\n  \
     cosched runs --workload mixed --last 10 --no-passes\n  \
     cosched runs show 42                  # one run job by job: CPUs, times, status, slowdowns\n  \
@@ -70,8 +70,13 @@ const HEAD: [&str; 10] =
 
 pub fn run(a: RunsArgs) -> anyhow::Result<()> {
     if let Some(RunsCmd::Show { id, json, db }) = a.show {
-        let s = show(db.db.as_deref(), id)?;
-        if json.json {
+        if a.workload.is_some() || a.last != 0 || a.no_passes {
+            return Err(cosched_app::bad_input("--workload, --last and --no-passes filter the list; `runs show ID` shows one run"));
+        }
+        // `runs --db X show 2` and `runs show 2 --db X` mean the same.
+        let path = db.db.or(a.db.db);
+        let s = show(path.as_deref(), id)?;
+        if json.json || a.json.json {
             return print_json(&s);
         }
         println!("{}", table(&HEAD, &[line(&s.run)]));

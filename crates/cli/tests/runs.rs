@@ -1,0 +1,38 @@
+//! `cosched runs`: the database option may come before or after `show`, and
+//! list filters given to `show` are refused with exit code 2.
+
+mod common;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn cosched(args: &[&str], data: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(args)
+        .env("COSCHED_RUN_LOCK", common::private_lock())
+        .env("COSCHED_DATA_DIR", data)
+        .env_remove("COSCHED_DB")
+        .output()
+        .expect("cosched runs")
+}
+
+#[test]
+fn db_before_or_after_show_names_the_same_run_and_filters_on_show_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    std::fs::write(&wl, "[[pools]]\nname = \"host\"\ncores = 1\n[[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.05'\"\n").unwrap();
+    let db = dir.path().join("runs.db");
+    let db = db.to_str().unwrap();
+    let r = cosched(&["run", "--workload", wl.to_str().unwrap(), "--policy", "exclusive", "--db", db], dir.path());
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+
+    let before = cosched(&["runs", "--db", db, "show", "1", "--json"], dir.path());
+    let after = cosched(&["runs", "show", "1", "--db", db, "--json"], dir.path());
+    assert!(before.status.success(), "{}", String::from_utf8_lossy(&before.stderr));
+    assert_eq!(before.stdout, after.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&before.stdout).unwrap();
+    assert_eq!(v["run"]["id"], 1);
+
+    let filtered = cosched(&["runs", "--workload", "w", "show", "1", "--db", db], dir.path());
+    assert_eq!(filtered.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&filtered.stderr).contains("runs show ID"));
+}
