@@ -66,12 +66,12 @@ fn characterize_measures_each_new_program_once_alone_and_nothing_it_knows() {
     let w = dir.path().join("w.toml");
     // Two copies of one program (twins) and another program.
     std::fs::write(&w, "[[jobs]]\nname = \"nap\"\ncommand = \"sleep 0.1\"\ncount = 2\n[[jobs]]\nname = \"other\"\ncommand = \"sleep 0.05\"\n").unwrap();
-    let first = ok(&cosched(&["characterize", "--budget", "4", "--json", "--workload", w.to_str().unwrap()], &db));
+    let first = ok(&cosched(&["characterize", "--budget", "5", "--json", "--workload", w.to_str().unwrap()], &db));
     let v: serde_json::Value = serde_json::from_str(&first).unwrap();
     let progs = v["programs"].as_array().unwrap();
     assert_eq!(progs.len(), 2, "twins are one program: {progs:?}");
     assert!(progs.iter().all(|p| p["action"] == "profile + probe (1 levels)"), "{progs:?}");
-    assert_eq!(v["ladder_kib"].as_array().unwrap().len(), 1, "a budget of 4 buys one probe level");
+    assert_eq!(v["ladder_kib"].as_array().unwrap().len(), 1, "a budget of 5 buys one probe level");
     assert!(v["median_ratio"].as_f64().unwrap() > 1.0);
     // Never co-run with each other: no pairs campaign exists.
     let store = cosched_store::Store::open_existing(&db).unwrap();
@@ -97,7 +97,7 @@ fn predict_uses_pairs_measured_under_another_workload_for_the_same_programs() {
     // The same two programs under other names, never co-run as `c`.
     let c = dir.path().join("c.toml");
     std::fs::write(&c, "name = \"c\"\n[[jobs]]\nname = \"again\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"brief\"\ncommand = \"sleep 0.02\"\n").unwrap();
-    ok(&cosched(&["characterize", "--budget", "4", "--workload", c.to_str().unwrap()], &db));
+    ok(&cosched(&["characterize", "--budget", "5", "--workload", c.to_str().unwrap()], &db));
     let out = ok(&cosched(&["predict", "--predictor", "measured", "--json", "--workload", c.to_str().unwrap(), "again", "brief"], &db));
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v["pairs"].as_u64().unwrap() >= 4, "a's four ordered pairs joined under c's names: {v}");

@@ -15,7 +15,7 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     Each job whose program the store does not know yet (the same kernel, parameters,\n\
     work and cores, or the same executable content and arguments, measured under any\n\
     workload) runs once alone, profiled, and against a short DistGen ladder whose\n\
-    length the budget buys (about 3 solo times per level, 1 for the profile). It is\n\
+    length the budget buys (3.4 solo times per level as measured, 1 for the profile). It is\n\
     never co-run with the other programs: predictors place it beside every program\n\
     the store knows from these solo measurements. Twins are one program.")]
 pub struct CharacterizeArgs {
