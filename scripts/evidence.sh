@@ -9,7 +9,12 @@
 # 1. `run --policy exclusive --repeats 5` on the mixed workload: a job alone
 #    should measure 1.00 against its solo reference (each job's median).
 # 2. memory-half and few-bad: pairs, then `evaluate` best-match vs noplan on
-#    seeded random orders, the same for both, until resolved or 12 orders.
+#    seeded random orders, the same for both, until resolved or 12 orders,
+#    counting only orders in REGIME (default shared: with the caches apart
+#    two triads barely contend and there is no bad pair to avoid); each
+#    step waits up to WAIT_S seconds (default 3600) for that regime.
+#
+#   REGIME=apart scripts/evidence.sh OUT    # the comparison in the other regime
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-evidence-$(date -u +%Y%m%d-%H%M)}
@@ -17,6 +22,8 @@ mkdir -p "$OUT"
 # shellcheck source=scripts/common.sh
 . scripts/common.sh
 DB="$OUT/evidence.db"
+REGIME=${REGIME:-shared}
+WAIT_S=${WAIT_S:-3600}
 
 if [ "$(cut -d' ' -f1 /proc/loadavg | cut -d. -f1)" -ge 1 ]; then
     echo "warning: load average $(cut -d' ' -f1-3 /proc/loadavg): the node is not quiet; figures will be wider" | tee -a "$OUT/regimes.log"
@@ -27,11 +34,14 @@ $C run --workload examples/mixed.toml --policy exclusive --repeats 5 --db "$DB" 
 regime "after the exclusive series"
 
 for w in memory-half few-bad; do
+    wait_regime "$REGIME" "$WAIT_S" || { echo "skipping $w: the node stayed out of the $REGIME regime"; continue; }
     regime "pairs $w"
     $C pairs --workload "examples/$w.toml" --repeats 3 --db "$DB" --json > "$OUT/pairs-$w.json" 2> "$OUT/pairs-$w.log"
     regime "evaluate $w"
     $C evaluate --workload "examples/$w.toml" --policy best-match --metric worst-slowdown \
-        --min-orders 5 --max-orders 12 --seed 7 --db "$DB" --report "$OUT/eval-$w" > "$OUT/eval-$w.txt" 2> "$OUT/eval-$w.log"
+        --min-orders 5 --max-orders 12 --seed 7 \
+        --regime "$REGIME" --regime-wait "${WAIT_S}s" --db "$DB" --report "$OUT/eval-$w" > "$OUT/eval-$w.txt" 2> "$OUT/eval-$w.log" ||
+        echo "evaluate $w ended early: $(tail -1 "$OUT/eval-$w.log")"
     regime "after $w"
 done
 echo "results in $OUT: exclusive.json (per-job slowdowns), eval-*.txt (tables with regimes per order)"

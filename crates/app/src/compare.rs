@@ -49,6 +49,11 @@ pub struct EvaluateRequest {
     pub max_orders: usize,
     /// Wall-clock budget; no new order starts once it is spent.
     pub budget: Option<Duration>,
+    /// Only orders run in this cache regime count: before each order the
+    /// regime is read and, if it is another, read again every 30 s for at
+    /// most `regime_wait`; orders that switched part-way are left out.
+    pub regime: Option<CacheRegime>,
+    pub regime_wait: Duration,
     pub report: Option<PathBuf>,
     pub cgroups: String,
     pub lock: Option<PathBuf>,
@@ -142,6 +147,10 @@ pub struct EvaluateReport {
     /// When the orders span a switch: the real comparisons over the orders
     /// that stayed in the most frequent regime (no switch within them).
     pub within_regime: Option<(CacheRegime, usize, Vec<Comparison>)>,
+    /// `--regime`: the only regime whose orders count.
+    pub required_regime: Option<CacheRegime>,
+    /// The series ended because the node stayed in another regime.
+    pub waited_out: bool,
     pub figures: Vec<PolicyFigures>,
     pub comparisons: Vec<Comparison>,
     /// The best schedules of the model for makespan and mean turnaround.
@@ -182,8 +191,19 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let mut solo_sum: Vec<Vec<f64>> = vec![Vec::new(); w.jobs.len()];
     let mut stop = Stop::Continue;
     let mut page = Page::new("cosched evaluate");
+    // With a required regime, the orders that count: read in it before the
+    // pass and by every run.
+    let keep = |o: &OrderRow| a.regime.is_none_or(|g| o.regime == Some(g) && !o.switched);
+    let mut waited_out = false;
     while stop == Stop::Continue {
         let k = orders.len() as u32;
+        if let Some(want) = a.regime {
+            if !wait_for_regime(want, a.regime_wait, Duration::from_secs(30), &crate::common::round_trip_now, ctx)? {
+                waited_out = true;
+                stop = Stop::Budget;
+                break;
+            }
+        }
         ctx.step(&format!("order {} of at most {} (seed {}, order {k})", k + 1, a.max_orders, a.seed));
         let req = RunRequest {
             workload: a.workload.clone(),
@@ -213,9 +233,15 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         let regime = rt.map(CacheRegime::of_round_trip);
         let switched = runs.iter().filter_map(|f| f.round_trip_ns).any(|ns| Some(CacheRegime::of_round_trip(ns)) != regime);
         orders.push(OrderRow { order: k, round_trip_ns: rt, regime, switched, runs });
-        let comps: Vec<Option<Paired>> = labels[1..].iter().map(|l| real_paired(&orders, &labels[0], l, a.metric)).collect();
+        if !keep(orders.last().expect("just pushed")) {
+            ctx.step(&format!("order {} ran in another regime or switched part-way: left out of the comparison", k + 1));
+        }
+        let kept: Vec<OrderRow> = orders.iter().filter(|o| keep(o)).cloned().collect();
+        let comps: Vec<Option<Paired>> = labels[1..].iter().map(|l| real_paired(&kept, &labels[0], l, a.metric)).collect();
         let out_of_time = a.budget.is_some_and(|b| started.elapsed() >= b);
-        stop = stop_rule(&comps, orders.len(), a.min_orders, a.max_orders, out_of_time);
+        // Orders left out still spend the --max-orders allowance, so a
+        // series in the wrong regime ends.
+        stop = stop_rule(&comps, kept.len(), a.min_orders, a.max_orders, out_of_time || orders.len() >= a.max_orders);
         for (l, c) in labels[1..].iter().zip(&comps) {
             if let Some(c) = c {
                 ctx.step(&format!(
@@ -232,6 +258,14 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         }
     }
 
+    if let Some(g) = a.regime.filter(|_| !orders.iter().any(|o| keep(o))) {
+        anyhow::bail!(
+            "no order ran in the {} regime{} ({} order(s) ran in another or switched part-way)",
+            g.name(),
+            if waited_out { format!(" within the {:.0} min --regime-wait", a.regime_wait.as_secs_f64() / 60.0) } else { String::new() },
+            orders.len()
+        );
+    }
     // The model: stored pairwise slowdowns, the passes' median solo times.
     let store = open_store(&db_path(a.db.as_deref()))?;
     let (source, source_note, _) = predicted_source(&store, &w, "measured")?;
@@ -272,7 +306,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         .collect();
     let mut sim_figs: Vec<Vec<RunFigures>> = Vec::new();
     let makers = crate::policy::Policies::simulation();
-    for o in &orders {
+    for o in orders.iter().filter(|o| keep(o)) {
         let order = cosched_sched::montecarlo::order(n, a.seed, o.order as usize);
         let jobs: Vec<SimJob> = order.iter().map(|&j| sim[j].clone()).collect();
         let t = PairTable::new((0..n).map(|p| (0..n).map(|q| table_cell(&table, order[p], order[q])).collect()).collect())
@@ -301,7 +335,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let pick = |rows: &[&Vec<RunFigures>], l: &str, f: Figure| -> Vec<f64> {
         rows.iter().map(|r| r.iter().find(|x| x.policy == l).and_then(|x| f.of(x)).unwrap_or(f64::NAN)).collect()
     };
-    let real_rows: Vec<&Vec<RunFigures>> = orders.iter().map(|o| &o.runs).collect();
+    let real_rows: Vec<&Vec<RunFigures>> = orders.iter().filter(|o| keep(o)).map(|o| &o.runs).collect();
     let sim_rows: Vec<&Vec<RunFigures>> = sim_figs.iter().collect();
     let quart = |v: Vec<f64>| Quartiles::of(&v.into_iter().filter(|x| x.is_finite()).collect::<Vec<_>>());
     let figures: Vec<PolicyFigures> = labels
@@ -348,7 +382,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         }
     }
     let regimes: Vec<CacheRegime> = regimes.into_iter().collect();
-    let within_regime = (regimes.len() > 1)
+    let within_regime = (regimes.len() > 1 && a.regime.is_none())
         .then(|| {
             let count = |g: CacheRegime| orders.iter().filter(|o| o.regime == Some(g) && !o.switched).count();
             let g = regimes.iter().copied().max_by_key(|&g| count(g))?;
@@ -376,6 +410,8 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         stop,
         regimes,
         within_regime,
+        required_regime: a.regime,
+        waited_out,
         figures,
         comparisons,
         oracle: oracle_rows,
@@ -406,6 +442,40 @@ fn table_cell(t: &PairTable, i: usize, j: usize) -> f64 {
 fn label_of(spec: &str, what: &str) -> anyhow::Result<String> {
     let s = crate::policy::resolve(spec).map_err(|e| bad_input(format!("{what} {spec}: {e}")))?;
     Ok(s.label())
+}
+
+/// Reads the regime with `read` until it is `want` (true) or `wait` has
+/// passed (false), every `every`, saying what it read.
+fn wait_for_regime(want: CacheRegime, wait: Duration, every: Duration, read: &dyn Fn() -> Option<f64>, ctx: &Ctx) -> anyhow::Result<bool> {
+    let since = Instant::now();
+    cosched_measure::launch::install_interrupt_handler();
+    loop {
+        if let Some(sig) = cosched_measure::launch::interrupted() {
+            return Err(crate::error::stopped(sig, "interrupted while waiting for the cache regime; the orders run so far are stored"));
+        }
+        let now = read();
+        if now.map(CacheRegime::of_round_trip) == Some(want) {
+            return Ok(true);
+        }
+        let waited = since.elapsed();
+        if waited >= wait {
+            ctx.step(&format!("the node did not enter the {} regime within {:.0} min: no further order", want.name(), wait.as_secs_f64() / 60.0));
+            return Ok(false);
+        }
+        ctx.step(&format!(
+            "waiting for the {} regime: CPU 0-1 round trip {} (waited {:.0} of {:.0} min)",
+            want.name(),
+            now.map_or("unreadable".into(), |ns| format!("{ns:.0} ns")),
+            waited.as_secs_f64() / 60.0,
+            wait.as_secs_f64() / 60.0
+        ));
+        // Short sleeps, so Ctrl-C is answered within a second.
+        let nap = every.min(wait.saturating_sub(waited)).max(Duration::from_millis(1));
+        let until = Instant::now() + nap;
+        while Instant::now() < until && cosched_measure::launch::interrupted().is_none() {
+            std::thread::sleep(Duration::from_millis(200).min(until.saturating_duration_since(Instant::now())));
+        }
+    }
 }
 
 fn real_paired(orders: &[OrderRow], base: &str, l: &str, f: Figure) -> Option<Paired> {
@@ -588,6 +658,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_order_waits_for_the_required_regime_and_gives_up_after_the_wait() {
+        use std::cell::Cell;
+        let silent = crate::progress::Silent;
+        let ctx = Ctx::new(&silent, "test");
+        // Apart, apart, unreadable, then shared: the fourth reading ends the wait.
+        let readings = [380.0, 360.0, f64::NAN, 44.0];
+        let i = Cell::new(0);
+        let read = || {
+            let k = i.get();
+            i.set(k + 1);
+            readings.get(k).copied().filter(|x| x.is_finite())
+        };
+        let ms = Duration::from_millis(1);
+        assert!(wait_for_regime(CacheRegime::Shared, Duration::from_secs(60), ms, &read, &ctx).unwrap());
+        assert_eq!(i.get(), 4);
+        // Never apart within the wait: false, after reading at least once.
+        let always_shared = || Some(50.0);
+        assert!(!wait_for_regime(CacheRegime::Apart, Duration::from_millis(5), ms, &always_shared, &ctx).unwrap());
+    }
+
+    #[test]
     fn labels_are_the_ones_run_stores_whatever_the_order_given() {
         let a = label_of("conflict-aware:threshold=50,idle=gain", "--policy").unwrap();
         let b = label_of("conflict-aware:idle=gain,threshold=50", "--policy").unwrap();
@@ -646,6 +737,8 @@ mod tests {
             stop: Stop::Budget,
             regimes: vec![],
             within_regime: None,
+            required_regime: None,
+            waited_out: false,
             figures: vec![],
             comparisons: vec![],
             oracle: vec![],

@@ -14,7 +14,8 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadAr
 #[command(after_help = "Examples:\n  \
     cosched evaluate --workload examples/memory-half.toml --policy best-match --policy conflict-aware\n  \
     cosched evaluate --workload w.toml --policy best-match --baseline noplan --metric worst-slowdown --max-orders 12\n  \
-    cosched evaluate --workload w.toml --policy no-twins --budget 20m --report out/ --json | jq .comparisons\n\n\
+    cosched evaluate --workload w.toml --policy no-twins --budget 20m --report out/ --json | jq .comparisons\n  \
+    cosched evaluate --workload examples/memory-half.toml --policy best-match --regime shared --regime-wait 2h\n\n\
     Each order is one round: a solo pass (every job alone: that round's solo\n\
     references), then the baseline and every policy on the workload's jobs\n\
     listed in the seed's order k (the orders `cosched simulate` draws), in a\n\
@@ -24,7 +25,9 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadAr
     the --metric comparisons are all resolved after --min-orders, or at\n\
     --max-orders or --budget, and says which. The CPU 0-1 round trip before\n\
     each solo pass gives the cache regime of each order; a comparison that\n\
-    spans a regime switch is flagged. The same orders are simulated on the\n\
+    spans a regime switch is flagged; with --regime only orders read in that\n\
+    regime before and during their runs count, and each order waits for it.\n\
+    The same orders are simulated on the\n\
     stored pairwise slowdowns (run `cosched pairs` first), and the oracle\n\
     gives the best list schedule of that model.")]
 pub struct EvaluateArgs {
@@ -51,6 +54,13 @@ pub struct EvaluateArgs {
     /// Start no new order after this long, e.g. 900s, 20m or 1h.
     #[arg(long, value_name = "TIME", value_parser = parse_budget)]
     pub budget: Option<std::time::Duration>,
+    /// Count only orders run in this cache regime: shared (the CPUs share a
+    /// last-level cache) or apart; each order waits for it (--regime-wait).
+    #[arg(long, value_name = "REGIME", value_parser = parse_regime)]
+    pub regime: Option<cosched_model::compare::CacheRegime>,
+    /// How long to wait for --regime before an order, e.g. 30m or 2h.
+    #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "30m", requires = "regime")]
+    pub regime_wait: std::time::Duration,
     // The predictor the policies decide with; default `measured`.
     #[command(flatten)]
     pub predictor: PredictorArgs,
@@ -68,6 +78,14 @@ pub struct EvaluateArgs {
     pub lock: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+fn parse_regime(s: &str) -> Result<cosched_model::compare::CacheRegime, String> {
+    match s {
+        "shared" => Ok(cosched_model::compare::CacheRegime::Shared),
+        "apart" => Ok(cosched_model::compare::CacheRegime::Apart),
+        _ => Err(format!("`{s}`: expected shared or apart")),
+    }
 }
 
 /// `900s`, `20m`, `1h` or bare seconds.
@@ -96,6 +114,8 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         min_orders: a.min_orders,
         max_orders: a.max_orders,
         budget: a.budget,
+        regime: a.regime,
+        regime_wait: a.regime_wait,
         report: a.report,
         cgroups: a.cgroups,
         lock: a.lock,
@@ -110,7 +130,13 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         println!("{title}:\n{}\n", table(&h, &rows));
     }
     println!("Stopped after {} orders: {} ({}).", r.orders.len(), stop_text(r.stop), a.metric.name());
-    if r.regimes.len() > 1 {
+    if let Some(g) = r.required_regime {
+        let kept = r.orders.iter().filter(|o| o.regime == Some(g) && !o.switched).count();
+        println!("Counted {kept} of {} orders: those in the {} regime throughout.", r.orders.len(), g.name());
+        if r.waited_out {
+            println!("The series ended waiting for that regime (--regime-wait).");
+        }
+    } else if r.regimes.len() > 1 {
         println!("warning: the orders span a cache-regime switch (see the round trips above); compare within one regime.");
     }
     println!("slowdowns of the model: {}", r.slowdown_source);
