@@ -9,7 +9,7 @@
 # combination and as box-plot figures (min, q1, median, q3, max) and
 # medians per strategy, pairs and triples apart.
 #
-#   scripts/timeshare.sh [OUT_DIR]          # the bar: ~45 min on a quiet 2-core node
+#   scripts/timeshare.sh [OUT_DIR]          # the bar: ~45 min on a quiet 2-core node (14 combinations of 6 s jobs)
 #   TINY=1 scripts/timeshare.sh /tmp/ts     # a check that it runs: ~2 min
 #
 # Run it on a quiet node. Needs python3 for the scores.
@@ -25,20 +25,34 @@ export OUT COSCHED
 . "$(dirname "$0")/common.sh"
 db="${COSCHED_DB:-$out/cosched.db}"
 cores=$(nproc)
-if [ "${TINY:-0}" = 1 ]; then seconds=0.5; repeats=1; else seconds=10; repeats=3; fi
+if [ "${TINY:-0}" = 1 ]; then seconds=0.5; repeats=1; else seconds=6; repeats=3; fi
 # name:kernel:params (threads = the node's cores; one program per name).
 programs="stream:stream:{ array_mib = 64 }
 compute:compute:{}
 dgemm:dgemm:{}
 cache:cache:{}"
 if command -v stress-ng >/dev/null 2>&1; then have_stress=1; else have_stress=0; fi
+# Two OpenMP programs (examples/omp: a Jacobi solver with a barrier per
+# sweep, a dynamically scheduled Mandelbrot), built here with the system's
+# cc and libgomp, OMP_NUM_THREADS from the job's `env`.
+if command -v cc >/dev/null 2>&1 && "$(dirname "$0")/../examples/omp/build.sh" "$out/omp" >/dev/null 2>&1; then
+    have_omp=1
+else
+    have_omp=0
+    echo "no C compiler with OpenMP (Debian: gcc): the OpenMP combinations are left out" >&2
+fi
 job() { # name kernel params suffix
     printf '[[jobs]]\nname = "%s%s"\nkernel = "%s"\nparams = %s\nthreads = %s\nseconds = %s\n' "$1" "$4" "$2" "$3" "$cores" "$seconds"
 }
 line() { printf '%s\n' "$programs" | grep "^$1:"; }
 combos="stream+stream stream+compute compute+compute dgemm+stream cache+compute dgemm+dgemm stream+compute+dgemm cache+stream+dgemm"
 [ "$have_stress" = 1 ] && combos="$combos stressng+stream stressng+compute"
-[ "${TINY:-0}" = 1 ] && combos="stream+compute stream+compute+dgemm" && [ "$have_stress" = 1 ] && combos="$combos stressng+stream"
+[ "$have_omp" = 1 ] && combos="$combos jacobi+mandel jacobi+stream jacobi+jacobi mandel+compute"
+if [ "${TINY:-0}" = 1 ]; then
+    combos="stream+compute stream+compute+dgemm"
+    [ "$have_stress" = 1 ] && combos="$combos stressng+stream"
+    [ "$have_omp" = 1 ] && combos="$combos jacobi+mandel"
+fi
 for c in $combos; do
     w="$out/$c.toml"
     printf 'name = "ts-%s"\n[[pools]]\nname = "host"\ncores = %s\n' "$c" "$cores" > "$w"
@@ -50,6 +64,13 @@ for c in $combos; do
             # stressor, a fixed number of operations on every core.
             printf '[[jobs]]\nname = "stress-ng-%s"\ncommand = "stress-ng --matrix %s --matrix-ops %s --quiet"\ncores = %s\n' \
                 "$i" "$cores" "$([ "${TINY:-0}" = 1 ] && echo 200 || echo 4000)" "$cores" >> "$w"
+            continue
+        fi
+        if [ "$p" = jacobi ] || [ "$p" = mandel ]; then
+            # Sized for about 6 s alone on the 2-core VM (TINY: under 1 s).
+            if [ "$p" = jacobi ]; then a="2048 $([ "${TINY:-0}" = 1 ] && echo 60 || echo 720)"; else a="$([ "${TINY:-0}" = 1 ] && echo 600 || echo 2800) 2000"; fi
+            printf '[[jobs]]\nname = "omp-%s-%s"\ncommand = "%s %s"\ncores = %s\nenv = { OMP_NUM_THREADS = "%s" }\n' \
+                "$p" "$i" "$(cd "$out/omp" && pwd)/$p" "$a" "$cores" "$cores" >> "$w"
             continue
         fi
         l=$(line "$p")
