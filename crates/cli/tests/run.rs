@@ -108,8 +108,8 @@ fn sigint_kills_every_job_records_the_run_interrupted_and_exits_130() {
     let marker = format!("cosched-run-int-{}", std::process::id());
     let wl = workload(dir.path(), &marker);
     let (db, lock) = (dir.path().join("c.db"), dir.path().join("lock"));
-    let child = run_cmd(&wl, &db, &lock).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    wait_until("job b starting", || started(&db).contains(&"b".to_string()));
+    let mut child = run_cmd(&wl, &db, &lock).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    common::wait_while_alive(&mut child, "job b starting", || started(&db).contains(&"b".to_string()));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -29,6 +29,24 @@ pub fn wait_until(what: &str, ready: impl Fn() -> bool) {
     }
 }
 
+/// [`wait_until`] for a condition a running child brings about: fails at
+/// once, with the child's exit status, if it ends before `ready` holds
+/// (its stderr, when piped, is then in the test's own failure output).
+pub fn wait_while_alive(child: &mut std::process::Child, what: &str, ready: impl Fn() -> bool) {
+    let start = std::time::Instant::now();
+    while !ready() {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            panic!("{what} never happened: the child exited with {status}: {err}");
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "{what} never happened (child still running after 60 s)");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// A fixed provenance for rows a test writes straight into a store.
 pub fn prov() -> cosched_model::provenance::Provenance {
     cosched_model::provenance::Provenance {
