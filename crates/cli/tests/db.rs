@@ -53,6 +53,8 @@ fn run(repeat: u32) -> PairRunRecord {
         bg_relaunches: 2,
         fg_timing: "work-phase".into(),
         bg_timing: "work-phase".into(),
+        regime: Default::default(),
+        level: None,
     }
 }
 
