@@ -59,12 +59,21 @@ fn pin_and_meet(cpu: u32, ready: &Barrier, failed: &AtomicBool) -> Result<bool, 
 /// cache line between `a` and `b`: `a` writes an odd value and waits for
 /// `b` to answer with the next even one.
 pub fn round_trip_ns(a: u32, b: u32, round_trips: u64) -> Result<f64, C2cError> {
+    Ok(round_trip_batches_ns(a, b, round_trips, 1)?[0])
+}
+
+/// [`round_trip_ns`] for `batches` consecutive batches of `round_trips`
+/// bounces by one pair of pinned threads: each batch's mean. One thread
+/// pair for all batches keeps a cheap reading cheap on a busy node, where
+/// starting and pinning threads costs more than the bouncing itself.
+pub fn round_trip_batches_ns(a: u32, b: u32, round_trips: u64, batches: usize) -> Result<Vec<f64>, C2cError> {
     if a == b {
         return Err(C2cError::SameCpu(a));
     }
-    if round_trips == 0 {
+    if round_trips == 0 || batches == 0 {
         return Err(C2cError::NoWork);
     }
+    let total = round_trips * batches as u64;
     let line = Arc::new(Line(AtomicU64::new(0)));
     // Both threads are pinned before either starts, so the timing never
     // includes a migration; a side that cannot pin says so before the
@@ -78,7 +87,7 @@ pub fn round_trip_ns(a: u32, b: u32, round_trips: u64) -> Result<f64, C2cError> 
             if !pin_and_meet(b, &ready, &failed)? {
                 return Ok(());
             }
-            for i in 0..round_trips {
+            for i in 0..total {
                 while line.0.load(Ordering::Acquire) != 2 * i + 1 {
                     spin_loop();
                 }
@@ -87,18 +96,22 @@ pub fn round_trip_ns(a: u32, b: u32, round_trips: u64) -> Result<f64, C2cError> 
             Ok(())
         })
     };
-    let timed = std::thread::spawn(move || -> Result<Option<f64>, C2cError> {
+    let timed = std::thread::spawn(move || -> Result<Option<Vec<f64>>, C2cError> {
         if !pin_and_meet(a, &ready, &failed)? {
             return Ok(None);
         }
-        let t0 = Instant::now();
-        for i in 0..round_trips {
-            line.0.store(2 * i + 1, Ordering::Release);
-            while line.0.load(Ordering::Acquire) != 2 * i + 2 {
-                spin_loop();
+        let mut means = Vec::with_capacity(batches);
+        for k in 0..batches as u64 {
+            let t0 = Instant::now();
+            for i in k * round_trips..(k + 1) * round_trips {
+                line.0.store(2 * i + 1, Ordering::Release);
+                while line.0.load(Ordering::Acquire) != 2 * i + 2 {
+                    spin_loop();
+                }
             }
+            means.push(t0.elapsed().as_secs_f64() * 1e9 / round_trips as f64);
         }
-        Ok(Some(t0.elapsed().as_secs_f64() * 1e9 / round_trips as f64))
+        Ok(Some(means))
     });
     let timed = timed.join().expect("the timed thread does not panic");
     let echoed = echo.join().expect("the echo thread does not panic");
@@ -127,9 +140,11 @@ pub const REGIME_ROUND_TRIPS: u64 = 1_000;
 pub const REGIME_BATCHES: usize = 7;
 
 /// The round trip between `a` and `b` for a repeat's cache regime: the
-/// median of a few short batches, a few milliseconds in all.
+/// median of a few short batches by one pair of threads, a few
+/// milliseconds in all.
 pub fn regime_round_trip(a: u32, b: u32) -> Result<f64, C2cError> {
-    measure_pair(a, b, REGIME_ROUND_TRIPS, REGIME_BATCHES).map(|s| s.median)
+    let v = round_trip_batches_ns(a, b, REGIME_ROUND_TRIPS, REGIME_BATCHES)?;
+    Ok(Summary::of(&v).expect("at least one finite batch").median)
 }
 
 /// A repeat's readings of the round trip between two CPUs of its jobs,
@@ -252,6 +267,7 @@ mod tests {
     fn a_cpu_paired_with_itself_is_refused_rather_than_livelocked() {
         assert!(matches!(round_trip_ns(0, 0, 10), Err(C2cError::SameCpu(0))));
         assert!(matches!(round_trip_ns(0, 1, 0), Err(C2cError::NoWork)));
+        assert!(matches!(round_trip_batches_ns(0, 1, 10, 0), Err(C2cError::NoWork)));
     }
 
     #[test]
@@ -307,5 +323,9 @@ mod tests {
         }
         let ns = round_trip_ns(0, 1, 10_000).unwrap();
         assert!(ns.is_finite() && ns > 0.0, "{ns}");
+        let batches = round_trip_batches_ns(0, 1, 1_000, 7).unwrap();
+        assert_eq!(batches.len(), 7, "one mean per batch");
+        assert!(batches.iter().all(|ns| ns.is_finite() && *ns > 0.0), "{batches:?}");
+        assert!(regime_round_trip(0, 1).unwrap() > 0.0);
     }
 }
