@@ -242,9 +242,13 @@ impl<'a> NodeExecutor<'a> {
         crate::place::cpus_of(&self.cfg.pool_cpus, &self.cfg.shared_pool, pool, idx).map_err(ExecError::Fatal)
     }
 
-    /// Where the memory of a job on `cpus` is bound.
+    /// Where the memory of a job on `cpus` is bound: none without a
+    /// cpuset to bind it with (then nothing is recorded either).
     fn mems_of(&self, cpus: &[u32]) -> Vec<u32> {
-        self.cfg.topology.as_ref().map_or_else(Vec::new, |n| crate::place::mems_of(n, cpus))
+        match &self.cfg.topology {
+            Some(n) if self.cfg.isolation.pins() => crate::place::mems_of(n, cpus),
+            _ => Vec::new(),
+        }
     }
 
     fn active_mut(&mut self, job: JobId) -> Result<&mut Active, ExecError> {
