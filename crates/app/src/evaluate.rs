@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::common::{create_dir, db_path, file_safe, load_workload, open_existing_store, provenance, write_file, Conditions, Ctx};
 use crate::error::bad_input;
 use crate::source::PAIRS_TABLE;
-use crate::training::{build, training_set, Sources};
+use crate::training::{build, training_set, training_set_in, Sources};
 
 /// A slowdown above this is a severe conflict unless a request says otherwise.
 pub const DEFAULT_SEVERE: f64 = cosched_predict::DEFAULT_SEVERE;
@@ -43,6 +43,9 @@ pub struct EvaluateRequest {
     pub markdown: Option<PathBuf>,
     /// Store the results.
     pub store: bool,
+    /// The cache regime whose repeats the folds use (`shared`, `apart`,
+    /// `any`); `None`: the node's now. With --folds only.
+    pub regime: Option<String>,
     pub db: Option<PathBuf>,
 }
 
@@ -84,6 +87,14 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let folds = parse_folds(&a.folds)?;
     check_level(a.level)?;
     let specs = specs(&a.predictors)?;
+    if a.regime.is_some() && (a.from_runs || !a.train.is_empty()) {
+        return Err(bad_input("--regime selects the repeats of the workload's own folds; it does not go with --from-runs or --train"));
+    }
+    let regime = if a.from_runs || !a.train.is_empty() {
+        None
+    } else {
+        Some(crate::regime::choose(a.regime.as_deref(), crate::regime::read_now)?)
+    };
     let w = load_workload(&a.workload)?;
     let mut store = open_existing_store(&db_path(a.db.as_deref()))?;
     let mut cross_note = None;
@@ -94,7 +105,8 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         cross_note = Some(note);
         (counts, rows)
     } else {
-        let (train, sources) = training_set(&store, &w, &a.workload, false)?;
+        let choice = regime.as_ref().map_or(cosched_predict::regime::RegimeChoice::Any, |r| r.regime);
+        let (train, sources) = training_set_in(&store, &w, &a.workload, false, choice)?;
         let counts = counts(&store, &w, &train, sources)?;
         let rows = compute(&train, &specs, folds, a.level, ctx)?;
         (counts, rows)
@@ -146,6 +158,11 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         )
     } else {
         describe(&counts, folds, a.level)
+    };
+    let description = match (&regime, &counts.sources.regime) {
+        (Some(r), Some(used)) => format!("{description}\nFor {}: {}.", r.describe(), used.describe()),
+        (Some(r), None) => format!("{description}\nFor {}.", r.describe()),
+        _ => description,
     };
     Ok(EvaluateReport { counts, level: a.level, rows, svgs, description })
 }
@@ -283,6 +300,7 @@ fn cross_workload_rows(
             run_pairs: 0,
             campaigns: test.parts.iter().flat_map(|p| p.campaigns.clone()).collect(),
             knowledge: None,
+            regime: None,
         },
         pairs_conditions: Vec::new(),
     };
@@ -483,6 +501,7 @@ mod tests {
                 run_pairs: 0,
                 campaigns: Vec::new(),
                 knowledge: None,
+                regime: None,
             },
             pairs_conditions: vec![k(76.0), k(452.0)],
         };
@@ -557,6 +576,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         run_pairs: 0,
         campaigns: Vec::new(),
         knowledge: None,
+        regime: None,
     };
     Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
 }

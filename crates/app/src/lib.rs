@@ -44,6 +44,7 @@ pub mod predict;
 pub mod probe;
 pub mod profile;
 pub mod progress;
+pub mod regime;
 pub mod registry;
 pub mod runs;
 pub mod run;

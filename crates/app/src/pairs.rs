@@ -1,21 +1,32 @@
 //! `cosched pairs`: the interference matrix of a workload, measured and
 //! stored; and the matrix of stored pair runs, which other verbs read.
+//!
+//! The two jobs of a co-run are placed as `cosched run` places them
+//! (`cosched_measure::place`): an accelerator-pool job on the host pool's
+//! CPUs beside a host job. Each repeat stores the cache regime it ran in
+//! and the sharing level observed between the two jobs' CPUs
+//! (`place::observed_level`); a repeat in another regime than the
+//! campaign's first is said on stderr and counted in the report.
 
 use std::path::PathBuf;
 
 use cosched_measure::kernel::job_argv;
 use cosched_measure::launch::{install_interrupt_handler, interrupted};
+use cosched_measure::c2c::{read_round_trip, Reading};
 use cosched_measure::pairs::{run_campaign, CampaignError, PairJob, PairRun};
+use cosched_measure::place::{observed_level, NodePools};
+use cosched_model::workload::PoolKind;
 use cosched_model::matrix::{matrix_from_samples, unordered_pairs, SlowdownMatrix, StopRule};
 use cosched_model::workload::Workload;
 use cosched_report::svg::heatmap;
-use cosched_store::{CampaignParams, CampaignStatus, PairRunRecord, PairsJob, PairsParams};
+use cosched_store::{CampaignParams, CampaignStatus, LevelCell, PairRunRecord, PairsJob, PairsParams, RepeatRegime};
 
 use crate::calibrate::calibrate_missing;
 use cosched_measure::identity::{is_kernel_argv, program_key};
 
 use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx};
 use crate::error::{bad_input, stopped};
+use crate::regime::{CampaignRegimes, Tracker};
 
 #[derive(Debug, Clone)]
 pub struct PairsRequest {
@@ -32,10 +43,19 @@ pub struct PairsRequest {
     pub db: Option<PathBuf>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
 pub struct PairsReport {
     /// Cell (i, j): job i's slowdown beside job j.
+    #[serde(flatten)]
     pub matrix: SlowdownMatrix,
+    /// The cache regimes the campaign's repeats ran in, and its switches.
+    pub regimes: CampaignRegimes,
+    /// Per ordered pair and sharing level observed, the median slowdown
+    /// (what a domain-aware matrix reads).
+    pub levels: Vec<LevelCell>,
+    /// Where each program's jobs ran in its co-runs beside the others
+    /// (`job + job: cpus | cpus`), when they shared a CPU.
+    pub shared_cpus: Vec<String>,
     /// The heatmap written.
     pub svg: PathBuf,
 }
@@ -51,6 +71,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     if w.jobs.is_empty() {
         return Err(bad_input(format!("{}: no jobs to pair", req.workload.display())));
     }
+    let pools = node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", req.workload.display())))?;
     let _lock = crate::lock::take("pairs", None)?;
     let mut store = open_store(&db_path(req.db.as_deref()))?;
     install_interrupt_handler();
@@ -61,13 +82,19 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     // `matrix_of` gives every twin the same cells. Eight jobs of two
     // programs are 3 co-runs, not 36.
     let reps = representatives(&w);
+    let pool_of = |j: &cosched_model::workload::Job| w.pools.iter().position(|p| p.name == j.pool).unwrap_or(0);
     let jobs: Vec<PairJob> = reps
         .iter()
         .map(|&i| &w.jobs[i])
         .map(|j| {
-            job_argv(j, &cals).map(|argv| PairJob { name: j.name.clone(), argv, cores: j.cores }).map_err(anyhow::Error::msg)
+            job_argv(j, &cals)
+                .map(|argv| PairJob { name: j.name.clone(), argv, pool: pool_of(j), cores: j.cores })
+                .map_err(anyhow::Error::msg)
         })
         .collect::<anyhow::Result<_>>()?;
+    // What the declared topology says two CPUs share; the round trips say
+    // whether the cache really is shared.
+    let topology = cosched_measure::topology::detect().ok();
     let stop = StopRule { min_repeats: req.min_repeats, max_repeats: req.repeats, rel_halfwidth: req.target };
     let params = CampaignParams::Pairs(PairsParams {
         jobs: jobs
@@ -93,7 +120,11 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         Some((id, CampaignStatus::Done)) if req.resume => {
             ctx.step(&format!("campaign {id} is already complete; showing it"));
             let prior = store.pair_runs(id)?;
-            return report(req, &w, &prior);
+            let mut tracker = Tracker::new();
+            for r in &prior {
+                tracker.observe(&repeat_label(r), reading_of(&r.regime).as_ref(), &mut |_| {});
+            }
+            return report(req, &w, &prior, tracker.out, store.pair_level_medians(id)?);
         }
         _ => {
             if req.resume {
@@ -114,17 +145,30 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         req.min_repeats,
         req.repeats
     ));
+    // The campaign's first regime is its first stored repeat's, so a resumed
+    // campaign compares with where it began.
+    let mut tracker = Tracker::new();
+    for r in &prior {
+        tracker.observe(&repeat_label(r), reading_of(&r.regime).as_ref(), &mut |_| {});
+    }
     let progress = ctx.progress.task("pairs", (npairs * req.repeats) as u64);
-    let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
     let result = run_campaign(
         &jobs,
         stop,
-        &node_cpus,
+        &pools,
         &prior_runs,
-        &mut |r| store.add_pair_run(campaign, &to_record(r, &jobs)).map_err(|e| e.to_string()),
+        &mut read_round_trip,
+        &mut |r| {
+            let rec = to_record(r, &jobs, topology.as_ref());
+            tracker.observe(&repeat_label(&rec), r.reading.as_ref(), &mut |m| progress.println(m));
+            store.add_pair_run(campaign, &rec).map_err(|e| e.to_string())
+        },
         &mut |p, label| progress.set((p.pair * req.repeats + p.repeat) as u64, label),
     );
     progress.finish();
+    if let Some(line) = tracker.summary() {
+        ctx.step(&format!("warning: {line}"));
+    }
     match result {
         Ok(_) => store.finish_campaign(campaign, CampaignStatus::Done)?,
         Err(e) => {
@@ -146,11 +190,52 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         }
     }
     let all = store.pair_runs(campaign)?;
-    report(req, &w, &all)
+    report(req, &w, &all, tracker.out, store.pair_level_medians(campaign)?)
 }
 
-fn report(req: &PairsRequest, w: &Workload, runs: &[PairRunRecord]) -> anyhow::Result<PairsReport> {
+/// How `cosched run` lays the workload's pools over this node's CPUs.
+pub(crate) fn node_pools(w: &Workload) -> Result<NodePools, String> {
+    let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
+    let pools: Vec<(u32, bool)> =
+        w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
+    NodePools::new(&pools, &node_cpus)
+}
+
+/// `fg + bg repeat 3`.
+fn repeat_label(r: &PairRunRecord) -> String {
+    format!("{} + {} repeat {}", r.fg_job, r.bg_job, r.repeat)
+}
+
+/// A stored repeat's readings as the campaign took them.
+pub(crate) fn reading_of(g: &RepeatRegime) -> Option<Reading> {
+    match g.cpus[..] {
+        [a, b] => Some(Reading { cpus: [a, b], before_ns: g.before_ns, after_ns: g.after_ns }),
+        _ => None,
+    }
+}
+
+/// A repeat's readings as the store keeps them.
+pub(crate) fn regime_of(r: Option<&Reading>) -> RepeatRegime {
+    r.map_or_else(RepeatRegime::default, |r| RepeatRegime { cpus: r.cpus.to_vec(), before_ns: r.before_ns, after_ns: r.after_ns })
+}
+
+fn report(
+    req: &PairsRequest,
+    w: &Workload,
+    runs: &[PairRunRecord],
+    regimes: CampaignRegimes,
+    levels: Vec<LevelCell>,
+) -> anyhow::Result<PairsReport> {
     let matrix = matrix_of(w, runs);
+    let mut shared_cpus: Vec<String> = runs
+        .iter()
+        .filter(|r| r.shared_cpus)
+        .map(|r| {
+            let f = cosched_model::topology::format_cpulist;
+            format!("{} + {}: CPUs {} | {}", r.fg_job, r.bg_job, f(&r.fg_cpus), f(&r.bg_cpus))
+        })
+        .collect();
+    shared_cpus.dedup();
     let svg = match &req.svg {
         Some(p) => p.clone(),
         None => {
@@ -161,10 +246,10 @@ fn report(req: &PairsRequest, w: &Workload, runs: &[PairRunRecord]) -> anyhow::R
     };
     let title = format!("Slowdown matrix of {} ({} repeats stored)", w.name, runs.len());
     write_file(&svg, &heatmap(&matrix, &title))?;
-    Ok(PairsReport { matrix, svg })
+    Ok(PairsReport { matrix, regimes, levels, shared_cpus, svg })
 }
 
-fn to_record(r: &PairRun, jobs: &[PairJob]) -> PairRunRecord {
+fn to_record(r: &PairRun, jobs: &[PairJob], topology: Option<&cosched_model::topology::Node>) -> PairRunRecord {
     PairRunRecord {
         fg_job: jobs[r.jobs.0].name.clone(),
         bg_job: jobs[r.jobs.1].name.clone(),
@@ -180,6 +265,9 @@ fn to_record(r: &PairRun, jobs: &[PairJob]) -> PairRunRecord {
         bg_relaunches: r.relaunches[1],
         fg_timing: r.timing[0].clone(),
         bg_timing: r.timing[1].clone(),
+        regime: regime_of(r.reading.as_ref()),
+        // A repeat whose regime changed while it ran had no one level.
+        level: r.reading.filter(|g| g.regime().is_some() || g.before_ns.is_none() || g.after_ns.is_none()).and_then(|g| observed_level(topology, g.cpus, g.regime())),
     }
 }
 
@@ -193,6 +281,7 @@ fn to_run(r: &PairRunRecord, fg: usize, bg: usize) -> PairRun {
         timing: [r.fg_timing.clone(), r.bg_timing.clone()],
         cpus: [r.fg_cpus.clone(), r.bg_cpus.clone()],
         shared_cpus: r.shared_cpus,
+        reading: reading_of(&r.regime),
     }
 }
 
@@ -249,6 +338,8 @@ mod twin_tests {
             bg_relaunches: 0,
             fg_timing: "work-phase".into(),
             bg_timing: "work-phase".into(),
+            regime: Default::default(),
+            level: None,
         }
     }
 
@@ -273,5 +364,40 @@ mod twin_tests {
         }
         // Loops were never co-run with each other.
         assert!(m.get(3, 4).is_none());
+    }
+
+    /// What a pairs campaign stores per repeat: its readings as taken, and
+    /// the sharing level observed. This VM declares one LLC for both vCPUs,
+    /// so the level is the regime: same-llc when the round trip said
+    /// shared, same-numa when apart, none when it changed mid-repeat.
+    #[test]
+    fn each_repeat_is_stored_with_its_regime_and_the_level_observed() {
+        use cosched_model::compare::CacheRegime;
+        use cosched_model::placement::SharingLevel;
+        let xml = include_str!("../../model/tests/fixtures/topology/vm-epyc-2c.hwloc2.xml");
+        let vm = cosched_model::topology::parse_hwloc_xml(xml).unwrap();
+        let jobs = [PairJob { name: "a".into(), argv: vec!["true".into()], pool: 0, cores: 1 }];
+        let run = |before: Option<f64>, after: Option<f64>| PairRun {
+            jobs: (0, 0),
+            repeat: 2,
+            solo_s: [1.0, 1.0],
+            corun_s: [1.5, 1.25],
+            relaunches: [0, 1],
+            timing: ["work-phase".into(), "work-phase".into()],
+            cpus: [vec![0], vec![1]],
+            shared_cpus: false,
+            reading: Some(Reading { cpus: [0, 1], before_ns: before, after_ns: after }),
+        };
+        let shared = to_record(&run(Some(71.0), Some(74.5)), &jobs, Some(&vm));
+        assert_eq!(shared.regime, RepeatRegime { cpus: vec![0, 1], before_ns: Some(71.0), after_ns: Some(74.5) });
+        assert_eq!((shared.regime.regime(), shared.level), (Some(CacheRegime::Shared), Some(SharingLevel::SameLlc)));
+        let apart = to_record(&run(Some(402.0), None), &jobs, Some(&vm));
+        assert_eq!((apart.regime.regime(), apart.level), (Some(CacheRegime::Apart), Some(SharingLevel::SameNuma)));
+        let moved = to_record(&run(Some(70.0), Some(400.0)), &jobs, Some(&vm));
+        assert_eq!((moved.regime.regime(), moved.level), (None, None));
+        // What the store gives back reads as the campaign took it (resume).
+        assert_eq!(to_run(&shared, 0, 0).reading, run(Some(71.0), Some(74.5)).reading);
+        let unread = PairRun { reading: None, ..run(None, None) };
+        assert_eq!((to_record(&unread, &jobs, Some(&vm)).regime, to_record(&unread, &jobs, None).level), (RepeatRegime::default(), None));
     }
 }

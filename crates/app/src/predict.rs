@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use crate::common::{db_path, load_workload, open_read_only_store, UsedCampaign};
 use crate::error::bad_input;
-use crate::training::{build, training_set};
+use crate::regime::ChosenRegime;
+use crate::training::{build, training_set_in};
 
 #[derive(Debug, Clone)]
 pub struct PredictRequest {
@@ -17,6 +18,9 @@ pub struct PredictRequest {
     pub workload: PathBuf,
     /// Jobs sharing the node, by name; a name given twice runs twice.
     pub jobs: Vec<String>,
+    /// The cache regime to predict for (`shared`, `apart`, `any`); `None`:
+    /// the one the node is in now.
+    pub regime: Option<String>,
     pub db: Option<PathBuf>,
 }
 
@@ -41,11 +45,16 @@ pub struct PredictReport {
     pub campaigns: Vec<UsedCampaign>,
     /// What other workloads' measurements added, if any.
     pub knowledge: Option<String>,
+    /// The regime predicted for, and how its repeats were chosen.
+    pub regime: ChosenRegime,
+    /// Pair by pair: on its repeats in the regime, or all (fallback).
+    pub regime_use: Option<cosched_predict::regime::RegimeUse>,
 }
 
 pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
     let path = &a.workload;
     let mut predictor = build(&a.predictor)?;
+    let regime = crate::regime::choose(a.regime.as_deref(), crate::regime::read_now)?;
     let w = load_workload(path)?;
     let mut placed_jobs = Vec::new();
     for name in &a.jobs {
@@ -56,7 +65,7 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
         placed_jobs.push(job);
     }
     let store = open_read_only_store(&db_path(a.db.as_deref()))?;
-    let (train, sources) = training_set(&store, &w, path, true)?;
+    let (train, sources) = training_set_in(&store, &w, path, true, regime.regime)?;
     predictor.fit(&train).map_err(|e| anyhow::anyhow!("{e}"))?;
     let co = CoSchedule {
         jobs: placed_jobs.iter().map(|j| Placed { job: &train.programs[&j.name], pool: j.pool.clone(), cores: j.cores }).collect(),
@@ -81,5 +90,7 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
         workload: w.name.clone(),
         campaigns: sources.campaigns,
         knowledge: sources.knowledge,
+        regime,
+        regime_use: sources.regime,
     })
 }

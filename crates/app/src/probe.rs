@@ -1,21 +1,26 @@
 //! `cosched probe`: a job's sensitivity and contentiousness curves against
 //! the DistGen stressor (seed 003 c), measured, stored and plotted; and the
 //! curve of stored probe points, which other verbs read.
+//!
+//! The job runs where `cosched run` would put it and the stressor where
+//! the runner would put a one-core host job beside it
+//! (`cosched_measure::place`); each repeat stores the cache regime it ran
+//! in, and a switch of regime within a job's probe is reported.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cosched_measure::calibrate::{calibrate, CalibrateSpec};
+use cosched_measure::c2c::{read_round_trip, Reading};
 use cosched_measure::corun::PairMeasurement;
 use cosched_measure::kernel::{job_argv, kernel_argv};
 use cosched_measure::launch::{install_interrupt_handler, interrupted, Launch};
 use cosched_measure::probe::{probe_job, stressor_params};
 use cosched_model::calibration::calibration_key;
-use cosched_model::matrix::assign_cpus;
 use cosched_model::probe::{default_ladder, ProbeLevel, ProbePoint};
 use cosched_model::stats::Summary;
 use cosched_model::topology::{CacheKind, Node};
-use cosched_model::workload::{Job, Workload};
+use cosched_model::workload::{Job, PoolKind, Workload};
 use cosched_report::curves::{fmt_intensity, fmt_kib, probe_curves, CacheMarks};
 use cosched_store::{CampaignParams, CampaignStatus, ProbeLevelParams, ProbeParams, ProbePointRecord, Store};
 use serde::Serialize;
@@ -23,6 +28,7 @@ use serde::Serialize;
 use crate::calibrate::calibrate_missing;
 use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx, GIT_COMMIT};
 use crate::error::{bad_input, stopped};
+use crate::regime::{CampaignRegimes, Tracker};
 
 /// The stressor of every probe; its name is stored with each point so other
 /// stressors can join later without a migration.
@@ -61,6 +67,8 @@ pub struct JobProbe {
     pub l2_kib: Option<u64>,
     pub llc_kib: Option<u64>,
     pub points: Vec<ProbePoint>,
+    /// The cache regimes its repeats ran in, and its switches.
+    pub regimes: CampaignRegimes,
     pub svg: PathBuf,
 }
 
@@ -93,6 +101,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     };
     let levels = ladder(sizes, intensities, l2_kib, llc_kib)?;
 
+    let pools = crate::pairs::node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
     let _lock = crate::lock::take("probe", None)?;
     let mut store = open_store(&db_path(a.db.as_deref()))?;
     install_interrupt_handler();
@@ -101,7 +110,14 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     let cals = store.calibrations()?;
 
     let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
-    let first_stressor_cpus = assign_cpus([jobs[0].cores, 1], &node_cpus).0[1].clone();
+    // The stressor is a one-core job of the host pool (the first cpu pool).
+    let host = w.pools.iter().position(|p| p.kind == PoolKind::Cpu).unwrap_or(0);
+    let place = |job: &Job| -> anyhow::Result<([Vec<u32>; 2], bool)> {
+        let pool = w.pools.iter().position(|p| p.name == job.pool).unwrap_or(0);
+        let p = pools.pair((pool, job.cores), (host, 1)).map_err(|e| anyhow::anyhow!("placing `{}` beside the stressor: {e}", job.name))?;
+        Ok((p.cpus, p.shared_cpus))
+    };
+    let first_stressor_cpus = place(jobs[0])?.0[1].clone();
     let stressor_work =
         size_stressor(&levels, &first_stressor_cpus, a.stressor_seconds, &mut store, ctx).map_err(stop_if_interrupted)?;
 
@@ -114,16 +130,17 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     let mut done = Vec::new();
     for (ji, job) in jobs.iter().enumerate() {
         let argv = job_argv(job, &cals).map_err(anyhow::Error::msg)?;
-        let ([job_cpus, stressor_cpus], shared) = assign_cpus([job.cores, 1], &node_cpus);
+        let ([job_cpus, stressor_cpus], shared) = place(job)?;
         if shared {
             ctx.step(&format!(
-                "`{}` needs {} of this node's {} CPUs, so the stressor shares CPU {:?} with it: the curves include time-sharing",
+                "`{}` runs on CPUs {:?} (as `cosched run` places it), so the stressor shares CPU {:?} with it: the curves include time-sharing",
                 job.name,
-                job.cores,
-                node_cpus.len(),
+                job_cpus,
                 stressor_cpus
             ));
         }
+        let read_cpus = cosched_measure::place::regime_cpus(&job_cpus, &stressor_cpus, &node_cpus);
+        let mut tracker = Tracker::new();
         let params = CampaignParams::Probe(ProbeParams {
             job: job.name.clone(),
             program: Some(job.program_key()),
@@ -151,12 +168,16 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             &stressor_cpus,
             &levels,
             a.repeats,
+            read_cpus,
+            &mut read_round_trip,
             &mut |level| {
                 let work = stressor_work[&level_key(level)];
                 Ok(kernel_argv(STRESSOR, work, 1, &stressor_params(level)))
             },
-            &mut |level, m| {
-                for r in records(&job.name, level, m) {
+            &mut |level, m, readings| {
+                for (r, reading) in records(&job.name, level, m, readings).into_iter().zip(readings) {
+                    let what = format!("{} at {} @ {} repeat {}", job.name, fmt_kib(level.size_kib), fmt_intensity(level.intensity), r.repeat);
+                    tracker.observe(&what, reading.as_ref(), &mut |m| progress.println(m));
                     store.add_probe_point(campaign, &r).map_err(|e| e.to_string())?;
                 }
                 stored += 1;
@@ -193,6 +214,9 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             }
         };
         store.finish_campaign(campaign, CampaignStatus::Done)?;
+        if let Some(line) = tracker.summary() {
+            progress.println(&format!("warning: `{}`: {line}", job.name));
+        }
         let svg = svg_dir.join(format!("probe-{}-{}.svg", file_safe(&w.name), file_safe(&job.name)));
         let title = format!(
             "Probe of {} ({}) against {STRESSOR}, {} repeat{} per point",
@@ -211,6 +235,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             l2_kib,
             llc_kib,
             points,
+            regimes: tracker.out,
             svg,
         });
     }
@@ -387,7 +412,7 @@ fn stop_if_interrupted(e: anyhow::Error) -> anyhow::Error {
 
 /// One record per repeat of a level: the job's and the stressor's solo and
 /// co-run times of that same repeat.
-fn records(job: &str, level: &ProbeLevel, m: &PairMeasurement) -> Vec<ProbePointRecord> {
+fn records(job: &str, level: &ProbeLevel, m: &PairMeasurement, readings: &[Option<Reading>]) -> Vec<ProbePointRecord> {
     (0..m.solo_s[0].len())
         .map(|r| ProbePointRecord {
             job: job.to_string(),
@@ -399,6 +424,7 @@ fn records(job: &str, level: &ProbeLevel, m: &PairMeasurement) -> Vec<ProbePoint
             job_corun_s: m.corun_s[0][r],
             stressor_solo_s: m.solo_s[1][r],
             stressor_corun_s: m.corun_s[1][r],
+            regime: crate::pairs::regime_of(readings.get(r).copied().flatten().as_ref()),
         })
         .collect()
 }
@@ -443,6 +469,7 @@ mod tests {
             job_corun_s: job,
             stressor_solo_s: 2.0,
             stressor_corun_s: 2.0 * stressor,
+            regime: Default::default(),
         }
     }
 

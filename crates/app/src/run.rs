@@ -223,8 +223,8 @@ pub const RUN_HEAD: [&str; 8] = ["policy", "repeat", "makespan s", "avg TAT s", 
 /// The columns of a run's job table.
 /// `suspended s` is the time the job spent suspended (run time is end -
 /// start; its measured slowdown leaves the suspended time out).
-pub const JOB_HEAD: [&str; 11] =
-    ["job", "status", "cpus", "start s", "end s", "suspended s", "beside at start", "predicted", "measured", "solo s", "solo reference"];
+pub const JOB_HEAD: [&str; 12] =
+    ["job", "status", "cpus", "mems", "start s", "end s", "suspended s", "beside at start", "predicted", "measured", "solo s", "solo reference"];
 /// The figures of [`RunReport::summary`], after the policy column.
 pub const FIGURES: [&str; 4] = ["makespan", "avg turnaround", "worst turnaround", "worst slowdown"];
 /// The columns of [`RunReport::rates`].
@@ -487,6 +487,20 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     for m in iso.mechanisms() {
         ctx.step(&format!("{}: {}{}", m.feature, m.how, m.why.map(|w| format!(" ({w})")).unwrap_or_default()));
     }
+    // Memory follows the cores: each job's cpuset.mems is the NUMA nodes
+    // of its CPUs, read from this node's topology.
+    let topology = match cosched_measure::topology::detect() {
+        Ok(n) => {
+            if iso.pins() {
+                ctx.step(&format!("memory: bound to the NUMA nodes of each job's CPUs (cpuset.mems; this node has {})", n.numa_nodes.len().max(1)));
+            }
+            Some(n)
+        }
+        Err(e) => {
+            ctx.step(&format!("memory: not bound (this node's NUMA nodes cannot be read: {e})"));
+            None
+        }
+    };
     let user = invoking_user();
     if let Some((uid, gid)) = user {
         ctx.step(&format!("jobs run as uid {uid} gid {gid} (the user who invoked sudo)"));
@@ -644,7 +658,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             store.add_run_conditions(run_id, &c)?;
         }
         let outcome = execute(
-            ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, &cpus_of_pool, &shared, &series,
+            ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, topology.as_ref(), &cpus_of_pool, &shared, &series,
             &log_root, user, done, attempts, origin, refs_now, &mut ref_notes, &policies, &mut not_ok,
         );
         // The regime again once the run has ended: a run whose readings
@@ -805,6 +819,7 @@ fn execute(
     platform: &Platform,
     source: &dyn SlowdownSource,
     iso: &Isolation,
+    topology: Option<&cosched_model::topology::Node>,
     cpus_of_pool: &[Vec<u32>],
     shared: &[bool],
     series: &str,
@@ -884,6 +899,7 @@ fn execute(
     let cfg = NodeConfig {
         pool_cpus,
         shared_pool: shared.to_vec(),
+        topology: topology.cloned(),
         scope: format!("{series}-r{run_id}"),
         log_dir: log_root.join(format!("run-{run_id}")),
         user,
@@ -934,6 +950,7 @@ fn execute(
                             arrival_s: sim_run[s.job].arrival,
                             start_s: s.start,
                             cpus: s.cpus.clone(),
+                            mems: s.mems.clone(),
                             pgid: s.pgid,
                             beside: s.beside.clone(),
                             predicted: s.predicted,
@@ -946,9 +963,10 @@ fn execute(
                     last_t = last_t.max(*t);
                     store.run_job_event(run_id, *t, what, &names[order[*job]], "")
                 }
-                NodeEvent::Moved { job, t, cpus } => {
+                NodeEvent::Moved { job, t, cpus, mems } => {
                     last_t = last_t.max(*t);
-                    let detail = format!("cpus {}", cosched_model::topology::format_cpulist(cpus));
+                    let f = cosched_model::topology::format_cpulist;
+                    let detail = if mems.is_empty() { format!("cpus {}", f(cpus)) } else { format!("cpus {} mems {}", f(cpus), f(mems)) };
                     running.entry(order[*job]).and_modify(|r| r.1 = cpus.clone());
                     store.run_job_event(run_id, *t, "move", &names[order[*job]], &detail)
                 }
@@ -1237,6 +1255,7 @@ fn show(
                         None => e.status.name().into(),
                     }),
                     cosched_model::topology::format_cpulist(&j.start.cpus),
+                    if j.start.mems.is_empty() { "-".into() } else { cosched_model::topology::format_cpulist(&j.start.mems) },
                     format!("{:.2}", j.start.start_s),
                     f2(e.map(|e| e.end_s)),
                     match e.map(|e| suspensions(&v.journal, &j.start.job, j.start.start_s, e.end_s)) {
@@ -1445,7 +1464,7 @@ fn write_report(
         &pv_rows,
     );
     page.note("predicted: the slowdown source beside the jobs running when the job started; observed: run time over stored solo time (co-runners may change during the run).");
-    let mut jobs_csv = String::from("run,policy,repeat,job,attempt,status,status_value,cpus,arrival_s,start_s,end_s,predicted,slowdown,solo_s,work_s,beside\n");
+    let mut jobs_csv = String::from("run,policy,repeat,job,attempt,status,status_value,cpus,arrival_s,start_s,end_s,predicted,slowdown,solo_s,work_s,beside,mems\n");
     for v in views {
         let bars: Vec<Bar> = v
             .jobs
@@ -1468,7 +1487,7 @@ fn write_report(
             let e = j.end.as_ref();
             let o = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
             jobs_csv.push_str(&format!(
-                "{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},\"{}\"\n",
                 v.rec.id,
                 csv_field(&v.rec.policy),
                 v.rec.repeat,
@@ -1485,6 +1504,7 @@ fn write_report(
                 o(j.start.solo_s),
                 o(e.and_then(|e| e.work_s)),
                 csv_field(&j.start.beside.join(" ")),
+                cosched_model::topology::format_cpulist(&j.start.mems),
             ));
         }
         write(&trace_file(v.rec.id), &v.trace.to_csv())?;

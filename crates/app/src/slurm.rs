@@ -314,6 +314,7 @@ impl Learner {
                 arrival_s: (start - origin) as f64,
                 start_s: (start - origin) as f64,
                 cpus: Vec::new(),
+                mems: Vec::new(),
                 // The Slurm job id: what identifies (and cancels) the job.
                 pgid: job.id as i32,
                 beside: beside.iter().map(u64::to_string).collect(),

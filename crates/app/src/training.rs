@@ -6,6 +6,7 @@ use std::path::Path;
 
 use cosched_model::workload::Workload;
 use cosched_predict::predictors::parse_spec;
+use cosched_predict::regime::{select, LabelledSample, RegimeChoice, RegimeUse};
 use cosched_predict::{predictor_by_name, Characterization, PairSamples, Predictor, TrainingSet};
 use cosched_store::{CampaignParams, CampaignRecord, Measurements, ProbePointRecord, Store};
 use serde::Serialize;
@@ -46,6 +47,9 @@ pub struct Sources {
     /// What the knowledge base of other workloads added ([`with_knowledge`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub knowledge: Option<String>,
+    /// Which cache regime's repeats the pairs are from, pair by pair.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regime: Option<RegimeUse>,
 }
 
 impl Sources {
@@ -58,8 +62,9 @@ impl Sources {
             "no pairs campaign".to_string()
         };
         let kb = self.knowledge.as_ref().map_or(String::new(), |k| format!("; from other workloads: {k}"));
+        let regime = self.regime.as_ref().map_or(String::new(), |r| format!("; {}", r.describe()));
         format!(
-            "profile campaign(s) {}, probe campaign(s) {}, {pairs}, {} pair sample(s) from real runs{kb}",
+            "profile campaign(s) {}, probe campaign(s) {}, {pairs}, {} pair sample(s) from real runs{kb}{regime}",
             ids(&self.profile),
             ids(&self.probe),
             self.run_pairs
@@ -74,6 +79,20 @@ impl Sources {
 /// probe, or no pairs, is an error (exit code 1) naming the command that
 /// measures it.
 pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path, knowledge: bool) -> anyhow::Result<(TrainingSet, Sources)> {
+    training_set_in(store, w, path, knowledge, RegimeChoice::Any)
+}
+
+/// [`training_set`] from the repeats of one cache regime
+/// ([`cosched_predict::regime::select`]: each ordered pair's repeats in
+/// the regime, else all of them); the knowledge base of other workloads
+/// then holds only campaigns that started in that regime.
+pub(crate) fn training_set_in(
+    store: &Store,
+    w: &Workload,
+    path: &Path,
+    knowledge: bool,
+    regime: RegimeChoice,
+) -> anyhow::Result<(TrainingSet, Sources)> {
     let m = store.measurements(&w.name)?;
     let file = path.display();
     let missing = |what: &str, verb: &str, jobs: &[&str]| {
@@ -84,8 +103,8 @@ pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path, knowledge: 
             store.path().display()
         )
     };
-    let (train, sources) = available_training_set(&m, w)?;
-    let (train, mut sources) = if knowledge { with_knowledge(store, w, train, sources)? } else { (train, sources) };
+    let (train, sources) = available_training_set_in(&m, w, regime)?;
+    let (train, mut sources) = if knowledge { with_knowledge_in(store, w, train, sources, regime)? } else { (train, sources) };
     let lacking = |has: &dyn Fn(&Characterization) -> bool| -> Vec<&str> {
         w.jobs.iter().filter(|j| !train.programs.get(&j.name).is_some_and(|c| has(c))).map(|j| j.name.as_str()).collect()
     };
@@ -120,6 +139,17 @@ pub(crate) fn used_campaigns(store: &Store, m: &Measurements) -> anyhow::Result<
 /// latest pairs campaign's repeats and the pair samples of real runs. For
 /// `cosched run` and `cosched demo`, which fit what they can and say so.
 pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::Result<(TrainingSet, Sources)> {
+    available_training_set_in(m, w, RegimeChoice::Any)
+}
+
+/// [`available_training_set`] from the repeats of one cache regime, pair
+/// by pair (samples of real runs carry no regime: they enter through a
+/// pair's fallback or `any`).
+pub(crate) fn available_training_set_in(
+    m: &Measurements,
+    w: &Workload,
+    regime: RegimeChoice,
+) -> anyhow::Result<(TrainingSet, Sources)> {
     let mut programs = Vec::new();
     for job in &w.jobs {
         let profile = m.profiles.iter().find(|(_, p)| p.job == job.name).map(|(_, p)| p.summary.clone());
@@ -140,18 +170,25 @@ pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::
         });
     }
     let known = |n: &str| w.jobs.iter().any(|j| j.name == n);
-    let mut pairs = Vec::new();
+    let mut labelled = Vec::new();
+    let sample = |victim: &str, aggressor: &str, slowdown: f64, regime| LabelledSample {
+        victim: victim.to_string(),
+        aggressor: aggressor.to_string(),
+        slowdown,
+        regime,
+    };
     if let Some((_, runs)) = &m.pairs {
         for r in runs.iter().filter(|r| known(&r.fg_job) && known(&r.bg_job)) {
-            pairs.push(PairSamples { victim: r.fg_job.clone(), aggressor: r.bg_job.clone(), slowdowns: vec![r.fg_slowdown()] });
-            pairs.push(PairSamples { victim: r.bg_job.clone(), aggressor: r.fg_job.clone(), slowdowns: vec![r.bg_slowdown()] });
+            labelled.push(sample(&r.fg_job, &r.bg_job, r.fg_slowdown(), r.regime.regime()));
+            labelled.push(sample(&r.bg_job, &r.fg_job, r.bg_slowdown(), r.regime.regime()));
         }
     }
     let mut run_pairs = 0;
     for r in m.run_pairs.iter().filter(|r| known(&r.victim) && known(&r.co_runner)) {
-        pairs.push(PairSamples { victim: r.victim.clone(), aggressor: r.co_runner.clone(), slowdowns: vec![r.slowdown] });
+        labelled.push(sample(&r.victim, &r.co_runner, r.slowdown, None));
         run_pairs += 1;
     }
+    let (pairs, regime_use) = select(&labelled, regime);
     let train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("the stored pairs of {}: {e}", w.name))?;
     let mut profile: Vec<i64> = m.profiles.iter().map(|(c, _)| c.id.0).collect();
     profile.sort();
@@ -168,6 +205,7 @@ pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::
         run_pairs,
         campaigns: Vec::new(),
         knowledge: None,
+        regime: (regime != RegimeChoice::Any).then_some(regime_use),
     };
     Ok((train, sources))
 }
@@ -178,14 +216,30 @@ pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::
 /// its programs measured elsewhere join under the jobs' names; every other
 /// program and pair joins under its identity (no job name has a space, no
 /// identity lacks one), so predictors fit on more than one workload.
-pub(crate) fn with_knowledge(store: &Store, w: &Workload, mut train: TrainingSet, mut sources: Sources) -> anyhow::Result<(TrainingSet, Sources)> {
+pub(crate) fn with_knowledge(store: &Store, w: &Workload, train: TrainingSet, sources: Sources) -> anyhow::Result<(TrainingSet, Sources)> {
+    with_knowledge_in(store, w, train, sources, RegimeChoice::Any)
+}
+
+/// [`with_knowledge`] from the other workloads' campaigns that started in
+/// `regime` (their first node reading).
+pub(crate) fn with_knowledge_in(
+    store: &Store,
+    w: &Workload,
+    mut train: TrainingSet,
+    mut sources: Sources,
+    regime: RegimeChoice,
+) -> anyhow::Result<(TrainingSet, Sources)> {
     let mut others: Vec<String> = store.campaigns()?.into_iter().map(|c| c.workload).filter(|n| *n != w.name).collect();
     others.sort();
     others.dedup();
     if others.is_empty() {
         return Ok((train, sources));
     }
-    let kb = crate::knowledge::knowledge_base(store, &crate::knowledge::KbFilter { workloads: others, ..Default::default() })?;
+    let shared_cache = match regime {
+        RegimeChoice::Any => None,
+        RegimeChoice::Only(g) => Some(g == cosched_model::compare::CacheRegime::Shared),
+    };
+    let kb = crate::knowledge::knowledge_base(store, &crate::knowledge::KbFilter { workloads: others, shared_cache, ..Default::default() })?;
     let cals = store.calibrations()?;
     // Identity -> this workload's jobs running it.
     let mut jobs_of: std::collections::BTreeMap<String, Vec<String>> = Default::default();

@@ -53,6 +53,8 @@ fn run(repeat: u32) -> PairRunRecord {
         bg_relaunches: 2,
         fg_timing: "work-phase".into(),
         bg_timing: "work-phase".into(),
+        regime: Default::default(),
+        level: None,
     }
 }
 
@@ -155,7 +157,9 @@ fn csv_export_writes_a_header_and_every_row_to_a_file_or_a_directory() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 1 + 3);
     assert!(lines[0].starts_with("id,campaign_id,provenance_id,fg_job,bg_job,repeat_index"), "{}", lines[0]);
-    assert!(lines[0].ends_with(",fg_slowdown,bg_slowdown"), "{}", lines[0]);
+    // Columns in the order the schema added them: the derived slowdowns
+    // (version 3), then each repeat's cache regime and level (version 10).
+    assert!(lines[0].ends_with(",fg_slowdown,bg_slowdown,c2c_cpus,c2c_before_ns,c2c_after_ns,sharing_level"), "{}", lines[0]);
 
     let dir = d.path().join("csv");
     let out = cosched(&["db", "export", "--format", "csv", "--out", dir.to_str().unwrap()], Some(&db));

@@ -28,6 +28,8 @@ fn pair_run(repeat: u32, a: (f64, f64), b: (f64, f64)) -> PairRunRecord {
         bg_relaunches: 0,
         fg_timing: "process".into(),
         bg_timing: "process".into(),
+        regime: Default::default(),
+        level: None,
     }
 }
 

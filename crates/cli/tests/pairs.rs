@@ -124,3 +124,52 @@ fn the_heatmap_goes_beside_the_database_not_into_the_current_directory() {
     assert!(String::from_utf8_lossy(&out.stdout).contains(&svg.display().to_string()), "the path is printed");
     assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0, "nothing written into the current directory");
 }
+
+/// seed 000's shape on this node: a host job and an accelerator-pool job.
+/// `pairs` runs them where `run` would (the accelerator job on the host
+/// pool's CPUs beside the host job, not on a CPU of its own), and every
+/// repeat stores the cache regime read around it.
+#[test]
+fn an_accelerator_job_is_paired_on_the_host_cpus_and_every_repeat_keeps_its_regime() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("skipped: a regime is read between two CPUs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("seed000.toml");
+    std::fs::write(
+        &wl,
+        "[[pools]]\nname = \"vh\"\nkind = \"cpu\"\ncores = 2\n\
+         [[pools]]\nname = \"ve\"\nkind = \"accelerator\"\ncores = 2\nhost_load = 0.2\n\
+         [[jobs]]\nname = \"vh\"\npool = \"vh\"\ncommand = \"sleep 0.1\"\n\
+         [[jobs]]\nname = \"ve\"\npool = \"ve\"\ncommand = \"sleep 0.15\"\n",
+    )
+    .unwrap();
+    let db = dir.path().join("c.db");
+    let out = cosched()
+        .args(["pairs", "--repeats", "2", "--min-repeats", "2", "--json", "--workload"])
+        .arg(&wl)
+        .arg("--svg")
+        .arg(dir.path().join("m.svg"))
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["jobs"], serde_json::json!(["vh", "ve"]), "the matrix keeps its shape: {v}");
+    assert_eq!(v["regimes"]["read"], 6, "three co-runs, two repeats each, all read: {v}");
+    let store = Store::open_existing(&db).unwrap();
+    let runs = store.pair_runs(store.campaigns().unwrap()[0].id).unwrap();
+    assert_eq!(runs.len(), 6);
+    for r in &runs {
+        assert_eq!(r.regime.cpus, vec![0, 1], "{r:?}");
+        assert!(r.regime.before_ns.is_some_and(|ns| ns > 0.0) && r.regime.after_ns.is_some_and(|ns| ns > 0.0), "{r:?}");
+        assert_eq!(r.level.is_some(), r.regime.regime().is_some(), "a level when the regime held: {r:?}");
+    }
+    let vh_ve = runs.iter().find(|r| r.fg_job == "vh" && r.bg_job == "ve").unwrap();
+    assert_eq!((vh_ve.fg_cpus.clone(), vh_ve.bg_cpus.clone(), vh_ve.shared_cpus), (vec![0], vec![0, 1], true));
+    let vh_vh = runs.iter().find(|r| r.fg_job == "vh" && r.bg_job == "vh").unwrap();
+    assert_eq!((vh_vh.fg_cpus.clone(), vh_vh.bg_cpus.clone(), vh_vh.shared_cpus), (vec![0], vec![1], false));
+}

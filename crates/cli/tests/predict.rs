@@ -60,6 +60,7 @@ fn fill(db: &Path, with_probe: bool, with_pairs: bool) {
                             job_corun_s: if beyond { 1.0 + u } else { 1.0 + 0.01 * i as f64 },
                             stressor_solo_s: 1.0,
                             stressor_corun_s: if beyond { pressure } else { 1.0 },
+                            regime: Default::default(),
                         },
                     )
                     .unwrap();
@@ -91,6 +92,8 @@ fn fill(db: &Path, with_probe: bool, with_pairs: bool) {
                             bg_relaunches: 0,
                             fg_timing: "process".into(),
                             bg_timing: "process".into(),
+                            regime: Default::default(),
+                            level: None,
                         },
                     )
                     .unwrap();
@@ -189,6 +192,7 @@ fn evaluation_scores_every_predictor_stores_rows_and_draws_a_scatter_each() {
             arrival_s: 0.0,
             start_s: 0.0,
             cpus: vec![i],
+            mems: Vec::new(),
             pgid: 10,
             beside: vec![],
             predicted,
@@ -250,6 +254,8 @@ fn fill_with_conditions(db: &Path) {
         bg_relaunches: 0,
         fg_timing: "process".into(),
         bg_timing: "process".into(),
+        regime: Default::default(),
+        level: None,
     };
     s.add_pair_run(newer, &run).unwrap();
     s.finish_campaign(newer, CampaignStatus::Interrupted).unwrap();
@@ -302,4 +308,79 @@ fn classify_names_the_probe_and_profile_campaigns_it_read() {
     }
     assert!(text.contains("from profile campaign 1 of `syn`"), "{text}");
     assert!(!text.contains("pairs campaign"), "classify reads no pairs: {text}");
+}
+
+/// A pairs campaign whose repeats ran in two cache regimes: repeat 0 with
+/// a shared cache at 1.5 x the truth, repeat 1 apart at the truth; a + b
+/// (both orders) only apart, at the truth and 1.02 x it.
+fn fill_with_regimes(db: &Path) {
+    fill(db, true, false);
+    let mut s = Store::open(db).unwrap();
+    let c = s.begin_campaign(CampaignKind::Pairs, "syn", "{}", &prov()).unwrap();
+    let shared = cosched_store::RepeatRegime { cpus: vec![0, 1], before_ns: Some(70.0), after_ns: Some(72.0) };
+    let apart = cosched_store::RepeatRegime { cpus: vec![0, 1], before_ns: Some(400.0), after_ns: Some(410.0) };
+    for i in 0..JOBS.len() {
+        for k in i..JOBS.len() {
+            for repeat in 0..2 {
+                let only_apart = (i, k) == (0, 1);
+                let (factor, regime) = match (only_apart, repeat) {
+                    (true, r) => (1.0 + 0.02 * r as f64, apart.clone()),
+                    (false, 0) => (1.5, shared.clone()),
+                    (false, _) => (1.0, apart.clone()),
+                };
+                let run = PairRunRecord {
+                    fg_job: JOBS[i].0.into(),
+                    bg_job: JOBS[k].0.into(),
+                    repeat,
+                    fg_cpus: vec![0],
+                    bg_cpus: vec![1],
+                    shared_cpus: false,
+                    fg_solo_s: 1.0,
+                    fg_corun_s: truth(i, k) * factor,
+                    bg_solo_s: 1.0,
+                    bg_corun_s: truth(k, i) * factor,
+                    fg_relaunches: 0,
+                    bg_relaunches: 0,
+                    fg_timing: "process".into(),
+                    bg_timing: "process".into(),
+                    regime,
+                    level: None,
+                };
+                s.add_pair_run(c, &run).unwrap();
+            }
+        }
+    }
+    s.finish_campaign(c, CampaignStatus::Done).unwrap();
+}
+
+#[test]
+fn a_prediction_for_a_regime_uses_that_regimes_repeats_and_says_when_a_pair_falls_back() {
+    let d = tempfile::tempdir().unwrap();
+    let wl = workload(d.path());
+    let db = d.path().join("x.db");
+    fill_with_regimes(&db);
+    let (wl_s, db_s) = (wl.to_str().unwrap(), db.to_str().unwrap());
+    let predict = |regime: &str, jobs: [&str; 2]| -> serde_json::Value {
+        let out = cosched(&["predict", "--predictor", "measured", "--workload", wl_s, "--db", db_s, "--regime", regime, "--json", jobs[0], jobs[1]]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let slowdown = |v: &serde_json::Value| v["jobs"][0]["slowdown"].as_f64().unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    // a beside c: the shared repeat, the apart one, or their median.
+    let t = truth(0, 2);
+    assert!(close(slowdown(&predict("shared", ["a", "c"])), 1.5 * t));
+    assert!(close(slowdown(&predict("apart", ["a", "c"])), t));
+    assert!(close(slowdown(&predict("any", ["a", "c"])), 1.25 * t));
+    // a beside b was measured apart only: a shared prediction falls back to
+    // all its repeats, and says how many ordered pairs did.
+    let v = predict("shared", ["a", "b"]);
+    assert!(close(slowdown(&v), 1.01 * truth(0, 1)));
+    assert_eq!((v["regime_use"]["in_regime"].as_u64(), v["regime_use"]["fell_back"].as_u64()), (Some(14), Some(2)), "{v}");
+    assert_eq!(v["regime"]["how"], "given");
+    let out = cosched(&["predict", "--predictor", "measured", "--workload", wl_s, "--db", db_s, "--regime", "shared", "a", "b"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2 on all their repeats (none in it; fallback)"), "{text}");
+    let out = cosched(&["predict", "--predictor", "measured", "--workload", wl_s, "--db", db_s, "--regime", "both", "a", "b"]);
+    assert_eq!(out.status.code(), Some(2), "a regime that does not exist is bad input");
 }

@@ -199,6 +199,16 @@ fn the_reports_trace_read_back_scores_as_the_run_printed() {
         assert_eq!(trace.jobs[i].name, j["job"].as_str().unwrap());
         assert_eq!(trace.jobs[i].status.map(|s| s.name()), j["end"]["status"].as_str());
         assert_eq!(trace.jobs[i].cpus, vec![0], "pinned to the pool's one CPU");
+        // Memory follows the cores where a cpuset binds it: CPU 0's NUMA node.
+        let mems = if stderr.contains("memory: bound to the NUMA nodes") { serde_json::json!([0]) } else { serde_json::json!([]) };
+        assert_eq!(j["mems"], mems, "{stderr}");
+    }
+    if stderr.contains("memory: bound to the NUMA nodes") {
+        let store = cosched_store::Store::open_existing(&db).unwrap();
+        let journal = store.run_journal(cosched_store::ExecRunId(id)).unwrap();
+        assert!(journal.iter().any(|e| e.event == "start" && e.detail.starts_with("cpus 0 mems 0 pgid")), "{journal:?}");
+        let csv = std::fs::read_to_string(rep.join("jobs.csv")).unwrap();
+        assert!(csv.lines().next().unwrap().ends_with(",beside,mems") && csv.lines().nth(1).unwrap().ends_with(",\"0\""), "{csv}");
     }
     assert_eq!(trace.jobs[0].program, "command sh -c 'sleep 0.05; echo a,\"b\"'", "{text}");
     assert_eq!(trace.jobs[2].status, Some(cosched_model::run::JobStatus::Failed(3)));

@@ -272,6 +272,8 @@ fn characterize_store(dir: &Path) -> std::path::PathBuf {
                     bg_relaunches: 0,
                     fg_timing: "work-phase".into(),
                     bg_timing: "work-phase".into(),
+                    regime: Default::default(),
+                    level: None,
                 }).unwrap();
             }
         }

@@ -215,6 +215,8 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
                         bg_relaunches: 0,
                         fg_timing: "work-phase".into(),
                         bg_timing: "work-phase".into(),
+                        regime: Default::default(),
+                        level: None,
                     },
                 )
                 .unwrap();

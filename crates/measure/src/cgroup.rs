@@ -1,4 +1,5 @@
-//! A job in its own control group: pinning (cpuset), suspend and resume
+//! A job in its own control group: pinning (cpuset, with `cpuset.mems`
+//! the NUMA nodes of its CPUs so its memory follows its cores), suspend and resume
 //! (freezer), a memory limit with OOM detection (memory), a process cap
 //! (pids), and a kill that reaches every process the job ever made.
 //!
@@ -107,6 +108,9 @@ pub struct Isolation {
 pub struct Limits {
     /// CPUs the job may run on.
     pub cpus: Vec<u32>,
+    /// NUMA nodes its memory may come from (`cpuset.mems`): those of its
+    /// CPUs, so memory follows the cores; empty inherits the parent's.
+    pub mems: Vec<u32>,
     pub memory_bytes: Option<u64>,
     pub pids_max: Option<u64>,
 }
@@ -325,6 +329,9 @@ impl Isolation {
                         if !limits.cpus.is_empty() {
                             write_file(&dir.join("cpuset.cpus"), &cpulist(&limits.cpus))?;
                         }
+                        if !limits.mems.is_empty() {
+                            write_file(&dir.join("cpuset.mems"), &cpulist(&limits.mems))?;
+                        }
                     } else {
                         fs::create_dir_all(&dir).map_err(io(&dir))?;
                     }
@@ -365,8 +372,13 @@ impl Isolation {
                         fs::create_dir(&path).map_err(io(&path))?;
                     }
                 }
-                if controllers.iter().any(|c| c == "cpuset") && !limits.cpus.is_empty() {
-                    write_file(&path.join("cpuset.cpus"), &cpulist(&limits.cpus))?;
+                if controllers.iter().any(|c| c == "cpuset") {
+                    if !limits.cpus.is_empty() {
+                        write_file(&path.join("cpuset.cpus"), &cpulist(&limits.cpus))?;
+                    }
+                    if !limits.mems.is_empty() {
+                        write_file(&path.join("cpuset.mems"), &cpulist(&limits.mems))?;
+                    }
                 }
                 if controllers.iter().any(|c| c == "memory") {
                     if let Some(b) = limits.memory_bytes {
@@ -591,9 +603,28 @@ impl JobCgroup {
         }
     }
 
+    /// Moves the job onto other CPUs and its memory onto the NUMA nodes
+    /// of those CPUs (`mems` empty: memory stays where it may be).
+    pub fn set_cpus_and_mems(&self, cpus: &[u32], mems: &[u32]) -> Result<(), CgroupError> {
+        self.set_cpus(cpus)?;
+        match self.dirs.iter().find(|(k, _)| *k == "cpuset" || *k == "unified") {
+            Some((_, d)) if !mems.is_empty() && d.join("cpuset.mems").exists() => write_file(&d.join("cpuset.mems"), &cpulist(mems)),
+            _ => Ok(()),
+        }
+    }
+
     /// CPUs the group allows, if it has a cpuset.
     pub fn cpus(&self) -> Option<String> {
-        let d = self.dirs.iter().find(|(k, _)| *k == "cpuset" || *k == "unified")?.1.join("cpuset.cpus");
+        self.cpuset_file("cpuset.cpus")
+    }
+
+    /// NUMA nodes the group's memory may come from, if it has a cpuset.
+    pub fn mems(&self) -> Option<String> {
+        self.cpuset_file("cpuset.mems")
+    }
+
+    fn cpuset_file(&self, name: &str) -> Option<String> {
+        let d = self.dirs.iter().find(|(k, _)| *k == "cpuset" || *k == "unified")?.1.join(name);
         fs::read_to_string(d).ok().map(|s| s.trim().to_string())
     }
 

@@ -16,6 +16,7 @@ pub mod launch;
 pub mod node;
 pub mod pairs;
 pub mod perf;
+pub mod place;
 pub mod probe;
 pub mod profile;
 pub mod provenance;

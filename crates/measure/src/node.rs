@@ -4,7 +4,9 @@
 //!
 //! A job runs as a process group, in its own cgroups when the node allows
 //! (see [`crate::cgroup`]), pinned to the cores of its pool the engine chose
-//! (free ones, or busy ones when the policy overbooks), with its `timeout`
+//! (free ones, or busy ones when the policy overbooks; mapped to CPUs by
+//! [`crate::place`], as pairs and probes map them), its memory bound to
+//! the NUMA nodes of those CPUs (`cpuset.mems`), with its `timeout`
 //! and `memory_mib` enforced. A policy may suspend a job (cgroup freezer,
 //! v1 `freezer.state` or v2 `cgroup.freeze`; without cgroups SIGSTOP to its
 //! process group), resume it (thaw, or SIGCONT) and move it to other cores
@@ -71,6 +73,9 @@ pub struct Started {
     pub job: JobId,
     pub start: f64,
     pub cpus: Vec<u32>,
+    /// NUMA nodes its memory is bound to: those of its CPUs (empty when
+    /// the topology names none).
+    pub mems: Vec<u32>,
     pub pgid: i32,
     /// Names of the jobs running beside it.
     pub beside: Vec<String>,
@@ -108,8 +113,8 @@ pub enum NodeEvent {
     Suspended { job: JobId, t: f64 },
     /// A suspended job went on at `t`.
     Resumed { job: JobId, t: f64 },
-    /// A job was re-pinned onto `cpus` at `t`.
-    Moved { job: JobId, t: f64, cpus: Vec<u32> },
+    /// A job was re-pinned onto `cpus` at `t`, its memory onto `mems`.
+    Moved { job: JobId, t: f64, cpus: Vec<u32>, mems: Vec<u32> },
 }
 
 /// Where and how the jobs of one run are executed.
@@ -119,6 +124,9 @@ pub struct NodeConfig {
     pub pool_cpus: Vec<Vec<u32>>,
     /// Accelerator pools share their CPUs instead of handing them out.
     pub shared_pool: Vec<bool>,
+    /// The node's topology: a job's memory is bound to the NUMA nodes of
+    /// its CPUs ([`crate::place::mems_of`]); `None` leaves it unbound.
+    pub topology: Option<cosched_model::topology::Node>,
     /// cgroups of this run live under `cosched/<scope>/`.
     pub scope: String,
     /// Each job's output goes to `<log_dir>/<job>.log`.
@@ -228,20 +236,19 @@ impl<'a> NodeExecutor<'a> {
         self.cfg.clock_origin + self.clock.elapsed().as_secs_f64()
     }
 
-    /// The CPUs of pool core indices `idx`: an accelerator pool's jobs
-    /// share the host CPUs, whatever slots they hold.
+    /// The CPUs of pool core indices `idx`, mapped as pairs and probes map
+    /// them ([`crate::place::cpus_of`]).
     fn cpus_of(&self, pool: usize, idx: &[u32]) -> Result<Vec<u32>, ExecError> {
-        let all = &self.cfg.pool_cpus[pool];
-        if self.cfg.shared_pool.get(pool).copied().unwrap_or(false) {
-            return Ok(all.clone());
+        crate::place::cpus_of(&self.cfg.pool_cpus, &self.cfg.shared_pool, pool, idx).map_err(ExecError::Fatal)
+    }
+
+    /// Where the memory of a job on `cpus` is bound: none without a
+    /// cpuset to bind it with (then nothing is recorded either).
+    fn mems_of(&self, cpus: &[u32]) -> Vec<u32> {
+        match &self.cfg.topology {
+            Some(n) if self.cfg.isolation.pins() => crate::place::mems_of(n, cpus),
+            _ => Vec::new(),
         }
-        idx.iter()
-            .map(|&i| {
-                all.get(i as usize)
-                    .copied()
-                    .ok_or_else(|| ExecError::Fatal(format!("pool {pool} has {} CPUs; no core {i}", all.len())))
-            })
-            .collect()
     }
 
     fn active_mut(&mut self, job: JobId) -> Result<&mut Active, ExecError> {
@@ -365,7 +372,8 @@ impl Executor for NodeExecutor<'_> {
             })?),
             None => None,
         };
-        let limits = Limits { cpus: cpus.clone(), memory_bytes, pids_max: None };
+        let mems = self.mems_of(&cpus);
+        let limits = Limits { cpus: cpus.clone(), mems: mems.clone(), memory_bytes, pids_max: None };
         let cgroup = self
             .cfg
             .isolation
@@ -420,7 +428,7 @@ impl Executor for NodeExecutor<'_> {
             suspended_at: None,
             suspended_s: 0.0,
         });
-        (self.sink)(NodeEvent::Started(Started { job: plan.job, start, cpus, pgid, beside, predicted: plan.predicted }))
+        (self.sink)(NodeEvent::Started(Started { job: plan.job, start, cpus, mems, pgid, beside, predicted: plan.predicted }))
             .map_err(ExecError::Fatal)?;
         if !spawned {
             self.failed_starts.push((plan.job, start));
@@ -529,15 +537,16 @@ impl Executor for NodeExecutor<'_> {
         let pins = self.cfg.isolation.pins();
         let pool = self.jobs[job].pool;
         let cpus = self.cpus_of(pool, idx)?;
+        let mems = self.mems_of(&cpus);
         let t = self.time();
         let a = self.active_mut(job)?;
         match (&a.cgroup, &a.running) {
-            (Some(g), _) if pins => g.set_cpus(&cpus).map_err(|e| ExecError::Fatal(format!("moving job {job}: {e}")))?,
+            (Some(g), _) if pins => g.set_cpus_and_mems(&cpus, &mems).map_err(|e| ExecError::Fatal(format!("moving job {job}: {e}")))?,
             (_, Some(r)) => set_group_affinity(r.pid(), &cpus).map_err(|e| ExecError::Fatal(format!("moving job {job}: {e}")))?,
             (_, None) => {}
         }
         a.cpus = cpus.clone();
-        (self.sink)(NodeEvent::Moved { job, t, cpus }).map_err(ExecError::Fatal)?;
+        (self.sink)(NodeEvent::Moved { job, t, cpus, mems }).map_err(ExecError::Fatal)?;
         Ok(t)
     }
 }
@@ -773,50 +782,15 @@ pub fn invoking_user() -> Option<(u32, u32)> {
     (uid != 0).then_some((uid, gid))
 }
 
-/// Splits the node's CPUs among pools: cpu pools take consecutive CPUs in
-/// order; accelerator pools run on the host pool's CPUs (this node has no
-/// accelerator; their jobs are host processes) and share them.
+/// Splits the node's CPUs among pools: [`crate::place::NodePools::new`]'s
+/// CPUs and shared flags.
 pub fn pool_cpus(pools: &[(u32, bool)], node_cpus: &[u32]) -> Result<(Vec<Vec<u32>>, Vec<bool>), String> {
-    let mut next = 0usize;
-    let mut out = Vec::new();
-    let mut shared = Vec::new();
-    let mut host: Option<Vec<u32>> = None;
-    for &(cores, accel) in pools {
-        if accel {
-            out.push(Vec::new());
-            shared.push(true);
-            continue;
-        }
-        let end = next + cores as usize;
-        if end > node_cpus.len() {
-            return Err(format!("the pools need {end} CPUs; this node has {}", node_cpus.len()));
-        }
-        let cpus = node_cpus[next..end].to_vec();
-        host.get_or_insert_with(|| cpus.clone());
-        out.push(cpus);
-        shared.push(false);
-        next = end;
-    }
-    let host = host.unwrap_or_else(|| node_cpus.to_vec());
-    for (cpus, &s) in out.iter_mut().zip(&shared) {
-        if s {
-            *cpus = host.clone();
-        }
-    }
-    Ok((out, shared))
+    crate::place::NodePools::new(pools, node_cpus).map(|p| (p.cpus, p.shared))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pools_split_the_node_and_accelerators_share_the_host_cpus() {
-        let (cpus, shared) = pool_cpus(&[(1, false), (2, true), (1, false)], &[0, 1]).unwrap();
-        assert_eq!(cpus, vec![vec![0], vec![0], vec![1]]);
-        assert_eq!(shared, vec![false, true, false]);
-        assert!(pool_cpus(&[(3, false)], &[0, 1]).unwrap_err().contains("need 3"));
-    }
 
     #[test]
     fn the_work_phase_comes_from_the_last_json_line() {

@@ -6,19 +6,30 @@
 //! slowdowns are known well enough. Each repeat is handed to the caller as
 //! soon as it is measured, so it can be stored before the next one starts and
 //! an interrupted campaign loses at most the repeat in flight.
+//!
+//! The two jobs run on the CPUs the node runner would give them
+//! ([`crate::place::NodePools::pair`]): an accelerator-pool job on the host
+//! pool's CPUs beside a host job, as `cosched run` runs it. Around each
+//! repeat the cache-line round trip between one CPU of each job is read
+//! ([`crate::c2c::around`]), so every repeat carries the cache regime it
+//! ran in.
 
-use cosched_model::matrix::{assign_cpus, unordered_pairs, StopRule};
+use cosched_model::matrix::{unordered_pairs, StopRule};
 use serde::{Deserialize, Serialize};
 
+use crate::c2c::{around, ReadRoundTrip, Reading};
 use crate::corun::{measure_pair, CorunError};
 use crate::launch::Launch;
+use crate::place::{regime_cpus, NodePools};
 
 /// A job as the campaign runs it.
 #[derive(Debug, Clone)]
 pub struct PairJob {
     pub name: String,
     pub argv: Vec<String>,
-    /// CPUs it is pinned to when shared.
+    /// Index of its pool among the workload's pools.
+    pub pool: usize,
+    /// Cores (an accelerator pool's: slots) it gets when shared.
     pub cores: u32,
 }
 
@@ -34,8 +45,12 @@ pub struct PairRun {
     /// "work-phase" or "process", per job.
     pub timing: [String; 2],
     pub cpus: [Vec<u32>; 2],
-    /// The node was too small for both jobs' cores: they shared CPUs.
+    /// The two jobs held a CPU in common (an accelerator job on the host
+    /// CPUs beside a host job, or a node too small for both).
     pub shared_cpus: bool,
+    /// The round trip between a CPU of each job around the repeat; `None`
+    /// on a one-CPU node.
+    pub reading: Option<Reading>,
 }
 
 impl PairRun {
@@ -50,6 +65,8 @@ pub enum CampaignError {
     Corun { jobs: String, source: CorunError },
     #[error("storing a run: {0}")]
     Sink(String),
+    #[error("placing {jobs}: {why}")]
+    Place { jobs: String, why: String },
 }
 
 /// Progress of a campaign, for a progress bar.
@@ -63,15 +80,21 @@ pub struct CampaignProgress {
 /// Runs (or continues) a campaign. `prior` holds runs already stored by an
 /// earlier, interrupted invocation: cells they complete are skipped, and
 /// their repeats count towards the stop rule. `sink` receives each new run
-/// (and should store it); an error from it stops the campaign.
+/// (and should store it); an error from it stops the campaign. `read`
+/// reads the round trip between two CPUs before and after each repeat
+/// ([`crate::c2c::read_round_trip`] on the node).
 pub fn run_campaign(
     jobs: &[PairJob],
     stop: StopRule,
-    node_cpus: &[u32],
+    pools: &NodePools,
     prior: &[PairRun],
+    read: &mut ReadRoundTrip,
     sink: &mut dyn FnMut(&PairRun) -> Result<(), String>,
     on_progress: &mut dyn FnMut(CampaignProgress, &str),
 ) -> Result<Vec<PairRun>, CampaignError> {
+    let mut node_cpus: Vec<u32> = pools.cpus.iter().flatten().copied().collect();
+    node_cpus.sort_unstable();
+    node_cpus.dedup();
     let pairs = unordered_pairs(jobs.len());
     let mut new_runs = Vec::new();
     for (pi, &(a, b)) in pairs.iter().enumerate() {
@@ -80,16 +103,20 @@ pub fn run_campaign(
             sl[0].push(r.slowdown(0));
             sl[1].push(r.slowdown(1));
         }
-        let (cpus, shared) = assign_cpus([jobs[a].cores, jobs[b].cores], node_cpus);
+        let label = format!("{} + {}", jobs[a].name, jobs[b].name);
+        let placed = pools
+            .pair((jobs[a].pool, jobs[a].cores), (jobs[b].pool, jobs[b].cores))
+            .map_err(|why| CampaignError::Place { jobs: label.clone(), why })?;
+        let (cpus, shared) = (placed.cpus, placed.shared_cpus);
         let launches = [
             Launch::new(jobs[a].argv.clone()).pinned(cpus[0].clone()),
             Launch::new(jobs[b].argv.clone()).pinned(cpus[1].clone()),
         ];
-        let label = format!("{} + {}", jobs[a].name, jobs[b].name);
+        let read_cpus = regime_cpus(&cpus[0], &cpus[1], &node_cpus);
         while !stop.done([&sl[0], &sl[1]]) {
             let repeat = sl[0].len();
             on_progress(CampaignProgress { pair: pi, pairs: pairs.len(), repeat }, &label);
-            let m = measure_pair([&launches[0], &launches[1]], 1, &mut |_, _, _| {})
+            let (m, reading) = around(read_cpus, read, || measure_pair([&launches[0], &launches[1]], 1, &mut |_, _, _| {}))
                 .map_err(|source| CampaignError::Corun { jobs: label.clone(), source })?;
             let run = PairRun {
                 jobs: (a, b),
@@ -100,6 +127,7 @@ pub fn run_campaign(
                 timing: m.timing.map(String::from),
                 cpus: cpus.clone(),
                 shared_cpus: shared,
+                reading,
             };
             sink(&run).map_err(CampaignError::Sink)?;
             sl[0].push(run.slowdown(0));
@@ -116,7 +144,15 @@ mod tests {
     use super::*;
 
     fn job(name: &str, cmd: &str) -> PairJob {
-        PairJob { name: name.into(), argv: vec!["sh".into(), "-c".into(), cmd.into()], cores: 1 }
+        PairJob { name: name.into(), argv: vec!["sh".into(), "-c".into(), cmd.into()], pool: 0, cores: 1 }
+    }
+
+    fn node(cpus: &[u32]) -> NodePools {
+        NodePools::new(&[(cpus.len() as u32, false)], cpus).unwrap()
+    }
+
+    fn unread(_: u32, _: u32) -> Option<f64> {
+        None
     }
 
     #[test]
@@ -124,7 +160,7 @@ mod tests {
         let jobs = [job("a", "true"), job("b", "true")];
         let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
         let mut stored = Vec::new();
-        let runs = run_campaign(&jobs, rule, &[0, 1], &[], &mut |r| {
+        let runs = run_campaign(&jobs, rule, &node(&[0, 1]), &[], &mut unread, &mut |r| {
             stored.push(r.clone());
             Ok(())
         }, &mut |_, _| {})
@@ -139,14 +175,14 @@ mod tests {
     fn resuming_skips_finished_cells_and_tops_up_partial_ones() {
         let jobs = [job("a", "true"), job("b", "true")];
         let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
-        let first = run_campaign(&jobs, rule, &[0, 1], &[], &mut |_| Ok(()), &mut |_, _| {}).unwrap();
+        let first = run_campaign(&jobs, rule, &node(&[0, 1]), &[], &mut unread, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
         // Keep all of (a,a), one repeat of (a,b), nothing of (b,b).
         let prior: Vec<PairRun> = first
             .iter()
             .filter(|r| r.jobs == (0, 0) || (r.jobs == (0, 1) && r.repeat == 0))
             .cloned()
             .collect();
-        let rest = run_campaign(&jobs, rule, &[0, 1], &prior, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
+        let rest = run_campaign(&jobs, rule, &node(&[0, 1]), &prior, &mut unread, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
         let count = |p| rest.iter().filter(|r| r.jobs == p).count();
         assert_eq!((count((0, 0)), count((0, 1)), count((1, 1))), (0, 1, 2));
         assert_eq!(rest.iter().find(|r| r.jobs == (0, 1)).unwrap().repeat, 1);
@@ -156,8 +192,57 @@ mod tests {
     fn a_sink_error_stops_the_campaign() {
         let jobs = [job("a", "true")];
         let rule = StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.0 };
-        let e = run_campaign(&jobs, rule, &[0], &[], &mut |_| Err("disk full".into()), &mut |_, _| {})
+        let e = run_campaign(&jobs, rule, &node(&[0]), &[], &mut unread, &mut |_| Err("disk full".into()), &mut |_, _| {})
             .unwrap_err();
         assert!(e.to_string().contains("disk full"));
+    }
+
+    /// Readings come from the reader the caller injects (a script here),
+    /// two per repeat in order, and a switch in the middle of the campaign
+    /// is found in what the sink received, with no sleep and no real
+    /// regime change.
+    #[test]
+    fn every_repeat_carries_its_readings_and_a_switch_in_the_middle_is_detected() {
+        let jobs = [job("a", "true"), job("b", "true")];
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        // (a,a) x2, (a,b) x2, (b,b) x2: shared until (a,b)'s second
+        // repeat, which ends apart, and apart from then on.
+        let mut script = [70.0, 71.0, 72.0, 73.0, 74.0, 75.0, 76.0, 380.0, 390.0, 391.0, 392.0, 393.0].into_iter();
+        let mut reads = Vec::new();
+        let mut read = |a: u32, b: u32| {
+            reads.push((a, b));
+            script.next()
+        };
+        let mut watch = crate::c2c::RegimeWatch::new();
+        let mut seen = Vec::new();
+        let runs = run_campaign(&jobs, rule, &node(&[0, 1]), &[], &mut read, &mut |r| {
+            let what = format!("{:?} repeat {}", r.jobs, r.repeat);
+            if let Some(s) = watch.observe(&what, r.reading.as_ref().unwrap()) {
+                seen.push((s.what, s.to));
+            }
+            Ok(())
+        }, &mut |_, _| {})
+        .unwrap();
+        assert_eq!(reads, vec![(0, 1); 12], "before and after each of 6 repeats, a CPU of each job");
+        let r = runs[3].reading.unwrap();
+        assert_eq!((r.cpus, r.before_ns, r.after_ns), ([0, 1], Some(76.0), Some(380.0)));
+        use cosched_model::compare::CacheRegime::{Apart, Shared};
+        assert_eq!(runs.iter().map(|r| r.reading.unwrap().regime()).collect::<Vec<_>>(), [Some(Shared), Some(Shared), Some(Shared), None, Some(Apart), Some(Apart)]);
+        assert_eq!(
+            seen,
+            vec![("(0, 1) repeat 1".to_string(), None), ("(1, 1) repeat 0".to_string(), Some(Apart)), ("(1, 1) repeat 1".to_string(), Some(Apart))]
+        );
+    }
+
+    #[test]
+    fn an_accelerator_job_is_measured_on_the_host_cpus_beside_a_host_job() {
+        let host = job("vh", "true");
+        let accel = PairJob { pool: 1, ..job("ve", "true") };
+        let pools = NodePools::new(&[(2, false), (2, true)], &[0, 1]).unwrap();
+        let rule = StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.0 };
+        let runs = run_campaign(&[host, accel], rule, &pools, &[], &mut unread, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
+        let vh_ve = runs.iter().find(|r| r.jobs == (0, 1)).unwrap();
+        assert_eq!((vh_ve.cpus.clone(), vh_ve.shared_cpus), ([vec![0], vec![0, 1]], true));
+        assert_eq!(vh_ve.reading, Some(Reading { cpus: [0, 1], before_ns: None, after_ns: None }));
     }
 }

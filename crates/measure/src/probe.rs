@@ -3,14 +3,17 @@
 //! For each ladder level the job and a `distgen` stressor run as a pair
 //! (solo job, solo stressor, both together with the shorter re-launched):
 //! the job's slowdown is its sensitivity, the stressor's its
-//! contentiousness. The job runs as foreground on its own cores, the
-//! stressor beside it on the next ones.
+//! contentiousness. The job runs as foreground on its cores, the stressor
+//! beside it where the node runner would put a one-core host job next to
+//! it (the caller's placement, [`crate::place::NodePools::pair`]). Each
+//! repeat carries the round trip between a CPU of each read around it.
 
 use std::collections::BTreeMap;
 
 use cosched_model::probe::{ProbeLevel, ProbePoint};
 use cosched_model::stats::Summary;
 
+use crate::c2c::{around, ReadRoundTrip, Reading};
 use crate::corun::{measure_pair, CorunError, PairMeasurement};
 use crate::launch::Launch;
 
@@ -32,16 +35,21 @@ pub fn stressor_params(level: &ProbeLevel) -> BTreeMap<String, String> {
 }
 
 /// Measures the job at every level. `stressor_argv(level)` gives the command
-/// of the stressor at that level (its work sized by calibration); `sink`
-/// receives each level's repeats as soon as they are measured (to store
-/// them); `on_level(i, n)` reports progress.
+/// of the stressor at that level (its work sized by calibration); `read`
+/// reads the round trip between `read_cpus` before and after each repeat;
+/// `sink` receives each level's repeats with their readings (one per
+/// repeat) as soon as they are measured (to store them); `on_level(i, n)`
+/// reports progress.
+#[allow(clippy::too_many_arguments)]
 pub fn probe_job(
     job: &Launch,
     stressor_cpus: &[u32],
     levels: &[ProbeLevel],
     repeats: usize,
+    read_cpus: Option<[u32; 2]>,
+    read: &mut ReadRoundTrip,
     stressor_argv: &mut dyn FnMut(&ProbeLevel) -> Result<Vec<String>, String>,
-    sink: &mut dyn FnMut(&ProbeLevel, &PairMeasurement) -> Result<(), String>,
+    sink: &mut dyn FnMut(&ProbeLevel, &PairMeasurement, &[Option<Reading>]) -> Result<(), String>,
     on_level: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<ProbePoint>, ProbeError> {
     let mut out = Vec::with_capacity(levels.len());
@@ -49,12 +57,26 @@ pub fn probe_job(
         on_level(i, levels.len());
         let argv = stressor_argv(level).map_err(ProbeError::Setup)?;
         let stressor = Launch::new(argv).pinned(stressor_cpus.to_vec());
-        let m = measure_pair([job, &stressor], repeats, &mut |_, _, _| {}).map_err(|source| ProbeError::Corun {
-            size_kib: level.size_kib,
-            intensity: level.intensity,
-            source,
-        })?;
-        sink(level, &m).map_err(ProbeError::Setup)?;
+        let err = |source| ProbeError::Corun { size_kib: level.size_kib, intensity: level.intensity, source };
+        // One repeat at a time, so each is read around on its own.
+        let mut m = PairMeasurement {
+            solo_s: [Vec::new(), Vec::new()],
+            corun_s: [Vec::new(), Vec::new()],
+            relaunches: [0, 0],
+            timing: ["process", "process"],
+        };
+        let mut readings = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            let (one, reading) = around(read_cpus, read, || measure_pair([job, &stressor], 1, &mut |_, _, _| {})).map_err(err)?;
+            for k in 0..2 {
+                m.solo_s[k].extend(&one.solo_s[k]);
+                m.corun_s[k].extend(&one.corun_s[k]);
+                m.relaunches[k] += one.relaunches[k];
+            }
+            m.timing = one.timing;
+            readings.push(reading);
+        }
+        sink(level, &m, &readings).map_err(ProbeError::Setup)?;
         let s = |v: Vec<f64>| Summary::of(&v).expect("repeats >= 1");
         out.push(ProbePoint { level: *level, job_slowdown: s(m.slowdowns(0)), stressor_slowdown: s(m.slowdowns(1)) });
     }
@@ -80,21 +102,25 @@ mod tests {
         let job = Launch::new(vec!["true".into()]).pinned(vec![0]);
         let levels = [ProbeLevel { size_kib: 64, intensity: 1.0 }, ProbeLevel { size_kib: 128, intensity: 0.5 }];
         let mut seen = Vec::new();
+        let mut script = [70.0, 72.0, 74.0, 76.0, 78.0, 400.0].into_iter();
         let points = probe_job(
             &job,
             &[0],
             &levels,
             1,
+            Some([0, 1]),
+            &mut |_, _| script.next(),
             &mut |_| Ok(vec!["true".into()]),
-            &mut |level, m| {
+            &mut |level, m, readings| {
                 assert_eq!(m.solo_s[0].len(), 1);
-                seen.push(*level);
+                seen.push((*level, readings.to_vec()));
                 Ok(())
             },
             &mut |_, _| {},
         )
         .unwrap();
         assert_eq!(points.len(), 2);
-        assert_eq!(seen, levels.to_vec());
+        let r = |b, a| Some(Reading { cpus: [0, 1], before_ns: Some(b), after_ns: Some(a) });
+        assert_eq!(seen, vec![(levels[0], vec![r(70.0, 72.0)]), (levels[1], vec![r(74.0, 76.0)])]);
     }
 }

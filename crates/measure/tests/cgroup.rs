@@ -66,6 +66,42 @@ fn a_job_is_pinned_by_its_cpuset_v2() {
     pinned_by_the_cpuset(Preference::V2);
 }
 
+/// Memory follows the cores: the NUMA nodes of the job's CPUs, as the
+/// node runner computes them from this node's topology, are its cpuset's
+/// `cpuset.mems`, and the kernel holds its processes to them.
+fn memory_bound_to_the_numa_nodes_of_its_cpus(pref: Preference) {
+    let Some(iso) = usable(pref) else { return };
+    if !iso.pins() {
+        eprintln!("skipped: cgroup {} has no cpuset controller here", iso.version());
+        return;
+    }
+    let node = cosched_measure::topology::detect().expect("this node's topology reads");
+    let mems = cosched_measure::place::mems_of(&node, &[0]);
+    assert_eq!(mems, vec![node.numa_of(0).expect("CPU 0 has a NUMA node")], "one node: CPU 0's");
+    let s = scope("mems");
+    let g = iso.create(&s, "a", &Limits { cpus: vec![0], mems: mems.clone(), ..Limits::default() }).unwrap().unwrap();
+    let want = cosched_model::topology::format_cpulist(&mems);
+    assert_eq!(g.mems().as_deref(), Some(want.as_str()));
+    let mut l = sh("grep Mems_allowed_list /proc/self/status");
+    l.cgroup_procs = g.procs_files();
+    let o = wait(spawn(&l).unwrap());
+    assert_eq!(o.stdout.trim().rsplit('\t').next(), Some(want.as_str()), "{}", o.stdout);
+    g.set_cpus_and_mems(&[0], &mems).unwrap();
+    assert_eq!(g.mems().as_deref(), Some(want.as_str()));
+    g.remove().unwrap();
+    g.remove_parents();
+}
+
+#[test]
+fn a_jobs_memory_is_bound_to_the_numa_nodes_of_its_cpus_v1() {
+    memory_bound_to_the_numa_nodes_of_its_cpus(Preference::V1);
+}
+
+#[test]
+fn a_jobs_memory_is_bound_to_the_numa_nodes_of_its_cpus_v2() {
+    memory_bound_to_the_numa_nodes_of_its_cpus(Preference::V2);
+}
+
 fn frozen_job_makes_no_progress(pref: Preference) {
     let Some(iso) = usable(pref) else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -110,7 +146,7 @@ fn a_job_over_its_memory_limit_is_oom_killed_and_counted() {
         return;
     }
     let g = iso
-        .create(&scope("oom"), "a", &Limits { cpus: vec![0], memory_bytes: Some(16 << 20), pids_max: None })
+        .create(&scope("oom"), "a", &Limits { cpus: vec![0], mems: Vec::new(), memory_bytes: Some(16 << 20), pids_max: None })
         .unwrap()
         .unwrap();
     // dd's 64 MiB buffer is filled by read(2): four times the limit.

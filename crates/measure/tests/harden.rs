@@ -41,6 +41,7 @@ fn run(tag: &str, pref: Preference, cpu: u32, jobs: &[NodeJob], log_dir: &std::p
     let cfg = NodeConfig {
         pool_cpus: vec![vec![cpu]],
         shared_pool: vec![false],
+        topology: None,
         scope: format!("test-harden-{tag}-{}-{:?}", std::process::id(), pref),
         log_dir: log_dir.to_path_buf(),
         user: None,

@@ -38,6 +38,7 @@ fn run(tag: &str, pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Trace, Iso
     let cfg = NodeConfig {
         pool_cpus: vec![vec![0]],
         shared_pool: vec![false],
+        topology: None,
         scope: format!("test-node-{tag}-{}-{:?}", std::process::id(), pref),
         log_dir: dir.path().to_path_buf(),
         user: None,
@@ -138,6 +139,7 @@ fn a_frozen_job_makes_no_progress_and_ends_right_after_resume() {
         let cfg = NodeConfig {
             pool_cpus: vec![cpus.clone()],
             shared_pool: vec![false],
+            topology: None,
             scope: format!("test-freeze-{}-{:?}", std::process::id(), pref),
             log_dir: dir.path().to_path_buf(),
             user: None,
@@ -193,6 +195,7 @@ fn a_suspended_job_that_is_dropped_is_killed_not_left_frozen() {
     let cfg = NodeConfig {
         pool_cpus: vec![vec![0]],
         shared_pool: vec![false],
+        topology: None,
         scope: format!("test-freeze-drop-{}", std::process::id()),
         log_dir: dir.path().to_path_buf(),
         user: None,

@@ -35,6 +35,7 @@ pub mod features;
 pub mod fit;
 pub mod metrics;
 pub mod predictors;
+pub mod regime;
 
 use std::collections::BTreeMap;
 

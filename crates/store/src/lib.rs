@@ -13,13 +13,13 @@
 //! | `provenance` | distinct machine + software + command + seed + start time | `id`; rows are shared when identical |
 //! | `calibrations` | calibration of one kernel configuration; history kept | `key` (latest `id` wins) |
 //! | `campaigns` | `profile`, `pairs` or `probe` campaign over a workload | `kind`, `workload`, `params_json` |
-//! | `pair_runs` | repeat of one co-run (foreground, background) | `campaign_id`, `fg_job`, `bg_job`, `repeat_index` |
+//! | `pair_runs` | repeat of one co-run (foreground, background), with its cache regime and sharing level | `campaign_id`, `fg_job`, `bg_job`, `repeat_index` |
 //! | `solo_runs` | solo run of a profile campaign | `campaign_id`, `job`, `repeat_index` |
 //! | `samples` | sample of a solo run's process tree | `run_id`, `seq` |
 //! | `profiles` | profile summary of a job in a campaign (a `JobProfile` as JSON, decoded on read) | `campaign_id`, `job` |
-//! | `probe_points` | repeat of a job beside a stressor of one size and intensity | `campaign_id`, `job`, `stressor`, size, intensity, `repeat_index` |
+//! | `probe_points` | repeat of a job beside a stressor of one size and intensity, with its cache regime | `campaign_id`, `job`, `stressor`, size, intensity, `repeat_index` |
 //! | `runs` | real run of a workload under a policy (`cosched run`) | `series`, `policy`, `repeat_index` |
-//! | `run_jobs` | attempt of a job in a run: start, cores, prediction, end, status, slowdown | `run_id`, `job_index`, `attempt` |
+//! | `run_jobs` | attempt of a job in a run: start, cores, memory nodes, prediction, end, status, slowdown | `run_id`, `job_index`, `attempt` |
 //! | `run_journal` | state transition of a run, written as it happened | `run_id`, `id` |
 //! | `predictor_evaluations` | predictor's accuracy on a workload's measured pairs, with every prediction (JSON) | `workload`, `id` |
 //!
@@ -54,7 +54,8 @@
 //! # fn measure(repeat: u32) -> PairRunRecord {
 //! #     PairRunRecord { fg_job: "a".into(), bg_job: "b".into(), repeat, fg_cpus: vec![0], bg_cpus: vec![1],
 //! #         shared_cpus: false, fg_solo_s: 1.0, fg_corun_s: 1.5, bg_solo_s: 1.0, bg_corun_s: 1.1,
-//! #         fg_relaunches: 0, bg_relaunches: 1, fg_timing: "work-phase".into(), bg_timing: "work-phase".into() }
+//! #         fg_relaunches: 0, bg_relaunches: 1, fg_timing: "work-phase".into(), bg_timing: "work-phase".into(),
+//! #         regime: Default::default(), level: None }
 //! # }
 //! let mut store = Store::open_in_memory()?; // Store::open(path) for a file
 //! let job = |name: &str| PairsJob { name: name.into(), argv: vec!["true".into()], cores: 1, identity: None };
@@ -148,6 +149,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cosched_model::calibration::Calibration;
+use cosched_model::placement::SharingLevel;
 use cosched_model::provenance::Provenance;
 use cosched_model::stats::Summary;
 use cosched_model::topology::{format_cpulist, parse_cpulist};
@@ -162,7 +164,8 @@ pub use export::{check_table, format_unix_utc, DbInfo, TableCount, TABLES};
 pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLACK_S};
 pub use records::{
     CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, PairRunRecord, ProbePointRecord,
-    ProfileRecord, RunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, SampleRecord, SoloRunRecord,
+    LevelCell, ProfileRecord, RepeatRegime, RunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, SampleRecord,
+    SoloRunRecord,
 };
 pub use schema::{latest_version, Migration, MIGRATIONS};
 
@@ -771,13 +774,14 @@ impl Store {
         ] {
             positive(&what(), name, v)?;
         }
+        check_regime(&what(), &run.regime)?;
         self.write("storing a pair run", |tx| {
             let prov = Store::open_campaign(tx, campaign, CampaignKind::Pairs, "pair runs")?;
             tx.execute(
                 "INSERT INTO pair_runs (campaign_id, provenance_id, fg_job, bg_job, repeat_index, fg_cpus, bg_cpus,
                     shared_cpus, fg_solo_s, fg_corun_s, bg_solo_s, bg_corun_s, fg_relaunches, bg_relaunches,
-                    fg_timing, bg_timing)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    fg_timing, bg_timing, c2c_cpus, c2c_before_ns, c2c_after_ns, sharing_level)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
                 params![
                     campaign.0,
                     prov,
@@ -795,6 +799,10 @@ impl Store {
                     run.bg_relaunches,
                     run.fg_timing,
                     run.bg_timing,
+                    regime_cpus(&run.regime),
+                    run.regime.before_ns,
+                    run.regime.after_ns,
+                    run.level.map(SharingLevel::name),
                 ],
             )
             .map_err(|source| sql_err(tx, &format!("storing {}", what()), source))?;
@@ -806,7 +814,8 @@ impl Store {
     pub fn pair_runs(&self, campaign: CampaignId) -> Result<Vec<PairRunRecord>> {
         self.query(
             "SELECT fg_job, bg_job, repeat_index, fg_cpus, bg_cpus, shared_cpus, fg_solo_s, fg_corun_s,
-                    bg_solo_s, bg_corun_s, fg_relaunches, bg_relaunches, fg_timing, bg_timing
+                    bg_solo_s, bg_corun_s, fg_relaunches, bg_relaunches, fg_timing, bg_timing,
+                    c2c_cpus, c2c_before_ns, c2c_after_ns, sharing_level
              FROM pair_runs WHERE campaign_id = ?1 ORDER BY id",
             [campaign.0],
             "reading pair runs",
@@ -826,9 +835,35 @@ impl Store {
                     bg_relaunches: r.get(11)?,
                     fg_timing: r.get(12)?,
                     bg_timing: r.get(13)?,
+                    regime: regime_from_row(r, 14)?,
+                    level: level_from_row(r, 17)?,
                 })
             },
         )
+    }
+
+    /// Per ordered pair (victim beside aggressor) and sharing level, the
+    /// median slowdown of `campaign`'s repeats, sorted by victim, aggressor
+    /// and level (unlevelled last): each repeat counts once for each of its
+    /// two jobs.
+    pub fn pair_level_medians(&self, campaign: CampaignId) -> Result<Vec<LevelCell>> {
+        let mut by: BTreeMap<(String, String, (bool, Option<SharingLevel>)), Vec<f64>> = BTreeMap::new();
+        for r in self.pair_runs(campaign)? {
+            // Levels sort closest first; repeats without one after them.
+            let level = (r.level.is_none(), r.level);
+            by.entry((r.fg_job.clone(), r.bg_job.clone(), level)).or_default().push(r.fg_slowdown());
+            by.entry((r.bg_job.clone(), r.fg_job.clone(), level)).or_default().push(r.bg_slowdown());
+        }
+        Ok(by
+            .into_iter()
+            .map(|((victim, aggressor, (_, level)), v)| LevelCell {
+                victim,
+                aggressor,
+                level,
+                n: v.len(),
+                median: cosched_model::stats::median(&v),
+            })
+            .collect())
     }
 
     // ---- solo runs, samples, profiles ---------------------------------
@@ -1072,12 +1107,14 @@ impl Store {
         ] {
             positive(&what(), name, v)?;
         }
+        check_regime(&what(), &point.regime)?;
         self.write("storing a probe point", |tx| {
             let prov = Store::open_campaign(tx, campaign, CampaignKind::Probe, "probe points")?;
             tx.execute(
                 "INSERT INTO probe_points (campaign_id, provenance_id, job, stressor, working_set_kib, intensity,
-                    repeat_index, job_solo_s, job_corun_s, stressor_solo_s, stressor_corun_s)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    repeat_index, job_solo_s, job_corun_s, stressor_solo_s, stressor_corun_s,
+                    c2c_cpus, c2c_before_ns, c2c_after_ns)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     campaign.0,
                     prov,
@@ -1090,6 +1127,9 @@ impl Store {
                     point.job_corun_s,
                     point.stressor_solo_s,
                     point.stressor_corun_s,
+                    regime_cpus(&point.regime),
+                    point.regime.before_ns,
+                    point.regime.after_ns,
                 ],
             )
             .map_err(|source| sql_err(tx, &format!("storing the {}", what()), source))?;
@@ -1101,7 +1141,7 @@ impl Store {
     pub fn probe_points(&self, campaign: CampaignId) -> Result<Vec<ProbePointRecord>> {
         self.query(
             "SELECT job, stressor, working_set_kib, intensity, repeat_index, job_solo_s, job_corun_s,
-                    stressor_solo_s, stressor_corun_s
+                    stressor_solo_s, stressor_corun_s, c2c_cpus, c2c_before_ns, c2c_after_ns
              FROM probe_points WHERE campaign_id = ?1 ORDER BY id",
             [campaign.0],
             "reading probe points",
@@ -1116,6 +1156,7 @@ impl Store {
                     job_corun_s: r.get(6)?,
                     stressor_solo_s: r.get(7)?,
                     stressor_corun_s: r.get(8)?,
+                    regime: regime_from_row(r, 9)?,
                 })
             },
         )
@@ -1341,6 +1382,47 @@ fn json_col<T: serde::de::DeserializeOwned>(r: &Row, i: usize) -> rusqlite::Resu
 fn parse_text<T: std::str::FromStr<Err = String>>(r: &Row, i: usize) -> rusqlite::Result<T> {
     let text: String = r.get(i)?;
     text.parse::<T>().map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, e.into()))
+}
+
+/// A repeat's readings: both CPUs or none, each round trip positive.
+fn check_regime(what: &str, g: &RepeatRegime) -> Result<()> {
+    let read = g.before_ns.is_some() || g.after_ns.is_some();
+    if read && g.cpus.len() != 2 {
+        return Err(StoreError::Invalid {
+            what: what.into(),
+            why: format!("a cache-line round trip is read between two CPUs, not {:?}", g.cpus),
+        });
+    }
+    for (field, v) in [("c2c_before_ns", g.before_ns), ("c2c_after_ns", g.after_ns)] {
+        if let Some(v) = v {
+            positive(what, field, v)?;
+        }
+    }
+    Ok(())
+}
+
+fn regime_cpus(g: &RepeatRegime) -> Option<String> {
+    (!g.cpus.is_empty()).then(|| format_cpulist(&g.cpus))
+}
+
+/// Columns `c2c_cpus`, `c2c_before_ns`, `c2c_after_ns` from `at`.
+fn regime_from_row(r: &Row, at: usize) -> rusqlite::Result<RepeatRegime> {
+    let text: Option<String> = r.get(at)?;
+    let cpus = match text {
+        Some(t) => parse_cpulist(&t).map_err(|e| rusqlite::Error::FromSqlConversionFailure(at, Type::Text, Box::new(e)))?,
+        None => Vec::new(),
+    };
+    Ok(RepeatRegime { cpus, before_ns: r.get(at + 1)?, after_ns: r.get(at + 2)? })
+}
+
+fn level_from_row(r: &Row, at: usize) -> rusqlite::Result<Option<SharingLevel>> {
+    let text: Option<String> = r.get(at)?;
+    text.map(|t| {
+        SharingLevel::ALL.into_iter().find(|l| l.name() == t).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(at, Type::Text, format!("unknown sharing level `{t}`").into())
+        })
+    })
+    .transpose()
 }
 
 fn cpus(r: &Row, i: usize) -> rusqlite::Result<Vec<u32>> {

@@ -343,6 +343,8 @@ mod tests {
             bg_relaunches: 0,
             fg_timing: "process".into(),
             bg_timing: "process".into(),
+            regime: Default::default(),
+            level: None,
         };
         s.add_pair_run(pairs, &run).unwrap();
         let m = s.measurements("w").unwrap();
@@ -372,6 +374,8 @@ mod tests {
             bg_relaunches: 0,
             fg_timing: "process".into(),
             bg_timing: "process".into(),
+            regime: Default::default(),
+            level: None,
         };
         let pick = |s: &Store| s.figures_campaign(CampaignKind::Pairs, "w").unwrap().map(|c| (c.id, c.status));
         assert_eq!(pick(&s), None, "no campaign");
@@ -413,6 +417,7 @@ mod tests {
             arrival_s: 0.0,
             start_s: t,
             cpus: vec![i % 2],
+            mems: Vec::new(),
             pgid: 10 + i as i32,
             beside: vec![],
             predicted: 1.0,

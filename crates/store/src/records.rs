@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
+use cosched_model::compare::CacheRegime;
+use cosched_model::placement::SharingLevel;
 use cosched_model::profile::JobProfile;
 use cosched_model::provenance::Provenance;
 use cosched_model::run::JobStatus;
@@ -149,6 +151,46 @@ pub struct PairRunRecord {
     /// `process` when they are the process's wall time.
     pub fg_timing: String,
     pub bg_timing: String,
+    /// The cache regime the repeat ran in (unread for rows older than
+    /// schema 10).
+    #[serde(default)]
+    pub regime: RepeatRegime,
+    /// What the two jobs' CPUs shared as observed: the declared topology's
+    /// level, demoted below a shared cache when the round trip said the
+    /// caches were apart; `None` when not known.
+    #[serde(default)]
+    pub level: Option<SharingLevel>,
+}
+
+/// The cache-sharing regime of one repeat: the round trip of one cache line
+/// between two CPUs of the repeat's jobs (`cosched_measure::c2c`), read
+/// just before the repeat and just after it. On a VM the hypervisor may move
+/// the vCPUs between caches at any time, so a campaign's first reading does
+/// not describe its last repeat.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RepeatRegime {
+    /// The two CPUs read; empty when nothing was read.
+    pub cpus: Vec<u32>,
+    pub before_ns: Option<f64>,
+    pub after_ns: Option<f64>,
+}
+
+impl RepeatRegime {
+    /// The regime the repeat ran in: the readings' regime when they agree
+    /// (or only one was read); `None` when none was read or the regime
+    /// changed during the repeat, which then belongs to neither.
+    pub fn regime(&self) -> Option<CacheRegime> {
+        match (self.before_ns.map(CacheRegime::of_round_trip), self.after_ns.map(CacheRegime::of_round_trip)) {
+            (Some(a), Some(b)) if a != b => None,
+            (Some(a), _) | (None, Some(a)) => Some(a),
+            (None, None) => None,
+        }
+    }
+
+    /// Both readings were taken and disagree.
+    pub fn switched_within(&self) -> bool {
+        matches!((self.before_ns, self.after_ns), (Some(a), Some(b)) if CacheRegime::of_round_trip(a) != CacheRegime::of_round_trip(b))
+    }
 }
 
 impl PairRunRecord {
@@ -159,6 +201,19 @@ impl PairRunRecord {
     pub fn bg_slowdown(&self) -> f64 {
         self.bg_corun_s / self.bg_solo_s
     }
+}
+
+/// The median slowdown of one ordered pair at one sharing level over a
+/// campaign's repeats ([`crate::Store::pair_level_medians`]): a cell of a
+/// domain-aware matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelCell {
+    pub victim: String,
+    pub aggressor: String,
+    /// `None`: repeats stored without a level.
+    pub level: Option<SharingLevel>,
+    pub n: usize,
+    pub median: f64,
 }
 
 /// One solo run of a profile campaign; its samples are stored beside it.
@@ -226,6 +281,9 @@ pub struct ProbePointRecord {
     pub job_corun_s: f64,
     pub stressor_solo_s: f64,
     pub stressor_corun_s: f64,
+    /// The cache regime the repeat ran in (unread before schema 10).
+    #[serde(default)]
+    pub regime: RepeatRegime,
 }
 
 impl ProbePointRecord {
@@ -294,6 +352,10 @@ pub struct RunJobStart {
     pub arrival_s: f64,
     pub start_s: f64,
     pub cpus: Vec<u32>,
+    /// NUMA nodes its memory is bound to (its cpuset's `cpuset.mems`, the
+    /// nodes of its CPUs); empty when not bound or recorded before schema 10.
+    #[serde(default)]
+    pub mems: Vec<u32>,
     /// The job's process group id (its leader's pid).
     pub pgid: i32,
     /// Jobs running beside it at its start.

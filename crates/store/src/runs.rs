@@ -108,7 +108,7 @@ impl Store {
             }
             tx.execute(
                 "INSERT INTO run_jobs (run_id, job, job_index, attempt, arrival_s, start_s, cpus, pgid, beside_json,
-                    predicted, solo_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                    predicted, solo_s, mems) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     run.0,
                     s.job,
@@ -120,11 +120,13 @@ impl Store {
                     s.pgid,
                     serde_json::to_string(&s.beside).expect("strings serialize"),
                     s.predicted,
-                    s.solo_s
+                    s.solo_s,
+                    (!s.mems.is_empty()).then(|| format_cpulist(&s.mems)),
                 ],
             )
             .map_err(|source| sql_err(tx, &what, source))?;
-            let detail = format!("cpus {} pgid {} predicted {:.3}", format_cpulist(&s.cpus), s.pgid, s.predicted);
+            let mems = if s.mems.is_empty() { String::new() } else { format!(" mems {}", format_cpulist(&s.mems)) };
+            let detail = format!("cpus {}{mems} pgid {} predicted {:.3}", format_cpulist(&s.cpus), s.pgid, s.predicted);
             journal(tx, run, s.start_s, "start", Some(&s.job), &detail)
         })
     }
@@ -270,7 +272,7 @@ impl Store {
     pub fn run_jobs(&self, run: ExecRunId) -> Result<Vec<RunJobRecord>> {
         self.query(
             "SELECT job, job_index, attempt, arrival_s, start_s, cpus, pgid, beside_json, predicted, solo_s,
-                    end_s, status, status_value, work_s, slowdown
+                    end_s, status, status_value, work_s, slowdown, mems
              FROM run_jobs WHERE run_id = ?1 ORDER BY id",
             [run.0],
             "reading the jobs of a run",
@@ -297,6 +299,10 @@ impl Store {
                         arrival_s: r.get(3)?,
                         start_s: r.get(4)?,
                         cpus: cpus(r, 5)?,
+                        mems: match r.get::<_, Option<String>>(15)? {
+                            Some(_) => cpus(r, 15)?,
+                            None => Vec::new(),
+                        },
                         pgid: r.get(6)?,
                         beside: json_col(r, 7)?,
                         predicted: r.get(8)?,
@@ -360,6 +366,7 @@ mod tests {
             arrival_s: 0.0,
             start_s: t,
             cpus: vec![index],
+            mems: if index == 0 { vec![0] } else { Vec::new() },
             pgid: 100 + index as i32,
             beside: vec![],
             predicted: 1.0,
@@ -394,6 +401,19 @@ mod tests {
         assert_eq!(events, ["begin", "start", "start", "end", "end", "resume", "start", "end", "done"]);
         assert_eq!(s.run(run).unwrap().unwrap().status, RunStatus::Done);
         assert!(s.resume_run(run, 3.0).is_err(), "a done run is not resumed");
+    }
+
+    #[test]
+    fn a_jobs_memory_nodes_are_stored_and_journaled_beside_its_cpus() {
+        let mut s = Store::open_in_memory().unwrap();
+        let run = s.begin_run("s1", "w", "noplan", 0, "{}", &prov()).unwrap();
+        s.run_job_started(run, &start("a", 0, 0, 0.0)).unwrap();
+        s.run_job_started(run, &start("b", 1, 0, 0.0)).unwrap();
+        let jobs = s.run_jobs(run).unwrap();
+        assert_eq!((jobs[0].start.mems.clone(), jobs[1].start.mems.clone()), (vec![0], vec![]), "unbound reads back as none");
+        let j = s.run_journal(run).unwrap();
+        assert_eq!(j[1].detail, "cpus 0 mems 0 pgid 100 predicted 1.000");
+        assert_eq!(j[2].detail, "cpus 1 pgid 101 predicted 1.000");
     }
 
     #[test]

@@ -366,6 +366,28 @@ DROP TABLE run_journal;
 ALTER TABLE run_journal_v9 RENAME TO run_journal;
 "#,
     },
+    Migration {
+        version: 10,
+        what: "the cache regime of each pair and probe repeat, a pair's sharing level, a run job's memory nodes",
+        sql: r#"
+-- Whether the two CPUs of a repeat shared a last-level cache moves on a
+-- shared VM within a campaign, and a slowdown moves with it: the round
+-- trip of one cache line between them is read just before each repeat
+-- and just after it. Rows of older versions keep NULL: not read.
+ALTER TABLE pair_runs ADD COLUMN c2c_cpus TEXT;
+ALTER TABLE pair_runs ADD COLUMN c2c_before_ns REAL CHECK (c2c_before_ns > 0);
+ALTER TABLE pair_runs ADD COLUMN c2c_after_ns REAL CHECK (c2c_after_ns > 0);
+-- What the two jobs' CPUs shared as observed (model::placement::SharingLevel).
+ALTER TABLE pair_runs ADD COLUMN sharing_level TEXT
+    CHECK (sharing_level IN ('smt-sibling', 'same-llc', 'same-numa', 'same-socket', 'other-socket'));
+ALTER TABLE probe_points ADD COLUMN c2c_cpus TEXT;
+ALTER TABLE probe_points ADD COLUMN c2c_before_ns REAL CHECK (c2c_before_ns > 0);
+ALTER TABLE probe_points ADD COLUMN c2c_after_ns REAL CHECK (c2c_after_ns > 0);
+-- The NUMA nodes a job's memory was bound to (cpuset.mems), following its
+-- CPUs; NULL for attempts recorded before memory binding.
+ALTER TABLE run_jobs ADD COLUMN mems TEXT;
+"#,
+    },
 ];
 
 /// The schema version this build writes.

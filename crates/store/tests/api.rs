@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use cosched_model::placement::SharingLevel;
 use cosched_store::{CampaignKind, CampaignStatus, ProfileRecord, Store, StoreError, DB_FILE};
 
 fn store() -> (tempfile::TempDir, Store) {
@@ -248,4 +249,54 @@ fn an_in_memory_store_works_like_a_file() {
     let mut s = Store::open_in_memory().unwrap();
     s.put_calibrations(&[cal("k", 1.0)]).unwrap();
     assert_eq!(s.calibrations().unwrap().len(), 1);
+}
+
+#[test]
+fn a_repeats_cache_regime_needs_two_cpus_and_positive_round_trips() {
+    let (_d, mut s) = store();
+    let id = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov(10)).unwrap();
+    let mut one_cpu = pair("a", "b", 0);
+    one_cpu.regime.cpus = vec![0];
+    assert!(s.add_pair_run(id, &one_cpu).unwrap_err().to_string().contains("two CPUs"));
+    let mut zero = pair("a", "b", 0);
+    zero.regime.after_ns = Some(0.0);
+    assert!(s.add_pair_run(id, &zero).unwrap_err().to_string().contains("c2c_after_ns"));
+    let probe_id = s.begin_campaign(CampaignKind::Probe, "w", "{}", &prov(10)).unwrap();
+    let mut nan = probe(64, 0);
+    nan.regime.before_ns = Some(f64::NAN);
+    assert!(s.add_probe_point(probe_id, &nan).is_err());
+    assert_eq!(count(&s, "pair_runs") + count(&s, "probe_points"), 0);
+}
+
+#[test]
+fn per_level_medians_give_one_cell_per_ordered_pair_and_level() {
+    use cosched_model::placement::SharingLevel::{SameLlc, SameNuma};
+    let (_d, mut s) = store();
+    let id = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov(10)).unwrap();
+    // a's slowdowns 1.5, 1.7 at same-llc, 1.1 at same-numa; b's 1.2, 1.4, 1.0; one repeat unlevelled.
+    for (repeat, level, fg, bg) in
+        [(0, Some(SameLlc), 1.5, 1.2), (1, Some(SameLlc), 1.7, 1.4), (2, Some(SameNuma), 1.1, 1.0), (3, None, 2.0, 2.0)]
+    {
+        let mut r = pair("a", "b", repeat);
+        (r.fg_solo_s, r.fg_corun_s, r.bg_solo_s, r.bg_corun_s, r.level) = (1.0, fg, 1.0, bg, level);
+        s.add_pair_run(id, &r).unwrap();
+    }
+    let cells: Vec<(String, String, Option<SharingLevel>, usize, f64)> = s
+        .pair_level_medians(id)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.victim, c.aggressor, c.level, c.n, (c.median * 1e9).round() / 1e9))
+        .collect();
+    let cell = |v: &str, a: &str, l, n, m| (v.to_string(), a.to_string(), l, n, m);
+    assert_eq!(
+        cells,
+        vec![
+            cell("a", "b", Some(SameLlc), 2, 1.6),
+            cell("a", "b", Some(SameNuma), 1, 1.1),
+            cell("a", "b", None, 1, 2.0),
+            cell("b", "a", Some(SameLlc), 2, 1.3),
+            cell("b", "a", Some(SameNuma), 1, 1.0),
+            cell("b", "a", None, 1, 2.0),
+        ]
+    );
 }

@@ -64,6 +64,11 @@ pub struct EvaluateArgs {
     /// Do not store the results.
     #[arg(long)]
     pub no_store: bool,
+    /// Fit and score on the repeats of this cache regime: shared, apart or
+    /// any (each pair's repeats in it where it has any, else all of them).
+    /// Default: the node's regime now, any when it cannot be read.
+    #[arg(long, value_name = "REGIME", conflicts_with_all = ["train", "from_runs"])]
+    pub regime: Option<String>,
     #[command(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
@@ -81,6 +86,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         svg_dir: a.svg_dir,
         markdown: a.markdown.clone(),
         store: !a.no_store,
+        regime: a.regime,
         db: a.db.db,
     };
     let r = evaluate(&req, &ctx())?;

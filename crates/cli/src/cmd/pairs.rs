@@ -17,7 +17,11 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     Every unordered pair (twins included) is co-run: solo A, solo B, then A with B,\n\
     the shorter re-launched until the longer ends, repeated until the 95% interval\n\
     of both slowdowns is within --target or --repeats is reached. Each repeat is\n\
-    stored as soon as it is measured.")]
+    stored as soon as it is measured. The two jobs run where `cosched run` would\n\
+    put them (an accelerator-pool job on the host pool's CPUs beside a host job).\n\
+    Each repeat records its cache regime (the CPU round trip read just before and\n\
+    after it) and the sharing level of the two jobs' CPUs; a switch of regime in\n\
+    the middle of the campaign is reported.")]
 pub struct PairsArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -43,7 +47,7 @@ pub struct PairsArgs {
     /// beside the database).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    // With --json: the matrix.
+    // With --json: the matrix (jobs, cells), regimes, per-level medians.
     #[command(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
@@ -62,7 +66,7 @@ pub fn run(a: PairsArgs) -> anyhow::Result<()> {
     };
     let r = pairs(&req, &ctx())?;
     if a.json.json {
-        return print_json(&r.matrix);
+        return print_json(&r);
     }
     print(&r, a.ratio);
     Ok(())
@@ -93,6 +97,37 @@ pub fn print(r: &PairsReport, ratio: bool) {
         println!("\ninterference ratio = performance beside the column job / alone = 1 / slowdown; median [95% CI], n repeats.");
     } else {
         println!("\nslowdown of the row job beside the column job = co-run / solo time of the same repeat; median [95% CI], n repeats.");
+    }
+    for line in &r.shared_cpus {
+        println!("shared CPUs (placed as `cosched run` places them): {line}");
+    }
+    let g = &r.regimes;
+    if g.read > 0 {
+        println!(
+            "cache regime of the {} repeats read: {} shared cache, {} caches apart, {} changed during the repeat; began with {}.",
+            g.read,
+            g.shared,
+            g.apart,
+            g.changed_within,
+            g.first.as_deref().unwrap_or("-")
+        );
+    }
+    if !g.switches.is_empty() {
+        println!("warning: {} repeat(s) ran in another regime than the first, e.g. {}", g.switches.len(), g.switches[0].describe());
+    }
+    let mut levels: Vec<&str> = r.levels.iter().filter_map(|c| c.level.map(|l| l.name())).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    if levels.len() > 1 {
+        let rows: Vec<Vec<String>> = r
+            .levels
+            .iter()
+            .map(|c| {
+                let level = c.level.map_or("-", |l| l.name()).to_string();
+                vec![c.victim.clone(), c.aggressor.clone(), level, c.n.to_string(), format!("{:.3}", c.median)]
+            })
+            .collect();
+        println!("\nper sharing level observed:\n{}", table(&["victim", "beside", "level", "n", "median slowdown"], &rows));
     }
     println!("heatmap: {}", r.svg.display());
 }

@@ -20,7 +20,9 @@ use super::common::{print_listing, print_json, DbArgs, JsonArgs, PredictorArgs};
     --workload FILE first), then predicts each named job's slowdown beside all the\n\
     others. A job named twice runs twice (twins). Beside several co-runners a job's\n\
     slowdown is the product of its pairwise predictions. The interval holds about\n\
-    80 % of the predictor's errors on the pairs it was fitted on.")]
+    80 % of the predictor's errors on the pairs it was fitted on. --regime picks\n\
+    the repeats measured in one cache regime (each pair's, where it has any; else\n\
+    all its repeats, and the output says so); by default the node's regime now.")]
 pub struct PredictArgs {
     /// List the registered predictors and exit.
     #[arg(long)]
@@ -33,6 +35,11 @@ pub struct PredictArgs {
     /// Jobs sharing the node (names from the workload).
     #[arg(value_name = "JOB", required_unless_present = "list")]
     pub jobs: Vec<String>,
+    /// Fit on the repeats of this cache regime: shared (the CPU round trip
+    /// below 200 ns), apart, or any. Default: the node's regime now (read
+    /// once), any when it cannot be read.
+    #[arg(long, value_name = "REGIME")]
+    pub regime: Option<String>,
     #[command(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
@@ -45,11 +52,10 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     }
     let spec = a.predictor.predictor.ok_or_else(|| cosched_app::bad_input("--predictor NAME is required (see --list)"))?;
     let workload = a.workload.expect("clap requires --workload");
-    let r = predict(&PredictRequest { predictor: spec.clone(), workload, jobs: a.jobs, db: a.db.db })?;
+    let r = predict(&PredictRequest { predictor: spec.clone(), workload, jobs: a.jobs, regime: a.regime, db: a.db.db })?;
     if a.json.json {
-        return print_json(
-            &serde_json::json!({"model": spec, "jobs": r.jobs, "pairs": r.pairs, "campaigns": r.campaigns, "knowledge": r.knowledge}),
-        );
+        return print_json(&serde_json::json!({"model": spec, "jobs": r.jobs, "pairs": r.pairs, "campaigns": r.campaigns,
+            "knowledge": r.knowledge, "regime": r.regime, "regime_use": r.regime_use}));
     }
     let rows: Vec<Vec<String>> = r
         .jobs
@@ -70,5 +76,6 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     if let Some(k) = &r.knowledge {
         println!("and from other workloads' measurements of the same and other programs: {k}");
     }
+    println!("for {}{}", r.regime.describe(), r.regime_use.as_ref().map_or(String::new(), |u| format!("; {}", u.describe())));
     Ok(())
 }

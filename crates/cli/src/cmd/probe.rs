@@ -16,8 +16,9 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     cosched probe --workload examples/characterize.toml --repeats 5 --svg-dir plots/\n  \
     cosched probe --workload w.toml --sizes-kib 256,16384,131072 --intensities 1.0\n  \
     cosched classify --workload examples/characterize.toml   # N / C / S from the probes\n\n\
-    Each job runs on CPUs 0.. (as many as it has cores) and the distgen stressor on\n\
-    the next CPU. At each level (working-set size x intensity) a repeat runs the job\n\
+    Each job runs where `cosched run` would put it and the distgen stressor where a\n\
+    one-core host job would go beside it. Each repeat records its cache regime (the\n\
+    CPU round trip read just before and after it). At each level (working-set size x intensity) a repeat runs the job\n\
     alone, the stressor alone, then both together with the shorter re-launched until\n\
     the longer ends. Sensitivity is the job's slowdown, contentiousness the stressor's.\n\
     The default ladder comes from this node's L2 and LLC sizes: half of L2, a quarter,\n\
@@ -109,6 +110,17 @@ fn show(p: &JobProbe) {
         "{}",
         table(&["working set", "fits in", "intensity", "sensitivity [95% CI]", "contentiousness [95% CI]", "n"], &rows)
     );
+    let g = &p.regimes;
+    if g.read > 0 {
+        println!(
+            "cache regime of the {} repeats read: {} shared cache, {} caches apart, {} changed during the repeat{}",
+            g.read,
+            g.shared,
+            g.apart,
+            g.changed_within,
+            if g.switches.is_empty() { String::new() } else { format!("; warning: {} repeat(s) away from the first ({})", g.switches.len(), g.first.as_deref().unwrap_or("-")) }
+        );
+    }
     println!("curves: {}\n", p.svg.display());
 }
 

@@ -6,9 +6,10 @@
 use std::collections::BTreeMap;
 
 use cosched_model::calibration::Calibration;
+use cosched_model::placement::SharingLevel;
 use cosched_model::provenance::Provenance;
 use cosched_model::stats::Summary;
-use cosched_store::{PairRunRecord, ProbePointRecord, SampleRecord, SoloRunRecord};
+use cosched_store::{PairRunRecord, ProbePointRecord, RepeatRegime, SampleRecord, SoloRunRecord};
 
 pub fn prov(started: u64) -> Provenance {
     Provenance {
@@ -56,6 +57,13 @@ pub fn pair(fg: &str, bg: &str, repeat: u32) -> PairRunRecord {
         bg_relaunches: 4,
         fg_timing: "work-phase".into(),
         bg_timing: "process".into(),
+        // Every shape a reading takes: both, before only, none.
+        regime: match repeat % 3 {
+            0 => RepeatRegime { cpus: vec![0, 1], before_ns: Some(71.5), after_ns: Some(402.25) },
+            1 => RepeatRegime { cpus: vec![0, 1], before_ns: Some(55.0 + f64::from(repeat)), after_ns: None },
+            _ => RepeatRegime::default(),
+        },
+        level: if repeat % 2 == 0 { Some(SharingLevel::SameLlc) } else { None },
     }
 }
 
@@ -110,5 +118,6 @@ pub fn probe(size_kib: u64, repeat: u32) -> ProbePointRecord {
         job_corun_s: 0.3 + size_kib as f64 / 1e5,
         stressor_solo_s: 0.7,
         stressor_corun_s: 0.75,
+        regime: if repeat == 0 { RepeatRegime { cpus: vec![0, 1], before_ns: Some(388.0), after_ns: Some(390.5) } } else { RepeatRegime::default() },
     }
 }
