@@ -51,6 +51,7 @@ pub mod simulate;
 pub mod slurm;
 pub mod source;
 pub mod training;
+mod variants;
 
 pub use common::{Ctx, GIT_COMMIT};
 pub use error::{bad_input, exit_code, BadInput, Interrupted, Notice};

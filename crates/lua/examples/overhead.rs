@@ -1,0 +1,50 @@
+//! The Lua overhead case of `cosched bench simulate` alone, for profiling
+//! (`perf record target/release/examples/overhead 2000`): seed 000's
+//! Monte-Carlo under `examples/lua/conflict-aware.lua` and under the Rust
+//! `conflict-aware`, one after the other, each with the exclusive baseline,
+//! on one thread. Prints seconds of each and their ratio.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cosched_engine::policy::{Params, Policy};
+use cosched_lua::{Builder, Log};
+use cosched_sched::montecarlo::order;
+use cosched_sched::scenario::Scenario;
+use cosched_sched::{policy_by_name, simulate_with, SimOptions};
+
+fn main() {
+    let orders: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2000);
+    let which = std::env::args().nth(2).unwrap_or_else(|| "both".into());
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let scenario = Scenario::load(&root.join("examples/scenarios/seed000.toml")).expect("seed 000's scenario");
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut rust = Params::new();
+    rust.insert("threshold".into(), "100".into());
+    let mut lua = rust.clone();
+    lua.insert("path".into(), root.join("examples/lua/conflict-aware.lua").display().to_string());
+    let opts = SimOptions { nodes: 1, window: None };
+    let n = scenario.job_program.len();
+    let mut run = |make: &mut dyn FnMut() -> Box<dyn Policy>| {
+        let t = Instant::now();
+        let mut makespan = 0.0;
+        for k in 0..orders {
+            let ord = order(n, 1, k);
+            let (jobs, table) = (scenario.jobs_in(&ord), scenario.source_in(&ord));
+            for mut p in [make(), policy_by_name("exclusive", &Params::new()).unwrap()] {
+                let tr = simulate_with(&scenario.platform, &jobs, &table, &table, p.as_mut(), &opts).unwrap();
+                makespan += tr.events.last().map_or(0.0, |e| e.time);
+            }
+        }
+        (t.elapsed().as_secs_f64(), makespan)
+    };
+    let r = if which != "lua" { Some(run(&mut || policy_by_name("conflict-aware", &rust).unwrap())) } else { None };
+    let l = if which != "rust" { Some(run(&mut || Box::new(b.build(&lua).unwrap()))) } else { None };
+    if let (Some(r), Some(l)) = (r, l) {
+        assert_eq!(r.1, l.1, "the two schedules differ");
+        println!("{orders} orders: rust {:.3} s, lua {:.3} s, ratio {:.2}", r.0, l.0, l.0 / r.0);
+    } else {
+        println!("{orders} orders: {:?}", r.or(l));
+    }
+}
