@@ -324,6 +324,11 @@ pub fn run_node(
                 }
                 apply(act, jobs, source, exec, &mut queue, &mut running, &mut map, events)?;
             }
+            // As in the simulator: a policy that only starts jobs on free
+            // cores is not asked again about a full node.
+            if !policy.acts_on_running() && map.full() {
+                break;
+            }
         }
 
         let wake = policy.wake_at();

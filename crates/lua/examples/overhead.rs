@@ -25,8 +25,37 @@ fn main() {
     let mut lua = rust.clone();
     lua.insert("path".into(), root.join("examples/lua/conflict-aware.lua").display().to_string());
     let opts = SimOptions { nodes: 1, window: None };
+    if which == "count" {
+        struct C(Box<dyn Policy>, usize, usize);
+        impl Policy for C {
+            fn decide(&mut self, v: &cosched_engine::policy::View) -> Vec<cosched_engine::policy::Decision> {
+                self.1 += 1;
+                let d = self.0.decide(v);
+                if d.is_empty() { self.2 += 1; }
+                d
+            }
+        }
+        let n = scenario.job_program.len();
+        let mut c = C(policy_by_name("conflict-aware", &rust).unwrap(), 0, 0);
+        for k in 0..orders {
+            let ord = order(n, 1, k);
+            let (jobs, table) = (scenario.jobs_in(&ord), scenario.source_in(&ord));
+            c.0 = policy_by_name("conflict-aware", &rust).unwrap();
+            simulate_with(&scenario.platform, &jobs, &table, &table, &mut c, &opts).unwrap();
+        }
+        println!("{:.1} decide calls per order, {:.1} of them empty", c.1 as f64 / orders as f64, c.2 as f64 / orders as f64);
+        return;
+    }
+    if which == "build" {
+        let t = Instant::now();
+        for _ in 0..orders {
+            drop(b.build(&lua).unwrap());
+        }
+        println!("{orders} builds of the Lua policy: {:.1} us each", t.elapsed().as_secs_f64() * 1e6 / orders as f64);
+        return;
+    }
     let n = scenario.job_program.len();
-    let mut run = |make: &mut dyn FnMut() -> Box<dyn Policy>| {
+    let run = |make: &mut dyn FnMut() -> Box<dyn Policy>| {
         let t = Instant::now();
         let mut makespan = 0.0;
         for k in 0..orders {
@@ -48,3 +77,6 @@ fn main() {
         println!("{orders} orders: {:?}", r.or(l));
     }
 }
+
+#[allow(dead_code)]
+struct Counting<P>(P, usize);

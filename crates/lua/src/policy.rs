@@ -76,14 +76,15 @@ const HELPERS: &str = "=cosched";
 /// a call into Rust costs several table lookups. The cache is emptied when
 /// the slowdown source changes.
 const SCORE_MEMO: &str = r#"
-local raw, cache, type = ...
+local raw, cache = ...
 return function(a, b)
-  if type(a) == "table" then a = a.id end
-  if type(b) == "table" then b = b.id end
   local row = cache[a]
-  if row == nil then row = {}; cache[a] = row end
-  local v = row[b]
-  if v == nil then v = raw(a, b); row[b] = v end
+  local v = row and row[b]
+  if v == nil then
+    v = raw(a, b) -- raises for a bad argument before anything is kept
+    if row == nil then row = {}; cache[a] = row end
+    row[b] = v
+  end
   return v
 end
 "#;
@@ -140,7 +141,8 @@ struct Script {
     decide: Function,
     observe: Option<Function>,
     view: Table,
-    pools: Option<Table>,
+    /// `view.pools[i]`, kept so that each decision only sets `free`.
+    pools: Vec<Table>,
     jobs: Vec<Option<Table>>,
     /// `view.queue`, kept from one decision to the next and brought up to
     /// date by removing the jobs that left it and appending arrivals: the
@@ -265,7 +267,7 @@ impl Script {
                 let (a, b) = (job_arg(lua, &l, &a, "score")?, job_arg(lua, &l, &b, "score")?);
                 l.with("score", |s| s.score(a, b))
             })?;
-            let memo: Function = lua.load(SCORE_MEMO).set_name(HELPERS).call((raw, scores.clone(), g.raw_get::<Value>("type")?))?;
+            let memo: Function = lua.load(SCORE_MEMO).set_name(HELPERS).call((raw, scores.clone()))?;
             view.raw_set("score", memo)?;
             let l = lent.clone();
             view.raw_set(
@@ -303,7 +305,7 @@ impl Script {
             decide,
             observe,
             view,
-            pools: None,
+            pools: Vec::new(),
             jobs: Vec::new(),
             queue,
             shown: Vec::new(),
@@ -325,7 +327,9 @@ impl Script {
         if let Some(t) = &self.jobs[id] {
             return Ok(t.clone());
         }
-        let t = self.lua.create_table()?;
+        // Sized for its fields (id, name, pool, cores, solo, program,
+        // progress, variants), so filling it never rehashes.
+        let t = self.lua.create_table_with_capacity(0, 8)?;
         t.raw_set("id", id as i64)?;
         make(&self.lua, &t)?;
         self.jobs[id] = Some(t.clone());
@@ -343,34 +347,33 @@ impl Script {
         let v = self.view.clone();
         v.raw_set("time", view.time)?;
         v.raw_set("governor", governor.name())?;
-        if self.pools.is_none() {
-            let pools = self.lua.create_table()?;
+        if self.pools.is_empty() {
+            let pools = self.lua.create_table_with_capacity(view.pools.len(), 0)?;
             for p in view.pools {
-                let t = self.lua.create_table()?;
+                let t = self.lua.create_table_with_capacity(0, 4)?;
                 t.raw_set("name", p.name.as_str())?;
                 t.raw_set("cores", p.cores)?;
                 t.raw_set("kind", if matches!(p.kind, PoolKind::Cpu) { "cpu" } else { "accelerator" })?;
-                pools.raw_push(t)?;
+                pools.raw_push(&t)?;
+                self.pools.push(t);
             }
-            v.raw_set("pools", pools.clone())?;
-            self.pools = Some(pools);
+            v.raw_set("pools", pools)?;
         }
-        let pools = self.pools.clone().expect("made above");
-        for p in 0..view.pools.len() {
-            pools.raw_get::<Table>(p + 1)?.raw_set("free", view.free_cores(p))?;
+        for (p, t) in self.pools.iter().enumerate() {
+            t.raw_set("free", view.free_cores(p))?;
         }
         self.sync_queue(view)?;
         // Running jobs change at each decision, but their tables do not:
         // the list is rewritten in place, its tail cleared.
         let running = self.running.clone();
         for (k, r) in view.running.iter().enumerate() {
-            let t = self.job(r.id, |lua, t| {
+            let t = self.job(r.id, |_, t| {
                 // A job the view never showed queued (a swap while it ran).
                 t.raw_set("pool", r.pool + 1)?;
                 t.raw_set("cores", r.cores)?;
                 t.raw_set("solo", r.solo)?;
-                t.raw_set("program", lua.create_string(r.program)?)?;
-                t.raw_set("name", lua.create_string(r.program)?)
+                t.raw_set("program", r.program)?;
+                t.raw_set("name", r.program)
             })?;
             if self.ran.get(r.id) != Some(&true) {
                 // Started as a variant, it runs on that variant's pool and
@@ -420,7 +423,7 @@ impl Script {
         self.shown.extend(view.queue[..k].iter().map(|q| q.id));
         for q in &view.queue[k..] {
             let t = self.job(q.id, |lua, t| {
-                t.raw_set("name", lua.create_string(q.name)?)?;
+                t.raw_set("name", q.name)?;
                 t.raw_set("pool", q.pool + 1)?;
                 t.raw_set("cores", q.cores)?;
                 t.raw_set("solo", q.solo)?;
@@ -437,7 +440,7 @@ impl Script {
                     }
                     t.raw_set("variants", vs)?;
                 }
-                t.raw_set("program", lua.create_string(q.program)?)
+                t.raw_set("program", q.program)
             })?;
             self.shown.push(q.id);
             self.queue.raw_set(self.shown.len(), t)?;

@@ -446,6 +446,11 @@ pub fn simulate_with(
                         }
                     }
                     any = true;
+                    // A policy that only starts jobs on free cores has
+                    // nothing to say about a full node: not asked again.
+                    if !acting && node.map.full() {
+                        break;
+                    }
                 }
                 let node = &mut nodes[n];
                 node.asked_at = stamp;
