@@ -319,6 +319,7 @@ pub fn run_node(
                 if let Act::Start { job, pool, variant, .. } = &act {
                     if let Some(name) = jobs[*job].variant_name(*variant) {
                         trace.jobs[*job].pool = platform.pools[*pool].name.clone();
+                        trace.jobs[*job].solo = jobs[*job].variant(*variant).map(|v| v.2);
                         trace.jobs[*job].variant = Some(name);
                     }
                 }

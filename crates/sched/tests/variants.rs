@@ -110,7 +110,7 @@ fn the_node_runners_loop_runs_the_same_variants_as_the_simulator() {
     let plans: Vec<(usize, usize, usize)> = node.starts().iter().map(|p| (p.job, p.pool, p.variant)).collect();
     assert_eq!(plans, vec![(0, 0, 0), (1, 1, 1), (2, 0, 0)]);
     assert_eq!(trace.jobs[1].variant.as_deref(), Some("gpu"));
-    assert_eq!(trace.jobs[1].pool, "gpu");
+    assert_eq!((trace.jobs[1].pool.as_str(), trace.jobs[1].solo), ("gpu", Some(3.0)));
 }
 
 /// Names a variant the first waiting job does not have.
