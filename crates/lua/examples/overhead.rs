@@ -3,6 +3,10 @@
 //! Monte-Carlo under `examples/lua/conflict-aware.lua` and under the Rust
 //! `conflict-aware`, one after the other, each with the exclusive baseline,
 //! on one thread. Prints seconds of each and their ratio.
+//!
+//!   overhead ORDERS [both|lua|rust]   the Monte-Carlo under each
+//!   overhead ORDERS build             only building the Lua policy
+//!   overhead ORDERS count             decide calls per order (Rust policy)
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -77,6 +81,3 @@ fn main() {
         println!("{orders} orders: {:?}", r.or(l));
     }
 }
-
-#[allow(dead_code)]
-struct Counting<P>(P, usize);
