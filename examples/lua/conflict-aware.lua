@@ -10,75 +10,88 @@
 --
 --   cosched simulate --scenario examples/scenarios/seed000.toml \
 --     --policy lua:path=examples/lua/conflict-aware.lua,threshold=100
+--
+-- Written for speed, since `cosched bench simulate` holds it to the Rust
+-- policy's: numeric loops rather than ipairs (a function call per step),
+-- the view's fields in locals, the threshold test inline.
 
 -- Parameters of the spec other than path, budget, fallback, governor and
 -- grant arrive in `params`; `threshold=inf` arrives as math.huge.
 local threshold = params.threshold or 100
-
--- Seed 000's rule. At an infinite threshold even a broken (NaN) score is
+-- Seed 000's rule: a pair is within when its score is at most the
+-- threshold. At an infinite threshold even a broken (NaN) score is
 -- accepted, so that inf means noplan whatever the source says.
-local function within(view, a, b)
-  return threshold == math.huge or view.score(a, b) <= threshold
-end
-
-local function start(job, on, taken, out)
-  on[#on + 1] = job
-  taken[job.id] = true
-  out[#out + 1] = {start = job.id}
-end
+local always = threshold == math.huge
 
 function decide(view)
-  local on = {}     -- jobs on the node: running, then started by this decision
-  local taken = {}  -- ids started by this decision
-  local out = {}
-  for _, r in ipairs(view.running) do on[#on + 1] = r end
+  local queue, pools, score = view.queue, view.pools, view.score
+  local nq = #queue
+  -- Jobs on the node: running, then started by this decision.
+  local on, non = {}, #view.running
+  for i = 1, non do on[i] = view.running[i] end
+  local taken, out = {}, {} -- ids started by this decision; the decisions
 
-  if #on == 0 then
-    local heads = {}
-    for p = 1, #view.pools do
-      for _, q in ipairs(view.queue) do
-        if q.pool == p then heads[#heads + 1] = q; break end
+  if non == 0 then
+    local heads, nh = {}, 0
+    for p = 1, #pools do
+      for i = 1, nq do
+        local q = queue[i]
+        if q.pool == p then nh = nh + 1; heads[nh] = q; break end
       end
     end
     local conflict = false
-    for i = 1, #heads do
-      for j = i + 1, #heads do
-        if not within(view, heads[i].id, heads[j].id) then conflict = true end
+    if not always then
+      for i = 1, nh do
+        for j = i + 1, nh do
+          if not (score(heads[i].id, heads[j].id) <= threshold) then conflict = true end
+        end
       end
     end
     if conflict then
       -- The head of the longer queue; the first pool's on a tie.
       local best, most = nil, -1
-      for _, h in ipairs(heads) do
-        local n = 0
-        for _, q in ipairs(view.queue) do
-          if q.pool == h.pool then n = n + 1 end
+      for i = 1, nh do
+        local h, n = heads[i], 0
+        for k = 1, nq do
+          if queue[k].pool == h.pool then n = n + 1 end
         end
         if n > most then best, most = h, n end
       end
-      start(best, on, taken, out)
+      non = non + 1; on[non] = best; taken[best.id] = true
+      out[#out + 1] = {start = best.id}
     end
   end
 
-  for p, pool in ipairs(view.pools) do
+  for p = 1, #pools do
+    local cores = pools[p].cores
     while true do
       local used = 0
-      for _, o in ipairs(on) do
+      for i = 1, non do
+        local o = on[i]
         if o.pool == p then used = used + o.cores end
       end
-      local free = pool.cores - used
+      local free = cores - used
       if free <= 0 then break end
+      -- The first job of the pool's queue within the threshold of every job on the node.
       local pick
-      for _, q in ipairs(view.queue) do
+      for i = 1, nq do
+        local q = queue[i]
         if q.pool == p and not taken[q.id] then
-          local ok = true
-          for _, o in ipairs(on) do
-            if not within(view, q.id, o.id) then ok = false; break end
+          local ok, id = true, q.id
+          if not always then
+            for k = 1, non do
+              if not (score(id, on[k].id) <= threshold) then ok = false; break end
+            end
           end
           if ok then pick = q; break end
         end
       end
-      if pick and pick.cores <= free then start(pick, on, taken, out) else break end
+      if pick and pick.cores <= free then
+        non = non + 1; on[non] = pick; taken[pick.id] = true
+        out[#out + 1] = {start = pick.id}
+      else
+        break
+      end
     end
   end
   return out

@@ -2,8 +2,9 @@
 -- running job holds credits by the resource it uses: 9 on an accelerator
 -- pool, 6 for all cores of a CPU pool, 3 for one core. The credits of the
 -- running jobs never exceed the limit: 18 at governor `high`, 9 at `low`.
--- Jobs start in queue order while their cores are free and the limit
--- allows; a job that does not fit waits and later ones may pass it.
+-- Jobs are taken in queue order; each starts as its most preferred variant
+-- whose cores are free and whose credits the limit still allows, or waits
+-- (later jobs may pass it).
 --
 -- Parameters (key=value in the spec): high, low, accelerator, all, one.
 --
@@ -13,25 +14,37 @@
 local limit = {high = params.high or 18, low = params.low or 9}
 local cost = {accelerator = params.accelerator or 9, all = params.all or 6, one = params.one or 3}
 
-local function kind(view, job)
-  local pool = view.pools[job.pool]
+-- A job's ways: its variants in preference order, or the job itself.
+local function ways(job) return job.variants or {job} end
+
+-- What a way (or a running job) costs: by its pool's kind and its cores.
+local function kind(view, way)
+  local pool = view.pools[way.pool]
   if pool.kind ~= "cpu" then return "accelerator" end
-  if job.cores >= pool.cores and pool.cores > 1 then return "all" end
+  if way.cores >= pool.cores and pool.cores > 1 then return "all" end
   return "one"
+end
+
+local function start(job, way)
+  if way.index then return {start = job.id, variant = way.index} end
+  return {start = job.id}
 end
 
 function decide(view)
   local used = 0
   for _, r in ipairs(view.running) do used = used + cost[kind(view, r)] end
-  local out = {}
-  local free = {}
+  local out, free = {}, {}
   for p, pool in ipairs(view.pools) do free[p] = pool.free end
+  local lim = limit[view.governor]
   for _, job in ipairs(view.queue) do
-    local c = cost[kind(view, job)]
-    if job.cores <= free[job.pool] and used + c <= limit[view.governor] then
-      free[job.pool] = free[job.pool] - job.cores
-      used = used + c
-      out[#out + 1] = {start = job.id}
+    for _, way in ipairs(ways(job)) do
+      local c = cost[kind(view, way)]
+      if way.cores <= free[way.pool] and used + c <= lim then
+        free[way.pool] = free[way.pool] - way.cores
+        used = used + c
+        out[#out + 1] = start(job, way)
+        break
+      end
     end
   end
   return out

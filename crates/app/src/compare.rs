@@ -302,6 +302,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             pool: w.pools.iter().position(|p| p.name == j.pool).expect("the parser checked the pool"),
             cores: j.cores,
             program: j.program_key(),
+            variants: crate::variants::sim_variants(j, &w, solo_of(i)),
         })
         .collect();
     let mut sim_figs: Vec<Vec<RunFigures>> = Vec::new();

@@ -425,6 +425,7 @@ fn scenario_of(w: &Workload, train: &cosched_predict::TrainingSet, matrix: &cosc
                 // predictors score it, so simulated and real thresholds agree.
                 host_load: None,
                 measured: j.name.clone(),
+                variants: Vec::new(),
             }
         })
         .collect();

@@ -145,7 +145,7 @@ pub fn run_djsb(r: &DjsbRequest, ctx: &Ctx) -> anyhow::Result<DjsbReport> {
                 return Err(bad_input(format!("--simulate {pair}: the pair slowdown must be a positive number")));
             }
             let platform = Platform { pools: vec![PoolInfo { name: "host".into(), cores, kind: PoolKind::Cpu }] };
-            let mut jobs = vec![SimJob { name: "simulation".into(), arrival: 0.0, solo: r.simulation_s, pool: 0, cores, program: "stream".into() }];
+            let mut jobs = vec![SimJob { name: "simulation".into(), arrival: 0.0, solo: r.simulation_s, pool: 0, cores, program: "stream".into(), variants: vec![] }];
             for i in 0..r.sessions {
                 jobs.push(SimJob {
                     name: format!("analysis-{}", i + 1),
@@ -154,6 +154,7 @@ pub fn run_djsb(r: &DjsbRequest, ctx: &Ctx) -> anyhow::Result<DjsbReport> {
                     pool: 0,
                     cores: 1,
                     program: "stream".into(),
+                    variants: vec![],
                 });
             }
             let n = jobs.len();

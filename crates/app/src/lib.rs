@@ -53,6 +53,7 @@ pub mod slurm;
 pub mod source;
 pub mod steady;
 pub mod training;
+mod variants;
 
 pub use common::{Ctx, GIT_COMMIT};
 pub use error::{bad_input, exit_code, BadInput, Interrupted, Notice};

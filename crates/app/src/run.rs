@@ -28,6 +28,7 @@ use crate::calibrate::calibrate_missing;
 use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, Ctx};
 use crate::error::{bad_input, stopped};
 use crate::source::{predicted_source, solo_time};
+use crate::variants::{node_variants, sim_variants};
 
 #[derive(Debug, Clone)]
 pub struct RunRequest {
@@ -406,6 +407,11 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         ctx.step(&n);
     }
     calibrate_missing(&w, &mut store, ctx)?;
+    // Variants run kernels of their own: each as a job, so it calibrates too.
+    let variant_jobs: Vec<_> = w.jobs.iter().flat_map(|j| (0..j.variants.len()).filter_map(move |k| j.as_variant(k))).collect();
+    if !variant_jobs.is_empty() {
+        calibrate_missing(&Workload { jobs: variant_jobs, ..w.clone() }, &mut store, ctx)?;
+    }
     let cals = store.calibrations()?;
     let mut jobs = Vec::new();
     let mut sim = Vec::new();
@@ -448,6 +454,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             // Templates here; each run fills in its id and repeat (`execute`).
             stdout: j.stdout.as_ref().map(PathBuf::from),
             stderr: j.stderr.as_ref().map(PathBuf::from),
+            variants: node_variants(j, &w, &cals)?,
         });
         sim.push(SimJob {
             name: j.name.clone(),
@@ -456,6 +463,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             pool,
             cores: j.cores,
             program: j.program_key(),
+            variants: sim_variants(j, &w, estimate),
         });
     }
     let platform = Platform {

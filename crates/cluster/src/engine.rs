@@ -506,7 +506,7 @@ impl Sim<'_, '_, '_> {
                 }
             })
             .collect();
-        let queued = |k: usize| QueuedJob { id: k, name: &self.names[k], pool: 0, cores: jobs[k].procs, solo: jobs[k].run, program: &self.programs[jobs[k].program] };
+        let queued = |k: usize| QueuedJob { id: k, name: &self.names[k], pool: 0, cores: jobs[k].procs, solo: jobs[k].run, program: &self.programs[jobs[k].program], variants: &[] };
         let free = self.cfg.cores - node.used;
         let reserved = self.in_r(n);
         let mut queue = vec![queued(j)];

@@ -19,7 +19,7 @@ pub mod validate;
 pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub use cosched_model::run::JobStatus;
 pub use platform::{Platform, SimJob};
-pub use policy::{Cores, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, View};
+pub use policy::{Cores, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};
 pub use run::{run_node, Done, ExecError, Executor, Outcome, RunError, StartPlan};
 pub use source::SlowdownSource;
 pub use validate::Refusal;

@@ -2,7 +2,7 @@
 
 use cosched_model::trace::TraceJob;
 
-use crate::policy::PoolInfo;
+use crate::policy::{PoolInfo, Variant};
 
 /// One node: its pools. The simulator's cluster is copies of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +23,33 @@ pub struct SimJob {
     pub pool: usize,
     pub cores: u32,
     pub program: String,
+    /// Every way it may run, in preference order, the first being `pool`,
+    /// `cores` and `solo`; empty for a job that runs one way. A start
+    /// names one (`Decision::StartVariant`) or takes the first that fits.
+    pub variants: Vec<Variant>,
+}
+
+impl SimJob {
+    /// Pool, cores and solo time of its variant `v`; variant 0 of a job
+    /// without variants is the job itself.
+    #[inline]
+    pub fn variant(&self, v: usize) -> Option<(usize, u32, f64)> {
+        match self.variants.get(v) {
+            Some(x) => Some((x.pool, x.cores, x.solo)),
+            None if v == 0 && self.variants.is_empty() => Some((self.pool, self.cores, self.solo)),
+            None => None,
+        }
+    }
+
+    /// How many ways it may run (1 without variants).
+    pub fn variant_count(&self) -> usize {
+        self.variants.len().max(1)
+    }
+
+    /// The name of its variant `v` for traces; `None` without variants.
+    pub fn variant_name(&self, v: usize) -> Option<String> {
+        self.variants.get(v).map(|x| x.name.clone())
+    }
 }
 
 impl Platform {

@@ -17,6 +17,19 @@ pub struct PoolInfo {
     pub kind: PoolKind,
 }
 
+/// One way a job may run (seed 003 f's kernel collections: a kernel per
+/// resource, ranked): the pool, the cores and the solo time there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// Its name in traces and reports.
+    pub name: String,
+    /// Index into [`View::pools`].
+    pub pool: usize,
+    pub cores: u32,
+    /// Solo time estimate there, seconds.
+    pub solo: f64,
+}
+
 /// A job waiting in the queue.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QueuedJob<'a> {
@@ -29,6 +42,9 @@ pub struct QueuedJob<'a> {
     pub solo: f64,
     /// Equal keys mean instances of one program (twins).
     pub program: &'a str,
+    /// Every way it may run, in preference order; the first is `pool`,
+    /// `cores` and `solo`. Empty for a job that runs one way.
+    pub variants: &'a [Variant],
 }
 
 /// A job running on the node, or suspended on it.
@@ -155,6 +171,11 @@ pub enum Decision {
     /// Re-pin a running or suspended job onto these cores of its pool
     /// (any number from one to the pool's; busy ones are shared).
     Move { job: JobId, cores: Vec<u32> },
+    /// Start a queued job as its variant `variant` (an index into its
+    /// [`QueuedJob::variants`]; 0 for a job without) on free cores of that
+    /// variant's pool, compact. `Start` and `StartOn` take the first
+    /// variant on their pool that fits.
+    StartVariant { job: JobId, variant: usize },
 }
 
 impl Decision {
@@ -165,7 +186,8 @@ impl Decision {
             | Decision::StartOn { job, .. }
             | Decision::Suspend { job }
             | Decision::Resume { job }
-            | Decision::Move { job, .. } => job,
+            | Decision::Move { job, .. }
+            | Decision::StartVariant { job, .. } => job,
         }
     }
 }
@@ -180,6 +202,7 @@ impl fmt::Display for Decision {
             Decision::Suspend { job } => write!(f, "suspend job {job}"),
             Decision::Resume { job } => write!(f, "resume job {job}"),
             Decision::Move { job, cores } => write!(f, "move job {job} to cores {}", cpulist(cores)),
+            Decision::StartVariant { job, variant } => write!(f, "start job {job} as its variant {variant}"),
         }
     }
 }

@@ -44,6 +44,8 @@ pub struct StartPlan {
     pub beside: Vec<JobId>,
     /// The source's slowdown of the job beside them, before it started.
     pub predicted: f64,
+    /// Which of the job's variants runs (0 for a job without variants).
+    pub variant: usize,
 }
 
 /// How a job ended, as the executor observed it. Its wall time is
@@ -135,6 +137,10 @@ impl From<ExecError> for RunError {
 
 struct Active {
     id: JobId,
+    /// Pool, cores and solo time of the variant it runs as.
+    pool: usize,
+    cores: u32,
+    solo: f64,
     start: f64,
     cpus: Vec<u32>,
     /// When it was suspended, while it is.
@@ -163,19 +169,20 @@ fn apply(
 ) -> Result<(), RunError> {
     let find = |running: &mut Vec<Active>, job: JobId| running.iter_mut().position(|a| a.id == job).expect("checked: it runs");
     match act {
-        Act::Start { job, pool, cpus } => {
+        Act::Start { job, pool, cpus, variant } => {
             queue.retain(|&q| q != job);
             let beside: Vec<JobId> = running.iter().filter(|a| a.suspended_at.is_none()).map(|a| a.id).collect();
             let predicted = source.slowdown(job, &beside);
-            let start = exec.start(&StartPlan { job, pool, cpus: cpus.clone(), beside, predicted })?;
+            let start = exec.start(&StartPlan { job, pool, cpus: cpus.clone(), beside, predicted, variant })?;
             map.hold(pool, &cpus);
-            running.push(Active { id: job, start, cpus, suspended_at: None, suspended_s: 0.0 });
+            let (_, cores, solo) = jobs[job].variant(variant).expect("checked: the variant exists");
+            running.push(Active { id: job, pool, cores, solo, start, cpus, suspended_at: None, suspended_s: 0.0 });
             events.push(Event { time: start, job, kind: EventKind::Start });
         }
         Act::Suspend { job } => {
             let t = exec.suspend(job)?;
             let k = find(running, job);
-            map.release(jobs[job].pool, &running[k].cpus);
+            map.release(running[k].pool, &running[k].cpus);
             running[k].suspended_at = Some(t);
             events.push(Event { time: t, job, kind: EventKind::Suspend });
         }
@@ -185,7 +192,7 @@ fn apply(
             let a = &mut running[k];
             a.suspended_s = a.suspended_until(t);
             a.suspended_at = None;
-            map.hold(jobs[job].pool, &a.cpus);
+            map.hold(a.pool, &a.cpus);
             events.push(Event { time: t, job, kind: EventKind::Resume });
         }
         Act::Move { job, pool, cpus } => {
@@ -271,7 +278,7 @@ pub fn run_node(
                 .iter()
                 .map(|&id| {
                     let j = &jobs[id];
-                    QueuedJob { id, name: &j.name, pool: j.pool, cores: j.cores, solo: j.solo, program: &j.program }
+                    QueuedJob { id, name: &j.name, pool: j.pool, cores: j.cores, solo: j.solo, program: &j.program, variants: &j.variants }
                 })
                 .collect();
             let r: Vec<RunningJob> = running
@@ -281,16 +288,16 @@ pub fn run_node(
                     // A running job is never done in the policy's eyes, even
                     // when it overruns its estimate.
                     let suspended_s = a.suspended_until(now);
-                    let progress = ((now - a.start - suspended_s) / j.solo).clamp(0.0, 0.99);
+                    let progress = ((now - a.start - suspended_s) / a.solo).clamp(0.0, 0.99);
                     RunningJob {
                         id: a.id,
-                        pool: j.pool,
-                        cores: j.cores,
+                        pool: a.pool,
+                        cores: a.cores,
                         cpus: &a.cpus,
                         suspended: a.suspended_at.is_some(),
                         suspended_s,
                         progress,
-                        solo: j.solo,
+                        solo: a.solo,
                         program: &j.program,
                     }
                 })
@@ -309,7 +316,19 @@ pub fn run_node(
                 };
                 let act = check_decision(&d, jobs, state, &map)
                     .map_err(|why| RunError::Decision { time: now, decision: d.clone(), why: why.to_string() })?;
+                if let Act::Start { job, pool, variant, .. } = &act {
+                    if let Some(name) = jobs[*job].variant_name(*variant) {
+                        trace.jobs[*job].pool = platform.pools[*pool].name.clone();
+                        trace.jobs[*job].solo = jobs[*job].variant(*variant).map(|v| v.2);
+                        trace.jobs[*job].variant = Some(name);
+                    }
+                }
                 apply(act, jobs, source, exec, &mut queue, &mut running, &mut map, events)?;
+            }
+            // As in the simulator: a policy that only starts jobs on free
+            // cores is not asked again about a full node.
+            if !policy.acts_on_running() && map.full() {
+                break;
             }
         }
 
@@ -333,7 +352,7 @@ pub fn run_node(
             let a = running.remove(k);
             let j = &jobs[a.id];
             if a.suspended_at.is_none() {
-                map.release(j.pool, &a.cpus);
+                map.release(a.pool, &a.cpus);
             }
             let suspended_s = a.suspended_until(o.end);
             events.push(Event { time: o.end, job: a.id, kind: EventKind::Finish });
@@ -347,8 +366,8 @@ pub fn run_node(
                     arrival: j.arrival,
                     start: a.start,
                     finish: o.end,
-                    solo: j.solo,
-                    slowdown: (o.end - a.start - suspended_s) / j.solo,
+                    solo: a.solo,
+                    slowdown: (o.end - a.start - suspended_s) / a.solo,
                     suspended_s,
                 });
             }

@@ -31,6 +31,8 @@ pub enum Refusal {
     NoCores { job: JobId },
     /// A named core is held by a running job and the start does not overbook.
     Busy { job: JobId, pool: usize, core: u32 },
+    /// A variant index past the job's variants.
+    NoSuchVariant { job: JobId, variant: usize, variants: usize },
 }
 
 impl fmt::Display for Refusal {
@@ -52,6 +54,9 @@ impl fmt::Display for Refusal {
             Refusal::Busy { job, pool, core } => {
                 write!(f, "job {job}: core {core} of pool {pool} is held by a running job (overbook to share it)")
             }
+            Refusal::NoSuchVariant { job, variant, variants } => {
+                write!(f, "job {job} has no variant {variant} (it has {variants})")
+            }
         }
     }
 }
@@ -70,7 +75,8 @@ pub enum JobState {
 /// cores chosen (pool core indices, ascending).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Act {
-    Start { job: JobId, pool: usize, cpus: Vec<u32> },
+    /// `variant`: which of the job's variants runs (0 for a job without).
+    Start { job: JobId, pool: usize, cpus: Vec<u32>, variant: usize },
     Suspend { job: JobId },
     Resume { job: JobId },
     Move { job: JobId, pool: usize, cpus: Vec<u32> },
@@ -92,7 +98,9 @@ fn refusal(job: JobId, pool: usize, e: ChoiceError) -> Refusal {
 /// refused: starting a job that is not waiting, on another pool, on too
 /// few free cores or on busy ones without overbooking; suspending,
 /// resuming or moving a job that is not running (resp. suspended);
-/// cores that do not exist, repeated or none.
+/// cores that do not exist, repeated or none; a variant the job does not
+/// have, or one that does not fit. A `Start` of a job with variants runs
+/// the first of its variants on the decision's pool that fits.
 pub fn check_decision(
     decision: &Decision,
     jobs: &[SimJob],
@@ -106,15 +114,36 @@ pub fn check_decision(
             return Err(Refusal::NotWaiting { job });
         }
         let j = &jobs[job];
-        if pool != j.pool {
-            return Err(Refusal::WrongPool { job, pool, belongs: j.pool });
+        // The first variant on the pool that fits; a job without variants
+        // has one, itself, so it is checked exactly as it always was.
+        let mut first = None;
+        for variant in 0..j.variant_count() {
+            let Some((p, cores, _)) = j.variant(variant) else { break };
+            if p != pool {
+                continue;
+            }
+            match map.choose(pool, cores, how, overbook) {
+                Ok(cpus) => return Ok(Act::Start { job, pool, cpus, variant }),
+                Err(e) => {
+                    first.get_or_insert(refusal(job, pool, e));
+                }
+            }
         }
-        let cpus = map.choose(pool, j.cores, how, overbook).map_err(|e| refusal(job, pool, e))?;
-        Ok(Act::Start { job, pool, cpus })
+        Err(first.unwrap_or(Refusal::WrongPool { job, pool, belongs: j.pool }))
     };
     match decision {
         Decision::Start { pool, .. } => start(*pool, &Cores::Compact, false),
         Decision::StartOn { pool, cores, overbook, .. } => start(*pool, cores, *overbook),
+        Decision::StartVariant { variant, .. } => {
+            if st != JobState::Waiting {
+                return Err(Refusal::NotWaiting { job });
+            }
+            let j = &jobs[job];
+            let (pool, cores, _) =
+                j.variant(*variant).ok_or(Refusal::NoSuchVariant { job, variant: *variant, variants: j.variant_count() })?;
+            let cpus = map.choose(pool, cores, &Cores::Compact, false).map_err(|e| refusal(job, pool, e))?;
+            Ok(Act::Start { job, pool, cpus, variant: *variant })
+        }
         Decision::Suspend { .. } => match st {
             JobState::Running => Ok(Act::Suspend { job }),
             JobState::Suspended => Err(Refusal::AlreadySuspended { job }),
@@ -151,6 +180,20 @@ pub fn check_jobs(platform: &Platform, jobs: &[SimJob]) -> Result<(), String> {
         if !(j.solo.is_finite() && j.solo > 0.0) {
             return Err(format!("job {i} `{}`: solo time {} is not a positive number", j.name, j.solo));
         }
+        if let Some(v) = j.variants.first() {
+            if (v.pool, v.cores, v.solo) != (j.pool, j.cores, j.solo) {
+                return Err(format!("job {i} `{}`: its first variant `{}` is not the job's own pool, cores and solo time", j.name, v.name));
+            }
+        }
+        for v in &j.variants {
+            let fits = platform.pools.get(v.pool).is_some_and(|p| v.cores >= 1 && v.cores <= p.cores);
+            if !fits || !(v.solo.is_finite() && v.solo > 0.0) {
+                return Err(format!(
+                    "job {i} `{}`: variant `{}` (pool {}, {} cores, solo {}) does not fit the platform or has no positive solo time",
+                    j.name, v.name, v.pool, v.cores, v.solo
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -158,7 +201,7 @@ pub fn check_jobs(platform: &Platform, jobs: &[SimJob]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::PoolInfo;
+    use crate::policy::{PoolInfo, Variant};
     use cosched_model::workload::PoolKind;
 
     fn platform() -> Platform {
@@ -171,7 +214,7 @@ mod tests {
     }
 
     fn jobs() -> Vec<SimJob> {
-        let job = |name: &str, pool, cores| SimJob { name: name.into(), arrival: 0.0, solo: 1.0, pool, cores, program: name.into() };
+        let job = |name: &str, pool, cores| SimJob { name: name.into(), arrival: 0.0, solo: 1.0, pool, cores, program: name.into(), variants: vec![] };
         vec![job("a", 0, 2), job("b", 1, 1)]
     }
 
@@ -196,8 +239,8 @@ mod tests {
 
     #[test]
     fn a_waiting_job_on_its_pool_with_room_starts() {
-        assert_eq!(check_decision(&start(0, 0), &jobs(), waiting, &used([2, 0])), Ok(Act::Start { job: 0, pool: 0, cpus: vec![2, 3] }));
-        assert_eq!(check_decision(&start(1, 1), &jobs(), waiting, &used([4, 0])), Ok(Act::Start { job: 1, pool: 1, cpus: vec![0] }));
+        assert_eq!(check_decision(&start(0, 0), &jobs(), waiting, &used([2, 0])), Ok(Act::Start { job: 0, pool: 0, cpus: vec![2, 3], variant: 0 }));
+        assert_eq!(check_decision(&start(1, 1), &jobs(), waiting, &used([4, 0])), Ok(Act::Start { job: 1, pool: 1, cpus: vec![0], variant: 0 }));
     }
 
     #[test]
@@ -243,15 +286,15 @@ mod tests {
         let mut map = CoreMap::new([4, 1]);
         map.hold(0, &[0]);
         let d = Decision::Start { job: 0, pool: 0 };
-        assert_eq!(check_decision(&d, &jobs(), states(&[0], &[], &[]), &map), Ok(Act::Start { job: 0, pool: 0, cpus: vec![1, 2] }));
+        assert_eq!(check_decision(&d, &jobs(), states(&[0], &[], &[]), &map), Ok(Act::Start { job: 0, pool: 0, cpus: vec![1, 2], variant: 0 }));
         let d = Decision::StartOn { job: 0, pool: 0, cores: Cores::Spread, overbook: false };
-        assert_eq!(check_decision(&d, &jobs(), states(&[0], &[], &[]), &map), Ok(Act::Start { job: 0, pool: 0, cpus: vec![1, 3] }));
+        assert_eq!(check_decision(&d, &jobs(), states(&[0], &[], &[]), &map), Ok(Act::Start { job: 0, pool: 0, cpus: vec![1, 3], variant: 0 }));
         let d = Decision::StartOn { job: 0, pool: 0, cores: Cores::Given(vec![0, 1]), overbook: false };
         let r = check_decision(&d, &jobs(), states(&[0], &[], &[]), &map);
         assert_eq!(r, Err(Refusal::Busy { job: 0, pool: 0, core: 0 }));
         assert_eq!(r.unwrap_err().to_string(), "job 0: core 0 of pool 0 is held by a running job (overbook to share it)");
         let d = Decision::StartOn { job: 0, pool: 0, cores: Cores::Given(vec![0, 1]), overbook: true };
-        assert_eq!(check_decision(&d, &jobs(), states(&[0], &[], &[]), &map), Ok(Act::Start { job: 0, pool: 0, cpus: vec![0, 1] }));
+        assert_eq!(check_decision(&d, &jobs(), states(&[0], &[], &[]), &map), Ok(Act::Start { job: 0, pool: 0, cpus: vec![0, 1], variant: 0 }));
     }
 
     #[test]
@@ -271,6 +314,54 @@ mod tests {
         assert_eq!(mv(0, vec![1, 1]), Err(Refusal::DuplicateCore { job: 0, core: 1 }));
         assert_eq!(mv(0, vec![]), Err(Refusal::NoCores { job: 0 }));
         assert_eq!(check_decision(&Decision::Start { job: 0, pool: 0 }, &jobs(), st(), &map), Err(Refusal::NotWaiting { job: 0 }));
+    }
+
+    /// Job 0 of `jobs()` with three variants: 2 cores of pool 0, 1 core of
+    /// pool 1, 1 core of pool 0 (in that preference).
+    fn with_variants() -> Vec<SimJob> {
+        let mut j = jobs();
+        let v = |name: &str, pool, cores, solo| Variant { name: name.into(), pool, cores, solo };
+        j[0].variants = vec![v("all", 0, 2, 1.0), v("acc", 1, 1, 0.5), v("one", 0, 1, 2.0)];
+        j
+    }
+
+    #[test]
+    fn a_start_runs_the_first_variant_on_its_pool_that_fits() {
+        let d = start(0, 0);
+        assert_eq!(check_decision(&d, &with_variants(), waiting, &used([2, 0])), Ok(Act::Start { job: 0, pool: 0, cpus: vec![2, 3], variant: 0 }));
+        // Two cores are not free, one is: the one-core variant, not the accelerator's.
+        assert_eq!(check_decision(&d, &with_variants(), waiting, &used([3, 0])), Ok(Act::Start { job: 0, pool: 0, cpus: vec![3], variant: 2 }));
+        assert_eq!(check_decision(&start(0, 1), &with_variants(), waiting, &used([4, 0])), Ok(Act::Start { job: 0, pool: 1, cpus: vec![0], variant: 1 }));
+        // None fits: the refusal is the first variant's on the pool.
+        assert_eq!(check_decision(&d, &with_variants(), waiting, &used([4, 0])), Err(Refusal::NoRoom { job: 0, pool: 0, needs: 2, free: 0 }));
+    }
+
+    #[test]
+    fn a_named_variant_starts_on_its_pool_or_is_refused_when_missing_or_too_big() {
+        let sv = |job, variant| Decision::StartVariant { job, variant };
+        let js = with_variants();
+        assert_eq!(check_decision(&sv(0, 1), &js, waiting, &used([0, 0])), Ok(Act::Start { job: 0, pool: 1, cpus: vec![0], variant: 1 }));
+        assert_eq!(check_decision(&sv(0, 2), &js, waiting, &used([1, 0])), Ok(Act::Start { job: 0, pool: 0, cpus: vec![1], variant: 2 }));
+        let r = check_decision(&sv(0, 3), &js, waiting, &used([0, 0]));
+        assert_eq!(r, Err(Refusal::NoSuchVariant { job: 0, variant: 3, variants: 3 }));
+        assert_eq!(r.unwrap_err().to_string(), "job 0 has no variant 3 (it has 3)");
+        assert_eq!(check_decision(&sv(0, 1), &js, waiting, &used([0, 1])), Err(Refusal::NoRoom { job: 0, pool: 1, needs: 1, free: 0 }));
+        // A job without variants has one, itself.
+        assert_eq!(check_decision(&sv(1, 0), &js, waiting, &used([0, 0])), Ok(Act::Start { job: 1, pool: 1, cpus: vec![0], variant: 0 }));
+        assert_eq!(check_decision(&sv(1, 1), &js, waiting, &used([0, 0])), Err(Refusal::NoSuchVariant { job: 1, variant: 1, variants: 1 }));
+        assert_eq!(check_decision(&sv(0, 0), &js, |_| JobState::Running, &used([0, 0])), Err(Refusal::NotWaiting { job: 0 }));
+        assert_eq!(sv(0, 2).to_string(), "start job 0 as its variant 2");
+    }
+
+    #[test]
+    fn variants_that_disagree_with_the_job_or_do_not_fit_the_platform_are_named() {
+        let mut j = with_variants();
+        assert_eq!(check_jobs(&platform(), &j), Ok(()));
+        j[0].variants[0].solo = 3.0;
+        assert!(check_jobs(&platform(), &j).unwrap_err().contains("its first variant `all` is not the job's own"));
+        j[0].variants[0].solo = 1.0;
+        j[0].variants[1].cores = 2;
+        assert!(check_jobs(&platform(), &j).unwrap_err().contains("variant `acc` (pool 1, 2 cores, solo 0.5) does not fit"));
     }
 
     #[test]

@@ -68,16 +68,39 @@ impl Drop for Lending<'_> {
     }
 }
 
-/// `file:line` of the Lua code that called into Rust, for errors raised by
-/// the callbacks.
+/// Name of the chunk of cosched's own Lua helpers (`view.score`'s memo).
+const HELPERS: &str = "=cosched";
+
+/// `view.score` as scripts call it: a memo of the Rust function `raw` in
+/// `cache[a][b]`, since a strategy asks the same pairs again and again and
+/// a call into Rust costs several table lookups. The cache is emptied when
+/// the slowdown source changes.
+const SCORE_MEMO: &str = r#"
+local raw, cache = ...
+return function(a, b)
+  local row = cache[a]
+  local v = row and row[b]
+  if v == nil then
+    v = raw(a, b) -- raises for a bad argument before anything is kept
+    if row == nil then row = {}; cache[a] = row end
+    row[b] = v
+  end
+  return v
+end
+"#;
+
+/// `file:line` of the script's code that called into Rust (past cosched's
+/// own helpers), for errors raised by the callbacks.
 fn here(lua: &Lua) -> String {
-    match lua.inspect_stack(1) {
-        Some(d) => {
-            let s = d.source();
-            format!("{}:{}: ", s.short_src.unwrap_or_default(), d.curr_line())
+    for level in 1..8 {
+        let Some(d) = lua.inspect_stack(level) else { break };
+        let s = d.source();
+        if s.source.as_deref() == Some(HELPERS) {
+            continue;
         }
-        None => String::new(),
+        return format!("{}:{}: ", s.short_src.unwrap_or_default(), d.curr_line());
     }
+    String::new()
 }
 
 /// A job id from a number or a job table (`job.id`).
@@ -118,7 +141,8 @@ struct Script {
     decide: Function,
     observe: Option<Function>,
     view: Table,
-    pools: Option<Table>,
+    /// `view.pools[i]`, kept so that each decision only sets `free`.
+    pools: Vec<Table>,
     jobs: Vec<Option<Table>>,
     /// `view.queue`, kept from one decision to the next and brought up to
     /// date by removing the jobs that left it and appending arrivals: the
@@ -129,6 +153,18 @@ struct Script {
     shown: Vec<JobId>,
     /// `view.running`, rewritten in place at each decision.
     running: Table,
+    /// Jobs whose table says how they run (pool, cores, solo of the
+    /// variant that started), by id.
+    ran: Vec<bool>,
+    /// The script's global `wake_at` after its last decision: when it wants
+    /// to be asked again though nothing happens (a bank's next refill).
+    wake: Option<f64>,
+    globals: Table,
+    /// Whether the script mentions `wake_at` at all (else it is not read).
+    wakes: bool,
+    /// `view.score`'s memo, and the source it holds scores of.
+    scores: Table,
+    scored_by: Option<*const ()>,
     /// The sandbox's own `table.remove`, whatever the script does to its
     /// globals.
     remove: Function,
@@ -223,16 +259,16 @@ impl Script {
         let at = format!("{}:{}", info.short_src.unwrap_or(path.clone()), info.line_defined.unwrap_or(0));
 
         let lent = Rc::new(Lent::default());
+        let scores = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
         let view = (|| -> mlua::Result<Table> {
             let view = lua.create_table()?;
             let l = lent.clone();
-            view.raw_set(
-                "score",
-                lua.create_function(move |lua, (a, b): (Value, Value)| {
-                    let (a, b) = (job_arg(lua, &l, &a, "score")?, job_arg(lua, &l, &b, "score")?);
-                    l.with("score", |s| s.score(a, b))
-                })?,
-            )?;
+            let raw = lua.create_function(move |lua, (a, b): (Value, Value)| {
+                let (a, b) = (job_arg(lua, &l, &a, "score")?, job_arg(lua, &l, &b, "score")?);
+                l.with("score", |s| s.score(a, b))
+            })?;
+            let memo: Function = lua.load(SCORE_MEMO).set_name(HELPERS).call((raw, scores.clone()))?;
+            view.raw_set("score", memo)?;
             let l = lent.clone();
             view.raw_set(
                 "slowdown",
@@ -257,7 +293,29 @@ impl Script {
         view.raw_set("queue", queue.clone()).map_err(|e| format!("{path}: {}", message(&e)))?;
         let running = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
         view.raw_set("running", running.clone()).map_err(|e| format!("{path}: {}", message(&e)))?;
-        Ok(Script { lua, source, at, decide, observe, view, pools: None, jobs: Vec::new(), queue, shown: Vec::new(), running, remove, lent, steps })
+        let wakes = source.contains("wake_at");
+        Ok(Script {
+            globals: g,
+            wakes,
+            scores,
+            scored_by: None,
+            lua,
+            source,
+            at,
+            decide,
+            observe,
+            view,
+            pools: Vec::new(),
+            jobs: Vec::new(),
+            queue,
+            shown: Vec::new(),
+            running,
+            ran: Vec::new(),
+            wake: None,
+            remove,
+            lent,
+            steps,
+        })
     }
 
     /// The job's table, made the first time the view shows the job.
@@ -269,7 +327,9 @@ impl Script {
         if let Some(t) = &self.jobs[id] {
             return Ok(t.clone());
         }
-        let t = self.lua.create_table()?;
+        // Sized for its fields (id, name, pool, cores, solo, program,
+        // progress, variants), so filling it never rehashes.
+        let t = self.lua.create_table_with_capacity(0, 8)?;
         t.raw_set("id", id as i64)?;
         make(&self.lua, &t)?;
         self.jobs[id] = Some(t.clone());
@@ -278,38 +338,52 @@ impl Script {
     }
 
     fn fill_view(&mut self, view: &View, governor: Level) -> mlua::Result<Table> {
+        // Scores are of the source's: another source, another memo.
+        let by = view.slowdown as *const dyn SlowdownSource as *const ();
+        if self.scored_by != Some(by) {
+            self.scores.clear()?;
+            self.scored_by = Some(by);
+        }
         let v = self.view.clone();
         v.raw_set("time", view.time)?;
         v.raw_set("governor", governor.name())?;
-        if self.pools.is_none() {
-            let pools = self.lua.create_table()?;
+        if self.pools.is_empty() {
+            let pools = self.lua.create_table_with_capacity(view.pools.len(), 0)?;
             for p in view.pools {
-                let t = self.lua.create_table()?;
+                let t = self.lua.create_table_with_capacity(0, 4)?;
                 t.raw_set("name", p.name.as_str())?;
                 t.raw_set("cores", p.cores)?;
                 t.raw_set("kind", if matches!(p.kind, PoolKind::Cpu) { "cpu" } else { "accelerator" })?;
-                pools.raw_push(t)?;
+                pools.raw_push(&t)?;
+                self.pools.push(t);
             }
-            v.raw_set("pools", pools.clone())?;
-            self.pools = Some(pools);
+            v.raw_set("pools", pools)?;
         }
-        let pools = self.pools.clone().expect("made above");
-        for p in 0..view.pools.len() {
-            pools.raw_get::<Table>(p + 1)?.raw_set("free", view.free_cores(p))?;
+        for (p, t) in self.pools.iter().enumerate() {
+            t.raw_set("free", view.free_cores(p))?;
         }
         self.sync_queue(view)?;
         // Running jobs change at each decision, but their tables do not:
         // the list is rewritten in place, its tail cleared.
         let running = self.running.clone();
         for (k, r) in view.running.iter().enumerate() {
-            let t = self.job(r.id, |lua, t| {
+            let t = self.job(r.id, |_, t| {
                 // A job the view never showed queued (a swap while it ran).
                 t.raw_set("pool", r.pool + 1)?;
                 t.raw_set("cores", r.cores)?;
                 t.raw_set("solo", r.solo)?;
-                t.raw_set("program", lua.create_string(r.program)?)?;
-                t.raw_set("name", lua.create_string(r.program)?)
+                t.raw_set("program", r.program)?;
+                t.raw_set("name", r.program)
             })?;
+            if self.ran.get(r.id) != Some(&true) {
+                // Started as a variant, it runs on that variant's pool and
+                // cores; its table says so from now on.
+                self.ran.resize(self.ran.len().max(r.id + 1), false);
+                self.ran[r.id] = true;
+                t.raw_set("pool", r.pool + 1)?;
+                t.raw_set("cores", r.cores)?;
+                t.raw_set("solo", r.solo)?;
+            }
             t.raw_set("progress", r.progress)?;
             running.raw_set(k + 1, t)?;
         }
@@ -349,11 +423,24 @@ impl Script {
         self.shown.extend(view.queue[..k].iter().map(|q| q.id));
         for q in &view.queue[k..] {
             let t = self.job(q.id, |lua, t| {
-                t.raw_set("name", lua.create_string(q.name)?)?;
+                t.raw_set("name", q.name)?;
                 t.raw_set("pool", q.pool + 1)?;
                 t.raw_set("cores", q.cores)?;
                 t.raw_set("solo", q.solo)?;
-                t.raw_set("program", lua.create_string(q.program)?)
+                if !q.variants.is_empty() {
+                    let vs = lua.create_table_with_capacity(q.variants.len(), 0)?;
+                    for (k, v) in q.variants.iter().enumerate() {
+                        let vt = lua.create_table_with_capacity(0, 5)?;
+                        vt.raw_set("index", k + 1)?;
+                        vt.raw_set("name", v.name.as_str())?;
+                        vt.raw_set("pool", v.pool + 1)?;
+                        vt.raw_set("cores", v.cores)?;
+                        vt.raw_set("solo", v.solo)?;
+                        vs.raw_push(vt)?;
+                    }
+                    t.raw_set("variants", vs)?;
+                }
+                t.raw_set("program", q.program)
             })?;
             self.shown.push(q.id);
             self.queue.raw_set(self.shown.len(), t)?;
@@ -369,6 +456,14 @@ impl Script {
             let _lent = self.lent.lend(view.slowdown);
             self.decide.call::<Value>(v).map_err(|e| message(&e))?
         };
+        // Only a time ahead: a stale one would have engines wake at once, again and again.
+        if self.wakes {
+            self.wake = match self.globals.raw_get::<Value>("wake_at").map_err(|e| message(&e))? {
+                Value::Number(t) if t.is_finite() && t > view.time => Some(t),
+                Value::Integer(t) if t as f64 > view.time => Some(t as f64),
+                _ => None,
+            };
+        }
         let ds = decisions(&out, view).map_err(|e| format!("{}: decide: {e}", self.at))?;
         check(view, &ds).map_err(|e| format!("{}: decide: {e}", self.at))?;
         Ok(ds)
@@ -427,6 +522,17 @@ fn decision(d: &Table, view: &View) -> Result<Decision, String> {
         }
     };
     if let Some(job) = id("start")? {
+        match d.raw_get::<Value>("variant").map_err(|e| message(&e))? {
+            Value::Nil => {}
+            Value::Integer(k) if k >= 1 => return Ok(Decision::StartVariant { job, variant: k as usize - 1 }),
+            Value::Number(k) if k >= 1.0 && k.fract() == 0.0 => return Ok(Decision::StartVariant { job, variant: k as usize - 1 }),
+            // A variant table from `job.variants`.
+            Value::Table(t) => match t.raw_get::<Value>("index").map_err(|e| message(&e))? {
+                Value::Integer(k) if k >= 1 => return Ok(Decision::StartVariant { job, variant: k as usize - 1 }),
+                _ => return Err("`variant` is a table without an index; expected a variant number or a table of job.variants".into()),
+            },
+            other => return Err(format!("`variant` is {other:?}; expected a variant number from 1 (job.variants[k].index)")),
+        }
         let pool = match d.raw_get::<Value>("pool").map_err(|e| message(&e))? {
             Value::Nil => view.queue.iter().find(|q| q.id == job).map_or(usize::MAX, |q| q.pool),
             Value::Integer(p) if p >= 1 => p as usize - 1,
@@ -434,7 +540,7 @@ fn decision(d: &Table, view: &View) -> Result<Decision, String> {
         };
         return Ok(Decision::Start { job, pool });
     }
-    Err("expected {start = JOB[, pool = P]}".into())
+    Err("expected {start = JOB[, pool = P | variant = K]}".into())
 }
 
 /// The engine's check of a batch of decisions (`validate::check_start`),
@@ -447,22 +553,40 @@ fn check(view: &View, ds: &[Decision]) -> Result<(), String> {
     let mut started: Vec<JobId> = Vec::new();
     for (k, d) in ds.iter().enumerate() {
         let at = |why: Refusal| format!("decision {}: {why}", k + 1);
+        let waiting = |job: JobId| view.queue.iter().find(|q| q.id == job && !started.contains(&job)).ok_or_else(|| at(Refusal::NotWaiting { job }));
+        // The job's way k: its variant k, or (k = 0) itself.
+        let way = |q: &cosched_engine::QueuedJob, k: usize| -> Option<(usize, u32)> {
+            match q.variants.get(k) {
+                Some(v) => Some((v.pool, v.cores)),
+                None => (k == 0 && q.variants.is_empty()).then_some((q.pool, q.cores)),
+            }
+        };
         #[allow(unreachable_patterns)]
         match *d {
             Decision::Start { job, pool } => {
-                let q = view
-                    .queue
-                    .iter()
-                    .find(|q| q.id == job && !started.contains(&job))
-                    .ok_or_else(|| at(Refusal::NotWaiting { job }))?;
-                if pool != q.pool {
+                let q = waiting(job)?;
+                // As the engine: the first of its ways on the pool that fits.
+                let free = view.pools.get(pool).map_or(0, |p| p.cores.saturating_sub(used[pool]));
+                let on_pool = || (0..q.variants.len().max(1)).filter_map(|k| way(q, k)).filter(|w| w.0 == pool).map(|w| w.1);
+                let Some(first) = on_pool().next() else {
                     return Err(at(Refusal::WrongPool { job, pool: pool.wrapping_add(1), belongs: q.pool + 1 }));
-                }
+                };
+                let Some(cores) = on_pool().find(|&c| c <= free) else {
+                    return Err(at(Refusal::NoRoom { job, pool: pool + 1, needs: first, free }));
+                };
+                used[pool] += cores;
+                started.push(job);
+            }
+            Decision::StartVariant { job, variant } => {
+                let q = waiting(job)?;
+                let Some((pool, cores)) = way(q, variant) else {
+                    return Err(at(Refusal::NoSuchVariant { job, variant: variant + 1, variants: q.variants.len().max(1) }));
+                };
                 let free = view.pools[pool].cores.saturating_sub(used[pool]);
-                if q.cores > free {
-                    return Err(at(Refusal::NoRoom { job, pool: pool + 1, needs: q.cores, free }));
+                if cores > free {
+                    return Err(at(Refusal::NoRoom { job, pool: pool + 1, needs: cores, free }));
                 }
-                used[pool] += q.cores;
+                used[pool] += cores;
                 started.push(job);
             }
             _ => {}
@@ -541,7 +665,8 @@ impl Policy for LuaPolicy {
             return self.fallback.decide(view);
         }
         match self.script.decide(view, self.governor.level()) {
-            Ok(d) if d.is_empty() && view.running.is_empty() && !view.queue.is_empty() => {
+            // Waiting for a wake-up it asked for is not a stall.
+            Ok(d) if d.is_empty() && view.running.is_empty() && !view.queue.is_empty() && self.script.wake.is_none() => {
                 let d = self.fallback.decide(view);
                 self.note(
                     view.time,
@@ -562,6 +687,13 @@ impl Policy for LuaPolicy {
                 self.fallback.decide(view)
             }
         }
+    }
+
+    fn wake_at(&self) -> Option<f64> {
+        if self.broken {
+            return self.fallback.wake_at();
+        }
+        self.script.wake
     }
 
     fn observe(&mut self, outcome: &JobOutcome) {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cosched_engine::policy::{Params, Policy, PoolInfo};
 use cosched_lua::{Builder, Governor, Level, Log, NoteKind};
 use cosched_model::workload::PoolKind;
-use cosched_sched::{policy_by_name, simulate, PairTable, Platform, SimJob};
+use cosched_sched::{policy_by_name, simulate, simulate_with, PairTable, Platform, SimJob, SimOptions, Variant};
 
 fn platform(cores: u32) -> Platform {
     Platform { pools: vec![PoolInfo { name: "host".into(), cores, kind: PoolKind::Cpu }] }
@@ -16,7 +16,7 @@ fn platform(cores: u32) -> Platform {
 /// Four one-core jobs of 10 s: a and b hurt each other (score 300), the
 /// others do not (score 0, slowdown 1).
 fn jobs() -> (Vec<SimJob>, PairTable) {
-    let job = |name: &str| SimJob { name: name.into(), arrival: 0.0, solo: 10.0, pool: 0, cores: 1, program: name.into() };
+    let job = |name: &str| SimJob { name: name.into(), arrival: 0.0, solo: 10.0, pool: 0, cores: 1, program: name.into(), variants: vec![] };
     let jobs = vec![job("a"), job("b"), job("c"), job("d")];
     let mut slow = vec![vec![1.0; 4]; 4];
     slow[0][1] = 4.0;
@@ -160,7 +160,7 @@ fn a_decision_the_engine_would_refuse_is_reported_with_the_scripts_line() {
         ("return {{start = view.queue[1].id}, {start = view.queue[1].id}}", "decision 2: job 0 is not waiting"),
         ("return {{start = view.queue[1].id}, {start = view.queue[2].id}, {start = view.queue[3].id}}", "job 2 needs 1 cores; pool 1 has 0 free"),
         ("return {{start = view.queue[1].id, pool = 2}}", "job 0 belongs to pool 1, not 2"),
-        ("return {{stop = 1}}", "expected {start = JOB[, pool = P]}"),
+        ("return {{stop = 1}}", "expected {start = JOB[, pool = P | variant = K]}"),
         ("return 7", "returned a integer"),
         ("return {view.queue[1].id}", "decision 1 is a integer"),
     ];
@@ -243,8 +243,8 @@ fn a_live_policy_swaps_a_good_script_between_decisions_and_refuses_a_broken_one(
     let mut lua = b.build(&params(&p, &[])).unwrap();
     let (_, t) = jobs();
     let queue = [
-        QueuedJob { id: 0, name: "a", pool: 0, cores: 1, solo: 10.0, program: "a" },
-        QueuedJob { id: 1, name: "b", pool: 0, cores: 1, solo: 10.0, program: "b" },
+        QueuedJob { id: 0, name: "a", pool: 0, cores: 1, solo: 10.0, program: "a", variants: &[] },
+        QueuedJob { id: 1, name: "b", pool: 0, cores: 1, solo: 10.0, program: "b", variants: &[] },
     ];
     let pools = platform(2).pools;
     let view = |time: f64| View { time, queue: &queue, running: &[], pools: &pools, slowdown: &t };
@@ -271,4 +271,74 @@ fn a_live_policy_swaps_a_good_script_between_decisions_and_refuses_a_broken_one(
     assert!(notes[1].detail.starts_with(&format!("{}:2: decide: decision 1: job 12345 is not waiting", p.display())), "{}", notes[1].detail);
     assert!(notes[1].detail.ends_with("the running script keeps deciding"));
     assert!(notes[2].detail.starts_with(&format!("{}:3:", p.display())), "{}", notes[2].detail);
+}
+
+/// A host pool of 2 cores and an accelerator slot; two jobs preferring
+/// both host cores (10 s), then the accelerator (4 s), then one core (20 s).
+fn collections() -> (Platform, Vec<SimJob>, PairTable) {
+    let platform = Platform {
+        pools: vec![
+            PoolInfo { name: "host".into(), cores: 2, kind: PoolKind::Cpu },
+            PoolInfo { name: "acc".into(), cores: 1, kind: PoolKind::Accelerator { host_load: 0.0 } },
+        ],
+    };
+    let v = |name: &str, pool, cores, solo| Variant { name: name.into(), pool, cores, solo };
+    let job = |name: &str| SimJob {
+        name: name.into(),
+        arrival: 0.0,
+        solo: 10.0,
+        pool: 0,
+        cores: 2,
+        program: "mm".into(),
+        variants: vec![v("all", 0, 2, 10.0), v("acc", 1, 1, 4.0), v("one", 0, 1, 20.0)],
+    };
+    (platform, vec![job("a"), job("b")], PairTable::new(vec![vec![1.0; 2]; 2]).unwrap())
+}
+
+#[test]
+fn a_script_sees_a_jobs_variants_and_starts_the_one_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = script(
+        dir.path(),
+        "acc.lua",
+        r#"
+        function decide(view)
+          for _, r in ipairs(view.running) do
+            -- A running job's table says how it runs: the accelerator variant.
+            assert(r.pool == 2 and r.cores == 1 and r.solo == 4, "running as " .. r.pool)
+          end
+          local j = view.queue[1]
+          if not j then return {} end
+          local v = j.variants[2]
+          assert(#j.variants == 3 and v.index == 2 and v.name == "acc" and v.pool == 2 and v.cores == 1 and v.solo == 4)
+          assert(j.variants[1].name == "all" and j.variants[3].solo == 20)
+          if view.pools[v.pool].free >= v.cores then return {{start = j.id, variant = v}} end
+          return {}
+        end
+        "#,
+    );
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[])).unwrap();
+    let (platform, jobs, table) = collections();
+    let t = simulate_with(&platform, &jobs, &table, &table, &mut lua, &SimOptions::default()).unwrap();
+    assert!(b.log().notes().is_empty(), "{:?}", b.log().summary());
+    // Both on the accelerator, one after the other, though the host idles.
+    assert_eq!(t.variant, vec![1, 1]);
+    let finish: Vec<f64> = t.events.iter().filter(|e| e.kind == cosched_engine::EventKind::Finish).map(|e| e.time).collect();
+    assert_eq!(finish, vec![4.0, 8.0]);
+}
+
+#[test]
+fn a_variant_the_job_does_not_have_is_refused_and_the_fallback_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = script(dir.path(), "four.lua", "function decide(view)\n  return {{start = view.queue[1].id, variant = 4}}\nend\n");
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[])).unwrap();
+    let (platform, jobs, table) = collections();
+    let t = simulate_with(&platform, &jobs, &table, &table, &mut lua, &SimOptions::default()).unwrap();
+    let notes = b.log().notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].detail.contains("four.lua:1: decide: decision 1: job 0 has no variant 4 (it has 3)"), "{}", notes[0].detail);
+    // `exclusive` ran both jobs their own way, one after the other.
+    assert_eq!(t.variant, vec![0, 0]);
 }

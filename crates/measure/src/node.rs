@@ -63,6 +63,10 @@ pub struct NodeJob {
     /// Where stdout goes (default `<log_dir>/<job>.log`), and stderr (default: with stdout).
     pub stdout: Option<PathBuf>,
     pub stderr: Option<PathBuf>,
+    /// The job's other ways to run (workload variants), in order after its
+    /// own: what a start of variant k (`StartPlan::variant`) runs is
+    /// `variants[k - 1]`.
+    pub variants: Vec<NodeJob>,
 }
 
 pub use cosched_model::run::JobStatus;
@@ -144,6 +148,8 @@ pub struct NodeConfig {
 
 struct Active {
     job: JobId,
+    /// The variant it runs as (0: its own way).
+    variant: usize,
     start: f64,
     since: Instant,
     cpus: Vec<u32>,
@@ -251,6 +257,15 @@ impl<'a> NodeExecutor<'a> {
         }
     }
 
+    /// What job `job` runs as its variant `variant` (0: its own way).
+    fn spec(&self, job: JobId, variant: usize) -> Result<&'a NodeJob, ExecError> {
+        let j: &'a NodeJob = &self.jobs[job];
+        match variant {
+            0 => Ok(j),
+            v => j.variants.get(v - 1).ok_or_else(|| ExecError::Fatal(format!("job `{}` has no variant {v}", j.name))),
+        }
+    }
+
     fn active_mut(&mut self, job: JobId) -> Result<&mut Active, ExecError> {
         self.active.iter_mut().find(|a| a.job == job).ok_or_else(|| ExecError::Fatal(format!("job {job} is not running")))
     }
@@ -268,7 +283,7 @@ impl<'a> NodeExecutor<'a> {
             let _ = g.remove();
         }
         drop(a.running.take());
-        let job = &self.jobs[a.job];
+        let job = self.spec(a.job, a.variant)?;
         let output = std::fs::read_to_string(&a.log).unwrap_or_default();
         let work_s = if job.kernel { kernel_work_s(&output) } else { None };
         let slowdown = match (&job.solo, status) {
@@ -363,7 +378,7 @@ impl Executor for NodeExecutor<'_> {
             self.kill_all()?;
             return Err(ExecError::Interrupted(sig));
         }
-        let job = &self.jobs[plan.job];
+        let job = self.spec(plan.job, plan.variant)?;
         let cpus = self.cpus_of(job.pool, &plan.cpus)?;
         let log = job.stdout.clone().unwrap_or_else(|| self.cfg.log_dir.join(format!("{}.log", job.name.replace('/', "_"))));
         let memory_bytes = match job.memory_mib {
@@ -416,6 +431,7 @@ impl Executor for NodeExecutor<'_> {
         let spawned = running.is_some();
         self.active.push(Active {
             job: plan.job,
+            variant: plan.variant,
             start,
             since,
             cpus: cpus.clone(),
@@ -535,7 +551,8 @@ impl Executor for NodeExecutor<'_> {
 
     fn move_to(&mut self, job: JobId, idx: &[u32]) -> Result<f64, ExecError> {
         let pins = self.cfg.isolation.pins();
-        let pool = self.jobs[job].pool;
+        let variant = self.active.iter().find(|a| a.job == job).map_or(0, |a| a.variant);
+        let pool = self.spec(job, variant)?.pool;
         let cpus = self.cpus_of(pool, idx)?;
         let mems = self.mems_of(&cpus);
         let t = self.time();

@@ -32,6 +32,7 @@ fn job(name: &str, cmd: &str) -> NodeJob {
         workdir: None,
         stdout: None,
         stderr: None,
+        variants: vec![],
     }
 }
 
@@ -51,7 +52,7 @@ fn run(tag: &str, pref: Preference, cpu: u32, jobs: &[NodeJob], log_dir: &std::p
     };
     let sim: Vec<SimJob> = jobs
         .iter()
-        .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: 0.05, pool: 0, cores: 1, program: j.name.clone() })
+        .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: 0.05, pool: 0, cores: 1, program: j.name.clone(), variants: vec![] })
         .collect();
     let platform = Platform { pools: vec![PoolInfo { name: "host".into(), cores: 1, kind: PoolKind::Cpu }] };
     let mut ended = Vec::new();

@@ -29,6 +29,7 @@ fn job(name: &str, cmd: &str, timeout: Option<f64>, memory_mib: Option<u64>) -> 
         workdir: None,
         stdout: None,
         stderr: None,
+        variants: vec![],
     }
 }
 
@@ -48,7 +49,7 @@ fn run(tag: &str, pref: Preference, jobs: &[NodeJob]) -> (Vec<Ended>, Trace, Iso
     };
     let sim: Vec<SimJob> = jobs
         .iter()
-        .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: 0.05, pool: 0, cores: 1, program: j.name.clone() })
+        .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: 0.05, pool: 0, cores: 1, program: j.name.clone(), variants: vec![] })
         .collect();
     let platform = Platform { pools: vec![PoolInfo { name: "host".into(), cores: 1, kind: PoolKind::Cpu }] };
     let mut ended = Vec::new();
@@ -155,7 +156,7 @@ fn a_frozen_job_makes_no_progress_and_ends_right_after_resume() {
         };
         let mut ex = NodeExecutor::new(cfg, &jobs, &mut sink).unwrap();
         use cosched_engine::Executor;
-        let plan = cosched_engine::StartPlan { job: 0, pool: 0, cpus: vec![0], beside: vec![], predicted: 1.0 };
+        let plan = cosched_engine::StartPlan { job: 0, pool: 0, cpus: vec![0], beside: vec![], predicted: 1.0, variant: 0 };
         ex.start(&plan).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(50));
         ex.suspend(0).unwrap();
@@ -207,7 +208,7 @@ fn a_suspended_job_that_is_dropped_is_killed_not_left_frozen() {
     let mut sink = |_: NodeEvent| Ok(());
     let mut ex = NodeExecutor::new(cfg, &jobs, &mut sink).unwrap();
     use cosched_engine::Executor;
-    ex.start(&cosched_engine::StartPlan { job: 0, pool: 0, cpus: vec![0], beside: vec![], predicted: 1.0 }).unwrap();
+    ex.start(&cosched_engine::StartPlan { job: 0, pool: 0, cpus: vec![0], beside: vec![], predicted: 1.0, variant: 0 }).unwrap();
     ex.suspend(0).unwrap();
     let pgid = ex.pgid(0).unwrap();
     drop(ex);

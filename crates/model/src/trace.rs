@@ -17,7 +17,9 @@
 //! the engine does not pin); `solo` the solo time estimate the engine
 //! reckoned progress from; `status` the job's final status name and
 //! `status_value` its exit code or signal (both empty for a job that has not
-//! ended). Fields holding commas or quotes are quoted. The reader needs only
+//! ended). A trace of jobs with variants (a workload's `[[jobs.variants]]`)
+//! has a twelfth column, `variant`: the name of the way each job ran.
+//! Fields holding commas or quotes are quoted. The reader needs only
 //! `time`, `job` and `kind`, wherever they are, so older files still read.
 
 use serde::{Deserialize, Serialize};
@@ -43,6 +45,10 @@ pub struct TraceJob {
     pub solo: Option<f64>,
     /// How it ended; `None` while it has not.
     pub status: Option<JobStatus>,
+    /// The variant it ran as, for a job with variants (`pool` is then that
+    /// variant's pool).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 impl TraceJob {
@@ -57,6 +63,7 @@ impl TraceJob {
             cpus: Vec::new(),
             solo: None,
             status: None,
+            variant: None,
         }
     }
 }
@@ -106,26 +113,36 @@ impl Trace {
     pub fn to_csv(&self) -> String {
         let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
         let io = "writing CSV to memory cannot fail";
-        w.write_record(CSV_HEADER).expect(io);
+        // The variant column only when a job has one, so traces of plain
+        // workloads read as they always did.
+        let variants = self.jobs.iter().any(|j| j.variant.is_some());
+        let mut header = CSV_HEADER.to_vec();
+        if variants {
+            header.push("variant");
+        }
+        w.write_record(&header).expect(io);
         let bare = TraceJob::bare(0);
         for e in &self.events {
             let j = self.job(e.job).unwrap_or(&bare);
             let status = j.status.map_or("", |s| s.name());
             let value = j.status.and_then(|s| s.value()).map_or(String::new(), |v| v.to_string());
-            w.write_record([
-                e.time.to_string().as_str(),
-                &e.job.to_string(),
+            let (time, job, node, cpus) = (e.time.to_string(), e.job.to_string(), j.node.to_string(), format_cpulist(&j.cpus));
+            let solo = j.solo.map_or(String::new(), |s| s.to_string());
+            let fields = [
+                time.as_str(),
+                &job,
                 &j.name,
                 &j.program,
                 kind_name(e.kind),
-                &j.node.to_string(),
+                &node,
                 &j.pool,
-                &format_cpulist(&j.cpus),
-                &j.solo.map_or(String::new(), |s| s.to_string()),
+                &cpus,
+                &solo,
                 status,
                 &value,
-            ])
-            .expect(io);
+                j.variant.as_deref().unwrap_or(""),
+            ];
+            w.write_record(&fields[..header.len()]).expect(io);
         }
         String::from_utf8(w.into_inner().expect(io)).expect("every field is UTF-8")
     }
@@ -143,8 +160,8 @@ impl Trace {
             col(name).ok_or_else(|| format!("line 1: no `{name}` column in `{}`", header.iter().collect::<Vec<_>>().join(",")))
         };
         let (ti, ji, ki) = (need("time")?, need("job")?, need("kind")?);
-        let [ni, pi, noi, poi, ci, si, sti, svi] =
-            ["name", "program", "node", "pool", "cpus", "solo", "status", "status_value"].map(col);
+        let [ni, pi, noi, poi, ci, si, sti, svi, vi] =
+            ["name", "program", "node", "pool", "cpus", "solo", "status", "status_value", "variant"].map(col);
         let mut trace = Trace::default();
         for rec in r.records() {
             let rec = rec.map_err(|e| format!("{e}"))?;
@@ -196,6 +213,7 @@ impl Trace {
                     cpus,
                     solo,
                     status,
+                    variant: Some(opt(vi)).filter(|v| !v.is_empty()).map(str::to_string),
                 },
             );
         }
@@ -218,6 +236,7 @@ mod tests {
             cpus,
             solo: Some(10.0),
             status,
+            variant: None,
         };
         let ev = |time, job, kind| Event { time, job, kind };
         Trace {
@@ -239,6 +258,17 @@ mod tests {
         assert_eq!(back, t);
         assert_eq!(back.metrics().unwrap(), compute(&t.events, &[10.0, 10.0]).unwrap());
         assert_eq!(back.metrics().unwrap().makespan, 20.0);
+    }
+
+    #[test]
+    fn the_variant_column_appears_only_when_a_job_ran_as_a_variant_and_reads_back() {
+        let mut t = two_jobs();
+        assert!(!t.to_csv().contains("variant"));
+        t.jobs[1].variant = Some("acc".into());
+        let text = t.to_csv();
+        assert!(text.starts_with("time,job,name,program,kind,node,pool,cpus,solo,status,status_value,variant\n"), "{text}");
+        assert!(text.ends_with(",10,failed,3,acc\n"), "{text}");
+        assert_eq!(Trace::from_csv(&text).unwrap(), t);
     }
 
     #[test]

@@ -45,6 +45,13 @@
 //! output = "out/{job}-{run}-{repeat}.log"  # optional: where stdout and stderr go, or
 //! # output = { stdout = "out/{job}.out", stderr = "out/{job}.err" }
 //! #                             # placeholders {job}, {run} (run id), {repeat} (1-based)
+//!
+//! [[jobs.variants]]             # optional: other ways to run the job, in preference
+//! name = "acc"                  # order after the job's own (see "Variants" below)
+//! pool = "acc"                  # default: the job's pool
+//! kernel = "offload"            # kernel/params/work/seconds or command: default the job's
+//! cores = 1                     # default: its threads
+//! speed = 2.5                   # solo speed relative to the job's own way (> 0)
 //! ```
 //!
 //! ## Limits
@@ -82,6 +89,20 @@
 //! may exceed `threads` (e.g. `pingpong`'s two processes) but not fall below
 //! it: each thread of a pinned job needs a core of its own, and a job that
 //! oversubscribes its cores is a decision for a policy, not a workload.
+//!
+//! ## Variants
+//!
+//! A job may list other ways to run it (seed 003 f's kernel collections: a
+//! kernel per resource, ranked), each a `[[jobs.variants]]` table with the
+//! keys [`VARIANT_KEYS`](parse::VARIANT_KEYS). The job's own keys are its
+//! first, preferred way; the variants follow in preference order. A variant
+//! without `kernel` or `command` runs the job's program (its `params`,
+//! `work` or `seconds`, `threads` unless it says otherwise); one with them
+//! runs its own. Its solo time is the job's over `speed` (a variant sized
+//! by the job's `seconds` is sized to that), else its own `seconds`, else
+//! the job's. Names default to `POOL/CORES` and are unique
+//! within a job. Engines start the variant a policy names, or the first
+//! that fits.
 //!
 //! ## Twins
 //!
@@ -149,6 +170,8 @@ pub mod limits {
     /// Memory when the node's is not known: 1 PiB in MiB (so bytes never
     /// overflow 64 bits).
     pub const MAX_MEMORY_MIB: u64 = 1 << 30;
+    /// Variants of one job (`[[jobs.variants]]`), its own way not counted.
+    pub const MAX_VARIANTS: usize = 16;
     /// Entries of `env`, and bytes of one value or path.
     pub const MAX_ENV: usize = 256;
     pub const MAX_TEXT_BYTES: usize = 4096;
@@ -220,6 +243,51 @@ pub struct Job {
     /// Where stderr goes (same placeholders); `None`: with stdout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<String>,
+    /// Other ways to run it, in preference order after its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<Variant>,
+}
+
+/// Another way to run a job: its program, amount, threads, cores and pool,
+/// as a job has them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Variant {
+    /// Unique among the job's ways (its own is [`Job::own_variant_name`]).
+    pub name: String,
+    pub program: Program,
+    pub amount: Amount,
+    pub threads: u32,
+    pub cores: u32,
+    pub pool: String,
+    /// Solo speed relative to the job's own way, when the file says it.
+    pub speed: Option<f64>,
+    /// 1-based line of its `[[jobs.variants]]` table.
+    pub line: u32,
+}
+
+impl Variant {
+    /// Its solo time estimate from the job's: the job's over `speed`, else
+    /// its own `seconds`, else the job's.
+    pub fn solo(&self, job_solo: f64) -> f64 {
+        match (self.speed, self.amount) {
+            (Some(s), _) => job_solo / s,
+            (None, Amount::Seconds(s)) => s,
+            _ => job_solo,
+        }
+    }
+
+    /// As [`Job::kernel_argv`], for this variant.
+    pub fn kernel_argv(&self, work: u64) -> Vec<String> {
+        let Program::Kernel { name, params } = &self.program else {
+            return Vec::new();
+        };
+        kernel::kernel_args(name, work, self.threads, params)
+    }
+}
+
+/// A variant's default name: `POOL/CORES`.
+pub fn variant_name(pool: &str, cores: u32) -> String {
+    format!("{pool}/{cores}")
 }
 
 /// Placeholders an `output` path may hold.
@@ -291,6 +359,28 @@ impl Workload {
 }
 
 impl Job {
+    /// The name of the job's own way among its variants: `POOL/CORES`.
+    pub fn own_variant_name(&self) -> String {
+        variant_name(&self.pool, self.cores)
+    }
+
+    /// The job as it runs as its variant `k` (an index into `variants`):
+    /// that variant's program, amount, threads, cores and pool, under the
+    /// job's name and limits, so whatever runs a job runs a variant alike.
+    pub fn as_variant(&self, k: usize) -> Option<Job> {
+        let v = self.variants.get(k)?;
+        Some(Job {
+            program: v.program.clone(),
+            amount: v.amount,
+            threads: v.threads,
+            cores: v.cores,
+            pool: v.pool.clone(),
+            line: v.line,
+            variants: Vec::new(),
+            ..self.clone()
+        })
+    }
+
     /// The identity of the program this job runs: equal keys mean twins.
     ///
     /// Kernel jobs: kernel, resolved parameters, amount and threads. Command

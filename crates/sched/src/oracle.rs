@@ -375,7 +375,7 @@ mod tests {
     }
 
     fn job(program: &str, solo: f64) -> SimJob {
-        SimJob { name: program.into(), arrival: 0.0, solo, pool: 0, cores: 1, program: program.into() }
+        SimJob { name: program.into(), arrival: 0.0, solo, pool: 0, cores: 1, program: program.into(), variants: vec![] }
     }
 
     /// Two streams (1.8 beside each other) and two core-bound jobs (1.0
@@ -472,7 +472,7 @@ mod tests {
             cells in proptest::collection::vec(0.8f64..2.5, 49),
         ) {
             let jobs: Vec<SimJob> = spec.iter().enumerate()
-                .map(|(i, &(a, s, c))| SimJob { name: format!("j{i}"), arrival: a as f64, solo: s as f64, pool: 0, cores: c, program: format!("p{i}") })
+                .map(|(i, &(a, s, c))| SimJob { name: format!("j{i}"), arrival: a as f64, solo: s as f64, pool: 0, cores: c, program: format!("p{i}"), variants: vec![] })
                 .collect();
             let n = jobs.len();
             let m = (0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { cells[i * 7 + j] }).collect()).collect();

@@ -2,4 +2,4 @@
 //! and are re-exported here under their old paths; the registry of policies
 //! by name is in `registry.rs`.
 
-pub use cosched_engine::policy::{Cores, Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, View};
+pub use cosched_engine::policy::{Cores, Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};

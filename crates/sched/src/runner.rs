@@ -20,7 +20,7 @@ mod tests {
     }
 
     fn job(name: &str, arrival: f64, solo: f64, cores: u32) -> SimJob {
-        SimJob { name: name.into(), arrival, solo, pool: 0, cores, program: name.into() }
+        SimJob { name: name.into(), arrival, solo, pool: 0, cores, program: name.into(), variants: vec![] }
     }
 
     #[test]
@@ -34,8 +34,8 @@ mod tests {
         // a's 8 s left take 12 s: ends at 14; b did 6 of 10, then 4 alone: 18.
         let m = cosched_model::metrics::compute(&trace.events, &[10.0, 10.0]).unwrap();
         assert!((m.makespan - 18.0).abs() < 1e-9, "{trace:?}");
-        assert_eq!(ex.starts()[0], StartPlan { job: 0, pool: 0, cpus: vec![0], beside: vec![], predicted: 1.0 });
-        assert_eq!(ex.starts()[1], StartPlan { job: 1, pool: 0, cpus: vec![1], beside: vec![0], predicted: 2.0 });
+        assert_eq!(ex.starts()[0], StartPlan { job: 0, pool: 0, cpus: vec![0], beside: vec![], predicted: 1.0, variant: 0 });
+        assert_eq!(ex.starts()[1], StartPlan { job: 1, pool: 0, cpus: vec![1], beside: vec![0], predicted: 2.0, variant: 0 });
     }
 
     #[test]
@@ -185,7 +185,7 @@ mod tests {
             ]),
         ) {
             let jobs: Vec<SimJob> = spec.iter().enumerate()
-                .map(|(i, &(a, s, c))| SimJob { name: format!("j{i}"), arrival: a as f64, solo: s as f64, pool: 0, cores: c, program: format!("p{}", i % 3) })
+                .map(|(i, &(a, s, c))| SimJob { name: format!("j{i}"), arrival: a as f64, solo: s as f64, pool: 0, cores: c, program: format!("p{}", i % 3), variants: vec![] })
                 .collect();
             let n = jobs.len();
             let m: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { cells[i * 7 + j] }).collect()).collect();

@@ -20,6 +20,18 @@
 //! matrix = [[1.0, 1.3], [1.2, 1.0]]   # optional, over programs in order
 //! ```
 //!
+//! A program may come in variants (seed 003 f's kernel collections), other
+//! ways to run its jobs in preference order after its own; a variant's
+//! jobs are slowed as the program's:
+//!
+//! ```toml
+//! [[programs.variants]]
+//! name = "all"            # optional; default POOL/CORES
+//! pool = "vh"
+//! cores = 4               # default 1
+//! solo = 50.0             # seconds alone this way (or `speed`, over the program's)
+//! ```
+//!
 //! With a matrix, row i is the slowdown of program i beside program j. Without
 //! one, every program must have a host load and [`host_overload_slowdown`] is
 //! the truth. With host loads on every program the conflict-aware score is
@@ -48,7 +60,9 @@ use std::path::{Path, PathBuf};
 use cosched_model::workload::PoolKind;
 use serde::Deserialize;
 
-use crate::policy::PoolInfo;
+use cosched_model::workload::limits::MAX_VARIANTS;
+
+use crate::policy::{PoolInfo, Variant};
 use crate::sim::{Platform, SimJob};
 use crate::source::{PairTable, ProgramTable};
 
@@ -115,6 +129,8 @@ pub struct Program {
     pub host_load: Option<f64>,
     /// Its job in a measured matrix.
     pub measured: String,
+    /// Every way its jobs may run, its own first; empty without variants.
+    pub variants: Vec<Variant>,
 }
 
 /// Where measured slowdowns come from.
@@ -247,10 +263,61 @@ struct RawProgram {
     cores: u32,
     host_load: Option<f64>,
     measured: Option<String>,
+    #[serde(default)]
+    variants: Vec<RawVariant>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: Option<String>,
+    pool: String,
+    #[serde(default = "one")]
+    cores: u32,
+    solo: Option<f64>,
+    speed: Option<f64>,
 }
 
 fn one() -> u32 {
     1
+}
+
+/// A program's ways: its own first, then its `[[programs.variants]]`;
+/// empty without any. Errors name the variant (`k`) and the field.
+fn variants_of(p: &RawProgram, pool: usize, pools: &[PoolInfo]) -> Result<Vec<Variant>, (usize, &'static str, String)> {
+    if p.variants.is_empty() {
+        return Ok(Vec::new());
+    }
+    if p.variants.len() > MAX_VARIANTS {
+        return Err((MAX_VARIANTS, "name", format!("{} variants; expected at most {MAX_VARIANTS} per program", p.variants.len())));
+    }
+    let name = |pool: usize, cores: u32| format!("{}/{cores}", pools[pool].name);
+    let mut out = vec![Variant { name: name(pool, p.cores), pool, cores: p.cores, solo: p.solo }];
+    for (k, v) in p.variants.iter().enumerate() {
+        let Some(vp) = pools.iter().position(|q| q.name == v.pool) else {
+            let known: Vec<&str> = pools.iter().map(|q| q.name.as_str()).collect();
+            return Err((k, "pool", format!("unknown pool `{}`; expected one of {}", v.pool, known.join(", "))));
+        };
+        if v.cores == 0 || v.cores > pools[vp].cores {
+            return Err((k, "cores", format!("{} cores do not fit pool `{}` of {}", v.cores, v.pool, pools[vp].cores)));
+        }
+        let solo = match (v.solo, v.speed) {
+            (Some(s), None) => s,
+            (None, Some(x)) if x.is_finite() && x > 0.0 => p.solo / x,
+            (None, Some(x)) => return Err((k, "speed", format!("{x} is not a positive number"))),
+            (None, None) => p.solo,
+            (Some(_), Some(_)) => return Err((k, "speed", "give `solo` or `speed`, not both".into())),
+        };
+        if !(solo.is_finite() && solo > 0.0 && solo <= limits::MAX_SOLO_S) {
+            return Err((k, "solo", format!("{solo} is not a positive number of seconds up to {:e}", limits::MAX_SOLO_S)));
+        }
+        let vname = v.name.clone().unwrap_or_else(|| name(vp, v.cores));
+        if out.iter().any(|o| o.name == vname) {
+            return Err((k, "name", format!("`{vname}` names two ways of program `{}`; expected unique names (default POOL/CORES)", p.name)));
+        }
+        out.push(Variant { name: vname, pool: vp, cores: v.cores, solo });
+    }
+    Ok(out)
 }
 
 #[derive(Deserialize)]
@@ -384,6 +451,7 @@ impl Scenario {
                     return Err(at("host_load", format!("{u} is not a fraction in [0, 1]")));
                 }
             }
+            let variants = variants_of(p, pool, &pools).map_err(|(k, field, m)| at(&format!("variants[{k}].{field}"), m))?;
             programs.push(Program {
                 name: p.name.clone(),
                 pool,
@@ -392,6 +460,7 @@ impl Scenario {
                 cores: p.cores,
                 host_load: p.host_load,
                 measured: p.measured.clone().unwrap_or_else(|| p.name.clone()),
+                variants,
             });
         }
         let raw_slowdown = raw.slowdown.unwrap_or(RawSlowdown { matrix: None, store: None, file: None, statistic: None, profiles: None });
@@ -523,6 +592,7 @@ impl Scenario {
                     pool: p.pool,
                     cores: p.cores,
                     program: p.name.clone(),
+                    variants: p.variants.clone(),
                 }
             })
             .collect()

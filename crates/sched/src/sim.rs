@@ -60,6 +60,8 @@ pub struct Trace {
     pub events: Vec<Event>,
     /// Node of each job, by job index.
     pub node: Vec<usize>,
+    /// The variant each job ran as, by job index (0 for jobs without).
+    pub variant: Vec<usize>,
 }
 
 impl Trace {
@@ -69,15 +71,20 @@ impl Trace {
         let jobs = jobs
             .iter()
             .enumerate()
-            .map(|(i, j)| TraceJob {
-                job: i,
-                name: j.name.clone(),
-                program: j.program.clone(),
-                pool: platform.pools[j.pool].name.clone(),
-                node: self.node[i],
-                cpus: Vec::new(),
-                solo: Some(j.solo),
-                status: Some(JobStatus::Ok),
+            .map(|(i, j)| {
+                let v = self.variant.get(i).copied().unwrap_or(0);
+                let (pool, _, solo) = j.variant(v).unwrap_or((j.pool, j.cores, j.solo));
+                TraceJob {
+                    job: i,
+                    name: j.name.clone(),
+                    program: j.program.clone(),
+                    pool: platform.pools[pool].name.clone(),
+                    node: self.node[i],
+                    cpus: Vec::new(),
+                    solo: Some(solo),
+                    status: Some(JobStatus::Ok),
+                    variant: j.variant_name(v),
+                }
             })
             .collect();
         cosched_model::trace::Trace { jobs, events: self.events.clone() }
@@ -131,6 +138,10 @@ impl std::error::Error for SimError {}
 
 struct Run {
     id: JobId,
+    /// Pool, cores and solo time of the variant it runs as.
+    pool: usize,
+    cores: u32,
+    solo: f64,
     start: f64,
     /// Solo-seconds of work left at the node's `since`.
     left: f64,
@@ -224,6 +235,7 @@ pub fn simulate_with(
     // 0 not arrived, 1 waiting, 2 started.
     let mut state: Vec<u8> = vec![0; jobs.len()];
     let mut node_of: Vec<usize> = vec![usize::MAX; jobs.len()];
+    let mut variant_of: Vec<usize> = vec![0; jobs.len()];
     let mut nodes: Vec<Node> = (0..opts.nodes)
         .map(|_| Node { map: CoreMap::new(platform.pools.iter().map(|p| p.cores)), ..Node::default() })
         .collect();
@@ -272,11 +284,11 @@ pub fn simulate_with(
             let mut k = 0;
             while k < node.running.len() {
                 let r = &node.running[k];
-                if r.left <= jobs[r.id].solo * 1e-9 {
+                if r.left <= r.solo * 1e-9 {
                     let r = node.running.remove(k);
                     let j = &jobs[r.id];
                     if r.suspended_at.is_none() {
-                        node.map.release(j.pool, &r.cpus);
+                        node.map.release(r.pool, &r.cpus);
                     }
                     running_total -= 1;
                     trace.push(Event { time: now, job: r.id, kind: EventKind::Finish });
@@ -287,8 +299,8 @@ pub fn simulate_with(
                         arrival: j.arrival,
                         start: r.start,
                         finish: now,
-                        solo: j.solo,
-                        slowdown: (now - r.start - suspended_s) / j.solo,
+                        solo: r.solo,
+                        slowdown: (now - r.start - suspended_s) / r.solo,
                         suspended_s,
                     });
                 } else {
@@ -297,7 +309,7 @@ pub fn simulate_with(
             }
             node.version += 1;
             open.insert(n);
-            reschedule(node, n, jobs, truth, &mut beside, &mut heap)?;
+            reschedule(node, n, truth, &mut beside, &mut heap)?;
         }
 
         while next_arrival < arrivals.len() && jobs[arrivals[next_arrival]].arrival <= now {
@@ -348,18 +360,17 @@ pub fn simulate_with(
                     // from the node, which the decisions then change.
                     let mut rbuf: Vec<RunningJob> = Vec::with_capacity(node.running.len());
                     rbuf.extend(node.running.iter().map(|run| {
-                        let j = &jobs[run.id];
                         let left = run.left - dt * run.rate;
                         RunningJob {
                             id: run.id,
-                            pool: j.pool,
-                            cores: j.cores,
+                            pool: run.pool,
+                            cores: run.cores,
                             cpus: &run.cpus,
                             suspended: run.suspended_at.is_some(),
                             suspended_s: run.suspended_until(now),
-                            progress: (1.0 - left / j.solo).clamp(0.0, 1.0),
-                            solo: j.solo,
-                            program: &j.program,
+                            progress: (1.0 - left / run.solo).clamp(0.0, 1.0),
+                            solo: run.solo,
+                            program: &jobs[run.id].program,
                         }
                     }));
                     let view = View {
@@ -393,8 +404,9 @@ pub fn simulate_with(
                         stamp += 1;
                         let k_of = |node: &Node, job: JobId| node.running.iter().position(|r| r.id == job).expect("checked: it runs here");
                         match act {
-                            Act::Start { job, pool, cpus } => {
-                                let j = &jobs[job];
+                            Act::Start { job, pool, cpus, variant } => {
+                                let (_, cores, solo) = jobs[job].variant(variant).expect("checked: the variant exists");
+                                variant_of[job] = variant;
                                 state[job] = 2;
                                 waiting -= 1;
                                 if opts.window.is_none() {
@@ -403,13 +415,13 @@ pub fn simulate_with(
                                 }
                                 node_of[job] = n;
                                 node.map.hold(pool, &cpus);
-                                node.running.push(Run { id: job, start: now, left: j.solo, rate: 1.0, cpus, suspended_at: None, suspended_s: 0.0 });
+                                node.running.push(Run { id: job, pool, cores, solo, start: now, left: solo, rate: 1.0, cpus, suspended_at: None, suspended_s: 0.0 });
                                 running_total += 1;
                                 trace.push(Event { time: now, job, kind: EventKind::Start });
                             }
                             Act::Suspend { job } => {
                                 let k = k_of(node, job);
-                                node.map.release(jobs[job].pool, &node.running[k].cpus);
+                                node.map.release(node.running[k].pool, &node.running[k].cpus);
                                 node.running[k].suspended_at = Some(now);
                                 trace.push(Event { time: now, job, kind: EventKind::Suspend });
                             }
@@ -418,7 +430,7 @@ pub fn simulate_with(
                                 let r = &mut node.running[k];
                                 r.suspended_s = r.suspended_until(now);
                                 r.suspended_at = None;
-                                node.map.hold(jobs[job].pool, &r.cpus);
+                                node.map.hold(r.pool, &r.cpus);
                                 trace.push(Event { time: now, job, kind: EventKind::Resume });
                             }
                             Act::Move { job, pool, cpus } => {
@@ -434,12 +446,17 @@ pub fn simulate_with(
                         }
                     }
                     any = true;
+                    // A policy that only starts jobs on free cores has
+                    // nothing to say about a full node: not asked again.
+                    if !acting && node.map.full() {
+                        break;
+                    }
                 }
                 let node = &mut nodes[n];
                 node.asked_at = stamp;
                 if changed {
                     node.version += 1;
-                    reschedule(node, n, jobs, truth, &mut beside, &mut heap)?;
+                    reschedule(node, n, truth, &mut beside, &mut heap)?;
                     if !acting && node.map.full() {
                         open.remove(&n);
                     }
@@ -466,7 +483,7 @@ pub fn simulate_with(
         // arrives and the policy sleeps: done, or stalled.
         if next_finish == f64::INFINITY && next_arrival_t == f64::INFINITY && wake == f64::INFINITY {
             if waiting == 0 && running_total == 0 {
-                return Ok(Trace { events: trace, node: node_of });
+                return Ok(Trace { events: trace, node: node_of, variant: variant_of });
             }
             let mut w: Vec<JobId> = queue[head..].iter().copied().filter(|&id| state[id] == 1).collect();
             w.extend(nodes.iter().flat_map(|nd| nd.running.iter().map(|r| r.id)));
@@ -483,7 +500,7 @@ pub fn simulate_with(
 
 fn queued(jobs: &[SimJob], id: JobId) -> QueuedJob<'_> {
     let j = &jobs[id];
-    QueuedJob { id, name: &j.name, pool: j.pool, cores: j.cores, solo: j.solo, program: &j.program }
+    QueuedJob { id, name: &j.name, pool: j.pool, cores: j.cores, solo: j.solo, program: &j.program, variants: &j.variants }
 }
 
 /// Brings the node's remaining work up to `now` at the current rates.
@@ -501,7 +518,6 @@ fn advance(node: &mut Node, now: f64) {
 fn reschedule(
     node: &mut Node,
     n: usize,
-    jobs: &[SimJob],
     truth: &dyn SlowdownSource,
     beside: &mut Vec<JobId>,
     heap: &mut BinaryHeap<Reverse<(OrdF64, usize, u64)>>,
@@ -509,7 +525,7 @@ fn reschedule(
     if node.running.is_empty() {
         return Ok(());
     }
-    let share = node_shares(&node.running, jobs);
+    let share = node_shares(&node.running);
     let mut soonest = f64::INFINITY;
     for i in 0..node.running.len() {
         if node.running[i].suspended_at.is_some() {
@@ -538,11 +554,11 @@ fn reschedule(
 /// Each job's share of its cores (`engine::cores::shares`), `None` when
 /// every running job has cores of its own, which is every node of a policy
 /// that never overbooks: the common case costs a scan, not the model.
-fn node_shares(running: &[Run], jobs: &[SimJob]) -> Option<Vec<f64>> {
+fn node_shares(running: &[Run]) -> Option<Vec<f64>> {
     let active = || running.iter().filter(|r| r.suspended_at.is_none());
-    let squeezed = active().any(|r| (r.cpus.len() as u32) < jobs[r.id].cores);
+    let squeezed = active().any(|r| (r.cpus.len() as u32) < r.cores);
     let overlap = active().enumerate().any(|(i, a)| {
-        active().skip(i + 1).any(|b| jobs[a.id].pool == jobs[b.id].pool && a.cpus.iter().any(|c| b.cpus.contains(c)))
+        active().skip(i + 1).any(|b| a.pool == b.pool && a.cpus.iter().any(|c| b.cpus.contains(c)))
     });
     if !squeezed && !overlap {
         return None;
@@ -550,9 +566,9 @@ fn node_shares(running: &[Run], jobs: &[SimJob]) -> Option<Vec<f64>> {
     let placed: Vec<Placed> = running
         .iter()
         .map(|r| Placed {
-            pool: jobs[r.id].pool,
+            pool: r.pool,
             cpus: if r.suspended_at.is_some() { &[] } else { &r.cpus },
-            threads: if r.suspended_at.is_some() { 0 } else { jobs[r.id].cores },
+            threads: if r.suspended_at.is_some() { 0 } else { r.cores },
         })
         .collect();
     Some(shares(&placed))
@@ -591,6 +607,10 @@ pub struct VirtualNode<'a> {
 
 struct VRun {
     id: JobId,
+    /// Pool, cores and solo time of the variant it runs as.
+    pool: usize,
+    cores: u32,
+    solo: f64,
     start: f64,
     /// Solo-seconds of work left.
     left: f64,
@@ -626,7 +646,10 @@ impl Executor for VirtualNode<'_> {
     }
 
     fn start(&mut self, plan: &StartPlan) -> Result<f64, ExecError> {
-        self.running.push(VRun { id: plan.job, start: self.now, left: self.jobs[plan.job].solo, cpus: plan.cpus.clone(), suspended: false });
+        let (pool, cores, solo) = self.jobs[plan.job]
+            .variant(plan.variant)
+            .ok_or_else(|| ExecError::Fatal(format!("job {} has no variant {}", plan.job, plan.variant)))?;
+        self.running.push(VRun { id: plan.job, pool, cores, solo, start: self.now, left: solo, cpus: plan.cpus.clone(), suspended: false });
         self.starts.push(plan.clone());
         Ok(self.now)
     }
@@ -652,9 +675,9 @@ impl Executor for VirtualNode<'_> {
             .running
             .iter()
             .map(|r| Placed {
-                pool: self.jobs[r.id].pool,
+                pool: r.pool,
                 cpus: if r.suspended { &[] } else { &r.cpus },
-                threads: if r.suspended { 0 } else { self.jobs[r.id].cores },
+                threads: if r.suspended { 0 } else { r.cores },
             })
             .collect();
         let share = shares(&placed);
@@ -692,7 +715,7 @@ impl Executor for VirtualNode<'_> {
         for (r, rate) in self.running.iter_mut().zip(&rates) {
             r.left -= dt * rate;
             // As in the simulator: float steps leave crumbs of work.
-            if *rate > 0.0 && r.left <= self.jobs[r.id].solo * 1e-9 {
+            if *rate > 0.0 && r.left <= r.solo * 1e-9 {
                 ended.push(Outcome { job: r.id, status: JobStatus::Ok, start: r.start, end: self.now, work_s: None, cpus: Vec::new() });
             }
         }

@@ -48,6 +48,7 @@ pub fn cluster(nodes: usize, cores: u32, jobs: usize, programs: usize, load: f64
                 pool: 0,
                 cores: 1,
                 program: format!("p{p}"),
+                variants: vec![],
             }
         })
         .collect();

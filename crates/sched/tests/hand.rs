@@ -22,6 +22,7 @@ fn job(name: &str, pool: usize, solo: f64, program: &str) -> SimJob {
         pool,
         cores: 1,
         program: program.into(),
+        variants: vec![],
     }
 }
 
@@ -488,7 +489,7 @@ fn auto_threshold_threshold_moves_by_its_rule() {
     let q: Vec<cosched_sched::QueuedJob> = two
         .iter()
         .enumerate()
-        .map(|(id, j)| cosched_sched::QueuedJob { id, name: &j.name, pool: 0, cores: 1, solo: 1.0, program: &j.program })
+        .map(|(id, j)| cosched_sched::QueuedJob { id, name: &j.name, pool: 0, cores: 1, solo: 1.0, program: &j.program, variants: &[] })
         .collect();
     let view = cosched_sched::View { time: 0.0, queue: &q, running: &[], pools: &platform.pools, slowdown: &scores };
     let mut p = AutoThreshold::new(1.5, 40.0, 5.0).unwrap();

@@ -47,6 +47,7 @@ fn case(with_arrivals: bool) -> impl Strategy<Value = Case> {
                         pool,
                         cores: cores.min(pool_cores[pool]),
                         program: format!("prog{program}"),
+                        variants: vec![],
                     })
                     .collect();
                 Case {

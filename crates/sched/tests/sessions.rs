@@ -14,8 +14,8 @@ fn platform() -> Platform {
 
 fn jobs() -> Vec<SimJob> {
     vec![
-        SimJob { name: "simulation".into(), arrival: 0.0, solo: 10.0, pool: 0, cores: 2, program: "stream".into() },
-        SimJob { name: "analysis".into(), arrival: 2.0, solo: 2.0, pool: 0, cores: 1, program: "stream".into() },
+        SimJob { name: "simulation".into(), arrival: 0.0, solo: 10.0, pool: 0, cores: 2, program: "stream".into(), variants: vec![] },
+        SimJob { name: "analysis".into(), arrival: 2.0, solo: 2.0, pool: 0, cores: 1, program: "stream".into(), variants: vec![] },
     ]
 }
 
@@ -108,7 +108,7 @@ fn the_djsb_figures_of_the_four_policies_by_hand() {
 }
 
 fn two_wide(pair: f64) -> (Vec<SimJob>, PairTable) {
-    let j = |name: &str| SimJob { name: name.into(), arrival: 0.0, solo: 1.0, pool: 0, cores: 2, program: name.into() };
+    let j = |name: &str| SimJob { name: name.into(), arrival: 0.0, solo: 1.0, pool: 0, cores: 2, program: name.into(), variants: vec![] };
     (vec![j("a"), j("b")], table(pair))
 }
 
@@ -139,7 +139,7 @@ fn timeshare_gives_two_wide_jobs_the_node_in_turns_of_a_quantum() {
 
 #[test]
 fn strict_timeshare_runs_jobs_on_disjoint_cores_side_by_side() {
-    let j = |name: &str| SimJob { name: name.into(), arrival: 0.0, solo: 1.0, pool: 0, cores: 1, program: name.into() };
+    let j = |name: &str| SimJob { name: name.into(), arrival: 0.0, solo: 1.0, pool: 0, cores: 1, program: name.into(), variants: vec![] };
     let x = run_jobs("timeshare:quantum=0.25,affinity=strict", &[j("a"), j("b")], &table(1.0));
     assert!(close(x[0].finish, 1.0) && close(x[1].finish, 1.0) && x[0].suspended == 0.0, "{x:?}");
 }

@@ -157,7 +157,7 @@ impl Round {
         let sim: Vec<SimJob> = self
             .jobs
             .iter()
-            .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: j.solo, pool: 0, cores: j.cores, program: j.program.clone() })
+            .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: j.solo, pool: 0, cores: j.cores, program: j.program.clone(), variants: vec![] })
             .collect();
         let mut queue = self.queue.clone();
         for node in &self.nodes {
@@ -178,7 +178,7 @@ impl Round {
                     .iter()
                     .map(|&id| {
                         let j = &self.jobs[id];
-                        QueuedJob { id, name: &j.name, pool: 0, cores: j.cores, solo: j.solo, program: &j.program }
+                        QueuedJob { id, name: &j.name, pool: 0, cores: j.cores, solo: j.solo, program: &j.program, variants: &[] }
                     })
                     .collect();
                 let r: Vec<RunningJob> = cpus_of

@@ -74,7 +74,7 @@ pub fn run(a: CheckArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One line for people: jobs, pools, dependencies and twins.
+/// One line for people: jobs, pools, dependencies, variants and twins.
 fn summary(w: &Workload) -> String {
     let plural = |n: usize, what: &str| if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") };
     let pools: Vec<String> = w
@@ -99,6 +99,11 @@ fn summary(w: &Workload) -> String {
     let deps: usize = w.jobs.iter().map(|j| j.after.len()).sum();
     if deps > 0 {
         out.push_str(&format!("; {}", plural(deps, "dependency").replace("dependencys", "dependencies")));
+    }
+    let variants: usize = w.jobs.iter().map(|j| j.variants.len()).sum();
+    if variants > 0 {
+        let with = w.jobs.iter().filter(|j| !j.variants.is_empty()).count();
+        out.push_str(&format!("; {} with {} in all", plural(with, "job"), plural(variants, "variant")));
     }
     let twins = w.twins();
     if twins.is_empty() {

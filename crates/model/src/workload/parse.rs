@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use super::tree::{self, Entry, Item, Lines, TreeError, Value};
-use super::limits::{MAX_CPUS, MAX_ENV, MAX_JOBS, MAX_MEMORY_MIB, MAX_NAME_CHARS, MAX_SECONDS, MAX_TEXT_BYTES};
-use super::{Amount, Diagnostic, Diagnostics, Job, NodeLimits, Pool, PoolKind, Program, Workload, OUTPUT_PLACEHOLDERS};
+use super::limits::{MAX_CPUS, MAX_ENV, MAX_JOBS, MAX_MEMORY_MIB, MAX_NAME_CHARS, MAX_SECONDS, MAX_TEXT_BYTES, MAX_VARIANTS};
+use super::{variant_name, Amount, Diagnostic, Diagnostics, Job, NodeLimits, Pool, PoolKind, Program, Variant, Workload, OUTPUT_PLACEHOLDERS};
 use crate::kernel::{self, KernelSpec, ParamKind, KERNELS};
 
 pub(super) const TOP_KEYS: &[&str] = &["name", "description", "pools", "jobs"];
@@ -32,7 +32,13 @@ pub(super) const JOB_KEYS: &[&str] = &[
     "env",
     "workdir",
     "output",
+    "variants",
 ];
+/// Keys of a `[[jobs.variants]]` table: what a way to run a job may change.
+pub(super) const VARIANT_KEYS: &[&str] =
+    &["name", "kernel", "params", "work", "seconds", "command", "threads", "cores", "pool", "speed"];
+/// Fastest and slowest a variant may be relative to its job's own way.
+const MAX_SPEED: f64 = 1e6;
 
 /// Name of the pool a file without cpu pools gets.
 const HOST_POOL: &str = "host";
@@ -387,6 +393,7 @@ struct RawPool {
     host_load: Option<At<f64>>,
 }
 
+#[derive(Clone)]
 struct RawParam {
     key: String,
     key_span: Range<usize>,
@@ -396,8 +403,11 @@ struct RawParam {
     found: String,
 }
 
+#[derive(Clone)]
 struct RawJob {
     span: Range<usize>,
+    /// How messages name it, when not `job NAME` (a variant).
+    label: Option<String>,
     /// Position among the [[jobs]] tables, for jobs without a valid name.
     index: usize,
     keys: HashMap<&'static str, Range<usize>>,
@@ -419,10 +429,16 @@ struct RawJob {
     workdir: Option<String>,
     stdout: Option<String>,
     stderr: Option<String>,
+    /// `[[jobs.variants]]` tables, checked once the job is.
+    variant_tables: Vec<(Range<usize>, Vec<Entry>)>,
+    speed: Option<At<f64>>,
 }
 
 impl RawJob {
     fn label(&self) -> String {
+        if let Some(l) = &self.label {
+            return l.clone();
+        }
         match &self.name {
             Some(n) => format!("job `{}`", n.v),
             None => format!("job #{}", self.index + 1),
@@ -437,6 +453,7 @@ struct Checked {
     threads: u32,
     cores: u32,
     pool: String,
+    variants: Vec<Variant>,
 }
 
 struct Parser<'c, 'a> {
@@ -510,7 +527,7 @@ impl Parser<'_, '_> {
                 tables
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (span, t))| self.raw_job(i, span, t))
+                    .map(|(i, (span, t))| self.raw_job(i, span, t, JOB_KEYS, None))
                     .collect()
             }
             None => {
@@ -732,9 +749,18 @@ impl Parser<'_, '_> {
         pools
     }
 
-    fn raw_job(&mut self, index: usize, span: &Range<usize>, entries: &[Entry]) -> RawJob {
+    /// A `[[jobs]]` table, or with `VARIANT_KEYS` and a label a variant's.
+    fn raw_job(
+        &mut self,
+        index: usize,
+        span: &Range<usize>,
+        entries: &[Entry],
+        allowed: &'static [&'static str],
+        label: Option<String>,
+    ) -> RawJob {
         let mut j = RawJob {
             span: span.clone(),
+            label: label.clone(),
             index,
             keys: HashMap::new(),
             name: None,
@@ -755,8 +781,11 @@ impl Parser<'_, '_> {
             workdir: None,
             stdout: None,
             stderr: None,
+            variant_tables: Vec::new(),
+            speed: None,
         };
         let place = match entries.iter().find(|e| e.key == "name") {
+            _ if label.is_some() => format!("in {}", label.as_deref().unwrap_or_default()),
             Some(Entry {
                 item:
                     Item {
@@ -768,8 +797,8 @@ impl Parser<'_, '_> {
             _ => format!("in job #{}", index + 1),
         };
         for e in entries {
-            let Some(&key) = JOB_KEYS.iter().find(|k| **k == e.key) else {
-                self.cx.unknown_key(e, &place, JOB_KEYS);
+            let Some(&key) = allowed.iter().find(|k| **k == e.key) else {
+                self.cx.unknown_key(e, &place, allowed);
                 continue;
             };
             j.keys.insert(key, e.key_span.clone());
@@ -857,7 +886,26 @@ impl Parser<'_, '_> {
                         j.stderr = err;
                     }
                 }
-                _ => unreachable!("every key of JOB_KEYS is handled"),
+                "variants" => {
+                    let tables = self.cx.tables(e);
+                    if tables.len() > MAX_VARIANTS {
+                        self.cx.error(
+                            e.key_span.start,
+                            format!("{} variants", tables.len()),
+                            format!("expected at most {MAX_VARIANTS} [[jobs.variants]] per job"),
+                        );
+                    } else {
+                        j.variant_tables = tables.into_iter().map(|(s, t)| (s.clone(), t.to_vec())).collect();
+                    }
+                }
+                "speed" => {
+                    j.speed = self.cx.number(
+                        e,
+                        |v| v > 0.0 && v <= MAX_SPEED && v >= 1.0 / MAX_SPEED,
+                        &format!("a number > 0 (the variant's solo speed over the job's own), from {} to {MAX_SPEED}", 1.0 / MAX_SPEED),
+                    )
+                }
+                _ => unreachable!("every allowed key is handled"),
             }
         }
         j
@@ -1084,7 +1132,15 @@ impl Parser<'_, '_> {
             }
         }
 
-        let checked: Vec<Option<Checked>> = raws.iter().map(|j| self.check_job(j, pools)).collect();
+        let mut checked: Vec<Option<Checked>> = raws.iter().map(|j| self.check_job(j, pools)).collect();
+        for (j, c) in raws.iter().zip(checked.iter_mut()) {
+            // A job that is wrong already said so; its variants would
+            // repeat what they take from it.
+            if let Some(c) = c {
+                let vs = self.variants(j, c, pools);
+                c.variants = vs;
+            }
+        }
 
         let known: Vec<&str> = raws
             .iter()
@@ -1253,7 +1309,87 @@ impl Parser<'_, '_> {
             threads,
             cores,
             pool: pool.name.clone(),
+            variants: Vec::new(),
         })
+    }
+
+    /// The job's `[[jobs.variants]]`, each checked as a job is, with what
+    /// it does not say taken from the job.
+    fn variants(&mut self, j: &RawJob, own: &Checked, pools: &[Pool]) -> Vec<Variant> {
+        let mut out: Vec<Variant> = Vec::new();
+        let mut names: Vec<(String, Option<usize>)> = vec![(variant_name(&own.pool, own.cores), None)];
+        for (k, (span, entries)) in j.variant_tables.iter().enumerate() {
+            let label = format!("variant {} of {}", k + 2, j.label());
+            let mut v = self.raw_job(j.index, span, entries, VARIANT_KEYS, Some(label.clone()));
+            let own_program = v.keys.contains_key("kernel") || v.keys.contains_key("command");
+            if !own_program {
+                // The job's program: its kernel or command, and what sizes it,
+                // unless the variant changes that.
+                v.kernel = j.kernel.clone();
+                v.command = j.command.clone();
+                for key in ["kernel", "command"] {
+                    if let Some(s) = j.keys.get(key) {
+                        v.keys.insert(key, s.clone());
+                    }
+                }
+                if !v.keys.contains_key("params") {
+                    v.params = j.params.clone();
+                }
+                if !v.keys.contains_key("work") && !v.keys.contains_key("seconds") {
+                    v.work = j.work.clone();
+                    v.seconds = j.seconds.clone();
+                    for key in ["work", "seconds"] {
+                        if let Some(s) = j.keys.get(key) {
+                            v.keys.insert(key, s.clone());
+                        }
+                    }
+                }
+                if !v.keys.contains_key("threads") {
+                    v.threads = j.threads.clone();
+                }
+            }
+            if !v.keys.contains_key("pool") {
+                v.pool = j.pool.clone();
+            }
+            if let (Some(sp), Some(se)) = (&v.speed, entries.iter().find(|e| e.key == "seconds")) {
+                let at = sp.key.start.max(se.key_span.start);
+                self.cx.error(at, format!("{label} says both `speed` and `seconds`"), "expected one of them: `speed` relative to the job's own way, or `seconds` alone on the node");
+                continue;
+            }
+            let Some(c) = self.check_job(&v, pools) else { continue };
+            let name = match &v.name {
+                Some(n) => n.v.clone(),
+                None if v.keys.contains_key("name") => continue,
+                None => variant_name(&c.pool, c.cores),
+            };
+            if let Some((_, first)) = names.iter().find(|(n, _)| *n == name) {
+                let at = v.name.as_ref().map_or(span.start, |n| n.val.start);
+                let first = match first {
+                    Some(i) => format!("variant {}", i + 2),
+                    None => "the job's own way".to_string(),
+                };
+                self.cx.error(at, format!("{label} is named `{name}`, as is {first}"), "expected unique names among a job's ways (`name = \"...\"`; the default is POOL/CORES)");
+                continue;
+            }
+            names.push((name.clone(), Some(k)));
+            // Sized by the job's `seconds` and faster by `speed`: it runs
+            // that much shorter, so its solo time is what `speed` says.
+            let amount = match (c.amount, &v.speed, own_program || entries.iter().any(|e| e.key == "seconds")) {
+                (Amount::Seconds(s), Some(x), false) => Amount::Seconds(s / x.v),
+                (a, ..) => a,
+            };
+            out.push(Variant {
+                name,
+                program: c.program,
+                amount,
+                threads: c.threads,
+                cores: c.cores,
+                pool: c.pool,
+                speed: v.speed.as_ref().map(|s| s.v),
+                line: self.cx.line(span.start),
+            });
+        }
+        out
     }
 
     /// Program, amount and width (threads at the widest) of a kernel job.
@@ -1598,6 +1734,7 @@ fn expand(
                 workdir: j.workdir.clone(),
                 stdout: j.stdout.clone(),
                 stderr: j.stderr.clone(),
+                variants: c.variants.clone(),
             });
         }
     }

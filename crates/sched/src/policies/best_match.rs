@@ -117,6 +117,7 @@ impl BestMatch {
             pool,
             cores,
             program: program.to_string(),
+            variants: vec![],
         };
         // A job at the very end of its work still holds its cores until its
         // end event; the simulator needs positive work to model that.
