@@ -318,9 +318,12 @@ pub(crate) fn provenance(ctx: &Ctx) -> cosched_model::provenance::Provenance {
 /// The cache-line round trip between CPUs 0 and 1, nanoseconds: whether the
 /// two share a last-level cache right now (`model::compare::CacheRegime`).
 fn measure_round_trip() -> Result<f64, String> {
-    // About 20-40 ms: the median of 21 batches of 5,000 round trips, so a
-    // vCPU preempted during one batch does not move it.
-    cosched_measure::c2c::measure_pair(0, 1, 5_000, 21).map(|s| s.median).map_err(|e| e.to_string())
+    // The reading every pair and probe repeat takes (a few ms: the median
+    // of 7 batches of 1,000 by one thread pair), so a run's regime and a
+    // campaign's are read alike. The earlier 21 x 5,000 round trips, a
+    // thread pair per batch, took minutes on a node busy with builds,
+    // since each bounce waits for both vCPUs to be scheduled.
+    cosched_measure::c2c::regime_round_trip(0, 1).map_err(|e| e.to_string())
 }
 
 /// [`measure_round_trip`] when the node has two CPUs and the reading works.

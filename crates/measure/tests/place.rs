@@ -71,6 +71,7 @@ fn sh(name: &str, pool: usize) -> NodeJob {
         workdir: None,
         stdout: None,
         stderr: None,
+        variants: Vec::new(),
     }
 }
 
@@ -93,7 +94,7 @@ fn cpus_in_a_run(pools: &NodePools, jobs: &[(&str, usize)]) -> Vec<Vec<u32>> {
     let node_jobs: Vec<NodeJob> = jobs.iter().map(|&(n, p)| sh(n, p)).collect();
     let sim: Vec<SimJob> = jobs
         .iter()
-        .map(|&(n, p)| SimJob { name: n.into(), arrival: 0.0, solo: 0.3, pool: p, cores: 1, program: n.into() })
+        .map(|&(n, p)| SimJob { name: n.into(), arrival: 0.0, solo: 0.3, pool: p, cores: 1, program: n.into(), variants: vec![] })
         .collect();
     let platform = Platform {
         pools: vec![
