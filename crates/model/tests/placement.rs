@@ -147,3 +147,23 @@ fn domains_and_levels_each_fixture_offers() {
     assert_eq!(levels_offered(&fixture("vm-epyc-2c.hwloc2.xml")), vec![SharingLevel::SameLlc]);
     assert_eq!(levels_offered(&fixture("arm-2s-128c.hwloc2.xml")), vec![SharingLevel::SameLlc, SharingLevel::OtherSocket]);
 }
+
+/// The precomputed layout engines place with answers as the topology does.
+#[test]
+fn the_layout_names_the_same_level_as_the_topology_for_every_pair_of_every_fixture() {
+    use cosched_model::placement::Layout;
+    for name in ["xeon-2s-2numa-smt2.hwloc2.xml", "epyc-64c-8ccx-nps4-smt2.hwloc2.xml", "arm-2s-128c.hwloc2.xml", "vm-epyc-2c.hwloc2.xml"] {
+        let n = fixture(name);
+        let layout = Layout::new(&n);
+        for a in n.pus() {
+            for b in n.pus() {
+                assert_eq!(layout.level(a, b), sharing_level(&n, a, b), "{name}: {a} {b}");
+            }
+        }
+        assert_eq!(layout.closest(&[0], &n.pus()[1..]), levels_closest(&n), "{name}");
+    }
+}
+
+fn levels_closest(n: &Node) -> SharingLevel {
+    cosched_model::placement::levels_offered(n)[0]
+}
