@@ -19,7 +19,9 @@
 //! - `interference-aware`: the last-level-cache domain (then NUMA node)
 //!   whose running jobs the new one would hurt and be hurt by least, by the
 //!   pair slowdowns the caller supplies weighted by what the CPUs share
-//!   ([`SharingLevel::weight`]); with one domain, it is `compact`.
+//!   ([`SharingLevel::weight`]), or priced per level by the caller; within
+//!   it, PUs of cores no running job uses first; with one domain and no
+//!   SMT, it is `compact`.
 //!
 //! This module is pure: it reads a [`Node`] it is given.
 
@@ -343,7 +345,7 @@ impl Layout {
             Strategy::Scatter => self.scatter(&free, n),
             Strategy::Range => self.range(&free, n),
             Strategy::NumaFirst => self.numa_first(&free, busy, n),
-            Strategy::InterferenceAware => self.interference_aware(&free, n, cost),
+            Strategy::InterferenceAware => self.interference_aware(&free, busy, n, cost),
         };
         cpus.sort_unstable();
         let mems = self.mems(&cpus);
@@ -443,9 +445,17 @@ impl Layout {
         }
     }
 
-    fn interference_aware(&self, free: &[u32], n: usize, cost: &dyn Fn(&[u32]) -> f64) -> Vec<u32> {
+    fn interference_aware(&self, free: &[u32], busy: &[u32], n: usize, cost: &dyn Fn(&[u32]) -> f64) -> Vec<u32> {
         // Candidate domains: each LLC domain, then each NUMA node, then the
-        // whole node, each taking its free PUs in topology order.
+        // whole node, each taking its free PUs in topology order, those of
+        // cores no running job uses first: an SMT sibling of a running job
+        // shares everything with it, so it is taken only when the domain
+        // has no idle core left.
+        let busy_cores: BTreeSet<u32> = busy.iter().filter_map(|&p| self.pu(p).map(|x| x.core)).collect();
+        let idle_first = |mut c: Vec<u32>| {
+            c.sort_by_key(|&p| self.pu(p).is_some_and(|x| busy_cores.contains(&x.core)));
+            c
+        };
         let mut candidates: Vec<Vec<u32>> = Vec::new();
         let mut llcs: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
         for &p in free {
@@ -458,7 +468,7 @@ impl Layout {
             .into_iter()
             .filter(|c| c.len() >= n)
             .map(|c| {
-                let c = c[..n].to_vec();
+                let c = idle_first(c)[..n].to_vec();
                 (cost(&c), c)
             })
             .enumerate()

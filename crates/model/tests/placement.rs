@@ -167,3 +167,17 @@ fn the_layout_names_the_same_level_as_the_topology_for_every_pair_of_every_fixtu
 fn levels_closest(n: &Node) -> SharingLevel {
     cosched_model::placement::levels_offered(n)[0]
 }
+
+/// Within the domain it picks, interference-aware takes a core no running
+/// job uses before an SMT sibling of one, where compact takes the sibling.
+#[test]
+fn interference_aware_prefers_an_idle_core_to_a_running_jobs_sibling() {
+    let n = fixture("xeon-2s-2numa-smt2.hwloc2.xml");
+    let running = [hurting(&[0], 1.5), hurting(&[16], 1.5)];
+    // Both sockets cost alike (one job in each L3): the first, socket 0.
+    assert_eq!(place(&n, Strategy::InterferenceAware, &all(&n), 1, &running), placed(&[1], &[0]));
+    assert_eq!(place(&n, Strategy::Compact, &all(&n), 1, &running), placed(&[32], &[0]));
+    // A socket whose cores are all busy offers its siblings.
+    let busy: Vec<u32> = (0..32).collect();
+    assert_eq!(place(&n, Strategy::InterferenceAware, &all(&n), 2, &[idle(&busy)]), placed(&[32, 33], &[0]));
+}
