@@ -647,6 +647,8 @@ pub struct VirtualNode<'a> {
     now: f64,
     running: Vec<VRun>,
     starts: Vec<StartPlan>,
+    /// The topology starts are placed on, for a truth with levels.
+    placement: Option<&'a Placement>,
 }
 
 struct VRun {
@@ -661,7 +663,15 @@ struct VRun {
 impl<'a> VirtualNode<'a> {
     /// A node whose clock reads 0, `truth` driving progress.
     pub fn new(jobs: &'a [SimJob], truth: &'a dyn SlowdownSource) -> VirtualNode<'a> {
-        VirtualNode { jobs, truth, now: 0.0, running: Vec::new(), starts: Vec::new() }
+        VirtualNode { jobs, truth, now: 0.0, running: Vec::new(), starts: Vec::new(), placement: None }
+    }
+
+    /// The same node on a topology: with a truth that has levels, each
+    /// running pair slows down by the closest level its CPUs share, as in
+    /// [`simulate_placed`] (the cores come from `run_node_placed`'s plans).
+    pub fn placed(mut self, placement: &'a Placement) -> VirtualNode<'a> {
+        self.placement = Some(placement);
+        self
     }
 
     /// The same node with its clock at `t` (a resumed run's).
@@ -725,7 +735,17 @@ impl Executor for VirtualNode<'_> {
                 continue;
             }
             let beside: Vec<JobId> = ids.iter().copied().filter(|&b| b != r.id).collect();
-            let s = self.truth.slowdown(r.id, &beside);
+            let s = match self.placement.filter(|_| self.truth.by_level()) {
+                None => self.truth.slowdown(r.id, &beside),
+                Some(p) => {
+                    let level = |b: JobId| {
+                        let other = self.running.iter().find(|o| o.id == b).expect("beside jobs run here");
+                        p.level(self.jobs[r.id].pool, &r.cpus, self.jobs[b].pool, &other.cpus)
+                    };
+                    let levels: Vec<Option<SharingLevel>> = beside.iter().map(|&b| level(b)).collect();
+                    self.truth.slowdown_at(r.id, &beside, &levels)
+                }
+            };
             if !(s.is_finite() && s > 0.0) {
                 return Err(ExecError::Fatal(SimError::Slowdown { job: r.id, beside, value: s }.to_string()));
             }

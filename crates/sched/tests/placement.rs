@@ -297,3 +297,33 @@ proptest! {
         }
     }
 }
+
+/// The node runner's loop over a virtual node on the same topology places
+/// and slows every job as the simulator does: one placement, two engines.
+#[test]
+fn run_node_in_virtual_time_reproduces_the_placed_simulation_on_each_fixture_scenario() {
+    use cosched_sched::{run_node_placed, VirtualNode};
+    for file in ["epyc-8ccx-nps4.toml", "xeon-2s-smt.toml", "arm-2s.toml"] {
+        let base = Scenario::load(&root().join("examples/scenarios").join(file)).unwrap();
+        for e in STRATEGIES {
+            let s = base.with_placement(e.strategy).unwrap();
+            let order = cosched_sched::montecarlo::order(s.job_program.len(), 3, 1);
+            let (jobs, table) = (s.jobs_in(&order), s.source_in(&order));
+            for policy in ["noplan", "best-match"] {
+                let mut p = policy_by_name(policy, &Params::new()).unwrap();
+                let sim = simulate_placed(&s.platform, &jobs, &table, &table, p.as_mut(), &SimOptions::default(), s.placement()).unwrap();
+                let mut p = policy_by_name(policy, &Params::new()).unwrap();
+                let mut ex = VirtualNode::new(&jobs, &table).placed(s.placement().unwrap());
+                let real = run_node_placed(&s.platform, &jobs, &table, p.as_mut(), &mut ex, &[], s.placement()).unwrap();
+                let a = cosched_model::metrics::job_times(&sim.events, jobs.len()).unwrap();
+                let b = cosched_model::metrics::job_times(&real.events, jobs.len()).unwrap();
+                for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+                    let what = format!("{file} {} {policy} job {k}", e.name);
+                    assert!((x.start - y.start).abs() < 1e-6 && (x.finish - y.finish).abs() < 1e-6, "{what}: {x:?} vs {y:?}");
+                    let plan = ex.starts().iter().find(|p| p.job == k).unwrap();
+                    assert_eq!(s.placement().unwrap().pus(plan.pool, &plan.cpus), sim.cpus[k], "{what}: the same PUs");
+                }
+            }
+        }
+    }
+}
