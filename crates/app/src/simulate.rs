@@ -292,7 +292,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         "policy_notes": makers.log().summary(),
     });
     if let Some(dir) = &a.report {
-        write_report(dir, path, a, &summaries, &baseline_score, &results, &labels, &doc)?;
+        write_report(dir, path, a, &summaries, &baseline_score, &results, &labels, &doc, placement.as_ref())?;
     }
     if let Some(file) = &a.trace {
         let (name, params) = match &a.trace_policy {
@@ -428,6 +428,7 @@ fn write_report(
     results: &[OrderResult],
     labels: &[String],
     doc: &serde_json::Value,
+    placement: Option<&(String, Vec<Vec<String>>)>,
 ) -> anyhow::Result<()> {
     create_dir(dir)?;
     let headers = HEAD;
@@ -438,6 +439,11 @@ fn write_report(
          the red line is the median and the dot the mean. Slowdowns: {}.",
         doc["jobs"], a.orders, a.seed, doc["slowdowns"].as_str().unwrap_or("")
     ));
+    if let Some((title, rows)) = placement {
+        page.section("Placement")
+            .paragraph(&format!("{title}. Each policy under each placement strategy, medians over the orders with the quartiles (docs/placement.md)."))
+            .table(&PLACEMENT_HEAD, rows);
+    }
     let mut csv = String::from("policy,metric,median,q1,q3,min,max,mean\n");
     let push_csv = |csv: &mut String, policy: &str, metric: &str, x: &Spread| {
         csv.push_str(&format!("{},{metric},{},{},{},{},{},{}\n", csv_field(policy), x.median, x.q1, x.q3, x.min, x.max, x.mean));

@@ -414,6 +414,13 @@ fn placements_side_by_side_on_a_topology_scenario() {
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[2]["placement"], "interference-aware");
     assert_eq!(doc["summaries"].as_array().unwrap().len(), 3);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r");
+    let mut with_report = args.to_vec();
+    with_report.extend(["--report", report.to_str().unwrap()]);
+    assert!(cosched(&with_report).status.success());
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains(">Placement</h2>") && html.contains("interference-aware"), "the report has the placement table");
 }
 
 #[test]
