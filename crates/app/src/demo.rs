@@ -439,6 +439,7 @@ fn scenario_of(w: &Workload, train: &cosched_predict::TrainingSet, matrix: &cosc
         measured_matrix: true,
         origin: format!("the pairs measured by this demo on {}", w.name),
         job_program: (0..n).flat_map(|i| std::iter::repeat(i).take(count)).collect(),
+        topology: None,
     }
 }
 

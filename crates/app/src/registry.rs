@@ -40,6 +40,11 @@ pub fn policies() -> Listing {
     all
 }
 
+/// Every placement strategy (`cosched simulate --list-placements`).
+pub fn placements() -> Listing {
+    listing(cosched_model::placement::STRATEGIES)
+}
+
 /// Every registered predictor (`cosched predict --list`).
 pub fn predictors() -> Listing {
     listing(cosched_predict::predictors::PREDICTORS)

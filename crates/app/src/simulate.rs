@@ -7,8 +7,10 @@ use std::time::Instant;
 
 use cosched_report::boxplot::{BoxPlot, BoxStats};
 use cosched_report::html::Page;
+use cosched_model::placement::{strategy_by_name, Strategy, STRATEGIES};
 use cosched_sched::montecarlo::{
-    default_policies, parse_spec, run_orders_with, spec_label, summarize, trace_of_with, MonteCarloError, OrderResult, PolicySummary, Spread,
+    default_policies, labels, parse_spec, run_orders_placed, spec_label, summarize_labelled, trace_of_with, MonteCarloError, OrderResult,
+    PolicySummary, Spread,
 };
 use cosched_sched::oracle::{oracle, Objective, Oracle, Search};
 use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
@@ -48,7 +50,19 @@ pub struct SimulateRequest {
     pub trace_policy: Option<String>,
     /// Where a scenario's `[slowdown] store` or `profiles` are read from.
     pub db: Option<PathBuf>,
+    /// Placement strategies by name (a scenario with a `[topology]`);
+    /// several run side by side on the same orders. Empty: the scenario's.
+    pub placements: Vec<String>,
 }
+
+/// Every registered placement strategy's name, as `--placement` takes them.
+pub fn placement_names() -> Vec<&'static str> {
+    STRATEGIES.iter().map(|e| e.name).collect()
+}
+
+/// The columns of the placement table of a [`SimulateReport`]: medians
+/// over the orders, with the quartiles in brackets.
+pub const PLACEMENT_HEAD: [&str; 5] = ["policy", "placement", "makespan s", "worst slowdown", "mean slowdown"];
 
 /// The columns of every table of a [`SimulateReport`].
 pub const HEAD: [&str; 7] = ["policy", "median", "q1", "q3", "min", "max", "mean"];
@@ -66,6 +80,9 @@ pub struct SimulateReport {
     /// The oracle's best schedules and each policy's median makespan
     /// against them ([`ORACLE_HEAD`]), or why there is none.
     pub oracle: Result<Vec<Vec<String>>, String>,
+    /// On a scenario with a topology: what it is, and each policy under
+    /// each placement in absolute figures ([`PLACEMENT_HEAD`]).
+    pub placement: Option<(String, Vec<Vec<String>>)>,
     /// Where the slowdowns came from.
     pub origin: String,
     /// The stored campaigns the scenario's measured cells and host loads
@@ -196,10 +213,23 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     let path = &a.scenario;
     let db = db_path(a.db.as_deref());
     let fetch = Fetch { db: &db, store: std::cell::OnceCell::new(), used: Default::default() };
-    let scenario = Scenario::load_with(path, Some(&fetch)).map_err(|e| bad_input(e.to_string()))?;
+    let mut scenario = Scenario::load_with(path, Some(&fetch)).map_err(|e| bad_input(e.to_string()))?;
     if a.orders == 0 {
         return Err(bad_input("--orders must be at least 1"));
     }
+    let mut strategies: Vec<Strategy> = Vec::new();
+    for name in &a.placements {
+        let s = strategy_by_name(name).map_err(|e| bad_input(format!("--placement: {e}")))?;
+        if strategies.contains(&s) {
+            return Err(bad_input(format!("--placement: `{name}` given twice")));
+        }
+        strategies.push(s);
+    }
+    if let Some(&first) = strategies.first() {
+        scenario = scenario.with_placement(first).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+    }
+    // One placement is the scenario's own; several run side by side.
+    let side_by_side: &[Strategy] = if strategies.len() > 1 { &strategies } else { &[] };
     let policies = if a.policies.is_empty() {
         default_policies()
     } else {
@@ -211,23 +241,25 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     let makers = Policies::simulation();
     let build = |n: &str, p: &Params| makers.build(n, p);
     let started = Instant::now();
-    let results = run_orders_with(&scenario, &policies, a.orders, a.seed, &build).map_err(|e| match e {
+    let results = run_orders_placed(&scenario, &policies, side_by_side, a.orders, a.seed, &build).map_err(|e| match e {
         MonteCarloError::Policy(m) => bad_input(m),
         other => anyhow::Error::new(other),
     })?;
-    let summaries = summarize(&policies, &results);
+    let labels = labels(&policies, side_by_side);
+    let summaries = summarize_labelled(&labels, &results);
     let elapsed = started.elapsed().as_secs_f64();
     let jobs = scenario.job_program.len();
 
     let baseline_score = Spread::of(&results.iter().map(|r| r.baseline_score).collect::<Vec<_>>()).expect("orders >= 1");
-    let medians: Vec<(String, f64)> = policies
+    let medians: Vec<(String, f64)> = labels
         .iter()
         .enumerate()
-        .map(|(i, (n, p))| {
+        .map(|(i, label)| {
             let v: Vec<f64> = results.iter().map(|r| r.outcomes[i].metrics.makespan).collect();
-            (spec_label(n, p), Spread::of(&v).expect("orders >= 1").median)
+            (label.clone(), Spread::of(&v).expect("orders >= 1").median)
         })
         .collect();
+    let placement = placement_table(&scenario, &policies, &strategies, &results);
     let best = best_schedules(&scenario, a.seed);
     let oracle_json = match &best {
         Ok((m, t)) => serde_json::json!({
@@ -250,13 +282,18 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         "baseline": "exclusive",
         "baseline_score": baseline_score,
         "policies": policies.iter().map(|(n, p)| spec_label(n, p)).collect::<Vec<_>>(),
+        "topology": scenario.topology.as_ref().map(|t| t.file.clone()),
+        "placements": placed_names(&scenario, &strategies),
+        "placement_table": placement.as_ref().map(|(_, rows)| rows.iter().map(|r| serde_json::json!({
+            "policy": r[0], "placement": r[1], "makespan": r[2], "worst_slowdown": r[3], "mean_slowdown": r[4],
+        })).collect::<Vec<_>>()),
         "summaries": summaries,
         "oracle": oracle_json,
         "median_makespans": medians.iter().map(|(p, v)| serde_json::json!({"policy": p, "seconds": v})).collect::<Vec<_>>(),
         "policy_notes": makers.log().summary(),
     });
     if let Some(dir) = &a.report {
-        write_report(dir, path, a, &summaries, &baseline_score, &results, &policies, &doc)?;
+        write_report(dir, path, a, &summaries, &baseline_score, &results, &labels, &doc, placement.as_ref())?;
     }
     if let Some(file) = &a.trace {
         let (name, params) = match &a.trace_policy {
@@ -288,6 +325,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         sections,
         scores,
         oracle,
+        placement,
         origin: scenario.origin.clone(),
         campaigns: fetch.used.take(),
         jobs,
@@ -311,6 +349,9 @@ fn best_schedules(scenario: &Scenario, seed: u64) -> Result<(Oracle, Oracle), St
     if scenario.programs.iter().any(|p| !p.variants.is_empty()) {
         // Its list schedules run each job its own way and its bound assumes so.
         return Err("the oracle does not choose among job variants".into());
+    }
+    if scenario.by_level() {
+        return Err("its slowdowns depend on where jobs are placed, which the oracle's list schedules do not choose".into());
     }
     let all: Vec<usize> = (0..scenario.job_program.len()).collect();
     let (jobs, table) = (scenario.jobs_in(&all), scenario.source_in(&all));
@@ -390,8 +431,9 @@ fn write_report(
     summaries: &[PolicySummary],
     baseline_score: &Spread,
     results: &[OrderResult],
-    policies: &[(String, Params)],
+    labels: &[String],
     doc: &serde_json::Value,
+    placement: Option<&(String, Vec<Vec<String>>)>,
 ) -> anyhow::Result<()> {
     create_dir(dir)?;
     let headers = HEAD;
@@ -402,6 +444,11 @@ fn write_report(
          the red line is the median and the dot the mean. Slowdowns: {}.",
         doc["jobs"], a.orders, a.seed, doc["slowdowns"].as_str().unwrap_or("")
     ));
+    if let Some((title, rows)) = placement {
+        page.section("Placement")
+            .paragraph(&format!("{title}. Each policy under each placement strategy, medians over the orders with the quartiles (docs/placement.md)."))
+            .table(&PLACEMENT_HEAD, rows);
+    }
     let mut csv = String::from("policy,metric,median,q1,q3,min,max,mean\n");
     let push_csv = |csv: &mut String, policy: &str, metric: &str, x: &Spread| {
         csv.push_str(&format!("{},{metric},{},{},{},{},{},{}\n", csv_field(policy), x.median, x.q1, x.q3, x.min, x.max, x.mean));
@@ -470,8 +517,8 @@ fn write_report(
             ));
         };
         line(&mut orders, "exclusive", &r.baseline, r.baseline_score);
-        for ((n, p), o) in policies.iter().zip(&r.outcomes) {
-            line(&mut orders, &spec_label(n, p), &o.metrics, o.score);
+        for (label, o) in labels.iter().zip(&r.outcomes) {
+            line(&mut orders, label, &o.metrics, o.score);
         }
     }
     write_file(&dir.join("orders.csv"), &orders)?;
@@ -493,4 +540,48 @@ fn csv_field(s: &str) -> String {
 
 fn pct(rate: f64) -> String {
     format!("{:+.1} %", rate * 100.0)
+}
+
+/// The strategies the outcomes ran under: those named, else the scenario's
+/// own; none without a topology.
+fn placed_names(scenario: &Scenario, strategies: &[Strategy]) -> Vec<&'static str> {
+    let name = |s: Strategy| STRATEGIES.iter().find(|e| e.strategy == s).map_or("?", |e| e.name);
+    match (scenario.placement(), strategies.len()) {
+        (None, _) => Vec::new(),
+        (Some(p), 0) => vec![p.name()],
+        (Some(_), _) => strategies.iter().map(|&s| name(s)).collect(),
+    }
+}
+
+/// Each policy under each placement in absolute figures, medians over the
+/// orders with the quartiles: what placement changes, side by side.
+fn placement_table(scenario: &Scenario, policies: &[(String, Params)], strategies: &[Strategy], results: &[OrderResult]) -> Option<(String, Vec<Vec<String>>)> {
+    let topo = scenario.topology.as_ref()?;
+    let names = placed_names(scenario, strategies);
+    let mut rows = Vec::new();
+    for (k, placement) in names.iter().enumerate() {
+        for (i, (n, p)) in policies.iter().enumerate() {
+            let col = k * policies.len() + i;
+            let cell = |f: fn(&cosched_model::metrics::Metrics) -> f64, digits: usize| {
+                let v: Vec<f64> = results.iter().map(|r| f(&r.outcomes[col].metrics)).collect();
+                let x = Spread::of(&v).expect("orders >= 1");
+                format!("{:.d$} ({:.d$}-{:.d$})", x.median, x.q1, x.q3, d = digits)
+            };
+            rows.push(vec![
+                spec_label(n, p),
+                placement.to_string(),
+                cell(|m| m.makespan, 1),
+                cell(|m| m.worst_slowdown, 3),
+                cell(|m| m.avg_slowdown, 3),
+            ]);
+        }
+    }
+    let levels: Vec<&str> = topo.levels.levels().iter().map(|l| l.name()).collect();
+    let title = format!(
+        "{} ({} PUs); pair slowdowns by sharing level: {}",
+        topo.file,
+        topo.pus,
+        if levels.is_empty() { "none given, one number per pair".to_string() } else { levels.join(", ") }
+    );
+    Some((title, rows))
 }

@@ -379,3 +379,59 @@ fn simulate_names_the_campaigns_of_its_measured_cells_with_the_node_at_their_sta
     ids.sort();
     assert_eq!(ids, [1, 2]);
 }
+
+fn scenario(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios").join(name).display().to_string()
+}
+
+#[test]
+fn placements_are_listed_and_named_in_help() {
+    let out = cosched(&["simulate", "--list-placements"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let help = String::from_utf8(cosched(&["simulate", "--help"]).stdout).unwrap();
+    for p in ["compact", "scatter", "range", "numa-first", "interference-aware"] {
+        assert!(text.contains(p), "--list-placements lacks {p}:\n{text}");
+        assert!(help.contains(p), "--help lacks {p}");
+    }
+    let out = cosched(&["simulate", "--list-placements", "--json"]);
+    assert_eq!(json(&out).as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn placements_side_by_side_on_a_topology_scenario() {
+    let s = scenario("epyc-8ccx-nps4.toml");
+    let args = ["simulate", "--scenario", &s, "--orders", "3", "--policy", "noplan", "--placement", "compact,scatter", "--placement", "interference-aware"];
+    let out = cosched(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Placement on ../../crates/model/tests/fixtures/topology/epyc-64c-8ccx-nps4-smt2.hwloc2.xml (128 PUs)"), "{text}");
+    assert!(text.contains("| noplan @ interference-aware |"), "{text}");
+    assert!(text.contains("oracle: none (its slowdowns depend on where jobs are placed"), "{text}");
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let doc = json(&cosched(&with_json));
+    assert_eq!(doc["placements"], serde_json::json!(["compact", "scatter", "interference-aware"]));
+    let rows = doc["placement_table"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[2]["placement"], "interference-aware");
+    assert_eq!(doc["summaries"].as_array().unwrap().len(), 3);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r");
+    let mut with_report = args.to_vec();
+    with_report.extend(["--report", report.to_str().unwrap()]);
+    assert!(cosched(&with_report).status.success());
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains(">Placement</h2>") && html.contains("interference-aware"), "the report has the placement table");
+}
+
+#[test]
+fn a_placement_needs_a_topology_and_a_registered_name() {
+    let out = cosched(&["simulate", "--scenario", &example(), "--orders", "2", "--placement", "scatter"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("seed000.toml: the scenario has no [topology]"), "{err}");
+    let out = cosched(&["simulate", "--scenario", &scenario("arm-2s.toml"), "--placement", "round-robin"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("round-robin"));
+}

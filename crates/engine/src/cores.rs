@@ -4,9 +4,10 @@
 //! Cores are indices `0..pool cores` of a pool; an engine maps them to what
 //! it runs on (the node runner to the pool's CPUs). The simulator, the
 //! virtual node and the node runner all place through [`CoreMap::choose`],
-//! so a decision lands on the same cores in every engine. A later
-//! topology-aware placement (NUMA, LLC domains) refines `choose` and
-//! [`Cores`]; the decisions and the validation stay as they are.
+//! so a decision lands on the same cores in every engine. On a node with a
+//! topology, `crate::placement` places starts by a registered strategy
+//! first and falls back to `choose` for given cores, pools off the topology
+//! and overbooking; the decisions and the validation stay as they are.
 
 use crate::policy::Cores;
 

@@ -10,6 +10,7 @@
 //! simulator.
 
 pub mod cores;
+pub mod placement;
 pub mod platform;
 pub mod policy;
 pub mod run;
@@ -18,8 +19,9 @@ pub mod validate;
 
 pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub use cosched_model::run::JobStatus;
+pub use placement::Placement;
 pub use platform::{Platform, SimJob};
 pub use policy::{Cores, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};
-pub use run::{run_node, Done, ExecError, Executor, Outcome, RunError, StartPlan};
+pub use run::{run_node, run_node_placed, Done, ExecError, Executor, Outcome, RunError, StartPlan};
 pub use source::SlowdownSource;
 pub use validate::Refusal;

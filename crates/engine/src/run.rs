@@ -18,7 +18,8 @@ use crate::cores::CoreMap;
 use crate::platform::{Platform, SimJob};
 use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob, View};
 use crate::source::SlowdownSource;
-use crate::validate::{check_decision, check_jobs, Act, JobState};
+use crate::placement::{Neighbour, PlaceCtx, Placement};
+use crate::validate::{check_decision_in, check_jobs, Act, JobState};
 use crate::{Event, EventKind, JobId};
 
 /// Why an executor stopped.
@@ -234,7 +235,25 @@ pub fn run_node(
     exec: &mut dyn Executor,
     done: &[Done],
 ) -> Result<Trace, RunError> {
+    run_node_placed(platform, jobs, source, policy, exec, done, None)
+}
+
+/// [`run_node`] on a node with a topology: each start is placed by
+/// `placement` (`crate::placement`), interference-aware against `source`,
+/// the predictions the policy sees.
+pub fn run_node_placed(
+    platform: &Platform,
+    jobs: &[SimJob],
+    source: &dyn SlowdownSource,
+    policy: &mut dyn Policy,
+    exec: &mut dyn Executor,
+    done: &[Done],
+    placement: Option<&Placement>,
+) -> Result<Trace, RunError> {
     check_jobs(platform, jobs).map_err(RunError::Input)?;
+    if let Some(p) = placement {
+        p.check(&platform.pools).map_err(RunError::Input)?;
+    }
     let mut trace = Trace {
         jobs: platform.trace_jobs(jobs),
         events: Vec::with_capacity(jobs.len() * 3),
@@ -314,7 +333,16 @@ pub fn run_node(
                     None if queue.contains(&j) => JobState::Waiting,
                     None => JobState::Elsewhere,
                 };
-                let act = check_decision(&d, jobs, state, &map)
+                let neighbours: Vec<Neighbour> = match placement {
+                    Some(_) => running
+                        .iter()
+                        .filter(|a| a.suspended_at.is_none())
+                        .map(|a| Neighbour { job: a.id, pool: jobs[a.id].pool, cpus: &a.cpus })
+                        .collect(),
+                    None => Vec::new(),
+                };
+                let ctx = placement.map(|placement| PlaceCtx { placement, running: &neighbours, predicted: source });
+                let act = check_decision_in(&d, jobs, state, &map, ctx.as_ref())
                     .map_err(|why| RunError::Decision { time: now, decision: d.clone(), why: why.to_string() })?;
                 if let Act::Start { job, pool, variant, .. } = &act {
                     if let Some(name) = jobs[*job].variant_name(*variant) {
@@ -323,6 +351,7 @@ pub fn run_node(
                         trace.jobs[*job].variant = Some(name);
                     }
                 }
+                drop(neighbours);
                 apply(act, jobs, source, exec, &mut queue, &mut running, &mut map, events)?;
             }
             // As in the simulator: a policy that only starts jobs on free

@@ -1,5 +1,7 @@
 //! Where predicted or measured slowdowns come from.
 
+use cosched_model::placement::SharingLevel;
+
 use crate::JobId;
 
 /// Slowdowns of jobs beside one another. The simulator uses `slowdown` as the
@@ -11,4 +13,17 @@ pub trait SlowdownSource {
     /// Conflict score of a pair in the units of the conflict-aware threshold
     /// (seed 000's C_all, in percent, when host loads are known).
     fn score(&self, a: JobId, b: JobId) -> f64;
+    /// As `slowdown`, each co-runner `beside[k]` sharing `levels[k]` with
+    /// `job` (the closest level between their CPUs; `None` where either is
+    /// not placed on a topology). A source with one number per pair
+    /// ignores the levels: on it, the domain-aware model is today's.
+    fn slowdown_at(&self, job: JobId, beside: &[JobId], levels: &[Option<SharingLevel>]) -> f64 {
+        let _ = levels;
+        self.slowdown(job, beside)
+    }
+    /// Whether [`slowdown_at`](SlowdownSource::slowdown_at) depends on the
+    /// levels, so engines compute them only for a source that reads them.
+    fn by_level(&self) -> bool {
+        false
+    }
 }

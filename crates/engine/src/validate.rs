@@ -3,7 +3,10 @@
 
 use std::fmt;
 
+use cosched_model::placement::Strategy;
+
 use crate::cores::{ChoiceError, CoreMap};
+use crate::placement::PlaceCtx;
 use crate::platform::{Platform, SimJob};
 use crate::policy::{Cores, Decision};
 use crate::JobId;
@@ -107,9 +110,23 @@ pub fn check_decision(
     state: impl Fn(JobId) -> JobState,
     map: &CoreMap,
 ) -> Result<Act, Refusal> {
+    check_decision_in(decision, jobs, state, map, None)
+}
+
+/// [`check_decision`] on a node with a topology: a start's cores come
+/// from the placement (`crate::placement`), by the strategy chosen for
+/// `Start` and compact / scatter for `StartOn` with `Cores::Compact` /
+/// `Cores::Spread`; given cores, and pools off the topology, as without.
+pub fn check_decision_in(
+    decision: &Decision,
+    jobs: &[SimJob],
+    state: impl Fn(JobId) -> JobState,
+    map: &CoreMap,
+    place: Option<&PlaceCtx>,
+) -> Result<Act, Refusal> {
     let job = decision.job();
     let st = if job < jobs.len() { state(job) } else { JobState::Elsewhere };
-    let start = |pool: usize, how: &Cores, overbook: bool| {
+    let start = |pool: usize, how: &Cores, overbook: bool, strategy: Option<Strategy>| {
         if st != JobState::Waiting {
             return Err(Refusal::NotWaiting { job });
         }
@@ -122,7 +139,11 @@ pub fn check_decision(
             if p != pool {
                 continue;
             }
-            match map.choose(pool, cores, how, overbook) {
+            let placed = match (place, strategy) {
+                (Some(ctx), Some(s)) => ctx.placement.choose(ctx, map, job, pool, cores, s, overbook),
+                _ => None,
+            };
+            match placed.unwrap_or_else(|| map.choose(pool, cores, how, overbook)) {
                 Ok(cpus) => return Ok(Act::Start { job, pool, cpus, variant }),
                 Err(e) => {
                     first.get_or_insert(refusal(job, pool, e));
@@ -132,8 +153,15 @@ pub fn check_decision(
         Err(first.unwrap_or(Refusal::WrongPool { job, pool, belongs: j.pool }))
     };
     match decision {
-        Decision::Start { pool, .. } => start(*pool, &Cores::Compact, false),
-        Decision::StartOn { pool, cores, overbook, .. } => start(*pool, cores, *overbook),
+        Decision::Start { pool, .. } => start(*pool, &Cores::Compact, false, place.map(|c| c.placement.strategy())),
+        Decision::StartOn { pool, cores, overbook, .. } => {
+            let strategy = match cores {
+                Cores::Compact => Some(Strategy::Compact),
+                Cores::Spread => Some(Strategy::Scatter),
+                Cores::Given(_) => None,
+            };
+            start(*pool, cores, *overbook, strategy)
+        }
         Decision::StartVariant { variant, .. } => {
             if st != JobState::Waiting {
                 return Err(Refusal::NotWaiting { job });
@@ -141,7 +169,11 @@ pub fn check_decision(
             let j = &jobs[job];
             let (pool, cores, _) =
                 j.variant(*variant).ok_or(Refusal::NoSuchVariant { job, variant: *variant, variants: j.variant_count() })?;
-            let cpus = map.choose(pool, cores, &Cores::Compact, false).map_err(|e| refusal(job, pool, e))?;
+            let placed = match place {
+                Some(ctx) => ctx.placement.choose(ctx, map, job, pool, cores, ctx.placement.strategy(), false),
+                None => None,
+            };
+            let cpus = placed.unwrap_or_else(|| map.choose(pool, cores, &Cores::Compact, false)).map_err(|e| refusal(job, pool, e))?;
             Ok(Act::Start { job, pool, cpus, variant: *variant })
         }
         Decision::Suspend { .. } => match st {

@@ -7,6 +7,7 @@
 pub mod kernel;
 pub mod params;
 pub mod placement;
+pub mod levels;
 pub mod matrix;
 pub mod djsb;
 pub mod metrics;

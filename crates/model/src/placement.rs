@@ -19,7 +19,9 @@
 //! - `interference-aware`: the last-level-cache domain (then NUMA node)
 //!   whose running jobs the new one would hurt and be hurt by least, by the
 //!   pair slowdowns the caller supplies weighted by what the CPUs share
-//!   ([`SharingLevel::weight`]); with one domain, it is `compact`.
+//!   ([`SharingLevel::weight`]), or priced per level by the caller; within
+//!   it, PUs of cores no running job uses first; with one domain and no
+//!   SMT, it is `compact`.
 //!
 //! This module is pure: it reads a [`Node`] it is given.
 
@@ -201,157 +203,291 @@ pub struct Placed {
 /// Places a job needing `cores` PUs among `allowed` (its pool), avoiding
 /// every PU an occupant holds; `None` when too few are free.
 pub fn place(node: &Node, strategy: Strategy, allowed: &[u32], cores: u32, running: &[Occupant]) -> Option<Placed> {
-    let busy: BTreeSet<u32> = running.iter().flat_map(|o| o.cpus.iter().copied()).collect();
-    let order = topology_order(node);
-    let free: Vec<u32> = order.iter().copied().filter(|p| allowed.contains(p) && !busy.contains(p)).collect();
-    let n = cores as usize;
-    if n == 0 || free.len() < n {
-        return None;
-    }
-    let cpus = match strategy {
-        Strategy::Compact => free[..n].to_vec(),
-        Strategy::Scatter => scatter(node, &free, n),
-        Strategy::Range => range(node, &free, n),
-        Strategy::NumaFirst => numa_first(node, &free, &busy, n),
-        Strategy::InterferenceAware => interference_aware(node, &free, n, running),
-    };
-    let mut sorted = cpus;
-    sorted.sort_unstable();
-    let mems: BTreeSet<u32> = sorted.iter().filter_map(|&p| node.numa_of(p)).collect();
-    Some(Placed { cpus: sorted, mems: mems.into_iter().collect() })
+    let layout = Layout::new(node);
+    let busy: Vec<u32> = running.iter().flat_map(|o| o.cpus.iter().copied()).collect();
+    layout.place(strategy, allowed, cores, &busy, &|cpus: &[u32]| layout.weighted_cost(cpus, running))
 }
 
-/// PUs by socket, NUMA node, LLC domain, core, then hardware thread.
-fn topology_order(node: &Node) -> Vec<u32> {
-    let mut v: Vec<(u32, u32, usize, u32, usize, u32)> = Vec::new();
-    for core in &node.cores {
-        for (t, &pu) in core.pus.iter().enumerate() {
-            v.push((core.socket, core.numa.unwrap_or(0), llc_of(node, pu).unwrap_or(0), core.index, t, pu));
-        }
-    }
-    v.sort_unstable();
-    v.into_iter().map(|x| x.5).collect()
+/// Where each PU sits, read once from a [`Node`], so an engine that places
+/// thousands of jobs (the simulator's Monte-Carlo orders) does not walk the
+/// topology's lists at every start. [`place`] builds one per call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    /// Indexed by PU number; `None` for numbers the node does not have.
+    at: Vec<Option<Pu>>,
+    /// PUs by socket, NUMA node, LLC domain, core, then hardware thread.
+    order: Vec<u32>,
 }
 
-fn numa_key(node: &Node, p: u32) -> u32 {
-    node.numa_of(p).unwrap_or(0)
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pu {
+    socket: u32,
+    /// NUMA node of the PU itself (`Node::numa_of`), and of its core's
+    /// first PU (`Core::numa`), which orders the topology.
+    numa: Option<u32>,
+    core_numa: Option<u32>,
+    llc: Option<usize>,
+    core: u32,
+    /// Position among its core's hardware threads.
+    thread: usize,
 }
 
-/// Round-robin over NUMA nodes, within each over LLC domains, first thread
-/// of each core first; second threads only once every core has one.
-fn scatter(node: &Node, free: &[u32], n: usize) -> Vec<u32> {
-    let thread = |p: u32| node.siblings(p).and_then(|s| s.iter().position(|&x| x == p)).unwrap_or(0);
-    let mut out = Vec::new();
-    let max_thread = free.iter().map(|&p| thread(p)).max().unwrap_or(0);
-    for t in 0..=max_thread {
-        // Domains: (numa, llc) -> PUs of thread t, in order.
-        let mut domains: std::collections::BTreeMap<(u32, usize), Vec<u32>> = Default::default();
-        for &p in free.iter().filter(|&&p| thread(p) == t) {
-            domains.entry((numa_key(node, p), llc_of(node, p).unwrap_or(0))).or_default().push(p);
+impl Layout {
+    pub fn new(node: &Node) -> Layout {
+        let top = node.cores.iter().flat_map(|c| c.pus.iter().copied()).max().map_or(0, |m| m as usize + 1);
+        let mut at: Vec<Option<Pu>> = vec![None; top];
+        let level = node.llc().map(|c| c.level);
+        for core in &node.cores {
+            for (t, &pu) in core.pus.iter().enumerate() {
+                let llc = level.and_then(|level| {
+                    node.caches.iter().position(|c| c.level == level && c.kind != crate::topology::CacheKind::Instruction && c.cpus.contains(&pu))
+                });
+                at[pu as usize] =
+                    Some(Pu { socket: core.socket, numa: node.numa_of(pu), core_numa: core.numa, llc, core: core.index, thread: t });
+            }
         }
-        // Interleave NUMA nodes first, then their LLC domains.
-        let mut by_numa: std::collections::BTreeMap<u32, Vec<Vec<u32>>> = Default::default();
-        for ((numa, _), pus) in domains {
-            by_numa.entry(numa).or_default().push(pus);
-        }
-        let mut queues: Vec<std::collections::VecDeque<u32>> = by_numa
-            .into_values()
-            .map(|llcs| {
-                // Within a NUMA node, alternate its LLC domains.
-                let mut q = std::collections::VecDeque::new();
-                let longest = llcs.iter().map(Vec::len).max().unwrap_or(0);
-                for i in 0..longest {
-                    for l in &llcs {
-                        if let Some(&p) = l.get(i) {
-                            q.push_back(p);
-                        }
-                    }
-                }
-                q
-            })
+        let mut keyed: Vec<(u32, u32, usize, u32, usize, u32)> = at
+            .iter()
+            .enumerate()
+            .filter_map(|(p, x)| x.map(|x| (x.socket, x.core_numa.unwrap_or(0), x.llc.unwrap_or(0), x.core, x.thread, p as u32)))
             .collect();
-        while out.len() < n && queues.iter().any(|q| !q.is_empty()) {
-            for q in queues.iter_mut() {
-                if out.len() < n {
-                    if let Some(p) = q.pop_front() {
-                        out.push(p);
-                    }
+        keyed.sort_unstable();
+        Layout { at, order: keyed.into_iter().map(|k| k.5).collect() }
+    }
+
+    fn pu(&self, p: u32) -> Option<&Pu> {
+        self.at.get(p as usize).and_then(Option::as_ref)
+    }
+
+    /// Whether `p` is a PU of the node.
+    pub fn has(&self, p: u32) -> bool {
+        self.pu(p).is_some()
+    }
+
+    /// What CPUs `a` and `b` share: [`sharing_level`] without walking the node.
+    pub fn level(&self, a: u32, b: u32) -> SharingLevel {
+        let (Some(x), Some(y)) = (self.pu(a), self.pu(b)) else {
+            return SharingLevel::OtherSocket;
+        };
+        if x.core == y.core {
+            SharingLevel::SmtSibling
+        } else if x.llc.is_some() && x.llc == y.llc {
+            SharingLevel::SameLlc
+        } else if x.numa.is_some() && x.numa == y.numa {
+            SharingLevel::SameNuma
+        } else if x.socket == y.socket {
+            SharingLevel::SameSocket
+        } else {
+            SharingLevel::OtherSocket
+        }
+    }
+
+    /// The closest level between any CPU of `a` and any CPU of `b`: what
+    /// two jobs on those CPUs share at most.
+    pub fn closest(&self, a: &[u32], b: &[u32]) -> SharingLevel {
+        let mut best = SharingLevel::OtherSocket;
+        for &x in a {
+            for &y in b {
+                best = best.min(self.level(x, y));
+                if best == SharingLevel::SmtSibling {
+                    return best;
                 }
             }
         }
-        if out.len() == n {
-            break;
-        }
+        best
     }
-    out
-}
 
-/// The free PUs of each NUMA node, in topology order.
-fn per_numa(node: &Node, free: &[u32]) -> Vec<(u32, Vec<u32>)> {
-    let mut m: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-    for &p in free {
-        m.entry(numa_key(node, p)).or_default().push(p);
+    /// NUMA nodes of `cpus`, ascending.
+    pub fn mems(&self, cpus: &[u32]) -> Vec<u32> {
+        let m: BTreeSet<u32> = cpus.iter().filter_map(|&p| self.pu(p).and_then(|x| x.numa)).collect();
+        m.into_iter().collect()
     }
-    m.into_iter().collect()
-}
 
-fn range(node: &Node, free: &[u32], n: usize) -> Vec<u32> {
-    for (_, pus) in per_numa(node, free) {
-        let mut sorted = pus.clone();
-        sorted.sort_unstable();
-        for w in sorted.windows(n) {
-            if w[n - 1] - w[0] == (n - 1) as u32 {
-                return w.to_vec();
-            }
-        }
-    }
-    match per_numa(node, free).into_iter().filter(|(_, p)| p.len() >= n).max_by_key(|(_, p)| p.len()) {
-        Some((_, pus)) => pus[..n].to_vec(),
-        None => free[..n].to_vec(),
-    }
-}
-
-fn numa_first(node: &Node, free: &[u32], busy: &BTreeSet<u32>, n: usize) -> Vec<u32> {
-    let used = |numa: u32| busy.iter().filter(|&&p| numa_key(node, p) == numa).count();
-    let fits: Vec<(u32, Vec<u32>)> = per_numa(node, free).into_iter().filter(|(_, p)| p.len() >= n).collect();
-    // The busiest node that fits; ties to the lowest index.
-    match fits.iter().max_by(|a, b| used(a.0).cmp(&used(b.0)).then(b.0.cmp(&a.0))) {
-        Some((_, pus)) => pus[..n].to_vec(),
-        None => free[..n].to_vec(),
-    }
-}
-
-fn interference_aware(node: &Node, free: &[u32], n: usize, running: &[Occupant]) -> Vec<u32> {
-    // Candidate domains: each LLC domain, then each NUMA node, then the
-    // whole node, each taking its free PUs in topology order.
-    let mut candidates: Vec<Vec<u32>> = Vec::new();
-    let mut llcs: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
-    for &p in free {
-        llcs.entry(llc_of(node, p).unwrap_or(0)).or_default().push(p);
-    }
-    candidates.extend(llcs.into_values());
-    candidates.extend(per_numa(node, free).into_iter().map(|(_, p)| p));
-    candidates.push(free.to_vec());
-    let cost = |cpus: &[u32]| -> f64 {
+    /// [`place`]'s default cost of a candidate for `interference-aware`:
+    /// each occupant's pair slowdowns above 1, weighted by the closest level
+    /// the candidate shares with it ([`SharingLevel::weight`]).
+    pub fn weighted_cost(&self, cpus: &[u32], running: &[Occupant]) -> f64 {
         running
             .iter()
             .map(|o| {
-                let level = cpus
-                    .iter()
-                    .flat_map(|&a| o.cpus.iter().map(move |&b| (a, b)))
-                    .map(|(a, b)| sharing_level(node, a, b))
-                    .min()
-                    .unwrap_or(SharingLevel::OtherSocket);
+                let level = self.closest(cpus, &o.cpus);
                 ((o.slowdown_new - 1.0).max(0.0) + (o.slowdown_old - 1.0).max(0.0)) * level.weight()
             })
             .sum()
-    };
-    candidates
-        .into_iter()
-        .filter(|c| c.len() >= n)
-        .map(|c| c[..n].to_vec())
-        .enumerate()
-        .min_by(|(i, a), (j, b)| cost(a).total_cmp(&cost(b)).then(i.cmp(j)))
-        .map(|(_, c)| c)
-        .unwrap_or_else(|| free[..n].to_vec())
+    }
+
+    /// Places a job of `cores` PUs among `allowed`, avoiding `busy`;
+    /// `interference-aware` takes the candidate of least `cost` (the first
+    /// on ties), which the caller computes from its own predictions (an
+    /// engine with per-level predictions prices each level directly).
+    /// `None` when too few PUs are free.
+    pub fn place(&self, strategy: Strategy, allowed: &[u32], cores: u32, busy: &[u32], cost: &dyn Fn(&[u32]) -> f64) -> Option<Placed> {
+        // A mark per PU number: an engine places thousands of jobs, and a
+        // `contains` per PU would make each start quadratic in the node.
+        let mut ok = vec![false; self.at.len()];
+        for &p in allowed {
+            if let Some(x) = ok.get_mut(p as usize) {
+                *x = true;
+            }
+        }
+        for &p in busy {
+            if let Some(x) = ok.get_mut(p as usize) {
+                *x = false;
+            }
+        }
+        let free: Vec<u32> = self.order.iter().copied().filter(|&p| ok[p as usize]).collect();
+        let n = cores as usize;
+        if n == 0 || free.len() < n {
+            return None;
+        }
+        let mut cpus = match strategy {
+            Strategy::Compact => free[..n].to_vec(),
+            Strategy::Scatter => self.scatter(&free, n),
+            Strategy::Range => self.range(&free, n),
+            Strategy::NumaFirst => self.numa_first(&free, busy, n),
+            Strategy::InterferenceAware => self.interference_aware(&free, busy, n, cost),
+        };
+        cpus.sort_unstable();
+        let mems = self.mems(&cpus);
+        Some(Placed { cpus, mems })
+    }
+
+    fn numa_key(&self, p: u32) -> u32 {
+        self.pu(p).and_then(|x| x.numa).unwrap_or(0)
+    }
+
+    fn llc_key(&self, p: u32) -> usize {
+        self.pu(p).and_then(|x| x.llc).unwrap_or(0)
+    }
+
+    /// Round-robin over NUMA nodes, within each over LLC domains, first
+    /// thread of each core first; second threads only once every core has one.
+    fn scatter(&self, free: &[u32], n: usize) -> Vec<u32> {
+        let thread = |p: u32| self.pu(p).map_or(0, |x| x.thread);
+        let mut out = Vec::new();
+        let max_thread = free.iter().map(|&p| thread(p)).max().unwrap_or(0);
+        for t in 0..=max_thread {
+            // Domains: (numa, llc) -> PUs of thread t, in order.
+            let mut domains: std::collections::BTreeMap<(u32, usize), Vec<u32>> = Default::default();
+            for &p in free.iter().filter(|&&p| thread(p) == t) {
+                domains.entry((self.numa_key(p), self.llc_key(p))).or_default().push(p);
+            }
+            // Interleave NUMA nodes first, then their LLC domains.
+            let mut by_numa: std::collections::BTreeMap<u32, Vec<Vec<u32>>> = Default::default();
+            for ((numa, _), pus) in domains {
+                by_numa.entry(numa).or_default().push(pus);
+            }
+            let mut queues: Vec<std::collections::VecDeque<u32>> = by_numa
+                .into_values()
+                .map(|llcs| {
+                    // Within a NUMA node, alternate its LLC domains.
+                    let mut q = std::collections::VecDeque::new();
+                    let longest = llcs.iter().map(Vec::len).max().unwrap_or(0);
+                    for i in 0..longest {
+                        for l in &llcs {
+                            if let Some(&p) = l.get(i) {
+                                q.push_back(p);
+                            }
+                        }
+                    }
+                    q
+                })
+                .collect();
+            while out.len() < n && queues.iter().any(|q| !q.is_empty()) {
+                for q in queues.iter_mut() {
+                    if out.len() < n {
+                        if let Some(p) = q.pop_front() {
+                            out.push(p);
+                        }
+                    }
+                }
+            }
+            if out.len() == n {
+                break;
+            }
+        }
+        out
+    }
+
+    /// The free PUs of each NUMA node, in topology order.
+    fn per_numa(&self, free: &[u32]) -> Vec<(u32, Vec<u32>)> {
+        let mut m: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+        for &p in free {
+            m.entry(self.numa_key(p)).or_default().push(p);
+        }
+        m.into_iter().collect()
+    }
+
+    fn range(&self, free: &[u32], n: usize) -> Vec<u32> {
+        for (_, pus) in self.per_numa(free) {
+            let mut sorted = pus.clone();
+            sorted.sort_unstable();
+            for w in sorted.windows(n) {
+                if w[n - 1] - w[0] == (n - 1) as u32 {
+                    return w.to_vec();
+                }
+            }
+        }
+        match self.per_numa(free).into_iter().filter(|(_, p)| p.len() >= n).max_by_key(|(_, p)| p.len()) {
+            Some((_, pus)) => pus[..n].to_vec(),
+            None => free[..n].to_vec(),
+        }
+    }
+
+    fn numa_first(&self, free: &[u32], busy: &[u32], n: usize) -> Vec<u32> {
+        let busy: BTreeSet<u32> = busy.iter().copied().collect();
+        let used = |numa: u32| busy.iter().filter(|&&p| self.numa_key(p) == numa).count();
+        let fits: Vec<(u32, Vec<u32>)> = self.per_numa(free).into_iter().filter(|(_, p)| p.len() >= n).collect();
+        // The busiest node that fits; ties to the lowest index.
+        match fits.iter().max_by(|a, b| used(a.0).cmp(&used(b.0)).then(b.0.cmp(&a.0))) {
+            Some((_, pus)) => pus[..n].to_vec(),
+            None => free[..n].to_vec(),
+        }
+    }
+
+    fn interference_aware(&self, free: &[u32], busy: &[u32], n: usize, cost: &dyn Fn(&[u32]) -> f64) -> Vec<u32> {
+        // Candidate domains: each LLC domain, then each NUMA node, then the
+        // whole node, each taking its free PUs in topology order, those of
+        // cores no running job uses first: an SMT sibling of a running job
+        // shares everything with it, so it is taken only when the domain
+        // has no idle core left.
+        let busy_cores: BTreeSet<u32> = busy.iter().filter_map(|&p| self.pu(p).map(|x| x.core)).collect();
+        let idle_first = |mut c: Vec<u32>| {
+            c.sort_by_key(|&p| self.pu(p).is_some_and(|x| busy_cores.contains(&x.core)));
+            c
+        };
+        let mut candidates: Vec<Vec<u32>> = Vec::new();
+        let mut llcs: std::collections::BTreeMap<usize, Vec<u32>> = Default::default();
+        for &p in free {
+            llcs.entry(self.llc_key(p)).or_default().push(p);
+        }
+        candidates.extend(llcs.into_values());
+        candidates.extend(self.per_numa(free).into_iter().map(|(_, p)| p));
+        candidates.push(free.to_vec());
+        candidates
+            .into_iter()
+            .filter(|c| c.len() >= n)
+            .map(|c| {
+                let c = idle_first(c)[..n].to_vec();
+                (cost(&c), c)
+            })
+            .enumerate()
+            .min_by(|(i, a), (j, b)| a.0.total_cmp(&b.0).then(i.cmp(j)))
+            .map(|(_, (_, c))| c)
+            .unwrap_or_else(|| free[..n].to_vec())
+    }
+}
+
+/// Strategies list like policies and predictors (`cosched simulate
+/// --list-placements`); they take no parameters.
+impl crate::params::Declared for StrategyEntry {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn summary(&self) -> &'static str {
+        self.summary
+    }
+    fn params(&self) -> &'static [crate::params::Param] {
+        &[]
+    }
 }

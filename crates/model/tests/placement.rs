@@ -147,3 +147,37 @@ fn domains_and_levels_each_fixture_offers() {
     assert_eq!(levels_offered(&fixture("vm-epyc-2c.hwloc2.xml")), vec![SharingLevel::SameLlc]);
     assert_eq!(levels_offered(&fixture("arm-2s-128c.hwloc2.xml")), vec![SharingLevel::SameLlc, SharingLevel::OtherSocket]);
 }
+
+/// The precomputed layout engines place with answers as the topology does.
+#[test]
+fn the_layout_names_the_same_level_as_the_topology_for_every_pair_of_every_fixture() {
+    use cosched_model::placement::Layout;
+    for name in ["xeon-2s-2numa-smt2.hwloc2.xml", "epyc-64c-8ccx-nps4-smt2.hwloc2.xml", "arm-2s-128c.hwloc2.xml", "vm-epyc-2c.hwloc2.xml"] {
+        let n = fixture(name);
+        let layout = Layout::new(&n);
+        for a in n.pus() {
+            for b in n.pus() {
+                assert_eq!(layout.level(a, b), sharing_level(&n, a, b), "{name}: {a} {b}");
+            }
+        }
+        assert_eq!(layout.closest(&[0], &n.pus()[1..]), levels_closest(&n), "{name}");
+    }
+}
+
+fn levels_closest(n: &Node) -> SharingLevel {
+    cosched_model::placement::levels_offered(n)[0]
+}
+
+/// Within the domain it picks, interference-aware takes a core no running
+/// job uses before an SMT sibling of one, where compact takes the sibling.
+#[test]
+fn interference_aware_prefers_an_idle_core_to_a_running_jobs_sibling() {
+    let n = fixture("xeon-2s-2numa-smt2.hwloc2.xml");
+    let running = [hurting(&[0], 1.5), hurting(&[16], 1.5)];
+    // Both sockets cost alike (one job in each L3): the first, socket 0.
+    assert_eq!(place(&n, Strategy::InterferenceAware, &all(&n), 1, &running), placed(&[1], &[0]));
+    assert_eq!(place(&n, Strategy::Compact, &all(&n), 1, &running), placed(&[32], &[0]));
+    // A socket whose cores are all busy offers its siblings.
+    let busy: Vec<u32> = (0..32).collect();
+    assert_eq!(place(&n, Strategy::InterferenceAware, &all(&n), 2, &[idle(&busy)]), placed(&[32, 33], &[0]));
+}

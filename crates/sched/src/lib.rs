@@ -22,6 +22,6 @@ pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub use cosched_model::run::JobStatus;
 pub use policy::{Cores, Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};
 pub use registry::{policy_by_name, policy_from_spec, policy_names, Params};
-pub use runner::{run_node, Done, ExecError, Executor, Outcome, RunError, StartPlan};
-pub use sim::{simulate, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace, VirtualNode};
+pub use runner::{run_node, run_node_placed, Done, ExecError, Executor, Outcome, RunError, StartPlan};
+pub use sim::{simulate, simulate_placed, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace, VirtualNode};
 pub use source::{PairTable, ProgramTable, SlowdownSource};

@@ -14,7 +14,9 @@ use serde::Serialize;
 use crate::policy::Policy;
 use crate::registry::{policy_by_name, Params};
 use crate::scenario::Scenario;
-use crate::sim::{simulate_with, SimError, SimJob, SimOptions, Trace};
+use crate::sim::{simulate_placed, SimError, SimJob, SimOptions, Trace};
+use cosched_engine::placement::Placement;
+use cosched_model::placement::{Strategy, STRATEGIES};
 use crate::source::SlowdownSource;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -137,11 +139,12 @@ fn run_one(
     name: &str,
     params: &Params,
     build: &Build<'_>,
+    placement: Option<&Placement>,
 ) -> Result<Metrics, MonteCarloError> {
     let mut policy = build(name, params).map_err(MonteCarloError::Policy)?;
     let label = || spec_label(name, params);
     let opts = SimOptions { nodes: scenario.nodes, window: None };
-    let trace = simulate_with(&scenario.platform, jobs, table, table, policy.as_mut(), &opts)
+    let trace = simulate_placed(&scenario.platform, jobs, table, table, policy.as_mut(), &opts, placement)
         .map_err(|error| MonteCarloError::Sim { order: index, policy: label(), error })?
         .events;
     let solo: Vec<f64> = jobs.iter().map(|j| j.solo).collect();
@@ -178,7 +181,7 @@ pub fn trace_of_with(
     let jobs = scenario.jobs_in(&ord);
     let table = scenario.source_in(&ord);
     let opts = SimOptions { nodes: scenario.nodes, window: None };
-    let trace = simulate_with(&scenario.platform, &jobs, &table, &table, policy.as_mut(), &opts)
+    let trace = simulate_placed(&scenario.platform, &jobs, &table, &table, policy.as_mut(), &opts, scenario.placement())
         .map_err(|error| MonteCarloError::Sim { order: index, policy: spec_label(name, params), error })?;
     Ok((jobs, trace))
 }
@@ -204,10 +207,36 @@ pub fn run_orders_with(
     seed: u64,
     build: &Build<'_>,
 ) -> Result<Vec<OrderResult>, MonteCarloError> {
+    run_orders_placed(scenario, policies, &[], orders, seed, build)
+}
+
+/// [`run_orders_with`] under each placement strategy of a scenario with a
+/// topology, side by side on the same orders: the outcomes of an order
+/// are placement by placement, each with every policy ([`labels`] names
+/// them). No placements: the scenario's own (or none). The exclusive
+/// baseline runs with the first, since a job alone shares nothing.
+pub fn run_orders_placed(
+    scenario: &Scenario,
+    policies: &[(String, Params)],
+    placements: &[Strategy],
+    orders: usize,
+    seed: u64,
+    build: &Build<'_>,
+) -> Result<Vec<OrderResult>, MonteCarloError> {
     // Refuse bad names before any thread starts rather than once per order.
     for (name, params) in policies {
         build(name, params).map_err(MonteCarloError::Policy)?;
     }
+    let placed: Vec<Option<Placement>> = if placements.is_empty() {
+        vec![scenario.placement().cloned()]
+    } else {
+        placements
+            .iter()
+            .map(|&s| scenario.with_placement(s).map(|sc| sc.placement().cloned()))
+            .collect::<Result<_, String>>()
+            .map_err(MonteCarloError::Policy)?
+    };
+    let runs: Vec<(&Option<Placement>, &(String, Params))> = placed.iter().flat_map(|p| policies.iter().map(move |x| (p, x))).collect();
     let n = scenario.job_program.len();
     (0..orders)
         .into_par_iter()
@@ -215,11 +244,11 @@ pub fn run_orders_with(
             let ord = order(n, seed, index);
             let jobs = scenario.jobs_in(&ord);
             let table = scenario.source_in(&ord);
-            let baseline = run_one(scenario, &jobs, &table, index, "exclusive", &Params::new(), build)?;
-            let outcomes = policies
+            let baseline = run_one(scenario, &jobs, &table, index, "exclusive", &Params::new(), build, placed[0].as_ref())?;
+            let outcomes = runs
                 .iter()
-                .map(|(name, params)| {
-                    let m = run_one(scenario, &jobs, &table, index, name, params, build)?;
+                .map(|&(placement, (name, params))| {
+                    let m = run_one(scenario, &jobs, &table, index, name, params, build, placement.as_ref())?;
                     Ok(Outcome {
                         makespan: increase_rate(m.makespan, baseline.makespan),
                         avg_turnaround: increase_rate(m.avg_turnaround, baseline.avg_turnaround),
@@ -292,19 +321,34 @@ pub struct PolicySummary {
 
 /// Summaries per policy, in the order of `policies`; empty for no orders.
 pub fn summarize(policies: &[(String, Params)], results: &[OrderResult]) -> Vec<PolicySummary> {
+    summarize_labelled(&labels(policies, &[]), results)
+}
+
+/// What each outcome of [`run_orders_placed`] is called: the policy's
+/// spec, then ` @ placement` when placements were named.
+pub fn labels(policies: &[(String, Params)], placements: &[Strategy]) -> Vec<String> {
+    if placements.is_empty() {
+        return policies.iter().map(|(n, p)| spec_label(n, p)).collect();
+    }
+    let name = |s: Strategy| STRATEGIES.iter().find(|e| e.strategy == s).map_or("?", |e| e.name);
+    placements.iter().flat_map(|&s| policies.iter().map(move |(n, p)| format!("{} @ {}", spec_label(n, p), name(s)))).collect()
+}
+
+/// Summaries per outcome column, named by `labels`; empty for no orders.
+pub fn summarize_labelled(labels: &[String], results: &[OrderResult]) -> Vec<PolicySummary> {
     if results.is_empty() {
         return Vec::new();
     }
-    policies
+    labels
         .iter()
         .enumerate()
-        .map(|(i, (name, params))| {
+        .map(|(i, label)| {
             let col = |f: fn(&Outcome) -> f64| -> Spread {
                 let v: Vec<f64> = results.iter().map(|r| f(&r.outcomes[i])).collect();
                 Spread::of(&v).expect("results are not empty")
             };
             PolicySummary {
-                policy: spec_label(name, params),
+                policy: label.clone(),
                 avg_turnaround: col(|o| o.avg_turnaround),
                 makespan: col(|o| o.makespan),
                 worst_turnaround: col(|o| o.worst_turnaround),

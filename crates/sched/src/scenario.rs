@@ -53,10 +53,39 @@
 //!
 //! This crate never opens the store: the caller hands a [`Measurements`]
 //! that fetches cells and loads, and the scenario maps them onto programs.
+//!
+//! A node with a topology (docs/placement.md): starts are placed on it by a
+//! registered strategy, and a pair's slowdown may depend on what its two
+//! jobs share (`model::levels`: a level without a matrix uses the next
+//! closer one, then `matrix`):
+//!
+//! ```toml
+//! [topology]
+//! file = "node.hwloc2.xml"   # hwloc XML (`lstopo --of xml`), relative to this file
+//! placement = "compact"      # optional: the default strategy (`--placement` overrides)
+//!
+//! [[pools]]
+//! name = "host"
+//! cores = 16
+//! kind = "cpu"
+//! cpus = "0-7,64-71"         # optional: the PUs of its cores (core i is the
+//!                            # i-th lowest); default: the next free PUs by number
+//!
+//! [slowdown]
+//! matrix = [[1.9]]           # no level named: what every level falls back to
+//! [slowdown.levels]
+//! same-llc = [[1.6]]         # smt-sibling, same-llc, same-numa, same-socket, other-socket
+//! same-numa = [[1.2]]
+//! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use cosched_engine::placement::Placement;
+use cosched_model::levels::LevelMatrix;
+use cosched_model::placement::{strategy_by_name, SharingLevel, Strategy};
 use cosched_model::workload::PoolKind;
 use serde::Deserialize;
 
@@ -214,6 +243,23 @@ pub struct Scenario {
     pub origin: String,
     /// Program index of each job of [`Scenario::jobs`].
     pub job_program: Vec<usize>,
+    /// The node's topology (`[topology]`), when the file gives one.
+    pub topology: Option<ScenarioTopology>,
+}
+
+/// A scenario's node topology: starts are placed on it, and pairs slow
+/// down by the level their jobs share.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioTopology {
+    /// The topology file as the scenario names it.
+    pub file: String,
+    /// PUs of the node.
+    pub pus: usize,
+    /// The topology, each pool's PUs and the strategy of starts.
+    pub placement: Arc<Placement>,
+    /// Program pairs per sharing level over [`Scenario::slowdown`]; no
+    /// levels given: `slowdown` at every level.
+    pub levels: Arc<LevelMatrix>,
 }
 
 /// Slowdown of a program with host load `u_a` beside one with `u_b` when no
@@ -230,6 +276,7 @@ pub fn host_overload_slowdown(u_a: f64, u_b: f64) -> f64 {
 #[serde(deny_unknown_fields)]
 struct RawScenario {
     nodes: Option<usize>,
+    topology: Option<RawTopology>,
     #[serde(default)]
     pools: Vec<RawPool>,
     #[serde(default)]
@@ -243,6 +290,14 @@ struct RawPool {
     name: String,
     cores: u32,
     kind: RawKind,
+    cpus: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    file: String,
+    placement: Option<String>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -328,6 +383,7 @@ struct RawSlowdown {
     file: Option<String>,
     statistic: Option<RawStatistic>,
     profiles: Option<String>,
+    levels: Option<BTreeMap<String, Vec<Vec<f64>>>>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -463,7 +519,7 @@ impl Scenario {
                 variants,
             });
         }
-        let raw_slowdown = raw.slowdown.unwrap_or(RawSlowdown { matrix: None, store: None, file: None, statistic: None, profiles: None });
+        let raw_slowdown = raw.slowdown.unwrap_or(RawSlowdown { matrix: None, store: None, file: None, statistic: None, profiles: None, levels: None });
         let source = match (&raw_slowdown.matrix, &raw_slowdown.store, &raw_slowdown.file) {
             (_, None, None) => None,
             (None, Some(w), None) => Some(MatrixSource::Store { workload: w.clone() }),
@@ -562,6 +618,18 @@ impl Scenario {
             .enumerate()
             .flat_map(|(i, p)| (0..p.count).map(move |_| i))
             .collect();
+        let topology = match raw.topology {
+            Some(t) => Some(topology(&t, &raw.pools, dir, &slowdown, raw_slowdown.levels).map_err(&err)?),
+            None => {
+                if let Some(i) = raw.pools.iter().position(|p| p.cpus.is_some()) {
+                    return Err(err(format!("pools[{i}].cpus: CPUs of a pool need a [topology] to be on")));
+                }
+                if raw_slowdown.levels.is_some() {
+                    return Err(err("slowdown.levels: levels need a [topology] to place jobs on".into()));
+                }
+                None
+            }
+        };
         Ok(Scenario {
             platform: Platform { pools },
             nodes: raw.nodes.unwrap_or(1),
@@ -570,6 +638,7 @@ impl Scenario {
             measured_matrix,
             origin,
             job_program,
+            topology,
         })
     }
 
@@ -659,8 +728,96 @@ impl Scenario {
     pub fn source_in(&self, order: &[usize]) -> ProgramTable {
         let prog = order.iter().map(|&k| self.job_program[k]).collect();
         let loads = self.programs.iter().map(|p| p.host_load).collect::<Option<Vec<f64>>>();
-        ProgramTable::new(prog, self.slowdown.clone(), loads).expect("cells and loads were validated at parse time")
+        let t = ProgramTable::new(prog, self.slowdown.clone(), loads).expect("cells and loads were validated at parse time");
+        match &self.topology {
+            Some(topo) => t.with_levels(topo.levels.clone()).expect("levels were validated at parse time"),
+            None => t,
+        }
     }
+
+    /// Where starts are placed: the topology with its strategy, if any.
+    pub fn placement(&self) -> Option<&Placement> {
+        self.topology.as_ref().map(|t| t.placement.as_ref())
+    }
+
+    /// The same scenario placing starts by `strategy`; an error for a
+    /// scenario without a topology.
+    pub fn with_placement(&self, strategy: Strategy) -> Result<Scenario, String> {
+        let mut s = self.clone();
+        let Some(t) = s.topology.as_mut() else {
+            return Err("the scenario has no [topology] to place jobs on; --placement needs one (docs/placement.md)".into());
+        };
+        t.placement = Arc::new(t.placement.with_strategy(strategy));
+        Ok(s)
+    }
+
+    /// Whether slowdowns depend on placement: a topology and levels.
+    pub fn by_level(&self) -> bool {
+        self.topology.as_ref().is_some_and(|t| t.levels.by_level())
+    }
+}
+
+/// Reads `[topology]`: the hwloc XML file (relative to the scenario's
+/// directory), each cpu pool's PUs (`cpus`, else the next free PUs by
+/// number; accelerator pools only with `cpus`), the strategy, and the
+/// per-level matrices over `slowdown`.
+fn topology(
+    raw: &RawTopology,
+    pools: &[RawPool],
+    dir: Option<&Path>,
+    slowdown: &[Vec<f64>],
+    levels: Option<BTreeMap<String, Vec<Vec<f64>>>>,
+) -> Result<ScenarioTopology, String> {
+    let path = dir.map_or_else(|| PathBuf::from(&raw.file), |d| d.join(&raw.file));
+    let text = read_bounded(&path, limits::MAX_INPUT_BYTES).map_err(|e| format!("topology.file: {}: {e}", path.display()))?;
+    let node = cosched_model::topology::parse_hwloc_xml(&text).map_err(|e| format!("topology.file: {}: {e}", path.display()))?;
+    let strategy = match &raw.placement {
+        Some(name) => strategy_by_name(name).map_err(|e| format!("topology.placement: {e}"))?,
+        None => Strategy::Compact,
+    };
+    let all = node.pus();
+    let mut taken: Vec<u32> = Vec::new();
+    let mut cpus: Vec<Option<Vec<u32>>> = vec![None; pools.len()];
+    for (i, p) in pools.iter().enumerate() {
+        let Some(list) = &p.cpus else { continue };
+        let v = cosched_model::topology::parse_cpulist(list).map_err(|e| format!("pools[{i}].cpus: `{list}`: {e}"))?;
+        if v.len() != p.cores as usize {
+            return Err(format!("pools[{i}].cpus: {} CPUs for a pool of {} cores", v.len(), p.cores));
+        }
+        if let Some(c) = v.iter().find(|c| !all.contains(c)) {
+            return Err(format!("pools[{i}].cpus: CPU {c} is not on the topology ({} PUs)", all.len()));
+        }
+        if let Some(c) = v.iter().find(|c| taken.contains(c)) {
+            return Err(format!("pools[{i}].cpus: CPU {c} is in another pool too"));
+        }
+        taken.extend(&v);
+        cpus[i] = Some(v);
+    }
+    for (i, p) in pools.iter().enumerate() {
+        if p.cpus.is_some() || matches!(p.kind, RawKind::Accelerator) {
+            continue;
+        }
+        let v: Vec<u32> = all.iter().copied().filter(|c| !taken.contains(c)).take(p.cores as usize).collect();
+        if v.len() < p.cores as usize {
+            return Err(format!("pools[{i}].cores: pool `{}` of {} cores has {} CPUs of the topology left", p.name, p.cores, v.len()));
+        }
+        taken.extend(&v);
+        cpus[i] = Some(v);
+    }
+    let mut tables = Vec::new();
+    for (name, m) in levels.unwrap_or_default() {
+        let Some(level) = SharingLevel::ALL.into_iter().find(|l| l.name() == name) else {
+            let known: Vec<&str> = SharingLevel::ALL.iter().map(|l| l.name()).collect();
+            return Err(format!("slowdown.levels.{name}: unknown sharing level; expected one of {}", known.join(", ")));
+        };
+        if let Some((i, j, v)) = m.iter().enumerate().flat_map(|(i, r)| r.iter().enumerate().map(move |(j, v)| (i, j, *v))).find(|x| x.2 > limits::MAX_SLOWDOWN) {
+            return Err(format!("slowdown.levels.{name}[{i}][{j}]: {v:e}; expected a slowdown of at most {}", limits::MAX_SLOWDOWN));
+        }
+        tables.push((level, m));
+    }
+    let levels = LevelMatrix::new(slowdown.to_vec(), tables).map_err(|e| format!("slowdown.levels.{e}"))?;
+    let placement = Placement::new(&node, strategy, cpus)?;
+    Ok(ScenarioTopology { file: raw.file.clone(), pus: all.len(), placement: Arc::new(placement), levels: Arc::new(levels) })
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {

@@ -25,8 +25,10 @@ use std::fmt;
 use serde::Serialize;
 
 use cosched_engine::cores::{shares, CoreMap, Placed};
+use cosched_engine::placement::{Neighbour, PlaceCtx, Placement};
 use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
-use cosched_engine::validate::{check_decision, check_jobs, Act, JobState};
+use cosched_engine::validate::{check_decision_in, check_jobs, Act, JobState};
+use cosched_model::placement::SharingLevel;
 use cosched_model::run::JobStatus;
 use cosched_model::trace::TraceJob;
 
@@ -62,6 +64,9 @@ pub struct Trace {
     pub node: Vec<usize>,
     /// The variant each job ran as, by job index (0 for jobs without).
     pub variant: Vec<usize>,
+    /// The PUs each job started on, by job index, when the engine placed
+    /// on a topology (`simulate_placed`); empty otherwise.
+    pub cpus: Vec<Vec<u32>>,
 }
 
 impl Trace {
@@ -80,7 +85,7 @@ impl Trace {
                     program: j.program.clone(),
                     pool: platform.pools[pool].name.clone(),
                     node: self.node[i],
-                    cpus: Vec::new(),
+                    cpus: self.cpus.get(i).cloned().unwrap_or_default(),
                     solo: Some(solo),
                     status: Some(JobStatus::Ok),
                     variant: j.variant_name(v),
@@ -221,7 +226,32 @@ pub fn simulate_with(
     policy: &mut dyn Policy,
     opts: &SimOptions,
 ) -> Result<Trace, SimError> {
+    simulate_placed(platform, jobs, truth, predicted, policy, opts, None)
+}
+
+/// [`simulate_with`] on nodes with a topology: every start is placed by
+/// `placement` (`engine::placement`; interference-aware against
+/// `predicted`, what the policy sees), and when `truth` has levels
+/// ([`SlowdownSource::by_level`]) each running pair slows down by the
+/// closest level between its two jobs' CPUs. Without a placement this is
+/// `simulate_with`, start for start.
+pub fn simulate_placed(
+    platform: &Platform,
+    jobs: &[SimJob],
+    truth: &dyn SlowdownSource,
+    predicted: &dyn SlowdownSource,
+    policy: &mut dyn Policy,
+    opts: &SimOptions,
+    placement: Option<&Placement>,
+) -> Result<Trace, SimError> {
     check(platform, jobs, opts)?;
+    if let Some(p) = placement {
+        p.check(&platform.pools).map_err(SimError::Input)?;
+    }
+    // Levels are computed only for a truth that reads them.
+    let leveled = placement.filter(|_| truth.by_level());
+    let mut levels: Vec<Option<SharingLevel>> = Vec::new();
+    let mut cpus_of: Vec<Vec<u32>> = if placement.is_some() { vec![Vec::new(); jobs.len()] } else { Vec::new() };
     let npools = platform.pools.len();
     let mut arrivals: Vec<JobId> = (0..jobs.len()).collect();
     // Stable sort: equal arrivals keep workload order, which is queue order.
@@ -309,7 +339,7 @@ pub fn simulate_with(
             }
             node.version += 1;
             open.insert(n);
-            reschedule(node, n, truth, &mut beside, &mut heap)?;
+            reschedule(node, n, truth, &mut beside, &mut heap, leveled, &mut levels)?;
         }
 
         while next_arrival < arrivals.len() && jobs[arrivals[next_arrival]].arrival <= now {
@@ -399,8 +429,20 @@ pub fn simulate_with(
                             },
                             _ => JobState::Elsewhere,
                         };
-                        let act = check_decision(&d, jobs, st, &node.map)
+                        // Built only on a topology: the jobs a start is placed against.
+                        let neighbours: Vec<Neighbour> = match placement {
+                            Some(_) => node
+                                .running
+                                .iter()
+                                .filter(|r| r.suspended_at.is_none())
+                                .map(|r| Neighbour { job: r.id, pool: jobs[r.id].pool, cpus: &r.cpus })
+                                .collect(),
+                            None => Vec::new(),
+                        };
+                        let ctx = placement.map(|placement| PlaceCtx { placement, running: &neighbours, predicted });
+                        let act = check_decision_in(&d, jobs, st, &node.map, ctx.as_ref())
                             .map_err(|why| SimError::Decision { time: now, decision: d.clone(), why: why.to_string() })?;
+                        drop(neighbours);
                         stamp += 1;
                         let k_of = |node: &Node, job: JobId| node.running.iter().position(|r| r.id == job).expect("checked: it runs here");
                         match act {
@@ -414,6 +456,9 @@ pub fn simulate_with(
                                     qbuf.remove(pos);
                                 }
                                 node_of[job] = n;
+                                if let Some(p) = placement {
+                                    cpus_of[job] = p.pus(pool, &cpus);
+                                }
                                 node.map.hold(pool, &cpus);
                                 node.running.push(Run { id: job, pool, cores, solo, start: now, left: solo, rate: 1.0, cpus, suspended_at: None, suspended_s: 0.0 });
                                 running_total += 1;
@@ -456,7 +501,7 @@ pub fn simulate_with(
                 node.asked_at = stamp;
                 if changed {
                     node.version += 1;
-                    reschedule(node, n, truth, &mut beside, &mut heap)?;
+                    reschedule(node, n, truth, &mut beside, &mut heap, leveled, &mut levels)?;
                     if !acting && node.map.full() {
                         open.remove(&n);
                     }
@@ -483,7 +528,7 @@ pub fn simulate_with(
         // arrives and the policy sleeps: done, or stalled.
         if next_finish == f64::INFINITY && next_arrival_t == f64::INFINITY && wake == f64::INFINITY {
             if waiting == 0 && running_total == 0 {
-                return Ok(Trace { events: trace, node: node_of, variant: variant_of });
+                return Ok(Trace { events: trace, node: node_of, variant: variant_of, cpus: cpus_of });
             }
             let mut w: Vec<JobId> = queue[head..].iter().copied().filter(|&id| state[id] == 1).collect();
             w.extend(nodes.iter().flat_map(|nd| nd.running.iter().map(|r| r.id)));
@@ -515,12 +560,17 @@ fn advance(node: &mut Node, now: f64) {
 }
 
 /// New rates after the node's running set changed, and its next finish.
+/// With `leveled`, each co-runner counts at the closest level its CPUs
+/// share with the job's.
+#[allow(clippy::too_many_arguments)]
 fn reschedule(
     node: &mut Node,
     n: usize,
     truth: &dyn SlowdownSource,
     beside: &mut Vec<JobId>,
     heap: &mut BinaryHeap<Reverse<(OrdF64, usize, u64)>>,
+    leveled: Option<&Placement>,
+    levels: &mut Vec<Option<SharingLevel>>,
 ) -> Result<(), SimError> {
     if node.running.is_empty() {
         return Ok(());
@@ -537,7 +587,17 @@ fn reschedule(
             node.running.iter().enumerate().filter(|&(k, r)| k != i && r.suspended_at.is_none()).map(|(_, r)| r.id),
         );
         let id = node.running[i].id;
-        let s = truth.slowdown(id, beside);
+        let s = match leveled {
+            None => truth.slowdown(id, beside),
+            Some(p) => {
+                let me = &node.running[i];
+                levels.clear();
+                levels.extend(node.running.iter().enumerate().filter(|&(k, r)| k != i && r.suspended_at.is_none()).map(|(_, r)| {
+                    p.level(me.pool, &me.cpus, r.pool, &r.cpus)
+                }));
+                truth.slowdown_at(id, beside, levels)
+            }
+        };
         if !(s.is_finite() && s > 0.0) {
             return Err(SimError::Slowdown { job: id, beside: beside.clone(), value: s });
         }
@@ -603,6 +663,8 @@ pub struct VirtualNode<'a> {
     now: f64,
     running: Vec<VRun>,
     starts: Vec<StartPlan>,
+    /// The topology starts are placed on, for a truth with levels.
+    placement: Option<&'a Placement>,
 }
 
 struct VRun {
@@ -621,7 +683,15 @@ struct VRun {
 impl<'a> VirtualNode<'a> {
     /// A node whose clock reads 0, `truth` driving progress.
     pub fn new(jobs: &'a [SimJob], truth: &'a dyn SlowdownSource) -> VirtualNode<'a> {
-        VirtualNode { jobs, truth, now: 0.0, running: Vec::new(), starts: Vec::new() }
+        VirtualNode { jobs, truth, now: 0.0, running: Vec::new(), starts: Vec::new(), placement: None }
+    }
+
+    /// The same node on a topology: with a truth that has levels, each
+    /// running pair slows down by the closest level its CPUs share, as in
+    /// [`simulate_placed`] (the cores come from `run_node_placed`'s plans).
+    pub fn placed(mut self, placement: &'a Placement) -> VirtualNode<'a> {
+        self.placement = Some(placement);
+        self
     }
 
     /// The same node with its clock at `t` (a resumed run's).
@@ -688,7 +758,17 @@ impl Executor for VirtualNode<'_> {
                 continue;
             }
             let beside: Vec<JobId> = ids.iter().copied().filter(|&b| b != r.id).collect();
-            let s = self.truth.slowdown(r.id, &beside);
+            let s = match self.placement.filter(|_| self.truth.by_level()) {
+                None => self.truth.slowdown(r.id, &beside),
+                Some(p) => {
+                    let level = |b: JobId| {
+                        let other = self.running.iter().find(|o| o.id == b).expect("beside jobs run here");
+                        p.level(self.jobs[r.id].pool, &r.cpus, self.jobs[b].pool, &other.cpus)
+                    };
+                    let levels: Vec<Option<SharingLevel>> = beside.iter().map(|&b| level(b)).collect();
+                    self.truth.slowdown_at(r.id, &beside, &levels)
+                }
+            };
             if !(s.is_finite() && s > 0.0) {
                 return Err(ExecError::Fatal(SimError::Slowdown { job: r.id, beside, value: s }.to_string()));
             }

@@ -1,5 +1,10 @@
 //! Where predicted or measured slowdowns come from.
 
+use std::sync::Arc;
+
+use cosched_model::levels::LevelMatrix;
+use cosched_model::placement::SharingLevel;
+
 use crate::JobId;
 
 pub use cosched_engine::source::SlowdownSource;
@@ -103,6 +108,9 @@ pub struct ProgramTable {
     slowdown: Vec<Vec<f64>>,
     /// Host load U of each program (seed 000).
     host_load: Option<Vec<f64>>,
+    /// Program pairs per sharing level (`model::levels`), when the
+    /// scenario gives levels: what `slowdown_at` reads.
+    levels: Option<Arc<LevelMatrix>>,
 }
 
 impl ProgramTable {
@@ -116,7 +124,18 @@ impl ProgramTable {
             Some(u) => t.with_host_loads(u)?,
             None => t,
         };
-        Ok(ProgramTable { program, slowdown: t.slowdown, host_load: t.host_load })
+        Ok(ProgramTable { program, slowdown: t.slowdown, host_load: t.host_load, levels: None })
+    }
+
+    /// The same table whose pairs also depend on the level their jobs
+    /// share: `levels` is over the same programs; without levels of its
+    /// own it changes nothing.
+    pub fn with_levels(mut self, levels: Arc<LevelMatrix>) -> Result<ProgramTable, String> {
+        if levels.len() != self.slowdown.len() {
+            return Err(format!("a level matrix of {} programs for a table of {}", levels.len(), self.slowdown.len()));
+        }
+        self.levels = levels.by_level().then_some(levels);
+        Ok(self)
     }
 }
 
@@ -133,6 +152,18 @@ impl SlowdownSource for ProgramTable {
             Some(u) => (u[pa] + u[pb]) * 100.0,
             None => (self.slowdown[pa][pb].max(self.slowdown[pb][pa]) - 1.0) * 100.0,
         }
+    }
+
+    /// Each co-runner's cell at the level it shares with `job` (the
+    /// product, as beside several co-runners anywhere).
+    fn slowdown_at(&self, job: JobId, beside: &[JobId], levels: &[Option<SharingLevel>]) -> f64 {
+        let Some(m) = &self.levels else { return self.slowdown(job, beside) };
+        let a = self.program[job];
+        beside.iter().zip(levels).filter(|(b, _)| **b != job).map(|(&b, &l)| m.get(l, a, self.program[b])).product()
+    }
+
+    fn by_level(&self) -> bool {
+        self.levels.is_some()
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::simulate::{simulate, SimulateRequest, HEAD, ORACLE_HEAD};
+use cosched_app::simulate::{placement_names, simulate, SimulateRequest, HEAD, ORACLE_HEAD, PLACEMENT_HEAD};
 use cosched_report::table;
 
 use super::common::{print_listing, DbArgs, JsonArgs};
@@ -21,6 +21,8 @@ use super::common::{print_listing, DbArgs, JsonArgs};
     cosched simulate --scenario examples/scenarios/seed000.toml --policy conflict-aware \\\n      \
     --policy lua:path=examples/lua/conflict-aware.lua,threshold=100   # a Lua policy (docs/lua.md)\n  \
     cosched simulate --list-policies\n  \
+    cosched simulate --scenario examples/scenarios/epyc-8ccx-nps4.toml --orders 200 \\\n      \
+    --policy noplan --placement compact,scatter,interference-aware   # docs/placement.md\n  \
     cosched simulate --swf examples/traces/NASA-iPSC-1993-3.1-cln.swf.gz --nodes 32 --cores 4 \\\n      \
     --policy noplan --policy conflict-aware:threshold=50 --report out/\n\n\
     --swf replays a Standard Workload Format trace (plain or gzip) on --nodes x --cores\n\
@@ -43,7 +45,7 @@ use super::common::{print_listing, DbArgs, JsonArgs};
     A bad scenario or policy exits with code 2.")]
 pub struct SimulateArgs {
     /// Scenario TOML: [[pools]], [[programs]] and [slowdown] (a matrix, or measured cells from the store or a file).
-    #[arg(long, value_name = "FILE", required_unless_present_any = ["list_policies", "swf"], conflicts_with = "swf")]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["list_policies", "list_placements", "swf"], conflicts_with = "swf")]
     pub scenario: Option<PathBuf>,
     /// A policy as NAME or NAME:KEY=VALUE,...; repeat for several.
     #[arg(long = "policy", value_name = "P")]
@@ -59,6 +61,14 @@ pub struct SimulateArgs {
     /// List the registered policies and exit.
     #[arg(long)]
     pub list_policies: bool,
+    /// Where starts go on a scenario's [topology]: one strategy, or several
+    /// side by side on the same orders (NAME,NAME,... or repeated).
+    #[arg(long = "placement", value_name = "NAME", value_delimiter = ',',
+          value_parser = clap::builder::PossibleValuesParser::new(placement_names()))]
+    pub placements: Vec<String>,
+    /// List the placement strategies and exit.
+    #[arg(long)]
+    pub list_placements: bool,
     /// Write an HTML report with box plots, the tables as CSV and JSON, and
     /// every order's figures (orders.csv) into this directory.
     #[arg(long, value_name = "DIR")]
@@ -138,6 +148,9 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     if a.list_policies {
         return print_listing(&cosched_app::registry::policies(), a.json.json);
     }
+    if a.list_placements {
+        return print_listing(&cosched_app::registry::placements(), a.json.json);
+    }
     if let Some(swf) = a.swf.clone() {
         return run_swf(a, swf);
     }
@@ -151,6 +164,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         trace_order: a.trace_order,
         trace_policy: a.trace_policy,
         db: a.db.db,
+        placements: a.placements,
     };
     let r = simulate(&req)?;
     if a.json.json {
@@ -163,6 +177,10 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
     }
     println!("Performance score (nOS-V: best makespan of all strategies on the order / this one's; 1 = best):");
     println!("{}\n", table(&HEAD, &r.scores));
+    if let Some((title, rows)) = &r.placement {
+        println!("Placement on {title} (medians over the orders, quartiles in brackets):");
+        println!("{}\n", table(&PLACEMENT_HEAD, rows));
+    }
     match &r.oracle {
         Ok(rows) => {
             println!("Oracle (the best list schedule of the scenario's jobs, knowing every slowdown; crates/sched/src/oracle.rs):");
