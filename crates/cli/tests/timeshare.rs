@@ -39,9 +39,11 @@ fn ends(dir: &Path, pa: u32, pb: u32) -> (f64, f64) {
 #[test]
 fn a_later_job_of_priority_4_gets_four_fifths_of_the_core_and_ends_first() {
     let dir = tempfile::tempdir().unwrap();
-    // Equal turns: b always runs a quantum behind a, so a ends first. With
-    // b at priority 4 it runs four quanta for each of a's and, doing the
-    // same work, ends when a has done about a quarter of its own.
+    // With equal turns the two end within a quantum of each other, in an
+    // order the turns' phase decides, so one of these two fails when
+    // priorities are ignored (checked by removing them from `cosched run`).
+    // With priority 4 a job runs four quanta for each of the other's and,
+    // doing the same work, ends when the other has done about a quarter.
     let (a, b) = ends(dir.path(), 1, 4);
     assert!(b < a, "b (priority 4) ended at {b:.3} s, a (priority 1) at {a:.3} s");
     let (a, b) = ends(dir.path(), 4, 1);
