@@ -316,6 +316,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         for l in &labels {
             let (name, params) = cosched_model::params::split_spec(l).map_err(|e| bad_input(format!("{l}: {e}")))?;
             let mut policy = makers.build(name, &params).map_err(bad_input)?;
+            policy.set_priorities(&crate::policy::priorities(&w));
             let trace = simulate(&platform, &jobs, &t, policy.as_mut()).map_err(|e| anyhow::anyhow!("simulating {l}: {e}"))?;
             let m = compute(&trace, &jobs.iter().map(|j| j.solo).collect::<Vec<_>>())?;
             row.push(RunFigures {

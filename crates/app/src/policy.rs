@@ -88,6 +88,11 @@ impl Policies {
     }
 }
 
+/// Each job's `priority` by name, as engines hand it to policies.
+pub fn priorities(w: &cosched_model::workload::Workload) -> std::collections::BTreeMap<String, u32> {
+    w.jobs.iter().map(|j| (j.name.clone(), j.priority)).collect()
+}
+
 /// Where the resource governor's level is kept: `$COSCHED_GOVERNOR`, else
 /// `governor` in the data directory. `cosched governor` writes it and a
 /// running `cosched run` reads it.

@@ -842,6 +842,7 @@ fn execute(
     not_ok: &mut Vec<String>,
 ) -> Result<(f64, Trace), RunError> {
     let mut policy = policies.build(&plan.name, &plan.params).map_err(RunError::Input)?;
+    policy.set_priorities(&crate::policy::priorities(w));
     // The run's job list in the plan's order; engines see positions, the
     // store keeps workload indices (`order[position]`).
     let order = &plan.order;

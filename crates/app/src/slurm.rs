@@ -25,7 +25,7 @@ use cosched_model::workload::Workload;
 use cosched_predict::{Characterization, Predictor};
 use cosched_sched::registry::policy_from_spec;
 use cosched_sched::{JobId, SlowdownSource};
-use cosched_slurm::{AcctJob, Action, Identity, JobState, QueueJob, Round, Slurm, SlurmError};
+use cosched_slurm::{AcctJob, Action, Identity, JobState, QueueJob, Round, Slurm, SlurmError, Wake};
 use cosched_store::{ExecRunId, RunJobEnd, RunJobStart, RunStatus, Store};
 use serde::Serialize;
 
@@ -64,6 +64,9 @@ pub struct ServeRequest {
     /// Stop after the partition has had no job waiting or running for this
     /// many seconds (scripts and tests); `None`: until SIGINT / SIGTERM.
     pub exit_idle: Option<f64>,
+    /// The abstract socket name `cosched slurm hook` wakes this serve on
+    /// at each job's end (an epilog runs the hook); `None`: polling only.
+    pub hook: Option<String>,
 }
 
 /// One release cosched made.
@@ -75,6 +78,21 @@ pub struct Released {
     pub predicted: f64,
     /// Seconds since `serve` began.
     pub t: f64,
+    /// Unix times, seconds, when cosched began the release and when
+    /// Slurm had taken it (for the latency budget, beside Slurm's logs and
+    /// the jobs' time stamps).
+    pub decided: f64,
+    pub unix: f64,
+}
+
+/// When `serve` first read that a job had ended (completing or gone).
+#[derive(Debug, Clone, Serialize)]
+pub struct Noticed {
+    pub job: u64,
+    /// Unix time, seconds, of the reading.
+    pub unix: f64,
+    /// The round was started by a hook, not by the poll.
+    pub woken: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -92,6 +110,10 @@ pub struct ServeReport {
     pub refused: Vec<String>,
     /// What the policy decided with.
     pub source: String,
+    /// Job ends as `serve` noticed them.
+    pub noticed: Vec<Noticed>,
+    /// Rounds started by a hook rather than the poll.
+    pub woken: u64,
 }
 
 /// The workload's view of Slurm jobs: which workload job each one is, its
@@ -193,7 +215,11 @@ impl SlowdownSource for RoundSource<'_> {
 }
 
 fn unix_now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+    unix_f64() as i64
+}
+
+fn unix_f64() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// The decision written into a released job's AdminComment.
@@ -337,13 +363,21 @@ fn kernel_work_s(stdout: &str) -> Option<f64> {
     v.get("wall_s")?.as_f64().filter(|t| *t > 0.0)
 }
 
+/// How `serve` reads finished jobs.
+struct Accounting {
+    /// `sacct` answers (its database, or its completion log).
+    sacct: bool,
+    /// Only the completion log (`sacct --completion`) has them.
+    completion: bool,
+}
+
 /// Finished jobs to learn from: `sacct` when accounting is configured,
 /// else the controller's memory of finished jobs (`squeue -t all`).
-fn finished_jobs(slurm: &Slurm, partition: &str, queue: &[QueueJob], since: i64, use_sacct: &mut bool) -> Vec<AcctJob> {
-    if *use_sacct {
-        match slurm.finished(partition, since) {
+fn finished_jobs(slurm: &Slurm, partition: &str, queue: &[QueueJob], since: i64, acct: &mut Accounting) -> Vec<AcctJob> {
+    if acct.sacct {
+        match slurm.finished(partition, since, &mut acct.completion) {
             Ok(jobs) => return jobs,
-            Err(_) => *use_sacct = false,
+            Err(_) => acct.sacct = false,
         }
     }
     queue
@@ -381,40 +415,72 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     let began = Instant::now();
     let began_unix = unix_now();
     let mut idle_since: Option<Instant> = None;
-    let mut use_sacct = true;
+    let mut acct = Accounting { sacct: true, completion: false };
     let mut decisions: BTreeMap<u64, (Vec<u64>, f64)> = BTreeMap::new();
     let mut down_reported = false;
+    let wake = match &req.hook {
+        Some(name) => Some(Wake::bind(name).map_err(|e| {
+            bad_input(format!("--hook {name}: cannot listen on it ({e}); is another `cosched slurm serve` using this name?"))
+        })?),
+        None => None,
+    };
+    // Hooks that woke this round, answered once it is done.
+    let mut waiting = Vec::new();
+    let mut ended: BTreeSet<u64> = BTreeSet::new();
+    let mut first = true;
     loop {
         if let Some(sig) = interrupted() {
             let notice = format!("stopped serving after {} rounds; held jobs stay held in Slurm until cosched serves again", report.rounds);
             return Err(stopped(sig, notice));
         }
+        let read_at = unix_f64();
         match round(&slurm, req, &catalog, policy.as_mut(), began, &mut report, &mut decisions) {
             Ok(queue) => {
                 if down_reported {
                     ctx.step("the Slurm controller answers again");
                     down_reported = false;
                 }
-                if let Some(w) = &catalog.workload {
-                    // A day back on the first reading: jobs that ended while
-                    // cosched was down are learned too (once each).
+                for j in queue.iter().filter(|j| j.partition == target.partition && (j.state.is_final() || j.state == JobState::Completing)) {
+                    // Jobs that ended before this serve began are not its to time.
+                    if ended.insert(j.id) && !first && j.start.is_some() {
+                        report.noticed.push(Noticed { job: j.id, unix: read_at, woken: !waiting.is_empty() });
+                    }
+                }
+                // Answered now: Slurm's pass at the end of the woken
+                // epilogs starts what this round released.
+                if let Some(w) = &wake {
+                    w.answer(&waiting);
+                }
+                waiting.clear();
+                // Accounting is read only when a job ended that is not
+                // learned yet, and at the first round, a day back, so jobs
+                // that ended while cosched was down are learned too (once
+                // each): each read spawns `sacct`, which a busy node pays.
+                let unlearned = |j: &QueueJob| j.state.is_final() && j.partition == target.partition && !learner.seen.contains(&j.id);
+                if let (Some(w), true) = (&catalog.workload, first || queue.iter().any(unlearned)) {
                     let since = began_unix - 86_400;
-                    for job in finished_jobs(&slurm, &target.partition, &queue, since, &mut use_sacct) {
+                    for job in finished_jobs(&slurm, &target.partition, &queue, since, &mut acct) {
                         if learner.seen.contains(&job.id) || job.partition != target.partition {
                             continue;
                         }
                         let Some(index) = catalog.index_of(&job.comment, &job.name) else { continue };
-                        let shown = slurm.show_job(job.id).ok().flatten();
-                        let work_s = shown.as_ref().and_then(|m| m.get("StdOut")).and_then(|p| kernel_work_s(p));
-                        let decision = decisions
-                            .get(&job.id)
-                            .cloned()
-                            .or_else(|| shown.as_ref().and_then(|m| m.get("AdminComment")).and_then(|c| parse_admin_comment(c)));
+                        // The reading has StdOut and AdminComment of the
+                        // jobs the controller still knows.
+                        let known = queue.iter().find(|q| q.id == job.id).map(|q| (q.stdout.clone(), q.admin_comment.clone()));
+                        let (out, admin) = match known {
+                            Some(k) => k,
+                            None => slurm.show_job(job.id).ok().flatten().map_or_else(Default::default, |mut m| {
+                                (m.remove("StdOut").unwrap_or_default(), m.remove("AdminComment").unwrap_or_default())
+                            }),
+                        };
+                        let work_s = kernel_work_s(&out);
+                        let decision = decisions.get(&job.id).cloned().or_else(|| parse_admin_comment(&admin));
                         if learner.record(&mut store, ctx, w, index, catalog.solo[index], &job, decision, work_s)? {
                             report.learned += 1;
                         }
                     }
                 }
+                first = false;
                 let busy = queue.iter().any(|j| !j.state.is_final());
                 idle_since = if busy { None } else { Some(idle_since.unwrap_or_else(Instant::now)) };
                 if let (Some(limit), Some(since)) = (req.exit_idle, idle_since) {
@@ -425,6 +491,10 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
             }
             Err(e) if e.transient() => {
                 report.unreachable += 1;
+                if let Some(w) = &wake {
+                    w.answer(&waiting);
+                }
+                waiting.clear();
                 if !down_reported {
                     ctx.step(&format!("the Slurm controller does not answer; retrying every {}s: {e}", req.interval));
                     down_reported = true;
@@ -432,7 +502,13 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
             }
             Err(e) => return Err(e.into()),
         }
-        std::thread::sleep(Duration::from_secs_f64(req.interval));
+        match &wake {
+            Some(w) => {
+                waiting = w.wait(Duration::from_secs_f64(req.interval))?;
+                report.woken += u64::from(!waiting.is_empty());
+            }
+            None => std::thread::sleep(Duration::from_secs_f64(req.interval)),
+        }
     }
 }
 
@@ -458,6 +534,7 @@ fn round(
         .decide(policy, &source, t, unix_now())
         .map_err(|why| SlurmError::Failed { cmd: "policy".into(), status: "refused".into(), stderr: why })?;
     for a in actions {
+        let decided = unix_f64();
         let done = match &a {
             Action::Release { job, node, beside, predicted } => {
                 slurm.release_on(*job, node, &admin_comment(&req.policy, node, beside, *predicted))
@@ -474,7 +551,7 @@ fn round(
             }
             (Ok(()), Action::Release { job, node, beside, predicted }) => {
                 decisions.insert(job, (beside.clone(), predicted));
-                report.released.push(Released { job, node, beside, predicted, t });
+                report.released.push(Released { job, node, beside, predicted, t, decided, unix: unix_f64() });
             }
             (Ok(()), Action::Rehold { job, .. }) => report.reheld.push(job),
         }
@@ -487,6 +564,13 @@ fn queue_map(r: &Round, queue: &[QueueJob], catalog: &Catalog) -> Vec<Option<usi
         .iter()
         .map(|rj| queue.iter().find(|q| q.id == rj.slurm).and_then(|q| catalog.index_of(&q.comment, &q.name)))
         .collect()
+}
+
+/// `cosched slurm hook`: tells the serve listening on `name` that `job`
+/// ended and waits at most `wait` seconds for its round ([`cosched_slurm::hook`]).
+pub fn hook(name: &str, job: &str, wait: f64) -> std::io::Result<cosched_slurm::Heard> {
+    let wait = if wait.is_finite() && wait > 0.0 { Duration::from_secs_f64(wait.min(60.0)) } else { Duration::ZERO };
+    cosched_slurm::hook::notify(name, job, wait)
 }
 
 #[derive(Debug, Clone)]
@@ -505,6 +589,8 @@ pub struct Submitted {
     pub job: u64,
     /// Seconds after the first submission.
     pub at: f64,
+    /// Unix time, seconds, when `sbatch` returned.
+    pub unix: f64,
     pub script: PathBuf,
 }
 
@@ -562,7 +648,7 @@ pub fn submit(req: &SubmitRequest, ctx: &Ctx) -> anyhow::Result<Vec<Submitted>> 
         ];
         let id = slurm.sbatch(&args, &scripts[i])?;
         ctx.step(&format!("submitted {} as job {id}", job.name));
-        out.push(Submitted { name: job.name.clone(), job: id, at: began.elapsed().as_secs_f64(), script: scripts[i].clone() });
+        out.push(Submitted { name: job.name.clone(), job: id, at: began.elapsed().as_secs_f64(), unix: unix_f64(), script: scripts[i].clone() });
     }
     Ok(out)
 }

@@ -90,6 +90,8 @@ impl Cluster {
             .env("COSCHED_SLURM_DIR", self.state())
             .env("COSCHED_SLURM_PORT", port.to_string())
             .env("COSCHED_SLURM_NODES", self.nodes.to_string())
+            // The epilog wakes serve through this binary's `slurm hook`.
+            .env("COSCHED_BIN", env!("CARGO_BIN_EXE_cosched"))
             .output()
             .unwrap()
     }
@@ -126,6 +128,8 @@ impl Cluster {
         let mut c = Command::new(env!("CARGO_BIN_EXE_cosched"));
         c.args(["slurm"]).args(args).arg("--workload").arg(wl).arg("--db").arg(db);
         c.env("SLURM_CONF", &self.conf).env("COSCHED_KERNEL", kernel());
+        // Where this cluster's epilog wakes serve (`slurm-local.sh env`).
+        c.env("COSCHED_SLURM_HOOK", format!("cosched-slurm:{}", self.state().display()));
         c
     }
 
@@ -271,6 +275,8 @@ fn conflict_aware_keeps_stream_twins_apart_and_noplan_lets_them_share_a_node() {
     let ids = submit_all(&c);
     let r = serve(&c, &db, &wl, "conflict-aware:threshold=50");
     assert_eq!(r["released"].as_array().unwrap().len(), 4, "{r}");
+    // Job ends woke serve through the epilog's hook, not only its poll.
+    assert!(r["woken"].as_u64().unwrap() >= 1, "{r}");
     let jobs = c.sacct();
     for id in &ids {
         let j = jobs.iter().find(|j| j.0 == *id).unwrap();

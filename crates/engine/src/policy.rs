@@ -249,6 +249,13 @@ pub trait Policy {
     fn wake_at(&self) -> Option<f64> {
         None
     }
+
+    /// Each job's priority by job name (the workload's `priority`, 1 when
+    /// a job has none), handed over once before the run by whoever builds
+    /// the policy for a workload: by name, because engines number jobs in
+    /// their own order. Policies that weigh jobs keep it (`timeshare`);
+    /// the others ignore it.
+    fn set_priorities(&mut self, _by_name: &BTreeMap<String, u32>) {}
 }
 
 /// Policy parameters as given by name on a command line or in a scenario.

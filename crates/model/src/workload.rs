@@ -40,6 +40,7 @@
 //!                               # a counted job stands for all its copies); no cycles
 //! timeout = 60.0                # optional, seconds (> 0)
 //! memory_mib = 512              # optional memory limit (cgroup), MiB (>= 1, at most the node's memory)
+//! priority = 1                  # 1..=1000, default 1: under `timeshare` a turn of p quanta
 //! env = { OMP_SCHEDULE = "static" }  # optional: extra environment variables (strings)
 //! workdir = "run/"              # optional: the job's working directory
 //! output = "out/{job}-{run}-{repeat}.log"  # optional: where stdout and stderr go, or
@@ -175,6 +176,16 @@ pub mod limits {
     /// Entries of `env`, and bytes of one value or path.
     pub const MAX_ENV: usize = 256;
     pub const MAX_TEXT_BYTES: usize = 4096;
+    /// A job's `priority`: turns of up to 1000 quanta.
+    pub const MAX_PRIORITY: u32 = 1000;
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(p: &u32) -> bool {
+    *p == 1
 }
 
 /// A resolved workload: defaults filled in, `count` expanded, references checked.
@@ -228,6 +239,10 @@ pub struct Job {
     pub after: Vec<String>,
     pub timeout: Option<f64>,
     pub memory_mib: Option<u64>,
+    /// Weight of the job's turns under time-sharing (seed 004's
+    /// per-application priority), 1..=[`limits::MAX_PRIORITY`]; default 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub priority: u32,
     /// 1-based line of the job's declaration, for messages about it later.
     pub line: u32,
     /// Extra environment variables, as written.

@@ -102,3 +102,13 @@ fn bad_env_names_cosched_variables_and_unknown_placeholders_are_refused() {
     let e = err("[[jobs]]\nname = \"a\"\ncommand = \"true\"\noutput = { stderr = \"e\" }\n", &UNKNOWN);
     assert!(e.contains("names no `stdout`"), "{e}");
 }
+
+#[test]
+fn priority_defaults_to_1_is_copied_by_count_and_is_refused_outside_1_to_1000() {
+    let w = parse_workload("[[jobs]]\nname = \"a\"\ncommand = \"true\"\n[[jobs]]\nname = \"b\"\ncommand = \"true\"\npriority = 3\ncount = 2\n", "w.toml", None).unwrap();
+    assert_eq!(w.jobs.iter().map(|j| (j.name.as_str(), j.priority)).collect::<Vec<_>>(), [("a", 1), ("b.1", 3), ("b.2", 3)]);
+    for (bad, col) in [("0", 12), ("1001", 12), ("2.5", 12), ("\"high\"", 12)] {
+        let e = err(&format!("[[jobs]]\nname = \"a\"\ncommand = \"true\"\npriority = {bad}\n"), &UNKNOWN);
+        assert!(e.starts_with(&format!("w.toml:4:{col}:")) && e.contains("an integer from 1 to 1000"), "{bad}: {e}");
+    }
+}

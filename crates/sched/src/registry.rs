@@ -152,7 +152,7 @@ pub const POLICIES: &[PolicyEntry] = &[
         name: "timeshare",
         summary: "nOS-V's co-execution at process level: every job starts at once and they take turns on the cores, a quantum each (freeze/thaw)",
         params: &[
-            Param::new("quantum", Kind::Float(Range::POSITIVE), "0.02", "seconds a job's turn lasts"),
+            Param::new("quantum", Kind::Float(Range::POSITIVE), "0.02", "seconds a job's turn lasts per unit of its priority (workload `priority`, default 1)"),
             Param::new(
                 "affinity",
                 Kind::Word(&["preferred", "strict"]),

@@ -75,15 +75,16 @@ impl Slurm {
         // every job on one line. A job submitted between the two readings
         // has no AdminComment yet and waits for the next round.
         let shown = self.run("scontrol", &["show", "job", "-o"])?;
-        let mut admin = BTreeMap::new();
+        let mut more = BTreeMap::new();
         for line in shown.lines() {
-            let m = parse::parse_show(line);
-            if let (Some(id), Some(c)) = (m.get("JobId").and_then(|i| i.parse::<u64>().ok()), m.get("AdminComment")) {
-                admin.insert(id, c.clone());
+            let mut m = parse::parse_show(line);
+            if let Some(id) = m.get("JobId").and_then(|i| i.parse::<u64>().ok()) {
+                let mut take = |k: &str| m.remove(k).filter(|c| c != "(null)").unwrap_or_default();
+                more.insert(id, (take("AdminComment"), take("StdOut")));
             }
         }
         for j in &mut jobs {
-            j.admin_comment = admin.remove(&j.id).filter(|c| c != "(null)").unwrap_or_default();
+            (j.admin_comment, j.stdout) = more.remove(&j.id).unwrap_or_default();
         }
         Ok(jobs)
     }
@@ -127,19 +128,29 @@ impl Slurm {
 
     /// Jobs of `partition` that ended since `since` (Unix seconds), from
     /// `sacct`: the accounting database, else (`sacct --completion`) the
-    /// job completion log of `JobCompType=jobcomp/filetxt`.
-    pub fn finished(&self, partition: &str, since: i64) -> Result<Vec<AcctJob>, SlurmError> {
+    /// job completion log of `JobCompType=jobcomp/filetxt`. `completion`
+    /// says which, and turns to the log once the database says it is not
+    /// configured, so later calls ask only the log.
+    pub fn finished(&self, partition: &str, since: i64, completion: &mut bool) -> Result<Vec<AcctJob>, SlurmError> {
         let delim = format!("--delimiter={SEP}");
         let start = format!("--starttime={}", parse::format_time(since));
         let args = ["-X", "-n", "-P", &delim, "-a", "-r", partition, &start, "-o", parse::SACCT_FIELDS];
-        let out = match self.run("sacct", &args) {
-            Ok(out) => out,
-            Err(SlurmError::Failed { stderr, .. }) if stderr.contains("accounting storage is disabled") => {
-                let mut c = vec!["--completion"];
-                c.extend(args);
-                self.run("sacct", &c)?
+        let log = |args: &[&str]| {
+            let mut c = vec!["--completion"];
+            c.extend(args);
+            self.run("sacct", &c)
+        };
+        let out = if *completion {
+            log(&args)?
+        } else {
+            match self.run("sacct", &args) {
+                Ok(out) => out,
+                Err(SlurmError::Failed { stderr, .. }) if stderr.contains("accounting storage is disabled") => {
+                    *completion = true;
+                    log(&args)?
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
         };
         Ok(parse::parse_sacct(&out)?.into_iter().filter(|j| j.state.is_final()).collect())
     }

@@ -9,14 +9,18 @@
 //! ReqNodeList=`, `scontrol release`); Slurm allocates its cores
 //! (select/cons_tres) and binds it to them. Slurm stays the source of
 //! truth: a round is computed from one reading of the cluster alone.
+//! Rounds run every poll interval and, with an epilog that runs `cosched
+//! slurm hook` ([`hook`]), as soon as a job ends.
 //!
 //! This crate knows the engine boundary and the model, not the policies'
 //! registry, the predictors or the store: the application joins them.
 
 pub mod cmd;
+pub mod hook;
 pub mod parse;
 pub mod tick;
 
 pub use cmd::{Slurm, SlurmError};
+pub use hook::{Heard, Wake};
 pub use parse::{AcctJob, JobState, NodeInfo, QueueJob};
 pub use tick::{Action, Identity, Round, RoundJob, RoundNode};

@@ -126,6 +126,8 @@ pub struct QueueJob {
     /// Slurm's AdminComment (from `scontrol show job`, which squeue does
     /// not print): [`HELD`] from the submission rule, or cosched's decision.
     pub admin_comment: String,
+    /// Where its output goes (`scontrol show job`'s StdOut), empty if unknown.
+    pub stdout: String,
 }
 
 /// The AdminComment `job_submit.lua` gives a job it holds for cosched.
@@ -223,6 +225,7 @@ pub fn parse_queue(out: &str) -> Result<Vec<QueueJob>, ParseError> {
             command: f[12].to_string(),
             comment: f[13].to_string(),
             admin_comment: String::new(),
+            stdout: String::new(),
         });
     }
     Ok(jobs)

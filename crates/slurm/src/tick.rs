@@ -9,10 +9,14 @@
 //! - **waiting**: jobs of the partition held for cosched (priority 0 and
 //!   the submission rule's mark), in submission order; the queue every
 //!   node's view shares;
-//! - **placed on a node**: jobs holding cores there (running, completing),
-//!   and jobs cosched released onto it that Slurm has not started yet
-//!   (pending, priority above 0, that node their required node list), so a
-//!   release is never repeated and its cores are never given twice;
+//! - **placed on a node**: jobs running there, and jobs cosched released
+//!   onto it that Slurm has not started yet (pending, priority above 0,
+//!   that node their required node list), so a release is never repeated
+//!   and its cores are never given twice. A completing job (its batch
+//!   script has exited; Slurm is cleaning up) is not: its work is done, and
+//!   a job released now beside the others starts when Slurm frees its
+//!   cores, in the scheduling pass Slurm runs at that moment, instead of
+//!   waiting a round and then Slurm's next periodic pass;
 //! - **stranded**: released jobs whose node went down or drained before
 //!   they started, and marked jobs someone else released; they are held
 //!   again and decided anew.
@@ -27,7 +31,7 @@ use cosched_engine::validate::{check_decision, Act, JobState};
 use cosched_engine::{JobId, Policy, PoolInfo, QueuedJob, RunningJob, SimJob, SlowdownSource, View};
 use cosched_model::workload::PoolKind;
 
-use crate::parse::{NodeInfo, QueueJob};
+use crate::parse::{JobState as SlurmState, NodeInfo, QueueJob};
 
 /// What cosched knows of a job besides what Slurm says: its program
 /// identity (equal keys are twins) and its solo time estimate.
@@ -115,6 +119,8 @@ impl Round {
             if j.held_for_cosched() {
                 let id = add(&mut round, j);
                 round.queue.push(id);
+            } else if j.state == SlurmState::Completing {
+                // Done: see the module doc.
             } else if j.state.holds_cores() {
                 let on: Vec<usize> = (0..round.nodes.len()).filter(|&k| j.nodes.contains(&round.nodes[k].name)).collect();
                 if !on.is_empty() {
@@ -256,6 +262,7 @@ mod tests {
         };
         QueueJob {
             admin_comment,
+            stdout: String::new(),
             id,
             partition: "cosched".into(),
             state,
@@ -380,6 +387,23 @@ mod tests {
         let src = TwinsHurt(&r);
         let a = r.decide(&mut Fill, &src, 0.0, 105).unwrap();
         assert_eq!(a, [Action::Release { job: 2, node: "n1".into(), beside: vec![1], predicted: 2.0 }]);
+    }
+
+    #[test]
+    fn a_completing_job_frees_its_cores_to_the_policy_and_is_not_beside_the_next() {
+        // Job 1's script has exited (Slurm still cleans up): the node's two
+        // cores are job 2's and the next job's, and the release names only
+        // job 2 as a co-runner.
+        let jobs = vec![
+            job(1, JobState::Completing, "None", 1, &["n1"], &[], "stream"),
+            job(2, JobState::Running, "None", 1, &["n1"], &[], "compute"),
+            held(3, "stream"),
+        ];
+        let r = Round::new(&jobs, &[node("n1", "mixed")], "cosched", &by_name);
+        assert_eq!(r.nodes[0].placed.iter().map(|&i| r.jobs[i].slurm).collect::<Vec<_>>(), [2]);
+        let src = TwinsHurt(&r);
+        let a = r.decide(&mut NoTwin, &src, 0.0, 100).unwrap();
+        assert_eq!(a, [Action::Release { job: 3, node: "n1".into(), beside: vec![2], predicted: 1.0 }]);
     }
 
     #[test]

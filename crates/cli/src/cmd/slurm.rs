@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use cosched_app::slurm::{serve, status, submit, ServeRequest, SlurmTarget, SubmitRequest};
+use cosched_app::slurm::{hook, serve, status, submit, ServeRequest, SlurmTarget, SubmitRequest};
 use cosched_report::table;
 
 use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs};
@@ -31,6 +31,26 @@ pub enum SlurmCmd {
     /// Submit every job of a workload with sbatch, at its arrival time, tied to it by --comment=cosched:NAME.
     #[command(after_help = "Example:\n  cosched slurm submit --workload examples/mixed.toml --dir /tmp/mixed-jobs")]
     Submit(SubmitArgs),
+    /// For a Slurm epilog: wake the `serve` listening on --hook that a job ended, and wait for its round (always exit 0).
+    #[command(after_help = "Example (an epilog script; Slurm sets SLURM_JOB_ID):\n  #!/bin/sh\n  \
+        /usr/local/bin/cosched slurm hook --hook cosched-slurm --wait 2\n\n\
+        As slurmd's Epilog, waiting for the answer lets Slurm's pass at the job's end start\n\
+        what cosched released in that round (docs/slurm.md). Never fails: without a serve\n\
+        listening it returns at once, and it waits at most --wait seconds.")]
+    Hook(HookArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct HookArgs {
+    /// The name `cosched slurm serve --hook` listens on.
+    #[arg(long, env = "COSCHED_SLURM_HOOK", default_value = "cosched-slurm")]
+    pub hook: String,
+    /// The job that ended (default: $SLURM_JOB_ID).
+    #[arg(long, env = "SLURM_JOB_ID", default_value = "?")]
+    pub job: String,
+    /// Seconds to wait for serve's answer at most.
+    #[arg(long, default_value_t = 2.0)]
+    pub wait: f64,
 }
 
 #[derive(Args, Debug)]
@@ -77,6 +97,9 @@ pub struct ServeArgs {
     /// Stop once the partition has had no job for this many seconds.
     #[arg(long, value_name = "S")]
     pub exit_idle: Option<f64>,
+    /// Also run a round as soon as `cosched slurm hook --hook NAME` (a Slurm epilog) says a job ended.
+    #[arg(long, env = "COSCHED_SLURM_HOOK", value_name = "NAME")]
+    pub hook: Option<String>,
 }
 
 fn target(a: TargetArgs) -> SlurmTarget {
@@ -93,7 +116,8 @@ pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
     match a.cmd {
         SlurmCmd::Serve(s) => {
             let json = s.target.json.json;
-            let req = ServeRequest { target: target(s.target), policy: s.policy, interval: s.interval, exit_idle: s.exit_idle };
+            let req =
+                ServeRequest { target: target(s.target), policy: s.policy, interval: s.interval, exit_idle: s.exit_idle, hook: s.hook };
             let r = serve(&req, &ctx())?;
             if json {
                 return print_json(&r);
@@ -109,6 +133,11 @@ pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
             }
             let rows: Vec<Vec<String>> = r.iter().map(|j| vec![j.name.clone(), j.job.to_string(), format!("{:.2}", j.at)]).collect();
             println!("{}", table(&["job", "Slurm job", "submitted at s"], &rows));
+            Ok(())
+        }
+        SlurmCmd::Hook(h) => {
+            // An epilog that fails drains the node: whatever happens, exit 0.
+            let _ = hook(&h.hook, &h.job, h.wait);
             Ok(())
         }
         SlurmCmd::Status(t) => {

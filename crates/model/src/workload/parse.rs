@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use super::tree::{self, Entry, Item, Lines, TreeError, Value};
-use super::limits::{MAX_CPUS, MAX_ENV, MAX_JOBS, MAX_MEMORY_MIB, MAX_NAME_CHARS, MAX_SECONDS, MAX_TEXT_BYTES, MAX_VARIANTS};
+use super::limits::{MAX_CPUS, MAX_ENV, MAX_JOBS, MAX_MEMORY_MIB, MAX_NAME_CHARS, MAX_PRIORITY, MAX_SECONDS, MAX_TEXT_BYTES, MAX_VARIANTS};
 use super::{variant_name, Amount, Diagnostic, Diagnostics, Job, NodeLimits, Pool, PoolKind, Program, Variant, Workload, OUTPUT_PLACEHOLDERS};
 use crate::kernel::{self, KernelSpec, ParamKind, KERNELS};
 
@@ -29,6 +29,7 @@ pub(super) const JOB_KEYS: &[&str] = &[
     "after",
     "timeout",
     "memory_mib",
+    "priority",
     "env",
     "workdir",
     "output",
@@ -425,6 +426,7 @@ struct RawJob {
     after: Vec<At<String>>,
     timeout: Option<At<f64>>,
     memory_mib: Option<At<u64>>,
+    priority: Option<At<u32>>,
     env: Vec<(String, String)>,
     workdir: Option<String>,
     stdout: Option<String>,
@@ -777,6 +779,7 @@ impl Parser<'_, '_> {
             after: Vec::new(),
             timeout: None,
             memory_mib: None,
+            priority: None,
             env: Vec::new(),
             workdir: None,
             stdout: None,
@@ -875,6 +878,12 @@ impl Parser<'_, '_> {
                         .cx
                         .integer(e, 1, max as i64, &format!("an integer from 1 to {max} MiB ({what})"))
                         .map(|a| a.map(|v| v as u64))
+                }
+                "priority" => {
+                    j.priority = self
+                        .cx
+                        .integer(e, 1, MAX_PRIORITY as i64, &format!("an integer from 1 to {MAX_PRIORITY} (a timeshare turn of p quanta)"))
+                        .map(|a| a.map(|v| v as u32))
                 }
                 "env" => j.env = self.env(e),
                 "workdir" => {
@@ -1729,6 +1738,7 @@ fn expand(
                 after: after.clone(),
                 timeout: j.timeout.as_ref().map(|t| t.v),
                 memory_mib: j.memory_mib.as_ref().map(|m| m.v),
+                priority: j.priority.as_ref().map_or(1, |p| p.v),
                 line: cx.line(j.span.start),
                 env: j.env.iter().cloned().collect(),
                 workdir: j.workdir.clone(),
