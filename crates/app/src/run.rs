@@ -20,7 +20,7 @@ use cosched_model::workload::{Amount, PoolKind, Workload};
 use cosched_report::gantt::{gantt, Bar};
 use cosched_report::html::Page;
 use cosched_sched::montecarlo::spec_label;
-use cosched_sched::runner::{run_node, Done, ExecError, RunError};
+use cosched_sched::runner::{run_node_placed, Done, ExecError, RunError};
 use cosched_sched::{JobId, Params, Platform, PoolInfo, SimJob, SlowdownSource};
 use cosched_store::{ExecRunId, JournalEntry, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
 
@@ -322,10 +322,37 @@ pub struct DjsbRun {
 /// A policy as the registry resolves it: its name, every parameter's value
 /// (defaults filled in, so the stored label says what ran), and a note
 /// naming the defaults in force.
+/// `placement=NAME`, a key any policy takes here, is the engine's: where
+/// its starts go on the node's topology (`model::placement`); it stays in
+/// the label, so one run can set two placements side by side.
 fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(String, Params, Option<String>)> {
-    let s = crate::policy::resolve(spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
+    let (name, mut kv) = cosched_model::params::split_spec(spec).map_err(|e| bad_input(format!("{what} {spec}: {e}")))?;
+    let placement = kv.remove(PLACEMENT_KEY);
+    if let Some(p) = &placement {
+        cosched_model::placement::strategy_by_name(p).map_err(|e| bad_input(format!("{what} {spec}: {e}")))?;
+    }
+    let s = crate::policy::resolve(&spec_label(name, &kv)).map_err(|e| bad_input(format!("{what}: {e}")))?;
     let note = (!s.defaulted.is_empty()).then(|| format!("{what} {}: defaults {}", s.name, s.defaulted.join(", ")));
-    Ok((s.name, s.params, note))
+    let mut params = s.params;
+    if let Some(p) = placement {
+        params.insert(PLACEMENT_KEY.into(), p);
+    }
+    Ok((s.name, params, note))
+}
+
+/// The policy-spec key that chooses the engine's placement strategy.
+pub const PLACEMENT_KEY: &str = "placement";
+
+/// The placement a plan's `placement=NAME` asks for, on this node's
+/// topology, over the pools' CPUs as the runner maps them (a pool that
+/// shares its CPUs with another, an accelerator's host side, is placed as
+/// without a topology).
+fn placement_of(params: &Params, pool_cpus: &[Vec<u32>], shared: &[bool]) -> Result<Option<cosched_sched::Placement>, String> {
+    let Some(name) = params.get(PLACEMENT_KEY) else { return Ok(None) };
+    let strategy = cosched_model::placement::strategy_by_name(name)?;
+    let node = cosched_measure::topology::detect().map_err(|e| format!("placement={name}: reading this node's topology: {e}"))?;
+    let pools = pool_cpus.iter().zip(shared).map(|(c, &sh)| (!sh).then(|| c.clone())).collect();
+    cosched_sched::Placement::new(&node, strategy, pools).map(Some).map_err(|e| format!("placement={name}: {e}"))
 }
 
 /// What builds the run's policies. With a Lua policy among them, SIGHUP
@@ -841,7 +868,9 @@ fn execute(
     policies: &crate::policy::Policies,
     not_ok: &mut Vec<String>,
 ) -> Result<(f64, Trace), RunError> {
-    let mut policy = policies.build(&plan.name, &plan.params).map_err(RunError::Input)?;
+    let mut policy_params = plan.params.clone();
+    policy_params.remove(PLACEMENT_KEY);
+    let mut policy = policies.build(&plan.name, &policy_params).map_err(RunError::Input)?;
     policy.set_priorities(&crate::policy::priorities(w));
     // The run's job list in the plan's order; engines see positions, the
     // store keeps workload indices (`order[position]`).
@@ -905,6 +934,7 @@ fn execute(
             }
         }
     }
+    let placement = placement_of(&plan.params, &pool_cpus, shared).map_err(RunError::Input)?;
     let cfg = NodeConfig {
         pool_cpus,
         shared_pool: shared.to_vec(),
@@ -1041,7 +1071,7 @@ fn execute(
             })
         };
         let mut ex = NodeExecutor::new(cfg, jobs, &mut sink).map_err(|e| RunError::Exec(ExecError::Fatal(e)))?;
-        let r = run_node(platform, &sim_run, source, policy.as_mut(), &mut ex, &done);
+        let r = run_node_placed(platform, &sim_run, source, policy.as_mut(), &mut ex, &done, placement.as_ref());
         let end = cosched_sched::Executor::now(&mut ex);
         r.map(|trace| (end, trace))
     };

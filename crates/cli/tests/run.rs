@@ -391,3 +391,32 @@ fn sigkill_while_a_job_is_suspended_leaves_no_process_and_no_frozen_cgroup() {
     assert!(stderr.contains("sim suspended when the runner died"), "{stderr}");
     assert!(stray_processes(&[&marker]).is_empty());
 }
+
+/// `placement=NAME` in a policy spec places that policy's starts on the
+/// node's topology: the label keeps it (two placements can run side by
+/// side), and an unknown strategy is bad input naming the known ones.
+#[test]
+fn a_placement_in_the_policy_spec_is_kept_in_the_label_and_unknown_ones_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    std::fs::write(
+        &wl,
+        "[[pools]]\nname = \"host\"\ncores = 1\n[[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.05'\"\n[[jobs]]\nname = \"b\"\ncommand = \"sh -c 'sleep 0.05'\"\n",
+    )
+    .unwrap();
+    let (db, lock) = (dir.path().join("db"), dir.path().join("lock"));
+    let out = run_policy(&wl, &db, &lock, "noplan:placement=interference-aware")
+        .args(["--baseline", "noplan:placement=compact", "--solo", "stored", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = Store::open_existing(&db).unwrap();
+    let mut labels: Vec<String> = s.runs().unwrap().into_iter().map(|r| r.policy).collect();
+    labels.sort();
+    assert_eq!(labels, ["noplan:placement=compact", "noplan:placement=interference-aware"]);
+
+    let bad = run_policy(&wl, &dir.path().join("db2"), &lock, "noplan:placement=everywhere").output().unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(err.contains("unknown placement `everywhere`") && err.contains("interference-aware"), "{err}");
+}
