@@ -11,6 +11,7 @@
 #
 #   scripts/timeshare.sh [OUT_DIR]          # the bar: ~45 min on a quiet 2-core node (14 combinations of 6 s jobs)
 #   TINY=1 scripts/timeshare.sh /tmp/ts     # a check that it runs: ~2 min
+#   COMBOS="stream+compute jacobi+mandel" scripts/timeshare.sh OUT   # some of them
 #
 # Run it on a quiet node. Needs python3 for the scores.
 set -eu
@@ -48,6 +49,8 @@ line() { printf '%s\n' "$programs" | grep "^$1:"; }
 combos="stream+stream stream+compute compute+compute dgemm+stream cache+compute dgemm+dgemm stream+compute+dgemm cache+stream+dgemm"
 [ "$have_stress" = 1 ] && combos="$combos stressng+stream stressng+compute"
 [ "$have_omp" = 1 ] && combos="$combos jacobi+mandel jacobi+stream jacobi+jacobi mandel+compute"
+# COMBOS="a+b c+d+e ..." runs only those (names as above).
+[ -n "${COMBOS:-}" ] && combos=$COMBOS
 if [ "${TINY:-0}" = 1 ]; then
     combos="stream+compute stream+compute+dgemm"
     [ "$have_stress" = 1 ] && combos="$combos stressng+stream"
