@@ -12,6 +12,8 @@
 #   scripts/timeshare.sh [OUT_DIR]          # the bar: ~45 min on a quiet 2-core node (14 combinations of 6 s jobs)
 #   TINY=1 scripts/timeshare.sh /tmp/ts     # a check that it runs: ~2 min
 #   COMBOS="stream+compute jacobi+mandel" scripts/timeshare.sh OUT   # some of them
+#   QUANTUM=0.1 scripts/timeshare.sh OUT    # timeshare's turn (default 0.02 s, seed 004's)
+#   ANALYZE_ONLY=1 COMBOS="..." scripts/timeshare.sh OUT   # tables and scores.svg again
 #
 # Run it on a quiet node. Needs python3 for the scores.
 set -eu
@@ -56,7 +58,9 @@ if [ "${TINY:-0}" = 1 ]; then
     [ "$have_stress" = 1 ] && combos="$combos stressng+stream"
     [ "$have_omp" = 1 ] && combos="$combos jacobi+mandel"
 fi
-for c in $combos; do
+# ANALYZE_ONLY=1: the tables and box plot again from OUT's results.
+[ "${ANALYZE_ONLY:-0}" = 1 ] && combos_run="" || combos_run=$combos
+for c in $combos_run; do
     w="$out/$c.toml"
     printf 'name = "ts-%s"\n[[pools]]\nname = "host"\ncores = %s\n' "$c" "$cores" > "$w"
     i=0
@@ -82,7 +86,7 @@ for c in $combos; do
         job "$p" "$k" "$prm" "-$i" >> "$w"
     done
     regime "timeshare $c"
-    "$cosched" run --workload "$w" --db "$db" --policy timeshare --baseline exclusive --baseline overbook:pin=off \
+    "$cosched" run --workload "$w" --db "$db" --policy "timeshare:quantum=${QUANTUM:-0.02}" --baseline exclusive --baseline overbook:pin=off \
         --baseline colocate --repeats "$repeats" --solo stored --json > "$out/$c.json"
     echo "ran $c"
 done
@@ -124,4 +128,31 @@ worst = {s: min(x for (k, t), v in scores.items() if t == s for x in v) for s in
 print()
 print(f"worst pair or triple: timeshare {worst['timeshare']:.2f}, oversubscription {worst['oversubscription']:.2f} "
       f"(bar: timeshare's worst no worse than oversubscription's)")
+
+# The box plot of seed 004's figure: each strategy's scores over every
+# combination (pairs and triples together), whiskers at min and max.
+strategies = list(names.values())
+W, H, left, top, bottom = 560, 300, 60, 30, 50
+def y(v):  # score 0..1 upwards
+    return top + (1 - v) * (H - top - bottom)
+svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+       f'<text x="{W / 2}" y="18" text-anchor="middle">performance score per strategy ({len(combos)} combinations; 1 = best of the four)</text>']
+for t in [0, 0.25, 0.5, 0.75, 1.0]:
+    svg.append(f'<line x1="{left}" x2="{W - 10}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#ddd"/>'
+               f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{t:.2f}</text>')
+step = (W - left - 10) / len(strategies)
+for i, s in enumerate(strategies):
+    v = sorted(x for (k, t), xs in scores.items() if t == s for x in xs if x == x)
+    if not v:
+        continue
+    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
+    cx = left + step * (i + 0.5)
+    svg.append(f'<line x1="{cx}" x2="{cx}" y1="{y(v[-1]):.1f}" y2="{y(v[0]):.1f}" stroke="black"/>')
+    svg.append(f'<rect x="{cx - 25}" y="{y(q[2]):.1f}" width="50" height="{max(y(q[0]) - y(q[2]), 1):.1f}" fill="#9ecae1" stroke="black"/>')
+    svg.append(f'<line x1="{cx - 25}" x2="{cx + 25}" y1="{y(q[1]):.1f}" y2="{y(q[1]):.1f}" stroke="black" stroke-width="2"/>')
+    svg.append(f'<text x="{cx}" y="{H - bottom + 18}" text-anchor="middle">{s}</text>'
+               f'<text x="{cx}" y="{H - bottom + 34}" text-anchor="middle">median {q[1]:.2f}</text>')
+svg.append('</svg>')
+open(f"{out}/scores.svg", "w").write("\n".join(svg) + "\n")
+print(f"box plot: {out}/scores.svg")
 EOF
