@@ -29,5 +29,5 @@ pub mod spec;
 
 pub use live::{Governor, Level};
 pub use log::{Log, Note, NoteKind};
-pub use policy::{Builder, LuaPolicy};
+pub use policy::{spares, Builder, LuaPolicy};
 pub use spec::{LuaSpec, NAME, PARAMS};

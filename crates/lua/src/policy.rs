@@ -4,14 +4,14 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 
 use cosched_engine::policy::{Decision, JobOutcome, Params, Policy, View};
 use cosched_engine::validate::Refusal;
 use cosched_engine::{JobId, SlowdownSource};
 use cosched_model::workload::PoolKind;
-use mlua::{ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState};
+use mlua::{ffi, ChunkMode, Function, Lua, LuaOptions, StdLib, Table, Value, Variadic};
 
 use crate::live::{self, Governor, Level};
 use crate::log::{Log, Note, NoteKind};
@@ -20,6 +20,56 @@ use crate::spec::LuaSpec;
 /// Instructions between two budget checks: the hook's cost is one Rust call
 /// per this many VM instructions.
 const HOOK_EVERY: u32 = 1000;
+
+thread_local! {
+    /// Instructions run so far by the Lua call in progress on this thread,
+    /// and its budget. One thread runs one Lua call at a time, and the
+    /// coroutines a script makes run on the thread that resumes them, so
+    /// they count into the same meter.
+    static METER: Cell<(u64, u64)> = const { Cell::new((0, u64::MAX)) };
+}
+
+/// Starts the budget of a Lua call (a decision, an observation, a load).
+fn meter(budget: u64) {
+    METER.with(|m| m.set((0, budget)));
+}
+
+/// The count hook, every `HOOK_EVERY` instructions of any thread of the
+/// state (a coroutine inherits the hook of the thread that makes it).
+/// Raw rather than mlua's `set_hook`, which serves its hook to one Lua
+/// thread only: a coroutine running away escaped the budget. (Most of what
+/// a budget costs is Lua's own: while any count hook is set, every
+/// instruction goes through its hook dispatcher; docs/lua.md, Cost.)
+unsafe extern "C-unwind" fn count_hook(l: *mut ffi::lua_State, ar: *mut ffi::lua_Debug) {
+    let (n, budget) = METER.with(|m| {
+        let (n, b) = m.get();
+        let n = n.saturating_add(HOOK_EVERY as u64);
+        m.set((n, b));
+        (n, b)
+    });
+    if n <= budget {
+        return;
+    }
+    {
+        // SAFETY: `l` and `ar` are the state and record Lua hands its hook;
+        // "Sl" fills `short_src` (NUL-terminated) and `currentline`.
+        let line = unsafe {
+            ffi::lua_getinfo(l, c"Sl".as_ptr(), ar);
+            (*ar).currentline
+        };
+        // SAFETY: filled by lua_getinfo above, NUL-terminated in its array.
+        let src = unsafe { CStr::from_ptr((*ar).short_src.as_ptr()) }.to_string_lossy();
+        let msg = format!("{src}:{line}: instruction budget of {budget} exceeded (a runaway loop? budget=N raises it)");
+        // SAFETY: the hook may use the stack of `l`; one slot is guaranteed.
+        unsafe { ffi::lua_pushlstring(l, msg.as_ptr().cast(), msg.len()) };
+    }
+    // SAFETY: raising an error from a count hook is allowed by Lua (the
+    // error unwinds to the pcall of the decision or load that ran the
+    // script). It longjmps over this frame only, and every value with a
+    // destructor above (the message, the source name) was dropped at the end
+    // of the block, so nothing is skipped.
+    unsafe { ffi::lua_error(l) }
+}
 
 /// The slowdown source of the decision in progress, lent to the Lua
 /// callbacks (`view.score`, `view.slowdown`) for the length of one call.
@@ -89,6 +139,36 @@ return function(a, b)
 end
 "#;
 
+/// Run on a fresh state before the script loads: keeps the sandbox's
+/// globals and the contents of every table among them (`string`, `math`,
+/// `params`, ...) and of the strings' metatable, and returns the function
+/// that puts all of it back (`Script::reset`) and the set of those tables.
+const SNAPSHOT: &str = r#"
+local G = ...
+local next, rawset, type = next, rawset, type
+local function copy(t)
+  local c = {}
+  for k, v in next, t do c[k] = v end
+  return c
+end
+local keep, libs = copy(G), {}
+for _, v in next, G do
+  if type(v) == "table" and v ~= G then libs[v] = copy(v) end
+end
+local smt = getmetatable("")
+if smt then libs[smt] = copy(smt) end
+local function put(t, c)
+  for k in next, t do
+    if c[k] == nil then rawset(t, k, nil) end
+  end
+  for k, v in next, c do rawset(t, k, v) end
+end
+return function()
+  put(G, keep)
+  for t, c in next, libs do put(t, c) end
+end, libs
+"#;
+
 /// `file:line` of the script's code that called into Rust (past cosched's
 /// own helpers), for errors raised by the callbacks.
 fn here(lua: &Lua) -> String {
@@ -135,6 +215,20 @@ fn message(e: &mlua::Error) -> String {
 struct Script {
     lua: Lua,
     source: String,
+    /// The script's file, for errors.
+    path: String,
+    /// The script's chunk, run by `start`.
+    main: Function,
+    /// Puts the sandbox back as it was before the script ran (`SNAPSHOT`).
+    restore: Function,
+    /// The tables `restore` restores (keys), whose metatables `reset` clears.
+    libs: Table,
+    /// `view.score` and `view.slowdown`, set in each new view.
+    score: Function,
+    slowdown: Function,
+    /// The sandbox's own `table.remove`, whatever the script does to its
+    /// globals.
+    remove: Function,
     /// `file:line` where `decide` is defined, for decisions the engine
     /// would refuse (no Lua line raised them).
     at: String,
@@ -165,11 +259,8 @@ struct Script {
     /// `view.score`'s memo, and the source it holds scores of.
     scores: Table,
     scored_by: Option<*const ()>,
-    /// The sandbox's own `table.remove`, whatever the script does to its
-    /// globals.
-    remove: Function,
     lent: Rc<Lent>,
-    steps: Arc<AtomicU64>,
+    budget: u64,
 }
 
 impl Script {
@@ -221,89 +312,75 @@ impl Script {
         };
         let g = setup().map_err(|e| format!("{path}: {}", message(&e)))?;
 
-        let steps = Arc::new(AtomicU64::new(0));
-        let counter = steps.clone();
+        // SAFETY: `exec_raw` runs the closure on the state's main thread
+        // inside a protected call; setting a hook touches no stack slot.
+        unsafe {
+            lua.exec_raw::<()>((), |l| ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, HOOK_EVERY as std::ffi::c_int))
+        }
+        .map_err(|e| format!("{path}: cannot set the instruction budget: {e}"))?;
         let budget = spec.budget();
-        lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_lua, debug| {
-            let n = counter.fetch_add(HOOK_EVERY as u64, Ordering::Relaxed) + HOOK_EVERY as u64;
-            if n > budget {
-                let s = debug.source();
-                return Err(mlua::Error::runtime(format!(
-                    "{}:{}: instruction budget of {budget} exceeded (a runaway loop? budget=N raises it)",
-                    s.short_src.unwrap_or_default(),
-                    debug.curr_line()
-                )));
-            }
-            Ok(VmState::Continue)
-        });
 
         let remove: Function = (|| g.raw_get::<Table>("table")?.raw_get::<Function>("remove"))().map_err(|e| format!("{path}: {}", message(&e)))?;
+        // Taken before the script runs: what `reset` puts back.
+        meter(u64::MAX);
+        let (restore, libs) = lua
+            .load(SNAPSHOT)
+            .set_name(HELPERS)
+            .call::<(Function, Table)>(g.clone())
+            .map_err(|e| format!("{path}: {}", message(&e)))?;
         // A text file is read as text even if it starts like bytecode;
         // bytecode comes only from `compile`, on this machine.
         let chunk = match bytecode {
             Some(b) => lua.load(b).set_mode(ChunkMode::Binary),
             None => lua.load(source.as_str()).set_mode(ChunkMode::Text),
         };
-        chunk.set_name(format!("@{path}")).exec().map_err(|e| message(&e))?;
-        let decide = match g.raw_get::<Value>("decide").map_err(|e| message(&e))? {
-            Value::Function(f) => f,
-            Value::Nil => return Err(format!("{path}: defines no function decide(view); a strategy must (docs/lua.md)")),
-            other => return Err(format!("{path}: `decide` is a {}, not a function", other.type_name())),
-        };
-        let observe = match g.raw_get::<Value>("observe").map_err(|e| message(&e))? {
-            Value::Function(f) => Some(f),
-            Value::Nil => None,
-            other => return Err(format!("{path}: `observe` is a {}, not a function", other.type_name())),
-        };
-        let info = decide.info();
-        let at = format!("{}:{}", info.short_src.unwrap_or(path.clone()), info.line_defined.unwrap_or(0));
+        let main = chunk.set_name(format!("@{path}")).into_function().map_err(|e| message(&e))?;
 
         let lent = Rc::new(Lent::default());
         let scores = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
-        let view = (|| -> mlua::Result<Table> {
-            let view = lua.create_table()?;
+        let (score, slowdown) = (|| -> mlua::Result<(Function, Function)> {
             let l = lent.clone();
             let raw = lua.create_function(move |lua, (a, b): (Value, Value)| {
                 let (a, b) = (job_arg(lua, &l, &a, "score")?, job_arg(lua, &l, &b, "score")?);
                 l.with("score", |s| s.score(a, b))
             })?;
             let memo: Function = lua.load(SCORE_MEMO).set_name(HELPERS).call((raw, scores.clone()))?;
-            view.raw_set("score", memo)?;
             let l = lent.clone();
-            view.raw_set(
-                "slowdown",
-                lua.create_function(move |lua, (job, beside): (Value, Option<Table>)| {
-                    let job = job_arg(lua, &l, &job, "slowdown")?;
-                    let mut ids = l.beside.take();
-                    ids.clear();
-                    if let Some(t) = beside {
-                        for v in t.sequence_values::<Value>() {
-                            ids.push(job_arg(lua, &l, &v?, "slowdown")?);
-                        }
+            let slowdown = lua.create_function(move |lua, (job, beside): (Value, Option<Table>)| {
+                let job = job_arg(lua, &l, &job, "slowdown")?;
+                let mut ids = l.beside.take();
+                ids.clear();
+                if let Some(t) = beside {
+                    for v in t.sequence_values::<Value>() {
+                        ids.push(job_arg(lua, &l, &v?, "slowdown")?);
                     }
-                    let r = l.with("slowdown", |s| s.slowdown(job, &ids));
-                    l.beside.replace(ids);
-                    r
-                })?,
-            )?;
-            Ok(view)
+                }
+                let r = l.with("slowdown", |s| s.slowdown(job, &ids));
+                l.beside.replace(ids);
+                r
+            })?;
+            Ok((memo, slowdown))
         })()
         .map_err(|e| format!("{path}: {}", message(&e)))?;
-        let queue = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
-        view.raw_set("queue", queue.clone()).map_err(|e| format!("{path}: {}", message(&e)))?;
-        let running = lua.create_table().map_err(|e| format!("{path}: {}", message(&e)))?;
-        view.raw_set("running", running.clone()).map_err(|e| format!("{path}: {}", message(&e)))?;
+        let table = || lua.create_table().map_err(|e| format!("{path}: {}", message(&e)));
+        let (view, queue, running) = (table()?, table()?, table()?);
         let wakes = source.contains("wake_at");
-        Ok(Script {
+        let mut script = Script {
             globals: g,
             wakes,
             scores,
             scored_by: None,
-            lua,
             source,
-            at,
-            decide,
-            observe,
+            path,
+            at: String::new(),
+            main,
+            restore,
+            libs,
+            // Set by `start`.
+            decide: score.clone(),
+            observe: None,
+            score,
+            slowdown,
             view,
             pools: Vec::new(),
             jobs: Vec::new(),
@@ -314,8 +391,78 @@ impl Script {
             wake: None,
             remove,
             lent,
-            steps,
-        })
+            budget,
+            lua,
+        };
+        script.start()?;
+        Ok(script)
+    }
+
+    /// Runs the script's chunk, finds its interface, and gives it a view no
+    /// decision has touched.
+    fn start(&mut self) -> Result<(), String> {
+        let path = &self.path;
+        meter(self.budget);
+        self.main.call::<()>(()).map_err(|e| message(&e))?;
+        let g = &self.globals;
+        self.decide = match g.raw_get::<Value>("decide").map_err(|e| message(&e))? {
+            Value::Function(f) => f,
+            Value::Nil => return Err(format!("{path}: defines no function decide(view); a strategy must (docs/lua.md)")),
+            other => return Err(format!("{path}: `decide` is a {}, not a function", other.type_name())),
+        };
+        self.observe = match g.raw_get::<Value>("observe").map_err(|e| message(&e))? {
+            Value::Function(f) => Some(f),
+            Value::Nil => None,
+            other => return Err(format!("{path}: `observe` is a {}, not a function", other.type_name())),
+        };
+        let info = self.decide.info();
+        self.at = format!("{}:{}", info.short_src.unwrap_or(path.clone()), info.line_defined.unwrap_or(0));
+        (|| -> mlua::Result<()> {
+            // Tables of the last order's are dropped: a script may have
+            // annotated them.
+            self.view = self.lua.create_table()?;
+            self.queue = self.lua.create_table()?;
+            self.running = self.lua.create_table()?;
+            self.view.raw_set("score", &self.score)?;
+            self.view.raw_set("slowdown", &self.slowdown)?;
+            self.view.raw_set("queue", &self.queue)?;
+            self.view.raw_set("running", &self.running)?;
+            self.scores.clear()
+        })()
+        .map_err(|e| format!("{path}: {}", message(&e)))?;
+        self.scored_by = None;
+        self.pools.clear();
+        self.jobs.clear();
+        self.lent.known.borrow_mut().clear();
+        self.shown.clear();
+        self.ran.clear();
+        self.wake = None;
+        Ok(())
+    }
+
+    /// Makes the state as `load` found it before the script ran (the
+    /// sandbox's globals, the contents of its libraries and of `params`, no
+    /// metatable on any of them) and starts the script again, as on a fresh
+    /// state: a simulation hands a finished order's script to the next
+    /// order, since opening a state was a sixth of a Lua order's cost.
+    fn reset(&mut self) -> Result<(), String> {
+        (|| -> mlua::Result<()> {
+            // Raw: a script's `__metatable` field cannot stop it.
+            self.globals.set_metatable(None);
+            for t in self.libs.clone().pairs::<Table, Value>() {
+                t?.0.set_metatable(None);
+            }
+            meter(u64::MAX);
+            self.restore.call::<()>(())?;
+            // A script may have stopped the collector. (Only then: a
+            // restart also starts a collection step at once.)
+            if !self.lua.gc_is_running() {
+                self.lua.gc_restart();
+            }
+            Ok(())
+        })()
+        .map_err(|e| format!("{}: {}", self.path, message(&e)))?;
+        self.start()
     }
 
     /// The job's table, made the first time the view shows the job.
@@ -451,7 +598,7 @@ impl Script {
     /// The script's decisions for `view`, checked as the engine checks them.
     fn decide(&mut self, view: &View, governor: Level) -> Result<Vec<Decision>, String> {
         let v = self.fill_view(view, governor).map_err(|e| format!("{}: {}", self.at, message(&e)))?;
-        self.steps.store(0, Ordering::Relaxed);
+        meter(self.budget);
         let out = {
             let _lent = self.lent.lend(view.slowdown);
             self.decide.call::<Value>(v).map_err(|e| message(&e))?
@@ -483,7 +630,7 @@ impl Script {
             Ok(t)
         })()
         .map_err(|e| message(&e))?;
-        self.steps.store(0, Ordering::Relaxed);
+        meter(self.budget);
         f.call::<()>(t).map_err(|e| message(&e))
     }
 }
@@ -595,10 +742,70 @@ fn check(view: &View, ds: &[Decision]) -> Result<(), String> {
     Ok(())
 }
 
+thread_local! {
+    /// Scripts of finished simulation orders on this thread, each with the
+    /// code and parameters it was built from, for the next build of the same
+    /// (`Builder::build`). Lua states are not `Send`, hence per thread.
+    static SPARES: RefCell<Vec<(Arc<Code>, Params, Script)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Spare scripts a thread keeps: a Monte-Carlo run builds one or two Lua
+/// policies per order, so a few cover it.
+const SPARES_KEPT: usize = 4;
+
+/// How many spare scripts this thread holds (for tests of the reuse).
+#[doc(hidden)]
+pub fn spares() -> usize {
+    SPARES.with(|s| s.borrow().len())
+}
+
+fn take_spare(code: &Arc<Code>, params: &Params) -> Option<Script> {
+    SPARES.with(|s| {
+        let mut s = s.borrow_mut();
+        let i = s.iter().position(|(c, p, _)| Arc::ptr_eq(c, code) && p == params)?;
+        Some(s.swap_remove(i).2)
+    })
+}
+
+/// A policy's script, and where it goes when the policy is dropped: back to
+/// this thread's spares if it came from a simulation build and still works.
+struct Held {
+    script: Option<Script>,
+    home: Option<(Arc<Code>, Params)>,
+}
+
+impl std::ops::Deref for Held {
+    type Target = Script;
+    fn deref(&self) -> &Script {
+        self.script.as_ref().expect("a policy holds its script until it is dropped")
+    }
+}
+
+impl std::ops::DerefMut for Held {
+    fn deref_mut(&mut self) -> &mut Script {
+        self.script.as_mut().expect("a policy holds its script until it is dropped")
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let (Some(script), Some((code, params))) = (self.script.take(), self.home.take()) {
+            // At thread exit the spares may be gone already; the script then just drops.
+            let _ = SPARES.try_with(|s| {
+                let mut s = s.borrow_mut();
+                if s.len() >= SPARES_KEPT {
+                    s.remove(0);
+                }
+                s.push((code, params, script));
+            });
+        }
+    }
+}
+
 /// A policy whose decisions a Lua script makes.
 pub struct LuaPolicy {
     spec: LuaSpec,
-    script: Script,
+    script: Held,
     fallback: Box<dyn Policy>,
     /// The script failed; the fallback decides until a swap succeeds.
     broken: bool,
@@ -639,7 +846,7 @@ impl LuaPolicy {
         let level = self.governor.level();
         match Script::load(&self.spec, text, None).and_then(|mut s| s.decide(view, level).map(|d| (s, d))) {
             Ok((s, d)) => {
-                self.script = s;
+                *self.script = s;
                 self.broken = false;
                 self.note(view.time, NoteKind::Swap, format!("{path} swapped in ({} lines)", self.script.source.lines().count()));
                 Some(d)
@@ -683,6 +890,7 @@ impl Policy for LuaPolicy {
             Ok(d) => d,
             Err(e) => {
                 self.broken = true;
+                self.script.home = None;
                 self.note(view.time, NoteKind::Error, format!("{e}; `{}` decides from now on", self.spec.fallback()));
                 self.fallback.decide(view)
             }
@@ -703,6 +911,7 @@ impl Policy for LuaPolicy {
         }
         if let Err(e) = self.script.observe(outcome) {
             self.broken = true;
+            self.script.home = None;
             self.note(outcome.finish, NoteKind::Error, format!("{e}; `{}` decides from now on", self.spec.fallback()));
         }
     }
@@ -775,12 +984,21 @@ impl Builder {
         Ok(code)
     }
 
-    /// A policy from the parameters of `lua:...`.
+    /// A policy from the parameters of `lua:...`. A simulation's build of a
+    /// sandboxed script (no `grant=`) takes a spare script of this thread
+    /// built from the same code and parameters, reset as new, if there is
+    /// one (a Monte-Carlo run builds a policy per order).
     pub fn build(&self, params: &Params) -> Result<LuaPolicy, String> {
         let spec = LuaSpec::from_params(params)?;
         let fallback = cosched_sched::policy_by_name(spec.fallback(), &Params::new())?;
         let code = self.code(&spec.path)?;
-        let script = Script::load(&spec, code.text.clone(), code.bytecode.as_deref())?;
+        let reuse = !self.live && spec.grant() == "none";
+        let spare = if reuse { take_spare(&code, params).and_then(|mut s| s.reset().ok().map(|()| s)) } else { None };
+        let script = match spare {
+            Some(s) => s,
+            None => Script::load(&spec, code.text.clone(), code.bytecode.as_deref())?,
+        };
+        let script = Held { script: Some(script), home: reuse.then(|| (code, params.clone())) };
         let governor = self.governor.clone().unwrap_or_else(|| Governor::new(spec.governor()));
         Ok(LuaPolicy { spec, script, fallback, broken: false, log: self.log.clone(), governor, live: self.live, seen: live::generation() })
     }

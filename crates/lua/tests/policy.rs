@@ -342,3 +342,63 @@ fn a_variant_the_job_does_not_have_is_refused_and_the_fallback_decides() {
     // `exclusive` ran both jobs their own way, one after the other.
     assert_eq!(t.variant, vec![0, 0]);
 }
+
+#[test]
+fn a_simulation_reuses_a_finished_orders_script_with_nothing_of_that_order_left() {
+    // Each decision checks that the state is as new, then changes it in
+    // every way a script can outside its own chunk: a global made in
+    // decide, a library field, a library's and _G's metatable, the
+    // strings' metatable, `params`. Anything left over makes the next
+    // order's script decide nothing on an idle node (an `Idle` note).
+    let text = r#"
+local top = 0
+function decide(view)
+  local fresh = top == 0 and leaked == nil and math.pi > 3 and string.extra == nil
+    and getmetatable(_G) == nil and getmetatable(math) == nil
+    and getmetatable("").__index == string and params.threshold == 100
+  top = top + 1
+  if top == 1 then
+    leaked = true
+    math.pi = 0
+    string.extra = 1
+    params.threshold = -1
+    setmetatable(math, {__metatable = "locked"})
+    setmetatable(_G, {__index = function() return 0 end, __metatable = "locked"})
+  end
+  if not fresh then return nil end
+  return {{start = view.queue[1].id}}
+end
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let p = script(dir.path(), "leaky.lua", text);
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let given = params(&p, &[("threshold", "100"), ("fallback", "noplan")]);
+    let before = cosched_lua::spares();
+    let first = {
+        let mut lua = b.build(&given).unwrap();
+        starts(&mut lua, 1)
+    };
+    assert_eq!(cosched_lua::spares(), before + 1, "the finished order's script is kept");
+    let mut lua = b.build(&given).unwrap();
+    assert_eq!(cosched_lua::spares(), before, "and handed to the next build");
+    assert_eq!(starts(&mut lua, 1), first);
+    // On one core the script starts only on its first decision of an
+    // order; every later one is an idle node the fallback fills, in both
+    // orders alike.
+    let idle: Vec<_> = b.log().notes().iter().map(|n| n.time).collect();
+    assert_eq!(idle.len() % 2, 0, "{:?}", b.log().notes());
+    assert_eq!(idle[..idle.len() / 2], idle[idle.len() / 2..]);
+}
+
+#[test]
+fn a_coroutine_cannot_escape_the_instruction_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = script(dir.path(), "co.lua", "function decide(view)\n  coroutine.wrap(function()\n    while true do end\n  end)()\nend\n");
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[("budget", "50000"), ("fallback", "noplan")])).unwrap();
+    let mut rust = policy_by_name("noplan", &Params::new()).unwrap();
+    assert_eq!(starts(&mut lua, 2), starts(rust.as_mut(), 2));
+    let notes = b.log().notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].detail.contains(&format!("{}:3: instruction budget of 50000 exceeded", p.display())), "{}", notes[0].detail);
+}

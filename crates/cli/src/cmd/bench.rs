@@ -210,7 +210,7 @@ fn simulate(a: SimulateBench) -> anyhow::Result<()> {
     }
     let head = ["case", "wall s, median (min-max, n)", "CPU s (all threads)", "aim, wall s", "cost"];
     println!("{}", table(&head, &r.rows));
-    println!("{} threads; (a) is parallel over orders, (b), (c) and (d) run on one thread.", r.threads);
+    println!("{} threads; (a) and (d) are parallel over orders, (b), (c) and (e) run on one thread.", r.threads);
     // Wall times mean little on a busy node; say how busy it was.
     if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
         println!("load average (1, 5, 15 min) at the end: {}", l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
