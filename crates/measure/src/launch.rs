@@ -165,8 +165,85 @@ pub struct Running {
     child: Option<Child>,
     pid: i32,
     start: Instant,
-    stdout: Option<std::thread::JoinHandle<String>>,
-    stderr: Option<std::thread::JoinHandle<String>>,
+    stdout: Option<Reader>,
+    stderr: Option<Reader>,
+}
+
+/// A thread draining one of a job's pipes, and the pipe's inode: a process
+/// that left the job's process group (a `setsid` in a forked worker, as
+/// fio's job processes do) keeps the pipe open after the group is killed,
+/// and is found by that inode.
+#[derive(Debug)]
+struct Reader {
+    text: std::sync::mpsc::Receiver<String>,
+    inode: Option<u64>,
+}
+
+/// How long a pipe may stay open after the job's group is gone before its
+/// holders are taken for escapees and killed.
+const PIPE_GRACE: Duration = Duration::from_secs(1);
+
+impl Reader {
+    fn start<R: Read + std::os::fd::AsRawFd + Send + 'static>(mut pipe: R) -> Reader {
+        let inode = pipe_inode(pipe.as_raw_fd());
+        let (tx, text) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = String::new();
+            let _ = pipe.read_to_string(&mut buf);
+            let _ = tx.send(buf);
+        });
+        Reader { text, inode }
+    }
+
+    /// What the job wrote, once the pipe's writers are gone. Called after
+    /// the job's group was killed: a writer still there after `PIPE_GRACE`
+    /// escaped the group and is killed too (it would otherwise hold the
+    /// campaign forever, as an orphaned fio worker once did); if the pipe is
+    /// still open after that, the output is given up rather than waited for
+    /// (the draining thread ends whenever the pipe does).
+    fn finish(self) -> String {
+        use std::sync::mpsc::RecvTimeoutError;
+        match self.text.recv_timeout(PIPE_GRACE) {
+            Ok(text) => text,
+            Err(RecvTimeoutError::Disconnected) => String::new(),
+            Err(RecvTimeoutError::Timeout) => {
+                if let Some(inode) = self.inode {
+                    for pid in pipe_holders(inode) {
+                        // SAFETY: kill(2) with a pid read from /proc; at
+                        // worst the pid is gone (ESRCH), which is ignored.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                    }
+                }
+                self.text.recv_timeout(PIPE_GRACE).unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// The inode of the pipe behind `fd`.
+fn pipe_inode(fd: i32) -> Option<u64> {
+    // SAFETY: fstat on a descriptor we own, into a zeroed plain-data struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st.st_ino)
+}
+
+/// Processes other than this one with a descriptor on pipe `inode`.
+fn pipe_holders(inode: u64) -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let link = format!("pipe:[{inode}]");
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return out };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
+        if fds.flatten().any(|f| std::fs::read_link(f.path()).is_ok_and(|l| l.as_os_str() == link.as_str())) {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 /// Starts a process in a new process group, pinned if asked.
@@ -289,20 +366,8 @@ pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
     let pid = child.id() as i32;
     // Pipes are drained on threads so a chatty job can never block on a full
     // pipe while we wait for it.
-    let stdout = child.stdout.take().map(|mut s| {
-        std::thread::spawn(move || {
-            let mut buf = String::new();
-            let _ = s.read_to_string(&mut buf);
-            buf
-        })
-    });
-    let stderr = child.stderr.take().map(|mut s| {
-        std::thread::spawn(move || {
-            let mut buf = String::new();
-            let _ = s.read_to_string(&mut buf);
-            buf
-        })
-    });
+    let stdout = child.stdout.take().map(Reader::start);
+    let stderr = child.stderr.take().map(Reader::start);
     Ok(Running { child: Some(child), pid, start, stdout, stderr })
 }
 
@@ -373,8 +438,8 @@ impl Running {
             (None, Some(s)) => Exit::Signal(s),
             _ => Exit::Code(-1),
         };
-        let stdout = self.stdout.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-        let stderr = self.stderr.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+        let stdout = self.stdout.take().map(Reader::finish).unwrap_or_default();
+        let stderr = self.stderr.take().map(Reader::finish).unwrap_or_default();
         let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
         Ok(Some(Outcome {
             wall_s,
@@ -568,6 +633,42 @@ mod tests {
         // Killed members may linger as zombies until init reaps them; what
         // matters is that none is still running.
         assert_eq!(live_members(pgid), Vec::<i32>::new());
+    }
+
+    /// Whether a process whose command line holds `marker` still runs.
+    fn running(marker: &str) -> bool {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = stat.rfind(')').is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
+            !zombie && String::from_utf8_lossy(&cmd).contains(marker)
+        })
+    }
+
+    #[test]
+    fn a_process_that_left_the_group_holding_the_jobs_pipes_is_killed_rather_than_waited_for() {
+        // As fio's workers do: a child in a session of its own (out of
+        // killpg's reach) that keeps the job's stdout and stderr open.
+        let marker = format!("cosched-launch-escapee-{}", std::process::id());
+        let t = Instant::now();
+        let o = run(&sh(&format!("setsid sh -c 'sleep 30; : {marker}' & echo started"))).unwrap();
+        assert_eq!(o.stdout.trim(), "started");
+        assert!(t.elapsed() < Duration::from_secs(10), "waited {:?} for the escapee's pipes", t.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!running(&marker), "the escapee still runs");
+    }
+
+    #[test]
+    fn killing_a_job_also_kills_what_left_its_group_with_its_pipes() {
+        let marker = format!("cosched-launch-escapee-kill-{}", std::process::id());
+        let r = spawn(&sh(&format!("setsid sh -c 'sleep 30; : {marker}' & sleep 30"))).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(running(&marker));
+        let t = Instant::now();
+        r.kill();
+        assert!(t.elapsed() < Duration::from_secs(10), "waited {:?}", t.elapsed());
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!running(&marker), "the escapee still runs");
     }
 
     #[test]
