@@ -138,18 +138,26 @@ fn the_sandbox_has_no_os_io_require_or_load_unless_granted() {
     assert!(b.log().notes().is_empty(), "{:?}", b.log().notes());
 }
 
-#[test]
-fn a_runaway_script_is_stopped_by_its_budget_and_the_fallback_finishes_the_run() {
+/// Runs a script that never returns from `decide` under a budget of 50,000
+/// instructions with `noplan` as the fallback: the schedule must be
+/// noplan's, with exactly one note. Returns the note and the script's path.
+fn runaway(text: &str) -> (String, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let p = script(dir.path(), "loop.lua", "function decide(view)\n  while true do end\nend\n");
+    let p = script(dir.path(), "runaway.lua", text);
     let b = Builder::simulation(Arc::new(Log::default()));
     let mut lua = b.build(&params(&p, &[("budget", "50000"), ("fallback", "noplan")])).unwrap();
     let mut rust = policy_by_name("noplan", &Params::new()).unwrap();
     assert_eq!(starts(&mut lua, 2), starts(rust.as_mut(), 2));
     let notes = b.log().notes();
-    assert_eq!(notes.len(), 1);
-    assert!(notes[0].detail.starts_with(&format!("{}:2: instruction budget of 50000 exceeded", p.display())), "{}", notes[0].detail);
-    assert!(notes[0].detail.ends_with("`noplan` decides from now on"));
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    (notes[0].detail.clone(), p)
+}
+
+#[test]
+fn a_runaway_script_is_stopped_by_its_budget_and_the_fallback_finishes_the_run() {
+    let (detail, p) = runaway("function decide(view)\n  while true do end\nend\n");
+    assert!(detail.starts_with(&format!("{}:2: instruction budget of 50000 exceeded", p.display())), "{detail}");
+    assert!(detail.ends_with("`noplan` decides from now on"));
 }
 
 #[test]
@@ -392,13 +400,6 @@ end
 
 #[test]
 fn a_coroutine_cannot_escape_the_instruction_budget() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = script(dir.path(), "co.lua", "function decide(view)\n  coroutine.wrap(function()\n    while true do end\n  end)()\nend\n");
-    let b = Builder::simulation(Arc::new(Log::default()));
-    let mut lua = b.build(&params(&p, &[("budget", "50000"), ("fallback", "noplan")])).unwrap();
-    let mut rust = policy_by_name("noplan", &Params::new()).unwrap();
-    assert_eq!(starts(&mut lua, 2), starts(rust.as_mut(), 2));
-    let notes = b.log().notes();
-    assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].detail.contains(&format!("{}:3: instruction budget of 50000 exceeded", p.display())), "{}", notes[0].detail);
+    let (detail, p) = runaway("function decide(view)\n  coroutine.wrap(function()\n    while true do end\n  end)()\nend\n");
+    assert!(detail.contains(&format!("{}:3: instruction budget of 50000 exceeded", p.display())), "{detail}");
 }
