@@ -209,7 +209,7 @@ fn profile_one(
             return Err(LaunchError::Interrupted(sig).into());
         }
         std::thread::sleep(SETTLE);
-        let opts = ProfileOptions { interval: req.interval, host_cores, syscalls: method, hw_counters: true };
+        let opts = ProfileOptions { interval: req.interval, host_cores, syscalls: method, hw_counters: true, stalls: true };
         let run = profile_job_with(&launch, &opts).map_err(|e| job_error(p.job, e))?;
         store.add_solo_run(campaign, &solo_record(p, req.interval, repeat, &run), &run.samples)?;
         Ok(run)

@@ -712,9 +712,126 @@ impl JobCgroup {
     }
 }
 
+/// A group in the cgroup v2 tree that only accounts: the kernel keeps
+/// pressure stall information (PSI) for every v2 group whatever controllers
+/// it has, so a profile run joins one to learn how long its job waited for a
+/// CPU, for I/O and for memory. On a v1 node the v2 tree is the hybrid
+/// `unified` mount, which controls nothing, so joining it changes nothing
+/// about how the job runs.
+#[derive(Debug)]
+pub struct StallGroup {
+    dir: PathBuf,
+}
+
+/// Cumulative stall times of a group, microseconds (`some ... total=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StallTotals {
+    pub cpu_us: u64,
+    pub io_us: u64,
+    pub memory_us: u64,
+}
+
+impl StallTotals {
+    /// Seconds stalled since `before`, per resource.
+    pub fn since(self, before: StallTotals) -> cosched_model::profile::Stall {
+        let s = |a: u64, b: u64| a.saturating_sub(b) as f64 * 1e-6;
+        cosched_model::profile::Stall {
+            cpu: s(self.cpu_us, before.cpu_us),
+            io: s(self.io_us, before.io_us),
+            memory: s(self.memory_us, before.memory_us),
+        }
+    }
+}
+
+/// The `total=` of a pressure file's `some` line.
+fn some_total(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    line.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
+}
+
+impl StallGroup {
+    /// Makes `cosched/stall-<pid>-<n>` below cosched's own v2 group. Fails,
+    /// saying why, without a writable cgroup2 mount or without PSI (booted
+    /// with `psi=0`, or a kernel built without it). Groups that earlier
+    /// runs left behind are removed first: the kernel refuses to remove one
+    /// that still has processes, so only dead ones go.
+    pub fn create() -> Result<StallGroup, String> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let proc_cgroup = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let (_, mount) = mounts(&mountinfo);
+        let (_, own) = own_paths(&proc_cgroup);
+        let (Some(mount), Some(own)) = (mount, own) else {
+            return Err("no cgroup2 hierarchy is mounted".into());
+        };
+        let own = mount.join(own.trim_start_matches('/'));
+        if !own.join("io.pressure").exists() && !own.join("cgroup.pressure").exists() {
+            return Err(format!("{} has no pressure files (PSI is off: boot with psi=1)", own.display()));
+        }
+        let base = own.join("cosched");
+        fs::create_dir_all(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
+        if let Ok(entries) = fs::read_dir(&base) {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().starts_with("stall-") {
+                    let _ = fs::remove_dir(e.path());
+                }
+            }
+        }
+        let dir = base.join(format!("stall-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+        fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let g = StallGroup { dir };
+        g.totals().ok_or_else(|| format!("{}: cannot read its pressure files", g.dir.display()))?;
+        Ok(g)
+    }
+
+    /// The file a process writes `0` to, between fork and exec, to join.
+    pub fn procs_file(&self) -> PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
+    /// The group's stall totals now; `None` if a file cannot be read. A
+    /// memory or CPU file the kernel lacks (cpu.pressure needs a cpu
+    /// controller on some kernels) reads as 0 rather than losing the others.
+    pub fn totals(&self) -> Option<StallTotals> {
+        let read = |name: &str| fs::read_to_string(self.dir.join(name)).ok().and_then(|t| some_total(&t));
+        Some(StallTotals {
+            cpu_us: read("cpu.pressure").unwrap_or(0),
+            io_us: read("io.pressure")?,
+            memory_us: read("memory.pressure").unwrap_or(0),
+        })
+    }
+}
+
+impl Drop for StallGroup {
+    fn drop(&mut self) {
+        // The job has been reaped; an exiting task can keep the group busy
+        // for a moment, and a group left behind is removed by the next
+        // `create`.
+        for _ in 0..20 {
+            if fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_some_total_of_a_pressure_file_is_read() {
+        let text = "some avg10=0.00 avg60=0.12 avg300=0.00 total=98765\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=12\n";
+        assert_eq!(some_total(text), Some(98765));
+        assert_eq!(some_total("full avg10=0.00 total=3\n"), None);
+        assert_eq!(some_total(""), None);
+        let after = StallTotals { cpu_us: 1_500_000, io_us: 250_000, memory_us: 7 };
+        let before = StallTotals { cpu_us: 500_000, io_us: 0, memory_us: 9 };
+        let s = after.since(before);
+        assert_eq!((s.cpu, s.io, s.memory), (1.0, 0.25, 0.0), "a counter that went back counts 0");
+    }
 
     #[test]
     fn mountinfo_gives_v1_controllers_and_the_v2_mount() {

@@ -33,6 +33,7 @@ use crate::corun::{job_time, SETTLE};
 use crate::kernel::{kernel_argv, run_kernel, KernelRunError};
 use crate::launch::{interrupted, run, spawn, Exit, Launch, LaunchError, Outcome, Running, POLL};
 use crate::perf::{attach, Counted, SyscallMethod};
+use crate::cgroup::StallGroup;
 use crate::sampler::{ExitWatch, TreeSampler};
 
 /// How to profile.
@@ -45,11 +46,14 @@ pub struct ProfileOptions {
     pub syscalls: SyscallMethod,
     /// Open hardware counters where the machine has them.
     pub hw_counters: bool,
+    /// Run the job in an accounting group of the cgroup v2 tree to read its
+    /// stalls (CPU, I/O, memory pressure) where the kernel keeps them.
+    pub stalls: bool,
 }
 
 impl ProfileOptions {
     pub fn new(interval: Duration, host_cores: u32) -> ProfileOptions {
-        ProfileOptions { interval, host_cores, syscalls: SyscallMethod::Auto, hw_counters: true }
+        ProfileOptions { interval, host_cores, syscalls: SyscallMethod::Auto, hw_counters: true, stalls: true }
     }
 }
 
@@ -115,18 +119,26 @@ pub fn profile_job_with(launch: &Launch, opts: &ProfileOptions) -> Result<Profil
         return Err(LaunchError::Empty.into());
     }
     let cmd = launch.argv.join(" ");
-    let mut running = spawn(&held(launch))?;
+    let mut notes = Vec::new();
+    let stall_group = if opts.stalls {
+        StallGroup::create().map_err(|why| notes.push(format!("stalls not measured: {why}"))).ok()
+    } else {
+        None
+    };
+    let mut hold = held(launch);
+    hold.cgroup_procs.extend(stall_group.as_ref().map(StallGroup::procs_file));
+    let mut running = spawn(&hold)?;
     let pid = running.pid();
     if !wait_stopped(pid)? {
         return Err(failed(&cmd, reap(&mut running)?));
     }
-    let mut notes = Vec::new();
     // An error here drops `running`, which kills the held job.
     let counters = attach(pid, opts.syscalls, opts.hw_counters, &mut notes).map_err(ProfileError::Counters)?;
     let watch = ExitWatch::new(pid);
     let mut sampler = TreeSampler::new(pid, opts.host_cores);
     let cpu0 = thread_cpu_s();
     let mut samples = vec![sampler.sample(counters.syscalls_now())];
+    let stalls0 = stall_group.as_ref().and_then(StallGroup::totals);
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGCONT)
         .map_err(|e| LaunchError::Wait { pid, source: e.into() })?;
     let mut next = sampler.start() + opts.interval;
@@ -150,6 +162,11 @@ pub fn profile_job_with(launch: &Launch, opts: &ProfileOptions) -> Result<Profil
         }
     }
     let sampler_cpu_s = thread_cpu_s() - cpu0;
+    // Read while the job is an unreaped zombie, as the final sample is.
+    let stall_s = match (stalls0, stall_group.as_ref().and_then(StallGroup::totals)) {
+        (Some(a), Some(b)) => Some(b.since(a)),
+        _ => None,
+    };
     let outcome = reap(&mut running)?;
     let counted = match counters.finish() {
         Ok(c) => c,
@@ -168,6 +185,7 @@ pub fn profile_job_with(launch: &Launch, opts: &ProfileOptions) -> Result<Profil
         syscall_source: counted.source,
         syscall_total: counted.syscall_total,
         counters: counted.counters,
+        stall_s,
     };
     let mut summary =
         summarize(&samples, opts.host_cores, facts).ok_or_else(|| ProfileError::NoSummary(cmd.clone()))?;

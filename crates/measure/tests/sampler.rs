@@ -277,3 +277,21 @@ fn an_empty_command_or_a_zero_interval_is_refused() {
     let e = profile_job(&sh("true"), Duration::ZERO, HOST_CORES).unwrap_err();
     assert!(matches!(e, ProfileError::ZeroInterval), "{e}");
 }
+
+#[test]
+fn stalls_show_two_busy_processes_sharing_one_core_and_nothing_for_a_sleeper() {
+    // Shares of wall time, not timings: two busy loops on one core keep one
+    // of them waiting almost all the time; a sleeper waits for nothing.
+    if let Err(why) = cosched_measure::cgroup::StallGroup::create() {
+        eprintln!("skipped: stalls are not measurable here: {why}");
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let two = profile(&sh(&format!("({BUSY}) & ({BUSY}); wait")), 50, SyscallMethod::Proc);
+    let stall = two.summary.stall.expect("a stall group was made, so the run has stalls");
+    assert!(stall.cpu > 0.5, "two busy loops on one core: cpu stall share {}", stall.cpu);
+    assert!(stall.io < 0.1, "no I/O: {}", stall.io);
+    let sleeper = profile(&sh("sleep 0.3"), 50, SyscallMethod::Proc);
+    let s = sleeper.summary.stall.expect("stalls measured");
+    assert!(s.cpu < 0.2 && s.io < 0.1 && s.memory < 0.1, "a sleeper stalls on nothing: {s:?}");
+}

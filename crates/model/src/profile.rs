@@ -130,6 +130,35 @@ pub struct RunFacts {
     /// Hardware counter totals for the run, by perf event name (a `:u` suffix
     /// marks user-space-only counts); empty where perf exposes none.
     pub counters: BTreeMap<String, f64>,
+    /// Seconds of the run in which some of the job's tasks stalled, from the
+    /// kernel's pressure stall information of the job's own cgroup; `None`
+    /// where the kernel or the cgroup tree does not give it.
+    pub stall_s: Option<Stall>,
+}
+
+/// Time in which at least one task of a job was stalled, per resource: as
+/// seconds in [`RunFacts`], as shares of the run's wall time in a
+/// [`ProfileSummary`]. What the kernel's pressure stall information (PSI)
+/// calls `some`: runnable but waiting for a CPU, waiting on block I/O, or
+/// reclaiming memory and faulting it back in.
+///
+/// Two jobs that each wait on the one disk most of their time queue behind
+/// each other whatever cores they run on, while a job that leaves its core
+/// to wait for I/O hardly notices how its co-runner uses the cache: the I/O
+/// share is to I/O interference what a probe curve is to the cache's, and
+/// it costs nothing to read (a profile run reads the job's group once
+/// before and once after).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    pub cpu: f64,
+    pub io: f64,
+    pub memory: f64,
+}
+
+impl Stall {
+    fn per(self, wall_s: f64) -> Stall {
+        Stall { cpu: self.cpu / wall_s, io: self.io / wall_s, memory: self.memory / wall_s }
+    }
 }
 
 /// A solo run in a few figures. Rates are per second of wall time.
@@ -163,6 +192,11 @@ pub struct ProfileSummary {
     /// Hardware counter totals for the run, by perf event name; empty where
     /// perf exposes none.
     pub counters: BTreeMap<String, f64>,
+    /// Shares of the wall time in which some of the job's tasks stalled
+    /// (see [`Stall`]); absent from profiles taken before it was measured,
+    /// or where the kernel does not give it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Stall>,
 }
 
 /// U of one interval: CPU seconds of the tree in it / (interval x host cores).
@@ -209,6 +243,7 @@ pub fn summarize(samples: &[Sample], host_cores: u32, facts: RunFacts) -> Option
         max_rss_kib: samples.iter().map(|s| s.rss_kib).max().unwrap_or(0),
         fault_rate: rate(first.minflt + first.majflt, last.minflt + last.majflt),
         counters: facts.counters,
+        stall: facts.stall_s.map(|s| s.per(wall_s)),
     })
 }
 
@@ -325,6 +360,11 @@ pub fn median_summary(runs: &[ProfileSummary]) -> Option<ProfileSummary> {
         max_rss_kib: med(|r| r.max_rss_kib as f64).round() as u64,
         fault_rate: med(|r| r.fault_rate),
         counters,
+        stall: runs.iter().map(|r| r.stall).collect::<Option<Vec<Stall>>>().map(|v| Stall {
+            cpu: crate::stats::median(&v.iter().map(|s| s.cpu).collect::<Vec<_>>()),
+            io: crate::stats::median(&v.iter().map(|s| s.io).collect::<Vec<_>>()),
+            memory: crate::stats::median(&v.iter().map(|s| s.memory).collect::<Vec<_>>()),
+        }),
     })
 }
 
@@ -337,7 +377,7 @@ mod tests {
     }
 
     fn facts(source: SyscallSource) -> RunFacts {
-        RunFacts { syscall_source: source, syscall_total: None, counters: BTreeMap::new() }
+        RunFacts { syscall_source: source, syscall_total: None, counters: BTreeMap::new(), stall_s: None }
     }
 
     /// Three samples, 1 s apart, on a 4-core host: 1.5 CPU-s then 0.5 CPU-s.
@@ -466,6 +506,28 @@ mod tests {
         counters.insert("instructions".to_string(), 1e9);
         let f = RunFacts { counters: counters.clone(), ..facts(SyscallSource::PerfTracepoint) };
         assert_eq!(summarize(&run(), 4, f).unwrap().counters, counters);
+    }
+
+    #[test]
+    fn stalls_become_shares_of_the_wall_time() {
+        // 2 s run: 0.5 s waiting for a CPU, 1.5 s on I/O, none on memory.
+        let f = RunFacts { stall_s: Some(Stall { cpu: 0.5, io: 1.5, memory: 0.0 }), ..facts(SyscallSource::ProcSyscrSyscw) };
+        assert_eq!(summarize(&run(), 4, f).unwrap().stall, Some(Stall { cpu: 0.25, io: 0.75, memory: 0.0 }));
+        assert_eq!(summarize(&run(), 4, facts(SyscallSource::ProcSyscrSyscw)).unwrap().stall, None);
+    }
+
+    #[test]
+    fn stall_medians_need_every_run_and_old_profiles_load_without_them() {
+        let with = |io| ProfileSummary { stall: Some(Stall { cpu: 0.0, io, memory: 0.1 }), ..timed(2.0, 0, 0.0) };
+        let m = median_summary(&[with(0.2), with(0.9), with(0.4)]).unwrap();
+        assert_eq!(m.stall, Some(Stall { cpu: 0.0, io: 0.4, memory: 0.1 }));
+        assert_eq!(median_summary(&[with(0.2), timed(2.0, 0, 0.0)]).unwrap().stall, None);
+        // A profile stored before stalls were measured has no `stall` key.
+        let mut json = serde_json::to_value(timed(2.0, 0, 0.0)).unwrap();
+        assert!(json.get("stall").is_none(), "absent stalls are not written");
+        json.as_object_mut().unwrap().remove("stall");
+        let back: ProfileSummary = serde_json::from_value(json).unwrap();
+        assert_eq!(back.stall, None);
     }
 
     #[test]

@@ -89,6 +89,7 @@ pub fn with_load(mut c: Characterization, u: f64, syscalls: f64) -> Characteriza
         max_rss_kib: 1000,
         fault_rate: 0.0,
         counters: BTreeMap::new(),
+        stall: None,
     };
     c.profile = JobProfile::from_runs(&[(1.0, s)], "process", None, Vec::new());
     c

@@ -175,6 +175,7 @@ fn job_profile(solo_s: f64) -> cosched_model::profile::JobProfile {
         max_rss_kib: 1,
         fault_rate: 0.0,
         counters: Default::default(),
+        stall: None,
     };
     JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()
 }

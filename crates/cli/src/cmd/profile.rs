@@ -100,6 +100,7 @@ pub fn print(r: &ProfileReport) {
                 format!("{:.1} / {:.1}", s.read_bps / 1e6, s.write_bps / 1e6),
                 format!("{:.1}", s.max_rss_kib as f64 / 1024.0),
                 fmt_rate(s.fault_rate),
+                s.stall.map_or_else(|| "-".into(), |t| format!("{:.2} / {:.2} / {:.2}", t.cpu, t.io, t.memory)),
             ];
             for name in &counter_names {
                 let v = p.counted_run.as_ref().and_then(|c| c.counters.get(name));
@@ -119,6 +120,7 @@ pub fn print(r: &ProfileReport) {
         "read / write MB/s",
         "max RSS MiB",
         "faults/s",
+        "stalled cpu / io / mem",
     ]
     .iter()
     .map(|h| h.to_string())
@@ -133,7 +135,10 @@ pub fn print(r: &ProfileReport) {
          time, else the process's wall time.\n\
          U = CPU time of the job's process tree / (wall time x {host_cores} host cores): over the run / the busiest \
          {interval:?} interval; cores used = U x {host_cores}. Every figure but system calls is the median over the \
-         timed runs."
+         timed runs.\n\
+         stalled: share of the wall time in which some of the job's tasks waited for a CPU / on I/O / for memory \
+         (the kernel's pressure stall information of the job's own cgroup; - where the kernel keeps none). Two jobs \
+         that both wait on I/O most of their time queue on one device."
     );
     let mut sources: Vec<SyscallSource> = Vec::new();
     for (_, p) in profiles {

@@ -81,6 +81,7 @@ pub fn job_profile(solo_s: f64, u: f64) -> cosched_model::profile::JobProfile {
         max_rss_kib: 1000,
         fault_rate: 0.0,
         counters: std::collections::BTreeMap::new(),
+        stall: None,
     };
     JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()
 }

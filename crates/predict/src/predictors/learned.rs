@@ -5,7 +5,7 @@
 //! at the same level), the probe reading of `probe`, and whether the pair
 //! are twins, and, where every training program's profile counted them,
 //! hardware-counter figures (instructions per cycle, cache misses per
-//! reference) of both jobs and their product.
+//! reference) and stall shares (I/O, CPU) of both jobs and their product.
 //!
 //! Features are standardized; the penalty is chosen from a grid by an inner
 //! leave-one-program-out over the training set (each victim program held
@@ -31,21 +31,28 @@ pub struct Learned {
     /// measured pair did (a 0.1x "speed-up" came out of noisy data).
     range: (f64, f64),
     band: Band,
-    /// Hardware figures every training program had (none on machines that
-    /// do not count), with their training means for programs that lack them.
+    /// Counter and stall figures every training program had (none on
+    /// machines that do not count or keep no pressure information), with
+    /// their training means for programs that lack them.
     hw: Vec<(Hw, f64)>,
 }
 
-/// A figure from a profile's hardware counters.
+/// A figure of a profile that some machines measure and others do not.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Hw {
     /// ln(instructions / cycles).
     LnIpc,
     /// cache-misses / cache-references.
     MissRatio,
+    /// Share of the run stalled on I/O (pressure stall information): the
+    /// product of two jobs' shares is how often both wait on the device.
+    IoStall,
+    /// Share of the run spent runnable but waiting for a CPU: a job that
+    /// wants more than the cores it was given.
+    CpuStall,
 }
 
-const HW: [Hw; 2] = [Hw::LnIpc, Hw::MissRatio];
+const HW: [Hw; 4] = [Hw::LnIpc, Hw::MissRatio, Hw::IoStall, Hw::CpuStall];
 
 /// The counter by perf's name, user-space-only (`:u`) if that is what ran.
 fn counter(c: &Characterization, name: &str) -> Option<f64> {
@@ -58,6 +65,8 @@ fn hw_value(c: &Characterization, h: Hw) -> Option<f64> {
     match h {
         Hw::LnIpc => ratio("instructions", "cycles").filter(|v| *v > 0.0).map(f64::ln),
         Hw::MissRatio => ratio("cache-misses", "cache-references"),
+        Hw::IoStall => Some(c.profile.as_ref()?.summary.stall?.io),
+        Hw::CpuStall => Some(c.profile.as_ref()?.summary.stall?.cpu),
     }
 }
 
@@ -273,5 +282,28 @@ mod tests {
         let mut l = Learned::default();
         l.fit(&set).unwrap();
         assert!(l.hw.is_empty());
+    }
+
+    #[test]
+    fn two_jobs_waiting_on_io_are_told_apart_by_their_stall_shares() {
+        // ln s = 0.8 io_v io_o: only jobs that both wait on I/O slow each
+        // other, which no load, rate or curve here shows.
+        let with_io = |name: &str, io: f64| {
+            let mut c = with_load(curve_program(name, [1.0; 6], [1.0; 6]), 0.5, 10.0);
+            c.profile.as_mut().unwrap().summary.stall = Some(cosched_model::profile::Stall { cpu: 0.0, io, memory: 0.0 });
+            c
+        };
+        let shares = [0.0, 0.05, 0.2, 0.4, 0.6, 0.8];
+        let progs: Vec<Characterization> = shares.iter().enumerate().map(|(i, s)| with_io(&format!("p{i}"), *s)).collect();
+        let io = |c: &Characterization| c.profile.as_ref().unwrap().summary.stall.unwrap().io;
+        let truth = |v: &Characterization, o: &Characterization| (0.8 * io(v) * io(o)).exp();
+        let mut l = Learned::default();
+        l.fit(&TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap()).unwrap();
+        assert!(l.hw.iter().any(|(h, _)| *h == Hw::IoStall));
+        let (a, b) = (with_io("new-a", 0.7), with_io("new-b", 0.7));
+        let got = l.predict_pair(&a, &b).slowdown;
+        assert!((got / (0.8f64 * 0.49).exp() - 1.0).abs() < 0.03, "two I/O-bound newcomers: {got}");
+        let calm = l.predict_pair(&a, &progs[0]).slowdown;
+        assert!((calm - 1.0).abs() < 0.03, "beside a job that never waits on I/O: {calm}");
     }
 }
