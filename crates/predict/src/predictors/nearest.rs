@@ -1,6 +1,7 @@
 //! `nearest`: programs that look alike alone interfere alike. Each program
 //! is a point: its solo figures (host load, system-call, context-switch and
-//! I/O rates) and its probe curves level by level (ln sensitivity, ln
+//! I/O rates; the I/O and CPU stall shares where every training program
+//! has them) and its probe curves level by level (ln sensitivity, ln
 //! contentiousness), each coordinate standardized over the training
 //! programs. A pair (victim, co-runner) is the two points side by side, and
 //! its slowdown is the kernel-weighted geometric mean of the measured
@@ -42,11 +43,26 @@ pub struct Nearest {
     fixed: Option<f64>,
     width: f64,
     band: Band,
+    /// Whether points carry the stall shares (I/O, CPU): only when every
+    /// training program has them.
+    stalls: bool,
 }
 
-fn raw_point(levels: &[ProbeLevel], c: &Characterization) -> Vec<f64> {
+/// The job's (I/O, CPU) stall shares alone, if its profile has them.
+fn stall_shares(c: &Characterization) -> Option<(f64, f64)> {
+    let s = c.profile.as_ref()?.summary.stall?;
+    Some((s.io, s.cpu))
+}
+
+fn raw_point(levels: &[ProbeLevel], stalls: bool, c: &Characterization) -> Vec<f64> {
     let f = Features::of(c);
     let mut x = vec![f.host_load, f.ln_syscalls, f.ln_ctx, f.ln_io];
+    if stalls {
+        // NaN for a program measured without them: it then sits at the
+        // training centre on these coordinates (see `point`).
+        let (io, cpu) = stall_shares(c).unwrap_or((f64::NAN, f64::NAN));
+        x.extend([io, cpu]);
+    }
     for l in levels {
         x.push(f.sensitivity_at(l).max(1e-3).ln());
         x.push(f.contentiousness_at(l).max(1e-3).ln());
@@ -90,10 +106,10 @@ impl Nearest {
     }
 
     fn point(&self, c: &Characterization) -> Vec<f64> {
-        raw_point(&self.levels, c)
+        raw_point(&self.levels, self.stalls, c)
             .iter()
             .zip(self.centre.iter().zip(&self.scale))
-            .map(|(x, (m, s))| if *s > 0.0 { (x - m) / s } else { 0.0 })
+            .map(|(x, (m, s))| if *s > 0.0 && x.is_finite() { (x - m) / s } else { 0.0 })
             .collect()
     }
 }
@@ -119,7 +135,8 @@ impl Predictor for Nearest {
         levels.sort_by(|a, b| (a.intensity, a.size_kib).partial_cmp(&(b.intensity, b.size_kib)).expect("finite"));
         levels.dedup();
         self.levels = levels;
-        let raws: Vec<Vec<f64>> = used.iter().map(|c| raw_point(&self.levels, c)).collect();
+        self.stalls = !used.is_empty() && used.iter().all(|c| stall_shares(c).is_some());
+        let raws: Vec<Vec<f64>> = used.iter().map(|c| raw_point(&self.levels, self.stalls, c)).collect();
         let dim = raws.first().map_or(0, Vec::len);
         let n = raws.len() as f64;
         self.centre = (0..dim).map(|i| raws.iter().map(|r| r[i]).sum::<f64>() / n).collect();
@@ -263,5 +280,35 @@ mod tests {
         wide.fit(&t).unwrap();
         let gm = (1.5f64 * 1.2 * 1.05 * 1.0).powf(0.25);
         assert!((wide.predict_pair(&c, &b).slowdown - gm).abs() < 1e-9);
+    }
+
+    #[test]
+    fn stall_shares_find_the_io_lookalike_that_nothing_else_tells_apart() {
+        // Identical alone but for the I/O stall share: "disk" jobs slow each
+        // other, "cpu" jobs slow nothing. A held-out disk job must be taken
+        // for a disk job.
+        let with_io = |name: &str, io: f64| {
+            let mut c = family(name, false, 0.0);
+            c.program = format!("program {name}");
+            c.profile.as_mut().unwrap().summary.stall = Some(cosched_model::profile::Stall { cpu: 0.0, io, memory: 0.0 });
+            c
+        };
+        let progs = vec![with_io("d1", 0.7), with_io("d2", 0.75), with_io("c1", 0.0), with_io("c2", 0.02), with_io("d3", 0.72)];
+        let disk = |c: &Characterization| c.profile.as_ref().unwrap().summary.stall.unwrap().io > 0.5;
+        let truth = |v: &Characterization, o: &Characterization| if disk(v) && disk(o) { 1.7 } else { 1.0 };
+        let all = TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap();
+        let mut p = Nearest::default();
+        p.fit(&all.without_program(&progs[4].program)).unwrap();
+        assert!(p.stalls);
+        let got = p.predict_pair(&progs[4], &progs[0]).slowdown;
+        assert!((got - 1.7).abs() < 0.1, "held-out disk job beside a disk job: {got}");
+        let calm = p.predict_pair(&progs[4], &progs[2]).slowdown;
+        assert!((calm - 1.0).abs() < 0.1, "beside a loop: {calm}");
+        // Without stalls in one program's profile, none are used.
+        let mut mixed = progs.clone();
+        mixed[1].profile.as_mut().unwrap().summary.stall = None;
+        let mut q = Nearest::default();
+        q.fit(&TrainingSet::new(mixed.clone(), all_pairs(&mixed, |_, _| 1.0)).unwrap()).unwrap();
+        assert!(!q.stalls);
     }
 }
