@@ -1,4 +1,6 @@
-//! Scheduling policies written in Lua (seed 003 f, VarySched).
+//! Scheduling policies written in Lua (seed 003 f, VarySched), run by Luau
+//! (the `mlua` crate with Luau vendored, as native code where Luau's code
+//! generator supports the CPU).
 //!
 //! A script implements the interface of a Rust policy (`cosched_engine::
 //! Policy`): a global function `decide(view)` returning a list of decisions,
@@ -8,7 +10,7 @@
 //! resource governor level. `docs/lua.md` is the user's guide.
 //!
 //! Scripts run in a sandbox (no `os`, `io`, `require`, `load`, `dofile`
-//! unless `grant=` says so) with an instruction budget per call. A script
+//! unless `grant=` says so) with a budget of Luau interrupts per call. A script
 //! that errs, overruns its budget or decides what the engine would refuse is
 //! reported with its file and line, and a named safe policy (`fallback=`,
 //! a registered Rust policy) decides in its place, so a run never stops on a
@@ -22,6 +24,8 @@
 //! policies, by name) and `model`; the application resolves `lua:` specs
 //! through [`Builder`], so `sched` does not depend on mlua.
 
+mod io;
+mod raw;
 pub mod live;
 pub mod log;
 pub mod policy;
@@ -31,3 +35,11 @@ pub use live::{Governor, Level};
 pub use log::{Log, Note, NoteKind};
 pub use policy::{spares, Builder, LuaPolicy};
 pub use spec::{LuaSpec, NAME, PARAMS};
+
+/// Whether scripts run as native code (Luau's code generator, on x86-64 and
+/// arm64), so the tests of the budget know they tested it there.
+#[doc(hidden)]
+pub fn native_code() -> bool {
+    // SAFETY: a query of the build and the CPU, with no argument or state.
+    unsafe { mlua::ffi::luau_codegen_supported() != 0 }
+}

@@ -22,10 +22,12 @@ pub const PARAMS: &[Param] = &[
     Param::new(
         "budget",
         Kind::Uint { max: 1_000_000_000 },
-        // Seed 000's conflict-aware over 38 waiting jobs runs some
-        // thousands; a million stops a runaway loop within milliseconds.
+        // Interrupts, not instructions: Luau's come at calls, returns and
+        // loop back-edges. Seed 000's conflict-aware takes at most a few
+        // hundred per decision, the VarySched strategies on 100 jobs some
+        // thousands; a million stops a runaway loop within tens of ms.
         "1000000",
-        "Lua VM instructions one call of decide or observe may run before it is stopped as a runaway",
+        "Luau interrupts (one per call, return or loop iteration) one call of decide or observe may take before it is stopped as a runaway",
     ),
     Param::new(
         "fallback",
@@ -44,7 +46,7 @@ pub const PARAMS: &[Param] = &[
         "grant",
         Kind::Word(&["none", "os", "io", "all"]),
         "none",
-        "libraries beyond the sandbox: os (clock, environment, commands), io (files), all (both and require)",
+        "libraries beyond the sandbox: os (Luau's: clock, date, time), io (files, stdin, stdout), all (both, require, load, dofile)",
     ),
 ];
 

@@ -156,7 +156,7 @@ fn runaway(text: &str) -> (String, PathBuf) {
 #[test]
 fn a_runaway_script_is_stopped_by_its_budget_and_the_fallback_finishes_the_run() {
     let (detail, p) = runaway("function decide(view)\n  while true do end\nend\n");
-    assert!(detail.starts_with(&format!("{}:2: instruction budget of 50000 exceeded", p.display())), "{detail}");
+    assert!(detail.starts_with(&format!("{}:2: budget of 50000 interrupts exceeded", p.display())), "{detail}");
     assert!(detail.ends_with("`noplan` decides from now on"));
 }
 
@@ -369,7 +369,9 @@ function decide(view)
     leaked = true
     math.pi = 0
     string.extra = 1
+    table.freeze(string)
     params.threshold = -1
+    table.freeze(params)
     setmetatable(math, {__metatable = "locked"})
     setmetatable(_G, {__index = function() return 0 end, __metatable = "locked"})
   end
@@ -401,5 +403,84 @@ end
 #[test]
 fn a_coroutine_cannot_escape_the_instruction_budget() {
     let (detail, p) = runaway("function decide(view)\n  coroutine.wrap(function()\n    while true do end\n  end)()\nend\n");
-    assert!(detail.contains(&format!("{}:3: instruction budget of 50000 exceeded", p.display())), "{detail}");
+    assert!(detail.contains(&format!("{}:3: budget of 50000 interrupts exceeded", p.display())), "{detail}");
+}
+
+#[test]
+fn deep_recursion_and_a_loop_around_pcall_are_stopped_too() {
+    // Luau's own limit of nested calls stops a recursion first under a
+    // generous budget, the budget under a small one; either names the line.
+    let text = "local function f(n)\n  return f(n + 1) + 1\nend\nfunction decide(view)\n  return f(1)\nend\n";
+    let (detail, p) = runaway(text);
+    assert!(detail.starts_with(&format!("{}:2: stack overflow", p.display())), "{detail}");
+    let dir = tempfile::tempdir().unwrap();
+    let p = script(dir.path(), "deep.lua", text);
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[("budget", "5000"), ("fallback", "noplan")])).unwrap();
+    starts(&mut lua, 2);
+    let notes = b.log().notes();
+    assert!(notes[0].detail.starts_with(&format!("{}:2: budget of 5000 interrupts exceeded", p.display())), "{}", notes[0].detail);
+    // A script catching the budget's error still cannot keep running: every
+    // interrupt past the budget raises again, outside the pcall too.
+    let (detail, p) = runaway("function decide(view)\n  while true do\n    pcall(function() while true do end end)\n  end\nend\n");
+    assert!(detail.starts_with(&format!("{}:", p.display())) && detail.contains("budget of 50000 interrupts exceeded"), "{detail}");
+}
+
+#[test]
+fn the_runaway_tests_run_native_code() {
+    // The budget must hold in Luau's native code, not only its interpreter.
+    assert!(cosched_lua::native_code(), "Luau's code generator is off on this machine: the runaway tests tested the interpreter only");
+}
+
+#[test]
+fn grant_io_gives_files_and_grant_all_gives_loading() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.txt");
+    let text = r#"
+local path = params.file
+function decide(view)
+  local f = assert(io.open(path, "w"))
+  f:write("12.5 7\n", "second line\n", 3, "\n")
+  assert(f:close())
+  local r = assert(io.open(path))
+  assert(r:read("n") == 12.5 and r:read("n") == 7)
+  assert(r:read("l") == "" and r:read("l") == "second line")
+  assert(r:read(1) == "3" and r:read("a") == "\n" and r:read("l") == nil)
+  r:close()
+  local n = 0
+  for line in io.lines(path) do n = n + 1 end
+  assert(n == 3, n)
+  local missing, why = io.open(path .. ".none")
+  assert(missing == nil and why:find("No such file"), why)
+  assert(not pcall(r.read, r), "a closed file is refused")
+  if view.pools[1].free > 0 then return {{start = view.queue[1].id}} end
+end
+"#;
+    let p = script(dir.path(), "files.lua", text);
+    let file = data.display().to_string();
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[("grant", "io"), ("file", &file)])).unwrap();
+    starts(&mut lua, 1);
+    assert!(b.log().notes().is_empty(), "{:?}", b.log().notes());
+
+    std::fs::write(dir.path().join("helper.lua"), "return {twice = function(x) return 2 * x end}\n").unwrap();
+    let text = r#"
+package.path = params.dir .. "/?.lua"
+local helper = require("helper")
+assert(helper.twice(21) == 42)
+assert(load("return 1 + 1")() == 2 and loadstring("return 3")() == 3)
+assert(dofile(params.dir .. "/helper.lua").twice(2) == 4)
+local f, why = load("return +")
+assert(f == nil and why, "a chunk that does not compile")
+assert(os.time() > 0 and io.open ~= nil)
+function decide(view)
+  if view.pools[1].free > 0 then return {{start = view.queue[1].id}} end
+end
+"#;
+    let p = script(dir.path(), "all.lua", text);
+    let d = dir.path().display().to_string();
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let mut lua = b.build(&params(&p, &[("grant", "all"), ("dir", &d)])).unwrap();
+    starts(&mut lua, 1);
+    assert!(b.log().notes().is_empty(), "{:?}", b.log().notes());
 }
