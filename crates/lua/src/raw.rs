@@ -146,7 +146,11 @@ impl Pass<'_> {
             ffi::lua_rawgeti(l, KEYS_AT, if self.governor == Level::High { HIGH } else { LOW });
             ffi::lua_rawset(l, VIEW);
 
-            if !self.pooled {
+            // The pool tables are made at an order's first decision (and
+            // again should the node's pools ever change), so `POOLS` holds
+            // a table for every pool below.
+            if !self.pooled || ffi::lua_objlen(l, POOLS) != view.pools.len() {
+                ffi::lua_cleartable(l, POOLS);
                 ffi::lua_createtable(l, view.pools.len() as c_int, 0);
                 let list = ffi::lua_gettop(l);
                 for (k, p) in view.pools.iter().enumerate() {
