@@ -171,6 +171,9 @@ fn write(file: &mut LuaFile, args: &[Value]) -> mlua::Result<()> {
     }
     match file.stream()? {
         Stream::File(f) => {
+            // A seek, not `stream_position`: only a seek drops what the
+            // buffer read ahead, so the write lands where reading stopped.
+            #[allow(clippy::seek_from_current)]
             f.seek(SeekFrom::Current(0))?;
             f.get_mut().write_all(&b)?;
         }

@@ -447,6 +447,12 @@ function decide(view)
   assert(r:read("l") == "" and r:read("l") == "second line")
   assert(r:read(1) == "3" and r:read("a") == "\n" and r:read("l") == nil)
   r:close()
+  -- In "r+", a write lands where reading stopped.
+  local u = assert(io.open(path, "r+"))
+  assert(u:read("l") == "12.5 7")
+  u:write("S")
+  u:close()
+  assert(io.open(path):read("a") == "12.5 7\nSecond line\n3\n")
   local n = 0
   for line in io.lines(path) do n = n + 1 end
   assert(n == 3, n)
