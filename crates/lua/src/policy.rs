@@ -402,9 +402,10 @@ impl Script {
                 l.with("score", |s| s.score(a, b))
             })?;
             // SAFETY: the closure runs inside mlua's protected call with
-            // `raw` at stack slot 1; the pointer is to the `Lent` this
-            // script holds (`lent`) for as long as its state lives, as
-            // `raw::score` requires.
+            // `raw` at stack slot 1; the pointer is to the `Lent` that `raw`
+            // holds an `Rc` of, and `raw` becomes the C function's upvalue,
+            // so the `Lent` lives as long as the function, as
+            // `raw::push_score` requires.
             let fast: Function = unsafe { lua.exec_raw((raw,), |l| raw::push_score(l, Rc::as_ptr(&lent))) }?;
             let l = lent.clone();
             let slowdown = lua.create_function(move |lua, (job, beside): (Value, Option<Table>)| {

@@ -4,15 +4,16 @@
 //!
 //! The contract of [`decide`]: it runs inside a protected call whose stack
 //! holds exactly six tables and the script's `decide` function, in the
-//! order of the `VIEW` .. `DECIDE` slots below. `VIEW`, `QUEUE` and `RUNNING` are the script's (it may put
-//! anything in them, but they stay tables, since only cosched holds them as
-//! such); `POOLS`, `JOBS` and `KEYS` are cosched's own, which no script
-//! reaches, so every value read from `POOLS` and `JOBS` is a table this
-//! pass made, and `KEYS` holds the strings of [`KEYS`] (keys interned once
-//! rather than hashed again at every field set). Every table the
-//! pass writes into is therefore a table, which Luau's API requires and, in
-//! a release build, does not check. A write into a table the script froze
-//! raises a Lua error, which the protected call turns into an `Err`.
+//! order of the `VIEW` .. `DECIDE` slots below. `VIEW`, `QUEUE` and
+//! `RUNNING` are the script's (it may put anything in them, but they stay
+//! tables, since only cosched holds them as such); `POOLS`, `JOBS` and
+//! `KEYS` are cosched's own, which no script reaches, so every value read
+//! from `POOLS` and `JOBS` is a table this pass made, and `KEYS` holds the
+//! strings of [`KEYS`] (keys interned once rather than hashed again at
+//! every field set). Every table the pass writes into is therefore a
+//! table, which Luau's API requires and, in a release build, does not
+//! check. A write into a table the script froze raises a Lua error, which
+//! the protected call turns into an `Err`.
 
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -414,7 +415,7 @@ unsafe fn job_id(l: *mut ffi::lua_State, idx: c_int) -> Option<usize> {
 /// answers or raises the error with the script's line.
 unsafe extern "C-unwind" fn score(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: upvalue 1 is the `Lent` pointer `push_score` was given, alive
-    // while the state runs (see there); the arguments are read raw.
+    // as long as this function (see there); the arguments are read raw.
     let answer = unsafe {
         let lent = &*(ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)) as *const Lent);
         match (job_id(l, 1), job_id(l, 2), lent.source.get()) {
@@ -452,8 +453,9 @@ unsafe extern "C-unwind" fn score(l: *mut ffi::lua_State) -> c_int {
 /// # Safety
 ///
 /// `l` is a Luau state in a protected call whose stack holds that callback
-/// only; `lent` points to a `Lent` that lives as long as the state (the
-/// script's, which holds both), since the function reads it at each call.
+/// only; `lent` points to a `Lent` that lives as long as the function made
+/// here (the callback, its upvalue, holds an `Rc` of it), since the
+/// function reads it at each call.
 pub unsafe fn push_score(l: *mut ffi::lua_State, lent: *const Lent) {
     // SAFETY: the contract above; two slots are pushed and one left.
     unsafe {
