@@ -379,6 +379,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             db: Some(db_path.clone()),
             solo: crate::run::SoloMode::Interleaved,
             order_seed: None,
+            order: None,
             first_repeat: 0,
         },
         ctx,

@@ -59,6 +59,9 @@ pub struct RunRequest {
     /// (`sched::montecarlo::order(jobs, seed, repeat)`), the same for every
     /// policy of the repeat; `None` keeps the file order.
     pub order_seed: Option<u64>,
+    /// Run every repeat's jobs in this order of job indices (a schedule's
+    /// priority list, such as the oracle's); overrides `order_seed`.
+    pub order: Option<Vec<usize>>,
 }
 
 /// Where a job's solo reference comes from: what its measured slowdown
@@ -541,14 +544,22 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         ctx.step(&format!("jobs run as uid {uid} gid {gid} (the user who invoked sudo)"));
     }
 
+    if let Some(o) = &a.order {
+        let mut seen = o.clone();
+        seen.sort_unstable();
+        if seen != (0..w.jobs.len()).collect::<Vec<_>>() {
+            anyhow::bail!("the job order {o:?} is not an order of the workload's {} jobs", w.jobs.len());
+        }
+    }
     let main_label = spec_label(&pname, &pparams);
     let baseline_labels: Vec<String> = baselines.iter().map(|(n, p, _)| spec_label(n, p)).collect();
     let mut plans = Vec::new();
     let n = w.jobs.len();
     for r in a.first_repeat..a.first_repeat + a.repeats {
-        let order: Vec<usize> = match a.order_seed {
-            Some(seed) => cosched_sched::montecarlo::order(n, seed, r as usize),
-            None => (0..n).collect(),
+        let order: Vec<usize> = match (&a.order, a.order_seed) {
+            (Some(o), _) => o.clone(),
+            (None, Some(seed)) => cosched_sched::montecarlo::order(n, seed, r as usize),
+            (None, None) => (0..n).collect(),
         };
         let plan = |label: String, name: &str, params: &Params| Plan {
             label,
@@ -581,7 +592,17 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         "repeats": a.repeats,
         "solo": a.solo,
         "order_seed": a.order_seed,
-    })
+    });
+    // Only when given, so series stored before orders could be given keep
+    // their settings (and `--resume` finds them).
+    let params = match &a.order {
+        Some(o) => {
+            let mut p = params;
+            p["order"] = serde_json::json!(o);
+            p
+        }
+        None => params,
+    }
     .to_string();
     let prior = if a.resume { store.latest_series(&params)? } else { Vec::new() };
     let series = match prior.first() {
@@ -1649,6 +1670,7 @@ mod solo_tests {
             solo: SoloMode::Stored,
             first_repeat: 0,
             order_seed: None,
+            order: None,
         };
         assert_eq!(
             continue_command(&a),

@@ -35,7 +35,10 @@ fn each_order_runs_a_pass_and_every_policy_on_the_seeds_order_until_the_bound() 
     let wl = workload(dir.path());
     let out = cosched(
         dir.path(),
-        &["evaluate", "--workload", &wl, "--policy", "exclusive", "--min-orders", "2", "--max-orders", "2", "--seed", "7", "--json"],
+        &[
+            "evaluate", "--workload", &wl, "--policy", "exclusive", "--min-orders", "2", "--max-orders", "2", "--seed", "7",
+            "--oracle-replays", "1", "--json",
+        ],
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -57,7 +60,22 @@ fn each_order_runs_a_pass_and_every_policy_on_the_seeds_order_until_the_bound() 
     let runs = store.runs().unwrap();
     let labels: Vec<(&str, u32)> = runs.iter().map(|r| (r.policy.as_str(), r.repeat)).collect();
     assert_eq!(labels.iter().filter(|l| l.0 == "solo-pass").count(), 2);
-    assert_eq!(runs.len(), 6);
+    let (orders_runs, replays): (Vec<_>, Vec<_>) = runs.iter().partition(|r| r.repeat < 2);
+    assert_eq!(orders_runs.len(), 6);
+    // Then each oracle's schedule once, for real, under noplan: the mean
+    // turnaround oracle on one core runs the shortest job first.
+    assert!(!replays.is_empty() && replays.len() <= 2, "{} replays", replays.len());
+    assert!(replays.iter().all(|r| r.policy == "noplan"));
+    let spt = replays.iter().any(|r| {
+        let mut jobs = store.run_jobs(r.id).unwrap();
+        jobs.sort_by(|a, b| a.start.start_s.total_cmp(&b.start.start_s));
+        jobs.iter().map(|j| j.start.job_index).collect::<Vec<_>>() == [2, 1, 0]
+    });
+    assert!(spt, "the turnaround oracle's order c, b, a was run");
+    for o in v["oracle"].as_array().unwrap() {
+        assert!(o["replayed"]["median"].as_f64().unwrap() > 0.0, "{o}");
+        assert_eq!(o["above_replayed"].as_array().unwrap().len(), 2, "both policies against the replay");
+    }
     for r in runs.iter().filter(|r| r.policy == "exclusive") {
         let mut jobs = store.run_jobs(r.id).unwrap();
         jobs.sort_by(|a, b| a.start.start_s.total_cmp(&b.start.start_s));

@@ -29,7 +29,9 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadAr
     regime before and during their runs count, and each order waits for it.\n\
     The same orders are simulated on the\n\
     stored pairwise slowdowns (run `cosched pairs` first), and the oracle\n\
-    gives the best list schedule of that model.")]
+    gives the best list schedule of that model; that schedule is then run\n\
+    for real (--oracle-replays times), so each policy's real runs are read\n\
+    against the oracle's real runs as well as against the model.")]
 pub struct EvaluateArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -61,6 +63,11 @@ pub struct EvaluateArgs {
     /// How long to wait for --regime before an order, e.g. 30m or 2h.
     #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "30m", requires = "regime")]
     pub regime_wait: std::time::Duration,
+    /// Run each oracle schedule this many times for real after the orders
+    /// (0: none), so the distance to the oracle is also read real run
+    /// against real run.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub oracle_replays: u32,
     // The predictor the policies decide with; default `measured`.
     #[command(flatten)]
     pub predictor: PredictorArgs,
@@ -116,6 +123,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         budget: a.budget,
         regime: a.regime,
         regime_wait: a.regime_wait,
+        oracle_replays: a.oracle_replays,
         report: a.report,
         cgroups: a.cgroups,
         lock: a.lock,

@@ -104,6 +104,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         db: a.db.db,
         solo: a.solo,
         order_seed: None,
+        order: None,
         first_repeat: 0,
     };
     let r = run_series(&req, &ctx())?;
