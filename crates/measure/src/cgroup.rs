@@ -752,9 +752,10 @@ fn some_total(text: &str) -> Option<u64> {
 impl StallGroup {
     /// Makes `cosched/stall-<pid>-<n>` below cosched's own v2 group. Fails,
     /// saying why, without a writable cgroup2 mount or without PSI (booted
-    /// with `psi=0`, or a kernel built without it). Groups that earlier
-    /// runs left behind are removed first: the kernel refuses to remove one
-    /// that still has processes, so only dead ones go.
+    /// with `psi=0`, or a kernel built without it). Groups left behind by
+    /// cosched processes that are gone are removed first; a live process's
+    /// group may be empty for a moment before its job joins, so it is left
+    /// alone (and the kernel refuses to remove a group with processes).
     pub fn create() -> Result<StallGroup, String> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -773,7 +774,9 @@ impl StallGroup {
         fs::create_dir_all(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
         if let Ok(entries) = fs::read_dir(&base) {
             for e in entries.flatten() {
-                if e.file_name().to_string_lossy().starts_with("stall-") {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let owner = name.strip_prefix("stall-").and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok());
+                if owner.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()) {
                     let _ = fs::remove_dir(e.path());
                 }
             }
