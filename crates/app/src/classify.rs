@@ -269,6 +269,7 @@ mod tests {
             syscall_total: None,
             counters: Default::default(),
             stall_s: None,
+            collateral_s: None,
         };
         // One core busy on a 2-core host: U = 0.5; the counted run reads 0.9.
         let timed = summarize(&[sample(0.0, 0.0), sample(2.0, 2.0)], 2, facts()).unwrap();

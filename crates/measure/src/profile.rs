@@ -139,6 +139,7 @@ pub fn profile_job_with(launch: &Launch, opts: &ProfileOptions) -> Result<Profil
     let cpu0 = thread_cpu_s();
     let mut samples = vec![sampler.sample(counters.syscalls_now())];
     let stalls0 = stall_group.as_ref().and_then(StallGroup::totals);
+    let outside0 = launch.cpus.as_ref().and_then(|own| busy_outside_s(own));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGCONT)
         .map_err(|e| LaunchError::Wait { pid, source: e.into() })?;
     let mut next = sampler.start() + opts.interval;
@@ -162,6 +163,12 @@ pub fn profile_job_with(launch: &Launch, opts: &ProfileOptions) -> Result<Profil
         }
     }
     let sampler_cpu_s = thread_cpu_s() - cpu0;
+    // The sampling thread is not pinned and may have run outside the job's
+    // CPUs: its time is taken off, so an idle node reads about 0.
+    let collateral_s = match (outside0, launch.cpus.as_ref().and_then(|own| busy_outside_s(own))) {
+        (Some(a), Some(b)) => Some(b - a - sampler_cpu_s),
+        _ => None,
+    };
     // Read while the job is an unreaped zombie, as the final sample is.
     let stall_s = match (stalls0, stall_group.as_ref().and_then(StallGroup::totals)) {
         (Some(a), Some(b)) => Some(b.since(a)),
@@ -186,11 +193,42 @@ pub fn profile_job_with(launch: &Launch, opts: &ProfileOptions) -> Result<Profil
         syscall_total: counted.syscall_total,
         counters: counted.counters,
         stall_s,
+        collateral_s,
     };
     let mut summary =
         summarize(&samples, opts.host_cores, facts).ok_or_else(|| ProfileError::NoSummary(cmd.clone()))?;
     summary.max_rss_kib = summary.max_rss_kib.max(outcome.max_rss_kib);
     Ok(ProfileRun { outcome, samples, summary, notes, sampler_cpu_s })
+}
+
+/// Seconds the CPUs other than `own` have been busy since boot (user,
+/// nice, system, irq, softirq; not idle, iowait or steal), from
+/// /proc/stat; `None` if it cannot be read or no other CPU exists.
+fn busy_outside_s(own: &[u32]) -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok()??;
+    busy_outside(&stat, own).map(|t| t as f64 / ticks as f64)
+}
+
+/// The busy ticks of the CPUs of `stat` (/proc/stat text) not in `own`.
+fn busy_outside(stat: &str, own: &[u32]) -> Option<u64> {
+    let mut total = None;
+    for line in stat.lines() {
+        // `cpu ` (the total) is not a CPU.
+        let Some(rest) = line.strip_prefix("cpu").filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) else { continue };
+        let mut f = rest.split_whitespace();
+        let Some(Ok(cpu)) = f.next().map(str::parse::<u32>) else { continue };
+        if own.contains(&cpu) {
+            continue;
+        }
+        let v: Vec<u64> = f.take(7).filter_map(|x| x.parse().ok()).collect();
+        if v.len() < 7 {
+            return None;
+        }
+        // user nice system idle iowait irq softirq
+        *total.get_or_insert(0) += v[0] + v[1] + v[2] + v[5] + v[6];
+    }
+    total
 }
 
 /// CPU time of the calling thread, seconds.
@@ -375,4 +413,20 @@ pub fn sampler_overhead(
         intervals,
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_ticks_outside_the_jobs_cpus_leave_out_idle_iowait_and_steal() {
+        let stat = "cpu  10 0 10 100 5 0 0 3 0 0\n\
+                    cpu0 1 2 3 40 5 6 7 8 0 0\n\
+                    cpu1 10 20 30 400 50 60 70 80 0 0\n\
+                    intr 12345\n";
+        assert_eq!(busy_outside(stat, &[0]), Some(10 + 20 + 30 + 60 + 70));
+        assert_eq!(busy_outside(stat, &[1]), Some(1 + 2 + 3 + 6 + 7));
+        assert_eq!(busy_outside(stat, &[0, 1]), None, "no other CPU");
+    }
 }

@@ -134,6 +134,10 @@ pub struct RunFacts {
     /// kernel's pressure stall information of the job's own cgroup; `None`
     /// where the kernel or the cgroup tree does not give it.
     pub stall_s: Option<Stall>,
+    /// CPU seconds the node's other CPUs (those the job was not pinned to)
+    /// were busy during the run, beyond cosched's own sampling; `None` for
+    /// a job not pinned, or where /proc/stat cannot be read.
+    pub collateral_s: Option<f64>,
 }
 
 /// Time in which at least one task of a job was stalled, per resource: as
@@ -197,6 +201,14 @@ pub struct ProfileSummary {
     /// or where the kernel does not give it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall: Option<Stall>,
+    /// Cores' worth of CPU the node's *other* CPUs were busy while the job
+    /// ran pinned (see [`RunFacts::collateral_s`]): work the job causes
+    /// outside its cores (kernel threads, interrupts, page-cache work on
+    /// its behalf, helpers that escape its pinning), which slows whatever
+    /// runs there and which no per-process figure shows. An idle node
+    /// reads a few hundredths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collateral: Option<f64>,
 }
 
 /// U of one interval: CPU seconds of the tree in it / (interval x host cores).
@@ -244,6 +256,7 @@ pub fn summarize(samples: &[Sample], host_cores: u32, facts: RunFacts) -> Option
         fault_rate: rate(first.minflt + first.majflt, last.minflt + last.majflt),
         counters: facts.counters,
         stall: facts.stall_s.map(|s| s.per(wall_s)),
+        collateral: facts.collateral_s.map(|c| c.max(0.0) / wall_s),
     })
 }
 
@@ -365,6 +378,7 @@ pub fn median_summary(runs: &[ProfileSummary]) -> Option<ProfileSummary> {
             io: crate::stats::median(&v.iter().map(|s| s.io).collect::<Vec<_>>()),
             memory: crate::stats::median(&v.iter().map(|s| s.memory).collect::<Vec<_>>()),
         }),
+        collateral: med_opt(|r| r.collateral),
     })
 }
 
@@ -377,7 +391,7 @@ mod tests {
     }
 
     fn facts(source: SyscallSource) -> RunFacts {
-        RunFacts { syscall_source: source, syscall_total: None, counters: BTreeMap::new(), stall_s: None }
+        RunFacts { syscall_source: source, syscall_total: None, counters: BTreeMap::new(), stall_s: None, collateral_s: None }
     }
 
     /// Three samples, 1 s apart, on a 4-core host: 1.5 CPU-s then 0.5 CPU-s.
@@ -514,6 +528,16 @@ mod tests {
         let f = RunFacts { stall_s: Some(Stall { cpu: 0.5, io: 1.5, memory: 0.0 }), ..facts(SyscallSource::ProcSyscrSyscw) };
         assert_eq!(summarize(&run(), 4, f).unwrap().stall, Some(Stall { cpu: 0.25, io: 0.75, memory: 0.0 }));
         assert_eq!(summarize(&run(), 4, facts(SyscallSource::ProcSyscrSyscw)).unwrap().stall, None);
+    }
+
+    #[test]
+    fn collateral_cpu_is_a_share_of_the_wall_time_never_below_zero() {
+        // 2 s run: the other CPUs busy 0.3 s beyond the sampler's own.
+        let f = RunFacts { collateral_s: Some(0.3), ..facts(SyscallSource::ProcSyscrSyscw) };
+        assert_eq!(summarize(&run(), 4, f).unwrap().collateral, Some(0.15));
+        // The sampler subtracted more than the CPUs showed (tick rounding).
+        let f = RunFacts { collateral_s: Some(-0.01), ..facts(SyscallSource::ProcSyscrSyscw) };
+        assert_eq!(summarize(&run(), 4, f).unwrap().collateral, Some(0.0));
     }
 
     #[test]

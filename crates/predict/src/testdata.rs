@@ -90,6 +90,7 @@ pub fn with_load(mut c: Characterization, u: f64, syscalls: f64) -> Characteriza
         fault_rate: 0.0,
         counters: BTreeMap::new(),
         stall: None,
+        collateral: None,
     };
     c.profile = JobProfile::from_runs(&[(1.0, s)], "process", None, Vec::new());
     c

@@ -141,6 +141,7 @@ pub(crate) fn test_profile(solo_s: f64, u: f64) -> cosched_model::profile::JobPr
         fault_rate: 0.0,
         counters: BTreeMap::new(),
         stall: None,
+        collateral: None,
     };
     JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).expect("one finite run")
 }

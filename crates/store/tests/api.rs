@@ -176,6 +176,7 @@ fn job_profile(solo_s: f64) -> cosched_model::profile::JobProfile {
         fault_rate: 0.0,
         counters: Default::default(),
         stall: None,
+        collateral: None,
     };
     JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()
 }

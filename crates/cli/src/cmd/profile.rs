@@ -101,6 +101,7 @@ pub fn print(r: &ProfileReport) {
                 format!("{:.1}", s.max_rss_kib as f64 / 1024.0),
                 fmt_rate(s.fault_rate),
                 s.stall.map_or_else(|| "-".into(), |t| format!("{:.2} / {:.2} / {:.2}", t.cpu, t.io, t.memory)),
+                s.collateral.map_or_else(|| "-".into(), |c| format!("{c:.2}")),
             ];
             for name in &counter_names {
                 let v = p.counted_run.as_ref().and_then(|c| c.counters.get(name));
@@ -121,6 +122,7 @@ pub fn print(r: &ProfileReport) {
         "max RSS MiB",
         "faults/s",
         "stalled cpu / io / mem",
+        "cores busy elsewhere",
     ]
     .iter()
     .map(|h| h.to_string())
@@ -138,7 +140,9 @@ pub fn print(r: &ProfileReport) {
          timed runs.\n\
          stalled: share of the wall time in which some of the job's tasks waited for a CPU / on I/O / for memory \
          (the kernel's pressure stall information of the job's own cgroup; - where the kernel keeps none). Two jobs \
-         that both wait on I/O most of their time queue on one device."
+         that both wait on I/O most of their time queue on one device.\n\
+         cores busy elsewhere: CPU the node's other CPUs spent while the job ran pinned (kernel work on its behalf, \
+         helpers outside its pinning), in cores; an idle node reads a few hundredths. It lands on a co-runner's core."
     );
     let mut sources: Vec<SyscallSource> = Vec::new();
     for (_, p) in profiles {

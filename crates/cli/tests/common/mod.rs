@@ -82,6 +82,7 @@ pub fn job_profile(solo_s: f64, u: f64) -> cosched_model::profile::JobProfile {
         fault_rate: 0.0,
         counters: std::collections::BTreeMap::new(),
         stall: None,
+        collateral: None,
     };
     JobProfile::from_runs(&[(solo_s, s)], "process", None, Vec::new()).unwrap()
 }

@@ -5,7 +5,8 @@
 //! at the same level), the probe reading of `probe`, and whether the pair
 //! are twins, and, where every training program's profile counted them,
 //! hardware-counter figures (instructions per cycle, cache misses per
-//! reference) and stall shares (I/O, CPU) of both jobs and their product.
+//! reference), stall shares (I/O, CPU) and the CPU each keeps busy outside
+//! its cores, of both jobs and their product.
 //!
 //! Features are standardized; the penalty is chosen from a grid by an inner
 //! leave-one-program-out over the training set (each victim program held
@@ -50,9 +51,12 @@ enum Hw {
     /// Share of the run spent runnable but waiting for a CPU: a job that
     /// wants more than the cores it was given.
     CpuStall,
+    /// Cores' worth of CPU busy outside the job's own cores while it ran
+    /// alone: work it causes where its co-runner will be.
+    Collateral,
 }
 
-const HW: [Hw; 4] = [Hw::LnIpc, Hw::MissRatio, Hw::IoStall, Hw::CpuStall];
+const HW: [Hw; 5] = [Hw::LnIpc, Hw::MissRatio, Hw::IoStall, Hw::CpuStall, Hw::Collateral];
 
 /// The counter by perf's name, user-space-only (`:u`) if that is what ran.
 fn counter(c: &Characterization, name: &str) -> Option<f64> {
@@ -67,6 +71,7 @@ fn hw_value(c: &Characterization, h: Hw) -> Option<f64> {
         Hw::MissRatio => ratio("cache-misses", "cache-references"),
         Hw::IoStall => Some(c.profile.as_ref()?.summary.stall?.io),
         Hw::CpuStall => Some(c.profile.as_ref()?.summary.stall?.cpu),
+        Hw::Collateral => c.profile.as_ref()?.summary.collateral,
     }
 }
 
@@ -305,5 +310,29 @@ mod tests {
         assert!((got / (0.8f64 * 0.49).exp() - 1.0).abs() < 0.03, "two I/O-bound newcomers: {got}");
         let calm = l.predict_pair(&a, &progs[0]).slowdown;
         assert!((calm - 1.0).abs() < 0.03, "beside a job that never waits on I/O: {calm}");
+    }
+
+    #[test]
+    fn a_co_runner_that_keeps_other_cpus_busy_alone_is_predicted_to_slow_its_neighbour() {
+        // ln s = 0.9 x the co-runner's CPU busy outside its cores alone
+        // (fio's page-cache work lands on the other CPU); nothing else here
+        // differs between the programs.
+        let with_outside = |name: &str, c: f64| {
+            let mut p = with_load(curve_program(name, [1.0; 6], [1.0; 6]), 0.5, 10.0);
+            let s = &mut p.profile.as_mut().unwrap().summary;
+            s.stall = Some(cosched_model::profile::Stall::default());
+            s.collateral = Some(c);
+            p
+        };
+        let outside = [0.0, 0.02, 0.05, 0.1, 0.15, 0.3];
+        let progs: Vec<Characterization> = outside.iter().enumerate().map(|(i, c)| with_outside(&format!("p{i}"), *c)).collect();
+        let of = |c: &Characterization| c.profile.as_ref().unwrap().summary.collateral.unwrap();
+        let truth = |_: &Characterization, o: &Characterization| (0.9 * of(o)).exp();
+        let mut l = Learned::default();
+        l.fit(&TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap()).unwrap();
+        assert!(l.hw.iter().any(|(h, _)| *h == Hw::Collateral));
+        let noisy = with_outside("new", 0.2);
+        let got = l.predict_pair(&progs[0], &noisy).slowdown;
+        assert!((got / (0.9f64 * 0.2).exp() - 1.0).abs() < 0.02, "beside a newcomer busy 0.2 cores elsewhere: {got}");
     }
 }

@@ -1,7 +1,7 @@
 //! `nearest`: programs that look alike alone interfere alike. Each program
 //! is a point: its solo figures (host load, system-call, context-switch and
-//! I/O rates; the I/O and CPU stall shares where every training program
-//! has them) and its probe curves level by level (ln sensitivity, ln
+//! I/O rates; the I/O and CPU stall shares and the CPU busy outside its
+//! cores where every training program has them) and its probe curves level by level (ln sensitivity, ln
 //! contentiousness), each coordinate standardized over the training
 //! programs. A pair (victim, co-runner) is the two points side by side, and
 //! its slowdown is the kernel-weighted geometric mean of the measured
@@ -43,15 +43,18 @@ pub struct Nearest {
     fixed: Option<f64>,
     width: f64,
     band: Band,
-    /// Whether points carry the stall shares (I/O, CPU): only when every
-    /// training program has them.
+    /// Whether points carry the stall shares (I/O, CPU) and the CPU kept
+    /// busy outside the job's cores: only when every training program has
+    /// them.
     stalls: bool,
 }
 
-/// The job's (I/O, CPU) stall shares alone, if its profile has them.
-fn stall_shares(c: &Characterization) -> Option<(f64, f64)> {
-    let s = c.profile.as_ref()?.summary.stall?;
-    Some((s.io, s.cpu))
+/// The job's (I/O, CPU) stall shares and the CPU it keeps busy outside
+/// its cores, alone, if its profile has them.
+fn stall_shares(c: &Characterization) -> Option<(f64, f64, f64)> {
+    let p = &c.profile.as_ref()?.summary;
+    let s = p.stall?;
+    Some((s.io, s.cpu, p.collateral?))
 }
 
 fn raw_point(levels: &[ProbeLevel], stalls: bool, c: &Characterization) -> Vec<f64> {
@@ -60,8 +63,8 @@ fn raw_point(levels: &[ProbeLevel], stalls: bool, c: &Characterization) -> Vec<f
     if stalls {
         // NaN for a program measured without them: it then sits at the
         // training centre on these coordinates (see `point`).
-        let (io, cpu) = stall_shares(c).unwrap_or((f64::NAN, f64::NAN));
-        x.extend([io, cpu]);
+        let (io, cpu, outside) = stall_shares(c).unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+        x.extend([io, cpu, outside]);
     }
     for l in levels {
         x.push(f.sensitivity_at(l).max(1e-3).ln());
@@ -291,6 +294,7 @@ mod tests {
             let mut c = family(name, false, 0.0);
             c.program = format!("program {name}");
             c.profile.as_mut().unwrap().summary.stall = Some(cosched_model::profile::Stall { cpu: 0.0, io, memory: 0.0 });
+            c.profile.as_mut().unwrap().summary.collateral = Some(0.02);
             c
         };
         let progs = vec![with_io("d1", 0.7), with_io("d2", 0.75), with_io("c1", 0.0), with_io("c2", 0.02), with_io("d3", 0.72)];
