@@ -1,11 +1,11 @@
 //! `nearest`: programs that look alike alone interfere alike. Each program
 //! is a point: its solo figures (host load, system-call, context-switch and
 //! I/O rates; the I/O and CPU stall shares and the CPU busy outside its
-//! cores where every training program has them) and its probe curves level by level (ln sensitivity, ln
-//! contentiousness), each coordinate standardized over the training
-//! programs. A pair (victim, co-runner) is the two points side by side, and
-//! its slowdown is the kernel-weighted geometric mean of the measured
-//! training pairs:
+//! cores where every training program has them) and its probe curves
+//! level by level (ln sensitivity, ln contentiousness), each coordinate
+//! standardized over the training programs. A pair (victim, co-runner) is
+//! the two points side by side, and its slowdown is the kernel-weighted
+//! geometric mean of the measured training pairs:
 //!
 //! `ln s = sum_k w_k ln s_k / sum_k w_k`, `w_k = exp(-(d_k^2 - d_min^2) / h^2)`
 //!
