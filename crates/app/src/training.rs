@@ -239,7 +239,17 @@ pub(crate) fn with_knowledge_in(
         RegimeChoice::Any => None,
         RegimeChoice::Only(g) => Some(g == cosched_model::compare::CacheRegime::Shared),
     };
-    let kb = crate::knowledge::knowledge_base(store, &crate::knowledge::KbFilter { workloads: others, shared_cache, ..Default::default() })?;
+    let filter = |shared_cache| crate::knowledge::KbFilter { workloads: others.clone(), shared_cache, ..Default::default() };
+    let mut kb = crate::knowledge::knowledge_base(store, &filter(shared_cache))?;
+    // As for a pair with no repeat in the regime: all of them rather than
+    // nothing. The regime is read from the node when not given, and a
+    // flicker of the host's (or a busy node's reading) would otherwise
+    // make every other workload's campaigns vanish.
+    let mut fallback = "";
+    if shared_cache.is_some() && kb.set.pairs.is_empty() {
+        kb = crate::knowledge::knowledge_base(store, &filter(None))?;
+        fallback = "; none of their campaigns began in the regime predicted for, so all of them are used";
+    }
     let cals = store.calibrations()?;
     // Identity -> this workload's jobs running it.
     let mut jobs_of: std::collections::BTreeMap<String, Vec<String>> = Default::default();
@@ -297,7 +307,7 @@ pub(crate) fn with_knowledge_in(
     }
     train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("joining the knowledge base to {}: {e}", w.name))?;
     sources.knowledge = Some(format!(
-        "{}; {filled} missing profile/probe filled in, {joined} pair(s) of its own programs, {foreign} pair(s) of other programs",
+        "{}; {filled} missing profile/probe filled in, {joined} pair(s) of its own programs, {foreign} pair(s) of other programs{fallback}",
         kb.describe()
     ));
     Ok((train, sources))

@@ -102,4 +102,15 @@ fn predict_uses_pairs_measured_under_another_workload_for_the_same_programs() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v["pairs"].as_u64().unwrap() >= 4, "a's four ordered pairs joined under c's names: {v}");
     assert_eq!(v["jobs"].as_array().unwrap().len(), 2);
+    // Asked for either cache regime, one of which a's campaign did not
+    // begin in (the host's, read at its start): its pairs are still used
+    // rather than none, as for a pair with no repeat in the regime.
+    for regime in ["shared", "apart"] {
+        let out = ok(&cosched(
+            &["predict", "--predictor", "measured", "--json", "--regime", regime, "--workload", c.to_str().unwrap(), "again", "brief"],
+            &db,
+        ));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(v["pairs"].as_u64().unwrap() >= 4, "--regime {regime}: {v}");
+    }
 }
