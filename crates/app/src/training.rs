@@ -85,7 +85,8 @@ pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path, knowledge: 
 /// [`training_set`] from the repeats of one cache regime
 /// ([`cosched_predict::regime::select`]: each ordered pair's repeats in
 /// the regime, else all of them); the knowledge base of other workloads
-/// then holds only campaigns that started in that regime.
+/// then holds only campaigns that started in that regime, or all of them
+/// when none did.
 pub(crate) fn training_set_in(
     store: &Store,
     w: &Workload,
