@@ -35,12 +35,12 @@ pub struct Learned {
     /// Counter and stall figures every training program had (none on
     /// machines that do not count or keep no pressure information), with
     /// their training means for programs that lack them.
-    hw: Vec<(Hw, f64)>,
+    extras: Vec<(Extra, f64)>,
 }
 
 /// A figure of a profile that some machines measure and others do not.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Hw {
+enum Extra {
     /// ln(instructions / cycles).
     LnIpc,
     /// cache-misses / cache-references.
@@ -56,7 +56,7 @@ enum Hw {
     Collateral,
 }
 
-const HW: [Hw; 5] = [Hw::LnIpc, Hw::MissRatio, Hw::IoStall, Hw::CpuStall, Hw::Collateral];
+const EXTRAS: [Extra; 5] = [Extra::LnIpc, Extra::MissRatio, Extra::IoStall, Extra::CpuStall, Extra::Collateral];
 
 /// The counter by perf's name, user-space-only (`:u`) if that is what ran.
 fn counter(c: &Characterization, name: &str) -> Option<f64> {
@@ -64,22 +64,22 @@ fn counter(c: &Characterization, name: &str) -> Option<f64> {
     k.get(name).or_else(|| k.get(&format!("{name}:u"))).copied()
 }
 
-fn hw_value(c: &Characterization, h: Hw) -> Option<f64> {
+fn extra_value(c: &Characterization, h: Extra) -> Option<f64> {
     let ratio = |a: &str, b: &str| Some(counter(c, a)? / counter(c, b).filter(|v| *v > 0.0)?);
     match h {
-        Hw::LnIpc => ratio("instructions", "cycles").filter(|v| *v > 0.0).map(f64::ln),
-        Hw::MissRatio => ratio("cache-misses", "cache-references"),
-        Hw::IoStall => Some(c.profile.as_ref()?.summary.stall?.io),
-        Hw::CpuStall => Some(c.profile.as_ref()?.summary.stall?.cpu),
-        Hw::Collateral => c.profile.as_ref()?.summary.collateral,
+        Extra::LnIpc => ratio("instructions", "cycles").filter(|v| *v > 0.0).map(f64::ln),
+        Extra::MissRatio => ratio("cache-misses", "cache-references"),
+        Extra::IoStall => Some(c.profile.as_ref()?.summary.stall?.io),
+        Extra::CpuStall => Some(c.profile.as_ref()?.summary.stall?.cpu),
+        Extra::Collateral => c.profile.as_ref()?.summary.collateral,
     }
 }
 
 /// Which hardware figures all `programs` have, with their means.
-fn hw_available<'a>(programs: impl Iterator<Item = &'a Characterization> + Clone) -> Vec<(Hw, f64)> {
-    HW.iter()
+fn extras_available<'a>(programs: impl Iterator<Item = &'a Characterization> + Clone) -> Vec<(Extra, f64)> {
+    EXTRAS.iter()
         .filter_map(|&h| {
-            let v: Option<Vec<f64>> = programs.clone().map(|c| hw_value(c, h)).collect();
+            let v: Option<Vec<f64>> = programs.clone().map(|c| extra_value(c, h)).collect();
             v.filter(|v| !v.is_empty()).map(|v| (h, v.iter().sum::<f64>() / v.len() as f64))
         })
         .collect()
@@ -101,12 +101,12 @@ fn program_figures(f: &Features) -> Vec<f64> {
     ]
 }
 
-fn features(levels: &[ProbeLevel], hw: &[(Hw, f64)], v: &Characterization, o: &Characterization) -> Vec<f64> {
+fn features(levels: &[ProbeLevel], extras: &[(Extra, f64)], v: &Characterization, o: &Characterization) -> Vec<f64> {
     let (fv, fo) = (Features::of(v), Features::of(o));
     let mut x = program_figures(&fv);
     x.extend(program_figures(&fo));
-    for &(h, mean) in hw {
-        let (a, b) = (hw_value(v, h).unwrap_or(mean), hw_value(o, h).unwrap_or(mean));
+    for &(h, mean) in extras {
+        let (a, b) = (extra_value(v, h).unwrap_or(mean), extra_value(o, h).unwrap_or(mean));
         x.extend([a, b, a * b]);
     }
     for l in levels {
@@ -140,8 +140,8 @@ impl Predictor for Learned {
         levels.sort_by(|a, b| (a.intensity, a.size_kib).partial_cmp(&(b.intensity, b.size_kib)).expect("finite"));
         levels.dedup();
         self.levels = levels;
-        self.hw = hw_available(train.programs.values());
-        let xs: Vec<Vec<f64>> = obs.iter().map(|(v, o, _)| features(&self.levels, &self.hw, v, o)).collect();
+        self.extras = extras_available(train.programs.values());
+        let xs: Vec<Vec<f64>> = obs.iter().map(|(v, o, _)| features(&self.levels, &self.extras, v, o)).collect();
         let ys: Vec<f64> = obs.iter().map(|o| o.2.ln()).collect();
         let groups: Vec<&str> = obs.iter().map(|o| o.0.program.as_str()).collect();
         let mut keys: Vec<&str> = groups.clone();
@@ -185,7 +185,7 @@ impl Predictor for Learned {
     fn predict_pair(&self, victim: &Characterization, other: &Characterization) -> Prediction {
         match &self.model {
             Some(m) => {
-                self.band.around(m.at(&features(&self.levels, &self.hw, victim, other)).clamp(self.range.0, self.range.1).exp())
+                self.band.around(m.at(&features(&self.levels, &self.extras, victim, other)).clamp(self.range.0, self.range.1).exp())
             }
             None => Prediction::alone(),
         }
@@ -271,11 +271,11 @@ mod tests {
         };
         let misses = [0.05, 0.2, 0.4, 0.6, 0.8, 0.9];
         let progs: Vec<Characterization> = misses.iter().enumerate().map(|(i, m)| with_counters(&format!("p{i}"), *m)).collect();
-        let truth = |_: &Characterization, o: &Characterization| 1.0 + 0.6 * hw_value(o, Hw::MissRatio).unwrap();
+        let truth = |_: &Characterization, o: &Characterization| 1.0 + 0.6 * extra_value(o, Extra::MissRatio).unwrap();
         let set = TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap();
         let mut l = Learned::default();
         l.fit(&set).unwrap();
-        assert_eq!(l.hw.len(), 2, "both figures available on every program");
+        assert_eq!(l.extras.len(), 2, "both figures available on every program");
         let fresh = with_counters("new", 0.7);
         let got = l.predict_pair(&progs[0], &fresh).slowdown;
         assert!((got - 1.42).abs() < 0.05, "predicted {got} for a co-runner missing 70 %");
@@ -286,7 +286,7 @@ mod tests {
         let set = TrainingSet::new(mixed.clone(), all_pairs(&mixed, |_, _| 1.1)).unwrap();
         let mut l = Learned::default();
         l.fit(&set).unwrap();
-        assert!(l.hw.is_empty());
+        assert!(l.extras.is_empty());
     }
 
     #[test]
@@ -304,7 +304,7 @@ mod tests {
         let truth = |v: &Characterization, o: &Characterization| (0.8 * io(v) * io(o)).exp();
         let mut l = Learned::default();
         l.fit(&TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap()).unwrap();
-        assert!(l.hw.iter().any(|(h, _)| *h == Hw::IoStall));
+        assert!(l.extras.iter().any(|(h, _)| *h == Extra::IoStall));
         let (a, b) = (with_io("new-a", 0.7), with_io("new-b", 0.7));
         let got = l.predict_pair(&a, &b).slowdown;
         assert!((got / (0.8f64 * 0.49).exp() - 1.0).abs() < 0.03, "two I/O-bound newcomers: {got}");
@@ -330,7 +330,7 @@ mod tests {
         let truth = |_: &Characterization, o: &Characterization| (0.9 * of(o)).exp();
         let mut l = Learned::default();
         l.fit(&TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap()).unwrap();
-        assert!(l.hw.iter().any(|(h, _)| *h == Hw::Collateral));
+        assert!(l.extras.iter().any(|(h, _)| *h == Extra::Collateral));
         let noisy = with_outside("new", 0.2);
         let got = l.predict_pair(&progs[0], &noisy).slowdown;
         assert!((got / (0.9f64 * 0.2).exp() - 1.0).abs() < 0.02, "beside a newcomer busy 0.2 cores elsewhere: {got}");

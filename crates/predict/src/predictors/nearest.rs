@@ -51,7 +51,7 @@ pub struct Nearest {
 
 /// The job's (I/O, CPU) stall shares and the CPU it keeps busy outside
 /// its cores, alone, if its profile has them.
-fn stall_shares(c: &Characterization) -> Option<(f64, f64, f64)> {
+fn solo_extras(c: &Characterization) -> Option<(f64, f64, f64)> {
     let p = &c.profile.as_ref()?.summary;
     let s = p.stall?;
     Some((s.io, s.cpu, p.collateral?))
@@ -63,7 +63,7 @@ fn raw_point(levels: &[ProbeLevel], stalls: bool, c: &Characterization) -> Vec<f
     if stalls {
         // NaN for a program measured without them: it then sits at the
         // training centre on these coordinates (see `point`).
-        let (io, cpu, outside) = stall_shares(c).unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+        let (io, cpu, outside) = solo_extras(c).unwrap_or((f64::NAN, f64::NAN, f64::NAN));
         x.extend([io, cpu, outside]);
     }
     for l in levels {
@@ -138,7 +138,7 @@ impl Predictor for Nearest {
         levels.sort_by(|a, b| (a.intensity, a.size_kib).partial_cmp(&(b.intensity, b.size_kib)).expect("finite"));
         levels.dedup();
         self.levels = levels;
-        self.stalls = !used.is_empty() && used.iter().all(|c| stall_shares(c).is_some());
+        self.stalls = !used.is_empty() && used.iter().all(|c| solo_extras(c).is_some());
         let raws: Vec<Vec<f64>> = used.iter().map(|c| raw_point(&self.levels, self.stalls, c)).collect();
         let dim = raws.first().map_or(0, Vec::len);
         let n = raws.len() as f64;
