@@ -56,7 +56,11 @@ for w in examples/predict12.toml examples/apps/apps.toml; do
     step "pairs-$n" pairs "$w" "$n"
 done
 regime "evaluate"
-$C evaluate-predictors --workload examples/predict12.toml --train examples/apps/apps.toml --db "$DB" > "$OUT/cross-apps-to-predict12.txt"
-$C evaluate-predictors --workload examples/apps/apps.toml --train examples/predict12.toml --db "$DB" > "$OUT/cross-predict12-to-apps.txt"
-$C evaluate-predictors --workload examples/apps/apps.toml --db "$DB" > "$OUT/lopo-apps.txt"
+# Per cache regime: each pair's repeats in it where it has any (the output
+# counts the pairs that had none and fell back to all their repeats).
+for r in apart shared; do
+    $C evaluate-predictors --regime $r --workload examples/predict12.toml --train examples/apps/apps.toml --db "$DB" > "$OUT/cross-apps-to-predict12-$r.txt"
+    $C evaluate-predictors --regime $r --workload examples/apps/apps.toml --train examples/predict12.toml --db "$DB" > "$OUT/cross-predict12-to-apps-$r.txt"
+    $C evaluate-predictors --regime $r --workload examples/apps/apps.toml --db "$DB" > "$OUT/lopo-apps-$r.txt"
+done
 echo "results in $OUT"

@@ -271,6 +271,67 @@ impl UsedCampaign {
     }
 }
 
+/// One line per campaign, except that campaigns of one kind, workload and
+/// status next to each other (a probe campaign per job, say) share a line:
+/// `probe campaigns 83-104 of `apps` (22, done, started 2026-11-24
+/// 09:41:10 - 10:13:52 UTC; CPU 0-1 round trip at their starts 263-339 ns)`.
+pub fn describe_campaigns(used: &[UsedCampaign]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < used.len() {
+        let u = &used[i];
+        let mut j = i + 1;
+        while j < used.len() && used[j].kind == u.kind && used[j].workload == u.workload && used[j].status == u.status {
+            j += 1;
+        }
+        let group = &used[i..j];
+        if group.len() == 1 {
+            out.push(u.describe());
+        } else {
+            let ids: Vec<i64> = group.iter().map(|g| g.id).collect();
+            let first = group.iter().map(|g| g.started_unix).min().unwrap_or(0);
+            let last = group.iter().map(|g| g.started_unix).max().unwrap_or(0);
+            let ns: Vec<f64> = group.iter().filter_map(|g| g.node.as_ref()?.c2c.as_ref().map(|(_, ns)| *ns)).collect();
+            let trip = if ns.is_empty() {
+                "no CPU round trip recorded".to_string()
+            } else {
+                let (lo, hi) = ns.iter().fold((f64::INFINITY, 0f64), |(l, h), v| (l.min(*v), h.max(*v)));
+                format!("CPU round trip at their starts {lo:.0}-{hi:.0} ns")
+            };
+            let started = if first == last {
+                cosched_store::format_unix_utc(first)
+            } else {
+                format!("{} - {}", cosched_store::format_unix_utc(first), cosched_store::format_unix_utc(last))
+            };
+            out.push(format!(
+                "{} campaigns {} of `{}` ({}, {}, started {started} UTC; {trip})",
+                u.kind,
+                id_ranges(&ids),
+                u.workload,
+                group.len(),
+                u.status,
+            ));
+        }
+        i = j;
+    }
+    out
+}
+
+/// `3, 5-8, 11`.
+fn id_ranges(ids: &[i64]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < ids.len() {
+        let mut e = k;
+        while e + 1 < ids.len() && ids[e + 1] == ids[e] + 1 {
+            e += 1;
+        }
+        parts.push(if e == k { ids[k].to_string() } else { format!("{}-{}", ids[k], ids[e]) });
+        k = e + 1;
+    }
+    parts.join(", ")
+}
+
 /// Parses a sampling interval: a number with `ms` or `s` (a bare number is
 /// seconds), above zero.
 pub fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
@@ -349,6 +410,33 @@ mod tests {
         assert_eq!(parse_interval("2"), Ok(Duration::from_secs(2)));
         assert!(parse_interval("0s").is_err());
         assert!(parse_interval("fast").unwrap_err().contains("250ms"));
+    }
+
+    #[test]
+    fn neighbouring_campaigns_of_one_kind_share_a_line_with_their_id_ranges() {
+        let c = |kind: &str, id: i64, at: u64, ns: Option<f64>| UsedCampaign {
+            kind: kind.into(),
+            id,
+            workload: "apps".into(),
+            status: "done".into(),
+            started_unix: at,
+            node: ns.map(|ns| Conditions { taken_unix: at, load: [0.0; 3], c2c: Some((vec![0, 1], ns)) }),
+        };
+        let used = vec![
+            c("probe", 83, 60, Some(312.0)),
+            c("probe", 84, 0, Some(263.0)),
+            c("probe", 86, 120, None),
+            c("pairs", 108, 180, Some(306.0)),
+        ];
+        let lines = describe_campaigns(&used);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(
+            lines[0],
+            "probe campaigns 83-84, 86 of `apps` (3, done, started 1970-01-01 00:00:00 - 1970-01-01 00:02:00 UTC; \
+             CPU round trip at their starts 263-312 ns)"
+        );
+        assert_eq!(lines[1], used[3].describe());
+        assert_eq!(id_ranges(&[1, 2, 3, 7, 9, 10]), "1-3, 7, 9-10");
     }
 
     #[test]

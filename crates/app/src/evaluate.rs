@@ -43,9 +43,13 @@ pub struct EvaluateRequest {
     pub markdown: Option<PathBuf>,
     /// Store the results.
     pub store: bool,
-    /// The cache regime whose repeats the folds use (`shared`, `apart`,
-    /// `any`); `None`: the node's now. With --folds only.
+    /// The cache regime whose repeats the folds (or the cross-workload
+    /// fit and test) use (`shared`, `apart`, `any`); `None`: the node's
+    /// now. Not with `from_runs`.
     pub regime: Option<String>,
+    /// Cross-workload: both sides' campaigns only from this node and time
+    /// on. With `train` only.
+    pub kb: crate::knowledge::KbScope,
     pub db: Option<PathBuf>,
 }
 
@@ -87,10 +91,13 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let folds = parse_folds(&a.folds)?;
     check_level(a.level)?;
     let specs = specs(&a.predictors)?;
-    if a.regime.is_some() && (a.from_runs || !a.train.is_empty()) {
-        return Err(bad_input("--regime selects the repeats of the workload's own folds; it does not go with --from-runs or --train"));
+    if a.regime.is_some() && a.from_runs {
+        return Err(bad_input("--regime selects the repeats of measured pairs; it does not go with --from-runs (real runs record no regime per job)"));
     }
-    let regime = if a.from_runs || !a.train.is_empty() {
+    if !a.kb.is_empty() && a.train.is_empty() {
+        return Err(bad_input("--kb-node and --kb-since narrow the knowledge base of a cross-workload evaluation; give --train"));
+    }
+    let regime = if a.from_runs {
         None
     } else {
         Some(crate::regime::choose(a.regime.as_deref(), crate::regime::read_now)?)
@@ -98,15 +105,15 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let w = load_workload(&a.workload)?;
     let mut store = open_existing_store(&db_path(a.db.as_deref()))?;
     let mut cross_note = None;
+    let choice = regime.as_ref().map_or(cosched_predict::regime::RegimeChoice::Any, |r| r.regime);
     let (counts, rows) = if a.from_runs {
         from_runs(&store, &w, a.level)?
     } else if !a.train.is_empty() {
-        let (counts, rows, note) = cross_workload_rows(&store, &w, &a.train, &specs, a.level, ctx)?;
+        let (counts, rows, note) = cross_workload_rows(&store, &w, &a.train, &specs, a.level, choice, &a.kb, ctx)?;
         cross_note = Some(note);
         (counts, rows)
     } else {
-        let choice = regime.as_ref().map_or(cosched_predict::regime::RegimeChoice::Any, |r| r.regime);
-        let (train, sources) = training_set_in(&store, &w, &a.workload, false, choice)?;
+        let (train, sources) = training_set_in(&store, &w, &a.workload, None, choice)?;
         let counts = counts(&store, &w, &train, sources)?;
         let rows = compute(&train, &specs, folds, a.level, ctx)?;
         (counts, rows)
@@ -234,28 +241,48 @@ fn counts(store: &cosched_store::Store, w: &Workload, train: &TrainingSet, sourc
 }
 
 /// Cross-workload rows: each predictor fitted on the knowledge base of the
-/// `train` workloads (without any pair of a program of `w`), scored on the
-/// measured pairs of `w`; `measured` on repeat halves of `w` beside them,
-/// the node's own noise floor in the same campaigns.
+/// programs of the `train` workload files (without any pair of a program of
+/// `w`), scored on the measured pairs of `w`'s programs; `measured` on
+/// repeat halves of `w` beside them, the node's own noise floor in the same
+/// campaigns. Both sides take each pair's repeats of `regime` where it has
+/// any. Programs a workload's campaigns measured that its file no longer
+/// runs (a command since changed) are on neither side.
 fn cross_workload_rows(
     store: &cosched_store::Store,
     w: &Workload,
     train_files: &[PathBuf],
     specs: &[String],
     level: f64,
+    regime: cosched_predict::regime::RegimeChoice,
+    scope: &crate::knowledge::KbScope,
     ctx: &Ctx,
 ) -> anyhow::Result<(Counts, Vec<Row>, String)> {
-    use crate::knowledge::{knowledge_base, KbFilter};
+    use crate::knowledge::{jobs_by_program, knowledge_base, KbFilter};
+    use cosched_predict::regime::RegimeChoice;
     let mut names = Vec::new();
+    let mut train_programs = std::collections::BTreeSet::new();
     for f in train_files {
         let t = load_workload(f)?;
         if t.name == w.name {
             return Err(bad_input(format!("--train {}: the workload under test, `{}`, cannot train itself", f.display(), w.name)));
         }
+        train_programs.extend(jobs_by_program(store, &t)?.into_keys());
         names.push(t.name);
     }
-    let train = knowledge_base(store, &KbFilter { workloads: names.clone(), ..KbFilter::default() })?;
-    let test = knowledge_base(store, &KbFilter { workloads: vec![w.name.clone()], ..KbFilter::default() })?;
+    let regime = match regime {
+        RegimeChoice::Any => None,
+        RegimeChoice::Only(g) => Some(g),
+    };
+    let filter = |workloads: Vec<String>, programs| KbFilter {
+        workloads,
+        node: scope.node.clone(),
+        since_unix: scope.since_unix,
+        regime,
+        programs: Some(programs),
+    };
+    let train = knowledge_base(store, &filter(names.clone(), train_programs))?;
+    let test_programs = jobs_by_program(store, w)?.into_keys().collect();
+    let test = knowledge_base(store, &filter(vec![w.name.clone()], test_programs))?;
     if train.set.pairs.is_empty() {
         return Err(bad_input(format!("--train: the store holds no measured pairs of {}; run `cosched pairs` on them first", names.join(", "))));
     }
@@ -305,16 +332,18 @@ fn cross_workload_rows(
         pairs_conditions: Vec::new(),
     };
     let used = |kb: &crate::knowledge::KnowledgeBase| -> String {
-        kb.parts.iter().flat_map(|p| p.campaigns.iter()).map(|u| format!("\n  {}", u.describe())).collect()
+        let all: Vec<crate::common::UsedCampaign> = kb.parts.iter().flat_map(|p| p.campaigns.iter().cloned()).collect();
+        crate::common::describe_campaigns(&all).into_iter().map(|line| format!("\n  {line}")).collect()
     };
     let note = format!(
         "cross-workload: fitted on {} (without any pair of a tested program), from:{}\ntested on the measured pairs of {}: {} from their programs' \
-         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; severe: measured slowdown above {level:.2}.{}",
+         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; severe: measured slowdown above {level:.2}{}.{}",
         train.describe(),
         used(&train),
         w.name,
         test.describe(),
         used(&test),
+        scope.describe(),
         unfitted.iter().map(|u| format!("\nnot fitted: {u}")).collect::<String>()
     );
     Ok((counts, rows, note))
@@ -379,7 +408,7 @@ pub fn render(rows: &[Row]) -> String {
 
 fn describe(c: &Counts, folds: Folds, level: f64) -> String {
     let severe = "severe: measured slowdown above";
-    let used: String = c.sources.campaigns.iter().map(|u| format!("\nfrom {}", u.describe())).collect();
+    let used: String = crate::common::describe_campaigns(&c.sources.campaigns).into_iter().map(|line| format!("\nfrom {line}")).collect();
     let text = format!(
         "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}{}), \
          profiles {:?}, probes {:?}.\nfolds: {}{}; {severe} {level:.2}.",

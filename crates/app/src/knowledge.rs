@@ -8,18 +8,20 @@
 //! campaign recorded, else (campaigns older than the key) one derived from
 //! the command it stored, with a command's executable hashed as it is now.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cosched_measure::identity::{is_kernel_argv as is_kernel, program_key};
-use cosched_predict::{Characterization, PairSamples, TrainingSet};
-use cosched_store::{CampaignParams, CampaignRecord, ProbePointRecord, Store};
+use cosched_model::compare::CacheRegime;
+use cosched_predict::regime::{select_newest, LabelledSample, RegimeChoice, RegimeUse, SourcedSample};
+use cosched_predict::{Characterization, TrainingSet};
+use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, CampaignStatus, ProbePointRecord, Store};
 use serde::Serialize;
 
 use crate::common::UsedCampaign;
 use crate::probe::points_of;
 use crate::training::probe_llc_kib;
 
-/// Which campaigns a knowledge base may use.
+/// Which campaigns, repeats and programs a knowledge base may use.
 #[derive(Debug, Clone, Default)]
 pub struct KbFilter {
     /// Only these workloads (their names in the store); empty: all.
@@ -28,9 +30,61 @@ pub struct KbFilter {
     pub node: Option<String>,
     /// Only campaigns started at or after this Unix time.
     pub since_unix: Option<u64>,
-    /// Only campaigns whose first node reading was in this cache regime
-    /// (`true`: the CPU 0-1 round trip said shared; `false`: apart).
-    pub shared_cache: Option<bool>,
+    /// Fit on the repeats of this cache regime: each pair's and each
+    /// probe's newest repeats in it where there are any, else all of the
+    /// newest ones ([`cosched_predict::regime::select_newest`]). `None`:
+    /// every regime.
+    pub regime: Option<CacheRegime>,
+    /// Only these programs (identity keys); `None`: every program.
+    pub programs: Option<BTreeSet<String>>,
+}
+
+/// Where and when a knowledge base's campaigns may come from, as a user
+/// narrows it (`--kb-node`, `--kb-since`): another node's pairs, or
+/// campaigns from before a change to the node, can be left out.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KbScope {
+    /// Only campaigns taken on this host (provenance hostname).
+    pub node: Option<String>,
+    /// Only campaigns started at or after this Unix time.
+    pub since_unix: Option<u64>,
+}
+
+impl KbScope {
+    /// From the command line: `since` as `YYYY-MM-DD[ HH:MM[:SS]]` UTC; a
+    /// bad date is exit code 2.
+    pub fn parse(node: Option<String>, since: Option<&str>) -> anyhow::Result<KbScope> {
+        let since_unix = match since {
+            None => None,
+            Some(s) => Some(cosched_store::parse_utc(s).ok_or_else(|| {
+                crate::error::bad_input(format!("--kb-since {s}: not a UTC date; expected YYYY-MM-DD, YYYY-MM-DD HH:MM or YYYY-MM-DD HH:MM:SS"))
+            })?),
+        };
+        if node.as_deref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(crate::error::bad_input("--kb-node: empty host name"));
+        }
+        Ok(KbScope { node, since_unix })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.node.is_none() && self.since_unix.is_none()
+    }
+
+    /// `; campaigns of node n1 since 2026-11-24 00:00:00 UTC only`, or nothing.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(n) = &self.node {
+            parts.push(format!("of node {n}"));
+        }
+        if let Some(t) = self.since_unix {
+            parts.push(format!("since {} UTC", cosched_store::format_unix_utc(t)));
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("; campaigns {} only", parts.join(" "))
+        }
+    }
 }
 
 /// What a knowledge base was fitted on, per workload.
@@ -51,6 +105,11 @@ pub struct KnowledgeBase {
     #[serde(skip)]
     pub set: TrainingSet,
     pub parts: Vec<KbPart>,
+    /// Which repeats of which regime the pairs are, pair by pair.
+    pub regime: RegimeUse,
+    /// Pair samples of older campaigns that a newer one of the same
+    /// workload measured again.
+    pub superseded: usize,
 }
 
 impl KnowledgeBase {
@@ -58,31 +117,25 @@ impl KnowledgeBase {
     pub fn describe(&self) -> String {
         let parts: Vec<String> =
             self.parts.iter().map(|p| format!("{}: {} programs, {} pair samples", p.workload, p.programs, p.pair_samples)).collect();
-        format!(
+        let mut s = format!(
             "{} workload(s), {} program(s), {} ordered pair(s) ({})",
             self.parts.len(),
             self.set.programs.len(),
             self.set.pairs.len(),
             parts.join("; ")
-        )
+        );
+        if self.regime.regime != RegimeChoice::Any {
+            s.push_str(&format!("; {}", self.regime.describe()));
+        }
+        if self.superseded > 0 {
+            s.push_str(&format!("; {} sample(s) of pairs measured again later left out", self.superseded));
+        }
+        s
     }
 }
 
-fn keep(store: &Store, c: &CampaignRecord, f: &KbFilter) -> anyhow::Result<bool> {
-    if f.node.as_ref().is_some_and(|n| *n != c.provenance.hostname) || f.since_unix.is_some_and(|s| c.started_unix < s) {
-        return Ok(false);
-    }
-    if let Some(want) = f.shared_cache {
-        let regime = store
-            .conditions(c.id)?
-            .first()
-            .and_then(|n| n.c2c.as_ref().map(|(_, ns)| cosched_model::compare::CacheRegime::of_round_trip(*ns)));
-        match regime {
-            Some(r) if (r == cosched_model::compare::CacheRegime::Shared) == want => {}
-            _ => return Ok(false),
-        }
-    }
-    Ok(true)
+fn keep(c: &CampaignRecord, f: &KbFilter) -> bool {
+    !(f.node.as_ref().is_some_and(|n| *n != c.provenance.hostname) || f.since_unix.is_some_and(|s| c.started_unix < s))
 }
 
 /// The identity of each job a campaign measured, by its name there.
@@ -112,98 +165,165 @@ fn identities(c: &CampaignRecord) -> anyhow::Result<BTreeMap<String, (String, u3
 }
 
 /// Every workload's measurements in the store that pass `filter`, merged
-/// by program identity. A program's profile and probe are the newest of
-/// any workload's; its pair samples are all of them.
+/// by program identity. A program's profile is the newest of any
+/// workload's; its probe the newest with points in the filter's regime
+/// (else the newest); its pairs every workload's newest campaign of each
+/// pair ([`select_newest`]: a pair measured again replaces the older
+/// measurement, so re-measuring a few pairs updates just those), with
+/// the pair samples of real runs as one more source.
 pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<KnowledgeBase> {
-    let mut names: Vec<String> = store.campaigns()?.into_iter().map(|c| c.workload).collect();
+    let all = store.campaigns()?;
+    let mut names: Vec<String> = all.iter().map(|c| c.workload.clone()).collect();
     names.sort();
     names.dedup();
     if !filter.workloads.is_empty() {
         names.retain(|n| filter.workloads.contains(n));
     }
-    // Newest campaign id wins for profiles and probes.
-    let mut programs: BTreeMap<String, (i64, Characterization)> = BTreeMap::new();
-    let mut pairs: Vec<PairSamples> = Vec::new();
-    let mut parts = Vec::new();
+    let wanted = |key: &str| filter.programs.as_ref().is_none_or(|p| p.contains(key));
+    let in_regime = |r: &ProbePointRecord| filter.regime.is_none_or(|g| r.regime.regime() == Some(g));
+    // Per program: its characterization, and the campaigns its profile
+    // and probe came from (the probe's rank: points in the regime first,
+    // then the newest).
+    let mut programs: BTreeMap<String, Characterization> = BTreeMap::new();
+    let mut profile_from: BTreeMap<String, i64> = BTreeMap::new();
+    let mut probe_from: BTreeMap<String, (bool, i64)> = BTreeMap::new();
+    let mut samples: Vec<SourcedSample> = Vec::new();
+    // Per workload: the campaigns considered and the programs it knows.
+    let mut considered: Vec<(String, Vec<&CampaignRecord>, BTreeSet<String>)> = Vec::new();
+    let touch = |programs: &mut BTreeMap<String, Characterization>, key: &str, cores: u32| {
+        programs.entry(key.to_string()).or_insert_with(|| Characterization {
+            name: key.into(),
+            program: key.into(),
+            cores,
+            profile: None,
+            probe: Vec::new(),
+            llc_kib: None,
+        });
+    };
+    let sample = |source: &str, campaign: i64, v: &str, a: &str, slowdown: f64, regime| SourcedSample {
+        source: source.to_string(),
+        campaign,
+        sample: LabelledSample { victim: v.to_string(), aggressor: a.to_string(), slowdown, regime },
+    };
     for wl in names {
         let m = store.measurements(&wl)?;
-        let mut used = Vec::new();
-        let mut ids: BTreeMap<String, (String, u32)> = BTreeMap::new();
-        let touch = |programs: &mut BTreeMap<String, (i64, Characterization)>, key: &str, cores: u32| {
-            programs.entry(key.to_string()).or_insert_with(|| {
-                (
-                    -1,
-                    Characterization { name: key.into(), program: key.into(), cores, profile: None, probe: Vec::new(), llc_kib: None },
-                )
-            });
-        };
+        let mut used: Vec<&CampaignRecord> = Vec::new();
+        let mut ids: BTreeMap<String, String> = BTreeMap::new();
         for (c, p) in &m.profiles {
-            if !keep(store, c, filter)? {
-                continue;
-            }
-            let Some((key, cores)) = identities(c)?.remove(&p.job) else { continue };
+            let Some(c) = all.iter().find(|x| x.id == c.id).filter(|c| keep(c, filter)) else { continue };
+            let Some((key, cores)) = identities(c)?.remove(&p.job).filter(|(k, _)| wanted(k)) else { continue };
             touch(&mut programs, &key, cores);
-            let e = programs.get_mut(&key).unwrap();
-            if e.1.profile.is_none() || c.id.0 >= e.0 {
-                e.1.profile = Some(p.summary.clone());
-                e.0 = e.0.max(c.id.0);
+            if profile_from.get(&key).is_none_or(|&from| c.id.0 >= from) {
+                programs.get_mut(&key).expect("touched").profile = Some(p.summary.clone());
+                profile_from.insert(key.clone(), c.id.0);
             }
-            ids.insert(p.job.clone(), (key, cores));
+            ids.insert(p.job.clone(), key);
             used.push(c);
         }
-        for (c, job, records) in &m.probes {
-            if !keep(store, c, filter)? {
-                continue;
-            }
-            let Some((key, cores)) = identities(c)?.remove(job) else { continue };
-            touch(&mut programs, &key, cores);
-            let refs: Vec<&ProbePointRecord> = records.iter().collect();
-            let llc = probe_llc_kib(c)?;
-            let e = programs.get_mut(&key).unwrap();
-            e.1.probe = points_of(&refs);
-            e.1.llc_kib = llc;
-            ids.insert(job.clone(), (key, cores));
-            used.push(c);
-        }
-        let mut samples = 0;
-        if let Some((c, runs)) = &m.pairs {
-            if keep(store, c, filter)? {
-                let pair_ids = identities(c)?;
-                for (name, (key, cores)) in &pair_ids {
-                    touch(&mut programs, key, *cores);
-                    ids.entry(name.clone()).or_insert_with(|| (key.clone(), *cores));
+        let name: &str = &wl;
+        let of_kind = |k: CampaignKind| all.iter().filter(move |c| c.workload == name && c.kind == k && keep(c, filter));
+        for c in of_kind(CampaignKind::Probe).filter(|c| c.status == CampaignStatus::Done) {
+            let points = store.probe_points(c.id)?;
+            for (job, (key, cores)) in identities(c)? {
+                if !wanted(&key) {
+                    continue;
                 }
-                for r in runs {
-                    let (Some((v, _)), Some((a, _))) = (pair_ids.get(&r.fg_job), pair_ids.get(&r.bg_job)) else { continue };
-                    pairs.push(PairSamples { victim: v.clone(), aggressor: a.clone(), slowdowns: vec![r.fg_slowdown()] });
-                    pairs.push(PairSamples { victim: a.clone(), aggressor: v.clone(), slowdowns: vec![r.bg_slowdown()] });
-                    samples += 2;
+                let mine: Vec<&ProbePointRecord> = points.iter().filter(|p| p.job == job).collect();
+                if mine.is_empty() {
+                    continue;
                 }
+                touch(&mut programs, &key, cores);
+                let in_it: Vec<&ProbePointRecord> = mine.iter().copied().filter(|p| in_regime(*p)).collect();
+                let rank = (!in_it.is_empty(), c.id.0);
+                if probe_from.get(&key).is_none_or(|&from| rank >= from) {
+                    let e = programs.get_mut(&key).expect("touched");
+                    e.probe = points_of(if in_it.is_empty() { &mine } else { &in_it });
+                    e.llc_kib = probe_llc_kib(c)?;
+                    probe_from.insert(key.clone(), rank);
+                }
+                ids.insert(job, key);
                 used.push(c);
             }
         }
-        // Real runs of the workload name jobs as its pairs campaign did.
-        for r in &m.run_pairs {
-            let (Some((v, _)), Some((a, _))) = (ids.get(&r.victim), ids.get(&r.co_runner)) else { continue };
-            pairs.push(PairSamples { victim: v.clone(), aggressor: a.clone(), slowdowns: vec![r.slowdown] });
-            samples += 1;
+        // Pairs: every finished campaign (the newest of each pair wins);
+        // with none finished, the one the workload's figures come from.
+        let mut pair_campaigns: Vec<&CampaignRecord> =
+            of_kind(CampaignKind::Pairs).filter(|c| c.status == CampaignStatus::Done).collect();
+        if pair_campaigns.is_empty() {
+            if let Some(f) = store.figures_campaign(CampaignKind::Pairs, &wl)? {
+                pair_campaigns.extend(all.iter().find(|c| c.id == f.id && keep(c, filter)));
+            }
         }
+        for c in pair_campaigns {
+            let pair_ids = identities(c)?;
+            for (name, (key, cores)) in pair_ids.iter().filter(|(_, (k, _))| wanted(k)) {
+                touch(&mut programs, key, *cores);
+                ids.entry(name.clone()).or_insert_with(|| key.clone());
+            }
+            for r in store.pair_runs(c.id)? {
+                let (Some((v, _)), Some((a, _))) = (pair_ids.get(&r.fg_job), pair_ids.get(&r.bg_job)) else { continue };
+                if !(wanted(v) && wanted(a)) {
+                    continue;
+                }
+                let regime = r.regime.regime();
+                samples.push(sample(&wl, c.id.0, v, a, r.fg_slowdown(), regime));
+                samples.push(sample(&wl, c.id.0, a, v, r.bg_slowdown(), regime));
+            }
+            used.push(c);
+        }
+        // Real runs of the workload name jobs as its campaigns did; their
+        // samples carry no regime, so they count under `any` or a pair's
+        // fallback only.
+        for r in &m.run_pairs {
+            let (Some(v), Some(a)) = (ids.get(&r.victim), ids.get(&r.co_runner)) else { continue };
+            samples.push(sample(&runs_source(&wl), 0, v, a, r.slowdown, None));
+        }
+        considered.push((wl, used, ids.into_values().collect()));
+    }
+    let choice = filter.regime.map_or(RegimeChoice::Any, RegimeChoice::Only);
+    let (pairs, regime, newest) = select_newest(&samples, choice);
+    let mut parts = Vec::new();
+    for (wl, mut used, known) in considered {
+        // Only what the fit took: a program's newest profile and its
+        // chosen probe, and pair campaigns with a sample used.
+        let runs = runs_source(&wl);
+        let pair_samples: usize = newest.used_by.iter().filter(|((s, _), _)| *s == wl || *s == runs).map(|(_, n)| n).sum();
+        used.retain(|c| match c.kind {
+            CampaignKind::Profile => profile_from.values().any(|&id| id == c.id.0),
+            CampaignKind::Probe => probe_from.values().any(|&(_, id)| id == c.id.0),
+            CampaignKind::Pairs => newest.used_by.contains_key(&(wl.clone(), c.id.0)),
+        });
         used.sort_by_key(|c| c.id);
         used.dedup_by_key(|c| c.id);
-        if ids.is_empty() && samples == 0 {
+        if known.is_empty() && pair_samples == 0 {
             continue;
         }
-        let mut distinct: Vec<&String> = ids.values().map(|(k, _)| k).collect();
-        distinct.sort();
-        distinct.dedup();
         parts.push(KbPart {
             workload: wl.clone(),
-            programs: distinct.len(),
-            pair_samples: samples,
+            programs: known.len(),
+            pair_samples,
             campaigns: used.into_iter().map(|c| UsedCampaign::of(store, c)).collect::<anyhow::Result<_>>()?,
         });
     }
-    let set = TrainingSet::new(programs.into_values().map(|(_, c)| c).collect(), pairs)
+    let set = TrainingSet::new(programs.into_values().collect(), pairs)
         .map_err(|e| anyhow::anyhow!("the store's pairs across workloads: {e}"))?;
-    Ok(KnowledgeBase { set, parts })
+    Ok(KnowledgeBase { set, parts, regime, superseded: newest.superseded })
+}
+
+/// A workload file's jobs by the program they run (identity key -> job
+/// names): twins share a key. A job whose command cannot be formed here
+/// (a kernel never calibrated) is left out.
+pub fn jobs_by_program(store: &Store, w: &cosched_model::workload::Workload) -> anyhow::Result<BTreeMap<String, Vec<String>>> {
+    let cals = store.calibrations()?;
+    let mut jobs_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for job in &w.jobs {
+        let Ok(argv) = cosched_measure::kernel::job_argv(job, &cals) else { continue };
+        jobs_of.entry(program_key(job.kernel().is_some(), &argv, job.cores)).or_default().push(job.name.clone());
+    }
+    Ok(jobs_of)
+}
+
+/// The source name of a workload's real runs among its campaigns'.
+fn runs_source(workload: &str) -> String {
+    format!("{workload} (real runs)")
 }

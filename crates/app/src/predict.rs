@@ -21,6 +21,8 @@ pub struct PredictRequest {
     /// The cache regime to predict for (`shared`, `apart`, `any`); `None`:
     /// the one the node is in now.
     pub regime: Option<String>,
+    /// Other workloads' campaigns only from this node and time on.
+    pub kb: crate::knowledge::KbScope,
     pub db: Option<PathBuf>,
 }
 
@@ -65,7 +67,7 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
         placed_jobs.push(job);
     }
     let store = open_read_only_store(&db_path(a.db.as_deref()))?;
-    let (train, sources) = training_set_in(&store, &w, path, true, regime.regime)?;
+    let (train, sources) = training_set_in(&store, &w, path, Some(&a.kb), regime.regime)?;
     predictor.fit(&train).map_err(|e| anyhow::anyhow!("{e}"))?;
     let co = CoSchedule {
         jobs: placed_jobs.iter().map(|j| Placed { job: &train.programs[&j.name], pool: j.pool.clone(), cores: j.cores }).collect(),

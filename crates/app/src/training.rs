@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::common::UsedCampaign;
 use crate::error::bad_input;
+use crate::knowledge::KbScope;
 use crate::probe::points_of;
 
 /// The LLC size a probe campaign recorded, which splits its curve.
@@ -79,19 +80,19 @@ impl Sources {
 /// probe, or no pairs, is an error (exit code 1) naming the command that
 /// measures it.
 pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path, knowledge: bool) -> anyhow::Result<(TrainingSet, Sources)> {
-    training_set_in(store, w, path, knowledge, RegimeChoice::Any)
+    training_set_in(store, w, path, knowledge.then(KbScope::default).as_ref(), RegimeChoice::Any)
 }
 
 /// [`training_set`] from the repeats of one cache regime
 /// ([`cosched_predict::regime::select`]: each ordered pair's repeats in
-/// the regime, else all of them); the knowledge base of other workloads
-/// then holds only campaigns that started in that regime, or all of them
-/// when none did.
+/// the regime, else all of them), with the knowledge base of other
+/// workloads in `knowledge`'s scope when given (its pairs and probes
+/// chosen by regime the same way).
 pub(crate) fn training_set_in(
     store: &Store,
     w: &Workload,
     path: &Path,
-    knowledge: bool,
+    knowledge: Option<&KbScope>,
     regime: RegimeChoice,
 ) -> anyhow::Result<(TrainingSet, Sources)> {
     let m = store.measurements(&w.name)?;
@@ -105,7 +106,10 @@ pub(crate) fn training_set_in(
         )
     };
     let (train, sources) = available_training_set_in(&m, w, regime)?;
-    let (train, mut sources) = if knowledge { with_knowledge_in(store, w, train, sources, regime)? } else { (train, sources) };
+    let (train, mut sources) = match knowledge {
+        Some(scope) => with_knowledge_in(store, w, train, sources, regime, scope)?,
+        None => (train, sources),
+    };
     let lacking = |has: &dyn Fn(&Characterization) -> bool| -> Vec<&str> {
         w.jobs.iter().filter(|j| !train.programs.get(&j.name).is_some_and(|c| has(c))).map(|j| j.name.as_str()).collect()
     };
@@ -218,17 +222,19 @@ pub(crate) fn available_training_set_in(
 /// program and pair joins under its identity (no job name has a space, no
 /// identity lacks one), so predictors fit on more than one workload.
 pub(crate) fn with_knowledge(store: &Store, w: &Workload, train: TrainingSet, sources: Sources) -> anyhow::Result<(TrainingSet, Sources)> {
-    with_knowledge_in(store, w, train, sources, RegimeChoice::Any)
+    with_knowledge_in(store, w, train, sources, RegimeChoice::Any, &KbScope::default())
 }
 
-/// [`with_knowledge`] from the other workloads' campaigns that started in
-/// `regime` (their first node reading).
+/// [`with_knowledge`] from the other workloads' repeats of `regime`, pair
+/// by pair and probe by probe where they have any, and their campaigns in
+/// `scope`.
 pub(crate) fn with_knowledge_in(
     store: &Store,
     w: &Workload,
     mut train: TrainingSet,
     mut sources: Sources,
     regime: RegimeChoice,
+    scope: &KbScope,
 ) -> anyhow::Result<(TrainingSet, Sources)> {
     let mut others: Vec<String> = store.campaigns()?.into_iter().map(|c| c.workload).filter(|n| *n != w.name).collect();
     others.sort();
@@ -236,29 +242,21 @@ pub(crate) fn with_knowledge_in(
     if others.is_empty() {
         return Ok((train, sources));
     }
-    let shared_cache = match regime {
-        RegimeChoice::Any => None,
-        RegimeChoice::Only(g) => Some(g == cosched_model::compare::CacheRegime::Shared),
+    // Each pair's and probe's repeats in the regime where it has any, else
+    // all of them (the regime is read from the node when not given, and a
+    // flicker of the host's must not make other workloads vanish).
+    let filter = crate::knowledge::KbFilter {
+        workloads: others,
+        node: scope.node.clone(),
+        since_unix: scope.since_unix,
+        regime: match regime {
+            RegimeChoice::Any => None,
+            RegimeChoice::Only(g) => Some(g),
+        },
+        ..Default::default()
     };
-    let filter = |shared_cache| crate::knowledge::KbFilter { workloads: others.clone(), shared_cache, ..Default::default() };
-    let mut kb = crate::knowledge::knowledge_base(store, &filter(shared_cache))?;
-    // As for a pair with no repeat in the regime: all of them rather than
-    // nothing. The regime is read from the node when not given, and a
-    // flicker of the host's (or a busy node's reading) would otherwise
-    // make every other workload's campaigns vanish.
-    let mut fallback = "";
-    if shared_cache.is_some() && kb.set.pairs.is_empty() {
-        kb = crate::knowledge::knowledge_base(store, &filter(None))?;
-        fallback = "; none of their campaigns began in the regime predicted for, so all of them are used";
-    }
-    let cals = store.calibrations()?;
-    // Identity -> this workload's jobs running it.
-    let mut jobs_of: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for job in &w.jobs {
-        let Ok(argv) = cosched_measure::kernel::job_argv(job, &cals) else { continue };
-        let key = cosched_measure::identity::program_key(job.kernel().is_some(), &argv, job.cores);
-        jobs_of.entry(key).or_default().push(job.name.clone());
-    }
+    let kb = crate::knowledge::knowledge_base(store, &filter)?;
+    let jobs_of = crate::knowledge::jobs_by_program(store, w)?;
     let (mut filled, mut joined, mut foreign) = (0, 0, 0);
     for (key, jobs) in &jobs_of {
         let Some(known) = kb.set.programs.get(key) else { continue };
@@ -308,8 +306,9 @@ pub(crate) fn with_knowledge_in(
     }
     train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("joining the knowledge base to {}: {e}", w.name))?;
     sources.knowledge = Some(format!(
-        "{}; {filled} missing profile/probe filled in, {joined} pair(s) of its own programs, {foreign} pair(s) of other programs{fallback}",
-        kb.describe()
+        "{}; {filled} missing profile/probe filled in, {joined} pair(s) of its own programs, {foreign} pair(s) of other programs{}",
+        kb.describe(),
+        scope.describe()
     ));
     Ok((train, sources))
 }

@@ -113,4 +113,53 @@ fn predict_uses_pairs_measured_under_another_workload_for_the_same_programs() {
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert!(v["pairs"].as_u64().unwrap() >= 4, "--regime {regime}: {v}");
     }
+    // Narrowed to campaigns of another host, or from a later date, the
+    // knowledge base holds nothing of a's, and c has no pairs of its own.
+    for scope in [["--kb-node", "no-such-host"], ["--kb-since", "2999-01-01"]] {
+        let mut args = vec!["predict", "--predictor", "measured", "--regime", "any", "--workload", c.to_str().unwrap(), "again", "brief"];
+        args.extend(scope);
+        let out = cosched(&args, &db);
+        assert!(!out.status.success(), "{scope:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no pairs campaign"), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let today = &cosched_store::format_unix_utc(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() - 3600)[..10];
+    ok(&cosched(&["predict", "--predictor", "measured", "--kb-since", today, "--workload", c.to_str().unwrap(), "again", "brief"], &db));
+    // A date that is not one is bad input.
+    let out = cosched(&["predict", "--predictor", "measured", "--kb-since", "last week", "--workload", c.to_str().unwrap(), "again", "brief"], &db);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--kb-since last week"));
+}
+
+#[test]
+fn cross_workload_tests_the_programs_the_file_runs_now_from_their_newest_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kb.db");
+    let a = dir.path().join("a.toml");
+    std::fs::write(&a, "name = \"a\"\n[[jobs]]\nname = \"nap\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"short\"\ncommand = \"sleep 0.02\"\n").unwrap();
+    let b = dir.path().join("b.toml");
+    let pairs = |w: &Path| ok(&cosched(&["pairs", "--repeats", "2", "--min-repeats", "2", "--svg", "/dev/null", "--workload", w.to_str().unwrap()], &db));
+    pairs(&a);
+    std::fs::write(&b, "name = \"b\"\n[[jobs]]\nname = \"doze\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"long\"\ncommand = \"sleep 0.08\"\n").unwrap();
+    pairs(&b);
+    // `long` now runs another command: a new program. `doze` beside itself
+    // is measured again.
+    std::fs::write(&b, "name = \"b\"\n[[jobs]]\nname = \"doze\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"long\"\ncommand = \"sleep 0.07\"\n").unwrap();
+    pairs(&b);
+    let out = ok(&cosched(
+        &[
+            "evaluate-predictors", "--workload", b.to_str().unwrap(), "--train", a.to_str().unwrap(), "--predictor", "measured",
+            "--regime", "any", "--no-store", "--json",
+        ],
+        &db,
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let preds = v["rows"][0]["predictions"].as_array().unwrap();
+    let victims: std::collections::BTreeSet<&str> = preds.iter().map(|p| p["victim"].as_str().unwrap()).collect();
+    // Two programs as the file stands: four ordered pairs; `sleep 0.08`,
+    // which the first campaign of b measured, is on neither side.
+    assert_eq!(preds.len(), 4, "{victims:?}");
+    assert!(victims.iter().any(|k| k.contains("sleep 0.07 cores=1")), "{victims:?}");
+    assert!(!out.contains("sleep 0.08"), "a program the file no longer runs was tested: {victims:?}");
+    // Only the newest campaign's repeats: 3 unordered pairs x 2 repeats x 2 sides.
+    assert_eq!(v["counts"]["repeats"], 12, "{}", v["counts"]);
 }

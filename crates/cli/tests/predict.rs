@@ -291,7 +291,8 @@ fn evaluate_predictors_names_the_campaigns_it_scored_on() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains(PAIRS_USED), "{text}");
-    assert!(text.contains("from probe campaign 5 of `syn`"), "{text}");
+    // One probe campaign per job, named on one line.
+    assert!(text.contains("from probe campaigns 2-5 of `syn` (4, done, started 1970-01-01 00:00:01 UTC;"), "{text}");
 }
 
 #[test]

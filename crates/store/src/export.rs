@@ -230,9 +230,68 @@ pub fn format_unix_utc(secs: u64) -> String {
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// The Unix time of `YYYY-MM-DD`, `YYYY-MM-DD HH:MM` or `YYYY-MM-DD
+/// HH:MM:SS` in UTC (a `T` may stand for the space), the form
+/// [`format_unix_utc`] writes; `None` for anything else or a date before
+/// 1970.
+pub fn parse_utc(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (date, time) = match s.split_once([' ', 'T']) {
+        Some((d, t)) => (d, Some(t)),
+        None => (s, None),
+    };
+    let num = |p: &str, len: usize| (p.len() == len && p.bytes().all(|b| b.is_ascii_digit())).then(|| p.parse::<i64>().ok()).flatten();
+    let mut d = date.split('-');
+    let (y, m, day) = (num(d.next()?, 4)?, num(d.next()?, 2)?, num(d.next()?, 2)?);
+    if d.next().is_some() || !(1..=12).contains(&m) {
+        return None;
+    }
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][(m - 1) as usize];
+    if !(1..=month_days).contains(&day) {
+        return None;
+    }
+    let mut secs = 0;
+    if let Some(t) = time {
+        let parts: Vec<&str> = t.split(':').collect();
+        if !(2..=3).contains(&parts.len()) {
+            return None;
+        }
+        let (h, min) = (num(parts[0], 2)?, num(parts[1], 2)?);
+        let sec = if parts.len() == 3 { num(parts[2], 2)? } else { 0 };
+        if h > 23 || min > 59 || sec > 59 {
+            return None;
+        }
+        secs = h * 3600 + min * 60 + sec;
+    }
+    // Hinnant's days-from-civil, the inverse of format_unix_utc's.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + secs).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utc_dates_parse_back_to_the_instants_they_format() {
+        assert_eq!(parse_utc("1970-01-01"), Some(0));
+        assert_eq!(parse_utc("2000-02-29"), Some(951_782_400));
+        assert_eq!(parse_utc("2023-11-14 22:13:20"), Some(1_700_000_000));
+        assert_eq!(parse_utc("2023-11-14T22:13"), Some(1_700_000_000 - 20));
+        for t in [0u64, 68_169_599, 951_782_399, 1_700_000_000, 1_795_000_000, 4_102_444_800] {
+            assert_eq!(parse_utc(&format_unix_utc(t)), Some(t), "{}", format_unix_utc(t));
+        }
+        for bad in ["", "2023-13-01", "2023-02-29", "1969-12-31", "2023-1-01", "2023-11-14 24:00", "2023-11-14 10", "yesterday"] {
+            assert_eq!(parse_utc(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn utc_dates_match_known_instants() {

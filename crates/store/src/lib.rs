@@ -162,7 +162,7 @@ pub use campaign_params::{
     CampaignParams, PairsJob, PairsParams, ProbeLevelParams, ProbeParams, ProfileJob, ProfileParams,
 };
 pub use conditions::NodeConditions;
-pub use export::{check_table, format_unix_utc, DbInfo, TableCount, TABLES};
+pub use export::{check_table, format_unix_utc, parse_utc, DbInfo, TableCount, TABLES};
 pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLACK_S};
 pub use records::{
     CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, PairRunRecord, ProbePointRecord,

@@ -13,6 +13,26 @@ pub struct DbArgs {
     pub db: Option<PathBuf>,
 }
 
+/// Which campaigns of the knowledge base (other workloads' measurements,
+/// joined by program) a fit may use.
+#[derive(Args, Debug, Clone)]
+pub struct KbArgs {
+    /// Only knowledge-base campaigns taken on this host (as `cosched db
+    /// info` and the campaigns' provenance name it).
+    #[arg(long, value_name = "HOST")]
+    pub kb_node: Option<String>,
+    /// Only knowledge-base campaigns started at or after this UTC time:
+    /// YYYY-MM-DD, YYYY-MM-DD HH:MM or YYYY-MM-DD HH:MM:SS.
+    #[arg(long, value_name = "DATE")]
+    pub kb_since: Option<String>,
+}
+
+impl KbArgs {
+    pub fn scope(self) -> anyhow::Result<cosched_app::knowledge::KbScope> {
+        cosched_app::knowledge::KbScope::parse(self.kb_node, self.kb_since.as_deref())
+    }
+}
+
 /// Output for programs.
 #[derive(Args, Debug, Clone, Copy)]
 pub struct JsonArgs {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use cosched_app::evaluate::{evaluate, render, EvaluateRequest};
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
+use super::common::{ctx, print_json, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -16,7 +16,8 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     cosched evaluate-predictors --workload examples/predict12.toml --predictor scn --predictor learned --json\n  \
     cosched evaluate-predictors --workload examples/predict12.toml --svg-dir plots/ --level 1.5\n  \
     cosched evaluate-predictors --workload examples/predict12.toml --markdown docs/predictors.md\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml --train examples/characterize.toml\n\n\
+    cosched evaluate-predictors --workload examples/predict12.toml --train examples/characterize.toml\n  \
+    cosched evaluate-predictors --workload examples/predict12.toml --train examples/apps/apps.toml --regime apart --kb-since 2026-11-24\n\n\
     Leave-one-program-out: for each program, every predictor is fitted on the pairs\n\
     that do not involve it and predicts the measured pairs in which it is the victim,\n\
     so every measured ordered pair is predicted once by a fit that never saw its\n\
@@ -32,7 +33,9 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     kernel, parameters, work and cores, or the same executable content and\n\
     arguments, in any workload file) and without any pair of a program of\n\
     --workload, then predicts --workload's measured pairs from its programs' solo\n\
-    profiles and probes alone.")]
+    profiles and probes alone. Both sides hold the programs the workload files run\n\
+    now, each pair from the newest campaign that measured it (re-measured pairs\n\
+    replace older ones), its repeats of --regime where it has any.")]
 pub struct EvaluateArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -65,10 +68,12 @@ pub struct EvaluateArgs {
     #[arg(long)]
     pub no_store: bool,
     /// Fit and score on the repeats of this cache regime: shared, apart or
-    /// any (each pair's repeats in it where it has any, else all of them).
-    /// Default: the node's regime now, any when it cannot be read.
-    #[arg(long, value_name = "REGIME", conflicts_with_all = ["train", "from_runs"])]
+    /// any (each pair's and probe's repeats in it where it has any, else all
+    /// of them). Default: the node's regime now, any when it cannot be read.
+    #[arg(long, value_name = "REGIME", conflicts_with = "from_runs")]
     pub regime: Option<String>,
+    #[command(flatten)]
+    pub kb: KbArgs,
     #[command(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
@@ -87,6 +92,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         markdown: a.markdown.clone(),
         store: !a.no_store,
         regime: a.regime,
+        kb: a.kb.scope()?,
         db: a.db.db,
     };
     let r = evaluate(&req, &ctx())?;

@@ -7,14 +7,15 @@ use clap::Args;
 use cosched_app::predict::{predict, PredictRequest};
 use cosched_report::table;
 
-use super::common::{print_listing, print_json, DbArgs, JsonArgs, PredictorArgs};
+use super::common::{print_listing, print_json, DbArgs, JsonArgs, KbArgs, PredictorArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     cosched predict --list\n  \
     cosched predict --predictor scn --workload examples/predict12.toml stream ng-stream\n  \
     cosched predict --predictor learned --workload examples/predict12.toml stream cache compute --json\n  \
-    cosched predict --predictor twins:base=probe --workload examples/predict12.toml dgemm dgemm\n\n\
+    cosched predict --predictor twins:base=probe --workload examples/predict12.toml dgemm dgemm\n  \
+    cosched predict --predictor learned --kb-since 2026-11-24 --workload examples/mixed.toml triad llc\n\n\
     The predictor is fitted on everything the database holds for the workload (the\n\
     latest profile, probe and pairs campaigns: run cosched profile / probe / pairs\n\
     --workload FILE first), then predicts each named job's slowdown beside all the\n\
@@ -41,6 +42,8 @@ pub struct PredictArgs {
     #[arg(long, value_name = "REGIME")]
     pub regime: Option<String>,
     #[command(flatten)]
+    pub kb: KbArgs,
+    #[command(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
     pub db: DbArgs,
@@ -52,7 +55,7 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     }
     let spec = a.predictor.predictor.ok_or_else(|| cosched_app::bad_input("--predictor NAME is required (see --list)"))?;
     let workload = a.workload.expect("clap requires --workload");
-    let r = predict(&PredictRequest { predictor: spec.clone(), workload, jobs: a.jobs, regime: a.regime, db: a.db.db })?;
+    let r = predict(&PredictRequest { predictor: spec.clone(), workload, jobs: a.jobs, regime: a.regime, kb: a.kb.scope()?, db: a.db.db })?;
     if a.json.json {
         return print_json(&serde_json::json!({"model": spec, "jobs": r.jobs, "pairs": r.pairs, "campaigns": r.campaigns,
             "knowledge": r.knowledge, "regime": r.regime, "regime_use": r.regime_use}));

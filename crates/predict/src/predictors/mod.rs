@@ -3,6 +3,7 @@
 mod call;
 mod learned;
 mod measured;
+mod mechanism;
 mod nearest;
 mod probe;
 mod scn;
@@ -15,6 +16,7 @@ use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 pub use call::CAll;
 pub use learned::Learned;
 pub use measured::Measured;
+pub use mechanism::Mechanism;
 pub use nearest::Nearest;
 pub use probe::ProbeCurve;
 pub use scn::Scn;
@@ -93,6 +95,12 @@ pub const PREDICTORS: &[PredictorEntry] = &[
         summary: "ridge regression of ln slowdown on profile and probe features of both jobs",
         params: &[],
         make: |_| Ok(Box::new(Learned::default())),
+    },
+    PredictorEntry {
+        name: "mechanism",
+        summary: "contention through named resources (probe reading, I/O x I/O, spill x busy, CPU stall x busy) with non-negative weights",
+        params: &[],
+        make: |_| Ok(Box::new(Mechanism::default())),
     },
     PredictorEntry {
         name: "nearest",
@@ -253,7 +261,7 @@ mod tests {
 
     #[test]
     fn wrappers_take_every_predictor_but_a_wrapper() {
-        assert_eq!(bases(), vec!["c-all", "scn", "probe", "learned", "nearest"]);
+        assert_eq!(bases(), vec!["c-all", "scn", "probe", "learned", "mechanism", "nearest"]);
         for w in WRAPPERS {
             assert!(PREDICTORS.iter().any(|e| e.name == *w), "{w} is not registered");
         }
@@ -262,11 +270,11 @@ mod tests {
     #[test]
     fn mistakes_are_refused_naming_the_parameter_and_the_value() {
         let err = |spec: &str| predictor_from_spec(spec).err().unwrap();
-        assert_eq!(err("oracle"), "unknown predictor `oracle`; expected one of c-all, scn, probe, twins, learned, nearest, measured");
+        assert_eq!(err("oracle"), "unknown predictor `oracle`; expected one of c-all, scn, probe, twins, learned, mechanism, nearest, measured");
         assert_eq!(err("scn:base=c-all"), "predictor `scn`: no parameter `base`; it takes no parameters");
         assert_eq!(
             err("twins:base=twins"),
-            "predictor `twins`: base=twins: expected one of c-all, scn, probe, learned, nearest"
+            "predictor `twins`: base=twins: expected one of c-all, scn, probe, learned, mechanism, nearest"
         );
         assert_eq!(err("nearest:width=0"), "predictor `nearest`: width=0: expected a number > 0");
         assert_eq!(err("twins:base"), "predictor `twins:base`: `base` is not key=value");
