@@ -9,7 +9,10 @@
 //! `     + w4 spill(v) busy(o)`             work the victim leaves to the
 //!                                           other CPUs alone (CPU busy
 //!                                           outside its cores), now taken
-//! `     + w5 cpu(v) busy(o)`               a victim already short of CPU
+//! `     + w5 spill(o) busy(v)`             the co-runner's such work (a
+//!                                           disk's interrupts, say) landing
+//!                                           on the victim's CPU
+//! `     + w6 cpu(v) busy(o)`               a victim already short of CPU
 //!                                           (its CPU stall share)
 //!
 //! `busy(o)` is the CPU the co-runner keeps busy alone. Shares and spill
@@ -18,7 +21,7 @@
 //!
 //! Why not `learned`: a ridge over dozens of features finds whatever
 //! correlates within its training set, and across workloads those
-//! correlations do not carry over. Five terms whose signs the physics
+//! correlations do not carry over. Six terms whose signs the physics
 //! fixes either carry over or, where the training set never exercised a
 //! resource (its column constant), stay at zero and say nothing.
 
@@ -55,12 +58,12 @@ fn spill(c: &Characterization) -> f64 {
     c.profile.as_ref().and_then(|p| p.summary.collateral).map_or(0.0, |x| (x - SPILL_FLOOR_CORES).max(0.0))
 }
 
-fn columns(v: &Characterization, o: &Characterization) -> [f64; 5] {
+fn columns(v: &Characterization, o: &Characterization) -> [f64; 6] {
     let (fv, fo) = (Features::of(v), Features::of(o));
     let (r, push) = probe_reading(&fv, &fo);
     let ((io_v, cpu_v), (io_o, _)) = (stall(v), stall(o));
-    let busy = fo.cores_used.max(0.0);
-    [r, r * push, io_v * io_o, spill(v) * busy, cpu_v * busy]
+    let (busy_v, busy_o) = (fv.cores_used.max(0.0), fo.cores_used.max(0.0));
+    [r, r * push, io_v * io_o, spill(v) * busy_o, spill(o) * busy_v, cpu_v * busy_o]
 }
 
 /// Least squares of `ys` on `xs` with every coefficient at or above zero
@@ -153,7 +156,9 @@ mod tests {
     fn an_io_product_learned_on_one_set_predicts_a_disk_pair_of_another() {
         // Training: two readers and a writer on one disk, two loops.
         let busy = |c: &Characterization| c.profile.as_ref().unwrap().summary.cores_used;
-        let truth = |v: &Characterization, o: &Characterization| (0.01 + 1.2 * stall(v).0 * stall(o).0 + 0.8 * spill(v) * busy(o)).exp();
+        let truth = |v: &Characterization, o: &Characterization| {
+            (0.01 + 1.2 * stall(v).0 * stall(o).0 + 0.8 * spill(v) * busy(o) + 0.5 * spill(o) * busy(v)).exp()
+        };
         let train_progs = vec![
             prog("reader", 0.5, 0.0, 0.0, 0.6),
             prog("writer", 0.3, 0.0, 0.0, 0.7),
@@ -164,6 +169,9 @@ mod tests {
         let train = TrainingSet::new(train_progs.clone(), all_pairs(&train_progs, truth)).unwrap();
         let mut m = Mechanism::default();
         m.fit(&train).unwrap();
+        let (a, w) = m.weights().unwrap();
+        let want = [0.0, 0.0, 1.2, 0.8, 0.5, 0.0];
+        assert!((a - 0.01).abs() < 1e-9 && w.iter().zip(want).all(|(g, e)| (g - e).abs() < 1e-9), "{a} {w:?}");
         // A program never seen beside itself: the product carries over.
         let fileio = prog("fileio", 0.45, 0.0, 0.0, 0.5);
         let got = m.predict_pair(&fileio, &fileio).slowdown;
