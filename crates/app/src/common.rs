@@ -319,17 +319,7 @@ pub fn describe_campaigns(used: &[UsedCampaign]) -> Vec<String> {
 
 /// `3, 5-8, 11`.
 fn id_ranges(ids: &[i64]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut k = 0;
-    while k < ids.len() {
-        let mut e = k;
-        while e + 1 < ids.len() && ids[e + 1] == ids[e] + 1 {
-            e += 1;
-        }
-        parts.push(if e == k { ids[k].to_string() } else { format!("{}-{}", ids[k], ids[e]) });
-        k = e + 1;
-    }
-    parts.join(", ")
+    cosched_model::topology::format_ranges(ids, ", ")
 }
 
 /// Parses a sampling interval: a number with `ms` or `s` (a bare number is

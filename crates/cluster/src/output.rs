@@ -57,20 +57,8 @@ pub fn jobs_csv(jobs: &[ClusterJob], programs: &[String], s: &Schedule, cfg: &Co
 
 /// Sorted ids as Batsim's interval set: `0-3 5 7-8`.
 pub fn interval_set(ids: &[u64]) -> String {
-    let mut v = ids.to_vec();
-    v.sort_unstable();
-    v.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut k = i;
-        while k + 1 < v.len() && v[k + 1] == v[k] + 1 {
-            k += 1;
-        }
-        parts.push(if k == i { v[i].to_string() } else { format!("{}-{}", v[i], v[k]) });
-        i = k + 1;
-    }
-    parts.join(" ")
+    let ids: Vec<i64> = ids.iter().map(|&i| i as i64).collect();
+    cosched_model::topology::format_ranges(&ids, " ")
 }
 
 /// The schedule as SWF: each record as the trace gave it, with the submit

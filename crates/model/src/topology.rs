@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-pub use cpulist::{format_cpulist, parse_cpulist, CpulistError, MAX_CPU_ID};
+pub use cpulist::{format_cpulist, format_ranges, parse_cpulist, CpulistError, MAX_CPU_ID};
 pub use hwloc::parse_hwloc_xml;
 pub use sysfs::{meminfo_total, parse_sysfs, MapView, RecordingView, SysfsView};
 

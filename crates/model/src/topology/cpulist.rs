@@ -145,28 +145,28 @@ fn small_number(text: &str, what: &str) -> Result<u32, String> {
 /// (`[0,1,2,3,8]` gives `0-3,8`). The input need not be sorted or unique.
 /// No CPUs give the empty string, as the kernel prints it.
 pub fn format_cpulist(cpus: &[u32]) -> String {
-    let mut v = cpus.to_vec();
+    let ids: Vec<i64> = cpus.iter().map(|&c| i64::from(c)).collect();
+    format_ranges(&ids, ",")
+}
+
+/// Ids with runs collapsed into ranges, joined by `sep`: `[1, 2, 3, 7, 9,
+/// 10]` with `", "` gives `1-3, 7, 9-10`. Sorted and deduplicated first.
+/// Shared by cpulists, Batsim's interval sets and lists of campaigns.
+pub fn format_ranges(ids: &[i64], sep: &str) -> String {
+    let mut v = ids.to_vec();
     v.sort_unstable();
     v.dedup();
-    let mut out = String::new();
+    let mut parts = Vec::new();
     let mut i = 0;
     while i < v.len() {
-        let start = v[i];
         let mut j = i;
         while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
             j += 1;
         }
-        if !out.is_empty() {
-            out.push(',');
-        }
-        if j == i {
-            out.push_str(&start.to_string());
-        } else {
-            out.push_str(&format!("{start}-{}", v[j]));
-        }
+        parts.push(if j == i { v[i].to_string() } else { format!("{}-{}", v[i], v[j]) });
         i = j + 1;
     }
-    out
+    parts.join(sep)
 }
 
 #[cfg(test)]
