@@ -258,7 +258,6 @@ fn cross_workload_rows(
     ctx: &Ctx,
 ) -> anyhow::Result<(Counts, Vec<Row>, String)> {
     use crate::knowledge::{jobs_by_program, knowledge_base, KbFilter};
-    use cosched_predict::regime::RegimeChoice;
     let mut names = Vec::new();
     let mut train_programs = std::collections::BTreeSet::new();
     for f in train_files {
@@ -269,10 +268,7 @@ fn cross_workload_rows(
         train_programs.extend(jobs_by_program(store, &t)?.into_keys());
         names.push(t.name);
     }
-    let regime = match regime {
-        RegimeChoice::Any => None,
-        RegimeChoice::Only(g) => Some(g),
-    };
+    let regime = regime.only();
     let filter = |workloads: Vec<String>, programs| KbFilter {
         workloads,
         node: scope.node.clone(),
@@ -434,7 +430,7 @@ fn describe(c: &Counts, folds: Folds, level: f64) -> String {
         } else if folds == Folds::InSample {
             " (fitted and tested on the same pairs: not a prediction)"
         } else {
-            " (fitted on even repeats, tested on the median of odd repeats)"
+            " (fitted on repeats 0, 1, 4, 5, ..., tested on the median of repeats 2, 3, 6, 7, ...)"
         },
     );
     text + &used

@@ -206,22 +206,25 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
         sample: LabelledSample { victim: v.to_string(), aggressor: a.to_string(), slowdown, regime },
     };
     for wl in names {
-        let m = store.measurements(&wl)?;
         let mut used: Vec<&CampaignRecord> = Vec::new();
+        // Job name in this workload -> identity; campaigns in id order, so
+        // the newest campaign's identity of a name wins.
         let mut ids: BTreeMap<String, String> = BTreeMap::new();
-        for (c, p) in &m.profiles {
-            let Some(c) = all.iter().find(|x| x.id == c.id).filter(|c| keep(c, filter)) else { continue };
-            let Some((key, cores)) = identities(c)?.remove(&p.job).filter(|(k, _)| wanted(k)) else { continue };
-            touch(&mut programs, &key, cores);
-            if profile_from.get(&key).is_none_or(|&from| c.id.0 >= from) {
-                programs.get_mut(&key).expect("touched").profile = Some(p.summary.clone());
-                profile_from.insert(key.clone(), c.id.0);
-            }
-            ids.insert(p.job.clone(), key);
-            used.push(c);
-        }
         let name: &str = &wl;
         let of_kind = |k: CampaignKind| all.iter().filter(move |c| c.workload == name && c.kind == k && keep(c, filter));
+        for c in of_kind(CampaignKind::Profile).filter(|c| c.status == CampaignStatus::Done) {
+            let jobs = identities(c)?;
+            for p in store.profiles(c.id)? {
+                let Some((key, cores)) = jobs.get(&p.job).filter(|(k, _)| wanted(k)).cloned() else { continue };
+                touch(&mut programs, &key, cores);
+                if profile_from.get(&key).is_none_or(|&from| c.id.0 >= from) {
+                    programs.get_mut(&key).expect("touched").profile = Some(p.summary.clone());
+                    profile_from.insert(key.clone(), c.id.0);
+                }
+                ids.insert(p.job.clone(), key);
+                used.push(c);
+            }
+        }
         for c in of_kind(CampaignKind::Probe).filter(|c| c.status == CampaignStatus::Done) {
             let points = store.probe_points(c.id)?;
             for (job, (key, cores)) in identities(c)? {
@@ -274,7 +277,7 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
         // Real runs of the workload name jobs as its campaigns did; their
         // samples carry no regime, so they count under `any` or a pair's
         // fallback only.
-        for r in &m.run_pairs {
+        for r in &store.run_pair_samples(&wl)? {
             let (Some(v), Some(a)) = (ids.get(&r.victim), ids.get(&r.co_runner)) else { continue };
             samples.push(sample(&runs_source(&wl), 0, v, a, r.slowdown, None));
         }

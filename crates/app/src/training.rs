@@ -249,10 +249,7 @@ pub(crate) fn with_knowledge_in(
         workloads: others,
         node: scope.node.clone(),
         since_unix: scope.since_unix,
-        regime: match regime {
-            RegimeChoice::Any => None,
-            RegimeChoice::Only(g) => Some(g),
-        },
+        regime: regime.only(),
         ..Default::default()
     };
     let kb = crate::knowledge::knowledge_base(store, &filter)?;

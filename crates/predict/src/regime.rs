@@ -46,6 +46,14 @@ impl RegimeChoice {
             RegimeChoice::Only(CacheRegime::Apart) => "apart",
         }
     }
+
+    /// The one regime asked for, or None for every repeat.
+    pub fn only(self) -> Option<CacheRegime> {
+        match self {
+            RegimeChoice::Any => None,
+            RegimeChoice::Only(g) => Some(g),
+        }
+    }
 }
 
 /// One measured slowdown of `victim` beside `aggressor`, with the regime

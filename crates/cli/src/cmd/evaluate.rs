@@ -23,7 +23,8 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
     so every measured ordered pair is predicted once by a fit that never saw its\n\
     victim beside anything (its solo profile and probe are used: they are known\n\
     before scheduling). `measured` is then its fallback; its repeat-halves row (the\n\
-    median of the even repeats of each pair predicting the median of the odd ones)\n\
+    median of repeats 0, 1, 4, 5, ... of each pair predicting the median of\n\
+    repeats 2, 3, 6, 7, ...; in blocks of two, so each half holds both CPU placements)\n\
     shows the node's noise floor instead.\n\
     Within 5 % / 30 %: share of pairs with |predicted - measured| / measured below\n\
     that; severe: slowdown above --level. Results are stored (table\n\
