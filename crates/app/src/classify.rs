@@ -140,9 +140,11 @@ pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Classified> {
     Ok(Classified { rows, campaigns })
 }
 
-/// For each job, the points of the latest `done` probe campaign holding it:
-/// an interrupted probe has only part of a curve, which could miss the side
-/// of the LLC that decides the class.
+/// For each job, its curve level by level from the latest `done` probe
+/// campaign that measured the level (a job probed again at a few levels
+/// keeps the rest); an interrupted probe has only part of a curve, which
+/// could miss the side of the LLC that decides the class. `campaign` is the
+/// newest.
 fn latest_probes(store: &Store, workload: Option<&str>) -> anyhow::Result<Vec<Probed>> {
     let mut out: Vec<Probed> = Vec::new();
     let mut campaigns = store.campaigns()?;
@@ -160,11 +162,19 @@ fn latest_probes(store: &Store, workload: Option<&str>) -> anyhow::Result<Vec<Pr
             }
         }
         for job in jobs {
-            if out.iter().any(|p| p.workload == c.workload && p.job == job) {
-                continue;
+            let mine: Vec<&ProbePointRecord> = records.iter().filter(|r| r.job == job).collect();
+            match out.iter_mut().find(|p| p.workload == c.workload && p.job == job) {
+                Some(newer) => {
+                    let have: Vec<(u64, u64)> = newer.records.iter().map(|r| (r.working_set_kib, r.intensity.to_bits())).collect();
+                    let older: Vec<ProbePointRecord> =
+                        mine.into_iter().filter(|r| !have.contains(&(r.working_set_kib, r.intensity.to_bits()))).cloned().collect();
+                    newer.records.extend(older);
+                }
+                None => {
+                    let records = mine.into_iter().cloned().collect();
+                    out.push(Probed { workload: c.workload.clone(), job, campaign: c.clone(), records })
+                }
             }
-            let mine = records.iter().filter(|r| r.job == job).cloned().collect();
-            out.push(Probed { workload: c.workload.clone(), job, campaign: c.clone(), records: mine });
         }
     }
     out.sort_by(|a, b| (&a.workload, &a.job).cmp(&(&b.workload, &b.job)));

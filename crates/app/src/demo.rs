@@ -266,6 +266,8 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             min_repeats: a.repeats,
             target: 0.05,
             resume: false,
+            in_regime: None,
+            regime_wait: std::time::Duration::ZERO,
             svg: Some(svg_path.clone()),
             db: Some(db_path.clone()),
         },

@@ -166,8 +166,8 @@ fn identities(c: &CampaignRecord) -> anyhow::Result<BTreeMap<String, (String, u3
 
 /// Every workload's measurements in the store that pass `filter`, merged
 /// by program identity. A program's profile is the newest of any
-/// workload's; its probe the newest with points in the filter's regime
-/// (else the newest); its pairs every workload's newest campaign of each
+/// workload's; each level of its probe curve the newest with points in
+/// the filter's regime (else the newest); its pairs every workload's newest campaign of each
 /// pair ([`select_newest`]: a pair measured again replaces the older
 /// measurement, so re-measuring a few pairs updates just those), with
 /// the pair samples of real runs as one more source.
@@ -186,7 +186,12 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
     // then the newest).
     let mut programs: BTreeMap<String, Characterization> = BTreeMap::new();
     let mut profile_from: BTreeMap<String, i64> = BTreeMap::new();
-    let mut probe_from: BTreeMap<String, (bool, i64)> = BTreeMap::new();
+    // Per program and level (size, intensity bits): the campaign's rank
+    // (points in the regime, id) and its points; the LLC size of the
+    // newest probe campaign.
+    type Level = (u64, u64);
+    let mut probe_levels: BTreeMap<String, BTreeMap<Level, ((bool, i64), Vec<ProbePointRecord>)>> = BTreeMap::new();
+    let mut probe_llc: BTreeMap<String, (i64, Option<u64>)> = BTreeMap::new();
     let mut samples: Vec<SourcedSample> = Vec::new();
     // Per workload: the campaigns considered and the programs it knows.
     let mut considered: Vec<(String, Vec<&CampaignRecord>, BTreeSet<String>)> = Vec::new();
@@ -236,13 +241,21 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
                     continue;
                 }
                 touch(&mut programs, &key, cores);
-                let in_it: Vec<&ProbePointRecord> = mine.iter().copied().filter(|p| in_regime(*p)).collect();
-                let rank = (!in_it.is_empty(), c.id.0);
-                if probe_from.get(&key).is_none_or(|&from| rank >= from) {
-                    let e = programs.get_mut(&key).expect("touched");
-                    e.probe = points_of(if in_it.is_empty() { &mine } else { &in_it });
-                    e.llc_kib = probe_llc_kib(c)?;
-                    probe_from.insert(key.clone(), rank);
+                let mut by_level: BTreeMap<Level, Vec<&ProbePointRecord>> = BTreeMap::new();
+                for p in mine {
+                    by_level.entry((p.working_set_kib, p.intensity.to_bits())).or_default().push(p);
+                }
+                let levels = probe_levels.entry(key.clone()).or_default();
+                for (level, at) in by_level {
+                    let in_it: Vec<&ProbePointRecord> = at.iter().copied().filter(|p| in_regime(p)).collect();
+                    let rank = (!in_it.is_empty(), c.id.0);
+                    if levels.get(&level).is_none_or(|(from, _)| rank >= *from) {
+                        let chosen = if in_it.is_empty() { at } else { in_it };
+                        levels.insert(level, (rank, chosen.into_iter().cloned().collect()));
+                    }
+                }
+                if probe_llc.get(&key).is_none_or(|(id, _)| c.id.0 >= *id) {
+                    probe_llc.insert(key.clone(), (c.id.0, probe_llc_kib(c)?));
                 }
                 ids.insert(job, key);
                 used.push(c);
@@ -283,6 +296,17 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
         }
         considered.push((wl, used, ids.into_values().collect()));
     }
+    // A program's probe curve: each level from the campaign chosen for it
+    // (points in the regime first, then the newest), so a level probed
+    // again replaces just that level.
+    let mut probe_used: BTreeSet<i64> = BTreeSet::new();
+    for (key, levels) in &probe_levels {
+        let records: Vec<&ProbePointRecord> = levels.values().flat_map(|(_, ps)| ps).collect();
+        probe_used.extend(levels.values().map(|((_, id), _)| *id));
+        let e = programs.get_mut(key).expect("touched");
+        e.probe = points_of(&records);
+        e.llc_kib = probe_llc.get(key).and_then(|(_, llc)| *llc);
+    }
     let choice = filter.regime.map_or(RegimeChoice::Any, RegimeChoice::Only);
     let (pairs, regime, newest) = select_newest(&samples, choice);
     let mut parts = Vec::new();
@@ -293,7 +317,7 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
         let pair_samples: usize = newest.used_by.iter().filter(|((s, _), _)| *s == wl || *s == runs).map(|(_, n)| n).sum();
         used.retain(|c| match c.kind {
             CampaignKind::Profile => profile_from.values().any(|&id| id == c.id.0),
-            CampaignKind::Probe => probe_from.values().any(|&(_, id)| id == c.id.0),
+            CampaignKind::Probe => probe_used.contains(&c.id.0),
             CampaignKind::Pairs => newest.used_by.contains_key(&(wl.clone(), c.id.0)),
         });
         used.sort_by_key(|c| c.id);

@@ -8,12 +8,15 @@
 //! (`place::observed_level`); a repeat in another regime than the
 //! campaign's first is said on stderr and counted in the report.
 
+use std::cell::Cell;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use cosched_measure::kernel::job_argv;
 use cosched_measure::launch::{install_interrupt_handler, interrupted};
 use cosched_measure::c2c::{read_round_trip, Reading};
-use cosched_measure::pairs::{run_campaign, CampaignError, PairJob, PairRun};
+use cosched_measure::pairs::{run_campaign_in, CampaignError, PairJob, PairRun, RegimeGate};
+use cosched_model::compare::CacheRegime;
 use cosched_measure::place::{observed_level, NodePools};
 use cosched_model::workload::PoolKind;
 use cosched_model::matrix::{matrix_from_samples, unordered_pairs, SlowdownMatrix, StopRule};
@@ -38,6 +41,11 @@ pub struct PairsRequest {
     pub target: f64,
     /// Continue the last unfinished campaign of this workload and settings.
     pub resume: bool,
+    /// Count only repeats that ran wholly in this cache regime, waiting
+    /// for it before each repeat ([`cosched_measure::pairs::RegimeGate`]).
+    pub in_regime: Option<CacheRegime>,
+    /// Give up after waiting this long at once for `in_regime`.
+    pub regime_wait: Duration,
     /// Where the heatmap SVG goes; default: pairs-<workload>.svg here.
     pub svg: Option<PathBuf>,
     pub db: Option<PathBuf>,
@@ -107,6 +115,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
             })
             .collect(),
         stop,
+        in_regime: req.in_regime,
     });
 
     // Resume the newest unfinished campaign with identical settings, if asked.
@@ -152,13 +161,38 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         tracker.observe(&repeat_label(r), reading_of(&r.regime).as_ref(), &mut |_| {});
     }
     let progress = ctx.progress.task("pairs", (npairs * req.repeats) as u64);
-    let result = run_campaign(
+    // Time waited for the regime: in this wait (reset by each repeat) and
+    // in all.
+    let (waiting, waited_all) = (Cell::new(Duration::ZERO), Cell::new(Duration::ZERO));
+    const POLL: Duration = Duration::from_secs(3);
+    let mut wait = |ns: Option<f64>| -> bool {
+        if interrupted().is_some() || waiting.get() >= req.regime_wait {
+            return false;
+        }
+        if waiting.get().is_zero() {
+            let read = ns.map_or("nothing".to_string(), |ns| format!("{ns:.0} ns"));
+            progress.println(&format!(
+                "waiting for the {} regime (the CPUs read {read}); up to {:.0} min, checking every {} s",
+                req.in_regime.map_or("", |g| g.name()),
+                req.regime_wait.as_secs_f64() / 60.0,
+                POLL.as_secs()
+            ));
+        }
+        std::thread::sleep(POLL);
+        waiting.set(waiting.get() + POLL);
+        waited_all.set(waited_all.get() + POLL);
+        true
+    };
+    let gate = req.in_regime.map(|want| RegimeGate { want, wait: &mut wait });
+    let result = run_campaign_in(
         &jobs,
         stop,
         &pools,
         &prior_runs,
         &mut read_round_trip,
+        gate,
         &mut |r| {
+            waiting.set(Duration::ZERO);
             let rec = to_record(r, &jobs, topology.as_ref());
             tracker.observe(&repeat_label(&rec), r.reading.as_ref(), &mut |m| progress.println(m));
             store.add_pair_run(campaign, &rec).map_err(|e| e.to_string())
@@ -166,7 +200,9 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         &mut |p, label| progress.set((p.pair * req.repeats + p.repeat) as u64, label),
     );
     progress.finish();
-    if let Some(line) = tracker.summary() {
+    if let Some(g) = req.in_regime {
+        ctx.step(&format!("counted only repeats in the {} regime; waited {:.1} min for it in all", g.name(), waited_all.get().as_secs_f64() / 60.0));
+    } else if let Some(line) = tracker.summary() {
         ctx.step(&format!("warning: {line}"));
     }
     match result {
@@ -185,6 +221,12 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
             }
             return Err(match e {
                 CampaignError::Corun { .. } => anyhow::Error::new(e).context("a job of the workload failed"),
+                CampaignError::RegimeWait { want, .. } => anyhow::anyhow!(
+                    "{e}; every finished repeat of campaign {campaign} is stored. Continue when the host gives that regime again: \
+                     cosched pairs --workload {} --in-regime {} --resume",
+                    req.workload.display(),
+                    if want == CacheRegime::Shared { "shared" } else { "apart" }
+                ),
                 other => other.into(),
             });
         }
@@ -226,7 +268,11 @@ fn report(
     regimes: CampaignRegimes,
     levels: Vec<LevelCell>,
 ) -> anyhow::Result<PairsReport> {
-    let matrix = matrix_of(w, runs);
+    // A gated campaign's matrix holds its regime's repeats (and those of
+    // jobs sharing a CPU, which have no regime of their own).
+    let counted: Vec<PairRunRecord> =
+        runs.iter().filter(|r| req.in_regime.is_none_or(|g| r.shared_cpus || r.regime.regime() == Some(g))).cloned().collect();
+    let matrix = matrix_of(w, &counted);
     let mut shared_cpus: Vec<String> = runs
         .iter()
         .filter(|r| r.shared_cpus)
@@ -244,7 +290,10 @@ fn report(
             dir.join(format!("pairs-{}.svg", file_safe(&w.name)))
         }
     };
-    let title = format!("Slowdown matrix of {} ({} repeats stored)", w.name, runs.len());
+    let title = match req.in_regime {
+        Some(g) => format!("Slowdown matrix of {} ({} of {} repeats stored, in the {} regime)", w.name, counted.len(), runs.len(), g.name()),
+        None => format!("Slowdown matrix of {} ({} repeats stored)", w.name, runs.len()),
+    };
     write_file(&svg, &heatmap(&matrix, &title))?;
     Ok(PairsReport { matrix, regimes, levels, shared_cpus, svg })
 }

@@ -158,10 +158,13 @@ pub(crate) fn available_training_set_in(
     let mut programs = Vec::new();
     for job in &w.jobs {
         let profile = m.profiles.iter().find(|(_, p)| p.job == job.name).map(|(_, p)| p.summary.clone());
-        let (probe, llc_kib) = match m.probes.iter().find(|(_, j, _)| *j == job.name) {
-            Some((probe_campaign, _, records)) => {
-                let refs: Vec<&ProbePointRecord> = records.iter().collect();
-                (points_of(&refs), probe_llc_kib(probe_campaign)?)
+        // Level by level from the newest campaign that measured it; the LLC
+        // size from the newest.
+        let entries: Vec<_> = m.probes.iter().filter(|(_, j, _)| *j == job.name).collect();
+        let (probe, llc_kib) = match entries.first() {
+            Some((newest, _, _)) => {
+                let refs: Vec<&ProbePointRecord> = entries.iter().flat_map(|(_, _, records)| records).collect();
+                (points_of(&refs), probe_llc_kib(newest)?)
             }
             None => (Vec::new(), None),
         };

@@ -14,6 +14,7 @@
 //! ([`crate::c2c::around`]), so every repeat carries the cache regime it
 //! ran in.
 
+use cosched_model::compare::CacheRegime;
 use cosched_model::matrix::{unordered_pairs, StopRule};
 use serde::{Deserialize, Serialize};
 
@@ -67,6 +68,23 @@ pub enum CampaignError {
     Sink(String),
     #[error("placing {jobs}: {why}")]
     Place { jobs: String, why: String },
+    #[error("gave up waiting for the {} regime before {jobs} (CPUs {}-{} last read {})", want.name(), cpus[0], cpus[1], last_ns.map_or("nothing".to_string(), |ns| format!("{ns:.0} ns")))]
+    RegimeWait { want: CacheRegime, jobs: String, cpus: [u32; 2], last_ns: Option<f64> },
+}
+
+/// Count only the repeats that ran wholly in one cache regime (`pairs
+/// --in-regime`). On a host that gives a regime in windows of a minute
+/// now and then, a campaign so gated gathers its repeats window by
+/// window: before each repeat it reads the two CPUs' round trip and, while
+/// they read another regime, waits. A repeat that ends in another regime
+/// is stored all the same (with its readings) but does not count towards
+/// the stop rule, and the next one takes the same placement again.
+pub struct RegimeGate<'a> {
+    pub want: CacheRegime,
+    /// Called with the last reading while the CPUs read another regime:
+    /// waits a little and says whether to go on waiting (false: give up,
+    /// and the campaign ends with [`CampaignError::RegimeWait`]).
+    pub wait: &'a mut dyn FnMut(Option<f64>) -> bool,
 }
 
 /// Progress of a campaign, for a progress bar.
@@ -92,6 +110,28 @@ pub fn run_campaign(
     sink: &mut dyn FnMut(&PairRun) -> Result<(), String>,
     on_progress: &mut dyn FnMut(CampaignProgress, &str),
 ) -> Result<Vec<PairRun>, CampaignError> {
+    run_campaign_in(jobs, stop, pools, prior, read, None, sink, on_progress)
+}
+
+/// [`run_campaign`], counting only the repeats of one cache regime when
+/// `gate` is given (pairs whose jobs share a CPU, or whose CPUs cannot be
+/// read, have no regime of their own and are not gated).
+#[allow(clippy::too_many_arguments)]
+pub fn run_campaign_in(
+    jobs: &[PairJob],
+    stop: StopRule,
+    pools: &NodePools,
+    prior: &[PairRun],
+    read: &mut ReadRoundTrip,
+    mut gate: Option<RegimeGate>,
+    sink: &mut dyn FnMut(&PairRun) -> Result<(), String>,
+    on_progress: &mut dyn FnMut(CampaignProgress, &str),
+) -> Result<Vec<PairRun>, CampaignError> {
+    let want = gate.as_ref().map(|g| g.want);
+    let counts = |r: &PairRun| match (want, r.reading) {
+        (Some(g), Some(reading)) => reading.regime() == Some(g),
+        _ => true,
+    };
     let mut node_cpus: Vec<u32> = pools.cpus.iter().flatten().copied().collect();
     node_cpus.sort_unstable();
     node_cpus.dedup();
@@ -99,7 +139,9 @@ pub fn run_campaign(
     let mut new_runs = Vec::new();
     for (pi, &(a, b)) in pairs.iter().enumerate() {
         let mut sl: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-        for r in prior.iter().filter(|r| r.jobs == (a, b)) {
+        // Stored repeats of the pair, counted or not: the next one's index.
+        let mut runs_so_far = prior.iter().filter(|r| r.jobs == (a, b)).count();
+        for r in prior.iter().filter(|r| r.jobs == (a, b) && counts(r)) {
             sl[0].push(r.slowdown(0));
             sl[1].push(r.slowdown(1));
         }
@@ -117,10 +159,28 @@ pub fn run_campaign(
         // CPU's load to whichever job always sat there.
         let swappable = jobs[a].pool == jobs[b].pool && jobs[a].cores == jobs[b].cores && !shared;
         let read_cpus = regime_cpus(&cpus[0], &cpus[1], &node_cpus);
+        // What the pair's CPUs read last (after its previous repeat).
+        let mut last: Option<f64> = None;
         while !stop.done([&sl[0], &sl[1]]) {
-            let repeat = sl[0].len();
-            let placed: [Vec<u32>; 2] =
-                if swappable && repeat % 2 == 1 { [cpus[1].clone(), cpus[0].clone()] } else { [cpus[0].clone(), cpus[1].clone()] };
+            if let (Some(g), Some([x, y])) = (gate.as_mut(), read_cpus) {
+                while last.map(CacheRegime::of_round_trip) != Some(g.want) {
+                    if last.is_some() && !(g.wait)(last) {
+                        return Err(CampaignError::RegimeWait { want: g.want, jobs: label, cpus: [x, y], last_ns: last });
+                    }
+                    last = read(x, y);
+                    if last.is_none() {
+                        break; // unreadable now: the repeat's own readings decide
+                    }
+                }
+            }
+            let repeat = runs_so_far;
+            // The placement alternates over the counted repeats, so a
+            // repeat that did not count is taken again on the same CPUs.
+            let placed: [Vec<u32>; 2] = if swappable && sl[0].len() % 2 == 1 {
+                [cpus[1].clone(), cpus[0].clone()]
+            } else {
+                [cpus[0].clone(), cpus[1].clone()]
+            };
             let launches = [
                 Launch::new(jobs[a].argv.clone()).pinned(placed[0].clone()),
                 Launch::new(jobs[b].argv.clone()).pinned(placed[1].clone()),
@@ -140,8 +200,12 @@ pub fn run_campaign(
                 reading,
             };
             sink(&run).map_err(CampaignError::Sink)?;
-            sl[0].push(run.slowdown(0));
-            sl[1].push(run.slowdown(1));
+            runs_so_far += 1;
+            last = run.reading.and_then(|r| r.after_ns);
+            if counts(&run) {
+                sl[0].push(run.slowdown(0));
+                sl[1].push(run.slowdown(1));
+            }
             new_runs.push(run);
         }
         on_progress(CampaignProgress { pair: pi + 1, pairs: pairs.len(), repeat: 0 }, &label);
@@ -188,6 +252,49 @@ mod tests {
         let runs = run_campaign(&jobs, rule, &node(&[0, 1]), &[], &mut unread, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
         let ab: Vec<[Vec<u32>; 2]> = runs.iter().filter(|r| r.jobs == (0, 1)).map(|r| r.cpus.clone()).collect();
         assert_eq!(ab, vec![[vec![0], vec![1]], [vec![1], vec![0]], [vec![0], vec![1]]]);
+    }
+
+    #[test]
+    fn a_gated_campaign_counts_only_its_regime_waits_for_it_and_retakes_the_placement() {
+        let jobs = [job("a", "true")];
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        // Gate 70 (shared: go); repeat 0 reads 70, 72 (counts); repeat 1
+        // reads 74, 380 (switched: stored, not counted); the gate waits
+        // through 390 and goes at 60; repeat 2 reads 61, 62 (counts).
+        let mut script = [70.0, 70.0, 72.0, 74.0, 380.0, 390.0, 60.0, 61.0, 62.0].into_iter();
+        let mut read = |_: u32, _: u32| script.next();
+        let mut waited = Vec::new();
+        let mut wait = |ns: Option<f64>| {
+            waited.push(ns);
+            true
+        };
+        let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
+        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &mut |_| Ok(()), &mut |_, _| {}).unwrap();
+        assert_eq!(runs.iter().map(|r| r.repeat).collect::<Vec<_>>(), vec![0, 1, 2]);
+        // The second counted repeat swaps the CPUs; the one that did not
+        // count had swapped too, so the retake sits where it sat.
+        let cpus: Vec<[Vec<u32>; 2]> = runs.iter().map(|r| r.cpus.clone()).collect();
+        assert_eq!(cpus, vec![[vec![0], vec![1]], [vec![1], vec![0]], [vec![1], vec![0]]]);
+        assert_eq!(waited, vec![Some(380.0), Some(390.0)]);
+        assert_eq!(script.next(), None, "every reading used, none extra");
+    }
+
+    #[test]
+    fn a_gated_campaign_that_stops_waiting_says_for_what() {
+        let jobs = [job("a", "true")];
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        let mut read = |_: u32, _: u32| Some(400.0);
+        let mut wait = |_: Option<f64>| false;
+        let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
+        let mut stored = 0;
+        let e = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &mut |_| {
+            stored += 1;
+            Ok(())
+        }, &mut |_, _| {})
+        .unwrap_err();
+        assert!(matches!(e, CampaignError::RegimeWait { want: CacheRegime::Shared, last_ns: Some(ns), .. } if ns == 400.0), "{e}");
+        assert!(e.to_string().contains("shared"), "{e}");
+        assert_eq!(stored, 0, "nothing ran outside the regime");
     }
 
     #[test]

@@ -7,6 +7,12 @@
 //! beside it where the node runner would put a one-core host job next to
 //! it (the caller's placement, [`crate::place::NodePools::pair`]). Each
 //! repeat carries the round trip between a CPU of each read around it.
+//!
+//! Odd repeats of a level swap the two CPUs where the job and the stressor
+//! could trade places (as many CPUs each, none shared), as `pairs` does:
+//! on this VM the disk's interrupts all land on CPU 1, and the stressor
+//! beside fio-randread ran 1.44 there but about 1.13 on CPU 0. A level
+//! measured on one placement charges that CPU's load to the job.
 
 use std::collections::BTreeMap;
 
@@ -66,8 +72,13 @@ pub fn probe_job(
             timing: ["process", "process"],
         };
         let mut readings = Vec::with_capacity(repeats);
-        for _ in 0..repeats {
-            let (one, reading) = around(read_cpus, read, || measure_pair([job, &stressor], 1, &mut |_, _, _| {})).map_err(err)?;
+        let swapped = swapped(job, &stressor);
+        for repeat in 0..repeats {
+            let (j, st) = match &swapped {
+                Some((j, st)) if repeat % 2 == 1 => (j, st),
+                _ => (job, &stressor),
+            };
+            let (one, reading) = around(read_cpus, read, || measure_pair([j, st], 1, &mut |_, _, _| {})).map_err(err)?;
             for k in 0..2 {
                 m.solo_s[k].extend(&one.solo_s[k]);
                 m.corun_s[k].extend(&one.corun_s[k]);
@@ -82,6 +93,16 @@ pub fn probe_job(
     }
     on_level(levels.len(), levels.len());
     Ok(out)
+}
+
+/// The job and the stressor on each other's CPUs, where they can trade:
+/// both pinned, to as many CPUs, none in common.
+fn swapped(job: &Launch, stressor: &Launch) -> Option<(Launch, Launch)> {
+    let (Some(a), Some(b)) = (&job.cpus, &stressor.cpus) else { return None };
+    if a.len() != b.len() || a.iter().any(|c| b.contains(c)) {
+        return None;
+    }
+    Some((job.clone().pinned(b.clone()), stressor.clone().pinned(a.clone())))
 }
 
 #[cfg(test)]
@@ -122,5 +143,41 @@ mod tests {
         assert_eq!(points.len(), 2);
         let r = |b, a| Some(Reading { cpus: [0, 1], before_ns: Some(b), after_ns: Some(a) });
         assert_eq!(seen, vec![(levels[0], vec![r(70.0, 72.0)]), (levels[1], vec![r(74.0, 76.0)])]);
+    }
+
+    #[test]
+    fn the_job_and_the_stressor_trade_cpus_only_when_they_can() {
+        let on = |cpus: &[u32]| Launch::new(vec!["true".into()]).pinned(cpus.to_vec());
+        let (j, s) = swapped(&on(&[0]), &on(&[1])).unwrap();
+        assert_eq!((j.cpus, s.cpus), (Some(vec![1]), Some(vec![0])));
+        assert!(swapped(&on(&[0, 1]), &on(&[2])).is_none(), "two CPUs cannot trade with one");
+        assert!(swapped(&on(&[0]), &on(&[0])).is_none(), "a shared CPU stays shared");
+        assert!(swapped(&Launch::new(vec!["true".into()]), &on(&[1])).is_none(), "an unpinned job stays unpinned");
+    }
+
+    #[test]
+    fn odd_repeats_run_the_job_on_the_stressors_cpu() {
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            eprintln!("skipped: needs two CPUs");
+            return;
+        }
+        // The job appends the CPU it may run on to a file at every launch.
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("cpus");
+        let argv = vec!["sh".into(), "-c".into(), format!("grep Cpus_allowed_list /proc/self/status >> {}", log.display())];
+        let job = Launch::new(argv).pinned(vec![0]);
+        let levels = [ProbeLevel { size_kib: 64, intensity: 1.0 }];
+        let run = |repeats| {
+            let _ = std::fs::remove_file(&log);
+            probe_job(&job, &[1], &levels, repeats, None, &mut |_, _| None, &mut |_| Ok(vec!["true".into()]), &mut |_, _, _| Ok(()), &mut |_, _| {})
+                .unwrap();
+            let text = std::fs::read_to_string(&log).unwrap();
+            let mut cpus: Vec<String> = text.lines().map(|l| l.split_whitespace().last().unwrap().to_string()).collect();
+            cpus.sort();
+            cpus.dedup();
+            cpus
+        };
+        assert_eq!(run(1), vec!["0"], "one repeat: the job's own CPU only");
+        assert_eq!(run(2), vec!["0", "1"], "the second repeat runs it on the stressor's");
     }
 }

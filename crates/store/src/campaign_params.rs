@@ -9,6 +9,7 @@
 //! missing from a stored document reads as its default (empty, zero,
 //! `None`), and fields no type knows are ignored.
 
+use cosched_model::compare::CacheRegime;
 use cosched_model::matrix::StopRule;
 use serde::{Deserialize, Serialize};
 
@@ -60,13 +61,18 @@ pub struct PairsParams {
     /// In workload order, which is the order of the matrix's rows.
     pub jobs: Vec<PairsJob>,
     pub stop: StopRule,
+    /// `pairs --in-regime`: only repeats of this cache regime count towards
+    /// `stop`. Absent (and not written) for an ungated campaign, so older
+    /// campaigns' settings still match.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_regime: Option<CacheRegime>,
 }
 
 /// Read for a stored document without `stop`: a rule that stops at once,
 /// which no campaign ran under, so it is never mistaken for real settings.
 impl Default for PairsParams {
     fn default() -> Self {
-        PairsParams { jobs: Vec::new(), stop: StopRule { min_repeats: 0, max_repeats: 0, rel_halfwidth: 0.0 } }
+        PairsParams { jobs: Vec::new(), stop: StopRule { min_repeats: 0, max_repeats: 0, rel_halfwidth: 0.0 }, in_regime: None }
     }
 }
 
@@ -156,6 +162,7 @@ mod tests {
                 PairsJob { name: "b".into(), argv: vec!["sleep".into(), "0.1".into()], cores: 2, identity: None },
             ],
             stop: StopRule { min_repeats: 3, max_repeats: 5, rel_halfwidth: 0.05 },
+            in_regime: None,
         }
     }
 

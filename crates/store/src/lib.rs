@@ -62,6 +62,7 @@
 //! let params = CampaignParams::Pairs(PairsParams {
 //!     jobs: vec![job("a"), job("b")],
 //!     stop: StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.05 },
+//!     in_regime: None,
 //! });
 //! let campaign = match store.find_campaign_typed("w.toml", &params)? {
 //!     Some((id, CampaignStatus::Running | CampaignStatus::Interrupted)) => {

@@ -43,8 +43,11 @@ use crate::{
 pub struct Measurements {
     /// Each job's profile, from the latest `done` profile campaign holding it.
     pub profiles: Vec<(CampaignRecord, ProfileRecord)>,
-    /// Each probed job's points, from the latest `done` probe campaign
-    /// holding it; the campaign's parameters record the LLC size.
+    /// Each probed job's points, level by level from the latest `done`
+    /// probe campaign that measured the level: one entry per campaign and
+    /// job that still holds a level of its own, newest first (so a job
+    /// probed again at one level keeps its other levels). The campaign's
+    /// parameters record the LLC size.
     pub probes: Vec<(CampaignRecord, String, Vec<ProbePointRecord>)>,
     /// The pairs figures campaign ([`Store::figures_campaign`]) and its runs.
     pub pairs: Option<(CampaignRecord, Vec<PairRunRecord>)>,
@@ -133,8 +136,18 @@ impl Store {
                     jobs.sort();
                     jobs.dedup();
                     for job in jobs {
-                        if !m.probes.iter().any(|(_, j, _)| *j == job) {
-                            let mine = points.iter().filter(|p| p.job == job).cloned().collect();
+                        let newer: Vec<(u64, u64)> = m
+                            .probes
+                            .iter()
+                            .filter(|(_, j, _)| *j == job)
+                            .flat_map(|(_, _, ps)| ps.iter().map(|p| (p.working_set_kib, p.intensity.to_bits())))
+                            .collect();
+                        let mine: Vec<ProbePointRecord> = points
+                            .iter()
+                            .filter(|p| p.job == job && !newer.contains(&(p.working_set_kib, p.intensity.to_bits())))
+                            .cloned()
+                            .collect();
+                        if !mine.is_empty() {
                             m.probes.push((c.clone(), job, mine));
                         }
                     }
@@ -147,6 +160,7 @@ impl Store {
             m.pairs = Some((c, runs));
         }
         m.profiles.sort_by(|a, b| a.1.job.cmp(&b.1.job));
+        // By job, newest campaign first within a job (a stable sort keeps it).
         m.probes.sort_by(|a, b| a.1.cmp(&b.1));
         m.run_pairs = self.run_pair_samples(workload)?;
         Ok(m)

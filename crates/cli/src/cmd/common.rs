@@ -82,3 +82,27 @@ pub fn print_listing(l: &cosched_app::registry::Listing, json: bool) -> anyhow::
         Ok(())
     }
 }
+
+/// `shared` or `apart`, as `--regime` and `--in-regime` take them.
+pub fn parse_regime(s: &str) -> Result<cosched_model::compare::CacheRegime, String> {
+    match s {
+        "shared" => Ok(cosched_model::compare::CacheRegime::Shared),
+        "apart" => Ok(cosched_model::compare::CacheRegime::Apart),
+        _ => Err(format!("`{s}`: expected shared or apart")),
+    }
+}
+
+/// `900s`, `20m`, `1h` or bare seconds.
+pub fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, scale) = match t.char_indices().last() {
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 's')) => (&t[..i], 1.0),
+        _ => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * scale < 1e7 => Ok(std::time::Duration::from_secs_f64(v * scale)),
+        _ => Err(format!("`{s}`: expected a positive duration such as 900s, 20m or 1h")),
+    }
+}

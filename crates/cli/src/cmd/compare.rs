@@ -8,7 +8,7 @@ use clap::Args;
 use cosched_app::compare::{evaluate, stop_text, tables, EvaluateRequest, Figure};
 use cosched_report::table;
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs};
+use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs, parse_budget, parse_regime};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -87,29 +87,6 @@ pub struct EvaluateArgs {
     pub db: DbArgs,
 }
 
-fn parse_regime(s: &str) -> Result<cosched_model::compare::CacheRegime, String> {
-    match s {
-        "shared" => Ok(cosched_model::compare::CacheRegime::Shared),
-        "apart" => Ok(cosched_model::compare::CacheRegime::Apart),
-        _ => Err(format!("`{s}`: expected shared or apart")),
-    }
-}
-
-/// `900s`, `20m`, `1h` or bare seconds.
-fn parse_budget(s: &str) -> Result<std::time::Duration, String> {
-    let t = s.trim();
-    let (num, scale) = match t.char_indices().last() {
-        Some((i, 'h')) => (&t[..i], 3600.0),
-        Some((i, 'm')) => (&t[..i], 60.0),
-        Some((i, 's')) => (&t[..i], 1.0),
-        _ => (t, 1.0),
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v * scale < 1e7 => Ok(std::time::Duration::from_secs_f64(v * scale)),
-        _ => Err(format!("`{s}`: expected a positive duration such as 900s, 20m or 1h")),
-    }
-}
-
 pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     let req = EvaluateRequest {
         workload: a.workload.workload,
@@ -156,7 +133,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_budget;
+    use crate::cmd::common::parse_budget;
 
     #[test]
     fn budgets_read_seconds_minutes_and_hours() {

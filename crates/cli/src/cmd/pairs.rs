@@ -6,14 +6,15 @@ use clap::Args;
 use cosched_app::pairs::{pairs, PairsReport, PairsRequest};
 use cosched_report::table;
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
+use super::common::{ctx, parse_budget, parse_regime, print_json, DbArgs, JsonArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     cosched pairs --workload examples/characterize.toml\n  \
     cosched pairs --workload examples/characterize.toml --repeats 9 --target 0.03\n  \
     cosched pairs --workload examples/characterize.toml --resume     # after Ctrl-C\n  \
-    cosched pairs --workload examples/characterize.toml --resume --ratio   # Hori et al.'s view\n\n\
+    cosched pairs --workload examples/characterize.toml --resume --ratio   # Hori et al.'s view\n  \
+    cosched pairs --workload examples/mixed.toml --in-regime shared --regime-wait 2h\n\n\
     Every unordered pair (twins included) is co-run: solo A, solo B, then A with B,\n\
     the shorter re-launched until the longer ends, repeated until the 95% interval\n\
     of both slowdowns is within --target or --repeats is reached. Each repeat is\n\
@@ -21,7 +22,13 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     put them (an accelerator-pool job on the host pool's CPUs beside a host job).\n\
     Each repeat records its cache regime (the CPU round trip read just before and\n\
     after it) and the sharing level of the two jobs' CPUs; a switch of regime in\n\
-    the middle of the campaign is reported.")]
+    the middle of the campaign is reported.\n\n\
+    With --in-regime, only repeats that ran wholly in that regime count towards\n\
+    the stop rule: before each repeat the two CPUs' round trip is read and, while\n\
+    it reads the other regime, the campaign waits (checking every 3 s). A repeat\n\
+    that switched is stored but not counted, and is taken again. On a VM that\n\
+    gives a regime in short windows, the campaign gathers its repeats window by\n\
+    window; if the regime stays away for --regime-wait, it stops, resumable.")]
 pub struct PairsArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -39,6 +46,14 @@ pub struct PairsArgs {
     /// instead of starting a new one; finished pairs are not measured again.
     #[arg(long)]
     pub resume: bool,
+    /// Count only repeats run wholly in this cache regime: shared (the two
+    /// CPUs share a last-level cache) or apart; wait for it before each repeat.
+    #[arg(long, value_name = "REGIME", value_parser = parse_regime)]
+    pub in_regime: Option<cosched_model::compare::CacheRegime>,
+    /// With --in-regime: stop (resumable) once the regime has stayed away
+    /// this long, e.g. 30m or 2h.
+    #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "30m", requires = "in_regime")]
+    pub regime_wait: std::time::Duration,
     /// Show Hori et al.'s interference ratio (performance with background /
     /// alone = 1 / slowdown) instead of slowdowns.
     #[arg(long)]
@@ -61,6 +76,8 @@ pub fn run(a: PairsArgs) -> anyhow::Result<()> {
         min_repeats: a.min_repeats,
         target: a.target,
         resume: a.resume,
+        in_regime: a.in_regime,
+        regime_wait: a.regime_wait,
         svg: a.svg,
         db: a.db.db,
     };

@@ -17,13 +17,17 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     cosched probe --workload w.toml --sizes-kib 256,16384,131072 --intensities 1.0\n  \
     cosched classify --workload examples/characterize.toml   # N / C / S from the probes\n\n\
     Each job runs where `cosched run` would put it and the distgen stressor where a\n\
-    one-core host job would go beside it. Each repeat records its cache regime (the\n\
-    CPU round trip read just before and after it). At each level (working-set size x intensity) a repeat runs the job\n\
+    one-core host job would go beside it; odd repeats trade their CPUs where they\n\
+    can (a CPU that takes the disk's interrupts is then not charged to the job).\n\
+    Each repeat records its cache regime (the CPU round trip read just before and\n\
+    after it). At each level (working-set size x intensity) a repeat runs the job\n\
     alone, the stressor alone, then both together with the shorter re-launched until\n\
     the longer ends. Sensitivity is the job's slowdown, contentiousness the stressor's.\n\
     The default ladder comes from this node's L2 and LLC sizes: half of L2, a quarter,\n\
     half and all of the LLC, 4x and 16x the LLC, at intensities 1.0 and 0.5. The\n\
-    stressor is sized by calibration (stored, reused by later probes).")]
+    stressor is sized by calibration (stored, reused by later probes). Probing a few\n\
+    levels again (--sizes-kib, --intensities) replaces just those levels of the\n\
+    curve that predictors read.")]
 pub struct ProbeArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
