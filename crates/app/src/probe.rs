@@ -461,18 +461,21 @@ pub(crate) fn points_of(records: &[&ProbePointRecord]) -> Vec<ProbePoint> {
 
 /// The summary of a level's repeats with its median balanced over the two
 /// placements: odd repeats trade the job's and the stressor's CPUs
-/// (`measure::probe`), so the median is the geometric mean of the even
-/// repeats' median and the odd repeats' where both exist. Repeats left out
-/// for their cache regime can leave one placement with most of the rest;
-/// beside fio-randread the stressor read 1.47 on the CPU that takes the
-/// disk's interrupts and 1.11 on the other, and a plain median of the
-/// three repeats in the regime (1.11, 1.47, 1.11) said 1.11.
+/// (`measure::probe`). Repeats left out for their cache regime can leave
+/// one placement with more of the rest; then the median is the geometric
+/// mean of the even repeats' median and the odd repeats'. Beside
+/// fio-randread the stressor read 1.47 on the CPU that takes the disk's
+/// interrupts and 1.11 on the other, and a plain median of the three
+/// repeats in the regime (1.11, 1.47, 1.11) said 1.11. With as many of each
+/// the plain median is balanced already, and keeps its robustness: halves
+/// of two are means, and one stray repeat (chase's stressor once read
+/// 1.42 among three 1.00s) would move the balanced figure to 1.10.
 fn balanced(values: &[(u32, f64)]) -> Option<Summary> {
     let all: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
     let mut s = Summary::of(&all)?;
     let half = |parity: u32| -> Vec<f64> { values.iter().filter(|(r, _)| r % 2 == parity).map(|(_, v)| *v).collect() };
     let (even, odd) = (half(0), half(1));
-    if !even.is_empty() && !odd.is_empty() {
+    if !even.is_empty() && !odd.is_empty() && even.len() != odd.len() {
         s.median = (cosched_model::stats::median(&even) * cosched_model::stats::median(&odd)).sqrt();
     }
     Some(s)
@@ -528,6 +531,11 @@ mod tests {
         let refs: Vec<&ProbePointRecord> = rs.iter().collect();
         let got = points_of(&refs)[0].stressor_slowdown.median;
         assert!((got - (1.474f64 * 1.1105).sqrt()).abs() < 1e-9, "{got}");
+        // As many of each: the plain median, which one stray repeat does
+        // not move.
+        let rs = [rec(512, 1.0, 0, 1.0, 1.003), rec(512, 1.0, 1, 1.0, 1.417), rec(512, 1.0, 2, 1.0, 1.001), rec(512, 1.0, 3, 1.0, 0.999)];
+        let refs: Vec<&ProbePointRecord> = rs.iter().collect();
+        assert!((points_of(&refs)[0].stressor_slowdown.median - 1.002).abs() < 1e-9);
     }
 
     #[test]
