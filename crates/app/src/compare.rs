@@ -208,7 +208,9 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     while stop == Stop::Continue {
         let k = orders.len() as u32;
         if let Some(want) = a.regime {
-            if !wait_for_regime(want, a.regime_wait, Duration::from_secs(30), &crate::common::round_trip_now, ctx)? {
+            // Every 3 s: this VM gives the shared regime in windows of about
+            // a minute, and an order of memory-half takes under half of one.
+            if !wait_for_regime(want, a.regime_wait, Duration::from_secs(3), &crate::common::round_trip_now, ctx)? {
                 waited_out = true;
                 stop = Stop::Budget;
                 break;
@@ -536,9 +538,11 @@ fn replay_oracles(
 }
 
 /// Reads the regime with `read` until it is `want` (true) or `wait` has
-/// passed (false), every `every`, saying what it read.
+/// passed (false), every `every`, saying what it read (at first, then once
+/// a minute).
 fn wait_for_regime(want: CacheRegime, wait: Duration, every: Duration, read: &dyn Fn() -> Option<f64>, ctx: &Ctx) -> anyhow::Result<bool> {
     let since = Instant::now();
+    let mut said: Option<Instant> = None;
     cosched_measure::launch::install_interrupt_handler();
     loop {
         if let Some(sig) = cosched_measure::launch::interrupted() {
@@ -553,13 +557,16 @@ fn wait_for_regime(want: CacheRegime, wait: Duration, every: Duration, read: &dy
             ctx.step(&format!("the node did not enter the {} regime within {:.0} min: no further order", want.name(), wait.as_secs_f64() / 60.0));
             return Ok(false);
         }
-        ctx.step(&format!(
-            "waiting for the {} regime: CPU 0-1 round trip {} (waited {:.0} of {:.0} min)",
-            want.name(),
-            now.map_or("unreadable".into(), |ns| format!("{ns:.0} ns")),
-            waited.as_secs_f64() / 60.0,
-            wait.as_secs_f64() / 60.0
-        ));
+        if said.is_none_or(|t| t.elapsed() >= Duration::from_secs(60)) {
+            ctx.step(&format!(
+                "waiting for the {} regime: CPU 0-1 round trip {} (waited {:.0} of {:.0} min)",
+                want.name(),
+                now.map_or("unreadable".into(), |ns| format!("{ns:.0} ns")),
+                waited.as_secs_f64() / 60.0,
+                wait.as_secs_f64() / 60.0
+            ));
+            said = Some(Instant::now());
+        }
         // Short sleeps, so Ctrl-C is answered within a second.
         let nap = every.min(wait.saturating_sub(waited)).max(Duration::from_millis(1));
         let until = Instant::now() + nap;
