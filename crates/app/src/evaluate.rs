@@ -333,7 +333,7 @@ fn cross_workload_rows(
     };
     let note = format!(
         "cross-workload: fitted on {} (without any pair of a tested program), from:{}\ntested on the measured pairs of {}: {} from their programs' \
-         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; severe: measured slowdown above {level:.2}{}.{}",
+         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above {level:.2}{}.{}",
         train.describe(),
         used(&train),
         w.name,
@@ -390,6 +390,7 @@ pub fn render(rows: &[Row]) -> String {
                 pct(a.within_30),
                 format!("{:.3}", a.mae),
                 opt(a.pearson, 3),
+                opt(a.pearson_less_one, 3),
                 opt(a.spearman, 3),
                 opt(a.precision, 2),
                 opt(a.recall, 2),
@@ -397,13 +398,13 @@ pub fn render(rows: &[Row]) -> String {
         })
         .collect();
     markdown_table(
-        &["predictor", "folds", "pairs", "within 5 %", "within 30 %", "MAE", "Pearson", "Spearman", "severe precision", "severe recall"],
+        &["predictor", "folds", "pairs", "within 5 %", "within 30 %", "MAE", "Pearson", "Pearson -1", "Spearman", "severe precision", "severe recall"],
         &body,
     )
 }
 
 fn describe(c: &Counts, folds: Folds, level: f64) -> String {
-    let severe = "severe: measured slowdown above";
+    let severe = "Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above";
     let used: String = crate::common::describe_campaigns(&c.sources.campaigns).into_iter().map(|line| format!("\nfrom {line}")).collect();
     let text = format!(
         "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}{}), \

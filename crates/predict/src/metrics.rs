@@ -19,6 +19,10 @@ pub struct Accuracy {
     pub mae: f64,
     /// `None` when either side is constant (no correlation is defined).
     pub pearson: Option<f64>,
+    /// The lowest Pearson with any one pair left out: how much a single
+    /// pair decides the correlation (see [`pearson_less_one`]).
+    #[serde(default)]
+    pub pearson_less_one: Option<f64>,
     pub spearman: Option<f64>,
     /// Severe level used for precision and recall.
     pub level: f64,
@@ -72,6 +76,30 @@ pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     Some(sxy / (sxx * syy).sqrt())
 }
 
+/// The lowest Pearson correlation of `x` and `y` with any one pair left
+/// out, `None` where the full one is undefined. A set of near-equal
+/// slowdowns around one large one correlates on that one pair alone;
+/// this says so (leaving it out, the rest may correlate at 0.1). A
+/// pair whose removal leaves one side constant decided the correlation
+/// alone and counts as 0.
+pub fn pearson_less_one(x: &[f64], y: &[f64]) -> Option<f64> {
+    pearson(x, y)?;
+    let n = x.len();
+    if n < 4 {
+        return None;
+    }
+    let mut lowest = f64::INFINITY;
+    let (mut xs, mut ys) = (Vec::with_capacity(n - 1), Vec::with_capacity(n - 1));
+    for i in 0..n {
+        xs.clear();
+        ys.clear();
+        xs.extend(x.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, v)| *v));
+        ys.extend(y.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, v)| *v));
+        lowest = lowest.min(pearson(&xs, &ys).unwrap_or(0.0));
+    }
+    Some(lowest)
+}
+
 /// Ranks from 1, ties sharing their average rank.
 pub fn ranks(v: &[f64]) -> Vec<f64> {
     let mut idx: Vec<usize> = (0..v.len()).collect();
@@ -118,6 +146,7 @@ impl Accuracy {
             within_30: within(pairs, 0.30),
             mae: mae(pairs),
             pearson: pearson(&p, &m),
+            pearson_less_one: pearson_less_one(&p, &m),
             spearman: spearman(&p, &m),
             level,
             precision,
@@ -155,6 +184,26 @@ mod tests {
     }
 
     #[test]
+    fn one_pair_that_alone_makes_the_correlation_is_found() {
+        // Four near-equal pairs and one large one: r = 0.99 or so, and 0
+        // without the large one (the predictions are then constant).
+        let p = [1.0, 1.0, 1.0, 1.0, 2.0];
+        let m = [1.0, 1.02, 0.98, 1.01, 1.9];
+        assert!(pearson(&p, &m).unwrap() > 0.99);
+        assert_eq!(pearson_less_one(&p, &m), Some(0.0));
+        // A straight line stays one whichever pair goes.
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert!((pearson_less_one(&x, &x).unwrap() - 1.0).abs() < 1e-12);
+        // Hand-computed: without (3, 1) the rest is a line (r = 1); without
+        // (1, 1): (2,2), (3,1), (4,4), r = 0.6547; without (2, 2): (1,1),
+        // (3,1), (4,4), r = 0.7559; without (4, 4): (1,1), (2,2), (3,1),
+        // r = 0 (sxy = 0), the lowest.
+        let (a, b) = ([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 1.0, 4.0]);
+        assert!(pearson_less_one(&a, &b).unwrap().abs() < 1e-12);
+        assert_eq!(pearson_less_one(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0]), None, "three pairs leave two: no figure");
+    }
+
+    #[test]
     fn undefined_figures_are_none_not_zero() {
         let a = Accuracy::of(&[(1.0, 1.1), (1.0, 1.2)], 1.3);
         assert_eq!((a.pearson, a.precision, a.recall, a.severe), (None, None, None, 0));
@@ -170,6 +219,22 @@ mod tests {
             prop_assert_eq!(a.mae, 0.0);
             prop_assert!(a.recall.map_or(true, |r| r == 1.0) && a.precision.map_or(true, |p| p == 1.0));
             if let Some(r) = a.spearman { prop_assert!((r - 1.0).abs() < 1e-9); }
+        }
+
+        #[test]
+        fn leaving_one_out_never_reads_above_the_best_subset(
+            v in prop::collection::vec((0.5..3.0f64, 0.5..3.0f64), 4..25)
+        ) {
+            let (p, m): (Vec<f64>, Vec<f64>) = v.into_iter().unzip();
+            if let (Some(full), Some(low)) = (pearson(&p, &m), pearson_less_one(&p, &m)) {
+                prop_assert!((-1.0 - 1e-9..=1.0 + 1e-9).contains(&low));
+                // Some subset reads exactly `low` (or is undefined: 0).
+                let hit = (0..p.len()).any(|i| {
+                    let keep = |w: &[f64]| w.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, x)| *x).collect::<Vec<f64>>();
+                    (pearson(&keep(&p), &keep(&m)).unwrap_or(0.0) - low).abs() < 1e-12
+                });
+                prop_assert!(hit, "full {} low {}", full, low);
+            }
         }
     }
 }

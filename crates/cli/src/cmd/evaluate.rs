@@ -27,7 +27,9 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
     repeats 2, 3, 6, 7, ...; in blocks of two, so each half holds both CPU placements)\n\
     shows the node's noise floor instead.\n\
     Within 5 % / 30 %: share of pairs with |predicted - measured| / measured below\n\
-    that; severe: slowdown above --level. Results are stored (table\n\
+    that; Pearson -1: the lowest Pearson with any one pair left out (a set of\n\
+    near-equal slowdowns around one large one correlates on that pair alone);\n\
+    severe: slowdown above --level. Results are stored (table\n\
     predictor_evaluations).\n\
     With --train (repeatable): cross-workload. Every predictor is fitted on the\n\
     store's measurements of the --train workloads, joined by program (the same\n\
