@@ -213,19 +213,16 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
                 return Err(stopped(
                     sig,
                     format!(
-                        "interrupted; every finished repeat of campaign {campaign} is stored. \
-                         Continue with: cosched pairs --workload {} --resume",
-                        req.workload.display()
+                        "interrupted; every finished repeat of campaign {campaign} is stored. Continue with: {}",
+                        resume_command(req)
                     ),
                 ));
             }
             return Err(match e {
                 CampaignError::Corun { .. } => anyhow::Error::new(e).context("a job of the workload failed"),
-                CampaignError::RegimeWait { want, .. } => anyhow::anyhow!(
-                    "{e}; every finished repeat of campaign {campaign} is stored. Continue when the host gives that regime again: \
-                     cosched pairs --workload {} --in-regime {} --resume",
-                    req.workload.display(),
-                    if want == CacheRegime::Shared { "shared" } else { "apart" }
+                CampaignError::RegimeWait { .. } => anyhow::anyhow!(
+                    "{e}; every finished repeat of campaign {campaign} is stored. Continue when the host gives that regime again: {}",
+                    resume_command(req)
                 ),
                 other => other.into(),
             });
@@ -233,6 +230,29 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     }
     let all = store.pair_runs(campaign)?;
     report(req, &w, &all, tracker.out, store.pair_level_medians(campaign)?)
+}
+
+/// The command that continues `req`'s campaign: `--resume` finds it only
+/// with the same settings, so those that differ from the defaults are
+/// spelled out.
+fn resume_command(req: &PairsRequest) -> String {
+    let mut c = format!("cosched pairs --workload {}", req.workload.display());
+    if req.repeats != 6 {
+        c.push_str(&format!(" --repeats {}", req.repeats));
+    }
+    if req.min_repeats != 3 {
+        c.push_str(&format!(" --min-repeats {}", req.min_repeats));
+    }
+    if req.target != 0.05 {
+        c.push_str(&format!(" --target {}", req.target));
+    }
+    if let Some(g) = req.in_regime {
+        c.push_str(if g == CacheRegime::Shared { " --in-regime shared" } else { " --in-regime apart" });
+    }
+    if let Some(db) = &req.db {
+        c.push_str(&format!(" --db {}", db.display()));
+    }
+    c + " --resume"
 }
 
 /// How `cosched run` lays the workload's pools over this node's CPUs.
@@ -370,6 +390,24 @@ pub(crate) fn matrix_of(w: &Workload, runs: &[PairRunRecord]) -> SlowdownMatrix 
 #[cfg(test)]
 mod twin_tests {
     use super::*;
+
+    #[test]
+    fn the_resume_hint_repeats_every_setting_that_finds_the_campaign() {
+        let mut req = PairsRequest {
+            workload: "w.toml".into(),
+            repeats: 6,
+            min_repeats: 3,
+            target: 0.05,
+            resume: false,
+            in_regime: None,
+            regime_wait: Duration::from_secs(60),
+            svg: None,
+            db: None,
+        };
+        assert_eq!(resume_command(&req), "cosched pairs --workload w.toml --resume");
+        (req.repeats, req.min_repeats, req.in_regime, req.db) = (3, 3, Some(CacheRegime::Shared), Some("l.db".into()));
+        assert_eq!(resume_command(&req), "cosched pairs --workload w.toml --repeats 3 --in-regime shared --db l.db --resume");
+    }
 
     fn rec(fg: &str, bg: &str, fg_sd: f64, bg_sd: f64) -> PairRunRecord {
         PairRunRecord {
