@@ -289,6 +289,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::CampaignId;
 
     fn prov() -> Provenance {
         crate::test_provenance("cosched evaluate-predictors --workload w.toml", 5)
@@ -367,6 +368,41 @@ mod tests {
         let (c, runs) = m.pairs.unwrap();
         assert_eq!((c.id, runs.len()), (pairs, 1), "a running pairs campaign's whole repeats count");
         assert!(s.measurements("other").unwrap().pairs.is_none());
+    }
+
+    #[test]
+    fn a_level_probed_again_replaces_just_that_level() {
+        let mut s = Store::open_in_memory().unwrap();
+        let p = prov();
+        let point = |size: u64, repeat: u32, corun: f64| ProbePointRecord {
+            job: "a".into(),
+            stressor: "distgen".into(),
+            working_set_kib: size,
+            intensity: 1.0,
+            repeat,
+            job_solo_s: 1.0,
+            job_corun_s: corun,
+            stressor_solo_s: 1.0,
+            stressor_corun_s: 1.0,
+            regime: Default::default(),
+        };
+        let full = s.begin_campaign(CampaignKind::Probe, "w", r#"{"n":1}"#, &p).unwrap();
+        for (size, corun) in [(512, 1.0), (65536, 1.5)] {
+            s.add_probe_point(full, &point(size, 0, corun)).unwrap();
+        }
+        s.finish_campaign(full, CampaignStatus::Done).unwrap();
+        let again = s.begin_campaign(CampaignKind::Probe, "w", r#"{"n":2}"#, &p).unwrap();
+        s.add_probe_point(again, &point(512, 0, 1.2)).unwrap();
+        s.finish_campaign(again, CampaignStatus::Done).unwrap();
+        let unfinished = s.begin_campaign(CampaignKind::Probe, "w", r#"{"n":3}"#, &p).unwrap();
+        s.add_probe_point(unfinished, &point(65536, 0, 9.0)).unwrap();
+        let m = s.measurements("w").unwrap();
+        let got: Vec<(CampaignId, Vec<(u64, f64)>)> = m
+            .probes
+            .iter()
+            .map(|(c, _, ps)| (c.id, ps.iter().map(|p| (p.working_set_kib, p.job_corun_s)).collect()))
+            .collect();
+        assert_eq!(got, vec![(again, vec![(512, 1.2)]), (full, vec![(65536, 1.5)])], "newest first, each level once");
     }
 
     #[test]
