@@ -354,3 +354,82 @@ pub fn jobs_by_program(store: &Store, w: &cosched_model::workload::Workload) -> 
 fn runs_source(workload: &str) -> String {
     format!("{workload} (real runs)")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_model::provenance::Provenance;
+    use cosched_store::{CampaignId, ProbeParams, RepeatRegime};
+
+    fn prov() -> Provenance {
+        Provenance {
+            hostname: "h".into(),
+            cpu_model: "c".into(),
+            cores: 2,
+            kernel_version: "k".into(),
+            cosched_version: "v".into(),
+            git_commit: "g".into(),
+            started_unix: 5,
+            command: "cosched probe".into(),
+            seed: None,
+        }
+    }
+
+    /// A done probe campaign of job `a` (program `prog A`): per point its
+    /// size, job slowdown and CPU round trip (ns) before and after.
+    fn probe(store: &mut Store, n: u32, points: &[(u64, f64, f64)]) -> CampaignId {
+        let params = CampaignParams::Probe(ProbeParams {
+            job: "a".into(),
+            program: None,
+            identity: Some("prog A".into()),
+            argv: vec!["true".into()],
+            job_cpus: vec![0],
+            stressor: "distgen".into(),
+            stressor_cpus: vec![1],
+            stressor_seconds: 1.0 + n as f64,
+            levels: Vec::new(),
+            repeats: 1,
+            l2_kib: Some(1024),
+            llc_kib: Some(32768),
+        });
+        let c = store.begin_campaign_typed("w", &params, &prov()).unwrap();
+        for &(size, slowdown, ns) in points {
+            let r = ProbePointRecord {
+                job: "a".into(),
+                stressor: "distgen".into(),
+                working_set_kib: size,
+                intensity: 1.0,
+                repeat: 0,
+                job_solo_s: 1.0,
+                job_corun_s: slowdown,
+                stressor_solo_s: 1.0,
+                stressor_corun_s: 1.0,
+                regime: RepeatRegime { cpus: vec![0, 1], before_ns: Some(ns), after_ns: Some(ns) },
+            };
+            store.add_probe_point(c, &r).unwrap();
+        }
+        store.finish_campaign(c, CampaignStatus::Done).unwrap();
+        c
+    }
+
+    fn curve(kb: &KnowledgeBase) -> Vec<(u64, f64)> {
+        kb.set.programs["prog A"].probe.iter().map(|p| (p.level.size_kib, p.job_slowdown.median)).collect()
+    }
+
+    #[test]
+    fn a_probe_curve_takes_each_level_from_the_newest_campaign_in_the_regime() {
+        let mut store = Store::open_in_memory().unwrap();
+        // The full curve, caches apart; then 512 KiB again, caches apart;
+        // then 512 KiB once more, but shared.
+        let full = probe(&mut store, 1, &[(512, 1.0, 350.0), (65536, 1.5, 350.0)]);
+        let again = probe(&mut store, 2, &[(512, 1.2, 360.0)]);
+        let shared = probe(&mut store, 3, &[(512, 1.4, 50.0)]);
+        let any = knowledge_base(&store, &KbFilter::default()).unwrap();
+        assert_eq!(curve(&any), vec![(512, 1.4), (65536, 1.5)], "every regime: the newest of each level");
+        let apart = knowledge_base(&store, &KbFilter { regime: Some(CacheRegime::Apart), ..Default::default() }).unwrap();
+        assert_eq!(curve(&apart), vec![(512, 1.2), (65536, 1.5)], "apart: the newest in the regime");
+        let used: Vec<i64> = apart.parts[0].campaigns.iter().map(|c| c.id).collect();
+        assert_eq!(used, vec![full.0, again.0]);
+        assert!(!used.contains(&shared.0), "the shared campaign fed nothing");
+    }
+}
