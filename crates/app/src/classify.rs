@@ -146,38 +146,23 @@ pub fn classify(a: &ClassifyRequest) -> anyhow::Result<Classified> {
 /// could miss the side of the LLC that decides the class. `campaign` is the
 /// newest.
 fn latest_probes(store: &Store, workload: Option<&str>) -> anyhow::Result<Vec<Probed>> {
+    let mut names: Vec<String> = store
+        .campaigns()?
+        .into_iter()
+        .filter(|c| c.kind == CampaignKind::Probe && workload.is_none_or(|w| w == c.workload))
+        .map(|c| c.workload)
+        .collect();
+    names.sort();
+    names.dedup();
     let mut out: Vec<Probed> = Vec::new();
-    let mut campaigns = store.campaigns()?;
-    campaigns.retain(|c| {
-        c.kind == CampaignKind::Probe
-            && c.status == CampaignStatus::Done
-            && (workload.is_none() || workload == Some(c.workload.as_str()))
-    });
-    for c in campaigns.into_iter().rev() {
-        let records = store.probe_points(c.id)?;
-        let mut jobs: Vec<String> = Vec::new();
-        for r in &records {
-            if !jobs.contains(&r.job) {
-                jobs.push(r.job.clone());
-            }
-        }
-        for job in jobs {
-            let mine: Vec<&ProbePointRecord> = records.iter().filter(|r| r.job == job).collect();
-            match out.iter_mut().find(|p| p.workload == c.workload && p.job == job) {
-                Some(newer) => {
-                    let have: Vec<(u64, u64)> = newer.records.iter().map(|r| (r.working_set_kib, r.intensity.to_bits())).collect();
-                    let older: Vec<ProbePointRecord> =
-                        mine.into_iter().filter(|r| !have.contains(&(r.working_set_kib, r.intensity.to_bits()))).cloned().collect();
-                    newer.records.extend(older);
-                }
-                None => {
-                    let records = mine.into_iter().cloned().collect();
-                    out.push(Probed { workload: c.workload.clone(), job, campaign: c.clone(), records })
-                }
+    for wl in names {
+        for (c, job, records) in store.probe_curves(&wl)? {
+            match out.iter_mut().find(|p| p.workload == wl && p.job == job) {
+                Some(newest) => newest.records.extend(records),
+                None => out.push(Probed { workload: wl.clone(), job, campaign: c, records }),
             }
         }
     }
-    out.sort_by(|a, b| (&a.workload, &a.job).cmp(&(&b.workload, &b.job)));
     Ok(out)
 }
 

@@ -366,6 +366,19 @@ pub(crate) fn provenance(ctx: &Ctx) -> cosched_model::provenance::Provenance {
     cosched_measure::provenance::here(&ctx.command, GIT_COMMIT, None)
 }
 
+/// Sleeps `d` in short naps, so an interrupt (Ctrl-C) ends it within a
+/// fifth of a second.
+pub(crate) fn nap(d: std::time::Duration) {
+    let until = std::time::Instant::now() + d;
+    while cosched_measure::launch::interrupted().is_none() {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(200)));
+    }
+}
+
 /// The cache-line round trip between CPUs 0 and 1, nanoseconds: whether the
 /// two share a last-level cache right now (`model::compare::CacheRegime`).
 fn measure_round_trip() -> Result<f64, String> {

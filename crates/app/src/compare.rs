@@ -567,12 +567,7 @@ fn wait_for_regime(want: CacheRegime, wait: Duration, every: Duration, read: &dy
             ));
             said = Some(Instant::now());
         }
-        // Short sleeps, so Ctrl-C is answered within a second.
-        let nap = every.min(wait.saturating_sub(waited)).max(Duration::from_millis(1));
-        let until = Instant::now() + nap;
-        while Instant::now() < until && cosched_measure::launch::interrupted().is_none() {
-            std::thread::sleep(Duration::from_millis(200).min(until.saturating_duration_since(Instant::now())));
-        }
+        crate::common::nap(every.min(wait.saturating_sub(waited)).max(Duration::from_millis(1)));
     }
 }
 

@@ -362,17 +362,7 @@ mod tests {
     use cosched_store::{CampaignId, ProbeParams, RepeatRegime};
 
     fn prov() -> Provenance {
-        Provenance {
-            hostname: "h".into(),
-            cpu_model: "c".into(),
-            cores: 2,
-            kernel_version: "k".into(),
-            cosched_version: "v".into(),
-            git_commit: "g".into(),
-            started_unix: 5,
-            command: "cosched probe".into(),
-            seed: None,
-        }
+        cosched_measure::provenance::here("cosched probe", "g", None)
     }
 
     /// A done probe campaign of job `a` (program `prog A`): per point its

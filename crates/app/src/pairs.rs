@@ -178,7 +178,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
                 POLL.as_secs()
             ));
         }
-        std::thread::sleep(POLL);
+        crate::common::nap(POLL);
         waiting.set(waiting.get() + POLL);
         waited_all.set(waited_all.get() + POLL);
         true

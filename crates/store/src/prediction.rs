@@ -118,41 +118,13 @@ impl Store {
 
     /// The latest measurements of `workload` (see [`Measurements`]).
     pub fn measurements(&self, workload: &str) -> Result<Measurements, StoreError> {
-        let campaigns: Vec<CampaignRecord> =
-            self.campaigns()?.into_iter().filter(|c| c.workload == workload).rev().collect();
         let mut m = Measurements::default();
-        for c in &campaigns {
-            match c.kind {
-                CampaignKind::Profile if c.status == CampaignStatus::Done => {
-                    for p in self.profiles(c.id)? {
-                        if !m.profiles.iter().any(|(_, q)| q.job == p.job) {
-                            m.profiles.push((c.clone(), p));
-                        }
-                    }
+        let newest_first = self.campaigns()?.into_iter().rev();
+        for c in newest_first.filter(|c| c.workload == workload && c.kind == CampaignKind::Profile && c.status == CampaignStatus::Done) {
+            for p in self.profiles(c.id)? {
+                if !m.profiles.iter().any(|(_, q)| q.job == p.job) {
+                    m.profiles.push((c.clone(), p));
                 }
-                CampaignKind::Probe if c.status == CampaignStatus::Done => {
-                    let points = self.probe_points(c.id)?;
-                    let mut jobs: Vec<String> = points.iter().map(|p| p.job.clone()).collect();
-                    jobs.sort();
-                    jobs.dedup();
-                    for job in jobs {
-                        let newer: Vec<(u64, u64)> = m
-                            .probes
-                            .iter()
-                            .filter(|(_, j, _)| *j == job)
-                            .flat_map(|(_, _, ps)| ps.iter().map(|p| (p.working_set_kib, p.intensity.to_bits())))
-                            .collect();
-                        let mine: Vec<ProbePointRecord> = points
-                            .iter()
-                            .filter(|p| p.job == job && !newer.contains(&(p.working_set_kib, p.intensity.to_bits())))
-                            .cloned()
-                            .collect();
-                        if !mine.is_empty() {
-                            m.probes.push((c.clone(), job, mine));
-                        }
-                    }
-                }
-                _ => {}
             }
         }
         if let Some(c) = self.figures_campaign(CampaignKind::Pairs, workload)? {
@@ -160,10 +132,37 @@ impl Store {
             m.pairs = Some((c, runs));
         }
         m.profiles.sort_by(|a, b| a.1.job.cmp(&b.1.job));
-        // By job, newest campaign first within a job (a stable sort keeps it).
-        m.probes.sort_by(|a, b| a.1.cmp(&b.1));
+        m.probes = self.probe_curves(workload)?;
         m.run_pairs = self.run_pair_samples(workload)?;
         Ok(m)
+    }
+
+    /// Each probed job's curve of `workload`, level by level from the
+    /// latest `done` probe campaign that measured the level: one entry per
+    /// campaign and job that still holds a level of its own, by job and
+    /// newest first within a job (see [`Measurements::probes`]).
+    pub fn probe_curves(&self, workload: &str) -> Result<Vec<(CampaignRecord, String, Vec<ProbePointRecord>)>, StoreError> {
+        let mut out: Vec<(CampaignRecord, String, Vec<ProbePointRecord>)> = Vec::new();
+        let newest_first = self.campaigns()?.into_iter().rev();
+        for c in newest_first.filter(|c| c.workload == workload && c.kind == CampaignKind::Probe && c.status == CampaignStatus::Done) {
+            let points = self.probe_points(c.id)?;
+            let mut jobs: Vec<String> = points.iter().map(|p| p.job.clone()).collect();
+            jobs.sort();
+            jobs.dedup();
+            for job in jobs {
+                let level = |p: &ProbePointRecord| (p.working_set_kib, p.intensity.to_bits());
+                let newer: Vec<(u64, u64)> =
+                    out.iter().filter(|(_, j, _)| *j == job).flat_map(|(_, _, ps)| ps.iter().map(level)).collect();
+                let mine: Vec<ProbePointRecord> =
+                    points.iter().filter(|p| p.job == job && !newer.contains(&level(p))).cloned().collect();
+                if !mine.is_empty() {
+                    out.push((c.clone(), job, mine));
+                }
+            }
+        }
+        // A stable sort keeps each job's campaigns newest first.
+        out.sort_by(|a, b| a.1.cmp(&b.1));
+        Ok(out)
     }
 
     /// The pair samples of every real run of `workload` (see [`RunPairSample`]):

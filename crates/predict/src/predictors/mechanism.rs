@@ -94,8 +94,10 @@ fn cpu_contention(v: &Characterization, fv: &Features, fo: &Features) -> f64 {
     light_push(fo) * exposure
 }
 
-fn columns(v: &Characterization, o: &Characterization) -> [f64; 6] {
+/// The fitted terms' columns and the fixed term of a pair.
+fn terms(v: &Characterization, o: &Characterization) -> ([f64; 6], f64) {
     let (fv, mut fo) = (Features::of(v), Features::of(o));
+    let fixed = cpu_contention(v, &fv, &fo);
     let l = light_push(&fo).exp();
     for (_, c) in &mut fo.contentiousness {
         *c /= l;
@@ -103,7 +105,7 @@ fn columns(v: &Characterization, o: &Characterization) -> [f64; 6] {
     let (r, push) = probe_reading(&fv, &fo);
     let ((io_v, cpu_v), (io_o, _)) = (stall(v), stall(o));
     let (busy_v, busy_o) = (fv.cores_used.max(0.0), fo.cores_used.max(0.0));
-    [r, r * push, io_v * io_o, spill(v) * busy_o, spill(o) * busy_v, cpu_v * busy_o]
+    ([r, r * push, io_v * io_o, spill(v) * busy_o, spill(o) * busy_v, cpu_v * busy_o], fixed)
 }
 
 /// Least squares of `ys` on `xs` with every coefficient at or above zero
@@ -124,11 +126,6 @@ pub(crate) fn nonnegative(xs: &[Vec<f64>], ys: &[f64]) -> Option<Linear> {
             None => return Some(line),
         }
     }
-}
-
-/// The fixed term of a pair, from the two programs.
-fn fixed(v: &Characterization, o: &Characterization) -> f64 {
-    cpu_contention(v, &Features::of(v), &Features::of(o))
 }
 
 impl Mechanism {
@@ -154,8 +151,13 @@ impl Predictor for Mechanism {
     fn fit(&mut self, train: &TrainingSet) -> Result<(), PredictError> {
         need_pairs(self.name(), train)?;
         let obs = observations(train);
-        let xs: Vec<Vec<f64>> = obs.iter().map(|(v, o, _)| columns(v, o).to_vec()).collect();
-        let fixed: Vec<f64> = obs.iter().map(|(v, o, _)| fixed(v, o)).collect();
+        let (xs, fixed): (Vec<Vec<f64>>, Vec<f64>) = obs
+            .iter()
+            .map(|(v, o, _)| {
+                let (x, f) = terms(v, o);
+                (x.to_vec(), f)
+            })
+            .unzip();
         let ys: Vec<f64> = obs.iter().map(|o| o.2.max(1e-3).ln()).collect();
         // The fitted terms explain what the fixed one leaves.
         let rest: Vec<f64> = ys.iter().zip(&fixed).map(|(y, f)| y - f).collect();
@@ -175,7 +177,10 @@ impl Predictor for Mechanism {
 
     fn predict_pair(&self, victim: &Characterization, other: &Characterization) -> Prediction {
         match &self.line {
-            Some(l) => self.band.around(self.clamped(l.at(&columns(victim, other)), fixed(victim, other)).exp()),
+            Some(l) => {
+                let (x, fixed) = terms(victim, other);
+                self.band.around(self.clamped(l.at(&x), fixed).exp())
+            }
             None => Prediction::alone(),
         }
     }
