@@ -197,6 +197,9 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let started = Instant::now();
     // Held across every order's runs, so nothing measures in between.
     let _lock = crate::lock::take("evaluate", a.lock.as_deref())?;
+    // Ctrl-Z waits for the order in flight to end: its runs' figures are
+    // wall times.
+    cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::AtPausePoints);
     let mut orders: Vec<OrderRow> = Vec::new();
     let mut solo_sum: Vec<Vec<f64>> = vec![Vec::new(); w.jobs.len()];
     let mut stop = Stop::Continue;
@@ -206,6 +209,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let keep = |o: &OrderRow| a.regime.is_none_or(|g| o.regime == Some(g) && !o.switched);
     let mut waited_out = false;
     while stop == Stop::Continue {
+        cosched_measure::launch::pause_point();
         let k = orders.len() as u32;
         if let Some(want) = a.regime {
             // Every 3 s: this VM gives the shared regime in windows of about

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use cosched_measure::kernel::job_argv;
-use cosched_measure::launch::{install_interrupt_handler, interrupted};
+use cosched_measure::launch::{handle_terminal_stop, install_interrupt_handler, interrupted, TerminalStop};
 use cosched_measure::c2c::{read_round_trip, Reading};
 use cosched_measure::pairs::{run_campaign_in, CampaignError, PairJob, PairRun, RegimeGate};
 use cosched_model::compare::CacheRegime;
@@ -83,6 +83,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     let _lock = crate::lock::take("pairs", None)?;
     let mut store = open_store(&db_path(req.db.as_deref()))?;
     install_interrupt_handler();
+    handle_terminal_stop(TerminalStop::AtPausePoints);
     calibrate_missing(&w, &mut store, ctx)?;
     let cals = store.calibrations()?;
     // Twins (one program key: `count` copies, or jobs written out alike) are

@@ -14,7 +14,7 @@ use cosched_measure::calibrate::{calibrate, CalibrateSpec};
 use cosched_measure::c2c::{read_round_trip, Reading};
 use cosched_measure::corun::PairMeasurement;
 use cosched_measure::kernel::{job_argv, kernel_argv};
-use cosched_measure::launch::{install_interrupt_handler, interrupted, Launch};
+use cosched_measure::launch::{handle_terminal_stop, install_interrupt_handler, interrupted, Launch, TerminalStop};
 use cosched_measure::probe::{probe_job, stressor_params};
 use cosched_model::calibration::calibration_key;
 use cosched_model::probe::{default_ladder, ProbeLevel, ProbePoint};
@@ -105,6 +105,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     let _lock = crate::lock::take("probe", None)?;
     let mut store = open_store(&db_path(a.db.as_deref()))?;
     install_interrupt_handler();
+    handle_terminal_stop(TerminalStop::AtPausePoints);
     let sub = Workload { jobs: jobs.iter().map(|j| (*j).clone()).collect(), ..w.clone() };
     calibrate_missing(&sub, &mut store, ctx).map_err(stop_if_interrupted)?;
     let cals = store.calibrations()?;

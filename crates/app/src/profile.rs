@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use cosched_measure::corun::SETTLE;
 use cosched_measure::kernel::job_argv;
-use cosched_measure::launch::{install_interrupt_handler, interrupted, Exit, Launch, LaunchError};
+use cosched_measure::launch::{handle_terminal_stop, install_interrupt_handler, interrupted, Exit, Launch, LaunchError, TerminalStop};
 use cosched_measure::perf::SyscallMethod;
 use cosched_measure::profile::{profile_job_with, ProfileError, ProfileOptions, ProfileRun};
 use cosched_model::profile::{JobProfile, SyscallSource};
@@ -86,6 +86,7 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
     let _lock = crate::lock::take("profile", None)?;
     let mut store = open_store(&db_path(req.db.as_deref()))?;
     install_interrupt_handler();
+    handle_terminal_stop(TerminalStop::AtPausePoints);
     // Only the selected jobs' `seconds` need a calibration.
     let chosen = Workload { jobs: selected.iter().map(|&j| j.clone()).collect(), ..w.clone() };
     if let Err(e) = calibrate_missing(&chosen, &mut store, ctx) {
@@ -203,8 +204,9 @@ fn profile_one(
     let launch = Launch::new(p.argv.clone()).pinned(p.cpus.clone());
     let mut run_once = |method: SyscallMethod, repeat: usize, label: &str| -> anyhow::Result<ProfileRun> {
         on_run(label);
-        // Between runs nothing waits on a job, so a Ctrl-C since the last one
-        // is seen here rather than after starting another.
+        // Between runs nothing waits on a job, so a Ctrl-C or Ctrl-Z since
+        // the last one is seen here rather than after starting another.
+        cosched_measure::launch::pause_point();
         if let Some(sig) = interrupted() {
             return Err(LaunchError::Interrupted(sig).into());
         }

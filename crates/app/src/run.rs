@@ -404,6 +404,7 @@ struct Plan {
 }
 
 pub fn run(a: &RunRequest, ctx: &Ctx) -> anyhow::Result<RunReport> {
+    cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::Refused);
     let mut page = Page::new("cosched run");
     run_into(a, ctx, &mut page)
 }

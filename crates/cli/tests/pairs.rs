@@ -2,7 +2,7 @@
 //! leaving processes behind, and `--resume` finishes it without redoing work.
 
 mod common;
-use common::{stray_processes, wait_until};
+use common::{process_state as state, stray_processes, wait_until};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -172,4 +172,47 @@ fn an_accelerator_job_is_paired_on_the_host_cpus_and_every_repeat_keeps_its_regi
     assert_eq!((vh_ve.fg_cpus.clone(), vh_ve.bg_cpus.clone(), vh_ve.shared_cpus), (vec![0], vec![0, 1], true));
     let vh_vh = runs.iter().find(|r| r.fg_job == "vh" && r.bg_job == "vh").unwrap();
     assert_eq!((vh_vh.fg_cpus.clone(), vh_vh.bg_cpus.clone(), vh_vh.shared_cpus), (vec![0], vec![1], false));
+}
+
+#[test]
+fn ctrl_z_pauses_between_repeats_so_no_repeat_is_timed_across_the_pause() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("cosched-pairs-tstp-{}", std::process::id());
+    let wl = workload(dir.path(), &marker);
+    let db = dir.path().join("c.db");
+    let mut child = cosched()
+        .args(["pairs", "--repeats", "2", "--min-repeats", "2", "--workload"])
+        .arg(&wl)
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Ctrl-Z while a job is being timed.
+    common::wait_while_alive(&mut child, "a job running", || !stray_processes(&[&marker]).is_empty());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTSTP).unwrap();
+    wait_until("cosched stopped", || state(pid) == Some('T'));
+    assert_eq!(stray_processes(&[&marker]), Vec::<String>::new(), "a job runs while cosched is stopped");
+    let paused = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(state(pid), Some('T'), "cosched went on by itself");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGCONT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("paused between two measurements"), "{stderr}");
+    assert!(paused.elapsed() >= std::time::Duration::from_millis(1500));
+    // Jobs of 0.2 and 0.3 s: a repeat timed across the 1.5 s pause would
+    // read over 1.5 s.
+    let store = Store::open_existing(&db).unwrap();
+    let c = store.campaigns().unwrap();
+    let runs = store.pair_runs(c[0].id).unwrap();
+    assert_eq!(runs.len(), 6);
+    for r in &runs {
+        for t in [r.fg_solo_s, r.fg_corun_s, r.bg_solo_s, r.bg_corun_s] {
+            assert!(t < 1.2, "a time of {t:.2} s was taken across the pause: {r:?}");
+        }
+    }
 }

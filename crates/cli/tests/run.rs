@@ -420,3 +420,29 @@ fn a_placement_in_the_policy_spec_is_kept_in_the_label_and_unknown_ones_exit_2()
     assert_eq!(bad.status.code(), Some(2), "{err}");
     assert!(err.contains("unknown placement `everywhere`") && err.contains("interference-aware"), "{err}");
 }
+
+#[test]
+fn ctrl_z_during_a_run_is_refused_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("cosched-run-tstp-{}", std::process::id());
+    let wl = workload(dir.path(), &marker);
+    std::fs::write(dir.path().join("b-ran"), "").unwrap();
+    let (db, lock) = (dir.path().join("c.db"), dir.path().join("lock"));
+    let mut child = run_cmd(&wl, &db, &lock).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    common::wait_while_alive(&mut child, "a job starting", || !started(&db).is_empty());
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTSTP).unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if common::process_state(child.id()) == Some('T') {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGCONT);
+            panic!("Ctrl-Z stopped the runner while its jobs ran on");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("Ctrl-Z ignored"), "{stderr}");
+    assert_eq!(started(&db).len(), 3, "every job ran");
+}

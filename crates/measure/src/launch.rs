@@ -159,6 +159,72 @@ pub fn request_interrupt(sig: i32) {
     INTERRUPT.store(sig, std::sync::atomic::Ordering::SeqCst);
 }
 
+/// What a terminal's stop (Ctrl-Z, SIGTSTP) does to cosched.
+///
+/// By default cosched stops at once, as any program does. Its jobs run in
+/// process groups of their own, so they would run on unwatched: a job that
+/// ends while cosched is stopped is timed until cosched is continued, and
+/// the repeat in flight is stored with a wrong time. Verbs that measure in
+/// repeats therefore defer the stop to the next point where nothing is
+/// timed ([`pause_point`]); `run`, where jobs run throughout, refuses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TerminalStop {
+    /// Pause at the next [`pause_point`] (between two repeats).
+    AtPausePoints = 1,
+    /// Say why not, and go on (Ctrl-C still stops).
+    Refused = 2,
+}
+
+static STOP_MODE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+static STOP_ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+const DEFER_NOTE: &[u8] = b"\ncosched: Ctrl-Z: pausing once the measurement in flight ends (a job left running while cosched is stopped would be timed wrongly)\n";
+const REFUSE_NOTE: &[u8] =
+    b"\ncosched: Ctrl-Z ignored: the run's jobs would run on unwatched while cosched is stopped; Ctrl-C stops the run, and it can be resumed\n";
+
+extern "C" fn on_terminal_stop(_: libc::c_int) {
+    let defer = STOP_MODE.load(std::sync::atomic::Ordering::SeqCst) == TerminalStop::AtPausePoints as u8;
+    if defer {
+        STOP_ASKED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    let note = if defer { DEFER_NOTE } else { REFUSE_NOTE };
+    // SAFETY: write(2) is async-signal-safe and the buffer is a static
+    // byte string that outlives the call; a short write only shortens the
+    // note.
+    unsafe { libc::write(2, note.as_ptr().cast(), note.len()) };
+}
+
+/// Makes SIGTSTP behave as `how` says instead of stopping cosched at once.
+pub fn handle_terminal_stop(how: TerminalStop) {
+    STOP_MODE.store(how as u8, std::sync::atomic::Ordering::SeqCst);
+    let action = nix::sys::signal::SigAction::new(
+        nix::sys::signal::SigHandler::Handler(on_terminal_stop),
+        nix::sys::signal::SaFlags::SA_RESTART,
+        nix::sys::signal::SigSet::empty(),
+    );
+    // SAFETY: the handler only touches atomics and calls write(2), both
+    // async-signal-safe, and Rust's runtime installs no SIGTSTP handler.
+    let _ = unsafe { nix::sys::signal::sigaction(Signal::SIGTSTP, &action) };
+}
+
+/// A point between two measurements, where no job is being timed: if
+/// Ctrl-Z was pressed since the last one, cosched stops here (SIGSTOP,
+/// which a shell reports as stopped and `fg` continues) and returns `true`
+/// once it is continued. Callers read the cache regime after this, so a
+/// pause that outlasted a regime is seen as any other switch is.
+pub fn pause_point() -> bool {
+    if !STOP_ASKED.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        return false;
+    }
+    eprintln!("cosched: paused between two measurements; `fg` (or kill -CONT {}) continues", std::process::id());
+    // SIGSTOP, not SIGTSTP: the kernel discards SIGTSTP for a process in
+    // an orphaned process group (one started from a script that has
+    // exited), and cosched would go on without having paused.
+    let _ = nix::sys::signal::raise(Signal::SIGSTOP);
+    eprintln!("cosched: continuing");
+    true
+}
+
 /// A process group that is running.
 #[derive(Debug)]
 pub struct Running {

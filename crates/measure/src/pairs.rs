@@ -162,6 +162,9 @@ pub fn run_campaign_in(
         // What the pair's CPUs read last (after its previous repeat).
         let mut last: Option<f64> = None;
         while !stop.done([&sl[0], &sl[1]]) {
+            if crate::launch::pause_point() {
+                last = None; // read afresh: the regime may have changed meanwhile
+            }
             if let (Some(g), Some([x, y])) = (gate.as_mut(), read_cpus) {
                 while last.map(CacheRegime::of_round_trip) != Some(g.want) {
                     if last.is_some() && !(g.wait)(last) {

@@ -74,6 +74,7 @@ pub fn probe_job(
         let mut readings = Vec::with_capacity(repeats);
         let swapped = swapped(job, &stressor);
         for repeat in 0..repeats {
+            crate::launch::pause_point();
             let (j, st) = match &swapped {
                 Some((j, st)) if repeat % 2 == 1 => (j, st),
                 _ => (job, &stressor),

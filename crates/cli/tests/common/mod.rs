@@ -96,3 +96,9 @@ pub fn private_lock() -> std::path::PathBuf {
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     std::env::temp_dir().join(format!("cosched-test-{}-{n}.lock", std::process::id()))
 }
+
+/// The state letter of a process in /proc/PID/stat ('T' when stopped).
+pub fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
+}
