@@ -41,6 +41,33 @@ impl CampaignParams {
         v.expect("campaign parameters serialize")
     }
 
+    /// The parameters with each job's command line left out, where every
+    /// job has an identity (which names what the command line runs); `None`
+    /// where one has none, since then only the command line tells jobs
+    /// apart.
+    pub(crate) fn by_program(&self) -> Option<CampaignParams> {
+        let mut p = self.clone();
+        match &mut p {
+            CampaignParams::Pairs(x) => {
+                for j in &mut x.jobs {
+                    j.identity.as_ref()?;
+                    j.argv.clear();
+                }
+            }
+            CampaignParams::Profile(x) => {
+                for j in &mut x.jobs {
+                    j.identity.as_ref()?;
+                    j.argv.clear();
+                }
+            }
+            CampaignParams::Probe(x) => {
+                x.identity.as_ref()?;
+                x.argv.clear();
+            }
+        }
+        Some(p)
+    }
+
     /// Reads the stored parameters of campaign `id` of `kind`.
     pub(crate) fn from_value(id: CampaignId, kind: CampaignKind, v: &serde_json::Value) -> Result<Self, StoreError> {
         fn de<T: serde::de::DeserializeOwned>(id: CampaignId, v: &serde_json::Value) -> Result<T, StoreError> {
@@ -249,6 +276,32 @@ mod tests {
             None,
             "other settings, other campaign"
         );
+    }
+
+    #[test]
+    fn a_campaign_is_found_again_when_its_programs_are_launched_from_another_path() {
+        let mut s = Store::open_in_memory().unwrap();
+        let prov = test_provenance("cosched pairs", 1);
+        let at = |dir: &str, work: &str| {
+            let mut p = pairs();
+            for j in &mut p.jobs {
+                j.identity = Some(format!("kernel {} --work {work}", j.name));
+            }
+            p.jobs[0].argv[0] = format!("{dir}/cosched-kernel");
+            CampaignParams::Pairs(p)
+        };
+        let old = s.begin_campaign_typed("w", &at("/opt/a", "10"), &prov).unwrap();
+        s.finish_campaign(old, CampaignStatus::Interrupted).unwrap();
+        assert_eq!(s.find_campaign_typed("w", &at("/usr/local/bin", "10")).unwrap(), Some((old, CampaignStatus::Interrupted)));
+        assert_eq!(s.find_campaign_typed("w", &at("/opt/a", "11")).unwrap(), None, "another program, another campaign");
+        assert_eq!(s.find_campaign_typed("v", &at("/opt/a", "10")).unwrap(), None, "another workload");
+        // The newest of an exact and a by-program match wins.
+        let newer = s.begin_campaign_typed("w", &at("/usr/local/bin", "10"), &prov).unwrap();
+        assert_eq!(s.find_campaign_typed("w", &at("/opt/a", "10")).unwrap(), Some((newer, CampaignStatus::Running)));
+        // Without identities the command line alone names a job.
+        let mut bare = pairs();
+        bare.jobs[0].argv[0] = "/opt/b/cosched-kernel".into();
+        assert_eq!(s.find_campaign_typed("w", &CampaignParams::Pairs(bare)).unwrap(), None);
     }
 
     #[test]

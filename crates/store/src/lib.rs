@@ -673,7 +673,29 @@ impl Store {
         workload: &str,
         params: &CampaignParams,
     ) -> Result<Option<(CampaignId, CampaignStatus)>> {
-        self.find_campaign(params.kind(), workload, &params.to_json())
+        let exact = self.find_campaign(params.kind(), workload, &params.to_json())?;
+        let Some(want) = params.by_program() else { return Ok(exact) };
+        // The same programs launched from another path (cosched's kernel
+        // binary installed elsewhere, a command found through another PATH
+        // entry) are the same campaign: their identities, which name the
+        // kernel and its parameters or the executable's content, agree.
+        let rows = self.query(
+            "SELECT id, status, params_json FROM campaigns WHERE kind = ?1 AND workload = ?2 ORDER BY id DESC",
+            params![params.kind().as_str(), workload],
+            "finding a campaign",
+            |r| Ok((CampaignId(r.get(0)?), parse_text::<CampaignStatus>(r, 1)?, r.get::<_, String>(2)?)),
+        )?;
+        for (id, status, text) in rows {
+            if exact.is_some_and(|(e, _)| e.0 >= id.0) {
+                break; // the newest match is the exact one
+            }
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
+            let Ok(stored) = CampaignParams::from_value(id, params.kind(), &v) else { continue };
+            if stored.by_program().as_ref() == Some(&want) {
+                return Ok(Some((id, status)));
+            }
+        }
+        Ok(exact)
     }
 
     /// Marks a campaign `done` or `interrupted`, with the time it ended.
