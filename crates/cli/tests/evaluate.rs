@@ -16,14 +16,18 @@ fn cosched(dir: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Three jobs whose solo times differ by far more than a launch's jitter on
+/// a loaded VM (tens of ms), so the oracle's shortest-first order is c, b, a
+/// whatever else runs (with 20, 30 and 50 ms it once measured b shorter
+/// than c while the whole test suite ran).
 fn workload(dir: &Path) -> String {
     let wl = dir.join("w.toml");
     std::fs::write(
         &wl,
         "[[pools]]\nname = \"host\"\ncores = 1\n\
-         [[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.05'\"\n\
-         [[jobs]]\nname = \"b\"\ncommand = \"sh -c 'sleep 0.03'\"\n\
-         [[jobs]]\nname = \"c\"\ncommand = \"sh -c 'sleep 0.02'\"\n",
+         [[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.25'\"\n\
+         [[jobs]]\nname = \"b\"\ncommand = \"sh -c 'sleep 0.13'\"\n\
+         [[jobs]]\nname = \"c\"\ncommand = \"sh -c 'sleep 0.04'\"\n",
     )
     .unwrap();
     wl.display().to_string()
