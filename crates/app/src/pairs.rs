@@ -289,10 +289,15 @@ fn report(
     regimes: CampaignRegimes,
     levels: Vec<LevelCell>,
 ) -> anyhow::Result<PairsReport> {
-    // A gated campaign's matrix holds its regime's repeats (and those of
-    // jobs sharing a CPU, which have no regime of their own).
-    let counted: Vec<PairRunRecord> =
-        runs.iter().filter(|r| req.in_regime.is_none_or(|g| r.shared_cpus || r.regime.regime() == Some(g))).cloned().collect();
+    // A gated campaign's matrix holds the repeats it counted: those of its
+    // regime, and those with no regime of their own (jobs sharing a CPU,
+    // CPUs that could not be read), as `run_campaign_in` counts them.
+    let unread = |r: &PairRunRecord| r.regime.before_ns.is_none() && r.regime.after_ns.is_none();
+    let counted: Vec<PairRunRecord> = runs
+        .iter()
+        .filter(|r| req.in_regime.is_none_or(|g| r.shared_cpus || unread(r) || r.regime.regime() == Some(g)))
+        .cloned()
+        .collect();
     let matrix = matrix_of(w, &counted);
     let mut shared_cpus: Vec<String> = runs
         .iter()

@@ -128,8 +128,10 @@ pub fn run_campaign_in(
     on_progress: &mut dyn FnMut(CampaignProgress, &str),
 ) -> Result<Vec<PairRun>, CampaignError> {
     let want = gate.as_ref().map(|g| g.want);
+    // A repeat none of whose readings could be taken has no regime of its
+    // own and counts, as a pair on CPUs that cannot be read does.
     let counts = |r: &PairRun| match (want, r.reading) {
-        (Some(g), Some(reading)) => reading.regime() == Some(g),
+        (Some(g), Some(reading)) if reading.before_ns.is_some() || reading.after_ns.is_some() => reading.regime() == Some(g),
         _ => true,
     };
     let mut node_cpus: Vec<u32> = pools.cpus.iter().flatten().copied().collect();
@@ -280,6 +282,26 @@ mod tests {
         assert_eq!(cpus, vec![[vec![0], vec![1]], [vec![1], vec![0]], [vec![1], vec![0]]]);
         assert_eq!(waited, vec![Some(380.0), Some(390.0)]);
         assert_eq!(script.next(), None, "every reading used, none extra");
+    }
+
+    #[test]
+    fn a_gated_campaign_whose_cpus_cannot_be_read_counts_its_repeats_and_ends() {
+        // Readings that fail leave a repeat without a regime of its own: it
+        // counts, as a pair on unreadable CPUs does, rather than being
+        // taken again for ever.
+        let jobs = [job("a", "true")];
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        let mut read = |_: u32, _: u32| None;
+        let mut wait = |_: Option<f64>| panic!("nothing to wait on");
+        let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
+        let mut stored = 0;
+        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &mut |_| {
+            stored += 1;
+            assert!(stored <= 2, "a repeat without readings was taken again");
+            Ok(())
+        }, &mut |_, _| {})
+        .unwrap();
+        assert_eq!(runs.len(), 2);
     }
 
     #[test]

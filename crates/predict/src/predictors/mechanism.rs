@@ -88,17 +88,18 @@ fn light_push(f: &Features) -> f64 {
     }
 }
 
-/// The fixed term `L(o) x(v)`.
-fn cpu_contention(v: &Characterization, fv: &Features, fo: &Features) -> f64 {
-    let exposure = (fv.cores_used / v.cores.max(1) as f64).clamp(0.0, 1.0);
-    light_push(fo) * exposure
+/// `x(v)` of the module documentation: the share of its CPUs' time the
+/// victim keeps busy alone.
+fn exposure(v: &Characterization, fv: &Features) -> f64 {
+    (fv.cores_used / v.cores.max(1) as f64).clamp(0.0, 1.0)
 }
 
 /// The fitted terms' columns and the fixed term of a pair.
 fn terms(v: &Characterization, o: &Characterization) -> ([f64; 6], f64) {
     let (fv, mut fo) = (Features::of(v), Features::of(o));
-    let fixed = cpu_contention(v, &fv, &fo);
-    let l = light_push(&fo).exp();
+    let push = light_push(&fo);
+    let fixed = push * exposure(v, &fv);
+    let l = push.exp();
     for (_, c) in &mut fo.contentiousness {
         *c /= l;
     }
