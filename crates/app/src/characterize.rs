@@ -52,21 +52,36 @@ pub struct Characterized {
 pub struct CharacterizeReport {
     pub workload: String,
     pub budget: f64,
-    /// The DistGen working-set sizes of the short ladder, KiB.
-    pub ladder_kib: Vec<u64>,
+    /// The probe points of the short ladder.
+    pub ladder: Vec<ProbeStep>,
     pub programs: Vec<Characterized>,
     /// Median cost ratio of the programs characterized now.
     pub median_ratio: Option<f64>,
 }
 
-/// The stressor sizes the budget affords: the first `n` of a ladder
-/// ordered by what they tell apart (inside the LLC, far beyond it, inside
-/// L2, at the LLC's size).
-pub fn short_ladder(budget: f64, l2_kib: u64, llc_kib: u64) -> Vec<u64> {
-    let n = ((budget - SOLO_RUNS_FOR_PROFILE) / SOLO_RUNS_PER_LEVEL).floor().clamp(1.0, 4.0) as usize;
+/// One probe point of the short ladder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ProbeStep {
+    /// DistGen at this working set (KiB), full intensity.
+    Distgen(u64),
+    /// The pipe stressor's one point.
+    Pipe,
+}
+
+/// The probe points the budget affords: the first `n` of a list ordered by
+/// what they tell apart (DistGen inside the LLC, far beyond it; the pipe;
+/// DistGen inside L2, at the LLC's size).
+pub fn short_ladder(budget: f64, l2_kib: u64, llc_kib: u64) -> Vec<ProbeStep> {
+    let n = ((budget - SOLO_RUNS_FOR_PROFILE) / SOLO_RUNS_PER_LEVEL).floor().clamp(1.0, 5.0) as usize;
     let l2 = l2_kib.max(64);
     let llc = llc_kib.max(2 * l2);
-    let mut order = vec![llc / 2, llc * 4, l2 / 2, llc];
+    let mut order = vec![
+        ProbeStep::Distgen(llc / 2),
+        ProbeStep::Distgen(llc * 4),
+        ProbeStep::Pipe,
+        ProbeStep::Distgen(l2 / 2),
+        ProbeStep::Distgen(llc),
+    ];
     order.dedup();
     order.truncate(n);
     order
@@ -94,7 +109,11 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
         Err(_) => (None, None),
     };
     let ladder = short_ladder(req.budget, l2.unwrap_or(1024), llc.unwrap_or(32 * 1024));
-    let sizes = ladder.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let distgen: Vec<String> =
+        ladder.iter().filter_map(|p| if let ProbeStep::Distgen(k) = p { Some(k.to_string()) } else { None }).collect();
+    let sizes = distgen.join(",");
+    let wants_pipe = ladder.contains(&ProbeStep::Pipe);
+    let pipe = crate::probe::Stressor::Pipe.name();
 
     let mut seen: Vec<String> = Vec::new();
     let mut out = Vec::new();
@@ -108,7 +127,8 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
         let known = kb.set.programs.get(&identity);
         let has_profile = known.is_some_and(|c| c.profile.is_some());
         let has_probe = known.is_some_and(|c| !c.probe.is_empty());
-        if has_profile && has_probe {
+        let has_pipe = !wants_pipe || known.is_some_and(|c| c.stressors.contains_key(pipe));
+        if has_profile && has_probe && has_pipe {
             out.push(Characterized {
                 job: job.name.clone(),
                 identity,
@@ -138,23 +158,27 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
             solo = p.profiles.first().map(|(_, jp)| jp.solo_s.median);
             did.push("profile".to_string());
         }
-        if !has_probe {
-            ctx.step(&format!("characterize {}: {} probe level(s) ({sizes} KiB)", job.name, ladder.len()));
-            crate::probe::probe(
-                &ProbeRequest {
-                    workload: req.workload.clone(),
-                    jobs: vec![job.name.clone()],
-                    repeats: 1,
-                    sizes_kib: Some(sizes.clone()),
-                    intensities: Some("1.0".into()),
-                    // As long as the job alone, so a level costs about three solo times.
-                    stressor_seconds: solo.unwrap_or(1.0).max(0.05),
-                    svg_dir: None,
-                    db: Some(db.clone()),
-                },
-                ctx,
-            )?;
-            did.push(format!("probe ({} levels)", ladder.len()));
+        // As long as the job alone, so a level costs about three solo times.
+        let one = |stressor, sizes_kib: Option<String>| ProbeRequest {
+            workload: req.workload.clone(),
+            jobs: vec![job.name.clone()],
+            stressor,
+            repeats: 1,
+            intensities: sizes_kib.as_ref().map(|_| "1.0".into()),
+            sizes_kib,
+            stressor_seconds: solo.unwrap_or(1.0).max(0.05),
+            svg_dir: None,
+            db: Some(db.clone()),
+        };
+        if !has_probe && !distgen.is_empty() {
+            ctx.step(&format!("characterize {}: {} DistGen level(s) ({sizes} KiB)", job.name, distgen.len()));
+            crate::probe::probe(&one(crate::probe::Stressor::Distgen, Some(sizes.clone())), ctx)?;
+            did.push(format!("probe ({} levels)", distgen.len()));
+        }
+        if !has_pipe {
+            ctx.step(&format!("characterize {}: the pipe stressor", job.name));
+            crate::probe::probe(&one(crate::probe::Stressor::Pipe, None), ctx)?;
+            did.push("pipe".to_string());
         }
         let cost_s = started.elapsed().as_secs_f64();
         out.push(Characterized {
@@ -170,7 +194,7 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
     Ok(CharacterizeReport {
         workload: w.name.clone(),
         budget: req.budget,
-        ladder_kib: ladder,
+        ladder,
         programs: out,
         median_ratio: (!ratios.is_empty()).then(|| cosched_model::stats::median(&ratios)),
     })
@@ -182,11 +206,12 @@ mod tests {
 
     #[test]
     fn the_budget_buys_probe_levels_at_their_measured_cost() {
+        use ProbeStep::*;
         // 10x: a profile (1) and two levels (6.8); 12x: three (10.2); 5x:
-        // one; 100x: four at most.
-        assert_eq!(short_ladder(10.0, 1024, 32 * 1024), vec![16 * 1024, 128 * 1024]);
-        assert_eq!(short_ladder(12.0, 1024, 32 * 1024), vec![16 * 1024, 128 * 1024, 512]);
-        assert_eq!(short_ladder(5.0, 1024, 32 * 1024), vec![16 * 1024]);
-        assert_eq!(short_ladder(100.0, 1024, 32 * 1024).len(), 4);
+        // one; 100x: five at most.
+        assert_eq!(short_ladder(10.0, 1024, 32 * 1024), vec![Distgen(16 * 1024), Distgen(128 * 1024)]);
+        assert_eq!(short_ladder(12.0, 1024, 32 * 1024), vec![Distgen(16 * 1024), Distgen(128 * 1024), Pipe]);
+        assert_eq!(short_ladder(5.0, 1024, 32 * 1024), vec![Distgen(16 * 1024)]);
+        assert_eq!(short_ladder(100.0, 1024, 32 * 1024), vec![Distgen(16 * 1024), Distgen(128 * 1024), Pipe, Distgen(512), Distgen(32 * 1024)]);
     }
 }

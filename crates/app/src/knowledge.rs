@@ -18,7 +18,7 @@ use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, CampaignStatus
 use serde::Serialize;
 
 use crate::common::UsedCampaign;
-use crate::probe::points_of;
+use crate::probe::{points_of, stressor_points};
 use crate::training::probe_llc_kib;
 
 /// Which campaigns, repeats and programs a knowledge base may use.
@@ -186,10 +186,10 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
     // then the newest).
     let mut programs: BTreeMap<String, Characterization> = BTreeMap::new();
     let mut profile_from: BTreeMap<String, i64> = BTreeMap::new();
-    // Per program and level (size, intensity bits): the campaign's rank
-    // (points in the regime, id) and its points; the LLC size of the
-    // newest probe campaign.
-    type Level = (u64, u64);
+    // Per program and level (stressor, size, intensity bits): the
+    // campaign's rank (points in the regime, id) and its points; the LLC
+    // size of the newest probe campaign.
+    type Level = (String, u64, u64);
     let mut probe_levels: BTreeMap<String, BTreeMap<Level, ((bool, i64), Vec<ProbePointRecord>)>> = BTreeMap::new();
     let mut probe_llc: BTreeMap<String, (i64, Option<u64>)> = BTreeMap::new();
     let mut samples: Vec<SourcedSample> = Vec::new();
@@ -203,6 +203,7 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
             profile: None,
             probe: Vec::new(),
             llc_kib: None,
+            stressors: Default::default(),
         });
     };
     let sample = |source: &str, campaign: i64, v: &str, a: &str, slowdown: f64, regime| SourcedSample {
@@ -243,7 +244,7 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
                 touch(&mut programs, &key, cores);
                 let mut by_level: BTreeMap<Level, Vec<&ProbePointRecord>> = BTreeMap::new();
                 for p in mine {
-                    by_level.entry((p.working_set_kib, p.intensity.to_bits())).or_default().push(p);
+                    by_level.entry((p.stressor.clone(), p.working_set_kib, p.intensity.to_bits())).or_default().push(p);
                 }
                 let levels = probe_levels.entry(key.clone()).or_default();
                 for (level, at) in by_level {
@@ -305,6 +306,7 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
         probe_used.extend(levels.values().map(|((_, id), _)| *id));
         let e = programs.get_mut(key).expect("touched");
         e.probe = points_of(&records);
+        e.stressors = stressor_points(&records);
         e.llc_kib = probe_llc.get(key).and_then(|(_, llc)| *llc);
     }
     let choice = filter.regime.map_or(RegimeChoice::Any, RegimeChoice::Only);

@@ -30,9 +30,57 @@ use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, 
 use crate::error::{bad_input, stopped};
 use crate::regime::{CampaignRegimes, Tracker};
 
-/// The stressor of every probe; its name is stored with each point so other
-/// stressors can join later without a migration.
+/// The stressor of a probe curve; its name is stored with each point.
 pub const STRESSOR: &str = "distgen";
+
+/// What a job is probed against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stressor {
+    /// DistGen at a ladder of working-set sizes and intensities: the
+    /// caches and memory (seed 003 c).
+    #[default]
+    Distgen,
+    /// The `pipe` kernel, one point: the kernel's pipe path, a resource
+    /// DistGen does not exercise (a pipeline of zeros slowed `openssl enc`
+    /// 2.4-3.2x on the reference node and every other application
+    /// measured 0.89-1.12x).
+    Pipe,
+}
+
+/// The one point of the pipe stressor: it has no working set.
+pub const PIPE_LEVEL: ProbeLevel = ProbeLevel { size_kib: 0, intensity: 1.0 };
+
+impl Stressor {
+    pub const ALL: [Stressor; 2] = [Stressor::Distgen, Stressor::Pipe];
+
+    /// The kernel's name, stored with each point.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stressor::Distgen => STRESSOR,
+            Stressor::Pipe => "pipe",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Stressor> {
+        Stressor::ALL.into_iter().find(|x| x.name() == s)
+    }
+
+    /// The kernel parameters at a level.
+    fn params(self, level: &ProbeLevel) -> BTreeMap<String, String> {
+        match self {
+            Stressor::Distgen => stressor_params(level),
+            Stressor::Pipe => BTreeMap::new(),
+        }
+    }
+
+    /// How a level reads in progress lines and errors.
+    fn label(self, level: &ProbeLevel) -> String {
+        match self {
+            Stressor::Distgen => format!("{} @ {}", fmt_kib(level.size_kib), fmt_intensity(level.intensity)),
+            Stressor::Pipe => "pipe".to_string(),
+        }
+    }
+}
 
 /// distgen's own bound on a working set (KiB), checked here so a bad list is
 /// refused before anything runs.
@@ -43,6 +91,8 @@ pub struct ProbeRequest {
     pub workload: PathBuf,
     /// Jobs to probe, in this order; empty: every job.
     pub jobs: Vec<String>,
+    /// What the jobs run beside.
+    pub stressor: Stressor,
     /// Repeats per level.
     pub repeats: usize,
     /// Stressor working-set sizes in KiB and intensities, comma-separated;
@@ -51,7 +101,8 @@ pub struct ProbeRequest {
     pub intensities: Option<String>,
     /// How long the stressor runs alone at each level.
     pub stressor_seconds: f64,
-    /// Directory of the curves' SVGs; default: here.
+    /// Directory of the curves' SVGs (DistGen only); default: figures/
+    /// beside the database.
     pub svg_dir: Option<PathBuf>,
     pub db: Option<PathBuf>,
 }
@@ -66,10 +117,12 @@ pub struct JobProbe {
     pub shared_cpus: bool,
     pub l2_kib: Option<u64>,
     pub llc_kib: Option<u64>,
+    pub stressor: &'static str,
     pub points: Vec<ProbePoint>,
     /// The cache regimes its repeats ran in, and its switches.
     pub regimes: CampaignRegimes,
-    pub svg: PathBuf,
+    /// The curves' plot; none for the one-point pipe probe.
+    pub svg: Option<PathBuf>,
 }
 
 pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
@@ -99,7 +152,14 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             (None, None)
         }
     };
-    let levels = ladder(sizes, intensities, l2_kib, llc_kib)?;
+    let st = a.stressor;
+    let levels = match st {
+        Stressor::Distgen => ladder(sizes, intensities, l2_kib, llc_kib)?,
+        Stressor::Pipe if sizes.is_some() || intensities.is_some() => {
+            return Err(bad_input("--sizes-kib and --intensities are DistGen's levels; the pipe stressor has one point"))
+        }
+        Stressor::Pipe => vec![PIPE_LEVEL],
+    };
 
     let pools = crate::pairs::node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
     let _lock = crate::lock::take("probe", None)?;
@@ -120,12 +180,14 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     };
     let first_stressor_cpus = place(jobs[0])?.0[1].clone();
     let stressor_work =
-        size_stressor(&levels, &first_stressor_cpus, a.stressor_seconds, &mut store, ctx).map_err(stop_if_interrupted)?;
+        size_stressor(st, &levels, &first_stressor_cpus, a.stressor_seconds, &mut store, ctx).map_err(stop_if_interrupted)?;
 
     let svg_dir = a.svg_dir.clone().unwrap_or_else(|| figures_dir(a.db.as_deref()));
-    create_dir(&svg_dir)?;
+    if st == Stressor::Distgen {
+        create_dir(&svg_dir)?;
+    }
     let prov = provenance(ctx);
-    ctx.step(&format!("probe: {} job(s) x {} levels x {} repeats against {STRESSOR}", jobs.len(), levels.len(), a.repeats));
+    ctx.step(&format!("probe: {} job(s) x {} levels x {} repeats against {}", jobs.len(), levels.len(), a.repeats, st.name()));
     let per_job = (levels.len() * a.repeats) as u64;
     let progress = ctx.progress.task("probe", per_job * jobs.len() as u64);
     let mut done = Vec::new();
@@ -148,12 +210,12 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             identity: Some(cosched_measure::identity::program_key(job.kernel().is_some(), &argv, job.cores)),
             argv: argv.clone(),
             job_cpus: job_cpus.clone(),
-            stressor: STRESSOR.to_string(),
+            stressor: st.name().to_string(),
             stressor_cpus: stressor_cpus.clone(),
             stressor_seconds: a.stressor_seconds,
             levels: levels
                 .iter()
-                .map(|l| ProbeLevelParams { size_kib: l.size_kib, intensity: l.intensity, stressor_work: stressor_work[&level_key(l)] })
+                .map(|l| ProbeLevelParams { size_kib: l.size_kib, intensity: l.intensity, stressor_work: stressor_work[&level_key(st, l)] })
                 .collect(),
             repeats: a.repeats,
             l2_kib,
@@ -172,12 +234,12 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             read_cpus,
             &mut read_round_trip,
             &mut |level| {
-                let work = stressor_work[&level_key(level)];
-                Ok(kernel_argv(STRESSOR, work, 1, &stressor_params(level)))
+                let work = stressor_work[&level_key(st, level)];
+                Ok(kernel_argv(st.name(), work, 1, &st.params(level)))
             },
             &mut |level, m, readings| {
-                for (r, reading) in records(&job.name, level, m, readings).into_iter().zip(readings) {
-                    let what = format!("{} at {} @ {} repeat {}", job.name, fmt_kib(level.size_kib), fmt_intensity(level.intensity), r.repeat);
+                for (r, reading) in records(&job.name, st, level, m, readings).into_iter().zip(readings) {
+                    let what = format!("{} at {} repeat {}", job.name, st.label(level), r.repeat);
                     tracker.observe(&what, reading.as_ref(), &mut |m| progress.println(m));
                     store.add_probe_point(campaign, &r).map_err(|e| e.to_string())?;
                 }
@@ -186,7 +248,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             },
             &mut |i, n| {
                 let label = match levels.get(i) {
-                    Some(l) => format!("{}: {} @ {}", job.name, fmt_kib(l.size_kib), fmt_intensity(l.intensity)),
+                    Some(l) => format!("{}: {}", job.name, st.label(l)),
                     None => format!("{}: {n} levels done", job.name),
                 };
                 progress.set(base + i as u64 * a.repeats as u64, &label);
@@ -202,12 +264,13 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
                         sig,
                         format!(
                             "interrupted; {stored} of {} levels of `{}` are stored in campaign {campaign} (marked interrupted){}. \
-                             Probe it again with: cosched probe --workload {} --job {}",
+                             Probe it again with: cosched probe --workload {} --job {}{}",
                             levels.len(),
                             job.name,
                             if ji > 0 { "; the jobs probed before it are complete" } else { "" },
                             a.workload.display(),
-                            job.name
+                            job.name,
+                            if st == Stressor::Distgen { String::new() } else { format!(" --stressor {}", st.name()) }
                         ),
                     ));
                 }
@@ -218,15 +281,20 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
         if let Some(line) = tracker.summary() {
             progress.println(&format!("warning: `{}`: {line}", job.name));
         }
-        let svg = svg_dir.join(format!("probe-{}-{}.svg", file_safe(&w.name), file_safe(&job.name)));
-        let title = format!(
-            "Probe of {} ({}) against {STRESSOR}, {} repeat{} per point",
-            job.name,
-            w.name,
-            a.repeats,
-            if a.repeats == 1 { "" } else { "s" }
-        );
-        write_file(&svg, &probe_curves(&title, &points, CacheMarks { l2_kib, llc_kib }))?;
+        let svg = if st == Stressor::Distgen {
+            let svg = svg_dir.join(format!("probe-{}-{}.svg", file_safe(&w.name), file_safe(&job.name)));
+            let title = format!(
+                "Probe of {} ({}) against {STRESSOR}, {} repeat{} per point",
+                job.name,
+                w.name,
+                a.repeats,
+                if a.repeats == 1 { "" } else { "s" }
+            );
+            write_file(&svg, &probe_curves(&title, &points, CacheMarks { l2_kib, llc_kib }))?;
+            Some(svg)
+        } else {
+            None
+        };
         done.push(JobProbe {
             job: job.name.clone(),
             campaign: campaign.0,
@@ -235,6 +303,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             shared_cpus: shared,
             l2_kib,
             llc_kib,
+            stressor: st.name(),
             points,
             regimes: tracker.out,
             svg,
@@ -351,8 +420,8 @@ fn parse_intensities(s: &str) -> Result<Vec<f64>, String> {
     Ok(dedup(v.into_iter().map(f64::to_bits)).into_iter().map(f64::from_bits).collect())
 }
 
-fn level_key(l: &ProbeLevel) -> String {
-    calibration_key(STRESSOR, 1, &stressor_params(l))
+fn level_key(st: Stressor, l: &ProbeLevel) -> String {
+    calibration_key(st.name(), 1, &st.params(l))
 }
 
 /// The stressor's work at each level for about `seconds` alone: from its
@@ -361,24 +430,25 @@ fn level_key(l: &ProbeLevel) -> String {
 /// its size and intensity (a cache-resident sweep is several times faster
 /// than one from memory), so one rate for all levels would not do.
 fn size_stressor(
+    st: Stressor,
     levels: &[ProbeLevel],
     cpus: &[u32],
     seconds: f64,
     store: &mut Store,
     ctx: &Ctx,
 ) -> anyhow::Result<BTreeMap<String, u64>> {
-    let spec = cosched_model::kernel::kernel(STRESSOR).expect("distgen is in the kernel catalogue");
+    let spec = cosched_model::kernel::kernel(st.name()).expect("the stressors are in the kernel catalogue");
     let have = store.calibrations()?;
-    let missing: Vec<&ProbeLevel> = levels.iter().filter(|l| !have.contains_key(&level_key(l))).collect();
+    let missing: Vec<&ProbeLevel> = levels.iter().filter(|l| !have.contains_key(&level_key(st, l))).collect();
     let repeats = 3;
     if !missing.is_empty() {
-        ctx.step(&format!("calibrating the {STRESSOR} stressor at {} level(s) not yet calibrated here", missing.len()));
+        ctx.step(&format!("calibrating the {} stressor at {} level(s) not yet calibrated here", st.name(), missing.len()));
     }
     let progress = ctx.progress.task("calibrate", (missing.len() * (repeats + 1)) as u64);
     for (i, level) in missing.iter().enumerate() {
         let cs = CalibrateSpec {
             kernel: spec,
-            params: stressor_params(level),
+            params: st.params(level),
             threads: 1,
             repeats,
             // Short runs suffice: the rate only sizes the stressor, and the
@@ -386,7 +456,7 @@ fn size_stressor(
             target_run_s: seconds.min(0.3),
             cpus: cpus.to_vec(),
         };
-        let label = format!("{STRESSOR} {} @ {}", fmt_kib(level.size_kib), fmt_intensity(level.intensity));
+        let label = format!("{} {}", st.name(), st.label(level));
         let cal = calibrate(&cs, GIT_COMMIT, &mut |done, _| progress.set((i * (repeats + 1) + done) as u64, &label));
         let cal = match cal {
             Ok(c) => c,
@@ -400,7 +470,7 @@ fn size_stressor(
     }
     progress.finish();
     let all = store.calibrations()?;
-    Ok(levels.iter().map(|l| (level_key(l), all[&level_key(l)].work_for_seconds(seconds))).collect())
+    Ok(levels.iter().map(|l| (level_key(st, l), all[&level_key(st, l)].work_for_seconds(seconds))).collect())
 }
 
 /// An error that happened because of Ctrl-C is the interrupt, exit 130.
@@ -413,11 +483,11 @@ fn stop_if_interrupted(e: anyhow::Error) -> anyhow::Error {
 
 /// One record per repeat of a level: the job's and the stressor's solo and
 /// co-run times of that same repeat.
-fn records(job: &str, level: &ProbeLevel, m: &PairMeasurement, readings: &[Option<Reading>]) -> Vec<ProbePointRecord> {
+fn records(job: &str, st: Stressor, level: &ProbeLevel, m: &PairMeasurement, readings: &[Option<Reading>]) -> Vec<ProbePointRecord> {
     (0..m.solo_s[0].len())
         .map(|r| ProbePointRecord {
             job: job.to_string(),
-            stressor: STRESSOR.to_string(),
+            stressor: st.name().to_string(),
             working_set_kib: level.size_kib,
             intensity: level.intensity,
             repeat: r as u32,
@@ -430,10 +500,28 @@ fn records(job: &str, level: &ProbeLevel, m: &PairMeasurement, readings: &[Optio
         .collect()
 }
 
-/// The curve of one job from its stored repeats: one point per level (size,
-/// intensity), intensity-major with sizes rising, each the summary of the
-/// per-repeat slowdowns, its median balanced over the two placements.
+/// The DistGen curve of one job from its stored repeats: one point per
+/// level (size, intensity), intensity-major with sizes rising, each the
+/// summary of the per-repeat slowdowns, its median balanced over the two
+/// placements. Points against other stressors are not on the curve
+/// ([`stressor_points`]).
 pub(crate) fn points_of(records: &[&ProbePointRecord]) -> Vec<ProbePoint> {
+    curve(records.iter().copied().filter(|r| r.stressor == STRESSOR))
+}
+
+/// The points of one job against each stressor other than DistGen, by
+/// stressor name, summarized as a curve's levels are.
+pub(crate) fn stressor_points(records: &[&ProbePointRecord]) -> BTreeMap<String, ProbePoint> {
+    let mut names: Vec<&str> = records.iter().map(|r| r.stressor.as_str()).filter(|s| *s != STRESSOR).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|n| Some((n.to_string(), curve(records.iter().copied().filter(|r| r.stressor == n)).into_iter().next()?)))
+        .collect()
+}
+
+fn curve<'a>(records: impl Iterator<Item = &'a ProbePointRecord>) -> Vec<ProbePoint> {
     // Per level: (repeat, job slowdown, stressor slowdown).
     let mut levels: Vec<(ProbeLevel, Vec<(u32, f64, f64)>)> = Vec::new();
     for r in records {
@@ -537,6 +625,24 @@ mod tests {
         let rs = [rec(512, 1.0, 0, 1.0, 1.003), rec(512, 1.0, 1, 1.0, 1.417), rec(512, 1.0, 2, 1.0, 1.001), rec(512, 1.0, 3, 1.0, 0.999)];
         let refs: Vec<&ProbePointRecord> = rs.iter().collect();
         assert!((points_of(&refs)[0].stressor_slowdown.median - 1.002).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pipe_points_stay_off_the_distgen_curve_and_come_back_by_stressor() {
+        let pipe = |repeat, job| ProbePointRecord { stressor: "pipe".into(), ..rec(0, 1.0, repeat, job, 1.3) };
+        let rs = [rec(512, 1.0, 0, 1.0, 1.0), pipe(0, 3.0), pipe(1, 3.4), rec(512, 1.0, 1, 1.02, 1.0)];
+        let refs: Vec<&ProbePointRecord> = rs.iter().collect();
+        let curve = points_of(&refs);
+        assert_eq!(curve.len(), 1);
+        assert_eq!(curve[0].level.size_kib, 512);
+        let others = stressor_points(&refs);
+        assert_eq!(others.keys().collect::<Vec<_>>(), ["pipe"]);
+        assert_eq!(others["pipe"].level, PIPE_LEVEL);
+        assert!((others["pipe"].job_slowdown.median - 3.2).abs() < 1e-9);
+        assert!((others["pipe"].stressor_slowdown.median - 1.3).abs() < 1e-9);
+        assert_eq!(Stressor::parse("pipe"), Some(Stressor::Pipe));
+        assert_eq!(Stressor::parse("distgen"), Some(Stressor::Distgen));
+        assert_eq!(Stressor::parse("stream"), None);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::common::UsedCampaign;
 use crate::error::bad_input;
 use crate::knowledge::KbScope;
-use crate::probe::points_of;
+use crate::probe::{points_of, stressor_points};
 
 /// The LLC size a probe campaign recorded, which splits its curve.
 pub(crate) fn probe_llc_kib(c: &CampaignRecord) -> anyhow::Result<Option<u64>> {
@@ -161,12 +161,12 @@ pub(crate) fn available_training_set_in(
         // Level by level from the newest campaign that measured it; the LLC
         // size from the newest.
         let entries: Vec<_> = m.probes.iter().filter(|(_, j, _)| *j == job.name).collect();
-        let (probe, llc_kib) = match entries.first() {
+        let (probe, stressors, llc_kib) = match entries.first() {
             Some((newest, _, _)) => {
                 let refs: Vec<&ProbePointRecord> = entries.iter().flat_map(|(_, _, records)| records).collect();
-                (points_of(&refs), probe_llc_kib(newest)?)
+                (points_of(&refs), stressor_points(&refs), probe_llc_kib(newest)?)
             }
-            None => (Vec::new(), None),
+            None => (Vec::new(), Default::default(), None),
         };
         programs.push(Characterization {
             name: job.name.clone(),
@@ -175,6 +175,7 @@ pub(crate) fn available_training_set_in(
             profile,
             probe,
             llc_kib,
+            stressors,
         });
     }
     let known = |n: &str| w.jobs.iter().any(|j| j.name == n);

@@ -71,7 +71,7 @@ fn characterize_measures_each_new_program_once_alone_and_nothing_it_knows() {
     let progs = v["programs"].as_array().unwrap();
     assert_eq!(progs.len(), 2, "twins are one program: {progs:?}");
     assert!(progs.iter().all(|p| p["action"] == "profile + probe (1 levels)"), "{progs:?}");
-    assert_eq!(v["ladder_kib"].as_array().unwrap().len(), 1, "a budget of 5 buys one probe level");
+    assert_eq!(v["ladder"].as_array().unwrap().len(), 1, "a budget of 5 buys one probe level");
     assert!(v["median_ratio"].as_f64().unwrap() > 1.0);
     // Never co-run with each other: no pairs campaign exists.
     let store = cosched_store::Store::open_existing(&db).unwrap();
@@ -82,6 +82,22 @@ fn characterize_measures_each_new_program_once_alone_and_nothing_it_knows() {
         serde_json::from_str(&ok(&cosched(&["characterize", "--json", "--workload", w.to_str().unwrap()], &db))).unwrap();
     assert!(again["programs"].as_array().unwrap().iter().all(|p| p["action"] == "known"));
     assert!(again["median_ratio"].is_null());
+    // A budget of 12 adds the pipe stressor: only that is measured now,
+    // and the knowledge base reads it beside the DistGen curve.
+    let pipe: serde_json::Value = serde_json::from_str(&ok(&cosched(
+        &["characterize", "--budget", "12", "--json", "--workload", w.to_str().unwrap()],
+        &db,
+    )))
+    .unwrap();
+    assert_eq!(pipe["ladder"].as_array().unwrap().len(), 3, "{pipe}");
+    assert!(pipe["programs"].as_array().unwrap().iter().all(|p| p["action"] == "pipe"), "{pipe}");
+    let store = cosched_store::Store::open_existing(&db).unwrap();
+    let kb = cosched_app::knowledge::knowledge_base(&store, &Default::default()).unwrap();
+    for c in kb.set.programs.values() {
+        assert_eq!(c.probe.len(), 1, "the pipe point is not a DistGen level: {c:?}");
+        assert!(c.stressors["pipe"].job_slowdown.median > 0.0, "{c:?}");
+    }
+    drop(store);
     // A budget that buys no probe level is bad input.
     let out = cosched(&["characterize", "--budget", "2", "--workload", w.to_str().unwrap()], &db);
     assert_eq!(out.status.code(), Some(2));

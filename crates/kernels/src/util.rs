@@ -216,7 +216,7 @@ pub(crate) fn bind_current_thread(set: &libc::cpu_set_t) {
 /// `n` CPUs: one worker per CPU in order (OpenMP's `OMP_PROC_BIND=close`,
 /// MPI's `--bind-to core`). Left to the scheduler, workers of a job on a
 /// multi-core cpuset may share a core in one run and not in the next (the
-/// pingpong kernel's two ends did, see `pingpong::end_sets`); bound, a job's
+/// pingpong kernel's two ends did, see `child::end_sets`); bound, a job's
 /// solo run and its runs beside others use its cores the same way.
 pub(crate) fn worker_cpu(allowed: &[usize], n: u32, i: u32) -> Option<usize> {
     (n > 1 && allowed.len() >= n as usize).then(|| allowed[i as usize])

@@ -287,6 +287,20 @@ pub const KERNELS: &[KernelSpec] = &[
         threaded: false,
     },
     KernelSpec {
+        name: "pipe",
+        summary: "a stream of bytes through a pipe from one process to another, as a shell pipeline moves data",
+        pressure: "the kernel's pipe path (copies, wake-ups, context switches)",
+        unit: "one MiB moved",
+        params: &[ParamSpec {
+            name: "chunk_kib",
+            kind: ParamKind::Uint,
+            default: "8",
+            help: "size of each write and read in KiB (8: what head and openssl use)",
+        }],
+        calibration_work: 200,
+        threaded: false,
+    },
+    KernelSpec {
         name: "offload",
         summary: "accelerator-job pattern of seed 000: waits on the device, services system calls on the host",
         pressure: "host load from an accelerator job",

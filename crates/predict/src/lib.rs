@@ -62,6 +62,10 @@ pub struct Characterization {
     pub profile: Option<JobProfile>,
     /// The probe curve against DistGen, if measured (empty otherwise).
     pub probe: Vec<ProbePoint>,
+    /// Points against the other probe stressors, by the stressor's kernel
+    /// name (`pipe`), where measured.
+    #[serde(default)]
+    pub stressors: BTreeMap<String, ProbePoint>,
     /// LLC size (KiB) of the node the probe ran on: splits the curve into
     /// cache and memory sides.
     pub llc_kib: Option<u64>,
@@ -281,6 +285,7 @@ mod tests {
             profile: None,
             probe: Vec::new(),
             llc_kib: None,
+            stressors: Default::default(),
         }
     }
 

@@ -58,6 +58,7 @@ pub fn probe_program(name: &str, shape: Shape, bw: f64) -> Characterization {
         profile: None,
         probe,
         llc_kib: Some(LLC),
+        stressors: Default::default(),
     }
 }
 

@@ -56,6 +56,7 @@ mod tests {
             profile: None,
             probe: Vec::new(),
             llc_kib: None,
+            stressors: Default::default(),
         }
     }
 

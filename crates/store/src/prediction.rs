@@ -150,8 +150,8 @@ impl Store {
             jobs.sort();
             jobs.dedup();
             for job in jobs {
-                let level = |p: &ProbePointRecord| (p.working_set_kib, p.intensity.to_bits());
-                let newer: Vec<(u64, u64)> =
+                let level = |p: &ProbePointRecord| (p.stressor.clone(), p.working_set_kib, p.intensity.to_bits());
+                let newer: Vec<(String, u64, u64)> =
                     out.iter().filter(|(_, j, _)| *j == job).flat_map(|(_, _, ps)| ps.iter().map(level)).collect();
                 let mine: Vec<ProbePointRecord> =
                     points.iter().filter(|p| p.job == job && !newer.contains(&level(p))).cloned().collect();

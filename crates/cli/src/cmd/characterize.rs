@@ -2,7 +2,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::characterize::{characterize, CharacterizeRequest};
+use cosched_app::characterize::{characterize, CharacterizeRequest, ProbeStep};
 use cosched_report::table;
 
 use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
@@ -14,8 +14,10 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     cosched evaluate-predictors --workload my-apps.toml --train examples/predict12.toml   # then: how well\n\n\
     Each job whose program the store does not know yet (the same kernel, parameters,\n\
     work and cores, or the same executable content and arguments, measured under any\n\
-    workload) runs once alone, profiled, and against a short DistGen ladder whose\n\
-    length the budget buys (3.4 solo times per level as measured, 1 for the profile). It is\n\
+    workload) runs once alone, profiled, and against a short probe ladder whose\n\
+    length the budget buys (3.4 solo times per level as measured, 1 for the profile):\n\
+    DistGen at half the LLC and 4x the LLC, then the pipe stressor, then DistGen\n\
+    inside L2 and at the LLC's size (--budget 12 adds the pipe to the default). It is\n\
     never co-run with the other programs: predictors place it beside every program\n\
     the store knows from these solo measurements. Twins are one program.")]
 pub struct CharacterizeArgs {
@@ -43,8 +45,15 @@ pub fn run(a: CharacterizeArgs) -> anyhow::Result<()> {
         .map(|c| vec![c.job.clone(), c.action.clone(), f(c.solo_s, 2), format!("{:.1}", c.cost_s), f(c.cost_ratio, 1), c.identity.clone()])
         .collect();
     println!("{}", table(&["job", "measured now", "solo s", "cost s", "cost / solo", "program"], &rows));
-    let ladder: Vec<String> = r.ladder_kib.iter().map(|k| format!("{k} KiB")).collect();
-    println!("probe ladder: {} at intensity 1; budget {}x solo", ladder.join(", "), r.budget);
+    let ladder: Vec<String> = r
+        .ladder
+        .iter()
+        .map(|p| match p {
+            ProbeStep::Distgen(k) => format!("DistGen {k} KiB at intensity 1"),
+            ProbeStep::Pipe => "the pipe stressor".to_string(),
+        })
+        .collect();
+    println!("probe ladder: {}; budget {}x solo", ladder.join(", "), r.budget);
     match r.median_ratio {
         Some(m) => println!("median cost of a new program: {m:.1}x its solo time"),
         None => println!("every program was known already: nothing measured"),

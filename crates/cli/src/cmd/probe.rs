@@ -1,10 +1,11 @@
 //! `cosched probe`: a job's sensitivity and contentiousness curves against
-//! the DistGen stressor (Weidendorfer and Breitbart), measured, stored and plotted.
+//! the DistGen stressor (Weidendorfer and Breitbart), measured, stored and
+//! plotted; or its one point against the pipe stressor.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::probe::{fits_in, probe, JobProbe, ProbeRequest, STRESSOR};
+use cosched_app::probe::{fits_in, probe, JobProbe, ProbeRequest, Stressor};
 use cosched_report::curves::{fmt_intensity, fmt_kib};
 use cosched_report::{fmt_ci, table};
 
@@ -15,6 +16,7 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     cosched probe --workload examples/characterize.toml --job stream --job compute\n  \
     cosched probe --workload examples/characterize.toml --repeats 5 --svg-dir plots/\n  \
     cosched probe --workload w.toml --sizes-kib 256,16384,131072 --intensities 1.0\n  \
+    cosched probe --workload w.toml --stressor pipe --repeats 4\n  \
     cosched classify --workload examples/characterize.toml   # N / C / S from the probes\n\n\
     Each job runs where `cosched run` would put it and the distgen stressor where a\n\
     one-core host job would go beside it; odd repeats trade their CPUs where they\n\
@@ -27,7 +29,10 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     half and all of the LLC, 4x and 16x the LLC, at intensities 1.0 and 0.5. The\n\
     stressor is sized by calibration (stored, reused by later probes). Probing a few\n\
     levels again (--sizes-kib, --intensities) replaces just those levels of the\n\
-    curve that predictors read.")]
+    curve that predictors read.\n\n\
+    --stressor pipe measures one point instead: the job beside the `pipe` kernel\n\
+    (bytes streamed through a pipe between two processes on one CPU), a resource\n\
+    DistGen does not exercise. Predictors read it beside the curve.")]
 pub struct ProbeArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -37,6 +42,10 @@ pub struct ProbeArgs {
     /// Repeats per level.
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
+    /// The stressor: distgen (a ladder of working sets: caches and memory)
+    /// or pipe (one point: the kernel's pipe path).
+    #[arg(long, default_value = "distgen", value_name = "NAME", value_parser = ["distgen", "pipe"])]
+    pub stressor: String,
     /// Stressor working-set sizes in KiB, comma-separated (default: the
     /// ladder for this node's caches).
     #[arg(long, value_name = "LIST")]
@@ -65,6 +74,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<()> {
         workload: a.workload.workload.clone(),
         jobs: a.jobs,
         repeats: a.repeats,
+        stressor: Stressor::parse(&a.stressor).expect("clap admits only the stressors' names"),
         sizes_kib: a.sizes_kib,
         intensities: a.intensities,
         stressor_seconds: a.stressor_seconds,
@@ -89,10 +99,11 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<()> {
 
 fn show(p: &JobProbe) {
     println!(
-        "{} (campaign {}): job on CPU {:?}, {STRESSOR} on CPU {:?}{}",
+        "{} (campaign {}): job on CPU {:?}, {} on CPU {:?}{}",
         p.job,
         p.campaign,
         p.job_cpus,
+        p.stressor,
         p.stressor_cpus,
         if p.shared_cpus { " (shared)" } else { "" }
     );
@@ -100,9 +111,10 @@ fn show(p: &JobProbe) {
         .points
         .iter()
         .map(|pt| {
+            let pipe = p.stressor != "distgen";
             vec![
-                fmt_kib(pt.level.size_kib),
-                fits_in(pt.level.size_kib, p.l2_kib, p.llc_kib).to_string(),
+                if pipe { "-".to_string() } else { fmt_kib(pt.level.size_kib) },
+                if pipe { "-".to_string() } else { fits_in(pt.level.size_kib, p.l2_kib, p.llc_kib).to_string() },
                 fmt_intensity(pt.level.intensity),
                 fmt_ci(&pt.job_slowdown, 3),
                 fmt_ci(&pt.stressor_slowdown, 3),
@@ -125,6 +137,9 @@ fn show(p: &JobProbe) {
             if g.switches.is_empty() { String::new() } else { format!("; warning: {} repeat(s) away from the first ({})", g.switches.len(), g.first.as_deref().unwrap_or("-")) }
         );
     }
-    println!("curves: {}\n", p.svg.display());
+    match &p.svg {
+        Some(svg) => println!("curves: {}\n", svg.display()),
+        None => println!(),
+    }
 }
 

@@ -9,6 +9,7 @@ use crate::KernelError;
 
 mod cache;
 mod chase;
+mod child;
 mod compute;
 mod dgemm;
 mod distgen;
@@ -17,6 +18,7 @@ mod idle;
 mod offload;
 mod phased;
 mod pingpong;
+mod pipe;
 mod stream;
 mod syscall;
 
@@ -41,6 +43,7 @@ pub(crate) fn dispatch(
         "syscall" => syscall::run(work, threads),
         "fileio" => fileio::run(work, &p),
         "pingpong" => pingpong::run(work, &p),
+        "pipe" => pipe::run(work, &p),
         "offload" => offload::run(work, &p),
         "idle" => idle::run(work),
         "phased" => phased::run(work, &p),
@@ -62,6 +65,7 @@ pub(crate) fn ops_unit(kernel: &str) -> Option<&'static str> {
         "syscall" => syscall::OPS_UNIT,
         "fileio" => fileio::OPS_UNIT,
         "pingpong" => pingpong::OPS_UNIT,
+        "pipe" => pipe::OPS_UNIT,
         "offload" => offload::OPS_UNIT,
         "idle" => idle::OPS_UNIT,
         _ => return None,

@@ -29,8 +29,12 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
-use crate::util::{allowed_cpus, bind_current_thread, mix, single_cpu_set, splitmix64, worker_cpu, Outcome, Params, Timing, CHECKSUM_SEED};
+use super::child::{end_sets, Child};
+use crate::util::{bind_current_thread, mix, splitmix64, Outcome, Params, Timing, CHECKSUM_SEED};
 use crate::KernelError;
+
+/// How errors name the forked process.
+const PEER: &str = "the pingpong peer";
 
 /// What `ops` counts.
 pub(crate) const OPS_UNIT: &str = "bytes";
@@ -87,118 +91,6 @@ fn checksum(buf: &[u8]) -> u64 {
         s = s.wrapping_add(u64::from_le_bytes(word) ^ k as u64);
     }
     s
-}
-
-// ---------------------------------------------------------------- child ---
-
-/// The forked peer, killed and reaped on drop unless reaped already.
-/// CPU sets for the parent's and the child's end when the job may use two
-/// CPUs or more: one end per CPU, as MPI binds two ranks (`--bind-to core`).
-/// Unbound, the scheduler put both ends on one core in some runs and on two
-/// in others (wake-affine placement), and a job's round trips took 0.6 to
-/// 0.98 of its solo reference from one run to the next.
-fn end_sets() -> (Option<libc::cpu_set_t>, Option<libc::cpu_set_t>) {
-    let allowed = allowed_cpus();
-    match (worker_cpu(&allowed, 2, 0), worker_cpu(&allowed, 2, 1)) {
-        (Some(a), Some(b)) => (Some(single_cpu_set(a)), Some(single_cpu_set(b))),
-        _ => (None, None),
-    }
-}
-
-struct Child {
-    pid: libc::pid_t,
-    reaped: bool,
-}
-
-impl Child {
-    /// Forks; the child runs `body` and exits with its return value.
-    fn spawn(body: impl FnOnce() -> i32) -> Result<Child, KernelError> {
-        // SAFETY: getpid has no preconditions.
-        let parent = unsafe { libc::getpid() };
-        // SAFETY: in the child, only `body` runs before `_exit`, and `body`
-        // is restricted to async-signal-safe work (see the module comment).
-        let pid = unsafe { libc::fork() };
-        match pid {
-            -1 => Err(KernelError::io("fork of the pingpong peer", std::io::Error::last_os_error())),
-            0 => {
-                // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number and
-                // has no memory effects; getppid and _exit have no
-                // preconditions. The parent check closes the race where the
-                // parent died before the prctl.
-                unsafe {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-                    if libc::getppid() != parent {
-                        libc::_exit(70);
-                    }
-                }
-                let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(71);
-                // SAFETY: _exit ends the child without running the parent's
-                // atexit handlers or destructors, which belong to the parent.
-                unsafe { libc::_exit(code) }
-            }
-            pid => Ok(Child { pid, reaped: false }),
-        }
-    }
-
-    /// Err with the child's fate if it has already exited.
-    fn check_alive(&mut self) -> Result<(), KernelError> {
-        let mut status = 0;
-        // SAFETY: `status` is a valid out-pointer; `pid` is our unreaped child.
-        let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-        if r == self.pid {
-            self.reaped = true;
-            return Err(KernelError::Failed(format!("the pingpong peer died early: {}", describe(status))));
-        }
-        Ok(())
-    }
-
-    /// Waits for the child; Err unless it exited with status 0.
-    fn reap(&mut self) -> Result<(), KernelError> {
-        let status = self.wait()?;
-        if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-            Ok(())
-        } else {
-            Err(KernelError::Failed(format!("the pingpong peer failed: {}", describe(status))))
-        }
-    }
-
-    fn wait(&mut self) -> Result<libc::c_int, KernelError> {
-        loop {
-            let mut status = 0;
-            // SAFETY: `status` is a valid out-pointer; `pid` is our unreaped child.
-            let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
-            if r == self.pid {
-                self.reaped = true;
-                return Ok(status);
-            }
-            let e = std::io::Error::last_os_error();
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                self.reaped = true;
-                return Err(KernelError::io("waiting for the pingpong peer", e));
-            }
-        }
-    }
-}
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        if !self.reaped {
-            // SAFETY: `pid` is our child and not yet reaped, so the pid cannot
-            // have been reused by another process.
-            unsafe { libc::kill(self.pid, libc::SIGKILL) };
-            let _ = self.wait();
-        }
-    }
-}
-
-fn describe(status: libc::c_int) -> String {
-    if libc::WIFEXITED(status) {
-        format!("exit status {}", libc::WEXITSTATUS(status))
-    } else if libc::WIFSIGNALED(status) {
-        format!("killed by signal {}", libc::WTERMSIG(status))
-    } else {
-        format!("wait status {status:#x}")
-    }
 }
 
 // ------------------------------------------------------------------ shm ---
@@ -348,7 +240,7 @@ fn shm(work: u64, msg: usize) -> Result<(Timing, u64), KernelError> {
     let started = Instant::now();
     let shared = Shared::new(msg)?;
     let (mine, peer) = end_sets();
-    let mut child = Child::spawn(|| {
+    let mut child = Child::spawn(PEER, || {
         if let Some(set) = &peer {
             bind_current_thread(set);
         }
@@ -456,7 +348,7 @@ fn unix(work: u64, msg: usize) -> Result<(Timing, u64), KernelError> {
     let mut peer_buf = vec![0u8; msg];
     let (my_fd, their_fd) = (mine.as_raw_fd(), theirs.as_raw_fd());
     let (mine_cpu, peer_cpu) = end_sets();
-    let mut child = Child::spawn(|| {
+    let mut child = Child::spawn(PEER, || {
         if let Some(set) = &peer_cpu {
             bind_current_thread(set);
         }

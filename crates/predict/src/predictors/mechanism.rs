@@ -14,6 +14,11 @@
 //!                                           on the victim's CPU
 //! `     + w6 cpu(v) busy(o)`               a victim already short of CPU
 //!                                           (its CPU stall share)
+//! `     + w7 pipe(v) pipe'(o)`             the kernel's pipe path: ln of
+//!                                           the victim's slowdown beside
+//!                                           the pipe stressor times ln of
+//!                                           the stressor's beside the
+//!                                           co-runner
 //! `     + L(o) x(v)`                        contention on the CPU itself,
 //!                                           not fitted (below)
 //!
@@ -36,7 +41,7 @@
 //!
 //! Why not `learned`: a ridge over dozens of features finds whatever
 //! correlates within its training set, and across workloads those
-//! correlations do not carry over. Six terms whose signs the physics
+//! correlations do not carry over. Seven terms whose signs the physics
 //! fixes either carry over or, where the training set never exercised a
 //! resource (its column constant), stay at zero and say nothing.
 
@@ -88,6 +93,20 @@ fn light_push(f: &Features) -> f64 {
     }
 }
 
+/// `pipe(v)` and `pipe'(o)` of the module documentation: ln of the
+/// program's slowdown beside the pipe stressor (its sensitivity) and of
+/// the stressor's beside it (its push), each 0 at or below the floor or
+/// without a pipe point. On the reference node `openssl enc` fed by a pipe
+/// read 2.4-3.2 beside a pipe of zeros and every other application
+/// 0.89-1.12, so the floor keeps the noise of the rest out.
+fn pipe(c: &Characterization) -> (f64, f64) {
+    let ln = |x: f64| if x > LIGHT_FLOOR { x.ln() } else { 0.0 };
+    c.stressors.get(PIPE).map_or((0.0, 0.0), |p| (ln(p.job_slowdown.median), ln(p.stressor_slowdown.median)))
+}
+
+/// The pipe stressor's kernel name, as probe points store it.
+const PIPE: &str = "pipe";
+
 /// `x(v)` of the module documentation: the share of its CPUs' time the
 /// victim keeps busy alone.
 fn exposure(v: &Characterization, fv: &Features) -> f64 {
@@ -95,7 +114,7 @@ fn exposure(v: &Characterization, fv: &Features) -> f64 {
 }
 
 /// The fitted terms' columns and the fixed term of a pair.
-fn terms(v: &Characterization, o: &Characterization) -> ([f64; 6], f64) {
+fn terms(v: &Characterization, o: &Characterization) -> ([f64; 7], f64) {
     let (fv, mut fo) = (Features::of(v), Features::of(o));
     let push = light_push(&fo);
     let fixed = push * exposure(v, &fv);
@@ -106,7 +125,8 @@ fn terms(v: &Characterization, o: &Characterization) -> ([f64; 6], f64) {
     let (r, push) = probe_reading(&fv, &fo);
     let ((io_v, cpu_v), (io_o, _)) = (stall(v), stall(o));
     let (busy_v, busy_o) = (fv.cores_used.max(0.0), fo.cores_used.max(0.0));
-    ([r, r * push, io_v * io_o, spill(v) * busy_o, spill(o) * busy_v, cpu_v * busy_o], fixed)
+    let (pipe_v, pipe_o) = (pipe(v).0, pipe(o).1);
+    ([r, r * push, io_v * io_o, spill(v) * busy_o, spill(o) * busy_v, cpu_v * busy_o, pipe_v * pipe_o], fixed)
 }
 
 /// Least squares of `ys` on `xs` with every coefficient at or above zero
@@ -242,6 +262,49 @@ mod tests {
         assert!((m.predict_pair(&quiet[0], &calm).slowdown - 1.02).abs() < 1e-9);
     }
 
+    /// `prog` with a pipe point: its slowdown beside the pipe stressor and
+    /// the stressor's beside it.
+    fn piped(mut c: Characterization, sensitivity: f64, push: f64) -> Characterization {
+        let s = |x: f64| cosched_model::stats::Summary::of(&[x]).unwrap();
+        c.stressors.insert(
+            PIPE.into(),
+            cosched_model::probe::ProbePoint {
+                level: cosched_model::probe::ProbeLevel { size_kib: 0, intensity: 1.0 },
+                job_slowdown: s(sensitivity),
+                stressor_slowdown: s(push),
+            },
+        );
+        c
+    }
+
+    #[test]
+    fn a_pipe_product_learned_on_one_pipe_user_predicts_another_pair_of_pipe_users() {
+        // Training: a file writer that the pipe slows and that pushes it,
+        // beside itself 1.6; loops the pipe neither slows nor notices.
+        let truth = |v: &Characterization, o: &Characterization| (0.01 + 0.9 * pipe(v).0 * pipe(o).1).exp();
+        let train_progs = vec![
+            piped(prog("writer", 0.0, 0.0, 0.0, 1.0), 2.2, 1.5),
+            piped(prog("loop", 0.0, 0.0, 0.0, 1.0), 1.0, 1.0),
+            piped(prog("loop2", 0.0, 0.0, 0.0, 1.0), 1.02, 1.01),
+            piped(prog("reader", 0.0, 0.0, 0.0, 1.0), 1.4, 1.2),
+        ];
+        let train = TrainingSet::new(train_progs.clone(), all_pairs(&train_progs, truth)).unwrap();
+        let mut m = Mechanism::default();
+        m.fit(&train).unwrap();
+        let w = m.weights().unwrap().1;
+        assert!((w[6] - 0.9).abs() < 1e-6, "{w:?}");
+        // A pipeline never seen: slowed 3x by the pipe, pushing it 1.3x.
+        let openssl = piped(prog("openssl", 0.0, 0.0, 0.0, 1.0), 3.0, 1.3);
+        let got = m.predict_pair(&openssl, &openssl).slowdown;
+        assert!((got - truth(&openssl, &openssl)).abs() < 0.01, "{got} vs {}", truth(&openssl, &openssl));
+        // Beside a loop, which does not push the pipe path: about nothing;
+        // and below the floor a pipe point is noise, not a push.
+        let quiet = m.predict_pair(&openssl, &train_progs[2]).slowdown;
+        assert!((quiet - 0.01f64.exp()).abs() < 0.01, "{quiet}");
+        // Without pipe points the term is absent.
+        assert_eq!(pipe(&prog("bare", 0.0, 0.0, 0.0, 1.0)), (0.0, 0.0));
+    }
+
     #[test]
     fn an_io_product_learned_on_one_set_predicts_a_disk_pair_of_another() {
         // Training: two readers and a writer on one disk, two loops.
@@ -260,7 +323,7 @@ mod tests {
         let mut m = Mechanism::default();
         m.fit(&train).unwrap();
         let (a, w) = m.weights().unwrap();
-        let want = [0.0, 0.0, 1.2, 0.8, 0.5, 0.0];
+        let want = [0.0, 0.0, 1.2, 0.8, 0.5, 0.0, 0.0];
         assert!((a - 0.01).abs() < 1e-9 && w.iter().zip(want).all(|(g, e)| (g - e).abs() < 1e-9), "{a} {w:?}");
         // A program never seen beside itself: the product carries over.
         let fileio = prog("fileio", 0.45, 0.0, 0.0, 0.5);

@@ -223,6 +223,7 @@ mod tests {
             profile: None,
             probe: Vec::new(),
             llc_kib: None,
+            stressors: Default::default(),
         };
         let ps = |v: &str, a: &str, s: f64| crate::PairSamples { victim: v.into(), aggressor: a.into(), slowdowns: vec![s] };
         let train = TrainingSet::new(
