@@ -175,6 +175,8 @@ fn bad_parameters_are_usage_errors_naming_the_flag() {
         ("pingpong", &[("transport", "tcp")], "transport"),
         ("pipe", &[("chunk_kib", "0")], "--chunk-kib"),
         ("pipe", &[("chunk_kib", "99999")], "--chunk-kib"),
+        ("pipe", &[("read_kib", "0")], "--read-kib"),
+        ("pipe", &[("source", "disk")], "source"),
         ("offload", &[("host_load", "1.5")], "--host-load"),
         ("offload", &[("period_ms", "0")], "--period-ms"),
         ("phased", &[("phases", "compute:1")], "--phases"),

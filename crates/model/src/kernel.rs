@@ -131,6 +131,7 @@ impl KernelSpec {
 }
 
 const TRANSPORTS: &[&str] = &["shm", "unix"];
+const PIPE_SOURCES: &[&str] = &["zero", "memory"];
 
 /// Every kernel, in the order `--list` prints them.
 pub const KERNELS: &[KernelSpec] = &[
@@ -291,12 +292,26 @@ pub const KERNELS: &[KernelSpec] = &[
         summary: "a stream of bytes through a pipe from one process to another, as a shell pipeline moves data",
         pressure: "the kernel's pipe path (copies, wake-ups, context switches)",
         unit: "one MiB moved",
-        params: &[ParamSpec {
-            name: "chunk_kib",
-            kind: ParamKind::Uint,
-            default: "8",
-            help: "size of each write and read in KiB (8: what head and openssl use)",
-        }],
+        params: &[
+            ParamSpec {
+                name: "chunk_kib",
+                kind: ParamKind::Uint,
+                default: "8",
+                help: "size of each write in KiB (8: what head writes)",
+            },
+            ParamSpec {
+                name: "read_kib",
+                kind: ParamKind::Uint,
+                default: "128",
+                help: "size of each read in KiB (128: what cat reads)",
+            },
+            ParamSpec {
+                name: "source",
+                kind: ParamKind::Choice(PIPE_SOURCES),
+                default: "zero",
+                help: "zero (each chunk read from /dev/zero first, as head -c N /dev/zero does) or memory (one buffer written again and again)",
+            },
+        ],
         calibration_work: 200,
         threaded: false,
     },

@@ -16,8 +16,8 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     work and cores, or the same executable content and arguments, measured under any\n\
     workload) runs once alone, profiled, and against a short probe ladder whose\n\
     length the budget buys (3.4 solo times per level as measured, 1 for the profile):\n\
-    DistGen at half the LLC and 4x the LLC, then the pipe stressor, then DistGen\n\
-    inside L2 and at the LLC's size (--budget 12 adds the pipe to the default). It is\n\
+    DistGen at half the LLC and 4x the LLC, then inside L2 and at the LLC's size,\n\
+    then the pipe stressor (--budget 18 buys all five). It is\n\
     never co-run with the other programs: predictors place it beside every program\n\
     the store knows from these solo measurements. Twins are one program.")]
 pub struct CharacterizeArgs {

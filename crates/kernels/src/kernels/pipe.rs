@@ -1,11 +1,14 @@
 //! `pipe`: a stream of bytes through a pipe from one process to another, as
 //! a shell pipeline moves data (`head -c 1G /dev/zero | openssl enc ...`).
 //!
-//! The parent writes `work` MiB in `chunk_kib` writes; a forked child reads
-//! them in reads of the same size and drops them, as `cat > /dev/null`
-//! does. Neither touches the data in user space: the time goes to the
-//! kernel's pipe path (copies in and out, page handling, wake-ups and the
-//! context switches between the two ends). A one-core job time-shares its
+//! The parent reads `work` MiB from /dev/zero in `chunk_kib` reads and
+//! writes each chunk into the pipe, as `head -c N /dev/zero` does; a forked
+//! child reads them in reads of `read_kib` and drops them, as `cat >
+//! /dev/null` does. Neither touches the data in user space: the time goes
+//! to the kernel (zeroing the writer's buffer, copies in and out of the
+//! pipe, page handling, wake-ups and the context switches between the two
+//! ends). `source = memory` leaves out the zeroing: the writer writes one
+//! buffer again and again. A one-core job time-shares its
 //! core between the two ends, as a pipeline pinned to one core does; with
 //! two CPUs or more each end gets one, as `pingpong`'s do.
 //!
@@ -15,6 +18,7 @@
 //! other application measured ran 0.89-1.12x beside it (docs/measurements.md,
 //! 2026-11-24 22:56). As a probe stressor it shows that sensitivity.
 
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use super::child::{end_sets, Child};
@@ -33,13 +37,21 @@ const MAX_CHUNK_KIB: u64 = 16 * 1024;
 const MIB: u64 = 1 << 20;
 
 pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
-    let chunk_kib = p.uint_min("chunk_kib", 1)?;
-    if chunk_kib > MAX_CHUNK_KIB {
-        return Err(p.bad("chunk_kib", &format!("expected at most {MAX_CHUNK_KIB} (16 MiB), got {chunk_kib}")));
-    }
-    let chunk = (chunk_kib * 1024) as usize;
+    let kib = |name: &str| -> Result<usize, KernelError> {
+        let v = p.uint_min(name, 1)?;
+        if v > MAX_CHUNK_KIB {
+            return Err(p.bad(name, &format!("expected at most {MAX_CHUNK_KIB} (16 MiB), got {v}")));
+        }
+        Ok((v * 1024) as usize)
+    };
+    let (chunk, read_chunk) = (kib("chunk_kib")?, kib("read_kib")?);
+    let zero = match p.text("source") {
+        "zero" => Some(std::fs::File::open("/dev/zero").map_err(|e| KernelError::io("opening /dev/zero", e))?),
+        "memory" => None,
+        other => return Err(p.bad("source", &format!("`{other}` is not one of zero, memory"))),
+    };
     let total = work.checked_mul(MIB).ok_or_else(|| KernelError::Failed(format!("{work} MiB is too much to move")))?;
-    let (timing, moved) = stream(total, chunk)?;
+    let (timing, moved) = stream(total, chunk, read_chunk, zero.as_ref().map(|f| f.as_raw_fd()))?;
     let checksum = mix(mix(CHECKSUM_SEED, moved), chunk as u64);
     Ok(Outcome::new(timing, moved, OPS_UNIT, checksum).bandwidth(moved))
 }
@@ -48,9 +60,11 @@ fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
-/// Moves `total` bytes through a pipe; returns the timing and the bytes the
-/// reader confirmed (it exits 0 only if it read exactly `total`).
-fn stream(total: u64, chunk: usize) -> Result<(Timing, u64), KernelError> {
+/// Moves `total` bytes through a pipe in writes of `chunk` and reads of
+/// `read_chunk`, each write's bytes first read from `zero` (/dev/zero) when
+/// given; returns the timing and the bytes the reader confirmed (it exits 0
+/// only if it read exactly `total`).
+fn stream(total: u64, chunk: usize, read_chunk: usize, zero: Option<libc::c_int>) -> Result<(Timing, u64), KernelError> {
     let started = Instant::now();
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` is a valid out-array of two ints for the call.
@@ -59,8 +73,8 @@ fn stream(total: u64, chunk: usize) -> Result<(Timing, u64), KernelError> {
     }
     let (read_fd, write_fd) = (fds[0], fds[1]);
     // Both buffers exist before the fork: the child cannot allocate.
-    let out = vec![0u8; chunk];
-    let mut inbuf = vec![0u8; chunk];
+    let mut out = vec![0u8; chunk];
+    let mut inbuf = vec![0u8; read_chunk];
     let (mine, peer) = end_sets();
     let child = Child::spawn(PEER, || {
         if let Some(set) = &peer {
@@ -92,6 +106,14 @@ fn stream(total: u64, chunk: usize) -> Result<(Timing, u64), KernelError> {
     let mut failure = None;
     while left > 0 {
         let n = left.min(chunk as u64) as usize;
+        if let Some(z) = zero {
+            // SAFETY: `out` is valid for writes of `n <= chunk` bytes.
+            let r = unsafe { libc::read(z, out.as_mut_ptr().cast(), n) };
+            if r < 0 && errno() != libc::EINTR {
+                failure = Some(errno());
+                break;
+            }
+        }
         // SAFETY: `out` is valid for reads of `n <= chunk` bytes. A vanished
         // reader gives EPIPE, not death by SIGPIPE: Rust's runtime ignores
         // SIGPIPE before `main`.
@@ -147,7 +169,10 @@ mod tests {
     fn the_reader_confirms_every_byte_including_a_last_partial_chunk() {
         // 3 chunks of 8 KiB and a 1 KiB tail.
         let total = 3 * 8192 + 1024;
-        let (t, moved) = stream(total, 8192).unwrap();
+        let (t, moved) = stream(total, 8192, 131072, None).unwrap();
+        assert_eq!(moved, total);
+        let zero = std::fs::File::open("/dev/zero").unwrap();
+        let (t, moved) = stream(total, 8192, 4096, Some(zero.as_raw_fd())).unwrap();
         assert_eq!(moved, total);
         assert!(t.wall_s >= 0.0);
     }
