@@ -64,8 +64,73 @@ pub struct PairsReport {
     /// Where each program's jobs ran in its co-runs beside the others
     /// (`job + job: cpus | cpus`), when they shared a CPU.
     pub shared_cpus: Vec<String>,
+    /// Each job's own solo times across the counted repeats.
+    pub solo: Vec<SoloSpread>,
     /// The heatmap written.
     pub svg: PathBuf,
+}
+
+/// A job's solo times across a campaign's repeats: every repeat times each
+/// job alone before the co-run, so a job has one solo time per repeat of
+/// each pair it is in.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SoloSpread {
+    pub job: String,
+    pub n: usize,
+    pub median_s: f64,
+    pub p10_s: f64,
+    pub p90_s: f64,
+}
+
+/// A job whose own solo runs are this far apart (90th over 10th
+/// percentile) spreads as far alone as a severe conflict (1.3) would slow
+/// it. On the reference node `head -c 2400M /dev/zero | cat` took 1.5 s or
+/// 3.4-5.0 s alone, run by run, and openssl-aes fed by such a pipe 1.7 s
+/// or 2.4-4.2 s (docs/measurements.md, 2026-11-25): their slowdowns
+/// measure which speed each timed run got as much as their co-runner.
+pub const UNSTABLE_SOLO: f64 = 1.3;
+
+/// Fewest solo times a spread is given for: a 10th percentile of fewer is
+/// the minimum.
+const MIN_SOLO_RUNS: usize = 5;
+
+impl SoloSpread {
+    /// 90th over 10th percentile of its solo times.
+    pub fn spread(&self) -> f64 {
+        self.p90_s / self.p10_s
+    }
+
+    pub fn unstable(&self) -> bool {
+        self.spread() > UNSTABLE_SOLO
+    }
+}
+
+/// Each job's solo spread over `runs`, by job name; jobs with fewer than
+/// five solo times are left out.
+pub fn solo_spreads(runs: &[PairRunRecord]) -> Vec<SoloSpread> {
+    let mut by_job: std::collections::BTreeMap<&str, Vec<f64>> = std::collections::BTreeMap::new();
+    for r in runs {
+        by_job.entry(&r.fg_job).or_default().push(r.fg_solo_s);
+        by_job.entry(&r.bg_job).or_default().push(r.bg_solo_s);
+    }
+    by_job
+        .into_iter()
+        .filter_map(|(job, mut v)| {
+            v.retain(|x| x.is_finite() && *x > 0.0);
+            if v.len() < MIN_SOLO_RUNS {
+                return None;
+            }
+            v.sort_by(f64::total_cmp);
+            use cosched_model::stats::{median_sorted, quantile_sorted};
+            Some(SoloSpread {
+                job: job.to_string(),
+                n: v.len(),
+                median_s: median_sorted(&v),
+                p10_s: quantile_sorted(&v, 0.1),
+                p90_s: quantile_sorted(&v, 0.9),
+            })
+        })
+        .collect()
 }
 
 pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
@@ -321,7 +386,8 @@ fn report(
         None => format!("Slowdown matrix of {} ({} repeats stored)", w.name, runs.len()),
     };
     write_file(&svg, &heatmap(&matrix, &title))?;
-    Ok(PairsReport { matrix, regimes, levels, shared_cpus, svg })
+    let solo = solo_spreads(&counted);
+    Ok(PairsReport { matrix, regimes, levels, shared_cpus, solo, svg })
 }
 
 fn to_record(r: &PairRun, jobs: &[PairJob], topology: Option<&cosched_model::topology::Node>) -> PairRunRecord {
@@ -413,6 +479,28 @@ mod twin_tests {
         assert_eq!(resume_command(&req), "cosched pairs --workload w.toml --resume");
         (req.repeats, req.min_repeats, req.in_regime, req.db) = (3, 3, Some(CacheRegime::Shared), Some("l.db".into()));
         assert_eq!(resume_command(&req), "cosched pairs --workload w.toml --repeats 3 --in-regime shared --db l.db --resume");
+    }
+
+    #[test]
+    fn a_job_whose_own_solo_runs_are_far_apart_is_unstable_and_a_steady_one_is_not() {
+        // `pipe` alone: 1.5 s or 3.5 s, alternating (a pipeline of two
+        // speeds); `loop`: 1.00-1.04 s. Ten repeats of their pair.
+        let runs: Vec<PairRunRecord> = (0..10)
+            .map(|i| PairRunRecord {
+                fg_solo_s: if i % 2 == 0 { 1.5 } else { 3.5 },
+                bg_solo_s: 1.0 + 0.004 * i as f64,
+                ..rec("pipe", "loop", 1.0, 1.0)
+            })
+            .collect();
+        let s = solo_spreads(&runs);
+        assert_eq!(s.iter().map(|x| x.job.as_str()).collect::<Vec<_>>(), ["loop", "pipe"]);
+        let (lp, pipe) = (&s[0], &s[1]);
+        assert_eq!((lp.n, pipe.n), (10, 10));
+        assert!(!lp.unstable(), "{lp:?}");
+        assert!(pipe.unstable() && (pipe.spread() - 3.5 / 1.5).abs() < 1e-9, "{pipe:?}");
+        assert!((pipe.median_s - 2.5).abs() < 1e-9);
+        // Fewer than five solo times: no spread is given.
+        assert!(solo_spreads(&runs[..2]).is_empty());
     }
 
     fn rec(fg: &str, bg: &str, fg_sd: f64, bg_sd: f64) -> PairRunRecord {

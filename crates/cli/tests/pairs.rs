@@ -216,3 +216,47 @@ fn ctrl_z_pauses_between_repeats_so_no_repeat_is_timed_across_the_pause() {
         }
     }
 }
+
+#[test]
+fn a_job_with_two_speeds_alone_is_named_and_a_steady_one_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let flip = dir.path().join("flip");
+    let wl = dir.path().join("w.toml");
+    // `twospeed` takes 0.05 s and 0.25 s on alternate runs (a file it
+    // creates and removes), as a pipeline of two speeds does; `steady`
+    // always 0.05 s.
+    std::fs::write(
+        &wl,
+        format!(
+            "[[jobs]]\nname = \"twospeed\"\ncommand = \"sh -c 'if rm {f} 2>/dev/null; then sleep 0.25; else touch {f}; sleep 0.05; fi'\"\n\
+             [[jobs]]\nname = \"steady\"\ncommand = \"sleep 0.05\"\n",
+            f = flip.display()
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("c.db");
+    let out = cosched()
+        .args(["pairs", "--repeats", "3", "--min-repeats", "3", "--svg", "/dev/null", "--workload"])
+        .arg(&wl)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("warning: `twospeed` alone took"), "{text}");
+    assert!(!text.contains("`steady` alone took"), "{text}");
+    // The JSON report carries every job's spread.
+    let out = cosched()
+        .args(["pairs", "--repeats", "3", "--min-repeats", "3", "--json", "--svg", "/dev/null", "--workload"])
+        .arg(&wl)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let solo = v["solo"].as_array().unwrap();
+    assert_eq!(solo.len(), 2, "{solo:?}");
+    let twospeed = solo.iter().find(|s| s["job"] == "twospeed").unwrap();
+    assert!(twospeed["p90_s"].as_f64().unwrap() / twospeed["p10_s"].as_f64().unwrap() > 2.0, "{twospeed}");
+}

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::pairs::{pairs, PairsReport, PairsRequest};
+use cosched_app::pairs::{pairs, PairsReport, PairsRequest, UNSTABLE_SOLO};
 use cosched_report::table;
 
 use super::common::{ctx, parse_budget, parse_regime, print_json, DbArgs, JsonArgs, WorkloadArgs};
@@ -131,6 +131,17 @@ pub fn print(r: &PairsReport, ratio: bool) {
     }
     if !g.switches.is_empty() {
         println!("warning: {} repeat(s) ran in another regime than the first, e.g. {}", g.switches.len(), g.switches[0].describe());
+    }
+    for s in r.solo.iter().filter(|s| s.unstable()) {
+        println!(
+            "warning: `{}` alone took {:.2}-{:.2} s (10th-90th percentile of {} solo runs, {:.2}x apart, more than {UNSTABLE_SOLO}): \
+             its slowdowns mix its own fast and slow runs, so a pair above {UNSTABLE_SOLO} with it as the victim may be its solo spread, not its co-runner",
+            s.job,
+            s.p10_s,
+            s.p90_s,
+            s.n,
+            s.spread()
+        );
     }
     let mut levels: Vec<&str> = r.levels.iter().filter_map(|c| c.level.map(|l| l.name())).collect();
     levels.sort_unstable();
