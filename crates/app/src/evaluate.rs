@@ -331,18 +331,71 @@ fn cross_workload_rows(
         let all: Vec<crate::common::UsedCampaign> = kb.parts.iter().flat_map(|p| p.campaigns.iter().cloned()).collect();
         crate::common::describe_campaigns(&all).into_iter().map(|line| format!("\n  {line}")).collect()
     };
+    let severe = severe_pairs_with_solo(store, w, &test, level)?;
     let note = format!(
         "cross-workload: fitted on {} (without any pair of a tested program), from:{}\ntested on the measured pairs of {}: {} from their programs' \
-         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above {level:.2}{}.{}",
+         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above {level:.2}{}.{}{}",
         train.describe(),
         used(&train),
         w.name,
         test.describe(),
         used(&test),
         scope.describe(),
+        severe.iter().map(|l| format!("\n  {l}")).collect::<String>(),
         unfitted.iter().map(|u| format!("\nnot fitted: {u}")).collect::<String>()
     );
     Ok((counts, rows, note))
+}
+
+/// The tested pairs measured severe, each with how far apart its victim's
+/// own solo runs were in the pairs campaigns the test used
+/// (`pairs::solo_spreads`): a victim whose solo runs spread beyond
+/// `pairs::UNSTABLE_SOLO` may be "severe" by its own two speeds, which no
+/// predictor can foresee (docs/measurements.md, 2026-11-25).
+fn severe_pairs_with_solo(
+    store: &cosched_store::Store,
+    w: &Workload,
+    test: &crate::knowledge::KnowledgeBase,
+    level: f64,
+) -> anyhow::Result<Vec<String>> {
+    let jobs = crate::knowledge::jobs_by_program(store, w)?;
+    let mut runs = Vec::new();
+    for c in test.parts.iter().flat_map(|p| &p.campaigns).filter(|c| c.kind == "pairs" && c.workload == w.name) {
+        runs.extend(store.pair_runs(cosched_store::CampaignId(c.id))?);
+    }
+    let spreads = crate::pairs::solo_spreads(&runs);
+    let spread_of = |key: &str| -> Option<f64> {
+        jobs.get(key)?.iter().filter_map(|j| spreads.iter().find(|s| &s.job == j)).map(|s| s.spread()).reduce(f64::max)
+    };
+    let name_of = |key: &str| jobs.get(key).and_then(|j| j.first()).cloned().unwrap_or_else(|| key.to_string());
+    Ok(severe_lines(&test.set.pairs, level, &spread_of, &name_of))
+}
+
+/// One line per pair measured above `level`, worst first, with its victim's
+/// solo spread; a header line first, none when no pair is severe.
+fn severe_lines(
+    pairs: &[cosched_predict::PairSamples],
+    level: f64,
+    spread_of: &dyn Fn(&str) -> Option<f64>,
+    name_of: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    let mut severe: Vec<(&cosched_predict::PairSamples, f64)> =
+        pairs.iter().map(|p| (p, p.median())).filter(|(_, m)| *m > level).collect();
+    severe.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if severe.is_empty() {
+        return Vec::new();
+    }
+    let unstable = crate::pairs::UNSTABLE_SOLO;
+    let mut out = vec![format!("measured severe, with the victim's own solo spread (10th-90th percentile; above {unstable} it may be the victim's two speeds, not its co-runner):")];
+    for (p, m) in severe {
+        let spread = match spread_of(&p.victim) {
+            Some(x) if x > unstable => format!("solo {x:.2}x apart: unstable"),
+            Some(x) => format!("solo {x:.2}x"),
+            None => "solo spread not known".to_string(),
+        };
+        out.push(format!("{} beside {}: {m:.2} ({spread})", name_of(&p.victim), name_of(&p.aggressor)));
+    }
+    out
 }
 
 /// Cross-validates every predictor; under leave-one-program-out `measured`
@@ -536,6 +589,23 @@ mod tests {
             text.contains("pairs campaign 3 (done; node at its start: load 1.00 0.50 0.25, CPU 0-1 round trip 76 ns; node at resume 1: load 1.00 0.50 0.25, CPU 0-1 round trip 452 ns)"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn severe_pairs_are_listed_worst_first_with_an_unstable_victim_marked() {
+        let ps = |v: &str, a: &str, s: &[f64]| cosched_predict::PairSamples { victim: v.into(), aggressor: a.into(), slowdowns: s.to_vec() };
+        let pairs = [ps("k-ssl", "k-ssl", &[1.5, 1.52, 1.4]), ps("k-fio", "k-fiow", &[1.32]), ps("k-ssl", "k-bc", &[0.99])];
+        let spread = |k: &str| match k {
+            "k-ssl" => Some(1.72),
+            "k-fio" => Some(1.04),
+            _ => None,
+        };
+        let name = |k: &str| k.trim_start_matches("k-").to_string();
+        let lines = severe_lines(&pairs, 1.3, &spread, &name);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(lines[1], "ssl beside ssl: 1.50 (solo 1.72x apart: unstable)");
+        assert_eq!(lines[2], "fio beside fiow: 1.32 (solo 1.04x)");
+        assert!(severe_lines(&pairs, 1.6, &spread, &name).is_empty());
     }
 
     #[test]

@@ -172,6 +172,12 @@ pub fn run_campaign_in(
                     if last.is_some() && !(g.wait)(last) {
                         return Err(CampaignError::RegimeWait { want: g.want, jobs: label, cpus: [x, y], last_ns: last });
                     }
+                    // Waiting is between measurements too: Ctrl-Z stops
+                    // here at once rather than when the regime comes, and
+                    // a stopped campaign reads no CPUs (a reading keeps
+                    // both busy, which would disturb whatever runs while
+                    // it is stopped).
+                    crate::launch::pause_point();
                     last = read(x, y);
                     if last.is_none() {
                         break; // unreadable now: the repeat's own readings decide
