@@ -98,7 +98,7 @@ pub const PREDICTORS: &[PredictorEntry] = &[
     },
     PredictorEntry {
         name: "mechanism",
-        summary: "contention through named resources (probe reading, I/O x I/O, CPU spilled either way, CPU stall) with non-negative weights, plus the CPU a co-runner takes from the lightest probe stressor (weight 1, not fitted)",
+        summary: "contention through named resources (probe reading, I/O x I/O, CPU spilled either way, CPU stall, pipe x pipe) with non-negative weights, plus the CPU a co-runner takes from the lightest probe stressor (weight 1, not fitted)",
         params: &[],
         make: |_| Ok(Box::new(Mechanism::default())),
     },
