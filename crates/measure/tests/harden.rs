@@ -153,6 +153,40 @@ fn a_memory_limit_that_overflows_bytes_is_refused_not_wrapped_to_zero() {
 }
 
 #[test]
+fn writing_to_dev_null_discards_and_leaves_it_a_device() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let null = std::path::Path::new("/dev/null");
+    let before = std::fs::symlink_metadata(null).unwrap();
+    assert!(before.file_type().is_char_device(), "/dev/null is already not a device on this machine");
+    let r = files::write_file(null, b"<svg/>", None);
+    let after = std::fs::symlink_metadata(null).unwrap();
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !after.file_type().is_char_device() && root {
+        // Put the node's /dev/null back before failing, so one failure does
+        // not spoil every later measurement on the machine.
+        let _ = std::fs::remove_file(null);
+        let path = std::ffi::CString::new("/dev/null").unwrap();
+        // SAFETY: a valid C string; mknod only creates a device node.
+        unsafe { libc::mknod(path.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+        // mknod's mode went through the umask.
+        let _ = std::fs::set_permissions(null, std::fs::Permissions::from_mode(0o666));
+    }
+    r.unwrap();
+    assert!(after.file_type().is_char_device(), "write_file replaced /dev/null with a {:?}", after.file_type());
+    assert_eq!(after.ino(), before.ino(), "write_file made a new /dev/null");
+    // A FIFO is refused, not replaced.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let e = files::write_file(&fifo, b"x", None).unwrap_err().to_string();
+    assert!(e.contains("device, FIFO or socket"), "{e}");
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+#[test]
 fn files_replace_planted_links_instead_of_writing_through_them_with_fixed_modes() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("precious");
