@@ -84,10 +84,11 @@ pub struct SoloSpread {
 
 /// A job whose own solo runs are this far apart (90th over 10th
 /// percentile) spreads as far alone as a severe conflict (1.3) would slow
-/// it. On the reference node `head -c 2400M /dev/zero | cat` took 1.5 s or
-/// 3.4-5.0 s alone, run by run, and openssl-aes fed by such a pipe 1.7 s
-/// or 2.4-4.2 s (docs/measurements.md, 2026-11-25): their slowdowns
-/// measure which speed each timed run got as much as their co-runner.
+/// it. On the reference node, while /dev/null was a regular file (see
+/// `measure::files::create_file`), `head -c 2400M /dev/zero | cat >
+/// /dev/null` took 1.5 s or 3.4-5.0 s alone, run by run, and openssl-aes
+/// 1.7 s or 2.4-4.2 s (docs/measurements.md, 2026-11-25): their slowdowns
+/// measured the state of that file as much as their co-runner.
 pub const UNSTABLE_SOLO: f64 = 1.3;
 
 /// Fewest solo times a spread is given for: a 10th percentile of fewer is

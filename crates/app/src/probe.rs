@@ -41,9 +41,8 @@ pub enum Stressor {
     #[default]
     Distgen,
     /// The `pipe` kernel, one point: the kernel's pipe path, a resource
-    /// DistGen does not exercise (a pipeline of zeros slowed `openssl enc`
-    /// 2.4-3.2x on the reference node and every other application
-    /// measured 0.89-1.12x).
+    /// DistGen does not exercise (on the reference node no program is
+    /// sensitive to it: 0.90-1.09).
     Pipe,
 }
 

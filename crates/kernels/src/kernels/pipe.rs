@@ -12,11 +12,12 @@
 //! core between the two ends, as a pipeline pinned to one core does; with
 //! two CPUs or more each end gets one, as `pingpong`'s do.
 //!
-//! Why a kernel of its own: on the reference node the pipe path is a
-//! resource that no other kernel exercises. A pipeline of zeros beside
-//! `openssl enc` (itself such a pipeline) slowed it 2.4-3.2x, while every
-//! other application measured ran 0.89-1.12x beside it (docs/measurements.md,
-//! 2026-11-24 22:56). As a probe stressor it shows that sensitivity.
+//! Why a kernel of its own: shell pipelines are a common way to feed a
+//! program, and the pipe path is a resource no other kernel exercises. It
+//! was built as a probe stressor after a pipeline of zeros slowed `openssl
+//! enc` 2.4-3.2x on the reference node; that turned out to be /dev/null
+//! being a regular file both wrote into, and with a real /dev/null neither
+//! slows the other (1.00; docs/measurements.md, 2026-11-25).
 
 use std::os::fd::AsRawFd;
 use std::time::Instant;

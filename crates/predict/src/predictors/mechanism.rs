@@ -96,9 +96,9 @@ fn light_push(f: &Features) -> f64 {
 /// `pipe(v)` and `pipe'(o)` of the module documentation: ln of the
 /// program's slowdown beside the pipe stressor (its sensitivity) and of
 /// the stressor's beside it (its push), each 0 at or below the floor or
-/// without a pipe point. On the reference node `openssl enc` fed by a pipe
-/// read 2.4-3.2 beside a pipe of zeros and every other application
-/// 0.89-1.12, so the floor keeps the noise of the rest out.
+/// without a pipe point. The floor keeps the noise out: on the reference
+/// node every program read 0.90-1.09 beside the pipe, so there the term is
+/// 0.
 fn pipe(c: &Characterization) -> (f64, f64) {
     let ln = |x: f64| if x > LIGHT_FLOOR { x.ln() } else { 0.0 };
     c.stressors.get(PIPE).map_or((0.0, 0.0), |p| (ln(p.job_slowdown.median), ln(p.stressor_slowdown.median)))
