@@ -55,6 +55,16 @@ pub fn create_file(path: &Path, owner: Option<(u32, u32)>) -> io::Result<File> {
                 ),
             ))
         }
+        // A link to a device everyone may write (`/dev/stdout` ->
+        // /proc/self/fd/1 -> a terminal) is written through: what is opened
+        // is checked after opening, so a link swapped in between to a file
+        // is not written through but replaced as below.
+        Ok(m) if m.file_type().is_symlink() && writable_device(path).is_some() => {
+            if let Some(f) = writable_device(path) {
+                return Ok(f);
+            }
+            fs::remove_file(path).map_err(|e| with_path(path, e))?
+        }
         // Removing a symbolic link removes the link, not its target; a hard
         // link loses one name and its other names keep their content.
         Ok(_) => fs::remove_file(path).map_err(|e| with_path(path, e))?,
@@ -75,6 +85,16 @@ pub fn create_file(path: &Path, owner: Option<(u32, u32)>) -> io::Result<File> {
         std::os::unix::fs::fchown(&f, Some(uid), Some(gid)).map_err(|e| with_path(path, e))?;
     }
     Ok(f)
+}
+
+/// `path` opened for writing, following links, if what it opens is a
+/// character device everyone may write; `None` otherwise (the file opened
+/// is closed unwritten).
+fn writable_device(path: &Path) -> Option<File> {
+    use std::os::unix::fs::FileTypeExt;
+    let f = OpenOptions::new().write(true).custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK).open(path).ok()?;
+    let m = f.metadata().ok()?;
+    (m.file_type().is_char_device() && m.mode() & 0o002 != 0).then_some(f)
 }
 
 /// Writes `text` to a fresh file at `path` (see [`create_file`]).

@@ -175,8 +175,15 @@ fn writing_to_dev_null_discards_and_leaves_it_a_device() {
     r.unwrap();
     assert!(after.file_type().is_char_device(), "write_file replaced /dev/null with a {:?}", after.file_type());
     assert_eq!(after.ino(), before.ino(), "write_file made a new /dev/null");
-    // A FIFO is refused, not replaced.
+    // A link to /dev/null (as /dev/stdout is a link to a terminal) is
+    // written through and stays a link.
     let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("out");
+    std::os::unix::fs::symlink(null, &link).unwrap();
+    files::write_file(&link, b"<svg/>", None).unwrap();
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(null).unwrap().file_type().is_char_device());
+    // A FIFO is refused, not replaced.
     let fifo = dir.path().join("fifo");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid C string; mkfifo only creates the node.
