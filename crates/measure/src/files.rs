@@ -39,32 +39,20 @@ pub fn create_file(path: &Path, owner: Option<(u32, u32)>) -> io::Result<File> {
         Ok(m) if m.is_dir() => {
             return Err(io::Error::new(ErrorKind::AlreadyExists, format!("{}: is a directory", path.display())))
         }
-        Ok(m) if m.file_type().is_char_device() && m.mode() & 0o002 != 0 => {
-            return OpenOptions::new()
-                .write(true)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(path)
-                .map_err(|e| with_path(path, e))
-        }
-        Ok(m) if !m.file_type().is_file() && !m.file_type().is_symlink() => {
-            return Err(io::Error::new(
-                ErrorKind::AlreadyExists,
-                format!(
-                    "{}: is a device, FIFO or socket; cosched writes regular files, or into a device everyone may write such as /dev/null",
-                    path.display()
-                ),
-            ))
-        }
-        // A link to a device everyone may write (`/dev/stdout` ->
-        // /proc/self/fd/1 -> a terminal) is written through: what is opened
-        // is checked after opening, so a link swapped in between to a file
-        // is not written through but replaced as below.
-        Ok(m) if m.file_type().is_symlink() && writable_device(path).is_some() => {
+        // A device everyone may write, or a link to one (`/dev/stdout` ->
+        // /proc/self/fd/1 -> a terminal), is written into: what is opened
+        // is checked after opening, so a link swapped in meanwhile to a
+        // file is not written through but replaced as below.
+        Ok(m) if m.file_type().is_char_device() || m.file_type().is_symlink() => {
             if let Some(f) = writable_device(path) {
                 return Ok(f);
             }
+            if !m.file_type().is_symlink() {
+                return Err(not_a_file(path));
+            }
             fs::remove_file(path).map_err(|e| with_path(path, e))?
         }
+        Ok(m) if !m.file_type().is_file() => return Err(not_a_file(path)),
         // Removing a symbolic link removes the link, not its target; a hard
         // link loses one name and its other names keep their content.
         Ok(_) => fs::remove_file(path).map_err(|e| with_path(path, e))?,
@@ -85,6 +73,16 @@ pub fn create_file(path: &Path, owner: Option<(u32, u32)>) -> io::Result<File> {
         std::os::unix::fs::fchown(&f, Some(uid), Some(gid)).map_err(|e| with_path(path, e))?;
     }
     Ok(f)
+}
+
+fn not_a_file(path: &Path) -> io::Error {
+    io::Error::new(
+        ErrorKind::AlreadyExists,
+        format!(
+            "{}: is a device, FIFO or socket; cosched writes regular files, or into a device everyone may write such as /dev/null",
+            path.display()
+        ),
+    )
 }
 
 /// `path` opened for writing, following links, if what it opens is a
