@@ -293,7 +293,14 @@ fn pipe_inode(fd: i32) -> Option<u64> {
     (unsafe { libc::fstat(fd, &mut st) } == 0).then_some(st.st_ino)
 }
 
-/// Processes other than this one with a descriptor on pipe `inode`.
+/// Processes other than this one that hold pipe `inode` open for writing:
+/// the ones keeping its reader from end of file.
+///
+/// Only writers: a copy of this process between fork and exec (any
+/// concurrent launch, in cosched or in a test binary) holds every
+/// descriptor of ours for a moment, the pipe's read end included, and
+/// killing it would kill someone else's job (a probe's stressor was once
+/// SIGKILLed that way).
 fn pipe_holders(inode: u64) -> Vec<i32> {
     let me = std::process::id() as i32;
     let link = format!("pipe:[{inode}]");
@@ -305,11 +312,25 @@ fn pipe_holders(inode: u64) -> Vec<i32> {
             continue;
         }
         let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { continue };
-        if fds.flatten().any(|f| std::fs::read_link(f.path()).is_ok_and(|l| l.as_os_str() == link.as_str())) {
+        let writes = fds.flatten().any(|f| {
+            std::fs::read_link(f.path()).is_ok_and(|l| l.as_os_str() == link.as_str())
+                && std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", f.file_name().to_string_lossy())).is_ok_and(|info| opened_for_writing(&info))
+        });
+        if writes {
             out.push(pid);
         }
     }
     out
+}
+
+/// Whether a /proc/PID/fdinfo/FD text describes a descriptor open for
+/// writing (its `flags:` field, octal, has access mode O_WRONLY or O_RDWR).
+fn opened_for_writing(fdinfo: &str) -> bool {
+    fdinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|v| i32::from_str_radix(v.trim(), 8).ok())
+        .is_some_and(|flags| flags & libc::O_ACCMODE != libc::O_RDONLY)
 }
 
 /// Starts a process in a new process group, pinned if asked.
@@ -474,29 +495,33 @@ impl Running {
                 source: std::io::Error::other("already reaped"),
             });
         }
+        if !self.leader_exited(flags).map_err(|source| LaunchError::Wait { pid: self.pid, source })? {
+            return Ok(None);
+        }
+        let wall_s = self.start.elapsed().as_secs_f64();
+        // The leader has exited but is not reaped, so its pid, and with it
+        // the group id, cannot be taken by a new process yet: kill anything
+        // it left in its group (a forked helper that outlived it) so that
+        // measurements never overlap with strays, and no one else's group.
+        let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
         let mut status: libc::c_int = 0;
         // SAFETY: rusage is plain old data that wait4 fully initialises on
         // success; zeroed is a valid bit pattern for it.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // wait4 rather than Child::wait: it also returns the rusage of the
-        // job, which gives CPU time without a second /proc read.
-        // SAFETY: status and ru are valid, exclusively borrowed out-pointers
-        // for the duration of the call.
-        let r = unsafe { libc::wait4(self.pid, &mut status, flags, &mut ru) };
-        if r == 0 {
-            return Ok(None);
-        }
-        if r < 0 {
-            let err = std::io::Error::last_os_error();
-            if err.kind() == std::io::ErrorKind::Interrupted {
-                return Ok(None);
+        // job, which gives CPU time without a second /proc read. The leader
+        // has exited, so this returns at once.
+        let r = loop {
+            // SAFETY: status and ru are valid, exclusively borrowed
+            // out-pointers for the duration of the call.
+            let r = unsafe { libc::wait4(self.pid, &mut status, 0, &mut ru) };
+            if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                break r;
             }
-            return Err(LaunchError::Wait { pid: self.pid, source: err });
+        };
+        if r < 0 {
+            return Err(LaunchError::Wait { pid: self.pid, source: std::io::Error::last_os_error() });
         }
-        let wall_s = self.start.elapsed().as_secs_f64();
-        // The leader is gone; kill anything it left in its group (a forked
-        // helper that outlived it) so measurements never overlap with strays.
-        let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
         self.child = None;
         let es = std::process::ExitStatus::from_raw(status);
         let exit = match (es.code(), es.signal()) {
@@ -518,6 +543,26 @@ impl Running {
         }))
     }
 
+    /// Whether the leader has exited, without reaping it (`WNOWAIT`): until
+    /// it is reaped its pid stays ours, so signalling its group is safe.
+    /// With `WNOHANG` in `flags` it does not wait; an interrupted wait
+    /// reads as "not yet".
+    fn leader_exited(&self, flags: i32) -> std::io::Result<bool> {
+        // SAFETY: siginfo_t is plain old data; zeroed is a valid bit
+        // pattern, and it leaves si_pid 0 when WNOHANG finds no exit.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: info is a valid, exclusively borrowed out-pointer for the
+        // duration of the call.
+        let r = unsafe { libc::waitid(libc::P_PID, self.pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT | flags) };
+        if r < 0 {
+            let err = std::io::Error::last_os_error();
+            return if err.kind() == std::io::ErrorKind::Interrupted { Ok(false) } else { Err(err) };
+        }
+        // SAFETY: waitid filled in a SIGCHLD siginfo (or left it zeroed),
+        // for which si_pid is the field to read.
+        Ok(unsafe { info.si_pid() } != 0)
+    }
+
     /// Kills the whole process group and reaps the leader.
     pub fn kill(mut self) {
         self.kill_group();
@@ -526,10 +571,12 @@ impl Running {
     fn kill_group(&mut self) {
         if self.child.is_some() {
             let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
-            let _ = self.wait_inner(0);
-            // SIGKILL is delivered asynchronously: the group's other members
-            // may still be runnable for a moment. Wait (bounded) until they
-            // are gone, so "dropped" really means "nothing left running".
+            // SIGKILL is delivered asynchronously: the group's members may
+            // still be runnable for a moment. Wait (bounded) until none is
+            // left, so "dropped" really means "nothing left running". The
+            // leader is reaped only afterwards: until then its pid, and so
+            // the group id, cannot be reused (the node allows only 32768
+            // pids), and these signals reach only this job.
             for _ in 0..400 {
                 if live_members(self.pid).is_empty() {
                     break;
@@ -537,6 +584,7 @@ impl Running {
                 let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
                 std::thread::sleep(Duration::from_millis(5));
             }
+            let _ = self.wait_inner(0);
         }
     }
 }
@@ -709,6 +757,31 @@ mod tests {
             let zombie = stat.rfind(')').is_some_and(|i| stat[i + 1..].trim_start().starts_with('Z'));
             !zombie && String::from_utf8_lossy(&cmd).contains(marker)
         })
+    }
+
+    #[test]
+    fn a_descriptor_is_a_writers_by_its_access_mode_not_its_other_flags() {
+        assert!(opened_for_writing("pos:\t0\nflags:\t01\nmnt_id:\t15\n"), "O_WRONLY");
+        assert!(opened_for_writing("pos:\t0\nflags:\t02000002\n"), "O_RDWR | O_CLOEXEC");
+        assert!(!opened_for_writing("pos:\t0\nflags:\t02000000\n"), "O_RDONLY | O_CLOEXEC");
+        assert!(!opened_for_writing("pos:\t0\n"), "no flags field");
+    }
+
+    #[test]
+    fn only_a_pipes_writers_are_taken_for_its_holders() {
+        // The reader stands for a copy of cosched between fork and exec,
+        // which holds the job's read end and must never be killed for it.
+        let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+        let inode = pipe_inode(std::os::fd::AsRawFd::as_raw_fd(&r)).unwrap();
+        let mut reader = Command::new("sleep").arg("30").stdin(Stdio::from(r)).spawn().unwrap();
+        let mut writer = Command::new("sleep").arg("30").stdout(Stdio::from(w)).spawn().unwrap();
+        let holders = pipe_holders(inode);
+        for c in [&mut reader, &mut writer] {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        assert!(holders.contains(&(writer.id() as i32)), "the writer {} is a holder: {holders:?}", writer.id());
+        assert!(!holders.contains(&(reader.id() as i32)), "the reader {} is not: {holders:?}", reader.id());
     }
 
     #[test]

@@ -170,7 +170,7 @@ mod tests {
     fn the_reader_confirms_every_byte_including_a_last_partial_chunk() {
         // 3 chunks of 8 KiB and a 1 KiB tail.
         let total = 3 * 8192 + 1024;
-        let (t, moved) = stream(total, 8192, 131072, None).unwrap();
+        let (_, moved) = stream(total, 8192, 131072, None).unwrap();
         assert_eq!(moved, total);
         let zero = std::fs::File::open("/dev/zero").unwrap();
         let (t, moved) = stream(total, 8192, 4096, Some(zero.as_raw_fd())).unwrap();
