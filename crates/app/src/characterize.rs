@@ -6,16 +6,18 @@
 //! then place it beside every program the store knows from these solo
 //! measurements (`evaluate-predictors --train` says how well).
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use cosched_measure::identity::program_key;
+use cosched_model::compare::CacheRegime;
 use serde::Serialize;
 
 use crate::common::{db_path, load_workload, open_store, Ctx};
 use crate::error::bad_input;
 use crate::knowledge::{knowledge_base, KbFilter};
-use crate::probe::ProbeRequest;
+use crate::probe::{ProbeRequest, PIPE_LEVEL, STRESSOR};
 use crate::profile::{ProfileRequest, Syscalls};
 
 /// A probe level costs three solo times (the job alone, the stressor alone
@@ -31,6 +33,12 @@ pub struct CharacterizeRequest {
     pub workload: PathBuf,
     /// Most a new program may cost, in multiples of its solo time.
     pub budget: f64,
+    /// Probe in this cache regime only: a program is known once it has
+    /// points in it at every level of the short ladder, and its probe
+    /// repeats count only when run wholly in it.
+    pub in_regime: Option<CacheRegime>,
+    /// Give up after waiting this long at once for `in_regime`.
+    pub regime_wait: Duration,
     pub db: Option<PathBuf>,
 }
 
@@ -90,6 +98,27 @@ pub fn short_ladder(budget: f64, l2_kib: u64, llc_kib: u64) -> Vec<ProbeStep> {
     order
 }
 
+/// The short ladder's DistGen sizes (KiB, as text) still to measure for a
+/// program: without a regime, all of them for a program never probed and
+/// none for one probed before; in a regime, those without points in it
+/// (`levels`: the program's levels with points in the regime).
+fn missing_levels<'a>(
+    regime: Option<CacheRegime>,
+    distgen: &'a [String],
+    probed: bool,
+    levels: Option<&BTreeSet<(String, u64, u64)>>,
+) -> Vec<&'a String> {
+    let has = |kib: &String| {
+        let kib: u64 = kib.parse().expect("formatted from a u64");
+        levels.is_some_and(|l| l.contains(&(STRESSOR.to_string(), kib, 1.0f64.to_bits())))
+    };
+    match regime {
+        None if probed => Vec::new(),
+        None => distgen.iter().collect(),
+        Some(_) => distgen.iter().filter(|k| !has(k)).collect(),
+    }
+}
+
 pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<CharacterizeReport> {
     if !(req.budget >= SOLO_RUNS_FOR_PROFILE + SOLO_RUNS_PER_LEVEL && req.budget.is_finite()) {
         return Err(bad_input(format!(
@@ -105,7 +134,7 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
     let mut store = open_store(&db)?;
     crate::calibrate::calibrate_missing(&w, &mut store, ctx)?;
     let cals = store.calibrations()?;
-    let kb = knowledge_base(&store, &KbFilter::default())?;
+    let kb = knowledge_base(&store, &KbFilter { regime: req.in_regime, ..KbFilter::default() })?;
     drop(store);
     let (l2, llc) = match cosched_measure::topology::detect() {
         Ok(node) => crate::probe::cache_sizes(&node),
@@ -114,7 +143,6 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
     let ladder = short_ladder(req.budget, l2.unwrap_or(1024), llc.unwrap_or(32 * 1024));
     let distgen: Vec<String> =
         ladder.iter().filter_map(|p| if let ProbeStep::Distgen(k) = p { Some(k.to_string()) } else { None }).collect();
-    let sizes = distgen.join(",");
     let wants_pipe = ladder.contains(&ProbeStep::Pipe);
     let pipe = crate::probe::Stressor::Pipe.name();
 
@@ -129,8 +157,14 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
         seen.push(identity.clone());
         let known = kb.set.programs.get(&identity);
         let has_profile = known.is_some_and(|c| c.profile.is_some());
-        let has_probe = known.is_some_and(|c| !c.probe.is_empty());
-        let has_pipe = !wants_pipe || known.is_some_and(|c| c.stressors.contains_key(pipe));
+        let in_regime = kb.levels_in_regime.get(&identity);
+        let missing = missing_levels(req.in_regime, &distgen, known.is_some_and(|c| !c.probe.is_empty()), in_regime);
+        let has_probe = missing.is_empty();
+        let has_pipe = !wants_pipe
+            || match req.in_regime {
+                None => known.is_some_and(|c| c.stressors.contains_key(pipe)),
+                Some(_) => in_regime.is_some_and(|l| l.contains(&(pipe.to_string(), PIPE_LEVEL.size_kib, 1.0f64.to_bits()))),
+            };
         if has_profile && has_probe && has_pipe {
             out.push(Characterized {
                 job: job.name.clone(),
@@ -171,19 +205,27 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
             sizes_kib,
             stressor_seconds: solo.unwrap_or(1.0).max(0.05),
             svg_dir: None,
+            in_regime: req.in_regime,
+            regime_wait: req.regime_wait,
             db: Some(db.clone()),
         };
-        if !has_probe && !distgen.is_empty() {
-            ctx.step(&format!("characterize {}: {} DistGen level(s) ({sizes} KiB)", job.name, distgen.len()));
-            crate::probe::probe(&one(crate::probe::Stressor::Distgen, Some(sizes.clone())), ctx)?;
-            did.push(format!("probe ({} levels)", distgen.len()));
+        // Waiting for a regime is the node's cost, not the program's.
+        let mut waited_s = 0.0;
+        if !has_probe {
+            let sizes: Vec<&str> = missing.iter().map(|k| k.as_str()).collect();
+            let sizes = sizes.join(",");
+            ctx.step(&format!("characterize {}: {} DistGen level(s) ({sizes} KiB)", job.name, missing.len()));
+            let done = crate::probe::probe(&one(crate::probe::Stressor::Distgen, Some(sizes)), ctx)?;
+            waited_s += done.iter().map(|p| p.waited_s).sum::<f64>();
+            did.push(format!("probe ({} levels)", missing.len()));
         }
         if !has_pipe {
             ctx.step(&format!("characterize {}: the pipe stressor", job.name));
-            crate::probe::probe(&one(crate::probe::Stressor::Pipe, None), ctx)?;
+            let done = crate::probe::probe(&one(crate::probe::Stressor::Pipe, None), ctx)?;
+            waited_s += done.iter().map(|p| p.waited_s).sum::<f64>();
             did.push("pipe".to_string());
         }
-        let cost_s = started.elapsed().as_secs_f64();
+        let cost_s = (started.elapsed().as_secs_f64() - waited_s).max(0.0);
         out.push(Characterized {
             job: job.name.clone(),
             identity,
@@ -206,6 +248,16 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_a_regime_only_the_levels_without_points_in_it_are_measured_again() {
+        let ladder = vec!["16384".to_string(), "131072".to_string()];
+        let apart_16m: BTreeSet<_> = [(STRESSOR.to_string(), 16384, 1.0f64.to_bits())].into();
+        assert_eq!(missing_levels(None, &ladder, true, Some(&apart_16m)), Vec::<&String>::new(), "probed, no regime asked: known");
+        assert_eq!(missing_levels(None, &ladder, false, None), vec!["16384", "131072"], "never probed: the whole ladder");
+        assert_eq!(missing_levels(Some(CacheRegime::Apart), &ladder, true, Some(&apart_16m)), vec!["131072"]);
+        assert_eq!(missing_levels(Some(CacheRegime::Shared), &ladder, true, None), vec!["16384", "131072"]);
+    }
 
     #[test]
     fn the_budget_buys_probe_levels_at_their_measured_cost() {

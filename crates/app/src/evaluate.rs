@@ -275,6 +275,8 @@ fn cross_workload_rows(
         since_unix: scope.since_unix,
         regime,
         programs: Some(programs),
+        // Scored and fitted on the regime's own measurements only.
+        strict_regime: true,
     };
     let train = knowledge_base(store, &filter(names.clone(), train_programs))?;
     let test_programs = jobs_by_program(store, w)?.into_keys().collect();

@@ -37,6 +37,11 @@ pub struct KbFilter {
     pub regime: Option<CacheRegime>,
     /// Only these programs (identity keys); `None`: every program.
     pub programs: Option<BTreeSet<String>>,
+    /// With a regime: leave out the pairs with no repeat in it, rather
+    /// than fall back to all their repeats. What a regime's accuracy is
+    /// scored on: a pair measured only in the other regime is not a
+    /// measurement of this one.
+    pub strict_regime: bool,
 }
 
 /// Where and when a knowledge base's campaigns may come from, as a user
@@ -110,6 +115,15 @@ pub struct KnowledgeBase {
     /// Pair samples of older campaigns that a newer one of the same
     /// workload measured again.
     pub superseded: usize,
+    /// Ordered pairs left out for having no repeat in the regime
+    /// ([`KbFilter::strict_regime`]).
+    pub out_of_regime: usize,
+    /// Per program: the probe levels (stressor, working set KiB, intensity
+    /// bits) with points in the filter's regime (every probed level when
+    /// the filter has none). A level outside it is read from another
+    /// regime's points, the fallback.
+    #[serde(skip)]
+    pub levels_in_regime: BTreeMap<String, BTreeSet<(String, u64, u64)>>,
 }
 
 impl KnowledgeBase {
@@ -129,6 +143,9 @@ impl KnowledgeBase {
         }
         if self.superseded > 0 {
             s.push_str(&format!("; {} sample(s) of pairs measured again later left out", self.superseded));
+        }
+        if self.out_of_regime > 0 {
+            s.push_str(&format!("; {} ordered pair(s) with no repeat in the regime left out", self.out_of_regime));
         }
         s
     }
@@ -262,10 +279,14 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
                 used.push(c);
             }
         }
-        // Pairs: every finished campaign (the newest of each pair wins);
-        // with none finished, the one the workload's figures come from.
-        let mut pair_campaigns: Vec<&CampaignRecord> =
-            of_kind(CampaignKind::Pairs).filter(|c| c.status == CampaignStatus::Done).collect();
+        // Pairs: every finished or interrupted campaign (the newest of each
+        // pair wins; a stored repeat is whole either way, and a gated
+        // campaign is often stopped with the regime's windows too short
+        // to finish it); with none, the one the workload's figures come
+        // from. A campaign still running is left to finish.
+        let mut pair_campaigns: Vec<&CampaignRecord> = of_kind(CampaignKind::Pairs)
+            .filter(|c| matches!(c.status, CampaignStatus::Done | CampaignStatus::Interrupted))
+            .collect();
         if pair_campaigns.is_empty() {
             if let Some(f) = store.figures_campaign(CampaignKind::Pairs, &wl)? {
                 pair_campaigns.extend(all.iter().find(|c| c.id == f.id && keep(c, filter)));
@@ -301,7 +322,9 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
     // (points in the regime first, then the newest), so a level probed
     // again replaces just that level.
     let mut probe_used: BTreeSet<i64> = BTreeSet::new();
+    let mut levels_in_regime: BTreeMap<String, BTreeSet<(String, u64, u64)>> = BTreeMap::new();
     for (key, levels) in &probe_levels {
+        levels_in_regime.insert(key.clone(), levels.iter().filter(|(_, ((in_it, _), _))| *in_it).map(|(l, _)| l.clone()).collect());
         let records: Vec<&ProbePointRecord> = levels.values().flat_map(|(_, ps)| ps).collect();
         probe_used.extend(levels.values().map(|((_, id), _)| *id));
         let e = programs.get_mut(key).expect("touched");
@@ -310,7 +333,19 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
         e.llc_kib = probe_llc.get(key).and_then(|(_, llc)| *llc);
     }
     let choice = filter.regime.map_or(RegimeChoice::Any, RegimeChoice::Only);
-    let (pairs, regime, newest) = select_newest(&samples, choice);
+    let (mut pairs, mut regime, newest) = select_newest(&samples, choice);
+    let mut out_of_regime = 0;
+    if let (true, Some(g)) = (filter.strict_regime, filter.regime) {
+        let measured_in: BTreeSet<(&str, &str)> = samples
+            .iter()
+            .filter(|s| s.sample.regime == Some(g))
+            .map(|s| (s.sample.victim.as_str(), s.sample.aggressor.as_str()))
+            .collect();
+        let before = pairs.len();
+        pairs.retain(|p| measured_in.contains(&(p.victim.as_str(), p.aggressor.as_str())));
+        out_of_regime = before - pairs.len();
+        regime.fell_back -= out_of_regime.min(regime.fell_back);
+    }
     let mut parts = Vec::new();
     for (wl, mut used, known) in considered {
         // Only what the fit took: a program's newest profile and its
@@ -336,7 +371,7 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
     }
     let set = TrainingSet::new(programs.into_values().collect(), pairs)
         .map_err(|e| anyhow::anyhow!("the store's pairs across workloads: {e}"))?;
-    Ok(KnowledgeBase { set, parts, regime, superseded: newest.superseded })
+    Ok(KnowledgeBase { set, parts, regime, superseded: newest.superseded, out_of_regime, levels_in_regime })
 }
 
 /// A workload file's jobs by the program they run (identity key -> job
@@ -423,5 +458,78 @@ mod tests {
         let used: Vec<i64> = apart.parts[0].campaigns.iter().map(|c| c.id).collect();
         assert_eq!(used, vec![full.0, again.0]);
         assert!(!used.contains(&shared.0), "the shared campaign fed nothing");
+    }
+
+    /// A pairs campaign of `a` beside `b` (identities `prog A`, `prog B`),
+    /// one repeat per round trip in `ns`, with `a` slowed `slowdown`.
+    fn pairs(store: &mut Store, status: CampaignStatus, slowdown: f64, ns: &[f64]) -> CampaignId {
+        use cosched_store::{PairRunRecord, PairsJob, PairsParams};
+        let job = |n: &str, id: &str| PairsJob { name: n.into(), argv: vec!["true".into()], cores: 1, identity: Some(id.into()) };
+        let params = CampaignParams::Pairs(PairsParams {
+            jobs: vec![job("a", "prog A"), job("b", "prog B")],
+            stop: cosched_model::matrix::StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.05 },
+            in_regime: None,
+        });
+        let c = store.begin_campaign_typed("w", &params, &prov()).unwrap();
+        for (i, &ns) in ns.iter().enumerate() {
+            let r = PairRunRecord {
+                fg_job: "a".into(),
+                bg_job: "b".into(),
+                repeat: i as u32,
+                fg_cpus: vec![0],
+                bg_cpus: vec![1],
+                shared_cpus: false,
+                fg_solo_s: 1.0,
+                fg_corun_s: slowdown,
+                bg_solo_s: 1.0,
+                bg_corun_s: 1.0,
+                fg_relaunches: 0,
+                bg_relaunches: 0,
+                fg_timing: "process".into(),
+                bg_timing: "process".into(),
+                regime: RepeatRegime { cpus: vec![0, 1], before_ns: Some(ns), after_ns: Some(ns) },
+                level: None,
+            };
+            store.add_pair_run(c, &r).unwrap();
+        }
+        store.finish_campaign(c, status).unwrap();
+        c
+    }
+
+    fn slowdowns_of_a(kb: &KnowledgeBase) -> Vec<f64> {
+        kb.set.pairs.iter().filter(|p| p.victim == "prog A").flat_map(|p| p.slowdowns.clone()).collect()
+    }
+
+    #[test]
+    fn an_interrupted_gated_campaign_feeds_its_regime_and_a_strict_regime_drops_the_rest() {
+        let mut store = Store::open_in_memory().unwrap();
+        // Measured shared to the end; then an apart campaign interrupted
+        // after one repeat.
+        pairs(&mut store, CampaignStatus::Done, 1.8, &[50.0, 52.0]);
+        let apart = |strict_regime| KbFilter { regime: Some(CacheRegime::Apart), strict_regime, ..Default::default() };
+        let kb = knowledge_base(&store, &apart(false)).unwrap();
+        assert_eq!(slowdowns_of_a(&kb), vec![1.8, 1.8], "no apart repeat yet: the shared ones, as a fallback");
+        let strict = knowledge_base(&store, &apart(true)).unwrap();
+        assert_eq!(slowdowns_of_a(&strict), Vec::<f64>::new(), "strict: no apart measurement, no pair");
+        assert_eq!(strict.out_of_regime, 2, "both ordered pairs left out");
+        pairs(&mut store, CampaignStatus::Interrupted, 1.1, &[400.0]);
+        let kb = knowledge_base(&store, &apart(true)).unwrap();
+        assert_eq!(slowdowns_of_a(&kb), vec![1.1], "the interrupted campaign's stored repeat counts");
+        let shared = knowledge_base(&store, &KbFilter { regime: Some(CacheRegime::Shared), strict_regime: true, ..Default::default() }).unwrap();
+        assert_eq!(slowdowns_of_a(&shared), vec![1.8, 1.8]);
+    }
+
+    #[test]
+    fn the_levels_in_a_regime_are_those_with_points_in_it_and_without_one_every_level() {
+        // What `characterize --in-regime` reads to probe only what a regime
+        // lacks: 512 KiB was probed in both regimes, 64 MiB apart only.
+        let mut store = Store::open_in_memory().unwrap();
+        probe(&mut store, 1, &[(512, 1.0, 350.0), (65536, 1.5, 350.0)]);
+        probe(&mut store, 2, &[(512, 1.4, 50.0)]);
+        let level = |kib: u64| ("distgen".to_string(), kib, 1.0f64.to_bits());
+        let levels = |regime| knowledge_base(&store, &KbFilter { regime, ..Default::default() }).unwrap().levels_in_regime;
+        assert_eq!(levels(Some(CacheRegime::Shared))["prog A"], [level(512)].into());
+        assert_eq!(levels(Some(CacheRegime::Apart))["prog A"], [level(512), level(65536)].into());
+        assert_eq!(levels(None)["prog A"], [level(512), level(65536)].into());
     }
 }

@@ -8,7 +8,6 @@
 //! (`place::observed_level`); a repeat in another regime than the
 //! campaign's first is said on stderr and counted in the report.
 
-use std::cell::Cell;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -29,7 +28,7 @@ use cosched_measure::identity::{is_kernel_argv, program_key};
 
 use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx};
 use crate::error::{bad_input, stopped};
-use crate::regime::{CampaignRegimes, Tracker};
+use crate::regime::{CampaignRegimes, RegimeWait, Tracker};
 
 #[derive(Debug, Clone)]
 pub struct PairsRequest {
@@ -228,28 +227,8 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         tracker.observe(&repeat_label(r), reading_of(&r.regime).as_ref(), &mut |_| {});
     }
     let progress = ctx.progress.task("pairs", (npairs * req.repeats) as u64);
-    // Time waited for the regime: in this wait (reset by each repeat) and
-    // in all.
-    let (waiting, waited_all) = (Cell::new(Duration::ZERO), Cell::new(Duration::ZERO));
-    const POLL: Duration = Duration::from_secs(3);
-    let mut wait = |ns: Option<f64>| -> bool {
-        if interrupted().is_some() || waiting.get() >= req.regime_wait {
-            return false;
-        }
-        if waiting.get().is_zero() {
-            let read = ns.map_or("nothing".to_string(), |ns| format!("{ns:.0} ns"));
-            progress.println(&format!(
-                "waiting for the {} regime (the CPUs read {read}); up to {:.0} min, checking every {} s",
-                req.in_regime.map_or("", |g| g.name()),
-                req.regime_wait.as_secs_f64() / 60.0,
-                POLL.as_secs()
-            ));
-        }
-        crate::common::nap(POLL);
-        waiting.set(waiting.get() + POLL);
-        waited_all.set(waited_all.get() + POLL);
-        true
-    };
+    let waiter = req.in_regime.map(|g| RegimeWait::new(g, req.regime_wait));
+    let mut wait = |ns: Option<f64>| waiter.as_ref().is_some_and(|w| w.wait(ns, &mut |m| progress.println(m)));
     let gate = req.in_regime.map(|want| RegimeGate { want, wait: &mut wait });
     let result = run_campaign_in(
         &jobs,
@@ -259,7 +238,9 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         &mut read_round_trip,
         gate,
         &mut |r| {
-            waiting.set(Duration::ZERO);
+            if let Some(w) = &waiter {
+                w.measured();
+            }
             let rec = to_record(r, &jobs, topology.as_ref());
             tracker.observe(&repeat_label(&rec), r.reading.as_ref(), &mut |m| progress.println(m));
             store.add_pair_run(campaign, &rec).map_err(|e| e.to_string())
@@ -268,7 +249,8 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     );
     progress.finish();
     if let Some(g) = req.in_regime {
-        ctx.step(&format!("counted only repeats in the {} regime; waited {:.1} min for it in all", g.name(), waited_all.get().as_secs_f64() / 60.0));
+        let waited = waiter.as_ref().map_or(Duration::ZERO, RegimeWait::waited);
+        ctx.step(&format!("counted only repeats in the {} regime; waited {:.1} min for it in all", g.name(), waited.as_secs_f64() / 60.0));
     } else if let Some(line) = tracker.summary() {
         ctx.step(&format!("warning: {line}"));
     }

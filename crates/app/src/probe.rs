@@ -9,14 +9,17 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use cosched_measure::calibrate::{calibrate, CalibrateSpec};
 use cosched_measure::c2c::{read_round_trip, Reading};
 use cosched_measure::corun::PairMeasurement;
 use cosched_measure::kernel::{job_argv, kernel_argv};
 use cosched_measure::launch::{handle_terminal_stop, install_interrupt_handler, interrupted, Launch, TerminalStop};
-use cosched_measure::probe::{probe_job, stressor_params};
+use cosched_measure::pairs::RegimeGate;
+use cosched_measure::probe::{probe_job, stressor_params, ProbeError};
 use cosched_model::calibration::calibration_key;
+use cosched_model::compare::CacheRegime;
 use cosched_model::probe::{default_ladder, ProbeLevel, ProbePoint};
 use cosched_model::stats::Summary;
 use cosched_model::topology::{CacheKind, Node};
@@ -28,7 +31,7 @@ use serde::Serialize;
 use crate::calibrate::calibrate_missing;
 use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx, GIT_COMMIT};
 use crate::error::{bad_input, stopped};
-use crate::regime::{CampaignRegimes, Tracker};
+use crate::regime::{CampaignRegimes, RegimeWait, Tracker};
 
 /// The stressor of a probe curve; its name is stored with each point.
 pub const STRESSOR: &str = "distgen";
@@ -103,6 +106,11 @@ pub struct ProbeRequest {
     /// Directory of the curves' SVGs (DistGen only); default: figures/
     /// beside the database.
     pub svg_dir: Option<PathBuf>,
+    /// Count only the repeats run wholly in this cache regime, waiting for
+    /// it before each ([`cosched_measure::pairs::RegimeGate`]).
+    pub in_regime: Option<CacheRegime>,
+    /// Give up after waiting this long at once for `in_regime`.
+    pub regime_wait: Duration,
     pub db: Option<PathBuf>,
 }
 
@@ -120,6 +128,8 @@ pub struct JobProbe {
     pub points: Vec<ProbePoint>,
     /// The cache regimes its repeats ran in, and its switches.
     pub regimes: CampaignRegimes,
+    /// Seconds spent waiting for `--in-regime`'s regime (not measuring).
+    pub waited_s: f64,
     /// The curves' plot; none for the one-point pipe probe.
     pub svg: Option<PathBuf>,
 }
@@ -225,6 +235,9 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
         let launch = Launch::new(argv).pinned(job_cpus.clone());
         let base = ji as u64 * per_job;
         let mut stored = 0u64;
+        let waiter = a.in_regime.map(|g| RegimeWait::new(g, a.regime_wait));
+        let mut wait = |ns: Option<f64>| waiter.as_ref().is_some_and(|w| w.wait(ns, &mut |m| progress.println(m)));
+        let gate = a.in_regime.map(|want| RegimeGate { want, wait: &mut wait });
         let result = probe_job(
             &launch,
             &stressor_cpus,
@@ -232,6 +245,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             a.repeats,
             read_cpus,
             &mut read_round_trip,
+            gate,
             &mut |level| {
                 let work = stressor_work[&level_key(st, level)];
                 Ok(kernel_argv(st.name(), work, 1, &st.params(level)))
@@ -241,6 +255,11 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
                     let what = format!("{} at {} repeat {}", job.name, st.label(level), r.repeat);
                     tracker.observe(&what, reading.as_ref(), &mut |m| progress.println(m));
                     store.add_probe_point(campaign, &r).map_err(|e| e.to_string())?;
+                }
+                // The sink hears of a level once its repeats are measured,
+                // so a probe's --regime-wait bounds the waiting of a level.
+                if let Some(w) = &waiter {
+                    w.measured();
                 }
                 stored += 1;
                 Ok(())
@@ -258,20 +277,19 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             Err(e) => {
                 progress.finish();
                 store.finish_campaign(campaign, CampaignStatus::Interrupted)?;
+                // What is stored, and the command that probes the job again.
+                let kept = format!(
+                    "{stored} of {} levels of `{}` are stored in campaign {campaign} (marked interrupted){}",
+                    levels.len(),
+                    job.name,
+                    if ji > 0 { "; the jobs probed before it are complete" } else { "" }
+                );
+                let again = format!("cosched probe --workload {} --job {}{}", a.workload.display(), job.name, again_flags(a));
                 if let Some(sig) = interrupted() {
-                    return Err(stopped(
-                        sig,
-                        format!(
-                            "interrupted; {stored} of {} levels of `{}` are stored in campaign {campaign} (marked interrupted){}. \
-                             Probe it again with: cosched probe --workload {} --job {}{}",
-                            levels.len(),
-                            job.name,
-                            if ji > 0 { "; the jobs probed before it are complete" } else { "" },
-                            a.workload.display(),
-                            job.name,
-                            if st == Stressor::Distgen { String::new() } else { format!(" --stressor {}", st.name()) }
-                        ),
-                    ));
+                    return Err(stopped(sig, format!("interrupted; {kept}. Probe it again with: {again}")));
+                }
+                if let ProbeError::RegimeWait { .. } = e {
+                    return Err(anyhow::anyhow!("{e}; {kept}. Probe it again when the host gives that regime: {again}"));
                 }
                 return Err(anyhow::Error::new(e).context(format!("probing job `{}`", job.name)));
             }
@@ -304,12 +322,38 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             llc_kib,
             stressor: st.name(),
             points,
+            waited_s: waiter.as_ref().map_or(0.0, |w| w.waited().as_secs_f64()),
             regimes: tracker.out,
             svg,
         });
     }
     progress.finish();
     Ok(done)
+}
+
+/// The flags that probe one job again as `a` did: its stressor, levels
+/// and regime.
+fn again_flags(a: &ProbeRequest) -> String {
+    let mut f = String::new();
+    if a.stressor != Stressor::Distgen {
+        f.push_str(&format!(" --stressor {}", a.stressor.name()));
+    }
+    if let Some(s) = &a.sizes_kib {
+        f.push_str(&format!(" --sizes-kib {s}"));
+    }
+    if let Some(i) = &a.intensities {
+        f.push_str(&format!(" --intensities {i}"));
+    }
+    if a.repeats != 3 {
+        f.push_str(&format!(" --repeats {}", a.repeats));
+    }
+    if let Some(g) = a.in_regime {
+        f.push_str(if g == CacheRegime::Shared { " --in-regime shared" } else { " --in-regime apart" });
+    }
+    if let Some(db) = &a.db {
+        f.push_str(&format!(" --db {}", db.display()));
+    }
+    f
 }
 
 /// Where a stressor of this size lives, for the reader of the table.

@@ -164,3 +164,53 @@ mod tests {
         assert_eq!(Tracker::new().summary(), None);
     }
 }
+
+/// The waiting of a campaign gated on a regime (`--in-regime`): it naps
+/// between readings, says once per wait what it is waiting for, and gives
+/// up once one wait has lasted `limit` (or on Ctrl-C). `waiting` restarts
+/// with each measured repeat ([`RegimeWait::measured`]).
+pub struct RegimeWait {
+    pub want: CacheRegime,
+    pub limit: std::time::Duration,
+    waiting: std::cell::Cell<std::time::Duration>,
+    waited_all: std::cell::Cell<std::time::Duration>,
+}
+
+impl RegimeWait {
+    /// How often the CPUs are read while waiting.
+    pub const POLL: std::time::Duration = std::time::Duration::from_secs(3);
+
+    pub fn new(want: CacheRegime, limit: std::time::Duration) -> RegimeWait {
+        RegimeWait { want, limit, waiting: Default::default(), waited_all: Default::default() }
+    }
+
+    /// One turn of waiting, after the CPUs read `ns`: false to give up.
+    pub fn wait(&self, ns: Option<f64>, say: &mut dyn FnMut(&str)) -> bool {
+        if cosched_measure::launch::interrupted().is_some() || self.waiting.get() >= self.limit {
+            return false;
+        }
+        if self.waiting.get().is_zero() {
+            let read = ns.map_or("nothing".to_string(), |ns| format!("{ns:.0} ns"));
+            say(&format!(
+                "waiting for the {} regime (the CPUs read {read}); up to {:.0} min, checking every {} s",
+                self.want.name(),
+                self.limit.as_secs_f64() / 60.0,
+                Self::POLL.as_secs()
+            ));
+        }
+        crate::common::nap(Self::POLL);
+        self.waiting.set(self.waiting.get() + Self::POLL);
+        self.waited_all.set(self.waited_all.get() + Self::POLL);
+        true
+    }
+
+    /// A repeat was measured: the next wait starts from zero.
+    pub fn measured(&self) {
+        self.waiting.set(std::time::Duration::ZERO);
+    }
+
+    /// Time waited in all.
+    pub fn waited(&self) -> std::time::Duration {
+        self.waited_all.get()
+    }
+}

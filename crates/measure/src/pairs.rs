@@ -87,6 +87,42 @@ pub struct RegimeGate<'a> {
     pub wait: &'a mut dyn FnMut(Option<f64>) -> bool,
 }
 
+impl RegimeGate<'_> {
+    /// Waits until CPUs `x`-`y` read the wanted regime, starting from
+    /// `last` (what they read after the previous repeat; `None`: read
+    /// afresh). Returns the reading the next repeat starts from (`None`
+    /// when the CPUs could not be read: the repeat's own readings decide),
+    /// or the last reading when `wait` gave up.
+    pub fn await_regime(&mut self, [x, y]: [u32; 2], read: &mut ReadRoundTrip, mut last: Option<f64>) -> Result<Option<f64>, Option<f64>> {
+        while last.map(CacheRegime::of_round_trip) != Some(self.want) {
+            if last.is_some() && !(self.wait)(last) {
+                return Err(last);
+            }
+            // Waiting is between measurements too: Ctrl-Z stops here at
+            // once rather than when the regime comes, and a stopped
+            // campaign reads no CPUs (a reading keeps both busy, which
+            // would disturb whatever runs while it is stopped).
+            crate::launch::pause_point();
+            last = read(x, y);
+            if last.is_none() {
+                break;
+            }
+        }
+        Ok(last)
+    }
+
+    /// Whether a repeat with this reading counts: it ran wholly in the
+    /// wanted regime, or has no reading to tell (a repeat none of whose
+    /// readings could be taken has no regime of its own and counts, as one
+    /// on CPUs that cannot be read does).
+    pub fn counts(want: Option<CacheRegime>, reading: Option<&Reading>) -> bool {
+        match (want, reading) {
+            (Some(g), Some(r)) if r.before_ns.is_some() || r.after_ns.is_some() => r.regime() == Some(g),
+            _ => true,
+        }
+    }
+}
+
 /// Progress of a campaign, for a progress bar.
 #[derive(Debug, Clone, Copy)]
 pub struct CampaignProgress {
@@ -128,12 +164,7 @@ pub fn run_campaign_in(
     on_progress: &mut dyn FnMut(CampaignProgress, &str),
 ) -> Result<Vec<PairRun>, CampaignError> {
     let want = gate.as_ref().map(|g| g.want);
-    // A repeat none of whose readings could be taken has no regime of its
-    // own and counts, as a pair on CPUs that cannot be read does.
-    let counts = |r: &PairRun| match (want, r.reading) {
-        (Some(g), Some(reading)) if reading.before_ns.is_some() || reading.after_ns.is_some() => reading.regime() == Some(g),
-        _ => true,
-    };
+    let counts = |r: &PairRun| RegimeGate::counts(want, r.reading.as_ref());
     let mut node_cpus: Vec<u32> = pools.cpus.iter().flatten().copied().collect();
     node_cpus.sort_unstable();
     node_cpus.dedup();
@@ -167,22 +198,8 @@ pub fn run_campaign_in(
             if crate::launch::pause_point() {
                 last = None; // read afresh: the regime may have changed meanwhile
             }
-            if let (Some(g), Some([x, y])) = (gate.as_mut(), read_cpus) {
-                while last.map(CacheRegime::of_round_trip) != Some(g.want) {
-                    if last.is_some() && !(g.wait)(last) {
-                        return Err(CampaignError::RegimeWait { want: g.want, jobs: label, cpus: [x, y], last_ns: last });
-                    }
-                    // Waiting is between measurements too: Ctrl-Z stops
-                    // here at once rather than when the regime comes, and
-                    // a stopped campaign reads no CPUs (a reading keeps
-                    // both busy, which would disturb whatever runs while
-                    // it is stopped).
-                    crate::launch::pause_point();
-                    last = read(x, y);
-                    if last.is_none() {
-                        break; // unreadable now: the repeat's own readings decide
-                    }
-                }
+            if let (Some(g), Some(cpus)) = (gate.as_mut(), read_cpus) {
+                g.await_regime(cpus, read, last).map_err(|last_ns| CampaignError::RegimeWait { want: g.want, jobs: label.clone(), cpus, last_ns })?;
             }
             let repeat = runs_so_far;
             // The placement alternates over the counted repeats, so a

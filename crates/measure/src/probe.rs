@@ -19,9 +19,12 @@ use std::collections::BTreeMap;
 use cosched_model::probe::{ProbeLevel, ProbePoint};
 use cosched_model::stats::Summary;
 
+use cosched_model::compare::CacheRegime;
+
 use crate::c2c::{around, ReadRoundTrip, Reading};
 use crate::corun::{measure_pair, CorunError, PairMeasurement};
 use crate::launch::Launch;
+use crate::pairs::RegimeGate;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
@@ -29,6 +32,8 @@ pub enum ProbeError {
     Corun { size_kib: u64, intensity: f64, source: CorunError },
     #[error("{0}")]
     Setup(String),
+    #[error("gave up waiting for the {} regime at {size_kib} KiB, intensity {intensity} (CPUs {}-{} last read {})", want.name(), cpus[0], cpus[1], last_ns.map_or("nothing".to_string(), |ns| format!("{ns:.0} ns")))]
+    RegimeWait { want: CacheRegime, size_kib: u64, intensity: f64, cpus: [u32; 2], last_ns: Option<f64> },
 }
 
 /// Parameters of the stressor at one level, as `distgen` takes them.
@@ -46,6 +51,11 @@ pub fn stressor_params(level: &ProbeLevel) -> BTreeMap<String, String> {
 /// `sink` receives each level's repeats with their readings (one per
 /// repeat) as soon as they are measured (to store them); `on_level(i, n)`
 /// reports progress.
+///
+/// With `gate`, only repeats run wholly in its regime count towards
+/// `repeats` and the point: the probe waits for the regime before each
+/// repeat, and one that switched is still given to the sink (with its
+/// readings) but taken again, as `pairs --in-regime` does.
 #[allow(clippy::too_many_arguments)]
 pub fn probe_job(
     job: &Launch,
@@ -54,6 +64,7 @@ pub fn probe_job(
     repeats: usize,
     read_cpus: Option<[u32; 2]>,
     read: &mut ReadRoundTrip,
+    mut gate: Option<RegimeGate>,
     stressor_argv: &mut dyn FnMut(&ProbeLevel) -> Result<Vec<String>, String>,
     sink: &mut dyn FnMut(&ProbeLevel, &PairMeasurement, &[Option<Reading>]) -> Result<(), String>,
     on_level: &mut dyn FnMut(usize, usize),
@@ -73,10 +84,27 @@ pub fn probe_job(
         };
         let mut readings = Vec::with_capacity(repeats);
         let swapped = swapped(job, &stressor);
-        for repeat in 0..repeats {
-            crate::launch::pause_point();
+        let want = gate.as_ref().map(|g| g.want);
+        // The slowdowns of the repeats that count.
+        let mut counted: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let mut last: Option<f64> = None;
+        while counted[0].len() < repeats {
+            if crate::launch::pause_point() {
+                last = None; // read afresh: the regime may have changed meanwhile
+            }
+            if let (Some(g), Some(cpus)) = (gate.as_mut(), read_cpus) {
+                g.await_regime(cpus, read, last).map_err(|last_ns| ProbeError::RegimeWait {
+                    want: g.want,
+                    size_kib: level.size_kib,
+                    intensity: level.intensity,
+                    cpus,
+                    last_ns,
+                })?;
+            }
+            // The placement alternates over the counted repeats, so one
+            // that did not count is taken again on the same CPUs.
             let (j, st) = match &swapped {
-                Some((j, st)) if repeat % 2 == 1 => (j, st),
+                Some((j, st)) if counted[0].len() % 2 == 1 => (j, st),
                 _ => (job, &stressor),
             };
             let (one, reading) = around(read_cpus, read, || measure_pair([j, st], 1, &mut |_, _, _| {})).map_err(err)?;
@@ -86,11 +114,17 @@ pub fn probe_job(
                 m.relaunches[k] += one.relaunches[k];
             }
             m.timing = one.timing;
+            last = reading.and_then(|r| r.after_ns);
+            if RegimeGate::counts(want, reading.as_ref()) {
+                for (k, c) in counted.iter_mut().enumerate() {
+                    c.extend(one.slowdowns(k));
+                }
+            }
             readings.push(reading);
         }
         sink(level, &m, &readings).map_err(ProbeError::Setup)?;
-        let s = |v: Vec<f64>| Summary::of(&v).expect("repeats >= 1");
-        out.push(ProbePoint { level: *level, job_slowdown: s(m.slowdowns(0)), stressor_slowdown: s(m.slowdowns(1)) });
+        let s = |v: &[f64]| Summary::of(v).expect("repeats >= 1");
+        out.push(ProbePoint { level: *level, job_slowdown: s(&counted[0]), stressor_slowdown: s(&counted[1]) });
     }
     on_level(levels.len(), levels.len());
     Ok(out)
@@ -132,6 +166,7 @@ mod tests {
             1,
             Some([0, 1]),
             &mut |_, _| script.next(),
+            None,
             &mut |_| Ok(vec!["true".into()]),
             &mut |level, m, readings| {
                 assert_eq!(m.solo_s[0].len(), 1);
@@ -144,6 +179,60 @@ mod tests {
         assert_eq!(points.len(), 2);
         let r = |b, a| Some(Reading { cpus: [0, 1], before_ns: Some(b), after_ns: Some(a) });
         assert_eq!(seen, vec![(levels[0], vec![r(70.0, 72.0)]), (levels[1], vec![r(74.0, 76.0)])]);
+    }
+
+    #[test]
+    fn a_gated_probe_counts_only_its_regime_and_stores_the_repeat_that_switched() {
+        let job = Launch::new(vec!["true".into()]).pinned(vec![0]);
+        let levels = [ProbeLevel { size_kib: 64, intensity: 1.0 }];
+        // Gate 400 (apart: go); repeat 0 reads 400, 60 (switched: stored,
+        // not counted); the gate waits at 60 and goes at 410; repeats 1
+        // and 2 read 410-420 and 430-440 (both count).
+        let mut script = [400.0, 400.0, 60.0, 410.0, 410.0, 420.0, 430.0, 440.0].into_iter();
+        let mut waited = Vec::new();
+        let mut wait = |ns: Option<f64>| {
+            waited.push(ns);
+            true
+        };
+        let gate = RegimeGate { want: CacheRegime::Apart, wait: &mut wait };
+        let mut stored = Vec::new();
+        let points = probe_job(
+            &job,
+            &[1],
+            &levels,
+            2,
+            Some([0, 1]),
+            &mut |_, _| script.next(),
+            Some(gate),
+            &mut |_| Ok(vec!["true".into()]),
+            &mut |_, m, readings| {
+                stored.push((m.solo_s[0].len(), readings.len()));
+                Ok(())
+            },
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(stored, vec![(3, 3)], "all three repeats reach the sink, with their readings");
+        assert_eq!(points[0].job_slowdown.n, 2, "the point is the two repeats in the regime");
+        assert_eq!(waited, vec![Some(60.0)]);
+        assert_eq!(script.next(), None, "every reading used, none extra");
+    }
+
+    #[test]
+    fn a_gated_probe_that_stops_waiting_says_for_what() {
+        let job = Launch::new(vec!["true".into()]).pinned(vec![0]);
+        let levels = [ProbeLevel { size_kib: 64, intensity: 1.0 }];
+        let mut wait = |_: Option<f64>| false;
+        let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
+        let mut stored = 0;
+        let err = probe_job(&job, &[1], &levels, 2, Some([0, 1]), &mut |_, _| Some(450.0), Some(gate), &mut |_| Ok(vec!["true".into()]), &mut |_, _, _| {
+            stored += 1;
+            Ok(())
+        }, &mut |_, _| {})
+        .unwrap_err();
+        assert!(matches!(err, ProbeError::RegimeWait { last_ns: Some(ns), .. } if ns == 450.0), "{err}");
+        assert!(err.to_string().contains("shared"), "{err}");
+        assert_eq!(stored, 0, "nothing ran outside the regime");
     }
 
     #[test]
@@ -170,7 +259,7 @@ mod tests {
         let levels = [ProbeLevel { size_kib: 64, intensity: 1.0 }];
         let run = |repeats| {
             let _ = std::fs::remove_file(&log);
-            probe_job(&job, &[1], &levels, repeats, None, &mut |_, _| None, &mut |_| Ok(vec!["true".into()]), &mut |_, _, _| Ok(()), &mut |_, _| {})
+            probe_job(&job, &[1], &levels, repeats, None, &mut |_, _| None, None, &mut |_| Ok(vec!["true".into()]), &mut |_, _, _| Ok(()), &mut |_, _| {})
                 .unwrap();
             let text = std::fs::read_to_string(&log).unwrap();
             let mut cpus: Vec<String> = text.lines().map(|l| l.split_whitespace().last().unwrap().to_string()).collect();

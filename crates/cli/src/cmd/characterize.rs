@@ -5,12 +5,13 @@ use clap::Args;
 use cosched_app::characterize::{characterize, CharacterizeRequest, ProbeStep};
 use cosched_report::table;
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
+use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
     cosched characterize --workload my-apps.toml\n  \
     cosched characterize --workload my-apps.toml --budget 7 --json\n  \
+    cosched characterize --workload my-apps.toml --in-regime shared   # probes in one cache regime\n  \
     cosched evaluate-predictors --workload my-apps.toml --train examples/predict12.toml   # then: how well\n\n\
     Each job whose program the store does not know yet (the same kernel, parameters,\n\
     work and cores, or the same executable content and arguments, measured under any\n\
@@ -19,13 +20,19 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     DistGen at half the LLC and 4x the LLC, then inside L2 and at the LLC's size,\n\
     then the pipe stressor (--budget 18 buys all five). It is\n\
     never co-run with the other programs: predictors place it beside every program\n\
-    the store knows from these solo measurements. Twins are one program.")]
+    the store knows from these solo measurements. Twins are one program.\n\n\
+    With --in-regime, a program counts as known only once it has probe points in\n\
+    that cache regime, and its probe repeats count only when run wholly in it (as\n\
+    `probe --in-regime`); the time spent waiting for the regime is not part of its\n\
+    cost.")]
 pub struct CharacterizeArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Most a new program may cost, in multiples of its solo time.
     #[arg(long, default_value_t = 10.0, value_name = "X")]
     pub budget: f64,
+    #[command(flatten)]
+    pub regime: InRegimeArgs,
     #[command(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
@@ -34,7 +41,7 @@ pub struct CharacterizeArgs {
 
 pub fn run(a: CharacterizeArgs) -> anyhow::Result<()> {
     let workload: PathBuf = a.workload.workload;
-    let r = characterize(&CharacterizeRequest { workload, budget: a.budget, db: a.db.db }, &ctx())?;
+    let r = characterize(&CharacterizeRequest { workload, budget: a.budget, in_regime: a.regime.in_regime, regime_wait: a.regime.regime_wait, db: a.db.db }, &ctx())?;
     if a.json.json {
         return print_json(&r);
     }

@@ -83,6 +83,20 @@ pub fn print_listing(l: &cosched_app::registry::Listing, json: bool) -> anyhow::
     }
 }
 
+/// `--in-regime` and `--regime-wait`, as the measuring verbs that gate their
+/// repeats on a cache regime take them (pairs, probe, characterize).
+#[derive(clap::Args, Debug, Clone)]
+pub struct InRegimeArgs {
+    /// Count only repeats run wholly in this cache regime: shared (the two
+    /// CPUs share a last-level cache) or apart; wait for it before each repeat.
+    #[arg(long, value_name = "REGIME", value_parser = parse_regime)]
+    pub in_regime: Option<cosched_model::compare::CacheRegime>,
+    /// With --in-regime: stop (resumable) once the regime has stayed away
+    /// this long, e.g. 30m or 2h.
+    #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "30m", requires = "in_regime")]
+    pub regime_wait: std::time::Duration,
+}
+
 /// `shared` or `apart`, as `--regime` and `--in-regime` take them.
 pub fn parse_regime(s: &str) -> Result<cosched_model::compare::CacheRegime, String> {
     match s {

@@ -6,7 +6,7 @@ use clap::Args;
 use cosched_app::pairs::{pairs, PairsReport, PairsRequest, UNSTABLE_SOLO};
 use cosched_report::table;
 
-use super::common::{ctx, parse_budget, parse_regime, print_json, DbArgs, JsonArgs, WorkloadArgs};
+use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -46,14 +46,8 @@ pub struct PairsArgs {
     /// instead of starting a new one; finished pairs are not measured again.
     #[arg(long)]
     pub resume: bool,
-    /// Count only repeats run wholly in this cache regime: shared (the two
-    /// CPUs share a last-level cache) or apart; wait for it before each repeat.
-    #[arg(long, value_name = "REGIME", value_parser = parse_regime)]
-    pub in_regime: Option<cosched_model::compare::CacheRegime>,
-    /// With --in-regime: stop (resumable) once the regime has stayed away
-    /// this long, e.g. 30m or 2h.
-    #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "30m", requires = "in_regime")]
-    pub regime_wait: std::time::Duration,
+    #[command(flatten)]
+    pub regime: InRegimeArgs,
     /// Show Hori et al.'s interference ratio (performance with background /
     /// alone = 1 / slowdown) instead of slowdowns.
     #[arg(long)]
@@ -76,8 +70,8 @@ pub fn run(a: PairsArgs) -> anyhow::Result<()> {
         min_repeats: a.min_repeats,
         target: a.target,
         resume: a.resume,
-        in_regime: a.in_regime,
-        regime_wait: a.regime_wait,
+        in_regime: a.regime.in_regime,
+        regime_wait: a.regime.regime_wait,
         svg: a.svg,
         db: a.db.db,
     };

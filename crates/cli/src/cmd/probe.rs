@@ -9,7 +9,7 @@ use cosched_app::probe::{fits_in, probe, JobProbe, ProbeRequest, Stressor};
 use cosched_report::curves::{fmt_intensity, fmt_kib};
 use cosched_report::{fmt_ci, table};
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
+use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -17,6 +17,7 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     cosched probe --workload examples/characterize.toml --repeats 5 --svg-dir plots/\n  \
     cosched probe --workload w.toml --sizes-kib 256,16384,131072 --intensities 1.0\n  \
     cosched probe --workload w.toml --stressor pipe --repeats 4\n  \
+    cosched probe --workload w.toml --in-regime apart --regime-wait 2h   # caches apart only\n  \
     cosched classify --workload examples/characterize.toml   # N / C / S from the probes\n\n\
     Each job runs where `cosched run` would put it and the distgen stressor where a\n\
     one-core host job would go beside it; odd repeats trade their CPUs where they\n\
@@ -32,7 +33,12 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
     curve that predictors read.\n\n\
     --stressor pipe measures one point instead: the job beside the `pipe` kernel\n\
     (bytes streamed through a pipe between two processes on one CPU), a resource\n\
-    DistGen does not exercise. Predictors read it beside the curve.")]
+    DistGen does not exercise. Predictors read it beside the curve.\n\n\
+    With --in-regime, only repeats run wholly in that cache regime count: before\n\
+    each repeat the two CPUs' round trip is read and, while it reads the other\n\
+    regime, the probe waits (checking every 3 s). A repeat that switched is stored,\n\
+    not counted, and taken again; predictors fitting on that regime read the\n\
+    repeats that ran in it.")]
 pub struct ProbeArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -62,6 +68,8 @@ pub struct ProbeArgs {
     /// (default: figures/ beside the database).
     #[arg(long, value_name = "DIR")]
     pub svg_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub regime: InRegimeArgs,
     // With --json: the curves.
     #[command(flatten)]
     pub json: JsonArgs,
@@ -79,6 +87,8 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<()> {
         intensities: a.intensities,
         stressor_seconds: a.stressor_seconds,
         svg_dir: a.svg_dir,
+        in_regime: a.regime.in_regime,
+        regime_wait: a.regime.regime_wait,
         db: a.db.db,
     };
     let done = probe(&req, &ctx())?;
