@@ -129,42 +129,6 @@ impl Tracker {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use cosched_measure::c2c::Reading;
-
-    #[test]
-    fn a_given_regime_wins_else_the_node_is_read_once_else_any() {
-        let never = || -> Option<f64> { panic!("not read when given") };
-        assert_eq!(choose(Some("apart"), never).unwrap().regime, RegimeChoice::Only(CacheRegime::Apart));
-        assert!(choose(Some("both"), || None).is_err());
-        let now = choose(None, || Some(73.0)).unwrap();
-        assert_eq!(now.regime, RegimeChoice::Only(CacheRegime::Shared));
-        assert!(now.describe().contains("round trip 73 ns"), "{}", now.describe());
-        assert_eq!(choose(None, || Some(402.0)).unwrap().regime, RegimeChoice::Only(CacheRegime::Apart));
-        assert_eq!(choose(None, || None).unwrap().regime, RegimeChoice::Any);
-    }
-
-    #[test]
-    fn a_switch_is_said_once_when_it_happens_and_every_repeat_after_it_is_kept() {
-        let r = |b: f64, a: f64| Reading { cpus: [0, 1], before_ns: Some(b), after_ns: Some(a) };
-        let mut t = Tracker::new();
-        let mut said = Vec::new();
-        for (i, (b, a)) in [(70.0, 71.0), (72.0, 390.0), (400.0, 401.0), (402.0, 399.0), (60.0, 61.0)].into_iter().enumerate() {
-            t.observe(&format!("x + y repeat {i}"), Some(&r(b, a)), &mut |m| said.push(m.to_string()));
-        }
-        t.observe("unread", None, &mut |m| said.push(m.to_string()));
-        assert_eq!(said.len(), 2, "at the change within repeat 1 and at repeat 2 apart; not again at 3: {said:?}");
-        assert!(said[0].contains("x + y repeat 1") && said[1].contains("x + y repeat 2"), "{said:?}");
-        let o = &t.out;
-        assert_eq!((o.read, o.shared, o.apart, o.changed_within, o.switches.len()), (5, 2, 2, 1, 3));
-        assert_eq!(o.first.as_deref(), Some("shared cache"));
-        assert!(t.summary().unwrap().contains("of 5 repeats read, 2 shared cache, 2 caches apart, 1 changed"));
-        assert_eq!(Tracker::new().summary(), None);
-    }
-}
-
 /// The waiting of a campaign gated on a regime (`--in-regime`): it naps
 /// between readings, says once per wait what it is waiting for, and gives
 /// up once one wait has lasted `limit` (or on Ctrl-C). `waiting` restarts
@@ -212,5 +176,50 @@ impl RegimeWait {
     /// Time waited in all.
     pub fn waited(&self) -> std::time::Duration {
         self.waited_all.get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_measure::c2c::Reading;
+
+    #[test]
+    fn a_given_regime_wins_else_the_node_is_read_once_else_any() {
+        let never = || -> Option<f64> { panic!("not read when given") };
+        assert_eq!(choose(Some("apart"), never).unwrap().regime, RegimeChoice::Only(CacheRegime::Apart));
+        assert!(choose(Some("both"), || None).is_err());
+        let now = choose(None, || Some(73.0)).unwrap();
+        assert_eq!(now.regime, RegimeChoice::Only(CacheRegime::Shared));
+        assert!(now.describe().contains("round trip 73 ns"), "{}", now.describe());
+        assert_eq!(choose(None, || Some(402.0)).unwrap().regime, RegimeChoice::Only(CacheRegime::Apart));
+        assert_eq!(choose(None, || None).unwrap().regime, RegimeChoice::Any);
+    }
+
+    #[test]
+    fn a_switch_is_said_once_when_it_happens_and_every_repeat_after_it_is_kept() {
+        let r = |b: f64, a: f64| Reading { cpus: [0, 1], before_ns: Some(b), after_ns: Some(a) };
+        let mut t = Tracker::new();
+        let mut said = Vec::new();
+        for (i, (b, a)) in [(70.0, 71.0), (72.0, 390.0), (400.0, 401.0), (402.0, 399.0), (60.0, 61.0)].into_iter().enumerate() {
+            t.observe(&format!("x + y repeat {i}"), Some(&r(b, a)), &mut |m| said.push(m.to_string()));
+        }
+        t.observe("unread", None, &mut |m| said.push(m.to_string()));
+        assert_eq!(said.len(), 2, "at the change within repeat 1 and at repeat 2 apart; not again at 3: {said:?}");
+        assert!(said[0].contains("x + y repeat 1") && said[1].contains("x + y repeat 2"), "{said:?}");
+        let o = &t.out;
+        assert_eq!((o.read, o.shared, o.apart, o.changed_within, o.switches.len()), (5, 2, 2, 1, 3));
+        assert_eq!(o.first.as_deref(), Some("shared cache"));
+        assert!(t.summary().unwrap().contains("of 5 repeats read, 2 shared cache, 2 caches apart, 1 changed"));
+        assert_eq!(Tracker::new().summary(), None);
+    }
+
+    #[test]
+    fn a_wait_that_has_lasted_its_limit_gives_up_at_once_and_says_nothing() {
+        let w = RegimeWait::new(CacheRegime::Shared, std::time::Duration::ZERO);
+        let mut said = Vec::new();
+        assert!(!w.wait(Some(400.0), &mut |m| said.push(m.to_string())));
+        assert!(said.is_empty());
+        assert_eq!(w.waited(), std::time::Duration::ZERO);
     }
 }
