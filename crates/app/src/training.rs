@@ -95,7 +95,9 @@ pub(crate) fn training_set_in(
     knowledge: Option<&KbScope>,
     regime: RegimeChoice,
 ) -> anyhow::Result<(TrainingSet, Sources)> {
-    let m = store.measurements(&w.name)?;
+    // Under a regime, the pairs of the newest campaign with repeats in it:
+    // a workload measured in both regimes has a campaign for each.
+    let m = store.measurements_in(&w.name, regime.only())?;
     let file = path.display();
     let missing = |what: &str, verb: &str, jobs: &[&str]| {
         anyhow::anyhow!(

@@ -30,6 +30,7 @@
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
+use cosched_model::compare::{CacheRegime, SHARED_CACHE_MAX_NS};
 use cosched_model::provenance::Provenance;
 
 use crate::{
@@ -116,8 +117,39 @@ impl Store {
         Ok(with_runs.into_iter().nth(done.unwrap_or(0)))
     }
 
+    /// [`Store::figures_campaign`] for the pairs of one cache regime: among
+    /// `workload`'s pairs campaigns with a repeat wholly in `regime` (both
+    /// round trips on its side of `SHARED_CACHE_MAX_NS`, or the one read),
+    /// the newest `done` one, else the newest; with none, or no regime,
+    /// the regime-blind choice. A workload measured in both regimes has a
+    /// campaign for each, and the newest is not the one to read the other
+    /// regime from.
+    pub fn pairs_campaign_in(&self, workload: &str, regime: Option<CacheRegime>) -> Result<Option<CampaignRecord>, StoreError> {
+        let Some(g) = regime else { return self.figures_campaign(CampaignKind::Pairs, workload) };
+        let side = if g == CacheRegime::Shared { "<" } else { ">=" };
+        let sql = format!(
+            "{CAMPAIGN_SELECT} WHERE c.kind = 'pairs' AND c.workload = ?1
+             AND EXISTS (SELECT 1 FROM pair_runs r WHERE r.campaign_id = c.id
+                         AND COALESCE(r.c2c_before_ns, r.c2c_after_ns) {side} ?2
+                         AND COALESCE(r.c2c_after_ns, r.c2c_before_ns) {side} ?2)
+             ORDER BY c.id DESC"
+        );
+        let with_runs = self.query(&sql, params![workload, SHARED_CACHE_MAX_NS], "reading campaigns", campaign_from_row)?;
+        if with_runs.is_empty() {
+            return self.figures_campaign(CampaignKind::Pairs, workload);
+        }
+        let done = with_runs.iter().position(|c| c.status == CampaignStatus::Done);
+        Ok(with_runs.into_iter().nth(done.unwrap_or(0)))
+    }
+
     /// The latest measurements of `workload` (see [`Measurements`]).
     pub fn measurements(&self, workload: &str) -> Result<Measurements, StoreError> {
+        self.measurements_in(workload, None)
+    }
+
+    /// [`Store::measurements`] with the pairs of one cache regime's
+    /// campaign ([`Store::pairs_campaign_in`]).
+    pub fn measurements_in(&self, workload: &str, regime: Option<CacheRegime>) -> Result<Measurements, StoreError> {
         let mut m = Measurements::default();
         let newest_first = self.campaigns()?.into_iter().rev();
         for c in newest_first.filter(|c| c.workload == workload && c.kind == CampaignKind::Profile && c.status == CampaignStatus::Done) {
@@ -127,7 +159,7 @@ impl Store {
                 }
             }
         }
-        if let Some(c) = self.figures_campaign(CampaignKind::Pairs, workload)? {
+        if let Some(c) = self.pairs_campaign_in(workload, regime)? {
             let runs = self.pair_runs(c.id)?;
             m.pairs = Some((c, runs));
         }
@@ -453,6 +485,21 @@ mod tests {
         );
         assert_eq!(s.figures_campaign(CampaignKind::Profile, "w").unwrap(), None, "per kind");
         assert_eq!(s.figures_campaign(CampaignKind::Pairs, "v").unwrap(), None, "per workload");
+        // None of these read a regime: every regime falls back to the rule
+        // above. A shared campaign, then a newer apart one.
+        let in_regime = |s: &Store, g| s.pairs_campaign_in("w", Some(g)).unwrap().map(|c| c.id);
+        assert_eq!(in_regime(&s, CacheRegime::Shared), Some(older_done), "nothing read: the regime-blind choice");
+        let at = |ns: f64| PairRunRecord { regime: crate::RepeatRegime { cpus: vec![0, 1], before_ns: Some(ns), after_ns: Some(ns) }, ..run(0) };
+        let shared = s.begin_campaign(CampaignKind::Pairs, "w", r#"{"n":6}"#, &p).unwrap();
+        s.add_pair_run(shared, &at(50.0)).unwrap();
+        s.finish_campaign(shared, CampaignStatus::Done).unwrap();
+        let apart = s.begin_campaign(CampaignKind::Pairs, "w", r#"{"n":7}"#, &p).unwrap();
+        s.add_pair_run(apart, &at(400.0)).unwrap();
+        s.finish_campaign(apart, CampaignStatus::Done).unwrap();
+        assert_eq!(in_regime(&s, CacheRegime::Shared), Some(shared), "the newest campaign with a shared repeat");
+        assert_eq!(in_regime(&s, CacheRegime::Apart), Some(apart));
+        assert_eq!(s.measurements_in("w", Some(CacheRegime::Shared)).unwrap().pairs.map(|(c, _)| c.id), Some(shared));
+        assert_eq!(s.measurements("w").unwrap().pairs.map(|(c, _)| c.id), Some(apart), "no regime: the newest done");
     }
 
     #[test]
