@@ -27,6 +27,8 @@
 //! change is a measured pair sample, its slowdown the one the run recorded
 //! (work-phase time over the stored solo time the run used).
 
+use std::collections::BTreeMap;
+
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
@@ -48,7 +50,9 @@ pub struct Measurements {
     /// probe campaign that measured the level: one entry per campaign and
     /// job that still holds a level of its own, newest first (so a job
     /// probed again at one level keeps its other levels). The campaign's
-    /// parameters record the LLC size.
+    /// parameters record the LLC size. Under a regime
+    /// ([`Store::measurements_in`]), each level from the newest campaign
+    /// with points in it, and only those points.
     pub probes: Vec<(CampaignRecord, String, Vec<ProbePointRecord>)>,
     /// The pairs figures campaign ([`Store::figures_campaign`]) and its runs.
     pub pairs: Option<(CampaignRecord, Vec<PairRunRecord>)>,
@@ -148,7 +152,8 @@ impl Store {
     }
 
     /// [`Store::measurements`] with the pairs of one cache regime's
-    /// campaign ([`Store::pairs_campaign_in`]).
+    /// campaign ([`Store::pairs_campaign_in`]) and the probe levels
+    /// measured in it ([`Store::probe_curves_in`]).
     pub fn measurements_in(&self, workload: &str, regime: Option<CacheRegime>) -> Result<Measurements, StoreError> {
         let mut m = Measurements::default();
         let newest_first = self.campaigns()?.into_iter().rev();
@@ -164,7 +169,7 @@ impl Store {
             m.pairs = Some((c, runs));
         }
         m.profiles.sort_by(|a, b| a.1.job.cmp(&b.1.job));
-        m.probes = self.probe_curves(workload)?;
+        m.probes = self.probe_curves_in(workload, regime)?;
         m.run_pairs = self.run_pair_samples(workload)?;
         Ok(m)
     }
@@ -174,26 +179,49 @@ impl Store {
     /// campaign and job that still holds a level of its own, by job and
     /// newest first within a job (see [`Measurements::probes`]).
     pub fn probe_curves(&self, workload: &str) -> Result<Vec<(CampaignRecord, String, Vec<ProbePointRecord>)>, StoreError> {
-        let mut out: Vec<(CampaignRecord, String, Vec<ProbePointRecord>)> = Vec::new();
-        let newest_first = self.campaigns()?.into_iter().rev();
-        for c in newest_first.filter(|c| c.workload == workload && c.kind == CampaignKind::Probe && c.status == CampaignStatus::Done) {
-            let points = self.probe_points(c.id)?;
-            let mut jobs: Vec<String> = points.iter().map(|p| p.job.clone()).collect();
-            jobs.sort();
-            jobs.dedup();
-            for job in jobs {
-                let level = |p: &ProbePointRecord| (p.stressor.clone(), p.working_set_kib, p.intensity.to_bits());
-                let newer: Vec<(String, u64, u64)> =
-                    out.iter().filter(|(_, j, _)| *j == job).flat_map(|(_, _, ps)| ps.iter().map(level)).collect();
-                let mine: Vec<ProbePointRecord> =
-                    points.iter().filter(|p| p.job == job && !newer.contains(&level(p))).cloned().collect();
-                if !mine.is_empty() {
-                    out.push((c.clone(), job, mine));
+        self.probe_curves_in(workload, None)
+    }
+
+    /// [`Store::probe_curves`] for one cache regime: each level from the
+    /// newest `done` campaign with a repeat of the level wholly in
+    /// `regime`, and of it only those repeats; a level never probed in the
+    /// regime from the newest campaign, all its repeats (as the knowledge
+    /// base chooses). A level's newest points are often the other regime's
+    /// (a node gives the regimes in turns), and a curve read across them
+    /// mixes two machines.
+    pub fn probe_curves_in(
+        &self,
+        workload: &str,
+        regime: Option<CacheRegime>,
+    ) -> Result<Vec<(CampaignRecord, String, Vec<ProbePointRecord>)>, StoreError> {
+        type Level = (String, u64, u64);
+        let level = |p: &ProbePointRecord| (p.stressor.clone(), p.working_set_kib, p.intensity.to_bits());
+        let in_regime = |p: &ProbePointRecord| regime.is_none_or(|g| p.regime.regime() == Some(g));
+        // Per (job, level): the chosen campaign's rank (repeats in the
+        // regime, then newer) and its points.
+        let mut chosen: BTreeMap<(String, Level), ((bool, i64), CampaignRecord, Vec<ProbePointRecord>)> = BTreeMap::new();
+        for c in self.campaigns()?.into_iter().filter(|c| c.workload == workload && c.kind == CampaignKind::Probe && c.status == CampaignStatus::Done) {
+            let mut by_level: BTreeMap<(String, Level), Vec<ProbePointRecord>> = BTreeMap::new();
+            for p in self.probe_points(c.id)? {
+                by_level.entry((p.job.clone(), level(&p))).or_default().push(p);
+            }
+            for (key, at) in by_level {
+                let in_it: Vec<ProbePointRecord> = at.iter().filter(|p| in_regime(p)).cloned().collect();
+                let rank = (!in_it.is_empty(), c.id.0);
+                if chosen.get(&key).is_none_or(|(best, _, _)| rank > *best) {
+                    chosen.insert(key, (rank, c.clone(), if in_it.is_empty() { at } else { in_it }));
                 }
             }
         }
-        // A stable sort keeps each job's campaigns newest first.
-        out.sort_by(|a, b| a.1.cmp(&b.1));
+        // Regrouped per job and campaign, newest campaign first.
+        let mut out: Vec<(CampaignRecord, String, Vec<ProbePointRecord>)> = Vec::new();
+        for ((job, _), (_, c, points)) in chosen {
+            match out.iter_mut().find(|(d, j, _)| d.id == c.id && *j == job) {
+                Some((_, _, ps)) => ps.extend(points),
+                None => out.push((c, job, points)),
+            }
+        }
+        out.sort_by(|a, b| a.1.cmp(&b.1).then(b.0.id.0.cmp(&a.0.id.0)));
         Ok(out)
     }
 
@@ -434,6 +462,54 @@ mod tests {
             .map(|(c, _, ps)| (c.id, ps.iter().map(|p| (p.working_set_kib, p.job_corun_s)).collect()))
             .collect();
         assert_eq!(got, vec![(again, vec![(512, 1.2)]), (full, vec![(65536, 1.5)])], "newest first, each level once");
+    }
+
+    #[test]
+    fn under_a_regime_each_probe_level_comes_from_the_newest_campaign_with_points_in_it() {
+        let mut s = Store::open_in_memory().unwrap();
+        let p = prov();
+        let point = |size: u64, repeat: u32, corun: f64, ns: f64| ProbePointRecord {
+            job: "a".into(),
+            stressor: "distgen".into(),
+            working_set_kib: size,
+            intensity: 1.0,
+            repeat,
+            job_solo_s: 1.0,
+            job_corun_s: corun,
+            stressor_solo_s: 1.0,
+            stressor_corun_s: 1.0,
+            regime: crate::RepeatRegime { cpus: vec![0, 1], before_ns: Some(ns), after_ns: Some(ns) },
+        };
+        // Shared at both levels; then 512 KiB again, one repeat in each
+        // regime; then 64 MiB again, apart only.
+        let first = s.begin_campaign(CampaignKind::Probe, "w", r#"{"n":1}"#, &p).unwrap();
+        s.add_probe_point(first, &point(512, 0, 1.1, 50.0)).unwrap();
+        s.add_probe_point(first, &point(65536, 0, 1.6, 50.0)).unwrap();
+        s.finish_campaign(first, CampaignStatus::Done).unwrap();
+        let mixed = s.begin_campaign(CampaignKind::Probe, "w", r#"{"n":2}"#, &p).unwrap();
+        s.add_probe_point(mixed, &point(512, 0, 1.2, 50.0)).unwrap();
+        s.add_probe_point(mixed, &point(512, 1, 1.3, 400.0)).unwrap();
+        s.finish_campaign(mixed, CampaignStatus::Done).unwrap();
+        let apart = s.begin_campaign(CampaignKind::Probe, "w", r#"{"n":3}"#, &p).unwrap();
+        s.add_probe_point(apart, &point(65536, 0, 1.1, 400.0)).unwrap();
+        s.finish_campaign(apart, CampaignStatus::Done).unwrap();
+        let curve = |g| -> Vec<(CampaignId, Vec<(u64, f64)>)> {
+            s.probe_curves_in("w", g)
+                .unwrap()
+                .iter()
+                .map(|(c, _, ps)| (c.id, ps.iter().map(|p| (p.working_set_kib, p.job_corun_s)).collect()))
+                .collect()
+        };
+        assert_eq!(curve(None), vec![(apart, vec![(65536, 1.1)]), (mixed, vec![(512, 1.2), (512, 1.3)])], "every regime: the newest");
+        assert_eq!(
+            curve(Some(CacheRegime::Shared)),
+            vec![(mixed, vec![(512, 1.2)]), (first, vec![(65536, 1.6)])],
+            "shared: the newest with shared points, and only those"
+        );
+        assert_eq!(curve(Some(CacheRegime::Apart)), vec![(apart, vec![(65536, 1.1)]), (mixed, vec![(512, 1.3)])]);
+        // measurements_in reads the same.
+        let m = s.measurements_in("w", Some(CacheRegime::Shared)).unwrap();
+        assert_eq!(m.probes.iter().map(|(c, _, _)| c.id).collect::<Vec<_>>(), vec![mixed, first]);
     }
 
     #[test]
