@@ -239,4 +239,12 @@ fn the_applications_workload_checks_where_its_packages_are_installed() {
     let out = cosched(&["check", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("22 jobs"), "{}", text(&out.stdout));
+    if !have("/usr/bin/mbw") {
+        eprintln!("skipped apps-memory.toml: mbw is not installed (examples/apps/install.sh installs it)");
+        return;
+    }
+    let file = manifest_dir().join("../../examples/apps/apps-memory.toml");
+    let out = cosched(&["check", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("6 jobs"), "{}", text(&out.stdout));
 }
