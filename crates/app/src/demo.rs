@@ -268,6 +268,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             resume: false,
             in_regime: None,
             regime_wait: std::time::Duration::ZERO,
+            skip_known: false,
             svg: Some(svg_path.clone()),
             db: Some(db_path.clone()),
         },

@@ -242,7 +242,8 @@ fn counts(store: &cosched_store::Store, w: &Workload, train: &TrainingSet, sourc
 
 /// Cross-workload rows: each predictor fitted on the knowledge base of the
 /// programs of the `train` workload files (without any pair of a program of
-/// `w`), scored on the measured pairs of `w`'s programs; `measured` on
+/// `w`), scored on the measured pairs of `w`'s programs (either side's
+/// pairs from whichever workload's campaigns measured them); `measured` on
 /// repeat halves of `w` beside them, the node's own noise floor in the same
 /// campaigns. Both sides take each pair's repeats of `regime` where it has
 /// any. Programs a workload's campaigns measured that its file no longer
@@ -269,8 +270,8 @@ fn cross_workload_rows(
         names.push(t.name);
     }
     let regime = regime.only();
-    let filter = |workloads: Vec<String>, programs| KbFilter {
-        workloads,
+    let filter = |programs| KbFilter {
+        workloads: Vec::new(),
         node: scope.node.clone(),
         since_unix: scope.since_unix,
         regime,
@@ -278,9 +279,12 @@ fn cross_workload_rows(
         // Scored and fitted on the regime's own measurements only.
         strict_regime: true,
     };
-    let train = knowledge_base(store, &filter(names.clone(), train_programs))?;
+    // Each side is its programs and their pairs measured under any
+    // workload file: a program added to a workload later (`pairs
+    // --skip-known`) keeps the pairs its first workload measured.
+    let train = knowledge_base(store, &filter(train_programs))?;
     let test_programs = jobs_by_program(store, w)?.into_keys().collect();
-    let test = knowledge_base(store, &filter(vec![w.name.clone()], test_programs))?;
+    let test = knowledge_base(store, &filter(test_programs))?;
     if train.set.pairs.is_empty() {
         return Err(bad_input(format!("--train: the store holds no measured pairs of {}; run `cosched pairs` on them first", names.join(", "))));
     }

@@ -8,6 +8,7 @@
 //! (`place::observed_level`); a repeat in another regime than the
 //! campaign's first is said on stderr and counted in the report.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -45,6 +46,10 @@ pub struct PairsRequest {
     pub in_regime: Option<CacheRegime>,
     /// Give up after waiting this long at once for `in_regime`.
     pub regime_wait: Duration,
+    /// Leave out the co-runs the knowledge base already holds on this
+    /// node (any workload's campaigns, by program identity) with at least
+    /// `min_repeats` repeats each way, in `in_regime` when given.
+    pub skip_known: bool,
     /// Where the heatmap SVG goes; default: pairs-<workload>.svg here.
     pub svg: Option<PathBuf>,
     pub db: Option<PathBuf>,
@@ -209,6 +214,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         }
     };
     record_conditions(ctx, &mut store, campaign, true)?;
+    let known = if req.skip_known { known_pairs(&store, &params, req, ctx)? } else { BTreeSet::new() };
     let index = |name: &str| w.jobs.iter().position(|j| j.name == name);
     let prior_runs: Vec<PairRun> = prior.iter().filter_map(|r| Some(to_run(r, index(&r.fg_job)?, index(&r.bg_job)?))).collect();
 
@@ -237,6 +243,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         &prior_runs,
         &mut read_round_trip,
         gate,
+        &|a, b| known.contains(&(a, b)),
         &mut |r| {
             if let Some(w) = &waiter {
                 w.measured();
@@ -281,6 +288,41 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     report(req, &w, &all, tracker.out, store.pair_level_medians(campaign)?)
 }
 
+/// The unordered pairs of `params`' jobs (indices, the smaller first) that
+/// the knowledge base holds with at least `--min-repeats` repeats each way:
+/// measured on this node under any workload file, in `--in-regime` when
+/// given (only repeats wholly in it count). Says how many it leaves out.
+fn known_pairs(store: &cosched_store::Store, params: &CampaignParams, req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<BTreeSet<(usize, usize)>> {
+    let CampaignParams::Pairs(p) = params else { unreachable!("a pairs campaign's parameters") };
+    let keys: Vec<String> = p.jobs.iter().map(|j| j.identity.clone().expect("set above")).collect();
+    let filter = crate::knowledge::KbFilter {
+        node: Some(provenance(ctx).hostname),
+        regime: req.in_regime,
+        strict_regime: true,
+        programs: Some(keys.iter().cloned().collect()),
+        ..Default::default()
+    };
+    let kb = crate::knowledge::knowledge_base(store, &filter)?;
+    // A co-run of twins gives two samples of its one ordered pair.
+    let repeats = |v: &str, o: &str| {
+        let n = kb.set.pairs.iter().find(|s| s.victim == v && s.aggressor == o).map_or(0, |s| s.slowdowns.len());
+        if v == o { n.div_ceil(2) } else { n }
+    };
+    let known: BTreeSet<(usize, usize)> = unordered_pairs(keys.len())
+        .into_iter()
+        .filter(|&(a, b)| repeats(&keys[a], &keys[b]).min(repeats(&keys[b], &keys[a])) >= req.min_repeats)
+        .collect();
+    let regime = req.in_regime.map_or(String::new(), |g| format!(" in the {} regime", g.name()));
+    ctx.step(&format!(
+        "--skip-known: {} of {} co-runs are in the knowledge base with at least {} repeat(s) each way{regime} on this node; measuring the other {}",
+        known.len(),
+        unordered_pairs(keys.len()).len(),
+        req.min_repeats,
+        unordered_pairs(keys.len()).len() - known.len()
+    ));
+    Ok(known)
+}
+
 /// The command that continues `req`'s campaign: `--resume` finds it only
 /// with the same settings, so those that differ from the defaults are
 /// spelled out.
@@ -297,6 +339,9 @@ fn resume_command(req: &PairsRequest) -> String {
     }
     if let Some(g) = req.in_regime {
         c.push_str(if g == CacheRegime::Shared { " --in-regime shared" } else { " --in-regime apart" });
+    }
+    if req.skip_known {
+        c.push_str(" --skip-known");
     }
     if let Some(db) = &req.db {
         c.push_str(&format!(" --db {}", db.display()));
@@ -456,12 +501,15 @@ mod twin_tests {
             resume: false,
             in_regime: None,
             regime_wait: Duration::from_secs(60),
+            skip_known: false,
             svg: None,
             db: None,
         };
         assert_eq!(resume_command(&req), "cosched pairs --workload w.toml --resume");
         (req.repeats, req.min_repeats, req.in_regime, req.db) = (3, 3, Some(CacheRegime::Shared), Some("l.db".into()));
         assert_eq!(resume_command(&req), "cosched pairs --workload w.toml --repeats 3 --in-regime shared --db l.db --resume");
+        req.skip_known = true;
+        assert!(resume_command(&req).contains(" --skip-known "), "{}", resume_command(&req));
     }
 
     #[test]

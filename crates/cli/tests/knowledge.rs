@@ -183,6 +183,57 @@ fn cross_workload_tests_the_programs_the_file_runs_now_from_their_newest_pairs()
     assert_eq!(preds.len(), 4, "{victims:?}");
     assert!(victims.iter().any(|k| k.contains("sleep 0.07 cores=1")), "{victims:?}");
     assert!(!out.contains("sleep 0.08"), "a program the file no longer runs was tested: {victims:?}");
-    // Only the newest campaign's repeats: 3 unordered pairs x 2 repeats x 2 sides.
-    assert_eq!(v["counts"]["repeats"], 12, "{}", v["counts"]);
+    // Of b only the newest campaign's repeats (3 unordered pairs x 2
+    // repeats x 2 sides), and a's of `sleep 0.05` beside itself (2 x 2):
+    // the tested programs' pairs from whichever workload measured them.
+    assert_eq!(v["counts"]["repeats"], 16, "{}", v["counts"]);
+}
+
+#[test]
+fn skip_known_co_runs_only_the_pairs_no_campaign_measured_and_cross_workload_reads_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kb.db");
+    let a = dir.path().join("a.toml");
+    std::fs::write(&a, "name = \"a\"\n[[jobs]]\nname = \"nap\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"short\"\ncommand = \"sleep 0.02\"\n").unwrap();
+    ok(&cosched(&["pairs", "--repeats", "2", "--min-repeats", "2", "--svg", "/dev/null", "--workload", a.to_str().unwrap()], &db));
+    // `big` holds a's two programs under other names and a new one.
+    let big = dir.path().join("big.toml");
+    std::fs::write(
+        &big,
+        "name = \"big\"\n[[jobs]]\nname = \"n\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"s\"\ncommand = \"sleep 0.02\"\n[[jobs]]\nname = \"new\"\ncommand = \"sleep 0.03\"\n",
+    )
+    .unwrap();
+    let pairs = |min: &str| {
+        let out = cosched(&["pairs", "--repeats", min, "--min-repeats", min, "--skip-known", "--svg", "/dev/null", "--workload", big.to_str().unwrap()], &db);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        ok(&out);
+        err
+    };
+    let err = pairs("2");
+    assert!(err.contains("3 of 6 co-runs are in the knowledge base"), "{err}");
+    let store = cosched_store::Store::open_existing(&db).unwrap();
+    let newest = store.campaigns().unwrap().into_iter().filter(|c| c.kind == cosched_store::CampaignKind::Pairs).next_back().unwrap();
+    let measured: std::collections::BTreeSet<(String, String)> =
+        store.pair_runs(newest.id).unwrap().into_iter().map(|r| (r.fg_job, r.bg_job)).collect();
+    let want: std::collections::BTreeSet<(String, String)> =
+        [("n", "new"), ("s", "new"), ("new", "new")].iter().map(|(x, y)| (x.to_string(), y.to_string())).collect();
+    assert_eq!(measured, want, "only the co-runs with the new program");
+    drop(store);
+    // Asking for more repeats than the store holds measures them again.
+    let err = pairs("3");
+    assert!(err.contains("0 of 6 co-runs"), "{err}");
+    // Tested as a whole, `big` is its three programs' nine ordered pairs,
+    // from whichever campaign measured them.
+    let c = dir.path().join("c.toml");
+    std::fs::write(&c, "name = \"c\"\n[[jobs]]\nname = \"other\"\ncommand = \"sleep 0.04\"\n").unwrap();
+    ok(&cosched(&["pairs", "--repeats", "1", "--min-repeats", "1", "--svg", "/dev/null", "--workload", c.to_str().unwrap()], &db));
+    let out = ok(&cosched(
+        &[
+            "evaluate-predictors", "--workload", big.to_str().unwrap(), "--train", c.to_str().unwrap(), "--predictor", "measured",
+            "--regime", "any", "--no-store", "--json",
+        ],
+        &db,
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["rows"][0]["predictions"].as_array().unwrap().len(), 9, "{v}");
 }

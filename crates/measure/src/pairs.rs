@@ -146,12 +146,14 @@ pub fn run_campaign(
     sink: &mut dyn FnMut(&PairRun) -> Result<(), String>,
     on_progress: &mut dyn FnMut(CampaignProgress, &str),
 ) -> Result<Vec<PairRun>, CampaignError> {
-    run_campaign_in(jobs, stop, pools, prior, read, None, sink, on_progress)
+    run_campaign_in(jobs, stop, pools, prior, read, None, &|_, _| false, sink, on_progress)
 }
 
 /// [`run_campaign`], counting only the repeats of one cache regime when
 /// `gate` is given (pairs whose jobs share a CPU, or whose CPUs cannot be
-/// read, have no regime of their own and are not gated).
+/// read, have no regime of their own and are not gated), and leaving out
+/// the unordered pairs `skip` names (by their indices in `jobs`, the
+/// smaller first): pairs already known from elsewhere.
 #[allow(clippy::too_many_arguments)]
 pub fn run_campaign_in(
     jobs: &[PairJob],
@@ -160,6 +162,7 @@ pub fn run_campaign_in(
     prior: &[PairRun],
     read: &mut ReadRoundTrip,
     mut gate: Option<RegimeGate>,
+    skip: &dyn Fn(usize, usize) -> bool,
     sink: &mut dyn FnMut(&PairRun) -> Result<(), String>,
     on_progress: &mut dyn FnMut(CampaignProgress, &str),
 ) -> Result<Vec<PairRun>, CampaignError> {
@@ -171,6 +174,10 @@ pub fn run_campaign_in(
     let pairs = unordered_pairs(jobs.len());
     let mut new_runs = Vec::new();
     for (pi, &(a, b)) in pairs.iter().enumerate() {
+        if skip(a, b) {
+            on_progress(CampaignProgress { pair: pi + 1, pairs: pairs.len(), repeat: 0 }, "known");
+            continue;
+        }
         let mut sl: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
         // Stored repeats of the pair, counted or not: the next one's index.
         let mut runs_so_far = prior.iter().filter(|r| r.jobs == (a, b)).count();
@@ -274,6 +281,20 @@ mod tests {
     }
 
     #[test]
+    fn a_pair_named_known_is_not_run_and_the_rest_are() {
+        let jobs = [job("a", "true"), job("b", "true")];
+        let rule = StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.0 };
+        let mut progress = Vec::new();
+        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut unread, None, &|a, b| (a, b) == (0, 0), &mut |_| Ok(()), &mut |p, l| {
+            progress.push((p.pair, l.to_string()))
+        })
+        .unwrap();
+        let pairs: Vec<(usize, usize)> = runs.iter().map(|r| r.jobs).collect();
+        assert_eq!(pairs, vec![(0, 1), (1, 1)], "(a,a) skipped");
+        assert_eq!(progress.first(), Some(&(1, "known".to_string())), "the skipped pair still advances the progress");
+    }
+
+    #[test]
     fn odd_repeats_swap_the_jobs_cpus_so_neither_always_sits_on_one() {
         let jobs = [job("a", "true"), job("b", "true")];
         let rule = StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.0 };
@@ -297,7 +318,7 @@ mod tests {
             true
         };
         let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
-        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &mut |_| Ok(()), &mut |_, _| {}).unwrap();
+        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &|_, _| false, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
         assert_eq!(runs.iter().map(|r| r.repeat).collect::<Vec<_>>(), vec![0, 1, 2]);
         // The second counted repeat swaps the CPUs; the one that did not
         // count had swapped too, so the retake sits where it sat.
@@ -318,7 +339,7 @@ mod tests {
         let mut wait = |_: Option<f64>| panic!("nothing to wait on");
         let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
         let mut stored = 0;
-        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &mut |_| {
+        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &|_, _| false, &mut |_| {
             stored += 1;
             assert!(stored <= 2, "a repeat without readings was taken again");
             Ok(())
@@ -335,7 +356,7 @@ mod tests {
         let mut wait = |_: Option<f64>| false;
         let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
         let mut stored = 0;
-        let e = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &mut |_| {
+        let e = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &|_, _| false, &mut |_| {
             stored += 1;
             Ok(())
         }, &mut |_, _| {})

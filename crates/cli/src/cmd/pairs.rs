@@ -14,7 +14,8 @@ use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArg
     cosched pairs --workload examples/characterize.toml --repeats 9 --target 0.03\n  \
     cosched pairs --workload examples/characterize.toml --resume     # after Ctrl-C\n  \
     cosched pairs --workload examples/characterize.toml --resume --ratio   # Hori et al.'s view\n  \
-    cosched pairs --workload examples/mixed.toml --in-regime shared --regime-wait 2h\n\n\
+    cosched pairs --workload examples/mixed.toml --in-regime shared --regime-wait 2h\n  \
+    cosched pairs --workload examples/apps/apps.toml --skip-known   # only co-runs no campaign measured\n\n\
     Every unordered pair (twins included) is co-run: solo A, solo B, then A with B,\n\
     the shorter re-launched until the longer ends, repeated until the 95% interval\n\
     of both slowdowns is within --target or --repeats is reached. Each repeat is\n\
@@ -28,7 +29,14 @@ use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArg
     it reads the other regime, the campaign waits (checking every 3 s). A repeat\n\
     that switched is stored but not counted, and is taken again. On a VM that\n\
     gives a regime in short windows, the campaign gathers its repeats window by\n\
-    window; if the regime stays away for --regime-wait, it stops, resumable.")]
+    window; if the regime stays away for --regime-wait, it stops, resumable.\n\n\
+    With --skip-known, a co-run the knowledge base already holds is left out:\n\
+    its two programs (by identity: the same kernel and parameters, or the same\n\
+    executable and arguments, under any workload file) were co-run on this node\n\
+    with at least --min-repeats repeats each way (in --in-regime when given).\n\
+    Adding programs to a workload then costs only their own co-runs; predictors\n\
+    and evaluate-predictors read the known pairs from the campaigns that\n\
+    measured them.")]
 pub struct PairsArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -48,6 +56,11 @@ pub struct PairsArgs {
     pub resume: bool,
     #[command(flatten)]
     pub regime: InRegimeArgs,
+    /// Leave out the co-runs the knowledge base already holds on this node
+    /// (any workload's campaigns, by program) with at least --min-repeats
+    /// repeats each way.
+    #[arg(long)]
+    pub skip_known: bool,
     /// Show Hori et al.'s interference ratio (performance with background /
     /// alone = 1 / slowdown) instead of slowdowns.
     #[arg(long)]
@@ -72,6 +85,7 @@ pub fn run(a: PairsArgs) -> anyhow::Result<()> {
         resume: a.resume,
         in_regime: a.regime.in_regime,
         regime_wait: a.regime.regime_wait,
+        skip_known: a.skip_known,
         svg: a.svg,
         db: a.db.db,
     };
