@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian 12 packages examples/apps/apps.toml and apps-memory.toml run (as root or via sudo).
+# The Debian 12 packages examples/apps/apps.toml runs (as root or via sudo).
 # Not part of ./install.sh: cosched does not need them, only this workload.
 set -euo pipefail
 PACKAGES=(lammps stockfish gnugo ffmpeg python3-numpy primesieve sysbench xz-utils zstd bzip2 gzip openssl sqlite3 bc coreutils fio mbw)

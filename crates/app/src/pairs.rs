@@ -232,7 +232,15 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     for r in &prior {
         tracker.observe(&repeat_label(r), reading_of(&r.regime).as_ref(), &mut |_| {});
     }
-    let progress = ctx.progress.task("pairs", (npairs * req.repeats) as u64);
+    // Progress counts the co-runs to measure: `before[i]`, how many of the
+    // first i pairs are (the known ones are not run).
+    let before: Vec<usize> = std::iter::once(0)
+        .chain(unordered_pairs(jobs.len()).iter().scan(0, |n, p| {
+            *n += usize::from(!known.contains(p));
+            Some(*n)
+        }))
+        .collect();
+    let progress = ctx.progress.task("pairs", ((npairs - known.len()) * req.repeats) as u64);
     let waiter = req.in_regime.map(|g| RegimeWait::new(g, req.regime_wait));
     let mut wait = |ns: Option<f64>| waiter.as_ref().is_some_and(|w| w.wait(ns, &mut |m| progress.println(m)));
     let gate = req.in_regime.map(|want| RegimeGate { want, wait: &mut wait });
@@ -252,7 +260,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
             tracker.observe(&repeat_label(&rec), r.reading.as_ref(), &mut |m| progress.println(m));
             store.add_pair_run(campaign, &rec).map_err(|e| e.to_string())
         },
-        &mut |p, label| progress.set((p.pair * req.repeats + p.repeat) as u64, label),
+        &mut |p, label| progress.set((before[p.pair] * req.repeats + p.repeat) as u64, label),
     );
     progress.finish();
     if let Some(g) = req.in_regime {

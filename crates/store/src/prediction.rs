@@ -429,11 +429,9 @@ mod tests {
         assert!(s.measurements("other").unwrap().pairs.is_none());
     }
 
-    #[test]
-    fn a_level_probed_again_replaces_just_that_level() {
-        let mut s = Store::open_in_memory().unwrap();
-        let p = prov();
-        let point = |size: u64, repeat: u32, corun: f64| ProbePointRecord {
+    /// Job `a` beside DistGen at `size` KiB, its solo time 1 s.
+    fn probe_point(size: u64, repeat: u32, corun: f64, regime: crate::RepeatRegime) -> ProbePointRecord {
+        ProbePointRecord {
             job: "a".into(),
             stressor: "distgen".into(),
             working_set_kib: size,
@@ -443,8 +441,15 @@ mod tests {
             job_corun_s: corun,
             stressor_solo_s: 1.0,
             stressor_corun_s: 1.0,
-            regime: Default::default(),
-        };
+            regime,
+        }
+    }
+
+    #[test]
+    fn a_level_probed_again_replaces_just_that_level() {
+        let mut s = Store::open_in_memory().unwrap();
+        let p = prov();
+        let point = |size: u64, repeat: u32, corun: f64| probe_point(size, repeat, corun, Default::default());
         let full = s.begin_campaign(CampaignKind::Probe, "w", r#"{"n":1}"#, &p).unwrap();
         for (size, corun) in [(512, 1.0), (65536, 1.5)] {
             s.add_probe_point(full, &point(size, 0, corun)).unwrap();
@@ -468,17 +473,8 @@ mod tests {
     fn under_a_regime_each_probe_level_comes_from_the_newest_campaign_with_points_in_it() {
         let mut s = Store::open_in_memory().unwrap();
         let p = prov();
-        let point = |size: u64, repeat: u32, corun: f64, ns: f64| ProbePointRecord {
-            job: "a".into(),
-            stressor: "distgen".into(),
-            working_set_kib: size,
-            intensity: 1.0,
-            repeat,
-            job_solo_s: 1.0,
-            job_corun_s: corun,
-            stressor_solo_s: 1.0,
-            stressor_corun_s: 1.0,
-            regime: crate::RepeatRegime { cpus: vec![0, 1], before_ns: Some(ns), after_ns: Some(ns) },
+        let point = |size: u64, repeat: u32, corun: f64, ns: f64| {
+            probe_point(size, repeat, corun, crate::RepeatRegime { cpus: vec![0, 1], before_ns: Some(ns), after_ns: Some(ns) })
         };
         // Shared at both levels; then 512 KiB again, one repeat in each
         // regime; then 64 MiB again, apart only.

@@ -37,8 +37,10 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
     arguments, in any workload file) and without any pair of a program of\n\
     --workload, then predicts --workload's measured pairs from its programs' solo\n\
     profiles and probes alone. Both sides hold the programs the workload files run\n\
-    now, each pair from the newest campaign that measured it (re-measured pairs\n\
-    replace older ones), its repeats of --regime where it has any.")]
+    now and their pairs measured under any workload file (so a workload grown\n\
+    with `pairs --skip-known` is whole), each pair from the newest campaign of a\n\
+    workload that measured it (re-measured pairs replace older ones), only its\n\
+    repeats of --regime (pairs without one are left out).")]
 pub struct EvaluateArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
