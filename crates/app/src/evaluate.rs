@@ -330,6 +330,7 @@ fn cross_workload_rows(
             campaigns: test.parts.iter().flat_map(|p| p.campaigns.clone()).collect(),
             knowledge: None,
             regime: None,
+            older_pairs: 0,
         },
         pairs_conditions: Vec::new(),
     };
@@ -587,6 +588,7 @@ mod tests {
                 campaigns: Vec::new(),
                 knowledge: None,
                 regime: None,
+                older_pairs: 0,
             },
             pairs_conditions: vec![k(76.0), k(452.0)],
         };
@@ -679,6 +681,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         campaigns: Vec::new(),
         knowledge: None,
         regime: None,
+        older_pairs: 0,
     };
     Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
 }

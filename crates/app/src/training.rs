@@ -51,6 +51,15 @@ pub struct Sources {
     /// Which cache regime's repeats the pairs are from, pair by pair.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regime: Option<RegimeUse>,
+    /// Ordered pairs of the workload's programs that its newest pairs
+    /// campaign left to older ones (a workload grown with `pairs
+    /// --skip-known`), by job name.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub older_pairs: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Sources {
@@ -62,10 +71,11 @@ impl Sources {
         } else {
             "no pairs campaign".to_string()
         };
+        let older = if self.older_pairs > 0 { format!(", {} ordered pair(s) from its older campaigns", self.older_pairs) } else { String::new() };
         let kb = self.knowledge.as_ref().map_or(String::new(), |k| format!("; from other workloads: {k}"));
         let regime = self.regime.as_ref().map_or(String::new(), |r| format!("; {}", r.describe()));
         format!(
-            "profile campaign(s) {}, probe campaign(s) {}, {pairs}, {} pair sample(s) from real runs{kb}{regime}",
+            "profile campaign(s) {}, probe campaign(s) {}, {pairs}{older}, {} pair sample(s) from real runs{kb}{regime}",
             ids(&self.profile),
             ids(&self.probe),
             self.run_pairs
@@ -108,6 +118,7 @@ pub(crate) fn training_set_in(
         )
     };
     let (train, sources) = available_training_set_in(&m, w, regime)?;
+    let (train, sources) = with_older_pairs(store, w, train, sources, regime)?;
     let (train, mut sources) = match knowledge {
         Some(scope) => with_knowledge_in(store, w, train, sources, regime, scope)?,
         None => (train, sources),
@@ -217,7 +228,59 @@ pub(crate) fn available_training_set_in(
         campaigns: Vec::new(),
         knowledge: None,
         regime: (regime != RegimeChoice::Any).then_some(regime_use),
+        older_pairs: 0,
     };
+    Ok((train, sources))
+}
+
+/// `train` with the pairs of the workload's programs that its newest pairs
+/// campaign did not measure, from its older campaigns (each pair from the
+/// newest that measured it, in `regime` where it has repeats in it): after
+/// `pairs --skip-known` the newest campaign holds only the co-runs that
+/// were new. A job the workload never profiled or probed takes its
+/// program's profile and probe from whichever workload measured them (what
+/// `characterize` counts as known); no other workload's pairs join here.
+fn with_older_pairs(store: &Store, w: &Workload, mut train: TrainingSet, mut sources: Sources, regime: RegimeChoice) -> anyhow::Result<(TrainingSet, Sources)> {
+    let jobs_of = crate::knowledge::jobs_by_program(store, w)?;
+    let filter = |workloads| crate::knowledge::KbFilter {
+        workloads,
+        regime: regime.only(),
+        programs: Some(jobs_of.keys().cloned().collect()),
+        ..Default::default()
+    };
+    if train.programs.values().any(|c| c.profile.is_none() || c.probe.is_empty()) {
+        let any = crate::knowledge::knowledge_base(store, &filter(Vec::new()))?;
+        for (key, jobs) in &jobs_of {
+            let Some(known) = any.set.programs.get(key) else { continue };
+            for j in jobs {
+                let Some(c) = train.programs.get_mut(j) else { continue };
+                if c.profile.is_none() {
+                    c.profile = known.profile.clone();
+                }
+                if c.probe.is_empty() {
+                    (c.probe, c.llc_kib, c.stressors) = (known.probe.clone(), known.llc_kib, known.stressors.clone());
+                }
+            }
+        }
+    }
+    let own = crate::knowledge::knowledge_base(store, &filter(vec![w.name.clone()]))?;
+    let have: std::collections::BTreeSet<(&str, &str)> = train.pairs.iter().map(|p| (p.victim.as_str(), p.aggressor.as_str())).collect();
+    let mut older = Vec::new();
+    for p in &own.set.pairs {
+        let (Some(vs), Some(os)) = (jobs_of.get(&p.victim), jobs_of.get(&p.aggressor)) else { continue };
+        for v in vs {
+            for o in os.iter().filter(|o| !have.contains(&(v.as_str(), o.as_str()))) {
+                older.push(PairSamples { victim: v.clone(), aggressor: o.clone(), slowdowns: p.slowdowns.clone() });
+            }
+        }
+    }
+    if older.is_empty() {
+        return Ok((train, sources));
+    }
+    sources.older_pairs = older.len();
+    let programs: Vec<Characterization> = train.programs.values().cloned().collect();
+    let pairs = train.pairs.iter().cloned().chain(older).collect();
+    let train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("the older pairs of {}: {e}", w.name))?;
     Ok((train, sources))
 }
 

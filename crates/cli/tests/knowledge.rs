@@ -237,3 +237,26 @@ fn skip_known_co_runs_only_the_pairs_no_campaign_measured_and_cross_workload_rea
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["rows"][0]["predictions"].as_array().unwrap().len(), 9, "{v}");
 }
+
+#[test]
+fn a_workload_grown_with_skip_known_trains_on_its_older_campaigns_pairs_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kb.db");
+    let w = dir.path().join("a.toml");
+    let two = "name = \"a\"\n[[jobs]]\nname = \"nap\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"short\"\ncommand = \"sleep 0.02\"\n";
+    std::fs::write(&w, two).unwrap();
+    let pairs = || ok(&cosched(&["pairs", "--repeats", "2", "--min-repeats", "2", "--skip-known", "--svg", "/dev/null", "--workload", w.to_str().unwrap()], &db));
+    pairs();
+    // One more program: its three co-runs are the newest campaign's only.
+    std::fs::write(&w, format!("{two}[[jobs]]\nname = \"new\"\ncommand = \"sleep 0.03\"\n")).unwrap();
+    pairs();
+    // Characterized under another file: `a` never profiled or probed them,
+    // and takes its programs' measurements from there.
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, std::fs::read_to_string(&w).unwrap().replacen("name = \"a\"", "name = \"other\"", 1)).unwrap();
+    ok(&cosched(&["characterize", "--budget", "5", "--workload", other.to_str().unwrap()], &db));
+    let out = ok(&cosched(&["evaluate-predictors", "--workload", w.to_str().unwrap(), "--predictor", "measured", "--regime", "any", "--no-store", "--json"], &db));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["counts"]["ordered_pairs"], 9, "three programs, every ordered pair: {}", v["counts"]);
+    assert_eq!(v["counts"]["sources"]["older_pairs"], 4, "nap and short's four from the first campaign: {}", v["counts"]);
+}
