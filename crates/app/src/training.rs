@@ -52,8 +52,9 @@ pub struct Sources {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regime: Option<RegimeUse>,
     /// Ordered pairs of the workload's programs that its newest pairs
-    /// campaign left to older ones (a workload grown with `pairs
-    /// --skip-known`), by job name.
+    /// campaign left to other campaigns (its older ones, or another
+    /// workload file's; a workload grown with `pairs --skip-known`), by job
+    /// name.
     #[serde(skip_serializing_if = "is_zero")]
     pub older_pairs: usize,
 }
@@ -71,7 +72,7 @@ impl Sources {
         } else {
             "no pairs campaign".to_string()
         };
-        let older = if self.older_pairs > 0 { format!(", {} ordered pair(s) from its older campaigns", self.older_pairs) } else { String::new() };
+        let older = if self.older_pairs > 0 { format!(", {} ordered pair(s) of its programs from other campaigns", self.older_pairs) } else { String::new() };
         let kb = self.knowledge.as_ref().map_or(String::new(), |k| format!("; from other workloads: {k}"));
         let regime = self.regime.as_ref().map_or(String::new(), |r| format!("; {}", r.describe()));
         format!(
@@ -118,7 +119,7 @@ pub(crate) fn training_set_in(
         )
     };
     let (train, sources) = available_training_set_in(&m, w, regime)?;
-    let (train, sources) = with_older_pairs(store, w, train, sources, regime)?;
+    let (train, sources) = with_older_pairs(store, w, train, sources, regime, knowledge)?;
     let (train, mut sources) = match knowledge {
         Some(scope) => with_knowledge_in(store, w, train, sources, regime, scope)?,
         None => (train, sources),
@@ -234,36 +235,44 @@ pub(crate) fn available_training_set_in(
 }
 
 /// `train` with the pairs of the workload's programs that its newest pairs
-/// campaign did not measure, from its older campaigns (each pair from the
-/// newest that measured it, in `regime` where it has repeats in it): after
-/// `pairs --skip-known` the newest campaign holds only the co-runs that
-/// were new. A job the workload never profiled or probed takes its
-/// program's profile and probe from whichever workload measured them (what
-/// `characterize` counts as known); no other workload's pairs join here.
-fn with_older_pairs(store: &Store, w: &Workload, mut train: TrainingSet, mut sources: Sources, regime: RegimeChoice) -> anyhow::Result<(TrainingSet, Sources)> {
+/// campaign did not measure, from any other campaign that did (its own
+/// older ones, or another workload file's; each pair from the newest
+/// campaign of a workload that measured it, in `regime` where it has
+/// repeats in it): after `pairs --skip-known` the newest campaign holds
+/// only the co-runs that were new. A job the workload never profiled or
+/// probed takes its program's profile and probe likewise (what
+/// `characterize` counts as known). Pairs with a program outside the
+/// workload do not join here ([`with_knowledge`] adds those). Campaigns
+/// outside `scope` (`--kb-node`, `--kb-since`) are left out.
+fn with_older_pairs(
+    store: &Store,
+    w: &Workload,
+    mut train: TrainingSet,
+    mut sources: Sources,
+    regime: RegimeChoice,
+    scope: Option<&KbScope>,
+) -> anyhow::Result<(TrainingSet, Sources)> {
     let jobs_of = crate::knowledge::jobs_by_program(store, w)?;
-    let filter = |workloads| crate::knowledge::KbFilter {
-        workloads,
+    let filter = crate::knowledge::KbFilter {
+        node: scope.and_then(|s| s.node.clone()),
+        since_unix: scope.and_then(|s| s.since_unix),
         regime: regime.only(),
         programs: Some(jobs_of.keys().cloned().collect()),
         ..Default::default()
     };
-    if train.programs.values().any(|c| c.profile.is_none() || c.probe.is_empty()) {
-        let any = crate::knowledge::knowledge_base(store, &filter(Vec::new()))?;
-        for (key, jobs) in &jobs_of {
-            let Some(known) = any.set.programs.get(key) else { continue };
-            for j in jobs {
-                let Some(c) = train.programs.get_mut(j) else { continue };
-                if c.profile.is_none() {
-                    c.profile = known.profile.clone();
-                }
-                if c.probe.is_empty() {
-                    (c.probe, c.llc_kib, c.stressors) = (known.probe.clone(), known.llc_kib, known.stressors.clone());
-                }
+    let own = crate::knowledge::knowledge_base(store, &filter)?;
+    for (key, jobs) in &jobs_of {
+        let Some(known) = own.set.programs.get(key) else { continue };
+        for j in jobs {
+            let Some(c) = train.programs.get_mut(j) else { continue };
+            if c.profile.is_none() {
+                c.profile = known.profile.clone();
+            }
+            if c.probe.is_empty() {
+                (c.probe, c.llc_kib, c.stressors) = (known.probe.clone(), known.llc_kib, known.stressors.clone());
             }
         }
     }
-    let own = crate::knowledge::knowledge_base(store, &filter(vec![w.name.clone()]))?;
     let have: std::collections::BTreeSet<(&str, &str)> = train.pairs.iter().map(|p| (p.victim.as_str(), p.aggressor.as_str())).collect();
     let mut older = Vec::new();
     for p in &own.set.pairs {
@@ -280,7 +289,7 @@ fn with_older_pairs(store: &Store, w: &Workload, mut train: TrainingSet, mut sou
     sources.older_pairs = older.len();
     let programs: Vec<Characterization> = train.programs.values().cloned().collect();
     let pairs = train.pairs.iter().cloned().chain(older).collect();
-    let train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("the older pairs of {}: {e}", w.name))?;
+    let train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("the pairs of {} from other campaigns: {e}", w.name))?;
     Ok((train, sources))
 }
 
@@ -347,11 +356,14 @@ pub(crate) fn with_knowledge_in(
             programs.push(c.clone());
         }
     }
+    // Pairs of two of its programs that it holds already (its own, or
+    // joined by `with_older_pairs`) are not counted twice.
+    let have: std::collections::BTreeSet<(String, String)> = train.pairs.iter().map(|p| (p.victim.clone(), p.aggressor.clone())).collect();
     for p in &kb.set.pairs {
         match (jobs_of.get(&p.victim), jobs_of.get(&p.aggressor)) {
             (Some(vs), Some(as_)) => {
                 for v in vs {
-                    for a in as_ {
+                    for a in as_.iter().filter(|a| !have.contains(&(v.clone(), (*a).clone()))) {
                         pairs.push(PairSamples { victim: v.clone(), aggressor: a.clone(), slowdowns: p.slowdowns.clone() });
                         joined += 1;
                     }
