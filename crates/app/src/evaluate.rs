@@ -467,7 +467,7 @@ fn describe(c: &Counts, folds: Folds, level: f64) -> String {
     let severe = "Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above";
     let used: String = crate::common::describe_campaigns(&c.sources.campaigns).into_iter().map(|line| format!("\nfrom {line}")).collect();
     let text = format!(
-        "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}{}), \
+        "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}{}){}, \
          profiles {:?}, probes {:?}.\nfolds: {}{}; {severe} {level:.2}.",
         c.workload,
         c.programs,
@@ -483,6 +483,11 @@ fn describe(c: &Counts, folds: Folds, level: f64) -> String {
                 format!("; node {when}: {}", k.describe())
             })
             .collect::<String>(),
+        if c.sources.older_pairs > 0 {
+            format!(" and {} from other campaigns of its programs (older ones, or other workload files)", c.sources.older_pairs)
+        } else {
+            String::new()
+        },
         c.sources.profile,
         c.sources.probe,
         folds.name(),
