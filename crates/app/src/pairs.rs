@@ -72,6 +72,14 @@ pub struct PairsReport {
     pub solo: Vec<SoloSpread>,
     /// The heatmap written.
     pub svg: PathBuf,
+    /// Co-runs left out as known (`--skip-known`): their cells are empty
+    /// here, and predictors read them from the campaigns that measured them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub skipped_known: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A job's solo times across a campaign's repeats: every repeat times each
@@ -293,7 +301,9 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
         }
     }
     let all = store.pair_runs(campaign)?;
-    report(req, &w, &all, tracker.out, store.pair_level_medians(campaign)?)
+    let mut r = report(req, &w, &all, tracker.out, store.pair_level_medians(campaign)?)?;
+    r.skipped_known = known.len();
+    Ok(r)
 }
 
 /// The unordered pairs of `params`' jobs (indices, the smaller first) that
@@ -423,7 +433,7 @@ fn report(
     };
     write_file(&svg, &heatmap(&matrix, &title))?;
     let solo = solo_spreads(&counted);
-    Ok(PairsReport { matrix, regimes, levels, shared_cpus, solo, svg })
+    Ok(PairsReport { matrix, regimes, levels, shared_cpus, solo, svg, skipped_known: 0 })
 }
 
 fn to_record(r: &PairRun, jobs: &[PairJob], topology: Option<&cosched_model::topology::Node>) -> PairRunRecord {

@@ -206,7 +206,8 @@ fn skip_known_co_runs_only_the_pairs_no_campaign_measured_and_cross_workload_rea
     let pairs = |min: &str| {
         let out = cosched(&["pairs", "--repeats", min, "--min-repeats", min, "--skip-known", "--svg", "/dev/null", "--workload", big.to_str().unwrap()], &db);
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        ok(&out);
+        let stdout = ok(&out);
+        assert!(!err.contains("3 of 6") || stdout.contains("3 co-run(s) known from other campaigns"), "{stdout}");
         err
     };
     let err = pairs("2");

@@ -165,5 +165,11 @@ pub fn print(r: &PairsReport, ratio: bool) {
             .collect();
         println!("\nper sharing level observed:\n{}", table(&["victim", "beside", "level", "n", "median slowdown"], &rows));
     }
+    if r.skipped_known > 0 {
+        println!(
+            "{} co-run(s) known from other campaigns were not measured again (--skip-known); their cells show `-` here, and predict and evaluate-predictors read them from the campaigns that measured them.",
+            r.skipped_known
+        );
+    }
     println!("heatmap: {}", r.svg.display());
 }
