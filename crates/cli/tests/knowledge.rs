@@ -213,7 +213,7 @@ fn skip_known_co_runs_only_the_pairs_no_campaign_measured_and_cross_workload_rea
     let err = pairs("2");
     assert!(err.contains("3 of 6 co-runs are in the knowledge base"), "{err}");
     let store = cosched_store::Store::open_existing(&db).unwrap();
-    let newest = store.campaigns().unwrap().into_iter().filter(|c| c.kind == cosched_store::CampaignKind::Pairs).next_back().unwrap();
+    let newest = store.campaigns().unwrap().into_iter().rfind(|c| c.kind == cosched_store::CampaignKind::Pairs).unwrap();
     let measured: std::collections::BTreeSet<(String, String)> =
         store.pair_runs(newest.id).unwrap().into_iter().map(|r| (r.fg_job, r.bg_job)).collect();
     let want: std::collections::BTreeSet<(String, String)> =
