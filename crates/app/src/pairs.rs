@@ -321,9 +321,11 @@ fn known_pairs(store: &cosched_store::Store, params: &CampaignParams, req: &Pair
         ..Default::default()
     };
     let kb = crate::knowledge::knowledge_base(store, &filter)?;
+    let samples: std::collections::BTreeMap<(&str, &str), usize> =
+        kb.set.pairs.iter().map(|s| ((s.victim.as_str(), s.aggressor.as_str()), s.slowdowns.len())).collect();
     // A co-run of twins gives two samples of its one ordered pair.
     let repeats = |v: &str, o: &str| {
-        let n = kb.set.pairs.iter().find(|s| s.victim == v && s.aggressor == o).map_or(0, |s| s.slowdowns.len());
+        let n = samples.get(&(v, o)).copied().unwrap_or(0);
         if v == o { n.div_ceil(2) } else { n }
     };
     let known: BTreeSet<(usize, usize)> = unordered_pairs(keys.len())
