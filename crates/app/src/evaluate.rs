@@ -70,6 +70,9 @@ pub struct Row {
     pub folds: String,
     pub accuracy: Accuracy,
     pub predictions: Vec<CvPrediction>,
+    /// Cross-workload only: the severe cut set on the training side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trained_cut: Option<cosched_predict::cv::TrainedCut>,
 }
 
 /// What an evaluation ran on.
@@ -83,6 +86,10 @@ pub struct Counts {
     /// The node's conditions when the pairs campaign started (and resumed).
     pub pairs_conditions: Vec<Conditions>,
 }
+
+/// What the "recall at P" column is, for the notes under the table.
+// Spelled out for the notes; a test holds it to DEFAULT_AT_PRECISION.
+const AT_NOTE: &str = "recall at P >= 0.7: the best severe recall of any cut swept over the predictions that keeps precision >= 0.7, and that cut (how well the predictions rank severe pairs, whatever their scale)";
 
 const BEGIN: &str = "<!-- accuracy:begin";
 const END: &str = "<!-- accuracy:end -->";
@@ -135,6 +142,11 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
                 spearman: r.accuracy.spearman,
                 precision: r.accuracy.precision,
                 recall: r.accuracy.recall,
+                recall_at_precision: r.accuracy.recall_at.map(|x| x.recall),
+                at_precision_cut: r.accuracy.recall_at.and_then(|x| x.cut),
+                trained_cut: r.trained_cut.map(|t| t.cut),
+                trained_cut_precision: r.trained_cut.and_then(|t| t.precision),
+                trained_cut_recall: r.trained_cut.and_then(|t| t.recall),
                 sources: serde_json::to_value(&counts.sources).expect("sources serialize"),
                 predictions: serde_json::to_value(&r.predictions).expect("predictions serialize"),
             })
@@ -302,8 +314,17 @@ fn cross_workload_rows(
         let make = move || build(&spec2).expect("checked before");
         match cosched_predict::cv::cross_workload(&make, &train.set, &test.set) {
             Ok(predictions) => {
-                let accuracy = Accuracy::of(&cosched_predict::cv::scored(&predictions), level);
-                rows.push(Row { predictor: spec.clone(), folds: "cross-workload".into(), accuracy, predictions });
+                let scored = cosched_predict::cv::scored(&predictions);
+                let accuracy = Accuracy::of(&scored, level);
+                let trained_cut = cosched_predict::cv::cross_workload_cut(
+                    &make,
+                    &train.set,
+                    &test.set,
+                    &scored,
+                    level,
+                    cosched_predict::DEFAULT_AT_PRECISION,
+                );
+                rows.push(Row { predictor: spec.clone(), folds: "cross-workload".into(), accuracy, predictions, trained_cut });
             }
             Err(e) => unfitted.push(format!("{spec}: {e}")),
         }
@@ -312,7 +333,7 @@ fn cross_workload_rows(
         let m2 = m.clone();
         let make = move || build(&m2).expect("checked before");
         let (predictions, accuracy) = cross_validate(&make, &test.set, Folds::RepeatHalves, level)?;
-        rows.push(Row { predictor: m.clone(), folds: Folds::RepeatHalves.name().into(), accuracy, predictions });
+        rows.push(Row { predictor: m.clone(), folds: Folds::RepeatHalves.name().into(), accuracy, predictions, trained_cut: None });
     }
     progress.finish();
     let counts = Counts {
@@ -341,7 +362,7 @@ fn cross_workload_rows(
     let severe = severe_pairs_with_solo(store, w, &test, level)?;
     let note = format!(
         "cross-workload: fitted on {} (without any pair of a tested program), from:{}\ntested on the measured pairs of {}: {} from their programs' \
-         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above {level:.2}{}.{}{}",
+         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above {level:.2}; {AT_NOTE}; trained cut: that cut chosen on the training programs' own leave-one-program-out predictions, then applied to the tested pairs (what a scheduler fitted on them would get){}.{}{}",
         train.describe(),
         used(&train),
         w.name,
@@ -422,7 +443,7 @@ fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64, ctx:
         let make = move || build(&spec2).expect("checked before");
         let (predictions, accuracy) =
             cross_validate(&make, train, *f, level).map_err(|e| anyhow::anyhow!("evaluating {spec}: {e}"))?;
-        rows.push(Row { predictor: spec.clone(), folds: f.name().to_string(), accuracy, predictions });
+        rows.push(Row { predictor: spec.clone(), folds: f.name().to_string(), accuracy, predictions, trained_cut: None });
     }
     progress.finish();
     Ok(rows)
@@ -436,13 +457,17 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map(|x| format!("{x:.d$}", d = digits)).unwrap_or_else(|| "-".into())
 }
 
-/// The accuracy table, one row per predictor.
+/// The accuracy table, one row per predictor. "recall at P >= 0.7" sweeps
+/// the cut over the predictions (the ranking's best); "trained cut" is the
+/// cross-workload cut set on the training side, with its precision and
+/// recall on the tested pairs.
 pub fn render(rows: &[Row]) -> String {
+    let trained = rows.iter().any(|r| r.trained_cut.is_some());
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let a = &r.accuracy;
-            vec![
+            let mut row = vec![
                 r.predictor.clone(),
                 r.folds.clone(),
                 a.n.to_string(),
@@ -454,13 +479,48 @@ pub fn render(rows: &[Row]) -> String {
                 opt(a.spearman, 3),
                 opt(a.precision, 2),
                 opt(a.recall, 2),
-            ]
+                recall_at(a.recall_at),
+            ];
+            if trained {
+                row.push(r.trained_cut.map_or_else(
+                    || "-".into(),
+                    |t| format!("{:.2}: {} / {}", t.cut, opt(t.precision, 2), opt(t.recall, 2)),
+                ));
+            }
+            row
         })
         .collect();
-    markdown_table(
-        &["predictor", "folds", "pairs", "within 5 %", "within 30 %", "MAE", "Pearson", "Pearson -1", "Spearman", "severe precision", "severe recall"],
-        &body,
-    )
+    let at = format!("recall at P >= {}", cosched_predict::DEFAULT_AT_PRECISION);
+    let mut head = vec![
+        "predictor",
+        "folds",
+        "pairs",
+        "within 5 %",
+        "within 30 %",
+        "MAE",
+        "Pearson",
+        "Pearson -1",
+        "Spearman",
+        "severe precision",
+        "severe recall",
+        at.as_str(),
+    ];
+    if trained {
+        head.push("trained cut: P / R");
+    }
+    markdown_table(&head, &body)
+}
+
+/// "0.80 (cut 1.16)": the best recall at the precision and the cut it
+/// takes; "0.00" when no cut keeps the precision, "-" with nothing severe.
+fn recall_at(r: Option<cosched_predict::RecallAt>) -> String {
+    match r {
+        None => "-".into(),
+        Some(r) => match r.cut {
+            Some(cut) => format!("{:.2} (cut {cut:.2})", r.recall),
+            None => format!("{:.2}", r.recall),
+        },
+    }
 }
 
 fn describe(c: &Counts, folds: Folds, level: f64) -> String {
@@ -468,7 +528,7 @@ fn describe(c: &Counts, folds: Folds, level: f64) -> String {
     let used: String = crate::common::describe_campaigns(&c.sources.campaigns).into_iter().map(|line| format!("\nfrom {line}")).collect();
     let text = format!(
         "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}{}){}, \
-         profiles {:?}, probes {:?}.\nfolds: {}{}; {severe} {level:.2}.",
+         profiles {:?}, probes {:?}.\nfolds: {}{}; {severe} {level:.2}; {AT_NOTE}.",
         c.workload,
         c.programs,
         c.ordered_pairs,
@@ -518,14 +578,16 @@ fn scatter_of(workload: &str, r: &Row) -> String {
     scatter(
         &format!("{} on {workload} ({})", r.predictor, r.folds),
         &format!(
-            "within 5 %: {}, within 30 %: {}, MAE {:.3}, Pearson {}\nsevere (> {:.2}): recall {} at precision {}",
+            "within 5 %: {}, within 30 %: {}, MAE {:.3}, Pearson {}\nsevere (> {:.2}): recall {} at precision {}; recall at precision >= {}: {}",
             pct(a.within_5),
             pct(a.within_30),
             a.mae,
             opt(a.pearson, 3),
             a.level,
             opt(a.recall, 2),
-            opt(a.precision, 2)
+            opt(a.precision, 2),
+            cosched_predict::DEFAULT_AT_PRECISION,
+            recall_at(a.recall_at),
         ),
         &points,
         Some(a.level),
@@ -622,6 +684,16 @@ mod tests {
     }
 
     #[test]
+    fn the_notes_name_the_precision_the_sweep_keeps() {
+        let p = cosched_predict::DEFAULT_AT_PRECISION;
+        assert!(AT_NOTE.starts_with(&format!("recall at P >= {p}: ")) && AT_NOTE.contains(&format!("precision >= {p},")), "{AT_NOTE}");
+        let r = cosched_predict::RecallAt { min_precision: p, recall: 0.8, precision: Some(0.75), cut: Some(1.156) };
+        assert_eq!(recall_at(Some(r)), "0.80 (cut 1.16)");
+        assert_eq!(recall_at(Some(cosched_predict::RecallAt { cut: None, precision: None, recall: 0.0, ..r })), "0.00");
+        assert_eq!(recall_at(None), "-");
+    }
+
+    #[test]
     fn the_generated_section_replaces_only_itself() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("x.md");
@@ -672,7 +744,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         .into_iter()
         .map(|(source, predictions)| {
             let pairs: Vec<(f64, f64)> = predictions.iter().map(|p| (p.predicted.slowdown, p.measured)).collect();
-            Row { predictor: source, folds: "real-runs".into(), accuracy: Accuracy::of(&pairs, level), predictions }
+            Row { predictor: source, folds: "real-runs".into(), accuracy: Accuracy::of(&pairs, level), predictions, trained_cut: None }
         })
         .collect();
     let jobs = rows.iter().map(|r| r.predictions.len()).sum();

@@ -294,22 +294,26 @@ fn with_older_pairs(
 }
 
 /// `train` (a workload's own measurements, by job name) enlarged by what
-/// the store knows from other workloads ([`crate::knowledge`]): a job
-/// without its own profile or probe takes its program's; pairs of two of
-/// its programs measured elsewhere join under the jobs' names; every other
-/// program and pair joins under its identity (no job name has a space, no
-/// identity lacks one), so predictors fit on more than one workload.
+/// the store knows from other workloads ([`crate::knowledge`]): first its
+/// own programs' profiles, probes and pairs measured by any campaign
+/// ([`with_older_pairs`]), then every other program and pair under its
+/// identity (no job name has a space, no identity lacks one), so
+/// predictors fit on more than one workload.
 pub(crate) fn with_knowledge(store: &Store, w: &Workload, train: TrainingSet, sources: Sources) -> anyhow::Result<(TrainingSet, Sources)> {
+    let (train, sources) = with_older_pairs(store, w, train, sources, RegimeChoice::Any, None)?;
     with_knowledge_in(store, w, train, sources, RegimeChoice::Any, &KbScope::default())
 }
 
-/// [`with_knowledge`] from the other workloads' repeats of `regime`, pair
-/// by pair and probe by probe where they have any, and their campaigns in
-/// `scope`.
+/// The other workloads' programs and pairs, from their repeats of
+/// `regime` pair by pair and probe by probe where they have any, and
+/// their campaigns in `scope`. The workload's own programs are
+/// [`with_older_pairs`]'s, which runs first: a pair of two of them is
+/// left to it here, and one with a single side in it keeps the job's name
+/// for that side.
 pub(crate) fn with_knowledge_in(
     store: &Store,
     w: &Workload,
-    mut train: TrainingSet,
+    train: TrainingSet,
     mut sources: Sources,
     regime: RegimeChoice,
     scope: &KbScope,
@@ -332,23 +336,7 @@ pub(crate) fn with_knowledge_in(
     };
     let kb = crate::knowledge::knowledge_base(store, &filter)?;
     let jobs_of = crate::knowledge::jobs_by_program(store, w)?;
-    let (mut filled, mut joined, mut foreign) = (0, 0, 0);
-    for (key, jobs) in &jobs_of {
-        let Some(known) = kb.set.programs.get(key) else { continue };
-        for name in jobs {
-            if let Some(c) = train.programs.get_mut(name) {
-                if c.profile.is_none() && known.profile.is_some() {
-                    c.profile = known.profile.clone();
-                    filled += 1;
-                }
-                if c.probe.is_empty() && !known.probe.is_empty() {
-                    c.probe = known.probe.clone();
-                    c.llc_kib = known.llc_kib;
-                    filled += 1;
-                }
-            }
-        }
-    }
+    let mut foreign = 0;
     let mut programs: Vec<Characterization> = train.programs.values().cloned().collect();
     let mut pairs = train.pairs.clone();
     for (key, c) in &kb.set.programs {
@@ -356,25 +344,15 @@ pub(crate) fn with_knowledge_in(
             programs.push(c.clone());
         }
     }
-    // Pairs of two of its programs that it holds already (its own, or
-    // joined by `with_older_pairs`) are not counted twice.
-    let have: std::collections::BTreeSet<(String, String)> = train.pairs.iter().map(|p| (p.victim.clone(), p.aggressor.clone())).collect();
     for p in &kb.set.pairs {
         match (jobs_of.get(&p.victim), jobs_of.get(&p.aggressor)) {
-            (Some(vs), Some(as_)) => {
-                for v in vs {
-                    for a in as_.iter().filter(|a| !have.contains(&(v.clone(), (*a).clone()))) {
-                        pairs.push(PairSamples { victim: v.clone(), aggressor: a.clone(), slowdowns: p.slowdowns.clone() });
-                        joined += 1;
-                    }
-                }
-            }
-            // A pair with one side in this workload and one not: the side
-            // in it keeps its identity's name, so the pair stays coherent.
+            (Some(_), Some(_)) => {}
             (None, None) => {
                 pairs.push(p.clone());
                 foreign += 1;
             }
+            // One side in this workload: that side keeps its job's name,
+            // so the pair stays coherent with the programs above.
             _ => {
                 let name = |k: &String| jobs_of.get(k).and_then(|v| v.first()).cloned().unwrap_or_else(|| k.clone());
                 pairs.push(PairSamples { victim: name(&p.victim), aggressor: name(&p.aggressor), slowdowns: p.slowdowns.clone() });
@@ -382,9 +360,9 @@ pub(crate) fn with_knowledge_in(
             }
         }
     }
-    train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("joining the knowledge base to {}: {e}", w.name))?;
+    let train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("joining the knowledge base to {}: {e}", w.name))?;
     sources.knowledge = Some(format!(
-        "{}; {filled} missing profile/probe filled in, {joined} pair(s) of its own programs, {foreign} pair(s) of other programs{}",
+        "{}; {foreign} pair(s) of other programs{}",
         kb.describe(),
         scope.describe()
     ));

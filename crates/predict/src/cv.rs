@@ -159,17 +159,7 @@ pub fn cross_workload(
     train: &TrainingSet,
     test: &TrainingSet,
 ) -> Result<Vec<CvPrediction>, PredictError> {
-    let tested: std::collections::BTreeSet<&str> = test.programs.values().map(|c| c.program.as_str()).collect();
-    let of = |set: &TrainingSet, job: &str| set.programs.get(job).map(|c| c.program.clone()).unwrap_or_default();
-    let clean = TrainingSet {
-        programs: train.programs.clone(),
-        pairs: train
-            .pairs
-            .iter()
-            .filter(|p| !tested.contains(of(train, &p.victim).as_str()) && !tested.contains(of(train, &p.aggressor).as_str()))
-            .cloned()
-            .collect(),
-    };
+    let clean = without_tested(train, test);
     let mut p = make();
     p.fit(&clean)?;
     let mut out = Vec::new();
@@ -185,6 +175,53 @@ pub fn cross_workload(
         });
     }
     Ok(out)
+}
+
+/// `train` without any pair that involves a program of `test`.
+fn without_tested(train: &TrainingSet, test: &TrainingSet) -> TrainingSet {
+    let tested: std::collections::BTreeSet<&str> = test.programs.values().map(|c| c.program.as_str()).collect();
+    let of = |job: &str| train.programs.get(job).map(|c| c.program.as_str()).unwrap_or_default();
+    TrainingSet {
+        programs: train.programs.clone(),
+        pairs: train.pairs.iter().filter(|p| !tested.contains(of(&p.victim)) && !tested.contains(of(&p.aggressor))).cloned().collect(),
+    }
+}
+
+/// The severe cut a scheduler would use with a predictor fitted on the
+/// training side, chosen before any tested pair is seen, and how it does
+/// on the tested pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TrainedCut {
+    /// Pairs predicted at or above this are flagged severe.
+    pub cut: f64,
+    /// On the training side's own held-out predictions.
+    pub train_precision: Option<f64>,
+    pub train_recall: f64,
+    /// On the tested pairs.
+    pub precision: Option<f64>,
+    pub recall: Option<f64>,
+}
+
+/// Cross-workload's [`TrainedCut`]: the training set without the tested
+/// programs' pairs (as [`cross_workload`] fits on) is cross-validated
+/// leave-one-program-out; the cut of the best recall at `min_precision` on
+/// those held-out predictions ([`crate::metrics::recall_at_precision`]) is
+/// applied to `tested` (predicted, measured). `None` when the training
+/// side holds no severe pair, no cut there keeps the precision, or its
+/// folds cannot be fitted.
+pub fn cross_workload_cut(
+    make: &dyn Fn() -> Box<dyn Predictor>,
+    train: &TrainingSet,
+    test: &TrainingSet,
+    tested: &[(f64, f64)],
+    level: f64,
+    min_precision: f64,
+) -> Option<TrainedCut> {
+    let held_out = cross_validate(make, &without_tested(train, test), Folds::LeaveOneProgramOut).ok()?;
+    let on_train = crate::metrics::recall_at_precision(&scored(&held_out), level, min_precision)?;
+    let cut = on_train.cut?;
+    let (precision, recall) = crate::metrics::severe_at_cut(tested, level, cut);
+    Some(TrainedCut { cut, train_precision: on_train.precision, train_recall: on_train.recall, precision, recall })
 }
 
 /// Cross-validates and scores in one go: the predictions and their accuracy
@@ -346,6 +383,49 @@ mod tests {
             let a = cross_workload(&make, &train, &test).unwrap();
             let b = cross_workload(&make, &poisoned, &test).unwrap();
             assert_eq!(a, b, "{name}: a tested program's pairs leaked into the fit");
+            let cut = |set: &TrainingSet| cross_workload_cut(&make, set, &test, &crate::cv::scored(&a), 1.15, 0.7);
+            assert_eq!(cut(&train), cut(&poisoned), "{name}: a tested program's pairs moved the trained cut");
         }
+    }
+
+    /// Predicts half the true excess slowdown of [`workload`]'s pairs: it
+    /// ranks every pair right and shrinks them all towards 1.
+    struct Half;
+
+    impl Predictor for Half {
+        fn name(&self) -> &'static str {
+            "half"
+        }
+        fn fit(&mut self, _: &TrainingSet) -> Result<(), PredictError> {
+            Ok(())
+        }
+        fn predict_pair(&self, _: &Characterization, o: &Characterization) -> Prediction {
+            let truth = 1.1 + 0.3 * o.probe[5].stressor_slowdown.median - 0.3;
+            Prediction::exact(1.0 + 0.5 * (truth - 1.0))
+        }
+    }
+
+    #[test]
+    fn the_trained_cut_comes_from_the_training_side_and_catches_what_the_level_misses() {
+        // workload(): every pair measures 1.1 + 0.03 i beside co-runner j_i
+        // (names are all two letters); above 1.15 from i = 2 on. `Half`
+        // predicts 1.05 + 0.015 i: never above the level, so the fixed cut
+        // catches none, but the cut set on the training side's held-out
+        // predictions is 1.08 (i = 2) and catches them all.
+        let (progs, pairs) = workload();
+        let train = TrainingSet::new(progs.clone(), pairs.clone()).unwrap();
+        let test_progs: Vec<Characterization> = progs.iter().filter(|c| ["j3", "j6"].contains(&c.name.as_str())).cloned().collect();
+        let test_pairs: Vec<PairSamples> =
+            pairs.iter().filter(|p| ["j3", "j6"].contains(&p.victim.as_str()) && ["j3", "j6"].contains(&p.aggressor.as_str())).cloned().collect();
+        let test = TrainingSet::new(test_progs, test_pairs).unwrap();
+        let make = || Box::new(Half) as Box<dyn Predictor>;
+        let tested = scored(&cross_workload(&make, &train, &test).unwrap());
+        assert_eq!(crate::Accuracy::of(&tested, 1.15).recall, Some(0.0));
+        let t = cross_workload_cut(&make, &train, &test, &tested, 1.15, 0.7).unwrap();
+        assert!((t.cut - 1.08).abs() < 1e-9, "{t:?}");
+        assert_eq!((t.train_precision, t.train_recall), (Some(1.0), 1.0));
+        assert_eq!((t.precision, t.recall), (Some(1.0), Some(1.0)));
+        // A training side with nothing severe sets no cut.
+        assert_eq!(cross_workload_cut(&make, &train, &test, &tested, 5.0, 0.7), None);
     }
 }

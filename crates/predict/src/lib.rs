@@ -44,7 +44,7 @@ use cosched_model::profile::JobProfile;
 use serde::{Deserialize, Serialize};
 
 pub use cv::{cross_validate, evaluate, CvPrediction, Folds};
-pub use metrics::{Accuracy, DEFAULT_SEVERE};
+pub use metrics::{recall_at_precision, severe_at_cut, Accuracy, RecallAt, DEFAULT_AT_PRECISION, DEFAULT_SEVERE};
 pub use predictors::{predictor_by_name, predictor_from_spec, predictor_names, Params};
 
 /// What is known of a program before it shares the node: its solo

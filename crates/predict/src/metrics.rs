@@ -7,6 +7,27 @@ use serde::{Deserialize, Serialize};
 /// A slowdown above this is a severe conflict unless the caller says otherwise.
 pub const DEFAULT_SEVERE: f64 = 1.3;
 
+/// The precision a swept severe cut must keep ([`recall_at_precision`]):
+/// flagging every third pair wrongly still spares a scheduler most of the
+/// co-runs that hurt (issue 21's bar, recall at precision >= 0.7).
+pub const DEFAULT_AT_PRECISION: f64 = 0.7;
+
+/// The best recall of severe conflicts that any cut on the predicted
+/// slowdown reaches while its precision stays at or above `min_precision`.
+/// It reads how well the predictions *rank* severe pairs above the rest,
+/// whatever their scale; the cut it needs says how far that scale is off
+/// (a predictor that shrinks towards 1 needs a cut below the level).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RecallAt {
+    pub min_precision: f64,
+    /// 0 when no cut keeps the precision.
+    pub recall: f64,
+    /// The precision at `cut`; `None` when no cut keeps `min_precision`.
+    pub precision: Option<f64>,
+    /// Pairs predicted at or above this are flagged; `None` as above.
+    pub cut: Option<f64>,
+}
+
 /// Accuracy of predictions against measurements.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Accuracy {
@@ -33,6 +54,10 @@ pub struct Accuracy {
     pub recall: Option<f64>,
     /// Measured severe conflicts (the recall's denominator).
     pub severe: usize,
+    /// Recall at precision >= [`DEFAULT_AT_PRECISION`] with the cut swept
+    /// over the predictions; `None` when none was severe.
+    #[serde(default)]
+    pub recall_at: Option<RecallAt>,
 }
 
 /// Relative error |p - m| / m.
@@ -134,6 +159,47 @@ pub fn severe(pairs: &[(f64, f64)], level: f64) -> (Option<f64>, Option<f64>, us
     (ratio(tp, predicted), ratio(tp, actual), actual)
 }
 
+/// [`RecallAt`] of (predicted, measured) slowdowns: every distinct predicted
+/// value is tried as the cut (flag `predicted >= cut`); the highest recall
+/// whose precision is at least `min_precision` wins, ties going to the
+/// higher precision. `None` when no pair was measured above `level`.
+pub fn recall_at_precision(pairs: &[(f64, f64)], level: f64, min_precision: f64) -> Option<RecallAt> {
+    let severe = pairs.iter().filter(|(_, m)| *m > level).count();
+    if severe == 0 {
+        return None;
+    }
+    let mut sorted: Vec<(f64, f64)> = pairs.iter().copied().filter(|(p, _)| p.is_finite()).collect();
+    sorted.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut best = RecallAt { min_precision, recall: 0.0, precision: None, cut: None };
+    let (mut tp, mut flagged) = (0usize, 0usize);
+    let mut i = 0;
+    while i < sorted.len() {
+        // Pairs predicted alike are flagged together.
+        let cut = sorted[i].0;
+        while i < sorted.len() && sorted[i].0 == cut {
+            flagged += 1;
+            tp += usize::from(sorted[i].1 > level);
+            i += 1;
+        }
+        let precision = tp as f64 / flagged as f64;
+        let recall = tp as f64 / severe as f64;
+        let better = recall > best.recall || (recall == best.recall && recall > 0.0 && Some(precision) > best.precision);
+        if precision >= min_precision && better {
+            best = RecallAt { min_precision, recall, precision: Some(precision), cut: Some(cut) };
+        }
+    }
+    Some(best)
+}
+
+/// Precision and recall of flagging `predicted >= cut` as severe.
+pub fn severe_at_cut(pairs: &[(f64, f64)], level: f64, cut: f64) -> (Option<f64>, Option<f64>) {
+    let tp = pairs.iter().filter(|(p, m)| *p >= cut && *m > level).count();
+    let flagged = pairs.iter().filter(|(p, _)| *p >= cut).count();
+    let actual = pairs.iter().filter(|(_, m)| *m > level).count();
+    let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
+    (ratio(tp, flagged), ratio(tp, actual))
+}
+
 impl Accuracy {
     /// Scores (predicted, measured) slowdowns.
     pub fn of(pairs: &[(f64, f64)], level: f64) -> Accuracy {
@@ -152,6 +218,7 @@ impl Accuracy {
             precision,
             recall,
             severe,
+            recall_at: recall_at_precision(pairs, level, DEFAULT_AT_PRECISION),
         }
     }
 }
@@ -210,7 +277,56 @@ mod tests {
         assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
     }
 
+    #[test]
+    fn recall_at_precision_sweeps_the_cut_down_the_ranking() {
+        // Predicted (p) and measured (m), level 1.3; ranked by p:
+        // 1.5 S, 1.25 S, 1.2 -, 1.15 S, 1.1 -, 1.0 S.
+        let pairs = [(1.5, 1.6), (1.25, 1.4), (1.2, 1.1), (1.15, 1.35), (1.1, 1.0), (1.0, 1.5)];
+        // Cuts: 1.5 -> 1/1, R .25; 1.25 -> 2/2, R .5; 1.2 -> 2/3; 1.15 ->
+        // 3/4, R .75; 1.1 -> 3/5; 1.0 -> 4/6, R 1 at P .667.
+        let r = recall_at_precision(&pairs, 1.3, 0.7).unwrap();
+        assert_eq!((r.recall, r.precision, r.cut), (0.75, Some(0.75), Some(1.15)));
+        let r = recall_at_precision(&pairs, 1.3, 0.6).unwrap();
+        assert_eq!((r.recall, r.cut), (1.0, Some(1.0)));
+        let r = recall_at_precision(&pairs, 1.3, 0.99).unwrap();
+        assert_eq!((r.recall, r.precision, r.cut), (0.5, Some(1.0), Some(1.25)));
+        // At the level itself only 1.5 is flagged: the fixed cut misses
+        // what the ranking holds.
+        assert_eq!(severe(&pairs, 1.3), (Some(1.0), Some(0.25), 4));
+        assert_eq!(severe_at_cut(&pairs, 1.3, 1.15), (Some(0.75), Some(0.75)));
+    }
+
+    #[test]
+    fn a_cut_never_splits_pairs_predicted_alike_and_may_find_nothing() {
+        // Two pairs predicted 1.2, one severe: flagging one means both.
+        let pairs = [(1.2, 1.5), (1.2, 1.0), (1.0, 1.0)];
+        let r = recall_at_precision(&pairs, 1.3, 0.7).unwrap();
+        assert_eq!((r.recall, r.precision, r.cut), (0.0, None, None));
+        assert_eq!(recall_at_precision(&pairs, 1.3, 0.5).unwrap().cut, Some(1.2));
+        assert_eq!(recall_at_precision(&[(2.0, 1.0)], 1.3, 0.7), None, "nothing severe: no figure");
+    }
+
     proptest! {
+        #[test]
+        fn recall_at_precision_holds_its_precision_and_never_reads_below_the_fixed_cut(
+            v in prop::collection::vec((0.8..2.0f64, 0.8..2.0f64), 1..40)
+        ) {
+            if let Some(r) = recall_at_precision(&v, 1.3, 0.7) {
+                if let Some(cut) = r.cut {
+                    let (p, rec) = severe_at_cut(&v, 1.3, cut);
+                    prop_assert_eq!(p, r.precision);
+                    prop_assert!(p.unwrap() >= 0.7);
+                    prop_assert_eq!(rec, Some(r.recall));
+                }
+                // The fixed cut at the level is one of the sweep's cuts
+                // (or flags nothing): whenever it keeps the precision, the
+                // sweep does at least as well.
+                if let (Some(p), Some(rec), _) = severe(&v, 1.3) {
+                    if p >= 0.7 { prop_assert!(r.recall >= rec); }
+                }
+            }
+        }
+
         #[test]
         fn perfect_predictions_score_perfectly(m in prop::collection::vec(0.5..3.0f64, 2..30)) {
             let pairs: Vec<(f64, f64)> = m.iter().map(|&v| (v, v)).collect();
@@ -219,6 +335,7 @@ mod tests {
             prop_assert_eq!(a.mae, 0.0);
             prop_assert!(a.recall.map_or(true, |r| r == 1.0) && a.precision.map_or(true, |p| p == 1.0));
             if let Some(r) = a.spearman { prop_assert!((r - 1.0).abs() < 1e-9); }
+            if let Some(r) = a.recall_at { prop_assert_eq!((r.recall, r.precision), (1.0, Some(1.0))); }
         }
 
         #[test]

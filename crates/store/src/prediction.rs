@@ -97,6 +97,21 @@ pub struct EvaluationRecord {
     pub spearman: Option<f64>,
     pub precision: Option<f64>,
     pub recall: Option<f64>,
+    /// The best severe recall any cut on the predictions reaches at
+    /// precision >= 0.7, and that cut (`None`: nothing severe, or no cut
+    /// keeps the precision).
+    #[serde(default)]
+    pub recall_at_precision: Option<f64>,
+    #[serde(default)]
+    pub at_precision_cut: Option<f64>,
+    /// Cross-workload: the cut set on the training programs alone, and the
+    /// precision and recall it gives on the tested pairs.
+    #[serde(default)]
+    pub trained_cut: Option<f64>,
+    #[serde(default)]
+    pub trained_cut_precision: Option<f64>,
+    #[serde(default)]
+    pub trained_cut_recall: Option<f64>,
     /// Campaign ids used, e.g. `{"pairs": 7, "probe": [3, 4], "profile": [2]}`.
     pub sources: serde_json::Value,
     /// Every prediction behind the figures.
@@ -274,8 +289,17 @@ impl Store {
             for (name, v) in [("level", e.level), ("within_5", e.within_5), ("within_30", e.within_30), ("mae", e.mae)] {
                 non_negative(&what, name, v)?;
             }
-            for (name, v) in [("pearson", e.pearson), ("spearman", e.spearman), ("precision", e.precision), ("recall", e.recall)]
-            {
+            for (name, v) in [
+                ("pearson", e.pearson),
+                ("spearman", e.spearman),
+                ("precision", e.precision),
+                ("recall", e.recall),
+                ("recall_at_precision", e.recall_at_precision),
+                ("at_precision_cut", e.at_precision_cut),
+                ("trained_cut", e.trained_cut),
+                ("trained_cut_precision", e.trained_cut_precision),
+                ("trained_cut_recall", e.trained_cut_recall),
+            ] {
                 if let Some(v) = v.filter(|v| !v.is_finite()) {
                     return Err(StoreError::Invalid { what, why: format!("{name} = {v} is not finite") });
                 }
@@ -287,8 +311,9 @@ impl Store {
             for e in evals {
                 tx.execute(
                     "INSERT INTO predictor_evaluations (provenance_id, workload, predictor, folds, level, n, within_5,
-                        within_30, mae, pearson, spearman, severe_precision, severe_recall, sources_json, predictions_json)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                        within_30, mae, pearson, spearman, severe_precision, severe_recall, sources_json, predictions_json,
+                        recall_at_precision, at_precision_cut, trained_cut, trained_cut_precision, trained_cut_recall)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
                     params![
                         prov,
                         e.workload,
@@ -305,6 +330,11 @@ impl Store {
                         e.recall,
                         e.sources.to_string(),
                         e.predictions.to_string(),
+                        e.recall_at_precision,
+                        e.at_precision_cut,
+                        e.trained_cut,
+                        e.trained_cut_precision,
+                        e.trained_cut_recall,
                     ],
                 )
                 .map_err(err)?;
@@ -317,7 +347,9 @@ impl Store {
     pub fn evaluations(&self, workload: Option<&str>) -> Result<Vec<(EvaluationRecord, Provenance)>, StoreError> {
         let sql = format!(
             "SELECT e.workload, e.predictor, e.folds, e.level, e.n, e.within_5, e.within_30, e.mae, e.pearson,
-                    e.spearman, e.severe_precision, e.severe_recall, e.sources_json, e.predictions_json, {PROV_COLS}
+                    e.spearman, e.severe_precision, e.severe_recall, e.sources_json, e.predictions_json,
+                    e.recall_at_precision, e.at_precision_cut, e.trained_cut, e.trained_cut_precision, e.trained_cut_recall,
+                    {PROV_COLS}
              FROM predictor_evaluations e JOIN provenance p ON p.id = e.provenance_id
              WHERE ?1 IS NULL OR e.workload = ?1 ORDER BY e.id"
         );
@@ -338,8 +370,13 @@ impl Store {
                     recall: r.get(11)?,
                     sources: json_col(r, 12)?,
                     predictions: json_col(r, 13)?,
+                    recall_at_precision: r.get(14)?,
+                    at_precision_cut: r.get(15)?,
+                    trained_cut: r.get(16)?,
+                    trained_cut_precision: r.get(17)?,
+                    trained_cut_recall: r.get(18)?,
                 },
-                provenance_from_row(r, 14)?,
+                provenance_from_row(r, 19)?,
             ))
         })
     }
@@ -368,6 +405,11 @@ mod tests {
             spearman: None,
             precision: None,
             recall: Some(1.0),
+            recall_at_precision: Some(1.0),
+            at_precision_cut: Some(1.25),
+            trained_cut: None,
+            trained_cut_precision: None,
+            trained_cut_recall: None,
             sources: serde_json::json!({"pairs": 1}),
             predictions: serde_json::json!([{"victim": "a", "aggressor": "b", "measured": 1.2, "predicted": 1.1}]),
         }

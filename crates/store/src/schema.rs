@@ -388,6 +388,23 @@ ALTER TABLE probe_points ADD COLUMN c2c_after_ns REAL CHECK (c2c_after_ns > 0);
 ALTER TABLE run_jobs ADD COLUMN mems TEXT;
 "#,
     },
+    Migration {
+        version: 11,
+        what: "severe detection with the cut swept, and cross-workload's cut set on the training side",
+        sql: r#"
+-- A predictor that ranks severe pairs right but shrinks towards 1 misses
+-- them at the fixed level: the best recall at precision >= 0.7 with the
+-- cut swept over its predictions (and that cut) reads the ranking; the
+-- cut chosen the same way on the training programs' own held-out
+-- predictions, and what it gives on the tested pairs, reads what a
+-- scheduler would get. Older rows keep NULL: not computed.
+ALTER TABLE predictor_evaluations ADD COLUMN recall_at_precision REAL CHECK (recall_at_precision BETWEEN 0 AND 1);
+ALTER TABLE predictor_evaluations ADD COLUMN at_precision_cut REAL;
+ALTER TABLE predictor_evaluations ADD COLUMN trained_cut REAL;
+ALTER TABLE predictor_evaluations ADD COLUMN trained_cut_precision REAL CHECK (trained_cut_precision BETWEEN 0 AND 1);
+ALTER TABLE predictor_evaluations ADD COLUMN trained_cut_recall REAL CHECK (trained_cut_recall BETWEEN 0 AND 1);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

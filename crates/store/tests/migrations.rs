@@ -21,7 +21,8 @@ fn database_at_version(path: &Path, k: usize) -> Connection {
 }
 
 /// Rows written with the tables of version `k`, in that version's own
-/// columns (not through today's API, which targets the latest schema).
+/// columns (not through today's API, which targets the latest schema),
+/// named where a later step adds columns to the table.
 fn fill(conn: &Connection, k: u32) {
     if k >= 1 {
         conn.execute_batch(
@@ -30,7 +31,8 @@ INSERT INTO provenance VALUES (1, 'node-7', 'cpu', 2, '6.1', '0.1.0', 'abc', 'co
 INSERT INTO calibrations VALUES (1, 'stream/t1', 'stream', '{"array_mib":"64"}', 1, 'sweeps', 12,
     3, 2.5, 2.0, 3.0, 2.0, 3.0, 'bandwidth_mb_s', '{"n":1,"median":1.5,"min":1.5,"max":1.5,"ci_lo":1.5,"ci_hi":1.5}', 1);
 INSERT INTO campaigns VALUES (1, 'pairs', 'mixed.toml', '{"repeats":5}', 'interrupted', 1, 1700000000, 1700000100);
-INSERT INTO pair_runs VALUES (1, 1, 1, 'stream', 'stream', 0, '0', '1', 0, 1.0, 1.5, 1.0, 1.25, 0, 2, 'work-phase', 'work-phase');
+INSERT INTO pair_runs (id, campaign_id, provenance_id, fg_job, bg_job, repeat_index, fg_cpus, bg_cpus, shared_cpus,
+    fg_solo_s, fg_corun_s, bg_solo_s, bg_corun_s, fg_relaunches, bg_relaunches, fg_timing, bg_timing) VALUES (1, 1, 1, 'stream', 'stream', 0, '0', '1', 0, 1.0, 1.5, 1.0, 1.25, 0, 2, 'work-phase', 'work-phase');
 "#,
         )
         .unwrap();

@@ -29,8 +29,14 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
     Within 5 % / 30 %: share of pairs with |predicted - measured| / measured below\n\
     that; Pearson -1: the lowest Pearson with any one pair left out (a set of\n\
     near-equal slowdowns around one large one correlates on that pair alone);\n\
-    severe: slowdown above --level. Results are stored (table\n\
-    predictor_evaluations).\n\
+    severe: slowdown above --level, flagged where the prediction is above it;\n\
+    recall at P >= 0.7: the cut swept down the predictions, the best severe\n\
+    recall of a cut that keeps precision >= 0.7 and that cut (the ranking's\n\
+    best; a cut well below --level says the predictions shrink towards 1).\n\
+    With --train, trained cut: that cut chosen on the training programs' own\n\
+    leave-one-program-out predictions, and its precision / recall on the\n\
+    tested pairs (what a scheduler fitted on them would get). Results are\n\
+    stored (table predictor_evaluations).\n\
     With --train (repeatable): cross-workload. Every predictor is fitted on the\n\
     store's measurements of the --train workloads, joined by program (the same\n\
     kernel, parameters, work and cores, or the same executable content and\n\
