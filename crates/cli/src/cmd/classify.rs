@@ -86,8 +86,8 @@ pub fn run(a: ClassifyArgs) -> anyhow::Result<()> {
          slowed means above {:.2}. U: host load of the job's latest solo profile (cosched profile), '-' when none.",
         a.significant
     );
-    for c in &classified.campaigns {
-        println!("from {}", c.describe());
+    for line in cosched_app::common::describe_campaigns(&classified.campaigns) {
+        println!("from {line}");
     }
     Ok(())
 }

@@ -70,11 +70,13 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
         .collect();
     println!("{}", table(&["job", "pool", "cores", "predicted slowdown", "interval (~80 %)"], &rows));
     println!(
-        "{spec}, fitted on {} measured pairs of {}; slowdown = co-run time / solo time beside all the other jobs listed.",
-        r.pairs, r.workload
+        "{spec}, fitted on {} measured ordered pairs of {}{}; slowdown = co-run time / solo time beside all the other jobs listed.",
+        r.pairs,
+        r.workload,
+        if r.knowledge.is_some() { " and of other workloads" } else { "" }
     );
-    for c in &r.campaigns {
-        println!("from {}", c.describe());
+    for line in cosched_app::common::describe_campaigns(&r.campaigns) {
+        println!("from {line}");
     }
     if let Some(k) = &r.knowledge {
         println!("and from other workloads' measurements of the same and other programs: {k}");

@@ -135,8 +135,8 @@ fn run_swf(a: SimulateArgs, swf: PathBuf) -> anyhow::Result<()> {
     println!("{}\n", table(&FIGURES_HEAD, &r.rows));
     println!("Node sharing against exclusive nodes (negative wait and slowdown are gains):\n{}\n", table(&GAIN_HEAD, &r.gains));
     println!("slowdowns: {}; programs: {}", r.slowdowns, r.programs.join(", "));
-    for c in &r.campaigns {
-        println!("from {}", c.describe());
+    for line in cosched_app::common::describe_campaigns(&r.campaigns) {
+        println!("from {line}");
     }
     if let Some(index) = &r.index {
         println!("report: {}", index.display());
@@ -198,8 +198,8 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         println!("lua policy: {n}");
     }
     println!("slowdowns: {}", r.origin);
-    for c in &r.campaigns {
-        println!("from {}", c.describe());
+    for line in cosched_app::common::describe_campaigns(&r.campaigns) {
+        println!("from {line}");
     }
     println!("{} jobs, {} orders, seed {}, {:.2} s", r.jobs, r.orders, r.seed, r.elapsed_s);
     Ok(())
