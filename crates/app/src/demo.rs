@@ -269,6 +269,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             in_regime: None,
             regime_wait: std::time::Duration::ZERO,
             skip_known: false,
+            settle: None,
             svg: Some(svg_path.clone()),
             db: Some(db_path.clone()),
         },

@@ -467,7 +467,7 @@ mod tests {
         let job = |n: &str, id: &str| PairsJob { name: n.into(), argv: vec!["true".into()], cores: 1, identity: Some(id.into()) };
         let params = CampaignParams::Pairs(PairsParams {
             jobs: vec![job("a", "prog A"), job("b", "prog B")],
-            stop: cosched_model::matrix::StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.05 },
+            stop: cosched_model::matrix::StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.05, settle: None },
             in_regime: None,
         });
         let c = store.begin_campaign_typed("w", &params, &prov()).unwrap();

@@ -20,6 +20,7 @@ use cosched_model::compare::CacheRegime;
 use cosched_measure::place::{observed_level, NodePools};
 use cosched_model::workload::PoolKind;
 use cosched_model::matrix::{matrix_from_samples, unordered_pairs, SlowdownMatrix, StopRule};
+use cosched_model::stats::Summary;
 use cosched_model::workload::Workload;
 use cosched_report::svg::heatmap;
 use cosched_store::{CampaignParams, CampaignStatus, LevelCell, PairRunRecord, PairsJob, PairsParams, RepeatRegime};
@@ -50,6 +51,11 @@ pub struct PairsRequest {
     /// node (any workload's campaigns, by program identity) with at least
     /// `min_repeats` repeats each way, in `in_regime` when given.
     pub skip_known: bool,
+    /// A slowdown level to settle, e.g. the severe 1.3: a pair is repeated
+    /// (up to `repeats`) while either slowdown's interval holds it, and
+    /// with `skip_known` a known co-run whose interval holds it is measured
+    /// again.
+    pub settle: Option<f64>,
     /// Where the heatmap SVG goes; default: pairs-<workload>.svg here.
     pub svg: Option<PathBuf>,
     pub db: Option<PathBuf>,
@@ -153,6 +159,9 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     if !(req.target > 0.0) {
         return Err(bad_input("--target must be a positive share, e.g. 0.05"));
     }
+    if let Some(l) = req.settle.filter(|l| !(l.is_finite() && *l > 0.0)) {
+        return Err(bad_input(format!("--settle {l}: give a slowdown level, e.g. 1.3")));
+    }
     let w = load_workload(&req.workload)?;
     if w.jobs.is_empty() {
         return Err(bad_input(format!("{}: no jobs to pair", req.workload.display())));
@@ -182,7 +191,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     // What the declared topology says two CPUs share; the round trips say
     // whether the cache really is shared.
     let topology = cosched_measure::topology::detect().ok();
-    let stop = StopRule { min_repeats: req.min_repeats, max_repeats: req.repeats, rel_halfwidth: req.target };
+    let stop = StopRule { min_repeats: req.min_repeats, max_repeats: req.repeats, rel_halfwidth: req.target, settle: req.settle };
     let params = CampaignParams::Pairs(PairsParams {
         jobs: jobs
             .iter()
@@ -328,19 +337,36 @@ fn known_pairs(store: &cosched_store::Store, params: &CampaignParams, req: &Pair
         let n = samples.get(&(v, o)).copied().unwrap_or(0);
         if v == o { n.div_ceil(2) } else { n }
     };
-    let known: BTreeSet<(usize, usize)> = unordered_pairs(keys.len())
+    // With --settle, a known co-run whose side of the level is still in
+    // doubt (either slowdown's interval holds it) is measured again.
+    let intervals: std::collections::BTreeMap<(&str, &str), Summary> =
+        kb.set.pairs.iter().filter_map(|s| Some(((s.victim.as_str(), s.aggressor.as_str()), Summary::of(&s.slowdowns)?))).collect();
+    let unsettled = |v: &str, o: &str| intervals.get(&(v, o)).is_some_and(|x| params_stop(params).unsettled(x));
+    let enough: Vec<(usize, usize)> = unordered_pairs(keys.len())
         .into_iter()
         .filter(|&(a, b)| repeats(&keys[a], &keys[b]).min(repeats(&keys[b], &keys[a])) >= req.min_repeats)
         .collect();
+    let known: BTreeSet<(usize, usize)> =
+        enough.iter().copied().filter(|&(a, b)| !unsettled(&keys[a], &keys[b]) && !unsettled(&keys[b], &keys[a])).collect();
     let regime = req.in_regime.map_or(String::new(), |g| format!(" in the {} regime", g.name()));
+    let settle = match req.settle {
+        Some(l) => format!(" ({} more whose interval holds {l} are measured again)", enough.len() - known.len()),
+        None => String::new(),
+    };
     ctx.step(&format!(
-        "--skip-known: {} of {} co-runs are in the knowledge base with at least {} repeat(s) each way{regime} on this node; measuring the other {}",
+        "--skip-known: {} of {} co-runs are in the knowledge base with at least {} repeat(s) each way{regime} on this node{settle}; measuring the other {}",
         known.len(),
         unordered_pairs(keys.len()).len(),
         req.min_repeats,
         unordered_pairs(keys.len()).len() - known.len()
     ));
     Ok(known)
+}
+
+/// A pairs campaign's stop rule.
+fn params_stop(params: &CampaignParams) -> StopRule {
+    let CampaignParams::Pairs(p) = params else { unreachable!("a pairs campaign's parameters") };
+    p.stop
 }
 
 /// The command that continues `req`'s campaign: `--resume` finds it only
@@ -362,6 +388,9 @@ fn resume_command(req: &PairsRequest) -> String {
     }
     if req.skip_known {
         c.push_str(" --skip-known");
+    }
+    if let Some(l) = req.settle {
+        c.push_str(&format!(" --settle {l}"));
     }
     if let Some(db) = &req.db {
         c.push_str(&format!(" --db {}", db.display()));
@@ -522,6 +551,7 @@ mod twin_tests {
             in_regime: None,
             regime_wait: Duration::from_secs(60),
             skip_known: false,
+            settle: None,
             svg: None,
             db: None,
         };
@@ -530,6 +560,8 @@ mod twin_tests {
         assert_eq!(resume_command(&req), "cosched pairs --workload w.toml --repeats 3 --in-regime shared --db l.db --resume");
         req.skip_known = true;
         assert!(resume_command(&req).contains(" --skip-known "), "{}", resume_command(&req));
+        req.settle = Some(1.3);
+        assert!(resume_command(&req).contains(" --settle 1.3 "), "{}", resume_command(&req));
     }
 
     #[test]

@@ -240,6 +240,54 @@ fn skip_known_co_runs_only_the_pairs_no_campaign_measured_and_cross_workload_rea
 }
 
 #[test]
+fn settle_measures_again_only_the_known_co_runs_whose_interval_holds_the_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("kb.db");
+    let w = dir.path().join("a.toml");
+    std::fs::write(&w, "name = \"a\"\n[[jobs]]\nname = \"nap\"\ncommand = \"sleep 0.05\"\n[[jobs]]\nname = \"short\"\ncommand = \"sleep 0.02\"\n").unwrap();
+    let pairs = |extra: &[&str]| {
+        let mut args = vec!["pairs", "--repeats", "2", "--min-repeats", "2", "--skip-known", "--svg", "/dev/null", "--workload", w.to_str().unwrap()];
+        args.extend(extra);
+        let out = cosched(&args, &db);
+        ok(&out);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    pairs(&[]);
+    // nap beside short measured 1.25 and 1.35: its interval holds 1.3.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for (repeat, s) in [(0, 1.25), (1, 1.35)] {
+        let n = conn
+            .execute(
+                "UPDATE pair_runs SET fg_corun_s = fg_solo_s * ?2 WHERE fg_job = 'nap' AND bg_job = 'short' AND repeat_index = ?1",
+                rusqlite::params![repeat, s],
+            )
+            .unwrap()
+            + conn
+                .execute(
+                    "UPDATE pair_runs SET bg_corun_s = bg_solo_s * ?2 WHERE bg_job = 'nap' AND fg_job = 'short' AND repeat_index = ?1",
+                    rusqlite::params![repeat, s],
+                )
+                .unwrap();
+        assert_eq!(n, 1, "one repeat {repeat} of the pair");
+    }
+    drop(conn);
+    let err = pairs(&[]);
+    assert!(err.contains("3 of 3 co-runs are in the knowledge base"), "without --settle all are known: {err}");
+    let err = pairs(&["--settle", "1.3"]);
+    assert!(err.contains("2 of 3 co-runs are in the knowledge base") && err.contains("(1 more whose interval holds 1.3"), "{err}");
+    let store = cosched_store::Store::open_existing(&db).unwrap();
+    let newest = store.campaigns().unwrap().into_iter().rfind(|c| c.kind == cosched_store::CampaignKind::Pairs).unwrap();
+    let measured: std::collections::BTreeSet<(String, String)> =
+        store.pair_runs(newest.id).unwrap().into_iter().map(|r| (r.fg_job, r.bg_job)).collect();
+    assert_eq!(measured.len(), 1, "only the unsettled co-run: {measured:?}");
+    assert!(measured.iter().all(|(a, b)| a != b), "{measured:?}");
+    drop(store);
+    // A level that is no slowdown is bad input.
+    let out = cosched(&["pairs", "--settle", "-1", "--workload", w.to_str().unwrap()], &db);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn a_workload_grown_with_skip_known_trains_on_its_older_campaigns_pairs_too() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("kb.db");

@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn every_pair_gets_exactly_the_fixed_repeats_and_is_stored_as_it_goes() {
         let jobs = [job("a", "true"), job("b", "true")];
-        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0, settle: None };
         let mut stored = Vec::new();
         let runs = run_campaign(&jobs, rule, &node(&[0, 1]), &[], &mut unread, &mut |r| {
             stored.push(r.clone());
@@ -282,7 +282,7 @@ mod tests {
     #[test]
     fn a_pair_named_known_is_not_run_and_the_rest_are() {
         let jobs = [job("a", "true"), job("b", "true")];
-        let rule = StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.0, settle: None };
         let mut progress = Vec::new();
         let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut unread, None, &|a, b| (a, b) == (0, 0), &mut |_| Ok(()), &mut |p, _| {
             progress.push(p.pair)
@@ -296,7 +296,7 @@ mod tests {
     #[test]
     fn odd_repeats_swap_the_jobs_cpus_so_neither_always_sits_on_one() {
         let jobs = [job("a", "true"), job("b", "true")];
-        let rule = StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.0, settle: None };
         let runs = run_campaign(&jobs, rule, &node(&[0, 1]), &[], &mut unread, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
         let ab: Vec<[Vec<u32>; 2]> = runs.iter().filter(|r| r.jobs == (0, 1)).map(|r| r.cpus.clone()).collect();
         assert_eq!(ab, vec![[vec![0], vec![1]], [vec![1], vec![0]], [vec![0], vec![1]]]);
@@ -305,7 +305,7 @@ mod tests {
     #[test]
     fn a_gated_campaign_counts_only_its_regime_waits_for_it_and_retakes_the_placement() {
         let jobs = [job("a", "true")];
-        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0, settle: None };
         // Gate 70 (shared: go); repeat 0 reads 70, 72 (counts); repeat 1
         // reads 74, 380 (switched: stored, not counted); the gate waits
         // through 390 and goes at 60; repeat 2 reads 61, 62 (counts).
@@ -333,7 +333,7 @@ mod tests {
         // counts, as a pair on unreadable CPUs does, rather than being
         // taken again for ever.
         let jobs = [job("a", "true")];
-        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0, settle: None };
         let mut read = |_: u32, _: u32| None;
         let mut wait = |_: Option<f64>| panic!("nothing to wait on");
         let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
@@ -350,7 +350,7 @@ mod tests {
     #[test]
     fn a_gated_campaign_that_stops_waiting_says_for_what() {
         let jobs = [job("a", "true")];
-        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0, settle: None };
         let mut read = |_: u32, _: u32| Some(400.0);
         let mut wait = |_: Option<f64>| false;
         let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
@@ -368,7 +368,7 @@ mod tests {
     #[test]
     fn resuming_skips_finished_cells_and_tops_up_partial_ones() {
         let jobs = [job("a", "true"), job("b", "true")];
-        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0, settle: None };
         let first = run_campaign(&jobs, rule, &node(&[0, 1]), &[], &mut unread, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
         // Keep all of (a,a), one repeat of (a,b), nothing of (b,b).
         let prior: Vec<PairRun> = first
@@ -385,7 +385,7 @@ mod tests {
     #[test]
     fn a_sink_error_stops_the_campaign() {
         let jobs = [job("a", "true")];
-        let rule = StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.0, settle: None };
         let e = run_campaign(&jobs, rule, &node(&[0]), &[], &mut unread, &mut |_| Err("disk full".into()), &mut |_, _| {})
             .unwrap_err();
         assert!(e.to_string().contains("disk full"));
@@ -398,7 +398,7 @@ mod tests {
     #[test]
     fn every_repeat_carries_its_readings_and_a_switch_in_the_middle_is_detected() {
         let jobs = [job("a", "true"), job("b", "true")];
-        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 2, max_repeats: 2, rel_halfwidth: 0.0, settle: None };
         // (a,a) x2, (a,b) x2, (b,b) x2: shared until (a,b)'s second
         // repeat, which ends apart, and apart from then on.
         let mut script = [70.0, 71.0, 72.0, 73.0, 74.0, 75.0, 76.0, 380.0, 390.0, 391.0, 392.0, 393.0].into_iter();
@@ -433,7 +433,7 @@ mod tests {
         let host = job("vh", "true");
         let accel = PairJob { pool: 1, ..job("ve", "true") };
         let pools = NodePools::new(&[(2, false), (2, true)], &[0, 1]).unwrap();
-        let rule = StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.0 };
+        let rule = StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.0, settle: None };
         let runs = run_campaign(&[host, accel], rule, &pools, &[], &mut unread, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
         let vh_ve = runs.iter().find(|r| r.jobs == (0, 1)).unwrap();
         assert_eq!((vh_ve.cpus.clone(), vh_ve.shared_cpus), ([vec![0], vec![0, 1]], true));

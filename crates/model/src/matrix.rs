@@ -81,6 +81,11 @@ pub struct StopRule {
     /// Stop once the 95% interval of each slowdown is within +- this share of
     /// its median (0.05 = +-5%).
     pub rel_halfwidth: f64,
+    /// A level to settle (`pairs --settle`, e.g. the severe 1.3): a pair
+    /// is not done while either slowdown's interval still holds it, so
+    /// repeats go where it is unknown which side of the level a pair is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<f64>,
 }
 
 impl StopRule {
@@ -96,8 +101,13 @@ impl StopRule {
         slowdowns.iter().all(|s| {
             // With fewer than 6 repeats the interval is the full range, which
             // is a conservative stand-in: it is never narrower than the CI.
-            Summary::of(s).map(|x| x.rel_halfwidth() <= self.rel_halfwidth).unwrap_or(false)
+            Summary::of(s).is_some_and(|x| x.rel_halfwidth() <= self.rel_halfwidth && !self.unsettled(&x))
         })
+    }
+
+    /// Whether `s`'s interval still holds the level to settle.
+    pub fn unsettled(&self, s: &Summary) -> bool {
+        self.settle.is_some_and(|l| s.ci_lo <= l && l <= s.ci_hi)
     }
 }
 
@@ -131,7 +141,7 @@ mod tests {
 
     #[test]
     fn stop_rule_respects_min_max_and_width() {
-        let rule = StopRule { min_repeats: 3, max_repeats: 5, rel_halfwidth: 0.05 };
+        let rule = StopRule { min_repeats: 3, max_repeats: 5, rel_halfwidth: 0.05, settle: None };
         let tight = [1.50, 1.51, 1.52];
         let wide = [1.0, 1.5, 2.0];
         assert!(!rule.done([&tight[..2], &tight[..2]]), "below min");
@@ -139,6 +149,20 @@ mod tests {
         assert!(!rule.done([&tight, &wide]), "one job still noisy");
         let five = [1.0, 1.5, 2.0, 1.0, 2.0];
         assert!(rule.done([&five, &five]), "max reached");
+    }
+
+    #[test]
+    fn a_level_to_settle_keeps_a_pair_going_while_its_interval_holds_the_level() {
+        let rule = StopRule { min_repeats: 3, max_repeats: 5, rel_halfwidth: 0.05, settle: Some(1.3) };
+        // Within +-5 % of 1.30 but across the level: not done, until max.
+        let across = [1.27, 1.30, 1.33];
+        let below = [1.20, 1.21, 1.22];
+        assert!(StopRule { settle: None, ..rule }.done([&across, &below]), "without a level it is narrow enough");
+        assert!(!rule.done([&across, &below]));
+        assert!(rule.done([&below, &[1.40, 1.41, 1.42]]), "both clear of 1.3 on either side");
+        assert!(rule.done([&[1.27, 1.30, 1.33, 1.29, 1.31], &[1.20, 1.21, 1.22, 1.20, 1.21]]), "max reached");
+        // Clear of the level but still wide: the width rule still holds it.
+        assert!(!rule.done([&[1.4, 1.6, 1.8], &below]));
     }
 }
 

@@ -99,7 +99,7 @@ pub struct PairsParams {
 /// which no campaign ran under, so it is never mistaken for real settings.
 impl Default for PairsParams {
     fn default() -> Self {
-        PairsParams { jobs: Vec::new(), stop: StopRule { min_repeats: 0, max_repeats: 0, rel_halfwidth: 0.0 }, in_regime: None }
+        PairsParams { jobs: Vec::new(), stop: StopRule { min_repeats: 0, max_repeats: 0, rel_halfwidth: 0.0, settle: None }, in_regime: None }
     }
 }
 
@@ -188,7 +188,7 @@ mod tests {
                 PairsJob { name: "a".into(), argv: vec!["cosched-kernel".into(), "stream".into()], cores: 1, identity: None },
                 PairsJob { name: "b".into(), argv: vec!["sleep".into(), "0.1".into()], cores: 2, identity: None },
             ],
-            stop: StopRule { min_repeats: 3, max_repeats: 5, rel_halfwidth: 0.05 },
+            stop: StopRule { min_repeats: 3, max_repeats: 5, rel_halfwidth: 0.05, settle: None },
             in_regime: None,
         }
     }

@@ -61,7 +61,7 @@
 //! let job = |name: &str| PairsJob { name: name.into(), argv: vec!["true".into()], cores: 1, identity: None };
 //! let params = CampaignParams::Pairs(PairsParams {
 //!     jobs: vec![job("a"), job("b")],
-//!     stop: StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.05 },
+//!     stop: StopRule { min_repeats: 3, max_repeats: 3, rel_halfwidth: 0.05, settle: None },
 //!     in_regime: None,
 //! });
 //! let campaign = match store.find_campaign_typed("w.toml", &params)? {

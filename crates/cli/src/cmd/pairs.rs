@@ -15,7 +15,8 @@ use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArg
     cosched pairs --workload examples/characterize.toml --resume     # after Ctrl-C\n  \
     cosched pairs --workload examples/characterize.toml --resume --ratio   # Hori et al.'s view\n  \
     cosched pairs --workload examples/mixed.toml --in-regime shared --regime-wait 2h\n  \
-    cosched pairs --workload examples/apps/apps.toml --skip-known   # only co-runs no campaign measured\n\n\
+    cosched pairs --workload examples/apps/apps.toml --skip-known   # only co-runs no campaign measured\n  \
+    cosched pairs --workload examples/apps/apps.toml --skip-known --settle 1.3 --min-repeats 4 --repeats 10\n\n\
     Every unordered pair (twins included) is co-run: solo A, solo B, then A with B,\n\
     the shorter re-launched until the longer ends, repeated until the 95% interval\n\
     of both slowdowns is within --target or --repeats is reached. Each repeat is\n\
@@ -36,7 +37,12 @@ use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArg
     with at least --min-repeats repeats each way (in --in-regime when given).\n\
     Adding programs to a workload then costs only their own co-runs; predictors\n\
     and evaluate-predictors read the known pairs from the campaigns that\n\
-    measured them.")]
+    measured them.\n\n\
+    With --settle LEVEL (e.g. 1.3, the severe level), a pair is not done while\n\
+    either slowdown's interval (the range below 6 repeats) still holds LEVEL,\n\
+    up to --repeats: repeats go to the pairs whose side of the level is in\n\
+    doubt. With --skip-known too, a known co-run whose interval holds LEVEL is\n\
+    measured again (its new repeats replace the old ones where they are read).")]
 pub struct PairsArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -61,6 +67,10 @@ pub struct PairsArgs {
     /// repeats each way.
     #[arg(long)]
     pub skip_known: bool,
+    /// Keep repeating a pair while either slowdown's interval holds this
+    /// level (e.g. 1.3); with --skip-known, measure such known co-runs again.
+    #[arg(long, value_name = "LEVEL")]
+    pub settle: Option<f64>,
     /// Show Hori et al.'s interference ratio (performance with background /
     /// alone = 1 / slowdown) instead of slowdowns.
     #[arg(long)]
@@ -86,6 +96,7 @@ pub fn run(a: PairsArgs) -> anyhow::Result<()> {
         in_regime: a.regime.in_regime,
         regime_wait: a.regime.regime_wait,
         skip_known: a.skip_known,
+        settle: a.settle,
         svg: a.svg,
         db: a.db.db,
     };
