@@ -87,8 +87,8 @@ pub struct Counts {
     pub pairs_conditions: Vec<Conditions>,
 }
 
-/// What the "recall at P" column is, for the notes under the table.
-// Spelled out for the notes; a test holds it to DEFAULT_AT_PRECISION.
+/// What the "recall at P" column is, for the notes under the table
+/// (spelled out; a test holds it to `DEFAULT_AT_PRECISION`).
 const AT_NOTE: &str = "recall at P >= 0.7: the best severe recall of any cut swept over the predictions that keeps precision >= 0.7, and that cut (how well the predictions rank severe pairs, whatever their scale)";
 
 const BEGIN: &str = "<!-- accuracy:begin";
