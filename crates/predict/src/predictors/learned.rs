@@ -31,6 +31,10 @@ pub struct Learned {
     /// bound, and a co-run never slows or speeds a job beyond what some
     /// measured pair did (a 0.1x "speed-up" came out of noisy data).
     range: (f64, f64),
+    /// Each feature's range over the training pairs: a program whose
+    /// figure lies beyond every training program's (a ping-pong's context
+    /// switches among memory kernels) is read at the edge, not extrapolated.
+    bounds: Vec<(f64, f64)>,
     band: Band,
     /// Counter and stall figures every training program had (none on
     /// machines that do not count or keep no pressure information), with
@@ -120,6 +124,20 @@ fn features(levels: &[ProbeLevel], extras: &[(Extra, f64)], v: &Characterization
     x
 }
 
+/// Each feature's (min, max) over `xs`.
+fn bounds_of(xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+    let p = xs.first().map_or(0, Vec::len);
+    (0..p).map(|j| xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r[j]), hi.max(r[j])))).collect()
+}
+
+/// `x` with each feature held within its training range.
+fn clip(mut x: Vec<f64>, bounds: &[(f64, f64)]) -> Vec<f64> {
+    for (v, &(lo, hi)) in x.iter_mut().zip(bounds) {
+        *v = v.clamp(lo, hi);
+    }
+    x
+}
+
 impl Learned {
     /// The penalty the inner cross-validation chose.
     pub fn lambda(&self) -> f64 {
@@ -163,7 +181,13 @@ impl Predictor for Learned {
                         sse = f64::INFINITY;
                         break;
                     };
-                    sse += (0..xs.len()).filter(|&i| groups[i] == *k).map(|i| (m.at(&xs[i]) - ys[i]).powi(2)).sum::<f64>();
+                    // Held out as the outer fold will be: read within the
+                    // fold's own training ranges.
+                    let b = bounds_of(&tx);
+                    sse += (0..xs.len())
+                        .filter(|&i| groups[i] == *k)
+                        .map(|i| (m.at(&clip(xs[i].clone(), &b)) - ys[i]).powi(2))
+                        .sum::<f64>();
                 }
                 if sse < best.0 {
                     best = (sse, lambda);
@@ -174,6 +198,7 @@ impl Predictor for Learned {
         let model = Linear::ridge(&xs, &ys, self.lambda)
             .ok_or_else(|| PredictError::Fit { name: self.name().into(), why: "singular system".into() })?;
         self.range = ys.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(*y), hi.max(*y)));
+        self.bounds = bounds_of(&xs);
         let range = self.range;
         self.band = Band::of(
             &obs.iter().zip(&xs).map(|((_, _, m), x)| (*m, model.at(x).clamp(range.0, range.1).exp())).collect::<Vec<_>>(),
@@ -185,7 +210,8 @@ impl Predictor for Learned {
     fn predict_pair(&self, victim: &Characterization, other: &Characterization) -> Prediction {
         match &self.model {
             Some(m) => {
-                self.band.around(m.at(&features(&self.levels, &self.extras, victim, other)).clamp(self.range.0, self.range.1).exp())
+                let x = clip(features(&self.levels, &self.extras, victim, other), &self.bounds);
+                self.band.around(m.at(&x).clamp(self.range.0, self.range.1).exp())
             }
             None => Prediction::alone(),
         }
@@ -213,8 +239,30 @@ mod tests {
         let lo = (0.5f64 * 0.1).exp();
         let wild = with_load(curve_program("wild", [1.0; 6], [1.0; 6]), 50.0, 10.0);
         let calm = with_load(curve_program("calm", [1.0; 6], [1.0; 6]), -50.0, 10.0);
-        assert!((p.predict_pair(&wild, &progs[0]).slowdown - hi).abs() < 1e-9);
-        assert!((p.predict_pair(&calm, &progs[0]).slowdown - lo).abs() < 1e-9);
+        // Each figure is read at the training edge (loads 0.9 and 0.1),
+        // where the fit is the truth up to its tiny ridge penalty.
+        let (w, c) = (p.predict_pair(&wild, &progs[0]).slowdown, p.predict_pair(&calm, &progs[0]).slowdown);
+        assert!((w - hi).abs() < 1e-6 && w <= hi + 1e-12, "{w} {hi}");
+        assert!((c - lo).abs() < 1e-6 && c >= lo - 1e-12, "{c} {lo}");
+    }
+
+    #[test]
+    fn a_figure_beyond_every_training_programs_is_read_at_the_training_edge() {
+        // ln s = 0.5 U_victim - 0.3 U_other over loads 0.1 .. 0.9. A victim
+        // at load 5 beside the 0.9 one would extrapolate to ln s = 2.23,
+        // clamped to the largest measured 0.42; read at the edge of the
+        // loads it is the 0.9 victim's 0.18.
+        let progs: Vec<Characterization> = (0..5)
+            .map(|i| with_load(curve_program(&format!("p{i}"), [1.0; 6], [1.0; 6]), 0.1 + 0.2 * i as f64, 10.0))
+            .collect();
+        let truth = |v: &Characterization, o: &Characterization| (0.5 * Features::of(v).host_load - 0.3 * Features::of(o).host_load).exp();
+        let train = TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap();
+        let mut p = Learned::default();
+        p.fit(&train).unwrap();
+        let wild = with_load(curve_program("wild", [1.0; 6], [1.0; 6]), 5.0, 10.0);
+        let edge = p.predict_pair(&progs[4], &progs[4]).slowdown;
+        assert!((edge - truth(&progs[4], &progs[4])).abs() < 1e-3, "{edge}");
+        assert!((p.predict_pair(&wild, &progs[4]).slowdown - edge).abs() < 1e-9);
     }
 
     #[test]
