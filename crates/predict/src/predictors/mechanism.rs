@@ -22,6 +22,10 @@
 //! `     + L(o) x(v)`                        contention on the CPU itself,
 //!                                           not fitted (below)
 //!
+//! Each fitted term of a predicted pair is held within its range over the
+//! training pairs: a program beyond every training program's exposure or
+//! pressure is read at the edge rather than extrapolated.
+//!
 //! `busy(o)` is the CPU the co-runner keeps busy alone. Shares and spill
 //! count from a noise floor up, and a figure a program lacks counts as 0,
 //! so its term is absent rather than guessed.
@@ -56,6 +60,8 @@ pub struct Mechanism {
     /// Range of the training pairs' ln slowdowns less the fixed term: the
     /// fitted terms predict nothing beyond it.
     range: (f64, f64),
+    /// Each fitted term's range over the training pairs.
+    bounds: Vec<(f64, f64)>,
     band: Band,
 }
 
@@ -185,6 +191,7 @@ impl Predictor for Mechanism {
         let line =
             nonnegative(&xs, &rest).ok_or_else(|| PredictError::Fit { name: self.name().into(), why: "singular system".into() })?;
         self.range = rest.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(*y), hi.max(*y)));
+        self.bounds = (0..7).map(|j| xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r[j]), hi.max(r[j])))).collect();
         self.band = Band::of(
             &obs.iter()
                 .zip(&xs)
@@ -199,7 +206,10 @@ impl Predictor for Mechanism {
     fn predict_pair(&self, victim: &Characterization, other: &Characterization) -> Prediction {
         match &self.line {
             Some(l) => {
-                let (x, fixed) = terms(victim, other);
+                let (mut x, fixed) = terms(victim, other);
+                for (v, &(lo, hi)) in x.iter_mut().zip(&self.bounds) {
+                    *v = v.clamp(lo, hi);
+                }
                 self.band.around(self.clamped(l.at(&x), fixed).exp())
             }
             None => Prediction::alone(),
@@ -329,6 +339,12 @@ mod tests {
         let fileio = prog("fileio", 0.45, 0.0, 0.0, 0.5);
         let got = m.predict_pair(&fileio, &fileio).slowdown;
         assert!((got - truth(&fileio, &fileio)).abs() < 0.02, "{got} vs {}", truth(&fileio, &fileio));
+        // A disk busier than any training program is read at the edge:
+        // its I/O product beside the reader is held to the largest trained
+        // (the reader beside itself), not extrapolated.
+        let hog = prog("hog", 0.95, 0.0, 0.0, 0.6);
+        let edge = m.predict_pair(&train_progs[0], &train_progs[0]).slowdown;
+        assert!((m.predict_pair(&hog, &train_progs[0]).slowdown - edge).abs() < 1e-9);
         // A loop beside it: about nothing.
         let quiet = m.predict_pair(&train_progs[3], &fileio).slowdown;
         assert!((quiet - 0.01f64.exp()).abs() < 0.03, "{quiet}");
