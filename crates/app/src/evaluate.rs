@@ -73,6 +73,11 @@ pub struct Row {
     /// Cross-workload only: the severe cut set on the training side.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trained_cut: Option<cosched_predict::cv::TrainedCut>,
+    /// Pearson on only the pairs the repeat-halves row scores (those with
+    /// enough repeats to split): the noise floor's own pairs, so the two
+    /// compare like for like.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pearson_on_halves_pairs: Option<f64>,
 }
 
 /// What an evaluation ran on.
@@ -113,7 +118,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     let mut store = open_existing_store(&db_path(a.db.as_deref()))?;
     let mut cross_note = None;
     let choice = regime.as_ref().map_or(cosched_predict::regime::RegimeChoice::Any, |r| r.regime);
-    let (counts, rows) = if a.from_runs {
+    let (counts, mut rows) = if a.from_runs {
         from_runs(&store, &w, a.level)?
     } else if !a.train.is_empty() {
         let (counts, rows, note) = cross_workload_rows(&store, &w, &a.train, &specs, a.level, choice, &a.kb, ctx)?;
@@ -178,12 +183,43 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     } else {
         describe(&counts, folds, a.level)
     };
+    let description = match on_halves_pairs(&mut rows) {
+        Some(line) => format!("{description}\n{line}"),
+        None => description,
+    };
     let description = match (&regime, &counts.sources.regime) {
         (Some(r), Some(used)) => format!("{description}\nFor {}: {}.", r.describe(), used.describe()),
         (Some(r), None) => format!("{description}\nFor {}.", r.describe()),
         _ => description,
     };
     Ok(EvaluateReport { counts, level: a.level, rows, svgs, description })
+}
+
+/// Fills each row's [`Row::pearson_on_halves_pairs`] and says it in a
+/// line: the repeat-halves row is scored only on pairs with four or more
+/// repeats, the others on every pair, and a pair of two repeats carries
+/// more noise than the halves show. `None` without a repeat-halves row.
+fn on_halves_pairs(rows: &mut [Row]) -> Option<String> {
+    let halves = rows.iter().find(|r| r.folds == Folds::RepeatHalves.name())?;
+    let (n, floor) = (halves.accuracy.n, halves.accuracy.pearson);
+    let pairs: std::collections::BTreeSet<(String, String)> =
+        halves.predictions.iter().map(|p| (p.victim.clone(), p.aggressor.clone())).collect();
+    let mut parts = Vec::new();
+    for r in rows.iter_mut().filter(|r| r.folds != Folds::RepeatHalves.name()) {
+        let (p, m): (Vec<f64>, Vec<f64>) = r
+            .predictions
+            .iter()
+            .filter(|p| pairs.contains(&(p.victim.clone(), p.aggressor.clone())))
+            .map(|p| (p.predicted.slowdown, p.measured))
+            .unzip();
+        r.pearson_on_halves_pairs = cosched_predict::metrics::pearson(&p, &m);
+        parts.push(format!("{} {}", r.predictor, opt(r.pearson_on_halves_pairs, 3)));
+    }
+    Some(format!(
+        "Pearson on only the {n} pairs repeat-halves scores (its own {}; the others above are on every pair): {}.",
+        opt(floor, 3),
+        parts.join(", ")
+    ))
 }
 
 /// `bench predictors`: every registered predictor under
@@ -324,7 +360,7 @@ fn cross_workload_rows(
                     level,
                     cosched_predict::DEFAULT_AT_PRECISION,
                 );
-                rows.push(Row { predictor: spec.clone(), folds: "cross-workload".into(), accuracy, predictions, trained_cut });
+                rows.push(Row { predictor: spec.clone(), folds: "cross-workload".into(), accuracy, predictions, trained_cut, pearson_on_halves_pairs: None });
             }
             Err(e) => unfitted.push(format!("{spec}: {e}")),
         }
@@ -333,7 +369,7 @@ fn cross_workload_rows(
         let m2 = m.clone();
         let make = move || build(&m2).expect("checked before");
         let (predictions, accuracy) = cross_validate(&make, &test.set, Folds::RepeatHalves, level)?;
-        rows.push(Row { predictor: m.clone(), folds: Folds::RepeatHalves.name().into(), accuracy, predictions, trained_cut: None });
+        rows.push(Row { predictor: m.clone(), folds: Folds::RepeatHalves.name().into(), accuracy, predictions, trained_cut: None, pearson_on_halves_pairs: None });
     }
     progress.finish();
     let counts = Counts {
@@ -443,7 +479,7 @@ fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64, ctx:
         let make = move || build(&spec2).expect("checked before");
         let (predictions, accuracy) =
             cross_validate(&make, train, *f, level).map_err(|e| anyhow::anyhow!("evaluating {spec}: {e}"))?;
-        rows.push(Row { predictor: spec.clone(), folds: f.name().to_string(), accuracy, predictions, trained_cut: None });
+        rows.push(Row { predictor: spec.clone(), folds: f.name().to_string(), accuracy, predictions, trained_cut: None, pearson_on_halves_pairs: None });
     }
     progress.finish();
     Ok(rows)
@@ -684,6 +720,38 @@ mod tests {
     }
 
     #[test]
+    fn pearson_on_the_halves_pairs_leaves_out_the_pairs_too_few_repeats_could_split() {
+        let pred = |v: &str, o: &str, p: f64, m: f64| CvPrediction {
+            victim: v.into(),
+            aggressor: o.into(),
+            held_out: None,
+            measured: m,
+            repeats: 4,
+            predicted: cosched_predict::Prediction::exact(p),
+        };
+        let row = |name: &str, folds: Folds, predictions: Vec<CvPrediction>| Row {
+            predictor: name.into(),
+            folds: folds.name().into(),
+            accuracy: Accuracy::of(&cosched_predict::cv::scored(&predictions), 1.3),
+            predictions,
+            trained_cut: None,
+            pearson_on_halves_pairs: None,
+        };
+        // The halves split (a, b), (b, a), (a, a); (b, b) had two repeats.
+        let halves = vec![pred("a", "b", 1.1, 1.0), pred("b", "a", 1.4, 1.5), pred("a", "a", 1.2, 1.2)];
+        // On the three, predictions 1.0, 1.5, 1.2 against 1.0, 1.5, 1.2:
+        // Pearson 1; the fourth pair, far off, would pull it down.
+        let all = vec![pred("a", "b", 1.0, 1.0), pred("b", "a", 1.5, 1.5), pred("a", "a", 1.2, 1.2), pred("b", "b", 2.0, 1.0)];
+        let mut rows = vec![row("p", Folds::LeaveOneProgramOut, all), row("measured", Folds::RepeatHalves, halves)];
+        let line = on_halves_pairs(&mut rows).unwrap();
+        assert!((rows[0].pearson_on_halves_pairs.unwrap() - 1.0).abs() < 1e-12, "{line}");
+        assert!(rows[0].accuracy.pearson.unwrap() < 0.5, "on every pair the outlier counts");
+        assert_eq!(rows[1].pearson_on_halves_pairs, None, "the halves row is the floor itself");
+        assert!(line.starts_with("Pearson on only the 3 pairs repeat-halves scores") && line.contains("p 1.000"), "{line}");
+        assert_eq!(on_halves_pairs(&mut rows[..1]), None);
+    }
+
+    #[test]
     fn the_notes_name_the_precision_the_sweep_keeps() {
         let p = cosched_predict::DEFAULT_AT_PRECISION;
         assert!(AT_NOTE.starts_with(&format!("recall at P >= {p}: ")) && AT_NOTE.contains(&format!("precision >= {p},")), "{AT_NOTE}");
@@ -744,7 +812,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         .into_iter()
         .map(|(source, predictions)| {
             let pairs: Vec<(f64, f64)> = predictions.iter().map(|p| (p.predicted.slowdown, p.measured)).collect();
-            Row { predictor: source, folds: "real-runs".into(), accuracy: Accuracy::of(&pairs, level), predictions, trained_cut: None }
+            Row { predictor: source, folds: "real-runs".into(), accuracy: Accuracy::of(&pairs, level), predictions, trained_cut: None, pearson_on_halves_pairs: None }
         })
         .collect();
     let jobs = rows.iter().map(|r| r.predictions.len()).sum();

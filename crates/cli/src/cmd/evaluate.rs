@@ -35,7 +35,9 @@ use super::common::{ctx, print_json, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
     best; a cut well below --level says the predictions shrink towards 1).\n\
     With --train, trained cut: that cut chosen on the training programs' own\n\
     leave-one-program-out predictions, and its precision / recall on the\n\
-    tested pairs (what a scheduler fitted on them would get). Results are\n\
+    tested pairs (what a scheduler fitted on them would get). A line under\n\
+    the table gives each predictor's Pearson on only the pairs repeat-halves\n\
+    scores (four or more repeats), like for like with the floor. Results are\n\
     stored (table predictor_evaluations).\n\
     With --train (repeatable): cross-workload. Every predictor is fitted on the\n\
     store's measurements of the --train workloads, joined by program (the same\n\
