@@ -131,6 +131,21 @@ impl Linear {
     }
 }
 
+/// Each column's (min, max) over the rows `xs`.
+pub(crate) fn column_ranges(xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
+    let p = xs.first().map_or(0, Vec::len);
+    (0..p).map(|j| xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r[j]), hi.max(r[j])))).collect()
+}
+
+/// `x` with each column held within its range: a linear model read beyond
+/// every training row extrapolates without bound.
+pub(crate) fn clamp_to(mut x: Vec<f64>, ranges: &[(f64, f64)]) -> Vec<f64> {
+    for (v, &(lo, hi)) in x.iter_mut().zip(ranges) {
+        *v = v.clamp(lo, hi);
+    }
+    x
+}
+
 /// Solves `a w = b` for a symmetric positive (semi)definite `a` by Cholesky;
 /// `None` when `a` is singular.
 fn solve_spd(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {

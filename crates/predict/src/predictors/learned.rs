@@ -16,7 +16,7 @@
 use cosched_model::probe::ProbeLevel;
 
 use crate::features::{probe_reading, Features};
-use crate::fit::{Band, Linear};
+use crate::fit::{clamp_to, column_ranges, Band, Linear};
 use crate::predictors::{need_pairs, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
 
@@ -124,20 +124,6 @@ fn features(levels: &[ProbeLevel], extras: &[(Extra, f64)], v: &Characterization
     x
 }
 
-/// Each feature's (min, max) over `xs`.
-fn bounds_of(xs: &[Vec<f64>]) -> Vec<(f64, f64)> {
-    let p = xs.first().map_or(0, Vec::len);
-    (0..p).map(|j| xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r[j]), hi.max(r[j])))).collect()
-}
-
-/// `x` with each feature held within its training range.
-fn clip(mut x: Vec<f64>, bounds: &[(f64, f64)]) -> Vec<f64> {
-    for (v, &(lo, hi)) in x.iter_mut().zip(bounds) {
-        *v = v.clamp(lo, hi);
-    }
-    x
-}
-
 impl Learned {
     /// The penalty the inner cross-validation chose.
     pub fn lambda(&self) -> f64 {
@@ -183,10 +169,10 @@ impl Predictor for Learned {
                     };
                     // Held out as the outer fold will be: read within the
                     // fold's own training ranges.
-                    let b = bounds_of(&tx);
+                    let b = column_ranges(&tx);
                     sse += (0..xs.len())
                         .filter(|&i| groups[i] == *k)
-                        .map(|i| (m.at(&clip(xs[i].clone(), &b)) - ys[i]).powi(2))
+                        .map(|i| (m.at(&clamp_to(xs[i].clone(), &b)) - ys[i]).powi(2))
                         .sum::<f64>();
                 }
                 if sse < best.0 {
@@ -198,7 +184,7 @@ impl Predictor for Learned {
         let model = Linear::ridge(&xs, &ys, self.lambda)
             .ok_or_else(|| PredictError::Fit { name: self.name().into(), why: "singular system".into() })?;
         self.range = ys.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(*y), hi.max(*y)));
-        self.bounds = bounds_of(&xs);
+        self.bounds = column_ranges(&xs);
         let range = self.range;
         self.band = Band::of(
             &obs.iter().zip(&xs).map(|((_, _, m), x)| (*m, model.at(x).clamp(range.0, range.1).exp())).collect::<Vec<_>>(),
@@ -210,7 +196,7 @@ impl Predictor for Learned {
     fn predict_pair(&self, victim: &Characterization, other: &Characterization) -> Prediction {
         match &self.model {
             Some(m) => {
-                let x = clip(features(&self.levels, &self.extras, victim, other), &self.bounds);
+                let x = clamp_to(features(&self.levels, &self.extras, victim, other), &self.bounds);
                 self.band.around(m.at(&x).clamp(self.range.0, self.range.1).exp())
             }
             None => Prediction::alone(),

@@ -50,7 +50,7 @@
 //! resource (its column constant), stay at zero and say nothing.
 
 use crate::features::{probe_reading, Features};
-use crate::fit::{Band, Linear};
+use crate::fit::{clamp_to, column_ranges, Band, Linear};
 use crate::predictors::{need_pairs, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
 
@@ -191,7 +191,7 @@ impl Predictor for Mechanism {
         let line =
             nonnegative(&xs, &rest).ok_or_else(|| PredictError::Fit { name: self.name().into(), why: "singular system".into() })?;
         self.range = rest.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(*y), hi.max(*y)));
-        self.bounds = (0..7).map(|j| xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r[j]), hi.max(r[j])))).collect();
+        self.bounds = column_ranges(&xs);
         self.band = Band::of(
             &obs.iter()
                 .zip(&xs)
@@ -206,10 +206,8 @@ impl Predictor for Mechanism {
     fn predict_pair(&self, victim: &Characterization, other: &Characterization) -> Prediction {
         match &self.line {
             Some(l) => {
-                let (mut x, fixed) = terms(victim, other);
-                for (v, &(lo, hi)) in x.iter_mut().zip(&self.bounds) {
-                    *v = v.clamp(lo, hi);
-                }
+                let (x, fixed) = terms(victim, other);
+                let x = clamp_to(x.to_vec(), &self.bounds);
                 self.band.around(self.clamped(l.at(&x), fixed).exp())
             }
             None => Prediction::alone(),
