@@ -16,7 +16,7 @@ use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArg
     cosched pairs --workload examples/characterize.toml --resume --ratio   # Hori et al.'s view\n  \
     cosched pairs --workload examples/mixed.toml --in-regime shared --regime-wait 2h\n  \
     cosched pairs --workload examples/apps/apps.toml --skip-known   # only co-runs no campaign measured\n  \
-    cosched pairs --workload examples/apps/apps.toml --skip-known --settle 1.3 --min-repeats 4 --repeats 10\n\n\
+    cosched pairs --workload examples/apps/apps.toml --skip-known --settle 1.3 --min-repeats 2 --repeats 8\n\n\
     Every unordered pair (twins included) is co-run: solo A, solo B, then A with B,\n\
     the shorter re-launched until the longer ends, repeated until the 95% interval\n\
     of both slowdowns is within --target or --repeats is reached. Each repeat is\n\
