@@ -202,18 +202,24 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
 fn on_halves_pairs(rows: &mut [Row]) -> Option<String> {
     let halves = rows.iter().find(|r| r.folds == Folds::RepeatHalves.name())?;
     let (n, floor) = (halves.accuracy.n, halves.accuracy.pearson);
-    let pairs: std::collections::BTreeSet<(String, String)> =
-        halves.predictions.iter().map(|p| (p.victim.clone(), p.aggressor.clone())).collect();
+    let pairs: std::collections::BTreeSet<(&str, &str)> =
+        halves.predictions.iter().map(|p| (p.victim.as_str(), p.aggressor.as_str())).collect();
+    let on_pairs: Vec<Option<f64>> = rows
+        .iter()
+        .map(|r| {
+            let (p, m): (Vec<f64>, Vec<f64>) = r
+                .predictions
+                .iter()
+                .filter(|p| pairs.contains(&(p.victim.as_str(), p.aggressor.as_str())))
+                .map(|p| (p.predicted.slowdown, p.measured))
+                .unzip();
+            cosched_predict::metrics::pearson(&p, &m)
+        })
+        .collect();
     let mut parts = Vec::new();
-    for r in rows.iter_mut().filter(|r| r.folds != Folds::RepeatHalves.name()) {
-        let (p, m): (Vec<f64>, Vec<f64>) = r
-            .predictions
-            .iter()
-            .filter(|p| pairs.contains(&(p.victim.clone(), p.aggressor.clone())))
-            .map(|p| (p.predicted.slowdown, p.measured))
-            .unzip();
-        r.pearson_on_halves_pairs = cosched_predict::metrics::pearson(&p, &m);
-        parts.push(format!("{} {}", r.predictor, opt(r.pearson_on_halves_pairs, 3)));
+    for (r, pearson) in rows.iter_mut().zip(on_pairs).filter(|(r, _)| r.folds != Folds::RepeatHalves.name()) {
+        r.pearson_on_halves_pairs = pearson;
+        parts.push(format!("{} {}", r.predictor, opt(pearson, 3)));
     }
     Some(format!(
         "Pearson on only the {n} pairs repeat-halves scores (its own {}; the others above are on every pair): {}.",

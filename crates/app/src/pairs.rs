@@ -341,7 +341,7 @@ fn known_pairs(store: &cosched_store::Store, params: &CampaignParams, req: &Pair
     // doubt (either slowdown's interval holds it) is measured again.
     let intervals: std::collections::BTreeMap<(&str, &str), Summary> =
         kb.set.pairs.iter().filter_map(|s| Some(((s.victim.as_str(), s.aggressor.as_str()), Summary::of(&s.slowdowns)?))).collect();
-    let unsettled = |v: &str, o: &str| intervals.get(&(v, o)).is_some_and(|x| params_stop(params).unsettled(x));
+    let unsettled = |v: &str, o: &str| intervals.get(&(v, o)).is_some_and(|x| p.stop.unsettled(x));
     let enough: Vec<(usize, usize)> = unordered_pairs(keys.len())
         .into_iter()
         .filter(|&(a, b)| repeats(&keys[a], &keys[b]).min(repeats(&keys[b], &keys[a])) >= req.min_repeats)
@@ -361,12 +361,6 @@ fn known_pairs(store: &cosched_store::Store, params: &CampaignParams, req: &Pair
         unordered_pairs(keys.len()).len() - known.len()
     ));
     Ok(known)
-}
-
-/// A pairs campaign's stop rule.
-fn params_stop(params: &CampaignParams) -> StopRule {
-    let CampaignParams::Pairs(p) = params else { unreachable!("a pairs campaign's parameters") };
-    p.stop
 }
 
 /// The command that continues `req`'s campaign: `--resume` finds it only

@@ -152,11 +152,18 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
 
 /// Precision and recall of "slowdown above `level`".
 pub fn severe(pairs: &[(f64, f64)], level: f64) -> (Option<f64>, Option<f64>, usize) {
-    let tp = pairs.iter().filter(|(p, m)| *p > level && *m > level).count();
-    let predicted = pairs.iter().filter(|(p, _)| *p > level).count();
+    let (precision, recall) = flagged(pairs, level, |p| p > level);
+    (precision, recall, pairs.iter().filter(|(_, m)| *m > level).count())
+}
+
+/// Precision and recall of flagging the pairs whose prediction `flag`s
+/// as severe (measured above `level`).
+fn flagged(pairs: &[(f64, f64)], level: f64, flag: impl Fn(f64) -> bool) -> (Option<f64>, Option<f64>) {
+    let tp = pairs.iter().filter(|(p, m)| flag(*p) && *m > level).count();
+    let flagged = pairs.iter().filter(|(p, _)| flag(*p)).count();
     let actual = pairs.iter().filter(|(_, m)| *m > level).count();
     let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
-    (ratio(tp, predicted), ratio(tp, actual), actual)
+    (ratio(tp, flagged), ratio(tp, actual))
 }
 
 /// [`RecallAt`] of (predicted, measured) slowdowns: every distinct predicted
@@ -193,11 +200,7 @@ pub fn recall_at_precision(pairs: &[(f64, f64)], level: f64, min_precision: f64)
 
 /// Precision and recall of flagging `predicted >= cut` as severe.
 pub fn severe_at_cut(pairs: &[(f64, f64)], level: f64, cut: f64) -> (Option<f64>, Option<f64>) {
-    let tp = pairs.iter().filter(|(p, m)| *p >= cut && *m > level).count();
-    let flagged = pairs.iter().filter(|(p, _)| *p >= cut).count();
-    let actual = pairs.iter().filter(|(_, m)| *m > level).count();
-    let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
-    (ratio(tp, flagged), ratio(tp, actual))
+    flagged(pairs, level, |p| p >= cut)
 }
 
 impl Accuracy {
