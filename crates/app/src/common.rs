@@ -193,7 +193,8 @@ pub fn record_conditions(
         None
     };
     let taken_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let c = cosched_store::NodeConditions { taken_unix, load, c2c };
+    let huge_pages = cosched_measure::provenance::huge_pages();
+    let c = cosched_store::NodeConditions { taken_unix, load, c2c, huge_pages };
     store.add_conditions(campaign, &c)?;
     if announce {
         ctx.step(&format!("node at start: {}", describe_conditions(&c)));
@@ -211,20 +212,25 @@ pub struct Conditions {
     pub load: [f64; 3],
     /// The two CPUs and their round trip in ns; `None` on a one-CPU node.
     pub c2c: Option<(Vec<u32>, f64)>,
+    /// The transparent huge page policy, when read.
+    pub huge_pages: Option<cosched_model::provenance::HugePages>,
 }
 
 impl From<&cosched_store::NodeConditions> for Conditions {
     fn from(c: &cosched_store::NodeConditions) -> Self {
-        Conditions { taken_unix: c.taken_unix, load: c.load, c2c: c.c2c.clone() }
+        Conditions { taken_unix: c.taken_unix, load: c.load, c2c: c.c2c.clone(), huge_pages: c.huge_pages.clone() }
     }
 }
 
 impl Conditions {
-    /// `load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns`.
+    /// `load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns, THP madvise (defrag madvise)`.
     pub fn describe(&self) -> String {
         let mut s = format!("load {:.2} {:.2} {:.2}", self.load[0], self.load[1], self.load[2]);
         if let Some((cpus, ns)) = &self.c2c {
             s.push_str(&format!(", CPU {} round trip {ns:.0} ns", cosched_model::topology::format_cpulist(cpus)));
+        }
+        if let Some(h) = &self.huge_pages {
+            s.push_str(&format!(", {}", h.describe()));
         }
         s
     }
@@ -423,7 +429,7 @@ mod tests {
             workload: "apps".into(),
             status: "done".into(),
             started_unix: at,
-            node: ns.map(|ns| Conditions { taken_unix: at, load: [0.0; 3], c2c: Some((vec![0, 1], ns)) }),
+            node: ns.map(|ns| Conditions { taken_unix: at, load: [0.0; 3], c2c: Some((vec![0, 1], ns)), huge_pages: None }),
         };
         let used = vec![
             c("probe", 83, 60, Some(312.0)),

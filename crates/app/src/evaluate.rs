@@ -674,7 +674,7 @@ mod tests {
 
     #[test]
     fn the_description_names_the_node_at_the_start_and_at_each_resume() {
-        let k = |ns: f64| Conditions { taken_unix: 0, load: [1.0, 0.5, 0.25], c2c: Some((vec![0, 1], ns)) };
+        let k = |ns: f64| Conditions { taken_unix: 0, load: [1.0, 0.5, 0.25], c2c: Some((vec![0, 1], ns)), huge_pages: None };
         let c = Counts {
             workload: "w".into(),
             programs: 2,

@@ -42,6 +42,10 @@ pub struct LatencyRow {
 #[derive(Debug)]
 pub struct NodeReport {
     pub node: Node,
+    /// The kernel's transparent huge page policy, when readable: not part
+    /// of the topology, but it moves memory-bound programs' times, and
+    /// campaigns store it with the node's conditions.
+    pub huge_pages: Option<cosched_model::provenance::HugePages>,
     pub latency: Option<Vec<LatencyRow>>,
 }
 
@@ -56,7 +60,7 @@ pub fn node(req: &NodeRequest, ctx: &Ctx) -> anyhow::Result<NodeReport> {
         None => None,
     };
     let latency = req.latency.as_ref().map(|l| measure_latency(l, &node, ctx)).transpose()?;
-    Ok(NodeReport { node, latency })
+    Ok(NodeReport { node, huge_pages: cosched_measure::provenance::huge_pages(), latency })
 }
 
 /// The /sys and /proc files the topology is read from, in the snapshot

@@ -238,7 +238,7 @@ fn evaluation_scores_every_predictor_stores_rows_and_draws_a_scatter_each() {
 fn fill_with_conditions(db: &Path) {
     fill(db, true, true);
     let mut s = Store::open(db).unwrap();
-    let node = NodeConditions { taken_unix: 5, load: [1.5, 1.25, 1.0], c2c: Some((vec![0, 1], 73.0)) };
+    let node = NodeConditions { taken_unix: 5, load: [1.5, 1.25, 1.0], c2c: Some((vec![0, 1], 73.0)), huge_pages: None };
     s.add_conditions(CampaignId(6), &node).unwrap();
     let newer = s.begin_campaign(CampaignKind::Pairs, "syn", r#"{"n": 2}"#, &prov()).unwrap();
     let run = PairRunRecord {

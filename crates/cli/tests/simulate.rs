@@ -360,7 +360,7 @@ fn simulate_names_the_campaigns_of_its_measured_cells_with_the_node_at_their_sta
     use cosched_store::{CampaignId, NodeConditions, Store};
     let dir = tempfile::tempdir().unwrap();
     let db = characterize_store(dir.path());
-    let node = NodeConditions { taken_unix: 5, load: [0.5, 0.25, 0.125], c2c: Some((vec![0, 1], 452.0)) };
+    let node = NodeConditions { taken_unix: 5, load: [0.5, 0.25, 0.125], c2c: Some((vec![0, 1], 452.0)), huge_pages: None };
     Store::open(&db).unwrap().add_conditions(CampaignId(1), &node).unwrap();
     let text = std::fs::read_to_string(measured_example()).unwrap() + "profiles = \"characterize\"\n";
     let s = write(dir.path(), &text);

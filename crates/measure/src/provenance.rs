@@ -1,6 +1,6 @@
 //! Fills in the provenance of a measurement taken on this machine now.
 
-pub use cosched_model::provenance::Provenance;
+pub use cosched_model::provenance::{HugePages, Provenance};
 
 /// Provenance of a measurement starting now on this machine.
 pub fn here(command: &str, git_commit: &str, seed: Option<u64>) -> Provenance {
@@ -37,6 +37,14 @@ fn cpu_model() -> Option<String> {
 pub fn load_average() -> std::io::Result<[f64; 3]> {
     parse_loadavg(&std::fs::read_to_string("/proc/loadavg")?)
         .ok_or_else(|| std::io::Error::other("/proc/loadavg does not start with three numbers"))
+}
+
+/// The kernel's transparent huge page policy, or `None` where the kernel
+/// has no THP (or hides its settings).
+pub fn huge_pages() -> Option<HugePages> {
+    let dir = std::path::Path::new("/sys/kernel/mm/transparent_hugepage");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+    HugePages::from_sysfs(&read("enabled")?, &read("defrag")?)
 }
 
 fn parse_loadavg(text: &str) -> Option<[f64; 3]> {

@@ -2,11 +2,13 @@
 //! average and the round trip of one cache line between two of its CPUs.
 //! A campaign's figures are only as good as the node was quiet, and on a
 //! shared VM whether two vCPUs share a cache changes from hour to hour, so
-//! both are kept beside the measurements they explain.
+//! both are kept beside the measurements they explain. So is the kernel's
+//! transparent huge page policy: it moves memory-bound programs' times.
 
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
+use cosched_model::provenance::HugePages;
 use cosched_model::topology::format_cpulist;
 
 use crate::{cpus, non_negative, positive, sql_err, CampaignId, ExecRunId, Store, StoreError};
@@ -21,6 +23,10 @@ pub struct NodeConditions {
     /// The two CPUs and their cache-line round trip in ns (median of a few
     /// measurements); `None` on a one-CPU node.
     pub c2c: Option<(Vec<u32>, f64)>,
+    /// The transparent huge page policy; `None` when not read (readings
+    /// stored before schema step 12, or a kernel without THP).
+    #[serde(default)]
+    pub huge_pages: Option<HugePages>,
 }
 
 fn check(what: &str, c: &NodeConditions) -> Result<(), StoreError> {
@@ -99,8 +105,9 @@ impl Store {
             }
             tx.execute(
                 &format!(
-                    "INSERT INTO {table} ({column}, taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                    "INSERT INTO {table} ({column}, taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns,
+                                          thp_enabled, thp_defrag)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
                 ),
                 params![
                     id,
@@ -110,6 +117,8 @@ impl Store {
                     c.load[2],
                     c.c2c.as_ref().map(|(cpus, _)| format_cpulist(cpus)),
                     c.c2c.as_ref().map(|(_, ns)| *ns),
+                    c.huge_pages.as_ref().map(|h| h.enabled.as_str()),
+                    c.huge_pages.as_ref().map(|h| h.defrag.as_str()),
                 ],
             )
             .map_err(|source| sql_err(tx, &format!("storing {what}"), source))?;
@@ -121,7 +130,7 @@ impl Store {
         let (table, column, _, id) = owner.tables();
         self.query(
             &format!(
-                "SELECT taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns
+                "SELECT taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns, thp_enabled, thp_defrag
                  FROM {table} WHERE {column} = ?1 ORDER BY id"
             ),
             [id],
@@ -137,7 +146,11 @@ fn read_row(r: &rusqlite::Row) -> rusqlite::Result<NodeConditions> {
         Some(ns) => Some((cpus(r, 4)?, ns)),
         None => None,
     };
-    Ok(NodeConditions { taken_unix: r.get::<_, i64>(0)? as u64, load: [r.get(1)?, r.get(2)?, r.get(3)?], c2c })
+    let huge_pages = match (r.get::<_, Option<String>>(6)?, r.get::<_, Option<String>>(7)?) {
+        (Some(enabled), Some(defrag)) => Some(HugePages { enabled, defrag }),
+        _ => None,
+    };
+    Ok(NodeConditions { taken_unix: r.get::<_, i64>(0)? as u64, load: [r.get(1)?, r.get(2)?, r.get(3)?], c2c, huge_pages })
 }
 
 #[cfg(test)]
@@ -152,8 +165,10 @@ mod tests {
         let prov = test_provenance("cosched pairs", 1_700_000_000);
         let a = s.begin_campaign(CampaignKind::Pairs, "w", "{}", &prov).unwrap();
         let b = s.begin_campaign(CampaignKind::Probe, "w", "{}", &prov).unwrap();
-        let first = NodeConditions { taken_unix: 10, load: [1.5, 1.25, 1.0], c2c: Some((vec![0, 1], 73.0)) };
-        let resumed = NodeConditions { taken_unix: 20, load: [0.1, 0.2, 0.3], c2c: None };
+        let thp = HugePages { enabled: "madvise".into(), defrag: "defer+madvise".into() };
+        let first =
+            NodeConditions { taken_unix: 10, load: [1.5, 1.25, 1.0], c2c: Some((vec![0, 1], 73.0)), huge_pages: Some(thp) };
+        let resumed = NodeConditions { taken_unix: 20, load: [0.1, 0.2, 0.3], c2c: None, huge_pages: None };
         s.add_conditions(a, &first).unwrap();
         s.add_conditions(a, &resumed).unwrap();
         assert_eq!(s.conditions(a).unwrap(), vec![first.clone(), resumed]);
@@ -171,8 +186,10 @@ mod tests {
         let prov = test_provenance("cosched run", 1_700_000_000);
         let pass = s.begin_run("s", "w", "solo-pass", 0, "{}", &prov).unwrap();
         let run = s.begin_run("s", "w", "noplan", 0, "{}", &prov).unwrap();
-        let shared = NodeConditions { taken_unix: 10, load: [0.5, 0.4, 0.3], c2c: Some((vec![0, 1], 55.0)) };
-        let apart = NodeConditions { taken_unix: 30, load: [0.5, 0.4, 0.3], c2c: Some((vec![0, 1], 370.0)) };
+        let thp = Some(HugePages { enabled: "never".into(), defrag: "never".into() });
+        let shared =
+            NodeConditions { taken_unix: 10, load: [0.5, 0.4, 0.3], c2c: Some((vec![0, 1], 55.0)), huge_pages: thp.clone() };
+        let apart = NodeConditions { taken_unix: 30, load: [0.5, 0.4, 0.3], c2c: Some((vec![0, 1], 370.0)), huge_pages: thp };
         s.add_run_conditions(pass, &shared).unwrap();
         s.add_run_conditions(run, &apart).unwrap();
         assert_eq!(s.run_conditions(pass).unwrap(), vec![shared.clone()]);

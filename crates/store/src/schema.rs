@@ -405,6 +405,22 @@ ALTER TABLE predictor_evaluations ADD COLUMN trained_cut_precision REAL CHECK (t
 ALTER TABLE predictor_evaluations ADD COLUMN trained_cut_recall REAL CHECK (trained_cut_recall BETWEEN 0 AND 1);
 "#,
     },
+    Migration {
+        version: 12,
+        what: "the kernel's transparent huge page policy in each reading of the node",
+        sql: r#"
+-- Under the `madvise` policy a program that asks for huge pages gets them
+-- only when compaction finds free 2 MiB blocks, and a memory-bound
+-- program's solo time moves with its luck (NumPy's gathers: 1.76-2.18 s):
+-- the policy in force (the bracketed word of
+-- /sys/kernel/mm/transparent_hugepage/enabled and .../defrag) is read
+-- with the load and the round trip. Older readings keep NULL: not read.
+ALTER TABLE campaign_conditions ADD COLUMN thp_enabled TEXT;
+ALTER TABLE campaign_conditions ADD COLUMN thp_defrag TEXT;
+ALTER TABLE run_conditions ADD COLUMN thp_enabled TEXT;
+ALTER TABLE run_conditions ADD COLUMN thp_defrag TEXT;
+"#,
+    },
 ];
 
 /// The schema version this build writes.

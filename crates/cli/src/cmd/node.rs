@@ -92,12 +92,15 @@ pub fn run(args: NodeArgs) -> anyhow::Result<()> {
     let r = node(&NodeRequest { source: args.source.map(Into::into), latency }, &super::common::ctx())?;
     if args.json.json {
         let mut v = serde_json::to_value(&r.node)?;
-        if let (Some(rows), Some(obj)) = (&r.latency, v.as_object_mut()) {
-            obj.insert("latency".into(), serde_json::to_value(rows)?);
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("huge_pages".into(), serde_json::to_value(&r.huge_pages)?);
+            if let Some(rows) = &r.latency {
+                obj.insert("latency".into(), serde_json::to_value(rows)?);
+            }
         }
         return super::common::print_json(&v);
     }
-    print!("{}", render(&r.node));
+    print!("{}", render(&r.node, r.huge_pages.as_ref()));
     if let Some(rows) = &r.latency {
         print!("\n{}", render_latency(rows, &args));
     }
@@ -105,7 +108,7 @@ pub fn run(args: NodeArgs) -> anyhow::Result<()> {
 }
 
 /// The human-readable report: header, counts, NUMA nodes, caches, notes.
-fn render(n: &Node) -> String {
+fn render(n: &Node, huge_pages: Option<&cosched_model::provenance::HugePages>) -> String {
     let mut out = String::new();
     let unknown = || "unknown".to_string();
     let _ = writeln!(
@@ -123,6 +126,7 @@ fn render(n: &Node) -> String {
         "memory  {}",
         n.memory_bytes.map(format_bytes).unwrap_or_else(unknown)
     );
+    let _ = writeln!(out, "pages   {}", huge_pages.map_or("THP policy not readable".to_string(), |h| h.describe()));
     let _ = writeln!(out, "source  {}", n.source);
     let _ = writeln!(out, "\n{}", counts_line(n));
     if n.smt_width() > 1 {
@@ -227,8 +231,10 @@ mod tests {
               <object type="Core" os_index="0"><object type="PU" os_index="0"/><object type="PU" os_index="2"/></object>
               <object type="Core" os_index="1"><object type="PU" os_index="1"/><object type="PU" os_index="3"/></object>
             </object></object></object></topology>"#;
-        let text = render(&parse_hwloc_xml(xml).unwrap());
+        let thp = cosched_model::provenance::HugePages { enabled: "madvise".into(), defrag: "never".into() };
+        let text = render(&parse_hwloc_xml(xml).unwrap(), Some(&thp));
         assert!(text.contains("host    box"), "{text}");
+        assert!(text.contains("pages   THP madvise (defrag never)"), "{text}");
         assert!(
             text.contains("1 socket, 1 NUMA node, 2 cores, 4 PUs, 2 threads per core (SMT)"),
             "{text}"
