@@ -61,6 +61,22 @@ INSERT INTO run_jobs (id, run_id, job, job_index, attempt, arrival_s, start_s, c
         )
         .unwrap();
     }
+    if k >= 6 {
+        conn.execute(
+            "INSERT INTO campaign_conditions (id, campaign_id, taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns)
+             VALUES (1, 1, 1700000001, 0.5, 0.25, 0.125, '0-1', 45.0)",
+            [],
+        )
+        .unwrap();
+    }
+    if k >= 7 {
+        conn.execute(
+            "INSERT INTO run_conditions (id, run_id, taken_unix, load1, load5, load15, c2c_cpus, c2c_round_trip_ns)
+             VALUES (1, 1, 1700000601, 0.5, 0.25, 0.125, NULL, NULL)",
+            [],
+        )
+        .unwrap();
+    }
 }
 
 /// What `fill(k)` wrote, read back through today's API.
@@ -99,6 +115,15 @@ fn check(s: &Store, k: u32) {
     if k >= 4 {
         let jobs = s.run_jobs(cosched_store::ExecRunId(1)).unwrap();
         assert_eq!((jobs[0].start.cpus.clone(), jobs[0].start.mems.clone(), jobs[0].start.pgid), (vec![0, 1], vec![], 4242));
+    }
+    if k >= 6 {
+        // Schema 12's huge page policy is absent from older readings, not invented.
+        let c = s.conditions(CampaignId(1)).unwrap();
+        assert_eq!((c.len(), c[0].c2c.clone(), c[0].huge_pages.clone()), (1, Some((vec![0, 1], 45.0)), None));
+    }
+    if k >= 7 {
+        let c = s.run_conditions(cosched_store::ExecRunId(1)).unwrap();
+        assert_eq!((c.len(), c[0].c2c.clone(), c[0].huge_pages.clone()), (1, None, None));
     }
 }
 
