@@ -429,16 +429,37 @@ fn severe_pairs_with_solo(
     level: f64,
 ) -> anyhow::Result<Vec<String>> {
     let jobs = crate::knowledge::jobs_by_program(store, w)?;
-    let mut runs = Vec::new();
-    for c in test.parts.iter().flat_map(|p| &p.campaigns).filter(|c| c.kind == "pairs" && c.workload == w.name) {
-        runs.extend(store.pair_runs(cosched_store::CampaignId(c.id))?);
+    let used: std::collections::BTreeSet<i64> =
+        test.parts.iter().flat_map(|p| &p.campaigns).filter(|c| c.kind == "pairs" && c.workload == w.name).map(|c| c.id).collect();
+    let mut campaigns = Vec::new();
+    for c in store.campaigns()?.iter().filter(|c| used.contains(&c.id.0)) {
+        campaigns.push((crate::knowledge::identities(c)?, store.pair_runs(c.id)?));
     }
-    let spreads = crate::pairs::solo_spreads(&runs);
-    let spread_of = |key: &str| -> Option<f64> {
-        jobs.get(key)?.iter().filter_map(|j| spreads.iter().find(|s| &s.job == j)).map(|s| s.spread()).reduce(f64::max)
-    };
+    let spreads = crate::pairs::solo_spreads(&runs_by_program(campaigns));
+    let spread_of = |key: &str| -> Option<f64> { spreads.iter().find(|s| s.job == key).map(|s| s.spread()) };
     let name_of = |key: &str| jobs.get(key).and_then(|j| j.first()).cloned().unwrap_or_else(|| key.to_string());
     Ok(severe_lines(&test.set.pairs, level, &spread_of, &name_of))
+}
+
+/// A campaign's job names and their program keys and cores
+/// (`knowledge::identities`).
+type JobKeys = std::collections::BTreeMap<String, (String, u32)>;
+
+/// Each campaign's pair runs with their two jobs named by program key. Solo times are
+/// gathered by program, not by job name: a job whose command changed
+/// between campaigns is another program under the same name, and its old
+/// solo runs say nothing of the new one's. A run of a job without a key
+/// is left out.
+fn runs_by_program(campaigns: Vec<(JobKeys, Vec<cosched_store::PairRunRecord>)>) -> Vec<cosched_store::PairRunRecord> {
+    let mut out = Vec::new();
+    for (ids, runs) in campaigns {
+        for mut r in runs {
+            let (Some((v, _)), Some((a, _))) = (ids.get(&r.fg_job), ids.get(&r.bg_job)) else { continue };
+            (r.fg_job, r.bg_job) = (v.clone(), a.clone());
+            out.push(r);
+        }
+    }
+    out
 }
 
 /// One line per pair measured above `level`, worst first, with its victim's
@@ -716,6 +737,47 @@ mod tests {
         assert_eq!(lines[1], "ssl beside ssl: 1.50 (solo 1.72x apart: unstable)");
         assert_eq!(lines[2], "fio beside fiow: 1.32 (solo 1.04x)");
         assert!(severe_lines(&pairs, 1.6, &spread, &name).is_empty());
+    }
+
+    #[test]
+    fn a_job_whose_command_changed_has_the_solo_spread_of_its_new_program_only() {
+        // `numpy-add` ran 1.0 s or 1.4 s alone under its old command (huge
+        // pages by luck) and 1.20-1.22 s under its new one, in a later
+        // campaign of the same workload.
+        let run = |job: &str, i: usize, solo: f64| cosched_store::PairRunRecord {
+            fg_job: job.into(),
+            bg_job: "loop".into(),
+            repeat: i as u32,
+            fg_cpus: vec![0],
+            bg_cpus: vec![1],
+            shared_cpus: false,
+            fg_solo_s: solo,
+            fg_corun_s: solo,
+            bg_solo_s: 1.0,
+            bg_corun_s: 1.0,
+            fg_relaunches: 0,
+            bg_relaunches: 0,
+            fg_timing: "work-phase".into(),
+            bg_timing: "work-phase".into(),
+            regime: Default::default(),
+            level: None,
+        };
+        let keys = |add: &str| -> JobKeys {
+            [("numpy-add".to_string(), (add.to_string(), 1)), ("loop".to_string(), ("k-loop".to_string(), 1))].into()
+        };
+        let old: Vec<_> = (0..6).map(|i| run("numpy-add", i, if i % 2 == 0 { 1.0 } else { 1.4 })).collect();
+        let new: Vec<_> = (0..6).map(|i| run("numpy-add", i, 1.2 + 0.004 * i as f64)).collect();
+        let mut stray = run("other", 0, 9.0);
+        stray.bg_job = "unknown".into();
+        let runs = runs_by_program(vec![(keys("k-old"), old), (keys("k-new"), [new, vec![stray]].concat())]);
+        assert_eq!(runs.len(), 12, "the run of jobs without a key is left out");
+        let s = crate::pairs::solo_spreads(&runs);
+        let of = |k: &str| s.iter().find(|x| x.job == k).unwrap();
+        assert!(of("k-old").unstable() && !of("k-new").unstable(), "{s:?}");
+        assert_eq!((of("k-old").n, of("k-new").n, of("k-loop").n), (6, 6, 12));
+        // By job name the two programs would have read as one unstable job.
+        let by_name = crate::pairs::solo_spreads(&runs.iter().map(|r| cosched_store::PairRunRecord { fg_job: "numpy-add".into(), ..r.clone() }).collect::<Vec<_>>());
+        assert!(by_name.iter().find(|x| x.job == "numpy-add").unwrap().unstable());
     }
 
     #[test]

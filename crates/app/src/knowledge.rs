@@ -156,7 +156,7 @@ fn keep(c: &CampaignRecord, f: &KbFilter) -> bool {
 }
 
 /// The identity of each job a campaign measured, by its name there.
-fn identities(c: &CampaignRecord) -> anyhow::Result<BTreeMap<String, (String, u32)>> {
+pub(crate) fn identities(c: &CampaignRecord) -> anyhow::Result<BTreeMap<String, (String, u32)>> {
     let mut out = BTreeMap::new();
     match c.parameters()? {
         CampaignParams::Pairs(p) => {
