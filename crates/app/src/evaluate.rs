@@ -745,22 +745,10 @@ mod tests {
         // pages by luck) and 1.20-1.22 s under its new one, in a later
         // campaign of the same workload.
         let run = |job: &str, i: usize, solo: f64| cosched_store::PairRunRecord {
-            fg_job: job.into(),
-            bg_job: "loop".into(),
             repeat: i as u32,
-            fg_cpus: vec![0],
-            bg_cpus: vec![1],
-            shared_cpus: false,
             fg_solo_s: solo,
             fg_corun_s: solo,
-            bg_solo_s: 1.0,
-            bg_corun_s: 1.0,
-            fg_relaunches: 0,
-            bg_relaunches: 0,
-            fg_timing: "work-phase".into(),
-            bg_timing: "work-phase".into(),
-            regime: Default::default(),
-            level: None,
+            ..crate::pairs::twin_tests::rec(job, "loop", 1.0, 1.0)
         };
         let keys = |add: &str| -> JobKeys {
             [("numpy-add".to_string(), (add.to_string(), 1)), ("loop".to_string(), ("k-loop".to_string(), 1))].into()

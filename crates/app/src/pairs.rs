@@ -531,7 +531,7 @@ pub(crate) fn matrix_of(w: &Workload, runs: &[PairRunRecord]) -> SlowdownMatrix 
 }
 
 #[cfg(test)]
-mod twin_tests {
+pub(crate) mod twin_tests {
     use super::*;
 
     #[test]
@@ -580,7 +580,8 @@ mod twin_tests {
         assert!(solo_spreads(&runs[..2]).is_empty());
     }
 
-    fn rec(fg: &str, bg: &str, fg_sd: f64, bg_sd: f64) -> PairRunRecord {
+    /// A repeat of `fg` beside `bg` with these slowdowns, solo 1 s each.
+    pub(crate) fn rec(fg: &str, bg: &str, fg_sd: f64, bg_sd: f64) -> PairRunRecord {
         PairRunRecord {
             fg_job: fg.into(),
             bg_job: bg.into(),
