@@ -38,14 +38,17 @@ pub struct LatencyRow {
     pub declared_shared: Option<String>,
 }
 
-/// The node, and its latencies when asked.
-#[derive(Debug)]
+/// The node, and its latencies when asked. As JSON: the node's fields,
+/// `huge_pages`, and `latency` when measured.
+#[derive(Debug, serde::Serialize)]
 pub struct NodeReport {
+    #[serde(flatten)]
     pub node: Node,
     /// The kernel's transparent huge page policy, when readable: not part
     /// of the topology, but it moves memory-bound programs' times, and
     /// campaigns store it with the node's conditions.
     pub huge_pages: Option<cosched_model::provenance::HugePages>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub latency: Option<Vec<LatencyRow>>,
 }
 

@@ -91,14 +91,7 @@ pub fn run(args: NodeArgs) -> anyhow::Result<()> {
     let latency = args.latency.then(|| LatencyRequest { cpus: args.cpus.clone(), round_trips: args.round_trips, repeats: args.repeats });
     let r = node(&NodeRequest { source: args.source.map(Into::into), latency }, &super::common::ctx())?;
     if args.json.json {
-        let mut v = serde_json::to_value(&r.node)?;
-        if let Some(obj) = v.as_object_mut() {
-            obj.insert("huge_pages".into(), serde_json::to_value(&r.huge_pages)?);
-            if let Some(rows) = &r.latency {
-                obj.insert("latency".into(), serde_json::to_value(rows)?);
-            }
-        }
-        return super::common::print_json(&v);
+        return super::common::print_json(&r);
     }
     print!("{}", render(&r.node, r.huge_pages.as_ref()));
     if let Some(rows) = &r.latency {
