@@ -445,11 +445,11 @@ fn severe_pairs_with_solo(
 /// (`knowledge::identities`).
 type JobKeys = std::collections::BTreeMap<String, (String, u32)>;
 
-/// Each campaign's pair runs with their two jobs named by program key. Solo times are
-/// gathered by program, not by job name: a job whose command changed
-/// between campaigns is another program under the same name, and its old
-/// solo runs say nothing of the new one's. A run of a job without a key
-/// is left out.
+/// Each campaign's pair runs with their two jobs named by program key.
+/// Solo times are gathered by program, not by job name: a job whose
+/// command changed between campaigns is another program under the same
+/// name, and its old solo runs say nothing of the new one's. A run of a
+/// job without a key is left out.
 fn runs_by_program(campaigns: Vec<(JobKeys, Vec<cosched_store::PairRunRecord>)>) -> Vec<cosched_store::PairRunRecord> {
     let mut out = Vec::new();
     for (ids, runs) in campaigns {
