@@ -192,14 +192,20 @@ pub fn record_conditions(
     } else {
         None
     };
-    let taken_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let huge_pages = cosched_measure::provenance::huge_pages();
-    let c = cosched_store::NodeConditions { taken_unix, load, c2c, huge_pages };
+    let c = reading_now(load, c2c);
     store.add_conditions(campaign, &c)?;
     if announce {
         ctx.step(&format!("node at start: {}", describe_conditions(&c)));
     }
     Ok(())
+}
+
+/// A reading of the node taken now from its load and round trip, with the
+/// kernel's huge page policy: the one place campaigns and runs fill in
+/// what a reading holds besides what they measured themselves.
+pub(crate) fn reading_now(load: [f64; 3], c2c: Option<(Vec<u32>, f64)>) -> cosched_store::NodeConditions {
+    let taken_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    cosched_store::NodeConditions { taken_unix, load, c2c, huge_pages: cosched_measure::provenance::huge_pages() }
 }
 
 /// The node's conditions at a campaign's start or resume: its load average

@@ -429,11 +429,11 @@ fn severe_pairs_with_solo(
     level: f64,
 ) -> anyhow::Result<Vec<String>> {
     let jobs = crate::knowledge::jobs_by_program(store, w)?;
-    let used: std::collections::BTreeSet<i64> =
-        test.parts.iter().flat_map(|p| &p.campaigns).filter(|c| c.kind == "pairs" && c.workload == w.name).map(|c| c.id).collect();
     let mut campaigns = Vec::new();
-    for c in store.campaigns()?.iter().filter(|c| used.contains(&c.id.0)) {
-        campaigns.push((crate::knowledge::identities(c)?, store.pair_runs(c.id)?));
+    for c in test.parts.iter().flat_map(|p| &p.campaigns).filter(|c| c.kind == "pairs" && c.workload == w.name) {
+        let id = cosched_store::CampaignId(c.id);
+        let record = anyhow::Context::with_context(store.campaign(id)?, || format!("pairs campaign {id} is no longer stored"))?;
+        campaigns.push((crate::knowledge::identities(&record)?, store.pair_runs(id)?));
     }
     let spreads = crate::pairs::solo_spreads(&runs_by_program(campaigns));
     let spread_of = |key: &str| -> Option<f64> { spreads.iter().find(|s| s.job == key).map(|s| s.spread()) };

@@ -711,13 +711,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         // Stored with the run, so a resumed series knows the regime of the
         // passes this invocation runs. A failed load reading only loses it.
         if let Ok(load) = cosched_measure::provenance::load_average() {
-            let c = cosched_store::NodeConditions {
-                taken_unix: now_unix(),
-                load,
-                c2c: round_trip.map(|ns| (vec![0, 1], ns)),
-                huge_pages: cosched_measure::provenance::huge_pages(),
-            };
-            store.add_run_conditions(run_id, &c)?;
+            store.add_run_conditions(run_id, &crate::common::reading_now(load, round_trip.map(|ns| (vec![0, 1], ns))))?;
         }
         let outcome = execute(
             ctx, &mut store, run_id, plan, &w, &jobs, &sim, &platform, source.as_ref(), &iso, topology.as_ref(), &cpus_of_pool, &shared, &series,
@@ -728,13 +722,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         // check (`steady`).
         if outcome.is_ok() {
             if let (Some(ns), Ok(load)) = (crate::common::round_trip_now(), cosched_measure::provenance::load_average()) {
-                let c = cosched_store::NodeConditions {
-                    taken_unix: now_unix(),
-                    load,
-                    c2c: Some((vec![0, 1], ns)),
-                    huge_pages: cosched_measure::provenance::huge_pages(),
-                };
-                store.add_run_conditions(run_id, &c)?;
+                store.add_run_conditions(run_id, &crate::common::reading_now(load, Some((vec![0, 1], ns))))?;
             }
         }
         match outcome {
