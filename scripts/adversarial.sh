@@ -217,6 +217,12 @@ else
     skip "full disk" "needs root to mount a small tmpfs"
 fi
 
+# Further sections, one file each (sourced: they share check, rc, wl, $W).
+for part in scripts/adversarial/*.sh; do
+    [ -e "$part" ] || continue
+    . "./$part"
+done
+
 echo "== SIGKILL trial: $KILLS kills"
 km="cosched-adv-kill-$$"
 kw=$(wl kill "[[pools]]

@@ -22,3 +22,4 @@ pub mod compare;
 pub mod profile;
 pub mod provenance;
 pub mod enumerate;
+pub mod text;
