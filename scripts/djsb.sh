@@ -1,5 +1,5 @@
 #!/bin/sh
-# Seed 003(b)'s djsb table on this node: E_sim, E_ana, W, D under wait,
+# The ParaStation paper's djsb table on this node: E_sim, E_ana, W, D under wait,
 # surpass, overbook (pinned, spread, unpinned) and sidestep (compact,
 # spread), 3 repeats each, beside the paper's values; then the same
 # scenario in virtual time, to tell the model's ordering from the node's.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17's figure: the makespan of seed 003(f)'s four strategies
+# Issue 17's figure: the makespan of the VarySched paper's four strategies
 # (examples/lua/{short-term,long-term,banking,constraint}.lua) under both
 # governor levels on a variant workload (jobs as kernel collections: each
 # may run on all cores, on one core or on the accelerator), in simulation

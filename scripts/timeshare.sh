@@ -1,18 +1,18 @@
 #!/bin/sh
-# Seed 004's comparison on this node: pairs (and three-wise combinations)
+# The nOS-V paper's comparison on this node: pairs (and three-wise combinations)
 # of multi-threaded programs, each on every core of the node, under
 # exclusive, oversubscription (overbook:pin=off: all jobs on all cores, the
 # OS shares), static co-location (colocate: the cores split once) and
 # timeshare (turns of 20 ms, freeze/thaw). Per combination the median
 # makespan over the repeats gives each strategy's performance score,
-# min over strategies of makespan / its own (seed 004); printed per
+# min over strategies of makespan / its own (the nOS-V paper); printed per
 # combination and as box-plot figures (min, q1, median, q3, max) and
 # medians per strategy, pairs and triples apart.
 #
 #   scripts/timeshare.sh [OUT_DIR]          # the bar: ~45 min on a quiet 2-core node (14 combinations of 6 s jobs)
 #   TINY=1 scripts/timeshare.sh /tmp/ts     # a check that it runs: ~2 min
 #   COMBOS="stream+compute jacobi+mandel" scripts/timeshare.sh OUT   # some of them
-#   QUANTUM=0.1 scripts/timeshare.sh OUT    # timeshare's turn (default 0.02 s, seed 004's)
+#   QUANTUM=0.1 scripts/timeshare.sh OUT    # timeshare's turn (default 0.02 s, the nOS-V paper's)
 #   ANALYZE_ONLY=1 COMBOS="..." scripts/timeshare.sh OUT   # tables and scores.svg again
 #
 # Run it on a quiet node. Needs python3 for the scores.
@@ -129,7 +129,7 @@ print()
 print(f"worst pair or triple: timeshare {worst['timeshare']:.2f}, oversubscription {worst['oversubscription']:.2f} "
       f"(bar: timeshare's worst no worse than oversubscription's)")
 
-# The box plot of seed 004's figure: each strategy's scores over every
+# The box plot of the nOS-V paper's figure: each strategy's scores over every
 # combination (pairs and triples together), whiskers at min and max.
 strategies = list(names.values())
 W, H, left, top, bottom = 560, 300, 60, 30, 50

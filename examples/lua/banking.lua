@@ -1,4 +1,4 @@
--- banking: seed 003(f)'s banking-based strategy (VarySched). A bank of
+-- banking: the VarySched paper's banking-based strategy (VarySched). A bank of
 -- credits starts full at 100; every 5 s it gains 15 credits at governor
 -- `high` and 10 at `low`, up to 100. Starting a job costs what its
 -- resource costs: 10 on an accelerator pool, 5 for all cores of a CPU pool,

@@ -1,7 +1,7 @@
--- conflict-aware: seed 000's threshold strategy, the Rust `conflict-aware`
+-- conflict-aware: the SX-Aurora paper's threshold strategy, the Rust `conflict-aware`
 -- policy (idle=always) as a script. It gives the same schedule as
 --   cosched simulate --policy conflict-aware:threshold=T
--- (crates/lua/tests/equivalence.rs checks 1,000 orders of seed 000's scenario).
+-- (crates/lua/tests/equivalence.rs checks 1,000 orders of the SX-Aurora paper's scenario).
 --
 -- An idle pool starts the first job of its queue whose conflict score with
 -- every job on the node is within the threshold; if that job does not fit,
@@ -18,7 +18,7 @@
 -- Parameters of the spec other than path, budget, fallback, governor and
 -- grant arrive in `params`; `threshold=inf` arrives as math.huge.
 local threshold = params.threshold or 100
--- Seed 000's rule: a pair is within when its score is at most the
+-- The SX-Aurora paper's rule: a pair is within when its score is at most the
 -- threshold. At an infinite threshold even a broken (NaN) score is
 -- accepted, so that inf means noplan whatever the source says.
 local always = threshold == math.huge

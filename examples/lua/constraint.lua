@@ -1,4 +1,4 @@
--- constraint: seed 003(f)'s constraint-based strategy (VarySched). Every
+-- constraint: the VarySched paper's constraint-based strategy (VarySched). Every
 -- running job holds credits by the resource it uses: 9 on an accelerator
 -- pool, 6 for all cores of a CPU pool, 3 for one core. The credits of the
 -- running jobs never exceed the limit: 18 at governor `high`, 9 at `low`.

@@ -1,4 +1,4 @@
--- long-term: seed 003(f)'s long-term strategy (VarySched). Each job is put,
+-- long-term: the VarySched paper's long-term strategy (VarySched). Each job is put,
 -- when it first waits, into the queue of one resource, which works its
 -- queue off in that fixed order (so a job's finishing time can be told in
 -- advance): a resource starts the head of its queue when its cores are

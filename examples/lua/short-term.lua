@@ -1,4 +1,4 @@
--- short-term: seed 003(f)'s short-term strategy (VarySched). It keeps every
+-- short-term: the VarySched paper's short-term strategy (VarySched). It keeps every
 -- resource busy: a free resource takes the first waiting job that prefers
 -- it most; failing that, the first whose second preference it is, and so
 -- on. A job's preferences are its variants in order (a job without

@@ -1,7 +1,7 @@
 /* An OpenMP 5-point Jacobi sweep on an N x N grid: memory-bound, with a
  * barrier after every sweep, the shape of many OpenMP solvers. Its threads
  * spin at each barrier (libgomp's default OMP_WAIT_POLICY), which is what
- * oversubscription punishes and time-shared co-execution avoids (seed 004).
+ * oversubscription punishes and time-shared co-execution avoids (the nOS-V paper).
  *
  *   jacobi [N] [SWEEPS]      default 2048 x 2048 (two 32 MiB grids), 60 sweeps
  *

@@ -1,4 +1,4 @@
-//! `cosched classify`: class N / C / S of each probed job (seed 003 a), from
+//! `cosched classify`: class N / C / S of each probed job (the SCN paper), from
 //! its latest finished probe, with the measured reason and, where a profile
 //! exists, its host load U.
 

@@ -4,7 +4,7 @@
 //!
 //! Each order k is one round: a solo pass (every job alone: the round's
 //! solo references), then every policy on the workload's jobs listed in
-//! the seed's order k (`sched::montecarlo::order`, the orders seed 000's
+//! the seed's order k (`sched::montecarlo::order`, the orders the SX-Aurora paper's
 //! simulation draws), in a rotated sequence so the node's drift favours
 //! none. After each round, each policy is compared with the baseline on
 //! the same orders (`model::compare::paired`); the series stops once every

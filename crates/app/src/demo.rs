@@ -27,8 +27,8 @@ use crate::run::{RunReport, RunRequest};
 const MIXED: &str = include_str!("../../../examples/mixed.toml");
 /// The longest solo time in `MIXED`; `--seconds` rescales it.
 const MIXED_LONGEST_S: f64 = 2.0;
-/// The programs of the pairs matrix: one per class of seed 003(a) (S, N, C)
-/// and seed 000's system-call job, single-core, so every pair fits the node.
+/// The programs of the pairs matrix: one per class of the SCN paper (S, N, C)
+/// and the SX-Aurora paper's system-call job, single-core, so every pair fits the node.
 const PAIR_JOBS: [&str; 4] = ["triad", "flops", "llc", "sys"];
 /// Pairs whose worse slowdown is below this many percent over 1 are noise on
 /// this node; a threshold below it would refuse pairs that do not hurt.

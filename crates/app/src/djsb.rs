@@ -1,4 +1,4 @@
-//! `cosched djsb`: seed 003(b)'s Dynamic Job Scheduler Benchmark. A long
+//! `cosched djsb`: the ParaStation paper's Dynamic Job Scheduler Benchmark. A long
 //! STREAM "simulation" on every core of the node and short STREAM
 //! "analysis" sessions arriving while it runs, under the allocation-internal
 //! policies (wait, surpass, overbook, sidestep, with and without spread),
@@ -22,7 +22,7 @@ use crate::run::{run, RunRequest, SoloMode};
 pub const POLICIES: [&str; 7] =
     ["wait", "surpass", "overbook", "overbook:spread=on", "overbook:pin=off", "sidestep", "sidestep:spread=on"];
 
-/// Seed 003(b)'s table, "no threads" column: (policy as above, E_sim, E_ana, W, D).
+/// The ParaStation paper's table, "no threads" column: (policy as above, E_sim, E_ana, W, D).
 pub const PAPER: [(&str, [f64; 4]); 5] = [
     ("wait", [1.04, 2.0, 0.55, 1.15]),
     ("surpass", [0.86, 2.0, 1.0, 1.72]),

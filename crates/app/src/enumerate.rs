@@ -1,4 +1,4 @@
-//! `cosched enumerate`: seed 003(d)'s exhaustive evaluation of placements of
+//! `cosched enumerate`: the Terrible Twins paper's exhaustive evaluation of placements of
 //! program pairs on dual-core nodes.
 
 use std::path::{Path, PathBuf};

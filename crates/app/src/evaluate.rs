@@ -229,7 +229,7 @@ fn on_halves_pairs(rows: &mut [Row]) -> Option<String> {
 }
 
 /// `bench predictors`: every registered predictor under
-/// leave-one-program-out, the baselines of seeds 000 (c-all) and 003 a
+/// leave-one-program-out, the baselines of the SX-Aurora paper (c-all) and the SCN paper
 /// (scn) first; nothing stored.
 pub fn bench(workload: &Path, level: f64, db: Option<&Path>, ctx: &Ctx) -> anyhow::Result<EvaluateReport> {
     check_level(level)?;

@@ -1,5 +1,5 @@
 //! `cosched probe`: a job's sensitivity and contentiousness curves against
-//! the DistGen stressor (seed 003 c), measured, stored and plotted; and the
+//! the DistGen stressor (the DistGen paper), measured, stored and plotted; and the
 //! curve of stored probe points, which other verbs read.
 //!
 //! The job runs where `cosched run` would put it and the stressor where
@@ -40,7 +40,7 @@ pub const STRESSOR: &str = "distgen";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Stressor {
     /// DistGen at a ladder of working-set sizes and intensities: the
-    /// caches and memory (seed 003 c).
+    /// caches and memory (the DistGen paper).
     #[default]
     Distgen,
     /// The `pipe` kernel, one point: the kernel's pipe path, a resource

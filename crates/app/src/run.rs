@@ -306,7 +306,7 @@ pub struct RunReport {
     /// Workload, mechanisms, slowdown source, each run with its metrics and
     /// jobs as stored, summaries and increase rates.
     pub json: serde_json::Value,
-    /// Seed 003(b)'s djsb figures of each run (solo passes aside), when
+    /// The ParaStation paper's djsb figures of each run (solo passes aside), when
     /// the workload has sessions arriving after the first: the first job
     /// is the simulation, the later ones analysis sessions
     /// (`model::djsb`), solo times from the series' passes.
@@ -1417,7 +1417,7 @@ fn show(
 }
 
 /// The djsb figures of every run but the solo passes, when some job
-/// arrives after the first one (the scenario seed 003 b scores).
+/// arrives after the first one (the scenario the ParaStation paper scores).
 fn djsb_runs(w: &Workload, sim: &[SimJob], platform: &Platform, views: &[RunView], solo: &SoloInfo) -> Vec<DjsbRun> {
     let first = sim.iter().map(|j| j.arrival).fold(f64::INFINITY, f64::min);
     if sim.len() < 2 || !sim.iter().any(|j| j.arrival > first) {

@@ -1,4 +1,4 @@
-//! `cosched simulate`: seed 000's Monte-Carlo evaluation of policies on a
+//! `cosched simulate`: the SX-Aurora paper's Monte-Carlo evaluation of policies on a
 //! scenario, as increase rates against sequential execution; the report
 //! directory's box plots, HTML, CSV and JSON; one order's event trace.
 
@@ -368,8 +368,8 @@ fn search(s: &Search) -> String {
 
 type Pick = fn(&PolicySummary) -> &Spread;
 
-/// Seed 000's turnaround is a job's own run time; ours counts the wait
-/// behind the list too, so both are shown, seed 000's figures first. The
+/// The SX-Aurora paper's turnaround is a job's own run time; ours counts the wait
+/// behind the list too, so both are shown, the SX-Aurora paper's figures first. The
 /// third field names the figure's files.
 const SECTIONS: [(&str, Pick, &str); 5] = [
     ("average run time (SX-Aurora paper fig. 11, its `turn-around time`)", |s| &s.avg_slowdown, "fig11-avg-run-time"),

@@ -137,7 +137,7 @@ fn ok(out: &std::process::Output, what: &str) {
 #[test]
 fn demo_simulate_and_run_reports_render_without_overflow_empty_figures_or_broken_links() {
     let Some(browser) = chromium() else {
-        eprintln!("skipped: no chromium on this machine (apt-get install chromium); .ci/run installs it");
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "no chromium on this machine (apt-get install chromium); .ci/run installs it");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -210,7 +210,7 @@ fn the_link_check_finds_missing_files_and_anchors() {
 #[test]
 fn the_browser_check_catches_a_table_that_widens_the_page_and_an_empty_svg() {
     let Some(browser) = chromium() else {
-        eprintln!("skipped: no chromium on this machine (apt-get install chromium)");
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "no chromium on this machine (apt-get install chromium)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -232,7 +232,7 @@ fn help_shows_an_example() {
 fn the_applications_workload_checks_where_its_packages_are_installed() {
     let have = |p: &str| std::path::Path::new(p).exists();
     if !(have("/usr/bin/lmp") && have("/usr/games/stockfish") && have("/usr/bin/primesieve") && have("/usr/bin/mbw")) {
-        eprintln!("skipped: examples/apps/install.sh has not been run on this machine");
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, "examples/apps/install.sh has not been run on this machine");
         return;
     }
     let file = manifest_dir().join("../../examples/apps/apps.toml");

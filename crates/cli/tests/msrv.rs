@@ -55,7 +55,7 @@ fn declared_rust_version_is_what_the_lockfile_needs() {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
         .expect("CARGO_HOME or HOME");
     let Ok(registries) = std::fs::read_dir(cargo_home.join("registry/src")) else {
-        eprintln!("skipped: no unpacked registry sources under {}", cargo_home.display());
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, &format!("no unpacked registry sources under {}", cargo_home.display()));
         return;
     };
     let registries: Vec<PathBuf> = registries.map(|e| e.unwrap().path()).collect();

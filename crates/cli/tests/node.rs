@@ -66,7 +66,7 @@ fn both_sources_can_be_forced_and_agree() {
     assert_eq!(fs.source, TopologySource::Sysfs);
     assert_eq!(fs.pus(), online_cpus());
     if !hwloc_installed() {
-        eprintln!("skipped the hwloc half: lstopo is not installed");
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "the hwloc half: lstopo is not installed");
         return;
     }
     let hw = json_node(&cosched(&["node", "--json", "--source", "hwloc"], None));

@@ -133,7 +133,7 @@ fn the_heatmap_goes_beside_the_database_not_into_the_current_directory() {
 fn an_accelerator_job_is_paired_on_the_host_cpus_and_every_repeat_keeps_its_regime() {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cpus < 2 {
-        eprintln!("skipped: a regime is read between two CPUs");
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, "a regime is read between two CPUs");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

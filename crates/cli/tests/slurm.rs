@@ -49,7 +49,7 @@ fn missing() -> Option<String> {
 macro_rules! need_slurm {
     () => {
         if let Some(why) = missing() {
-            eprintln!("skipped: {why}");
+            cosched_testkit::skip(cosched_testkit::Lacks::Installed, &why);
             return;
         }
     };

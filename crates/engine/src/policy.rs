@@ -17,7 +17,7 @@ pub struct PoolInfo {
     pub kind: PoolKind,
 }
 
-/// One way a job may run (seed 003 f's kernel collections: a kernel per
+/// One way a job may run (the VarySched paper's kernel collections: a kernel per
 /// resource, ranked): the pool, the cores and the solo time there.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
@@ -129,7 +129,7 @@ impl View<'_> {
 pub enum Cores {
     /// The lowest-numbered cores (ParaStation's default placement).
     Compact,
-    /// Spread evenly over the pool (seed 003 b's `spread` option).
+    /// Spread evenly over the pool (the ParaStation paper's `spread` option).
     Spread,
     /// Exactly these cores of the pool, indices `0..pool cores`.
     Given(Vec<u32>),

@@ -11,7 +11,7 @@ pub trait SlowdownSource {
     /// 1 when `beside` is empty.
     fn slowdown(&self, job: JobId, beside: &[JobId]) -> f64;
     /// Conflict score of a pair in the units of the conflict-aware threshold
-    /// (seed 000's C_all, in percent, when host loads are known).
+    /// (the SX-Aurora paper's C_all, in percent, when host loads are known).
     fn score(&self, a: JobId, b: JobId) -> f64;
     /// As `slowdown`, each co-runner `beside[k]` sharing `levels[k]` with
     /// `job` (the closest level between their CPUs; `None` where either is

@@ -1,4 +1,4 @@
-//! Scheduling policies written in Lua (seed 003 f, VarySched), run by Luau
+//! Scheduling policies written in Lua (the VarySched paper, VarySched), run by Luau
 //! (the `mlua` crate with Luau vendored, as native code where Luau's code
 //! generator supports the CPU).
 //!

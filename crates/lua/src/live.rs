@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-/// The node-level resource governor of seed 003(f): how much a strategy may
+/// The node-level resource governor of the VarySched paper: how much a strategy may
 /// use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -23,7 +23,7 @@ pub const PARAMS: &[Param] = &[
         "budget",
         Kind::Uint { max: 1_000_000_000 },
         // Interrupts, not instructions: Luau's come at calls, returns and
-        // loop back-edges. Seed 000's conflict-aware takes at most a few
+        // loop back-edges. The SX-Aurora paper's conflict-aware takes at most a few
         // hundred per decision, the VarySched strategies on 100 jobs some
         // thousands; a million stops a runaway loop within tens of ms.
         "1000000",
@@ -59,7 +59,7 @@ impl Declared for Entry {
         NAME
     }
     fn summary(&self) -> &'static str {
-        "seed 003(f): a Lua script's decide(view) (path=FILE required; other key=value pairs go to the script as `params`)"
+        "the VarySched paper: a Lua script's decide(view) (path=FILE required; other key=value pairs go to the script as `params`)"
     }
     fn params(&self) -> &'static [Param] {
         PARAMS

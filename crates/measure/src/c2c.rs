@@ -318,7 +318,7 @@ mod tests {
     fn two_cpus_bounce_a_line_and_every_round_trip_completes() {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         if cpus < 2 {
-            eprintln!("skipped: one CPU, no pair to measure");
+            cosched_testkit::skip(cosched_testkit::Lacks::Machine, "one CPU, no pair to measure");
             return;
         }
         let ns = round_trip_ns(0, 1, 10_000).unwrap();

@@ -595,7 +595,7 @@ impl JobCgroup {
         Ok(())
     }
 
-    /// Moves the job onto other CPUs (re-pinning, seed 003 b's sidestep).
+    /// Moves the job onto other CPUs (re-pinning, the ParaStation paper's sidestep).
     pub fn set_cpus(&self, cpus: &[u32]) -> Result<(), CgroupError> {
         match self.dirs.iter().find(|(k, _)| *k == "cpuset" || *k == "unified") {
             Some((_, d)) if d.join("cpuset.cpus").exists() => write_file(&d.join("cpuset.cpus"), &cpulist(cpus)),

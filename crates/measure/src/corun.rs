@@ -1,7 +1,7 @@
 //! Co-running two jobs with constant contention, and pairing solo runs with
 //! co-runs so the drift of this shared node cancels out.
 //!
-//! Method (seed 003 a): both jobs start together; whichever finishes first is
+//! Method (the SCN paper): both jobs start together; whichever finishes first is
 //! re-launched until the other has finished, so each job's first run sees its
 //! co-runner for its whole duration. Each repeat measures both solo times and
 //! then the co-run, so a slowdown is a ratio of runs taken minutes apart at

@@ -36,7 +36,7 @@
 //! lost in the noise for `compute` (`cosched bench profile --kernel syscall`
 //! shows it; `perf stat` costs the same, /proc counting nothing). The *count*
 //! of a fixed-work job is unaffected, its *rate* is not: see
-//! `ProfileSummary::syscall_count`. This is seed 000's observation that
+//! `ProfileSummary::syscall_count`. This is the SX-Aurora paper's observation that
 //! monitoring system calls is expensive, and why host load is its proxy.
 //!
 //! Hardware counters (instructions, cycles, cache references and misses) are

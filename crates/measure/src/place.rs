@@ -5,7 +5,7 @@
 //! A workload's pools are laid over the node's CPUs by [`NodePools::new`]:
 //! cpu pools take consecutive CPUs, accelerator pools run on the host
 //! pool's CPUs and share them (this node has no accelerator: an accelerator
-//! job is a host process that services its device, seed 000). A job that
+//! job is a host process that services its device, the SX-Aurora paper). A job that
 //! starts holds cores of its pool chosen by the engine's one choice
 //! ([`CoreMap::choose`], compact), and [`NodePools::cpus_of`] maps them to
 //! CPUs: the node runner's executor does exactly that. [`NodePools::pair`]

@@ -1,4 +1,4 @@
-//! Probing a job against the DistGen stressor (seed 003 c).
+//! Probing a job against the DistGen stressor (the DistGen paper).
 //!
 //! For each ladder level the job and a `distgen` stressor run as a pair
 //! (solo job, solo stressor, both together with the shorter re-launched):
@@ -248,7 +248,7 @@ mod tests {
     #[test]
     fn odd_repeats_run_the_job_on_the_stressors_cpu() {
         if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-            eprintln!("skipped: needs two CPUs");
+            cosched_testkit::skip(cosched_testkit::Lacks::Machine, "needs two CPUs");
             return;
         }
         // The job appends the CPU it may run on to a file at every launch.

@@ -39,7 +39,7 @@ use crate::sampler::{ExitWatch, TreeSampler};
 /// How to profile.
 #[derive(Debug, Clone)]
 pub struct ProfileOptions {
-    /// Time between samples (seed 000: 1 s).
+    /// Time between samples (the SX-Aurora paper: 1 s).
     pub interval: Duration,
     /// Cores of the host pool: the denominator of the host load U.
     pub host_cores: u32,

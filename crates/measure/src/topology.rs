@@ -274,7 +274,7 @@ mod tests {
     fn hwloc_and_sysfs_agree_on_this_machine() {
         let hw = match detect_with(TopologySource::Hwloc) {
             Err(DetectError::NoLstopo) => {
-                eprintln!("skipped: hwloc (lstopo) is not installed");
+                cosched_testkit::skip(cosched_testkit::Lacks::Installed, "hwloc (lstopo) is not installed");
                 return;
             }
             other => other.unwrap(),

@@ -15,7 +15,7 @@ fn sh(cmd: &str) -> Launch {
 fn usable(pref: Preference) -> Option<Isolation> {
     let iso = Isolation::detect(pref);
     if iso.version() == "none" {
-        eprintln!("skipped: no usable cgroup hierarchy ({:?}): {}", pref, iso.notes().join("; "));
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, &format!("no usable cgroup hierarchy ({:?}): {}", pref, iso.notes().join("; ")));
         return None;
     }
     Some(iso)
@@ -41,7 +41,7 @@ fn wait(mut r: cosched_measure::launch::Running) -> cosched_measure::launch::Out
 fn pinned_by_the_cpuset(pref: Preference) {
     let Some(iso) = usable(pref) else { return };
     if !iso.pins() {
-        eprintln!("skipped: cgroup {} has no cpuset controller here", iso.version());
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, &format!("cgroup {} has no cpuset controller here", iso.version()));
         return;
     }
     let s = scope("pin");
@@ -72,7 +72,7 @@ fn a_job_is_pinned_by_its_cpuset_v2() {
 fn memory_bound_to_the_numa_nodes_of_its_cpus(pref: Preference) {
     let Some(iso) = usable(pref) else { return };
     if !iso.pins() {
-        eprintln!("skipped: cgroup {} has no cpuset controller here", iso.version());
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, &format!("cgroup {} has no cpuset controller here", iso.version()));
         return;
     }
     let node = cosched_measure::topology::detect().expect("this node's topology reads");
@@ -142,7 +142,7 @@ fn a_frozen_job_makes_no_progress_until_thawed_v2() {
 fn a_job_over_its_memory_limit_is_oom_killed_and_counted() {
     let Some(iso) = usable(Preference::Auto) else { return };
     if !iso.limits_memory() {
-        eprintln!("skipped: cgroup {} has no memory controller here", iso.version());
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, &format!("cgroup {} has no memory controller here", iso.version()));
         return;
     }
     let g = iso
@@ -201,7 +201,7 @@ fn clean_scope_kills_leftovers_of_a_dead_runner_and_removes_the_groups() {
 fn a_job_dropped_to_another_user_still_joins_its_cgroup() {
     // SAFETY: geteuid cannot fail and touches no memory.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: dropping to another user needs root");
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "dropping to another user needs root");
         return;
     }
     let Some(iso) = usable(Preference::Auto) else { return };

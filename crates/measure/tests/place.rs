@@ -131,7 +131,7 @@ fn cpus_in_a_run(pools: &NodePools, jobs: &[(&str, usize)]) -> Vec<Vec<u32>> {
 fn pairs_place_two_jobs_on_the_cpus_a_run_gives_them() {
     let node_cpus: Vec<u32> = (0..std::thread::available_parallelism().map_or(1, |n| n.get()) as u32).collect();
     if node_cpus.len() < 2 {
-        eprintln!("skipped: the host pool of seed000 needs two CPUs here");
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, "the host pool of the accelerator example needs two CPUs here");
         return;
     }
     let pools = NodePools::new(&[(2, false), (2, true)], &node_cpus[..2]).unwrap();

@@ -213,7 +213,7 @@ fn the_tracepoint_counts_per_sample_when_the_kernel_allows() {
     let p = match profile_job_with(&syscall_job(), &opts) {
         Ok(p) => p,
         Err(ProfileError::Counters(e)) => {
-            eprintln!("skipped: the syscall tracepoint cannot be opened here: {e}");
+            cosched_testkit::skip(cosched_testkit::Lacks::Machine, &format!("the syscall tracepoint cannot be opened here: {e}"));
             return;
         }
         Err(e) => panic!("{e}"),
@@ -231,7 +231,7 @@ fn the_tracepoint_counts_per_sample_when_the_kernel_allows() {
 fn perf_stat_attached_to_the_job_counts_the_tree() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !perf_tool().is_some_and(|p| p.syscalls) {
-        eprintln!("skipped: `perf stat -e raw_syscalls:sys_enter` does not work here");
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, "`perf stat -e raw_syscalls:sys_enter` does not work here");
         return;
     }
     let p = profile(&syscall_job(), 100, SyscallMethod::PerfStat);
@@ -283,7 +283,7 @@ fn stalls_show_two_busy_processes_sharing_one_core_and_nothing_for_a_sleeper() {
     // Shares of wall time, not timings: two busy loops on one core keep one
     // of them waiting almost all the time; a sleeper waits for nothing.
     if let Err(why) = cosched_measure::cgroup::StallGroup::create() {
-        eprintln!("skipped: stalls are not measurable here: {why}");
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, &format!("stalls are not measurable here: {why}"));
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

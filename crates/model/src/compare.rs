@@ -3,7 +3,7 @@
 //! to stop repeating.
 //!
 //! Every policy runs the same seeded orders, so policy A's figure on order k
-//! is compared with policy B's on order k (a paired design, as seed 000's
+//! is compared with policy B's on order k (a paired design, as the SX-Aurora paper's
 //! simulation compares strategies on the same random orders). The drift of a
 //! shared node between orders then cancels in each pair instead of widening
 //! both samples. A difference is *resolved* when the ~95 % interval of the

@@ -1,4 +1,4 @@
-//! The Dynamic Job Scheduler Benchmark's figures (djsb, seed 003 b): one
+//! The Dynamic Job Scheduler Benchmark's figures (djsb, the ParaStation paper): one
 //! long "simulation" session and short "analysis" sessions that arrive
 //! while it runs, scored from a trace of either engine.
 //!
@@ -27,7 +27,7 @@
 //! normalisation constant (seconds; the djsb's "magic" constant, a
 //! parameter here) and the static wait that of the reference where each
 //! session runs alone (0 by default). Dynamicity ratio D = E_sim * E_ana *
-//! W_ana. Seed 003(b)'s table (160 cores, 4 nodes, no threads): wait
+//! W_ana. The ParaStation paper's table (160 cores, 4 nodes, no threads): wait
 //! 1.04 / 2.0 / 0.55 / 1.15, surpass 0.86 / 2.0 / 1.0 / 1.72, overbook
 //! 0.87 / 1.23 / 1.0 / 1.07, sidestep 0.87 / 1.61 / 1.0 / 1.41 (E_sim, E_ana,
 //! W, D).

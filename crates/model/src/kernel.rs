@@ -230,7 +230,7 @@ pub const KERNELS: &[KernelSpec] = &[
     },
     KernelSpec {
         name: "syscall",
-        summary: "seed 000's micro-benchmark: a tight loop of cheap system calls",
+        summary: "the SX-Aurora paper's micro-benchmark: a tight loop of cheap system calls",
         pressure: "kernel entry / system calls",
         unit: "1000 system calls",
         params: &[],
@@ -275,7 +275,7 @@ pub const KERNELS: &[KernelSpec] = &[
                 name: "msg_kib",
                 kind: ParamKind::Uint,
                 default: "64",
-                help: "message size in KiB (seed 001: 1 - 4096)",
+                help: "message size in KiB (the Xeon Phi study: 1 - 4096)",
             },
             ParamSpec {
                 name: "transport",
@@ -317,7 +317,7 @@ pub const KERNELS: &[KernelSpec] = &[
     },
     KernelSpec {
         name: "offload",
-        summary: "accelerator-job pattern of seed 000: waits on the device, services system calls on the host",
+        summary: "accelerator-job pattern of the SX-Aurora paper: waits on the device, services system calls on the host",
         pressure: "host load from an accelerator job",
         unit: "one offload period",
         params: &[

@@ -1,7 +1,7 @@
 //! A domain-aware interference model: a pair's slowdown per sharing level.
 //!
 //! On a node with several domains the same pair hurts much or not at all
-//! depending on what its two jobs share (seed 002, seed 004: 16-37 % lost to
+//! depending on what its two jobs share (the VM NUMA talk, the nOS-V paper: 16-37 % lost to
 //! remote NUMA; this VM: cache beside cache 1.93 when two vCPUs share a
 //! cache, 1.01 when they do not). A [`LevelMatrix`] holds the pair's
 //! slowdown at each [`SharingLevel`] it was measured or given at, over the

@@ -27,7 +27,7 @@ impl SlowdownMatrix {
         self.cells.get(fg)?.get(bg)?.as_ref()
     }
 
-    /// Seed 001's view: performance with background over performance alone,
+    /// The Xeon Phi study's view: performance with background over performance alone,
     /// which is 1 / slowdown for fixed-work jobs (the interval flips too).
     pub fn ratio(&self, fg: usize, bg: usize) -> Option<Summary> {
         let s = self.get(fg, bg)?;

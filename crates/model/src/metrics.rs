@@ -229,18 +229,18 @@ pub fn utilization(trace: &[Event], cores: &[u32], capacity: u32) -> Result<f64,
     Ok(if span > 0.0 { held / span } else { 0.0 })
 }
 
-/// Seed 000's "increase rate": (value - baseline) / baseline, e.g. 0.25 for a
+/// The SX-Aurora paper's "increase rate": (value - baseline) / baseline, e.g. 0.25 for a
 /// makespan 25 % longer than sequential execution, -0.285 for 28.5 % shorter.
 pub fn increase_rate(value: f64, baseline: f64) -> f64 {
     (value - baseline) / baseline
 }
 
-/// Seed 004's performance score of each strategy on one combination of
+/// The nOS-V paper's performance score of each strategy on one combination of
 /// jobs: `min over strategies s of makespan_s / makespan_x`, so the best
 /// strategy scores 1 and one twice as slow 0.5. `makespans[x]` is strategy
 /// x's makespan on that combination; scores come back in the same order.
 /// Unlike a speedup over one baseline, scores average meaningfully over
-/// combinations (seed 004 takes the median over them).
+/// combinations (the nOS-V paper takes the median over them).
 pub fn performance_scores(makespans: &[f64]) -> Vec<f64> {
     let best = makespans.iter().copied().fold(f64::INFINITY, f64::min);
     makespans.iter().map(|&m| best / m).collect()

@@ -3,8 +3,8 @@
 //! places through [`place`], so what `pairs` measures and what `run` and the
 //! simulator do agree.
 //!
-//! The strategies (seed 002's pinning, range pinning and NUMA-first; seed
-//! 004's strict affinity; seed 003 d's pairs on cores that share a cache):
+//! The strategies (the VM NUMA talk's pinning, range pinning and NUMA-first; the
+//! nOS-V paper's strict affinity; the Terrible Twins paper's pairs on cores that share a cache):
 //!
 //! - `compact`: the free PUs in topology order (socket, NUMA node, cache,
 //!   core, hardware thread), so a job's threads share as much as they can.
@@ -167,8 +167,8 @@ pub struct StrategyEntry {
 pub const STRATEGIES: &[StrategyEntry] = &[
     StrategyEntry { name: "compact", strategy: Strategy::Compact, summary: "free PUs in topology order: a job's threads share cores and caches" },
     StrategyEntry { name: "scatter", strategy: Strategy::Scatter, summary: "one PU per core, round-robin over NUMA nodes and cache domains" },
-    StrategyEntry { name: "range", strategy: Strategy::Range, summary: "one contiguous range of PUs inside one NUMA node (seed 002's range pinning)" },
-    StrategyEntry { name: "numa-first", strategy: Strategy::NumaFirst, summary: "fill one NUMA node before the next (seed 002's NUMA-first)" },
+    StrategyEntry { name: "range", strategy: Strategy::Range, summary: "one contiguous range of PUs inside one NUMA node (the VM NUMA talk's range pinning)" },
+    StrategyEntry { name: "numa-first", strategy: Strategy::NumaFirst, summary: "fill one NUMA node before the next (the VM NUMA talk's NUMA-first)" },
     StrategyEntry {
         name: "interference-aware",
         strategy: Strategy::InterferenceAware,

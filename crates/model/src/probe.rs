@@ -2,14 +2,14 @@
 //!
 //! A probe co-runs the job with `distgen` streaming over one working-set size
 //! at one intensity, for a ladder of sizes from private-cache-resident to far
-//! beyond the LLC (seed 003 c). The job's slowdown at each point is its
+//! beyond the LLC (the DistGen paper). The job's slowdown at each point is its
 //! **sensitivity** curve; the stressor's slowdown is the job's
 //! **contentiousness** curve.
 //!
-//! Classes follow seed 003(a): N keeps its activity in the core and private
-//! caches, C relies on the shared LLC, S streams through memory. 003(a)
+//! Classes follow the SCN paper: N keeps its activity in the core and private
+//! caches, C relies on the shared LLC, S streams through memory. the SCN paper
 //! decides them from per-level cache bandwidths, which need hardware
-//! counters this kind of node does not have; 003(c) shows the same split in
+//! counters this kind of node does not have; the DistGen paper shows the same split in
 //! probe curves: an LLC-reliant job degrades as soon as the stressor
 //! occupies the LLC, a streaming job only once the stressor consumes memory
 //! bandwidth, and a core-bound job not at all. [`classify`] applies that rule
@@ -70,7 +70,7 @@ pub struct ProbePoint {
     pub stressor_slowdown: Summary,
 }
 
-/// The three resource-centric classes of seed 003(a).
+/// The three resource-centric classes of the SCN paper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Class {
     /// Core-bound: activity within the core and private caches.

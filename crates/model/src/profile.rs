@@ -1,7 +1,7 @@
 //! Solo profiles: what a job asks of the node when it runs alone.
 //!
 //! A profile is a series of [`Sample`]s of the job's whole process tree taken
-//! at a fixed interval (seed 000 samples the "VH load" once a second) and a
+//! at a fixed interval (the SX-Aurora paper samples the "VH load" once a second) and a
 //! [`ProfileSummary`] of the run. Samples hold *cumulative* counters, so any
 //! rate over any span is a difference of two samples divided by the time
 //! between them; the summary is computed from the first and the last sample
@@ -170,7 +170,7 @@ impl Stall {
 pub struct ProfileSummary {
     /// From the baseline sample to the last one.
     pub wall_s: f64,
-    /// U over the whole run: total CPU / (wall x host cores) (seed 000).
+    /// U over the whole run: total CPU / (wall x host cores) (the SX-Aurora paper).
     pub host_load_mean: f64,
     /// Highest U of one interval (intervals shorter than half the typical one,
     /// such as the stub before the job's exit, are left out: a single clock

@@ -93,7 +93,7 @@
 //!
 //! ## Variants
 //!
-//! A job may list other ways to run it (seed 003 f's kernel collections: a
+//! A job may list other ways to run it (the VarySched paper's kernel collections: a
 //! kernel per resource, ranked), each a `[[jobs.variants]]` table with the
 //! keys [`VARIANT_KEYS`](parse::VARIANT_KEYS). The job's own keys are its
 //! first, preferred way; the variants follow in preference order. A variant
@@ -108,7 +108,7 @@
 //! ## Twins
 //!
 //! Jobs running the same program (same kernel, resolved parameters, amount
-//! and threads, or the same command line) are *twins* (seed 003 d); copies
+//! and threads, or the same command line) are *twins* (the Terrible Twins paper); copies
 //! made by `count` are twins of each other. See [`Workload::twins`].
 
 mod parse;
@@ -215,7 +215,7 @@ pub struct Pool {
 pub enum PoolKind {
     Cpu,
     /// Jobs of this pool run elsewhere but each puts `host_load` of one core
-    /// on the host pool (seed 000: VE system calls serviced by the VH).
+    /// on the host pool (the SX-Aurora paper: VE system calls serviced by the VH).
     Accelerator {
         host_load: f64,
     },
@@ -239,7 +239,7 @@ pub struct Job {
     pub after: Vec<String>,
     pub timeout: Option<f64>,
     pub memory_mib: Option<u64>,
-    /// Weight of the job's turns under time-sharing (seed 004's
+    /// Weight of the job's turns under time-sharing (the nOS-V paper's
     /// per-application priority), 1..=[`limits::MAX_PRIORITY`]; default 1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub priority: u32,

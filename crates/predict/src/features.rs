@@ -1,6 +1,6 @@
 //! Figures derived from a program's characterization, shared by the
 //! predictors: host load, class, probe curves as medians per level, and the
-//! bandwidth pressure that stands in for 003(a)'s measured memory bandwidth.
+//! bandwidth pressure that stands in for the SCN paper's measured memory bandwidth.
 
 use cosched_model::probe::{classify, Class, ClassRule, Classification, ProbeLevel};
 
@@ -12,14 +12,14 @@ pub struct Features {
     /// Host load U (share of the host's cores the job keeps busy alone);
     /// 0 without a profile.
     pub host_load: f64,
-    /// 003(a) class from the probe curve; `None` without one.
+    /// the SCN paper class from the probe curve; `None` without one.
     pub class: Option<Classification>,
     /// Median slowdown of the job beside DistGen, per level (sensitivity).
     pub sensitivity: Vec<(ProbeLevel, f64)>,
     /// Median slowdown of DistGen beside the job, per level (contentiousness).
     pub contentiousness: Vec<(ProbeLevel, f64)>,
     /// How much the job slows a stressor that streams from memory, minus 1,
-    /// at least 0: the job's pull on memory bandwidth. 003(a) measures
+    /// at least 0: the job's pull on memory bandwidth. the SCN paper measures
     /// `BW_mem->LLC` with uncore counters this node does not expose; a
     /// streaming stressor's slowdown beside the job rises with the same
     /// bandwidth.
@@ -93,7 +93,7 @@ impl Features {
 }
 
 /// The victim's sensitivity curve read at the co-runner's footprint
-/// (seed 003 c): the co-runner is taken for a mixture of the probe's
+/// (the DistGen paper): the co-runner is taken for a mixture of the probe's
 /// DistGen levels, each weighted by how much the co-runner slows DistGen
 /// there, and the victim's slowdowns at those levels are averaged with the
 /// same weights. Returns (reading - 1, the co-runner's largest contention

@@ -12,11 +12,11 @@
 //! | name | seed | inputs | model |
 //! |---|---|---|---|
 //! | `c-all` | 000 | host loads U | isotonic fit of slowdown against C_all = (U_a + U_b) x 100 % |
-//! | `scn` | 003 a | probe classes N/C/S, co-runner's bandwidth pressure | per-class-pair constants and lines |
-//! | `probe` | 003 c | victim's sensitivity curve, co-runner's contentiousness curve | curve read at the co-runner's footprint, calibrated by a line |
-//! | `twins` | 003 d | program identity | a learned twin factor over another predictor |
+//! | `scn` | SCN | probe classes N/C/S, co-runner's bandwidth pressure | per-class-pair constants and lines |
+//! | `probe` | DistGen | victim's sensitivity curve, co-runner's contentiousness curve | curve read at the co-runner's footprint, calibrated by a line |
+//! | `twins` | Terrible Twins | program identity | a learned twin factor over another predictor |
 //! | `learned` | - | profile and probe features of both jobs | ridge regression of ln slowdown |
-//! | `nearest` | 003 d generalised | profile and probe features of both jobs | kernel-weighted mean of look-alike measured pairs |
+//! | `nearest` | Terrible Twins generalised | profile and probe features of both jobs | kernel-weighted mean of look-alike measured pairs |
 //! | `measured` | - | the pair matrix | the measured median; a fallback predictor elsewhere |
 //!
 //! Every predictor is defined on pairs (a victim beside one co-runner). A job
@@ -54,7 +54,7 @@ pub use predictors::{predictor_by_name, predictor_from_spec, predictor_names, Pa
 pub struct Characterization {
     /// The job's name in its workload: pair measurements are keyed by it.
     pub name: String,
-    /// What runs (`Job::program_key`); equal keys are twins (seed 003 d).
+    /// What runs (`Job::program_key`); equal keys are twins (the Terrible Twins paper).
     pub program: String,
     /// Cores the job gets when shared; its characterization was measured so.
     pub cores: u32,
@@ -150,7 +150,7 @@ impl TrainingSet {
         self.pairs.iter().find(|p| p.victim == victim && p.aggressor == aggressor)
     }
 
-    /// Whether two jobs run the same program (twins, seed 003 d).
+    /// Whether two jobs run the same program (twins, the Terrible Twins paper).
     pub fn twins(&self, a: &str, b: &str) -> bool {
         match (self.programs.get(a), self.programs.get(b)) {
             (Some(x), Some(y)) => x.program == y.program,
@@ -239,13 +239,13 @@ pub trait Predictor: Send + Sync {
     /// threshold: by default the worse of the two predicted slowdowns as an
     /// increase in percent (`sched::PairTable`'s convention, so T = 100
     /// means "neither job runs more than twice as slow"); `c-all` gives
-    /// seed 000's C_all instead.
+    /// the SX-Aurora paper's C_all instead.
     fn score(&self, a: &Characterization, b: &Characterization) -> f64 {
         let worst = self.predict_pair(a, b).slowdown.max(self.predict_pair(b, a).slowdown);
         (worst - 1.0) * 100.0
     }
 
-    /// Seed 000's decision: the pair conflicts when its score exceeds the
+    /// The SX-Aurora paper's decision: the pair conflicts when its score exceeds the
     /// threshold (T = inf never conflicts).
     fn conflicts(&self, a: &Characterization, b: &Characterization, threshold: f64) -> bool {
         self.score(a, b) > threshold

@@ -1,5 +1,5 @@
-//! How good predictions are: the figures of seed 003(a) (share within 5 %
-//! and 30 % of the measured slowdown) and seed 000 (correlation), the mean
+//! How good predictions are: the figures of the SCN paper (share within 5 %
+//! and 30 % of the measured slowdown) and the SX-Aurora paper (correlation), the mean
 //! absolute error, and how well severe conflicts are caught.
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! Box plots in hand-written SVG, like seed 000's figures 11-13: one box per
-//! strategy, whiskers to the extremes (seed 000's whiskers span the whole
+//! Box plots in hand-written SVG, like the SX-Aurora paper's figures 11-13: one box per
+//! strategy, whiskers to the extremes (the SX-Aurora paper's whiskers span the whole
 //! range of the data), the box from the first to the third quartile, a line
 //! at the median and a dot at the mean.
 

@@ -1,11 +1,11 @@
 //! Probe curves: a job's sensitivity (its own slowdown) and contentiousness
 //! (the stressor's slowdown) against the DistGen stressor's working-set size,
-//! as seed 003(c) plots them.
+//! as the DistGen paper plots them.
 //!
 //! The x axis is logarithmic because the ladder spans private-cache sizes to
 //! many times the LLC: on a linear axis every point below the LLC would sit
 //! in the first few pixels. Vertical lines mark the L2 and LLC sizes, the
-//! boundaries at which 003(c) expects a curve to change: below L2 the
+//! boundaries at which the DistGen paper expects a curve to change: below L2 the
 //! stressor stays in its private cache, between L2 and the LLC it competes
 //! for cache space, beyond the LLC for memory bandwidth.
 

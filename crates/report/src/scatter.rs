@@ -1,6 +1,6 @@
 //! Predicted-against-measured scatter plots, one per predictor: each point a
 //! measured pair, with the prediction's interval as a vertical bar, the
-//! diagonal of a perfect prediction, the +-30 % band of seed 003(a), and the
+//! diagonal of a perfect prediction, the +-30 % band of the SCN paper, and the
 //! severe-conflict level on both axes.
 
 use std::fmt::Write;

@@ -14,8 +14,8 @@ pub fn esc(s: &str) -> String {
 }
 
 /// Colour of a slowdown: white at 1.0, deepening red up to `2.0` and beyond,
-/// green below 1.0 (a job that runs faster beside its co-runner, which seed
-/// 001 observed too).
+/// green below 1.0 (a job that runs faster beside its co-runner, which the
+/// Xeon Phi study observed too).
 pub fn slowdown_colour(s: f64) -> String {
     if !s.is_finite() {
         return "#dddddd".into();
@@ -129,7 +129,7 @@ mod tests {
 }
 
 /// Overlaid histograms on shared bins (e.g. average slowdown over all
-/// placements and over twin-free ones, as in seed 003 d): one series of
+/// placements and over twin-free ones, as in the Terrible Twins paper): one series of
 /// bars per `(label, colour, counts)`, bin `i` spanning
 /// `[lo + i*w, lo + (i+1)*w)`.
 pub fn histogram(title: &str, x_label: &str, lo: f64, w: f64, series: &[(&str, &str, &[u64])]) -> String {

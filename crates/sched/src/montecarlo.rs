@@ -1,4 +1,4 @@
-//! Seed 000's Monte-Carlo evaluation: many random orders of a scenario's
+//! The SX-Aurora paper's Monte-Carlo evaluation: many random orders of a scenario's
 //! job list, each run under every policy and under `exclusive`, scored as
 //! increase rates against that sequential baseline.
 
@@ -63,7 +63,7 @@ pub fn spec_label(name: &str, params: &Params) -> String {
     format!("{name}:{}", kv.join(","))
 }
 
-/// Seed 000's sweep: unconditional co-execution and thresholds 50/100/150/inf.
+/// The SX-Aurora paper's sweep: unconditional co-execution and thresholds 50/100/150/inf.
 pub fn default_policies() -> Vec<(String, Params)> {
     let mut v = vec![("noplan".to_string(), Params::new())];
     for t in ["50", "100", "150", "inf"] {
@@ -90,10 +90,10 @@ pub fn order(jobs: usize, seed: u64, index: usize) -> Vec<usize> {
 ///
 /// Increase rates against the order's exclusive run (0.25 = 25 % more). With
 /// every job queued at 0, turnaround includes the wait behind the whole list,
-/// so co-execution shortens it; seed 000's "turn-around time" is the job's own
+/// so co-execution shortens it; the SX-Aurora paper's "turn-around time" is the job's own
 /// run time (100 s alone, 140 s beside a conflicting job), which is what the
 /// slowdown rates measure: exclusive's slowdowns are all 1, so with equal solo
-/// times `avg_slowdown` is seed 000's figure 11 and `worst_slowdown` figure 13.
+/// times `avg_slowdown` is the SX-Aurora paper's figure 11 and `worst_slowdown` figure 13.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
     pub metrics: Metrics,
@@ -102,7 +102,7 @@ pub struct Outcome {
     pub worst_turnaround: f64,
     pub avg_slowdown: f64,
     pub worst_slowdown: f64,
-    /// Seed 004's performance score on this order: the shortest makespan of
+    /// The nOS-V paper's performance score on this order: the shortest makespan of
     /// all strategies run on it (every policy and exclusive) over this one's.
     pub score: f64,
 }
@@ -305,7 +305,7 @@ impl Spread {
     }
 }
 
-/// One policy's increase rates over all orders (seed 000's figures 11-13
+/// One policy's increase rates over all orders (the SX-Aurora paper's figures 11-13
 /// are `avg_slowdown`, `makespan` and `worst_slowdown`; see [`Outcome`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicySummary {
@@ -315,7 +315,7 @@ pub struct PolicySummary {
     pub worst_turnaround: Spread,
     pub avg_slowdown: Spread,
     pub worst_slowdown: Spread,
-    /// Seed 004's performance score over orders (1 = best of all strategies).
+    /// The nOS-V paper's performance score over orders (1 = best of all strategies).
     pub score: Spread,
 }
 

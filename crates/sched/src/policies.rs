@@ -119,8 +119,8 @@ impl Policy for NoPlan {
 /// the threshold of what runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Idle {
-    /// Leave it idle until something within the threshold can start: seed
-    /// 000's rule.
+    /// Leave it idle until something within the threshold can start: the
+    /// SX-Aurora paper's rule.
     Always,
     /// Start the waiting job of least predicted extra slowdown (best-match's
     /// cost) if that raises the node's predicted progress rate, the sum over
@@ -140,7 +140,7 @@ impl Idle {
     }
 }
 
-/// Seed 000's conflict-aware co-execution with threshold T on the source's score.
+/// The SX-Aurora paper's conflict-aware co-execution with threshold T on the source's score.
 #[derive(Debug, Clone, Copy)]
 pub struct ConflictAware {
     threshold: f64,
@@ -195,7 +195,7 @@ fn progress_rate(view: &View, on: &[JobId]) -> f64 {
 
 /// [`Idle::Gain`]'s starts after the threshold rule's `out`: for each pool
 /// that still has free cores beside running jobs and no waiting job within
-/// the threshold (one that is waits for its cores, as seed 000's does), the
+/// the threshold (one that is waits for its cores, as the SX-Aurora paper's does), the
 /// cheapest waiting job that fits, while it raises the progress rate.
 fn gain_starts(view: &View, threshold: f64, out: &mut Vec<Decision>) {
     let mut on = occupants(view);
@@ -238,7 +238,7 @@ fn gain_starts(view: &View, threshold: f64, out: &mut Vec<Decision>) {
     }
 }
 
-/// Whether seed 000's rule lets a and b co-run at threshold `t`. At T = inf
+/// Whether the SX-Aurora paper's rule lets a and b co-run at threshold `t`. At T = inf
 /// even a NaN score from a broken source is accepted, so that inf keeps its
 /// meaning of "noplan" whatever the source says.
 fn within(view: &View, t: f64, a: JobId, b: JobId) -> bool {
@@ -250,7 +250,7 @@ fn conflict_aware(view: &View, threshold: f64) -> Vec<Decision> {
     if on.is_empty() {
         // All pools idle: if the heads of the pool queues conflict, starting
         // them all would co-run a conflicting pair, and waiting for nothing
-        // would stall; seed 000 starts the head of the longer queue alone.
+        // would stall; the SX-Aurora paper starts the head of the longer queue alone.
         let heads: Vec<&QueuedJob> = (0..view.pools.len())
             .filter_map(|p| view.queue.iter().find(|q| q.pool == p))
             .collect();
@@ -276,7 +276,7 @@ fn conflict_aware(view: &View, threshold: f64) -> Vec<Decision> {
     out
 }
 
-/// Seed 003(d)'s rule: two instances of one program never share the node.
+/// The Terrible Twins paper's rule: two instances of one program never share the node.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoTwins;
 
@@ -293,7 +293,7 @@ impl Policy for NoTwins {
 /// Conflict-aware co-execution whose threshold tunes itself online.
 ///
 /// Objective: the shortest makespan such that no job runs more than `bound`
-/// times its solo time (seed 000's worst turnaround, the job's own run time).
+/// times its solo time (the SX-Aurora paper's worst turnaround, the job's own run time).
 /// A higher threshold co-runs more pairs and so shortens the makespan, until
 /// pairs that break the bound get in; the rule looks for the highest
 /// threshold that keeps the bound, from evidence:

@@ -64,7 +64,7 @@ pub const POLICIES: &[PolicyEntry] = &[
             Param::new(
                 "threshold",
                 Kind::FloatOrInf(Range::NON_NEGATIVE),
-                // Seed 000's sweep is 50/100/150/inf; its middle value is the one
+                // The SX-Aurora paper's sweep is 50/100/150/inf; its middle value is the one
                 // a run without a threshold gets.
                 "100",
                 "largest conflict score of a pair that may co-run (C_all in percent, else the worse predicted slowdown's increase in percent); inf = noplan",
@@ -72,7 +72,7 @@ pub const POLICIES: &[PolicyEntry] = &[
             Param::new(
                 "idle",
                 Kind::Word(&["always", "gain"]),
-                // Seed 000's rule, so that a spec without it runs what the seed ran.
+                // The SX-Aurora paper's rule, so that a spec without it runs what the seed ran.
                 "always",
                 "when no waiting job is within the threshold: always = leave the core idle; gain = start the cheapest one if it raises the node's predicted progress rate",
             ),

@@ -14,13 +14,13 @@
 //! pool = "vh"
 //! solo = 100.0            # seconds alone
 //! count = 5               # jobs of this program in the list
-//! host_load = 0.4         # optional: seed 000's U, a fraction of the host
+//! host_load = 0.4         # optional: the SX-Aurora paper's U, a fraction of the host
 //!
 //! [slowdown]
 //! matrix = [[1.0, 1.3], [1.2, 1.0]]   # optional, over programs in order
 //! ```
 //!
-//! A program may come in variants (seed 003 f's kernel collections), other
+//! A program may come in variants (the VarySched paper's kernel collections), other
 //! ways to run its jobs in preference order after its own; a variant's
 //! jobs are slowed as the program's:
 //!
@@ -35,7 +35,7 @@
 //! With a matrix, row i is the slowdown of program i beside program j. Without
 //! one, every program must have a host load and [`host_overload_slowdown`] is
 //! the truth. With host loads on every program the conflict-aware score is
-//! seed 000's C_all; otherwise it is the matrix's worse slowdown of the pair.
+//! the SX-Aurora paper's C_all; otherwise it is the matrix's worse slowdown of the pair.
 //!
 //! Measured slowdowns instead of a written matrix (one of the three):
 //!
@@ -263,7 +263,7 @@ pub struct ScenarioTopology {
 }
 
 /// Slowdown of a program with host load `u_a` beside one with `u_b` when no
-/// matrix is given. Seed 000's premise is that conflicts come from the host
+/// matrix is given. The SX-Aurora paper's premise is that conflicts come from the host
 /// being overloaded, C_all = U_a + U_b > 1; this charges both jobs the
 /// overload fraction and nothing below it: `1 + max(0, U_a + U_b - 1)`. It is
 /// a deliberately plain stand-in for a measured matrix, monotone in each load
@@ -648,7 +648,7 @@ impl Scenario {
     }
 
     /// Jobs in `order` (indices into [`Scenario::job_program`]), all arriving
-    /// at 0, so that the order is the queue order (seed 000's random orders).
+    /// at 0, so that the order is the queue order (the SX-Aurora paper's random orders).
     pub fn jobs_in(&self, order: &[usize]) -> Vec<SimJob> {
         order
             .iter()

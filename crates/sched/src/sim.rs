@@ -45,7 +45,7 @@ pub struct SimOptions {
     pub nodes: usize,
     /// The policy sees at most this many waiting jobs, the oldest first (a
     /// batch scheduler's look-ahead); `None` shows the whole queue, which is
-    /// what seed 000's strategy searches.
+    /// what the SX-Aurora paper's strategy searches.
     pub window: Option<usize>,
 }
 

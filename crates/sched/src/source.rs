@@ -18,7 +18,7 @@ pub use cosched_engine::source::SlowdownSource;
 pub struct PairTable {
     /// `slowdown[i][j]`: job i beside job j (the `model::matrix` convention).
     slowdown: Vec<Vec<f64>>,
-    /// Host load U of each job as a fraction of the host pool (seed 000).
+    /// Host load U of each job as a fraction of the host pool (the SX-Aurora paper).
     host_load: Option<Vec<f64>>,
 }
 
@@ -46,7 +46,7 @@ impl PairTable {
         })
     }
 
-    /// With host loads, `score` is C_all = (U_a + U_b) x 100 %, seed 000's indicator.
+    /// With host loads, `score` is C_all = (U_a + U_b) x 100 %, the SX-Aurora paper's indicator.
     pub fn with_host_loads(mut self, loads: Vec<f64>) -> Result<PairTable, String> {
         if loads.len() != self.slowdown.len() {
             return Err(format!(
@@ -106,7 +106,7 @@ pub struct ProgramTable {
     program: Vec<usize>,
     /// `slowdown[a][b]`: program a beside program b.
     slowdown: Vec<Vec<f64>>,
-    /// Host load U of each program (seed 000).
+    /// Host load U of each program (the SX-Aurora paper).
     host_load: Option<Vec<f64>>,
     /// Program pairs per sharing level (`model::levels`), when the
     /// scenario gives levels: what `slowdown_at` reads.

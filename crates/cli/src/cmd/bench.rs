@@ -31,7 +31,7 @@ cosched bench profile --interval 500ms --syscalls proc --json")]
     /// How fast the simulator is: Monte-Carlo orders, exhaustive enumeration, a large cluster.
     #[command(after_help = "Prints, as medians with min-max over --repeats:\n  \
 (a) the SX-Aurora co-execution paper's Monte-Carlo: --orders orders of the 38-job example under 4 policies (aim < 1 s);\n  \
-(b) 003(d)'s exhaustive enumeration of N = 10 programs with a random matrix, and the optimum (aim < 5 s);\n  \
+(b) the Terrible Twins paper's exhaustive enumeration of N = 10 programs with a random matrix, and the optimum (aim < 5 s);\n  \
 (c) a synthetic run of --jobs jobs on --nodes nodes of 4 cores under noplan and best-match (aim < 10 s);\n  \
 (d) `simulate --swf`'s engine on a synthetic trace of --jobs jobs on --nodes nodes of 16 cores:\n      \
 exclusive EASY, and EASY with conflict-aware sharing nodes (aim < 10 s).\n\n\
@@ -39,7 +39,7 @@ Examples:\n  cosched bench simulate\n  cosched bench simulate --repeats 5 --json
     Simulate(SimulateBench),
     /// Every predictor's accuracy on a workload's measured pairs, c-all and scn as baselines.
     #[command(after_help = "Prints the table of `cosched evaluate-predictors` (leave-one-program-out) with \
-the baselines of seeds 000 (c-all) and 003(a) (scn) first, the fold method and the counts behind it; \
+the baselines of the SX-Aurora paper (c-all) and the SCN paper (scn) first, the fold method and the counts behind it; \
 nothing is stored. Needs the workload profiled, probed and paired (cosched profile / probe / pairs).\n\n\
 Examples:\n  cosched bench predictors --workload examples/predict12.toml\n  \
 cosched bench predictors --workload examples/predict12.toml --level 1.5 --json")]

@@ -14,8 +14,8 @@ use super::common::{print_json, JsonArgs};
     cosched enumerate --programs 3 --nodes 3 --matrix m.json   # landscape + optimum\n  \
     cosched enumerate --programs 10 --nodes 10 --matrix m.csv --json\n\n\
     Placements of 2 instances of each program on dual-core nodes, where nodes, the\n\
-    cores of a node and the two instances of a program are interchangeable (seed\n\
-    003 d, Terrible Twins). The matrix is N x N, row i = slowdown of program i beside\n\
+    cores of a node and the two instances of a program are interchangeable (the\n\
+    Terrible Twins paper of COSH 2016). The matrix is N x N, row i = slowdown of program i beside\n\
     program j (the diagonal: beside its twin), as JSON (array of arrays) or CSV.")]
 pub struct EnumerateArgs {
     /// Number of programs N.

@@ -1,4 +1,4 @@
-//! `distgen`: a DistGen-style stressor (seed 003 c) exposing chosen stack
+//! `distgen`: a DistGen-style stressor (the DistGen paper) exposing chosen stack
 //! reuse distances.
 //!
 //! Each thread owns a buffer the size of the largest distance and reads the

@@ -1,4 +1,4 @@
-//! `offload`: the accelerator-job pattern of seed 000.
+//! `offload`: the accelerator-job pattern of the SX-Aurora paper.
 //!
 //! A VE job computes on its card and forwards its system calls to a pseudo
 //! process on the host. One unit is one period: the host part makes a FIXED

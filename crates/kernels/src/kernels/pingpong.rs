@@ -1,4 +1,4 @@
-//! `pingpong`: two processes exchanging messages (seed 001's communication
+//! `pingpong`: two processes exchanging messages (the Xeon Phi study's communication
 //! job, 1 KiB - 4 MiB messages).
 //!
 //! The kernel forks a child in the same process group; the child asks to be
@@ -46,7 +46,7 @@ pub(crate) const OPS_UNIT: &str = "bytes";
 const SPINS: u32 = 1000;
 /// Longest futex sleep before the parent checks that the child still lives.
 const WAIT_SLICE: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 50_000_000 };
-/// Largest message: 1 GiB per direction is far past seed 001's 4 MiB.
+/// Largest message: 1 GiB per direction is far past the Xeon Phi study's 4 MiB.
 const MAX_MSG_KIB: u64 = 1 << 20;
 
 pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {

@@ -1,4 +1,4 @@
-//! `syscall`: seed 000's micro-benchmark, a tight loop of cheap system calls
+//! `syscall`: the SX-Aurora paper's micro-benchmark, a tight loop of cheap system calls
 //! (`getppid` through `syscall(2)`, which glibc cannot answer from a cache).
 //! The time goes to kernel entry and exit, the pressure a VE job's system
 //! calls put on its host. One unit is 1000 calls, split across the threads.

@@ -1,4 +1,4 @@
-//! `c-all`: seed 000's conflict score C_all = U_a + U_b (the host loads of
+//! `c-all`: the SX-Aurora paper's conflict score C_all = U_a + U_b (the host loads of
 //! the two jobs, in percent of the host), and a slowdown read from a
 //! monotone fit of the measured pairs against it. The seed correlates C_all
 //! with slowdown (0.738) and cuts it at a threshold; the fit turns the same
@@ -49,7 +49,7 @@ impl Predictor for CAll {
         }
     }
 
-    /// Seed 000's score itself, so a conflict-aware threshold of 100 % means
+    /// The SX-Aurora paper's score itself, so a conflict-aware threshold of 100 % means
     /// what it means in the seed.
     fn score(&self, a: &Characterization, b: &Characterization) -> f64 {
         CAll::c_all(a, b)
@@ -80,7 +80,7 @@ mod tests {
                 assert!(got.hi - got.lo < 1e-12, "an exact fit has no error band: {got:?}");
             }
         }
-        // The threshold decision is seed 000's: C_all against T in percent.
+        // The threshold decision is the SX-Aurora paper's: C_all against T in percent.
         assert!((p.score(&progs[4], &progs[3]) - 160.0).abs() < 1e-9);
         assert!(p.conflicts(&progs[4], &progs[3], 100.0));
         assert!(!p.conflicts(&progs[0], &progs[1], 100.0));

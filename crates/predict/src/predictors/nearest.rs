@@ -13,7 +13,7 @@
 //! distance (mean over coordinates) to training pair k. Subtracting the
 //! nearest distance keeps the weights finite however far the query lies.
 //!
-//! It generalises 003(d)'s twins: a twin is a neighbour at distance 0, and
+//! It generalises the Terrible Twins paper's twins: a twin is a neighbour at distance 0, and
 //! a stress-ng stressor held out is predicted from the pairs of the kernel
 //! that loads the node the same way. The width `h` is chosen by an inner
 //! leave-one-program-out over the training set (every pair of one program

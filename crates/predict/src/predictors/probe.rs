@@ -1,4 +1,4 @@
-//! `probe`: seed 003(c) predicts a job's slowdown beside a co-runner from
+//! `probe`: the DistGen paper predicts a job's slowdown beside a co-runner from
 //! its slowdown beside DistGen. The co-runner is placed on the DistGen
 //! ladder by its own probe: it is taken for a mixture of the ladder's
 //! levels, weighted by how much it slows DistGen at each

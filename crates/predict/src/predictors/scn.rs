@@ -1,4 +1,4 @@
-//! `scn`: seed 003(a)'s class-pair models. Each job is N, C or S (from its
+//! `scn`: the SCN paper's class-pair models. Each job is N, C or S (from its
 //! probe curve, `model::probe::classify`); the degradation of a victim of
 //! class X beside a co-runner of class Y is
 //!

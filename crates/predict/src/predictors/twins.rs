@@ -1,4 +1,4 @@
-//! `twins`: seed 003(d) observes that two instances of one program are
+//! `twins`: the Terrible Twins paper observes that two instances of one program are
 //! over-represented among the worst (and the best) co-schedules: they want
 //! the same resources at the same time. This predictor wraps a base
 //! predictor and multiplies its predictions for twins by a factor learned

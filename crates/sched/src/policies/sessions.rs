@@ -1,4 +1,4 @@
-//! Seed 003(b)'s allocation-internal policies (ParaStation psmgmt): what
+//! The ParaStation paper's allocation-internal policies (ParaStation psmgmt): what
 //! happens when a session arrives while earlier ones hold every core of
 //! the allocation (here: of its pool).
 //!

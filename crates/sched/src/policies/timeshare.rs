@@ -1,4 +1,4 @@
-//! Seed 004's co-execution at process level: jobs take turns on the cores
+//! The nOS-V paper's co-execution at process level: jobs take turns on the cores
 //! with a time quantum, and the static co-location baseline.
 //!
 //! `timeshare` starts every job as it arrives and lets them take turns: the
@@ -11,9 +11,9 @@
 //! alone is never suspended and the policy sleeps until something changes.
 //! nOS-V switches tasks inside one scheduler; here a switch is a freeze
 //! and a thaw of whole processes, which costs milliseconds, so the 20 ms
-//! default quantum is seed 004's value but the overhead is the node's.
+//! default quantum is the nOS-V paper's value but the overhead is the node's.
 //!
-//! Priorities (seed 004's per-application priorities, the workload's
+//! Priorities (the nOS-V paper's per-application priorities, the workload's
 //! `priority`) weigh the turns: a job of priority p holds its turn for p
 //! quanta, so over a round the jobs share the node in proportion to their
 //! priorities, as an OS weighs processes by their priority. Longer turns
@@ -25,7 +25,7 @@
 //!
 //! `colocate` splits the free cores once among the waiting jobs (each
 //! gets its share, at least one core, its threads squeezed onto them) and
-//! never moves them: seed 004's static co-location.
+//! never moves them: the nOS-V paper's static co-location.
 
 use std::collections::BTreeMap;
 
