@@ -2,7 +2,7 @@
 # verbs create nothing. Sourced by scripts/adversarial.sh (its helpers:
 # check, skip, rc, wl, has, $C, $W, $root); runs on its own too:
 #   sh scripts/adversarial/cleanup.sh           # KILLS SIGKILLs of pairs, as many of profile
-#   KILLS=25 sh scripts/adversarial/cleanup.sh  # the bar: 50 kills in all
+#   KILLS=25 sh scripts/adversarial/cleanup.sh  # the bar: 50 kills in all (about 4 minutes)
 if ! command -v check >/dev/null 2>&1; then
     set -u
     cd "$(dirname "$0")/../.."
@@ -79,6 +79,37 @@ if command -v dash >/dev/null 2>&1; then
 else
     skip "dash: the watchdog's kill" "no dash here"
 fi
+
+echo "== cleanup: a store held by another process loses no finished job"
+bw=$(wl busyrun '[[pools]]
+name = "host"
+cores = 1
+[[jobs]]
+name = "a"
+command = "sleep 2"
+count = 2')
+bdb="$W/busy.db"
+$C run --workload "$bw" --policy exclusive --solo stored --db "$bdb" >"$W/busy.out" 2>"$W/busy.err" &
+r=$!
+sleep 1
+# Another process holds the database for 13 s, across the first job's end.
+python3 - "$bdb" <<'PY' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], timeout=30, isolation_level=None)
+c.execute("BEGIN IMMEDIATE"); time.sleep(13); c.execute("COMMIT")
+PY
+h=$!
+wait $r; got=$?; wait $h
+check "run beside a 13 s database holder: finishes" 0 "$got"
+check "  says what it waits to record" yes "$(grep -q 'waiting to record the end of job' "$W/busy.err" && echo yes || echo no)"
+$C db export --format json --table run_jobs --db "$bdb" >"$W/busy.json" 2>/dev/null
+check "  each job recorded ok once" "2 2" "$(python3 - "$W/busy.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rows = rows.get("run_jobs", rows) if isinstance(rows, dict) else rows
+print(len(rows), sum(1 for r in rows if r.get("status") == "ok"))
+PY
+)"
 
 echo "== cleanup: read-only verbs create and change nothing"
 : >"$W/empty.db"
