@@ -253,7 +253,7 @@ pub fn patiently<T>(what: &str, patience: Patience, mut write: impl FnMut() -> R
     loop {
         match write() {
             Err(e) if e.is_transient() && start.elapsed() + patience.pause < patience.total => {
-                if tries % every == 0 {
+                if tries.is_multiple_of(every) {
                     note(&format!(
                         "{e}\ncosched: waiting to record {what}: trying again every {} s, for up to {} s in all",
                         patience.pause.as_secs_f64(),
