@@ -22,7 +22,7 @@ use cosched_report::html::Page;
 use cosched_sched::montecarlo::spec_label;
 use cosched_sched::runner::{run_node_placed, Done, ExecError, RunError};
 use cosched_sched::{JobId, Params, Platform, PoolInfo, SimJob, SlowdownSource};
-use cosched_store::{ExecRunId, JournalEntry, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
+use cosched_store::{patiently, ExecRunId, JournalEntry, Patience, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
 
 use crate::calibrate::calibrate_missing;
 use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, Ctx};
@@ -433,6 +433,11 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let (policies, _watch) = live_policies(&pname, &pparams, &baselines, ctx)?;
     let _lock = crate::lock::take("run", a.lock.as_deref())?;
     let mut store = open_store(&db_path(a.db.as_deref()))?;
+    // The node lock is this process's: a run of this node still `running`
+    // lost its runner (an `evaluate` killed outright never resumes it).
+    for id in store.interrupt_orphaned_runs(&provenance(ctx).hostname)? {
+        ctx.step(&format!("run {id}: its runner died; marked interrupted (`cosched run --resume` continues a run's series)"));
+    }
     install_interrupt_handler();
     for n in std::iter::once(note1).chain(baselines.iter().map(|b| b.2.clone())).flatten() {
         ctx.step(&n);
@@ -1000,9 +1005,7 @@ fn execute(
                         }
                         None => jobs[s.job].solo.as_ref().map(|x| x.0),
                     };
-                    store.run_job_started(
-                        run_id,
-                        &RunJobStart {
+                    let started = RunJobStart {
                             job: names[j].clone(),
                             job_index: j as u32,
                             attempt: attempts[j],
@@ -1014,20 +1017,20 @@ fn execute(
                             beside: s.beside.clone(),
                             predicted: s.predicted,
                             solo_s,
-                        },
-                    )
+                    };
+                    patiently(&format!("the start of job `{}` in run {run_id}", names[j]), Patience::FINISHED_WORK, || store.run_job_started(run_id, &started), &mut |m| eprintln!("cosched: {m}"))
                 }
                 NodeEvent::Suspended { job, t } | NodeEvent::Resumed { job, t } => {
                     let what = if matches!(e, NodeEvent::Suspended { .. }) { "suspend" } else { "resume" };
                     last_t = last_t.max(*t);
-                    store.run_job_event(run_id, *t, what, &names[order[*job]], "")
+                    patiently(&format!("a {what} of job `{}` in run {run_id}", names[order[*job]]), Patience::FINISHED_WORK, || store.run_job_event(run_id, *t, what, &names[order[*job]], ""), &mut |m| eprintln!("cosched: {m}"))
                 }
                 NodeEvent::Moved { job, t, cpus, mems } => {
                     last_t = last_t.max(*t);
                     let f = cosched_model::topology::format_cpulist;
                     let detail = if mems.is_empty() { format!("cpus {}", f(cpus)) } else { format!("cpus {} mems {}", f(cpus), f(mems)) };
                     running.entry(order[*job]).and_modify(|r| r.1 = cpus.clone());
-                    store.run_job_event(run_id, *t, "move", &names[order[*job]], &detail)
+                    patiently(&format!("a move of job `{}` in run {run_id}", names[order[*job]]), Patience::FINISHED_WORK, || store.run_job_event(run_id, *t, "move", &names[order[*job]], &detail), &mut |m| eprintln!("cosched: {m}"))
                 }
                 NodeEvent::Ended(x) => {
                     let j = order[x.job];
@@ -1042,16 +1045,14 @@ fn execute(
                         (Some(_), _) => None,
                         (None, _) => x.slowdown,
                     };
-                    let r = store.run_job_ended(
-                        run_id,
-                        j as u32,
-                        attempts[j],
-                        &RunJobEnd {
-                            end_s: x.end,
-                            status: x.status,
-                            work_s: x.work_s,
-                            slowdown,
-                        },
+                    // A busy database or a full disk is waited out: failing
+                    // here would make `--resume` run a finished job again.
+                    let end = RunJobEnd { end_s: x.end, status: x.status, work_s: x.work_s, slowdown };
+                    let r = patiently(
+                        &format!("the end of job `{}` in run {run_id}", names[j]),
+                        Patience::FINISHED_WORK,
+                        || store.run_job_ended(run_id, j as u32, attempts[j], &end),
+                        &mut |m| eprintln!("cosched: {m}"),
                     );
                     attempts[j] += 1;
                     if !matches!(x.status, JobStatus::Ok | JobStatus::Killed) {

@@ -105,6 +105,67 @@ fn info_shows_path_version_counts_and_campaigns() {
     }
 }
 
+/// The files in `dir`, by name.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn read_only_verbs_leave_an_empty_file_empty_and_create_no_journal_beside_it() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("empty.db");
+    std::fs::write(&db, b"").unwrap();
+    for args in [vec!["db", "info"], vec!["db", "check"], vec!["db", "export", "--format", "json"], vec!["runs"]] {
+        let mut args = args.clone();
+        args.extend(["--db", db.to_str().unwrap()]);
+        let out = cosched(&args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("no database here"), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(std::fs::metadata(&db).unwrap().len(), 0, "{args:?} wrote into the empty file");
+    }
+    assert_eq!(names_in(d.path()), ["empty.db"], "no -journal, -wal or -shm left");
+}
+
+#[test]
+fn read_only_verbs_on_a_sound_database_leave_no_wal_or_shm_files() {
+    let d = tempfile::tempdir().unwrap();
+    let db = filled(d.path());
+    let before = names_in(d.path());
+    for args in [vec!["db", "info"], vec!["db", "check"], vec!["db", "export", "--format", "json"], vec!["runs"]] {
+        let mut args = args.clone();
+        args.extend(["--db", db.to_str().unwrap()]);
+        let out = cosched(&args, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+    }
+    assert_eq!(names_in(d.path()), before);
+}
+
+#[test]
+fn a_device_as_the_database_is_refused_with_exit_2() {
+    let out = cosched(&["db", "info", "--db", "/dev/null"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not a regular file"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn db_check_refuses_a_database_of_a_future_schema_as_the_other_verbs_do() {
+    let d = tempfile::tempdir().unwrap();
+    let db = filled(d.path());
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.pragma_update(None, "user_version", 9999).unwrap();
+    }
+    for args in [vec!["db", "check"], vec!["db", "info"]] {
+        let mut args = args.clone();
+        args.extend(["--db", db.to_str().unwrap()]);
+        let out = cosched(&args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("schema version 9999 is newer"), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
 #[test]
 fn info_and_export_of_a_missing_database_exit_2_and_create_nothing() {
     let d = tempfile::tempdir().unwrap();

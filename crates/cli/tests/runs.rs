@@ -36,3 +36,36 @@ fn db_before_or_after_show_names_the_same_run_and_filters_on_show_exit_2() {
     assert_eq!(filtered.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&filtered.stderr).contains("runs show ID"));
 }
+
+#[test]
+fn a_run_left_running_by_a_dead_runner_is_marked_interrupted_when_a_run_next_takes_the_node() {
+    // As an `evaluate` SIGKILLed mid-order leaves its run: `running`, on
+    // this host, with no runner alive (the node lock is free).
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    let (orphan, elsewhere) = {
+        let mut s = cosched_store::Store::open(&db).unwrap();
+        let here = cosched_model::provenance::Provenance { hostname: host, ..common::prov() };
+        let there = cosched_model::provenance::Provenance { hostname: format!("{}-not-this-node", here.hostname), ..common::prov() };
+        (s.begin_run("s", "w", "noplan", 0, "{}", &here).unwrap(), s.begin_run("s2", "w", "noplan", 0, "{}", &there).unwrap())
+    };
+    let wl = dir.path().join("w.toml");
+    std::fs::write(&wl, "[[pools]]\nname = \"host\"\ncores = 1\n[[jobs]]\nname = \"a\"\ncommand = \"true\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(["run", "--policy", "exclusive", "--solo", "stored", "--workload"])
+        .arg(&wl)
+        .arg("--db")
+        .arg(&db)
+        .env("COSCHED_RUN_LOCK", common::private_lock())
+        .env("COSCHED_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("run {orphan}: its runner died; marked interrupted")), "{err}");
+    let s = cosched_store::Store::open_existing(&db).unwrap();
+    assert_eq!(s.run(orphan).unwrap().unwrap().status, cosched_store::RunStatus::Interrupted);
+    assert_eq!(s.run_journal(orphan).unwrap().last().unwrap().detail, cosched_store::ORPHAN_NOTE);
+    assert_eq!(s.run(elsewhere).unwrap().unwrap().status, cosched_store::RunStatus::Running, "another node's run is its own");
+}

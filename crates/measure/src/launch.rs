@@ -26,7 +26,9 @@ pub struct Launch {
     /// the job and everything it forks live in its groups from the start.
     pub cgroup_procs: Vec<std::path::PathBuf>,
     /// Signal the job's leader gets when the thread that spawned it dies
-    /// (PR_SET_PDEATHSIG), so a runner killed outright takes its jobs along.
+    /// (PR_SET_PDEATHSIG), so a verb killed outright takes its jobs along:
+    /// SIGKILL unless a caller says otherwise. The rest of the job's group
+    /// and cgroups is the watchdog's ([`crate::node::watch_group`]).
     pub parent_death_signal: Option<Signal>,
     /// Run as this (uid, gid) instead of cosched's user (dropping root).
     pub user: Option<(u32, u32)>,
@@ -53,7 +55,7 @@ impl Launch {
             cpus: None,
             capture_stdout: true,
             cgroup_procs: Vec::new(),
-            parent_death_signal: None,
+            parent_death_signal: Some(Signal::SIGKILL),
             user: None,
             output: None,
             stderr_output: None,
@@ -116,6 +118,20 @@ pub enum LaunchError {
     Wait { pid: i32, source: std::io::Error },
     #[error("interrupted by signal {0}")]
     Interrupted(i32),
+}
+
+/// The descriptor of the node lock this process holds, -1 if none; every
+/// job started while it is held inherits it (see [`share_lock_with_jobs`]).
+static LOCK_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// Makes every job started from now on inherit `fd`, the node lock's
+/// descriptor (`None`: no more). An flock is held while any descriptor of
+/// its open file lives, so the node stays locked until the last process of
+/// every job is gone, however the verb that started them ended: a `pairs`
+/// killed outright frees the node only once its watchdog has killed its
+/// jobs, never while they still run beside the next campaign.
+pub fn share_lock_with_jobs(fd: Option<i32>) {
+    LOCK_FD.store(fd.unwrap_or(-1), std::sync::atomic::Ordering::SeqCst);
 }
 
 /// The signal (SIGINT or SIGTERM) that asked cosched to stop, 0 if none.
@@ -444,6 +460,20 @@ pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
             });
         }
     }
+    let lock_fd = LOCK_FD.load(std::sync::atomic::Ordering::SeqCst);
+    if lock_fd >= 0 {
+        // SAFETY: fcntl on a descriptor number, in the forked child before
+        // exec: clears close-on-exec on the child's copy only, so the job
+        // (not cosched's other children) holds the node lock too.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(lock_fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|source| LaunchError::Spawn {
         cmd: launch.argv.join(" "),
@@ -451,6 +481,13 @@ pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
     })?;
     drop(procs);
     let pid = child.id() as i32;
+    // Before anything can fail: a job the watchdog does not know of would
+    // outlive a verb killed outright.
+    if let Err(e) = crate::node::watch_group(pid, &launch.cgroup_procs) {
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        let _ = child.wait();
+        return Err(LaunchError::Spawn { cmd: format!("{} (starting the watchdog)", launch.argv.join(" ")), source: e });
+    }
     // Pipes are drained on threads so a chatty job can never block on a full
     // pipe while we wait for it.
     let stdout = child.stdout.take().map(Reader::start);
@@ -504,6 +541,9 @@ impl Running {
         // it left in its group (a forked helper that outlived it) so that
         // measurements never overlap with strays, and no one else's group.
         let _ = killpg(Pid::from_raw(self.pid), Signal::SIGKILL);
+        // The watchdog reads this before it could read the end of its pipe,
+        // so the group id, free for reuse once reaped, is never killed.
+        crate::node::forget_group(self.pid);
         let mut status: libc::c_int = 0;
         // SAFETY: rusage is plain old data that wait4 fully initialises on
         // success; zeroed is a valid bit pattern for it.

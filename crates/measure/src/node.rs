@@ -22,12 +22,16 @@
 //!   suspended job is killed, then thawed so that the kill takes effect
 //!   (a frozen v1 task dies only when thawed); it is never left frozen.
 //! - SIGKILL of the runner: each job's leader has PR_SET_PDEATHSIG =
-//!   SIGKILL, and a watchdog process (a few lines of `sh` in its own
-//!   process group, holding the read end of a pipe the runner writes the
-//!   job groups into) sees end-of-file when the runner dies and kills every
-//!   listed process group and cgroup member, then thaws the job's cgroup
-//!   (so a frozen job dies too) and removes it. `cosched run --resume` also
-//!   removes leftover cgroups of the run ([`Isolation::clean_scope`]).
+//!   SIGKILL, and the process's watchdog ([`watch_group`]: a few lines of
+//!   `sh` in its own process group, holding the read end of a pipe the
+//!   runner writes the job groups into) sees end-of-file when the runner
+//!   dies and kills every listed process group and cgroup member, then
+//!   thaws the job's cgroup (so a frozen job dies too) and removes it.
+//!   `cosched run --resume` also removes leftover cgroups of the run
+//!   ([`Isolation::clean_scope`]). Every job [`crate::launch::spawn`]
+//!   starts is contained so, whichever verb starts it (pairs, probe,
+//!   profile, calibrate as much as run), and holds the node lock
+//!   ([`RunLock`]) until its last process is gone.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -211,7 +215,6 @@ pub struct NodeExecutor<'a> {
     /// Jobs that could not start, reported by the next wait.
     failed_starts: Vec<(JobId, f64)>,
     sink: &'a mut dyn FnMut(NodeEvent) -> Result<(), String>,
-    watchdog: Option<Watchdog>,
     pub poll: std::time::Duration,
 }
 
@@ -225,7 +228,6 @@ impl<'a> NodeExecutor<'a> {
         // Orphans of jobs come to us instead of init; if this fails, only
         // cgroups contain them, and the mechanisms say so.
         let _ = crate::launch::become_subreaper();
-        let watchdog = Watchdog::start().map_err(|e| format!("starting the watchdog: {e}"))?;
         Ok(NodeExecutor {
             cfg,
             jobs,
@@ -233,7 +235,6 @@ impl<'a> NodeExecutor<'a> {
             active: Vec::new(),
             failed_starts: Vec::new(),
             sink,
-            watchdog: Some(watchdog),
             poll: std::time::Duration::from_millis(5),
         })
     }
@@ -274,11 +275,6 @@ impl<'a> NodeExecutor<'a> {
         let mut a = self.active.remove(k);
         let suspended_s = a.suspended_now();
         a.kill_suspended();
-        if let Some(r) = &a.running {
-            if let Some(w) = self.watchdog.as_mut() {
-                w.forget(r.pid());
-            }
-        }
         if let Some(g) = a.cgroup.take() {
             let _ = g.remove();
         }
@@ -330,9 +326,6 @@ impl Drop for NodeExecutor<'_> {
         self.active.clear();
         // The run's scope directories go too (and anything a job left in them).
         self.cfg.isolation.clean_scope(&self.cfg.scope);
-        if let Some(w) = self.watchdog.take() {
-            w.stop();
-        }
     }
 }
 
@@ -424,10 +417,8 @@ impl Executor for NodeExecutor<'_> {
                 None
             }
         };
+        // The watchdog knows the job's group and cgroups from `spawn`.
         let pgid = running.as_ref().map_or(0, |r| r.pid());
-        if let (Some(w), Some(r)) = (self.watchdog.as_mut(), &running) {
-            w.watch(r.pid(), cgroup.as_ref());
-        }
         let spawned = running.is_some();
         self.active.push(Active {
             job: plan.job,
@@ -607,7 +598,8 @@ pub fn set_group_affinity(pgid: i32, cpus: &[u32]) -> Result<(), String> {
     Ok(())
 }
 
-/// A process that kills the runner's jobs when the runner dies.
+/// A process that kills the runner's jobs when the runner dies: one per
+/// cosched process, started with its first job ([`watch_group`]).
 ///
 /// It reads `+ PGID PROCS-FILE...` and `- PGID` lines from a pipe; when the
 /// pipe reaches end-of-file (the runner exited or was killed, since only the
@@ -629,7 +621,7 @@ while read op pg rest; do
     -) n=""; for p in $pgs; do [ "$p" = "$pg" ] || n="$n $p"; done; pgs="$n" ;;
   esac
 done
-for p in $pgs; do kill -KILL -- "-$p" 2>/dev/null; done
+for p in $pgs; do kill -s KILL -- "-$p" 2>/dev/null; done
 for f in $files; do
   d="${f%/cgroup.procs}"
   [ -f "$f" ] && for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
@@ -679,10 +671,9 @@ impl Watchdog {
         self.child.id()
     }
 
-    /// Adds a job's process group and cgroup.
-    pub fn watch(&mut self, pgid: i32, cgroup: Option<&JobCgroup>) {
-        let files: Vec<String> =
-            cgroup.map(|g| g.procs_files().iter().map(|p| p.display().to_string()).collect()).unwrap_or_default();
+    /// Adds a job's process group and the `cgroup.procs` files of its cgroups.
+    pub fn watch(&mut self, pgid: i32, procs: &[PathBuf]) {
+        let files: Vec<String> = procs.iter().map(|p| p.display().to_string()).collect();
         self.send(&format!("+ {pgid} {}\n", files.join(" ")));
     }
 
@@ -699,16 +690,56 @@ impl Watchdog {
     }
 }
 
+/// The watchdog of this process, started with its first job and left to
+/// end with the process (its pipe's end-of-file is the signal).
+static GUARD: std::sync::Mutex<Option<Watchdog>> = std::sync::Mutex::new(None);
+
+/// Puts a job's process group (and its cgroups' `cgroup.procs` files) in
+/// the care of this process's watchdog, starting it if need be, so that the
+/// job dies with cosched however cosched dies. [`crate::launch::spawn`]
+/// calls it for every job: one mechanism for every verb.
+pub fn watch_group(pgid: i32, procs: &[PathBuf]) -> std::io::Result<()> {
+    let mut guard = GUARD.lock().unwrap_or_else(|e| e.into_inner());
+    if guard.is_none() {
+        *guard = Some(Watchdog::start()?);
+    }
+    if let Some(w) = guard.as_mut() {
+        w.watch(pgid, procs);
+    }
+    Ok(())
+}
+
+/// Takes a finished job's group off the watchdog's list, before its leader
+/// is reaped and the group id may be reused.
+pub fn forget_group(pgid: i32) {
+    if let Some(w) = GUARD.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        w.forget(pgid);
+    }
+}
+
+/// The pid of this process's watchdog, once a job has started.
+pub fn watchdog_pid() -> Option<u32> {
+    GUARD.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(Watchdog::pid)
+}
+
 use std::os::unix::process::CommandExt;
 
 /// An exclusive lock on the node for one verb that runs measured work:
 /// `flock` on a file that holds the holder's pid and command. The kernel
-/// drops the lock when the holder dies, however it dies, so a killed
-/// runner never blocks the next one.
+/// drops the lock when the holder and every job it started are gone (the
+/// jobs inherit its descriptor: [`crate::launch::share_lock_with_jobs`]),
+/// however they end, so a killed runner never blocks the next one, and its
+/// jobs never run beside it either.
 #[derive(Debug)]
 pub struct RunLock {
     _file: std::fs::File,
     pub path: PathBuf,
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        crate::launch::share_lock_with_jobs(None);
+    }
 }
 
 impl RunLock {
@@ -758,12 +789,29 @@ impl RunLock {
             let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
         }
         // SAFETY: flock on a descriptor we own; no memory is involved.
-        let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        let mut r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        // A holder killed outright frees the node once its watchdog has
+        // killed its jobs, a moment later: wait for that (bounded), not
+        // for a live holder.
+        let dying = Instant::now();
+        while r != 0 && dying.elapsed() < std::time::Duration::from_secs(5) && holder_gone(path) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            // SAFETY: as above.
+            r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        }
         if r != 0 {
             let holder = std::fs::read_to_string(path).unwrap_or_default();
             let mut lines = holder.lines();
             let pid = lines.next().unwrap_or("").trim().to_string();
             let stored = lines.next().unwrap_or("").trim().to_string();
+            if holder_gone(path) {
+                return Err(format!(
+                    "the node is busy: pid {pid} (`{stored}`) has ended, but a job it started still runs and holds the \
+                     node lock {}; `cosched {verb}` would measure beside it; wait for it to end or kill it (`fuser {}` names it)",
+                    path.display(),
+                    path.display()
+                ));
+            }
             // The live command line, else what the holder wrote.
             let cmd = pid
                 .parse::<u32>()
@@ -783,8 +831,16 @@ impl RunLock {
         let cmd: Vec<String> = std::env::args().collect();
         f.set_len(0).map_err(|e| format!("{}: {e}", path.display()))?;
         writeln!(f, "{}\n{}", std::process::id(), cmd.join(" ")).map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::launch::share_lock_with_jobs(Some(f.as_raw_fd()));
         Ok(RunLock { _file: f, path: path.to_path_buf() })
     }
+}
+
+/// Whether the pid the lock file names has ended (then what holds the lock
+/// is a job it started).
+fn holder_gone(path: &Path) -> bool {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().next().and_then(|l| l.trim().parse::<u32>().ok()).is_some_and(|p| !Path::new(&format!("/proc/{p}")).exists())
 }
 
 /// The user jobs run as: the one who invoked `sudo` when cosched runs as

@@ -172,6 +172,8 @@ pub use records::{
 };
 pub use schema::{latest_version, Migration, MIGRATIONS};
 
+pub use runs::ORPHAN_NOTE;
+
 /// File name of the database inside the data directory.
 pub const DB_FILE: &str = "cosched.db";
 
@@ -218,6 +220,54 @@ pub enum StoreError {
     Damaged { path: PathBuf, why: String },
 }
 
+impl StoreError {
+    /// Whether waiting may cure it: another process holding the database,
+    /// or a full disk someone may clear.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Busy { .. } | StoreError::Full { .. })
+    }
+}
+
+/// How long a write of work already done waits out a busy database or a
+/// full disk, and how often it tries again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Patience {
+    pub total: Duration,
+    pub pause: Duration,
+}
+
+impl Patience {
+    /// For a finished job of a run: a job may have taken hours, and a
+    /// failed write would make `--resume` run it again, so it waits ten
+    /// minutes (beyond each try's own 10 s busy wait) before giving up.
+    pub const FINISHED_WORK: Patience = Patience { total: Duration::from_secs(600), pause: Duration::from_secs(2) };
+}
+
+/// Runs `write` until it succeeds, fails for a reason waiting cannot cure,
+/// or `patience` runs out; each wait is told to `note` (first, then about
+/// every 30 s) with what is waited for, so a stalled run says why.
+pub fn patiently<T>(what: &str, patience: Patience, mut write: impl FnMut() -> Result<T>, note: &mut dyn FnMut(&str)) -> Result<T> {
+    let start = std::time::Instant::now();
+    let mut tries = 0u32;
+    let every = (30 / patience.pause.as_secs().max(1)).max(1) as u32;
+    loop {
+        match write() {
+            Err(e) if e.is_transient() && start.elapsed() + patience.pause < patience.total => {
+                if tries.is_multiple_of(every) {
+                    note(&format!(
+                        "{e}\ncosched: waiting to record {what}: trying again every {} s, for up to {} s in all",
+                        patience.pause.as_secs_f64(),
+                        patience.total.as_secs()
+                    ));
+                }
+                tries += 1;
+                std::thread::sleep(patience.pause);
+            }
+            r => return r,
+        }
+    }
+}
+
 /// An SQL error with what it means for the user: another process holding
 /// the database, a full disk, else the error itself.
 fn sql_error(path: &Path, what: &str, source: rusqlite::Error) -> StoreError {
@@ -261,18 +311,63 @@ fn summary_of(damage: &[String]) -> String {
 }
 
 /// SQLite's `integrity_check` of the file at `path`, opened read-only even
-/// when damaged: each problem, none when it is sound.
+/// when damaged: each problem, none when it is sound. A file of a schema
+/// newer than this cosched knows is refused as every other verb refuses it:
+/// its checks would be of tables this cosched cannot read.
 pub fn check_file(path: &Path) -> Result<Vec<String>> {
-    if !path.exists() {
-        return Err(StoreError::Missing { path: path.into() });
-    }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open { path: path.into(), source })?;
+    let conn = open_reading(path)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(|source| StoreError::Open { path: path.into(), source })?;
+    if let Ok(found) = schema::version_of(&conn) {
+        if found > latest_version() {
+            return Err(StoreError::TooNew { path: path.into(), found, known: latest_version() });
+        }
+    }
     match check_pages(&conn, "integrity_check") {
         Err(e) if matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)) => Ok(vec![e.to_string()]),
         other => other.map_err(|e| sql_error(path, "checking the database's integrity", e)),
     }
+}
+
+/// Opens the file at `path` for reading only, creating and changing
+/// nothing: a missing or empty file is [`StoreError::Missing`] (SQLite
+/// would take an empty file for a new database), anything but a regular
+/// file (a device, a FIFO, a directory) is not a database. A database with
+/// no write-ahead log beside it is opened `immutable`: a read-only
+/// connection to a WAL database would otherwise leave `-wal` and `-shm`
+/// files behind. With a log there, a writer has the file open, and it is
+/// read as a reader among writers (through the log's existing files).
+fn open_reading(path: &Path) -> Result<Connection> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::Missing { path: path.into() }),
+        Err(e) => return Err(StoreError::Io { path: path.into(), source: e }),
+        Ok(m) if m.is_dir() => return Err(StoreError::NotADatabase { path: path.into(), why: "it is a directory".into() }),
+        Ok(m) if !m.is_file() => {
+            return Err(StoreError::NotADatabase { path: path.into(), why: "not a regular file (a device, a FIFO or a socket)".into() })
+        }
+        Ok(m) if m.len() == 0 => return Err(StoreError::Missing { path: path.into() }),
+        Ok(_) => {}
+    }
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let immutable = !Path::new(&wal).exists();
+    let uri = format!("file:{}?mode=ro{}", uri_path(path), if immutable { "&immutable=1" } else { "" });
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    Connection::open_with_flags(uri, flags).map_err(|source| StoreError::Open { path: path.into(), source })
+}
+
+/// `path` as the path of a `file:` URI: every byte but unreserved ones and
+/// `/` percent-encoded, so `?`, `#` and `%` in a name stay part of it.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// What [`recover`] copied.
@@ -392,17 +487,13 @@ impl Store {
     }
 
     /// Opens an existing, up-to-date database for reading only (`db info`,
-    /// `db export`, `simulate`): nothing it does can write, and it never
-    /// waits for a writer's lock. A file at an older schema version is
-    /// opened as [`Store::open_existing`] does, to be upgraded.
+    /// `db export`, `runs`, `simulate`): nothing it does can write or create
+    /// a file (see [`open_reading`]: a missing, empty or non-regular file is
+    /// refused untouched), and it never waits for a writer's lock. A
+    /// cosched database at an older schema version is opened as
+    /// [`Store::open_existing`] does, to be upgraded.
     pub fn open_read_only(path: &Path) -> Result<Store> {
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::Missing { path: path.into() }),
-            Ok(m) if m.is_dir() => return Err(StoreError::NotADatabase { path: path.into(), why: "it is a directory".into() }),
-            _ => {}
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open { path: path.into(), source })?;
+        let conn = open_reading(path)?;
         let path_buf = path.to_path_buf();
         let open = |source: rusqlite::Error| match source.sqlite_error_code() {
             Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
@@ -412,6 +503,11 @@ impl Store {
         };
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
         let found = schema::version_of(&conn).map_err(open)?;
+        if found == 0 {
+            // Not one table of ours: a stranger's SQLite file, or one left
+            // by a writer killed before its first step; never made ours here.
+            return Err(StoreError::NotADatabase { path: path.into(), why: "no cosched schema in it".into() });
+        }
         if found < latest_version() {
             drop(conn);
             return Store::open_existing(path);
@@ -513,6 +609,12 @@ impl Store {
             })?;
         }
         Ok(Store { conn, path })
+    }
+
+    /// How long each write waits for another process's lock before it is
+    /// [`StoreError::Busy`] (10 s unless changed; tests shorten it).
+    pub fn set_busy_timeout(&mut self, wait: Duration) -> Result<()> {
+        self.conn.busy_timeout(wait).map_err(self.sql("setting the busy timeout"))
     }
 
     /// The file this store reads and writes (`:memory:` for an in-memory one).

@@ -34,6 +34,9 @@ fn run_from_row(r: &Row) -> rusqlite::Result<RunRecord> {
     })
 }
 
+/// The journal's word for a run found `running` with its runner gone.
+pub const ORPHAN_NOTE: &str = "its runner died (found running when the node lock was next taken)";
+
 fn finite(what: &str, field: &str, v: f64) -> Result<()> {
     if v.is_finite() && v >= 0.0 {
         Ok(())
@@ -202,6 +205,37 @@ impl Store {
             )
             .map_err(|source| sql_err(tx, "finishing a run", source))?;
             journal(tx, run, t_s, status.as_str(), None, detail)
+        })
+    }
+
+    /// Ends as `interrupted` (resumable) every run still `running` that
+    /// began on `hostname`, and returns them. Called by a verb that holds
+    /// the node lock, so no runner of this node is alive: a run found
+    /// `running` lost its runner to a SIGKILL (an `evaluate`, which never
+    /// resumes, would otherwise leave it `running` for good).
+    pub fn interrupt_orphaned_runs(&mut self, hostname: &str) -> Result<Vec<ExecRunId>> {
+        self.write("marking runs whose runner died", |tx| {
+            let err = |source| sql_err(tx, "marking runs whose runner died", source);
+            let found: Vec<(i64, f64)> = {
+                let mut st = tx
+                    .prepare(
+                        "SELECT r.id, coalesce((SELECT max(t_s) FROM run_journal j WHERE j.run_id = r.id), 0)
+                         FROM runs r JOIN provenance p ON p.id = r.provenance_id
+                         WHERE r.status = 'running' AND p.hostname = ?1 ORDER BY r.id",
+                    )
+                    .map_err(err)?;
+                let rows = st.query_map([hostname], |r| Ok((r.get(0)?, r.get(1)?))).map_err(err)?;
+                rows.collect::<rusqlite::Result<_>>().map_err(err)?
+            };
+            for &(id, t) in &found {
+                tx.execute(
+                    "UPDATE runs SET status = ?2, finished_unix = ?3 WHERE id = ?1",
+                    params![id, RunStatus::Interrupted.as_str(), now_unix()],
+                )
+                .map_err(err)?;
+                journal(tx, ExecRunId(id), t, RunStatus::Interrupted.as_str(), None, ORPHAN_NOTE)?;
+            }
+            Ok(found.into_iter().map(|(id, _)| ExecRunId(id)).collect())
         })
     }
 

@@ -302,3 +302,111 @@ fn per_level_medians_give_one_cell_per_ordered_pair_and_level() {
         ]
     );
 }
+
+#[test]
+fn a_busy_database_is_waited_out_when_recording_finished_work_and_the_wait_is_told() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join(DB_FILE);
+    let mut s = Store::open(&path).unwrap();
+    s.set_busy_timeout(std::time::Duration::from_millis(20)).unwrap();
+    // Another process's open write transaction, ended a moment later.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        rx.recv().unwrap();
+        other.execute_batch("COMMIT").unwrap();
+    });
+    let mut notes = Vec::new();
+    let mut tries = 0;
+    let patience = cosched_store::Patience { total: std::time::Duration::from_secs(600), pause: std::time::Duration::from_millis(10) };
+    let id = cosched_store::patiently(
+        "the end of job `a`",
+        patience,
+        || {
+            tries += 1;
+            if tries == 3 {
+                tx.send(()).unwrap();
+            }
+            s.begin_run("s", "w", "noplan", 0, "{}", &prov(1))
+        },
+        &mut |m: &str| notes.push(m.to_string()),
+    );
+    holder.join().unwrap();
+    assert!(id.is_ok(), "{id:?}");
+    assert!(tries >= 3, "it tried {tries} times");
+    assert!(!notes.is_empty() && notes[0].contains("another process holds the database"), "{notes:?}");
+    assert!(notes[0].contains("waiting to record the end of job `a`"), "{notes:?}");
+    assert_eq!(s.runs().unwrap().len(), 1);
+}
+
+#[test]
+fn a_busy_database_past_the_patience_is_the_busy_error_and_other_errors_are_not_retried() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join(DB_FILE);
+    let mut s = Store::open(&path).unwrap();
+    s.set_busy_timeout(std::time::Duration::from_millis(10)).unwrap();
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let none = cosched_store::Patience { total: std::time::Duration::ZERO, pause: std::time::Duration::from_millis(10) };
+    let r = cosched_store::patiently("x", none, || s.begin_run("s", "w", "noplan", 0, "{}", &prov(1)), &mut |_| {});
+    assert!(matches!(r, Err(StoreError::Busy { .. })), "{r:?}");
+    other.execute_batch("ROLLBACK").unwrap();
+    let mut tries = 0;
+    let r = cosched_store::patiently("x", cosched_store::Patience::FINISHED_WORK, || {
+        tries += 1;
+        s.begin_run("s", "w", "", 0, "{}", &prov(1))
+    }, &mut |_| {});
+    assert!(r.is_err() && !r.as_ref().unwrap_err().is_transient(), "{r:?}");
+    assert_eq!(tries, 1, "an invalid record is refused at once");
+}
+
+#[test]
+fn runs_left_running_on_this_host_are_marked_interrupted_and_no_other_run_is_touched() {
+    let (_d, mut s) = store();
+    let here = prov(1);
+    let mut there = prov(1);
+    there.hostname = format!("{}-other", here.hostname);
+    let orphan = s.begin_run("s", "w", "noplan", 0, "{}", &here).unwrap();
+    s.run_note(orphan, 2.5, "policy", "a note").ok();
+    let finished = s.begin_run("s", "w", "noplan", 1, "{}", &here).unwrap();
+    s.finish_run(finished, cosched_store::RunStatus::Done, 3.0, "").unwrap();
+    let elsewhere = s.begin_run("s", "w", "noplan", 2, "{}", &there).unwrap();
+    assert_eq!(s.interrupt_orphaned_runs(&here.hostname).unwrap(), vec![orphan]);
+    assert_eq!(s.run(orphan).unwrap().unwrap().status, cosched_store::RunStatus::Interrupted);
+    assert_eq!(s.run(finished).unwrap().unwrap().status, cosched_store::RunStatus::Done);
+    assert_eq!(s.run(elsewhere).unwrap().unwrap().status, cosched_store::RunStatus::Running);
+    let last = s.run_journal(orphan).unwrap().pop().unwrap();
+    assert_eq!((last.event.as_str(), last.detail.as_str()), ("interrupted", cosched_store::ORPHAN_NOTE));
+    assert!(s.interrupt_orphaned_runs(&here.hostname).unwrap().is_empty(), "once only");
+    assert_eq!(s.resume_run(orphan, 3.0).unwrap(), 0, "an interrupted run resumes");
+}
+
+#[test]
+fn opening_to_read_an_empty_file_a_device_or_a_strangers_sqlite_file_refuses_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let empty = d.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(matches!(Store::open_read_only(&empty), Err(StoreError::Missing { .. })));
+    assert!(matches!(cosched_store::check_file(&empty), Err(StoreError::Missing { .. })));
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    assert!(matches!(Store::open_read_only(std::path::Path::new("/dev/null")), Err(StoreError::NotADatabase { .. })));
+    let stranger = d.path().join("other.db");
+    rusqlite::Connection::open(&stranger).unwrap().execute_batch("CREATE TABLE t (x)").unwrap();
+    let before = std::fs::read(&stranger).unwrap();
+    assert!(matches!(Store::open_read_only(&stranger), Err(StoreError::NotADatabase { .. })));
+    assert_eq!(std::fs::read(&stranger).unwrap(), before);
+    let mut names: Vec<String> = std::fs::read_dir(d.path()).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["empty.db", "other.db"], "no journal files");
+}
+
+#[test]
+fn a_name_with_uri_characters_opens_to_read_as_itself() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("a?b#c%20d.db");
+    drop(Store::open(&path).unwrap());
+    let s = Store::open_read_only(&path).unwrap();
+    assert_eq!(s.schema_version().unwrap(), cosched_store::latest_version());
+    assert!(cosched_store::check_file(&path).unwrap().is_empty());
+}
