@@ -348,7 +348,8 @@ fn device_and_fifo_outputs_finish_without_a_terminal_and_are_never_read() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
     let mut wl = String::from("[[pools]]\nname = \"host\"\ncores = 1\n");
     for (name, out) in [("zero", "/dev/zero"), ("full", "/dev/full"), ("tty", "/dev/tty"), ("fifo", fifo.to_str().unwrap())] {
-        wl.push_str(&format!("[[jobs]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", \"echo hi\"]\noutput = \"{out}\"\n"));
+        // `exit 0`: writing into /dev/full fails, and that is the job's business.
+        wl.push_str(&format!("[[jobs]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", \"echo hi; exit 0\"]\noutput = \"{out}\"\n"));
     }
     let mut c = run(dir.path(), &wl, &private_lock());
     // No controlling terminal, as under a batch system or nohup.
@@ -363,6 +364,7 @@ fn device_and_fifo_outputs_finish_without_a_terminal_and_are_never_read() {
     let e = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{e}");
     assert!(e.contains("2 job(s) did not end ok"), "{e}");
-    assert!(e.contains("job `tty` in run 1") && e.contains("job `fifo` in run 1"), "{e}");
+    assert!(e.contains("job `tty` in run 1 (exclusive repeat 1): spawn-failed: ") && e.contains("/dev/tty: a device everyone may write, but it cannot be opened"), "{e}");
+    assert!(e.contains("job `fifo` in run 1 (exclusive repeat 1): spawn-failed: ") && e.contains("fifo: is a device, FIFO or socket"), "{e}");
     assert!(peak_kib < 150 * 1024, "cosched's peak memory was {peak_kib} KiB");
 }

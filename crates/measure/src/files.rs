@@ -186,7 +186,7 @@ fn open_for_writing(path: &Path, for_user: bool, also_owner: Option<u32>) -> io:
         match fs::symlink_metadata(path) {
             Ok(m) if m.is_dir() => return Err(io::Error::new(ErrorKind::AlreadyExists, "is a directory")),
             Ok(m) if m.file_type().is_char_device() || m.file_type().is_symlink() => {
-                if let Some(f) = writable_device(path) {
+                if let Some(f) = writable_device(path)? {
                     return Ok(f);
                 }
                 if !m.file_type().is_symlink() {
@@ -257,7 +257,12 @@ fn truncate_in_place(path: &Path, for_user: bool, also_owner: Option<u32>) -> io
         }
     }
     f.set_len(0)?;
-    // Back to blocking writes, as for a new file.
+    Ok(blocking(f))
+}
+
+/// `f` back to blocking writes once opened: O_NONBLOCK was only for the
+/// open, and a job writing to a terminal must not get EAGAIN.
+fn blocking(f: File) -> File {
     let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
     // SAFETY: fcntl on a descriptor we own, changing only its status flags.
     unsafe {
@@ -266,7 +271,7 @@ fn truncate_in_place(path: &Path, for_user: bool, also_owner: Option<u32>) -> io
             libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
         }
     }
-    Ok(f)
+    f
 }
 
 fn not_a_file() -> io::Error {
@@ -280,13 +285,19 @@ fn not_a_file() -> io::Error {
 /// device everyone may write; `None` otherwise (a file opened is closed
 /// unwritten). Looked at before opening, so no other device is opened at
 /// all (opening a tape rewinds it), and again after, as what was opened.
-fn writable_device(path: &Path) -> Option<File> {
+/// Such a device that does not open (`/dev/tty` without a terminal) is an
+/// error saying so.
+fn writable_device(path: &Path) -> io::Result<Option<File>> {
     let everyone = |m: &fs::Metadata| m.file_type().is_char_device() && m.mode() & 0o002 != 0;
     if !fs::metadata(path).is_ok_and(|m| everyone(&m)) {
-        return None;
+        return Ok(None);
     }
-    let f = OpenOptions::new().write(true).custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY).open(path).ok()?;
-    f.metadata().is_ok_and(|m| everyone(&m)).then_some(f)
+    let f = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("a device everyone may write, but it cannot be opened: {e}")))?;
+    Ok(f.metadata().is_ok_and(|m| everyone(&m)).then(|| blocking(f)))
 }
 
 /// Writes `text` to `path` by the rule of [`create_file`].

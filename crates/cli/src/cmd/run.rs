@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use cosched_app::run::{run as run_series, RunReport, RunRequest, FIGURES, JOB_HEAD, RATE_HEAD, RUN_HEAD};
-use cosched_model::text::printable;
+use cosched_report::table;
 
 use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs};
 
@@ -124,13 +124,6 @@ pub fn not_ok(jobs: &[String]) -> anyhow::Result<()> {
     Err(anyhow::anyhow!("{} job(s) did not end ok:\n  {}", jobs.len(), jobs.join("\n  ")))
 }
 
-/// A terminal table whose cells (job names and labels from workloads and
-/// the store) show their control characters instead of obeying them.
-fn table(head: &[&str], rows: &[Vec<String>]) -> String {
-    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|c| printable(c).into_owned()).collect()).collect();
-    cosched_report::table(head, &rows)
-}
-
 /// The last run's jobs, every run, the per-policy summary and the increase
 /// rates; also the demo's.
 pub fn print(r: &RunReport) {
@@ -158,7 +151,7 @@ pub fn print(r: &RunReport) {
     }
     println!("Pairs each policy held apart (a waiting job that fit was passed over, or its cores idled, while these ran):");
     for (label, pairs) in &r.held_apart {
-        println!("  {}: {}", printable(label), printable(&cosched_app::held::describe(label, pairs, 6)));
+        println!("  {label}: {}", cosched_app::held::describe(label, pairs, 6));
     }
     println!();
     if !r.djsb.is_empty() {
