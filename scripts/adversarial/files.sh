@@ -67,7 +67,7 @@ command = \"echo hi\"
 output = \"/dev/zero\"
 [[jobs]]
 name = \"full\"
-command = \"echo hi\"
+command = \"sh -c 'echo hi; exit 0'\"
 output = \"/dev/full\"
 [[jobs]]
 name = \"tty\"

@@ -107,7 +107,8 @@ fn become_user(uid: u32, gid: u32, groups: &[libc::gid_t]) -> io::Result<()> {
 /// gives them; just `gid` for a uid with no passwd entry. Remembered: a
 /// report writes many files, and group databases may be remote.
 fn groups_of(uid: u32, gid: u32) -> Vec<libc::gid_t> {
-    static SEEN: std::sync::Mutex<Option<((u32, u32), Vec<libc::gid_t>)>> = std::sync::Mutex::new(None);
+    type Known = Option<((u32, u32), Vec<libc::gid_t>)>;
+    static SEEN: std::sync::Mutex<Known> = std::sync::Mutex::new(None);
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((k, g)) = seen.as_ref() {
         if *k == (uid, gid) {
