@@ -358,15 +358,17 @@ pub fn file_safe(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
 }
 
-/// Writes a file for people to read, naming it in the error: never through
-/// a link planted at its name, mode 0644 whatever the umask, owned by the
-/// user who invoked sudo (`cosched_measure::files`).
+/// Writes a file for people to read, naming it in the error, by the one
+/// rule for files written on a user's behalf (`cosched_measure::files`):
+/// opened as the user who invoked sudo, so nothing that user could not
+/// write is written; an existing file truncated in place, never through a
+/// link; a new one mode 0644 whatever the umask.
 pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
     cosched_measure::files::write_file(path, text.as_bytes(), cosched_measure::node::invoking_user())
         .map_err(|e| anyhow::anyhow!("writing {e}"))
 }
 
-/// Creates a directory and its parents (0755, owned by the sudo user),
+/// Creates a directory and its parents (0755, created as the sudo user),
 /// naming it in the error; an existing one must be a real directory of
 /// root's, ours or the invoking user's.
 pub fn create_dir(dir: &Path) -> anyhow::Result<()> {

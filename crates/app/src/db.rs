@@ -158,7 +158,7 @@ pub fn export(a: &ExportRequest, to: &mut dyn Write) -> anyhow::Result<Exported>
     let store = open_read_only_store(&db_path(a.db.as_deref()))?;
     match (&a.out, csv_dir) {
         (Some(dir), true) => {
-            std::fs::create_dir_all(dir).map_err(|e| bad_input(format!("{}: {e}", dir.display())))?;
+            crate::common::create_dir(dir).map_err(|e| bad_input(e.to_string()))?;
             for t in TABLES {
                 let path = dir.join(format!("{t}.csv"));
                 write_file(&path, |w| store.export_csv(t, w).map(|_| ()))?;
@@ -185,17 +185,22 @@ fn write_export(store: &Store, a: &ExportRequest, w: &mut dyn Write) -> Result<(
     }
 }
 
-/// Writes through a temporary file beside `path` and renames it into place,
-/// so a failed export never leaves half a file under the wanted name.
+/// Writes into an unnamed temporary file first and copies it to `path`
+/// only once the export succeeded, so a failed export never touches the
+/// wanted name; `path` itself is opened by the one rule for files written
+/// on a user's behalf (`cosched_measure::files`: as the sudo user,
+/// truncated in place, never through a link).
 fn write_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<(), StoreError>) -> anyhow::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    use std::io::{Seek, SeekFrom};
     let shown = path.display();
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| bad_input(format!("{shown}: {e}")))?;
+    let mut tmp = tempfile::tempfile().map_err(|e| anyhow::anyhow!("a temporary file for {shown}: {e}"))?;
     {
-        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
+        let mut w = std::io::BufWriter::new(&mut tmp);
         f(&mut w)?;
         w.flush().map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
     }
-    tmp.persist(path).map_err(|e| bad_input(format!("{shown}: {}", e.error)))?;
+    tmp.seek(SeekFrom::Start(0)).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
+    let mut out = cosched_measure::files::create_file(path, cosched_measure::node::invoking_user()).map_err(|e| bad_input(e.to_string()))?;
+    std::io::copy(&mut tmp, &mut out).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
     Ok(())
 }

@@ -675,7 +675,9 @@ fn markdown_section(rows: &[Row], description: &str, prov: &cosched_model::prove
 
 /// Replaces the generated section of a Markdown file, or appends one.
 fn rewrite_section(path: &Path, section: &str) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(path).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
+    // Read as the sudo user too: the text goes back out in a file of theirs.
+    let text = cosched_measure::files::as_user(cosched_measure::node::invoking_user(), || std::fs::read_to_string(path))
+        .map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
     let out = match (text.find(BEGIN), text.find(END)) {
         (Some(b), Some(e)) if b < e => format!("{}{}{}", &text[..b], section, &text[e + END.len()..]),
         (None, None) => format!("{}\n\n{}\n", text.trim_end_matches('\n'), section),
@@ -686,7 +688,7 @@ fn rewrite_section(path: &Path, section: &str) -> anyhow::Result<()> {
             )))
         }
     };
-    std::fs::write(path, out).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    crate::common::write_file(path, &out)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use cosched_model::compare::CacheRegime;
 use cosched_model::djsb::{djsb, Djsb, DjsbJob, DjsbParams};
 use cosched_model::metrics::{increase_rate, job_times, Event, EventKind, Metrics};
 use cosched_model::run::JobStatus;
+use cosched_model::text::printable;
 use cosched_model::trace::Trace;
 use cosched_model::stats::Summary;
 use cosched_model::workload::{Amount, PoolKind, Workload};
@@ -1056,22 +1057,13 @@ fn execute(
                     );
                     attempts[j] += 1;
                     if !matches!(x.status, JobStatus::Ok | JobStatus::Killed) {
-                        let why = x.output_tail.lines().last().map(|l| format!(": {l}")).unwrap_or_default();
-                        not_ok.push(format!(
-                            "job `{}` in run {} ({} repeat {}): {}{why}",
-                            names[j],
-                            run_id.0,
-                            plan.label,
-                            plan.repeat + 1,
-                            x.status
-                        ));
-                        progress.println(&format!(
-                            "job {} {} after {:.2}s{}",
-                            names[j],
-                            x.status,
-                            x.end - x.start,
-                            if x.output_tail.is_empty() { String::new() } else { format!(": {}", x.output_tail.lines().last().unwrap_or("")) }
-                        ));
+                        // The job's last line (already cut to a bound) and
+                        // its name reach a terminal: control characters
+                        // are shown, not obeyed.
+                        let why = x.output_tail.lines().last().map(|l| format!(": {}", printable(l))).unwrap_or_default();
+                        let name = printable(&names[j]);
+                        not_ok.push(format!("job `{name}` in run {} ({} repeat {}): {}{why}", run_id.0, plan.label, plan.repeat + 1, x.status));
+                        progress.println(&format!("job {name} {} after {:.2}s{why}", x.status, x.end - x.start));
                     }
                     r
                 }
@@ -1081,7 +1073,7 @@ fn execute(
                 .iter()
                 .map(|(&j, (start, cpus))| {
                     let pct = ((now - start) / sim[j].solo * 100.0).clamp(0.0, 99.0);
-                    format!("{}@{} {pct:.0}%", names[j], cosched_model::topology::format_cpulist(cpus))
+                    format!("{}@{} {pct:.0}%", printable(&names[j]), cosched_model::topology::format_cpulist(cpus))
                 })
                 .collect();
             progress.set(ended, &format!("t={now:.1}s running: {}", if msg.is_empty() { "-".into() } else { msg.join(" ") }));

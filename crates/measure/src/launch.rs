@@ -38,6 +38,10 @@ pub struct Launch {
     pub output: Option<std::path::PathBuf>,
     /// Send stderr here instead (with `output`: stdout goes there).
     pub stderr_output: Option<std::path::PathBuf>,
+    /// `output` is a name cosched chose in its own log directory: opened by
+    /// cosched and handed to `user` (`files::create_own_file`). Otherwise
+    /// the user named it, and it is opened as `user` (`files::create_file`).
+    pub own_output: bool,
     /// Extra environment variables, set after the user's (`HOME`, `USER`,
     /// ... under [`Launch::user`]).
     pub env: Vec<(String, String)>,
@@ -59,6 +63,7 @@ impl Launch {
             user: None,
             output: None,
             stderr_output: None,
+            own_output: false,
             env: Vec::new(),
             workdir: None,
             data_limit: None,
@@ -270,9 +275,7 @@ impl Reader {
         let inode = pipe_inode(pipe.as_raw_fd());
         let (tx, text) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let mut buf = String::new();
-            let _ = pipe.read_to_string(&mut buf);
-            let _ = tx.send(buf);
+            let _ = tx.send(drain_tail(&mut pipe, PIPE_KEEP));
         });
         Reader { text, inode }
     }
@@ -300,6 +303,41 @@ impl Reader {
             }
         }
     }
+}
+
+/// How much of a job's pipe is kept: its last 1 MiB (a kernel's report is
+/// its last line; a job that prints gigabytes must not take cosched's
+/// memory with it).
+const PIPE_KEEP: usize = 1 << 20;
+
+/// Reads `pipe` to its end, keeping the last `keep` bytes as text; a line
+/// cut by that bound is dropped whole.
+fn drain_tail(pipe: &mut impl Read, keep: usize) -> String {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    let mut cut = false;
+    loop {
+        match pipe.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                buf.extend_from_slice(&chunk[..n]);
+                // Trimmed at twice the bound, so each byte is moved once
+                // on average, not once per read.
+                if buf.len() >= 2 * keep {
+                    buf.drain(..buf.len() - keep);
+                    cut = true;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    if buf.len() > keep {
+        buf.drain(..buf.len() - keep);
+        cut = true;
+    }
+    let from = if cut { buf.iter().position(|&b| b == b'\n').map_or(buf.len(), |p| p + 1) } else { 0 };
+    String::from_utf8_lossy(&buf[from..]).into_owned()
 }
 
 /// The inode of the pipe behind `fd`.
@@ -360,8 +398,10 @@ pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
         .process_group(0);
     if let Some(path) = &launch.output {
         let spawn_err = |source| LaunchError::Spawn { cmd: format!("{} (output to {})", launch.argv.join(" "), path.display()), source };
-        // Never through a link planted at the name, and the job's user owns it.
-        let f = crate::files::create_file(path, launch.user).map_err(spawn_err)?;
+        // Never through a link planted at the name, never what the job's
+        // user could not write, and that user owns a file made for it.
+        let f = if launch.own_output { crate::files::create_own_file(path, launch.user) } else { crate::files::create_file(path, launch.user) }
+            .map_err(spawn_err)?;
         let g = match &launch.stderr_output {
             Some(e) => crate::files::create_file(e, launch.user).map_err(spawn_err)?,
             None => f.try_clone().map_err(spawn_err)?,
@@ -738,7 +778,7 @@ pub fn live_members(pgid: i32) -> Vec<i32> {
 
 fn tail(s: &str, lines: usize) -> String {
     let v: Vec<&str> = s.lines().collect();
-    v[v.len().saturating_sub(lines)..].join("\n")
+    v[v.len().saturating_sub(lines)..].iter().map(|l| crate::files::cut_line(l, crate::files::LINE_CHARS)).collect::<Vec<_>>().join("\n")
 }
 
 /// Runs a process to completion (pinned if asked) and returns its outcome.
@@ -763,6 +803,15 @@ mod tests {
         let o = run(&sh("echo hello; exit 3")).unwrap();
         assert_eq!(o.stdout.trim(), "hello");
         assert_eq!(o.exit, Exit::Code(3));
+    }
+
+    #[test]
+    fn a_pipe_keeps_only_its_last_bytes_and_drops_the_line_they_cut() {
+        let text = format!("{}\nmiddle\nlast\n", "z".repeat(5000));
+        assert_eq!(drain_tail(&mut text.as_bytes(), 20), "middle\nlast\n");
+        assert_eq!(drain_tail(&mut text.as_bytes(), 1 << 20), text);
+        let one_line = "q".repeat(10_000);
+        assert_eq!(drain_tail(&mut one_line.as_bytes(), 100), "", "a single line longer than the bound is dropped, not half kept");
     }
 
     #[test]

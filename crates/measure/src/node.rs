@@ -107,7 +107,9 @@ pub struct Ended {
     /// Seconds it spent suspended.
     pub suspended_s: f64,
     pub predicted: f64,
-    /// Last lines of the job's output, for failures.
+    /// Last lines of the job's output, for failures: at most 8, each cut
+    /// to `files::LINE_CHARS` characters, from its last 64 KiB; empty when
+    /// the output went to a device or a FIFO (never read back).
     pub output_tail: String,
 }
 
@@ -161,6 +163,12 @@ struct Active {
     running: Option<Running>,
     cgroup: Option<JobCgroup>,
     log: PathBuf,
+    /// `log` is a default log in the run's own directory (else a path the
+    /// workload named, read back as the user).
+    own_log: bool,
+    /// Why the job could not start, shown as its output when `log` could
+    /// not take the note either (a file the user may not write).
+    spawn_error: Option<String>,
     timed_out: bool,
     /// `NAME=VALUE` lines in the environment of every process of the job.
     marks: Vec<String>,
@@ -224,7 +232,10 @@ impl<'a> NodeExecutor<'a> {
         jobs: &'a [NodeJob],
         sink: &'a mut dyn FnMut(NodeEvent) -> Result<(), String>,
     ) -> Result<NodeExecutor<'a>, String> {
-        crate::files::create_dir(&cfg.log_dir, cfg.user).map_err(|e| e.to_string())?;
+        // The run's log directory is cosched's own (in its data directory,
+        // or under a report directory already made as the user): made by
+        // cosched and handed to the user.
+        crate::files::create_own_dir(&cfg.log_dir, cfg.user).map_err(|e| e.to_string())?;
         // Orphans of jobs come to us instead of init; if this fails, only
         // cgroups contain them, and the mechanisms say so.
         let _ = crate::launch::become_subreaper();
@@ -280,8 +291,10 @@ impl<'a> NodeExecutor<'a> {
         }
         drop(a.running.take());
         let job = self.spec(a.job, a.variant)?;
-        let output = std::fs::read_to_string(&a.log).unwrap_or_default();
-        let work_s = if job.kernel { kernel_work_s(&output) } else { None };
+        // Bounded, regular files only, as the user: a job's output may be
+        // /dev/zero, a FIFO, a terminal or one line of 300 MB.
+        let output = if a.own_log { crate::files::read_own_tail(&a.log, self.cfg.user) } else { crate::files::read_tail(&a.log, self.cfg.user) };
+        let work_s = if job.kernel { kernel_work_s(&output.text) } else { None };
         let slowdown = match (&job.solo, status) {
             (Some((solo, timing)), JobStatus::Ok) => {
                 let t = if timing == "work-phase" { work_s.unwrap_or(end - a.start) } else { end - a.start };
@@ -289,7 +302,6 @@ impl<'a> NodeExecutor<'a> {
             }
             _ => None,
         };
-        let lines: Vec<&str> = output.lines().collect();
         let ended = Ended {
             job: a.job,
             start: a.start,
@@ -300,7 +312,10 @@ impl<'a> NodeExecutor<'a> {
             slowdown,
             suspended_s,
             predicted: a.predicted,
-            output_tail: lines[lines.len().saturating_sub(8)..].join("\n"),
+            output_tail: match (output.text.is_empty(), &a.spawn_error) {
+                (true, Some(e)) => crate::files::cut_line(e, crate::files::LINE_CHARS),
+                _ => output.last_lines(8),
+            },
         };
         (self.sink)(NodeEvent::Ended(ended)).map_err(ExecError::Fatal)?;
         Ok(Outcome { job: a.job, status, start: a.start, end, work_s, cpus: std::mem::take(&mut a.cpus) })
@@ -390,6 +405,7 @@ impl Executor for NodeExecutor<'_> {
         let mut launch = Launch::new(job.argv.clone());
         launch.capture_stdout = false;
         launch.output = Some(log.clone());
+        launch.own_output = job.stdout.is_none();
         launch.stderr_output = job.stderr.clone();
         launch.workdir = job.workdir.clone();
         launch.env = job_env(job, &cpus, &self.cfg.env);
@@ -410,10 +426,17 @@ impl Executor for NodeExecutor<'_> {
         let start = self.time();
         let since = Instant::now();
         let beside: Vec<String> = plan.beside.iter().map(|&b| self.jobs[b].name.clone()).collect();
+        let mut spawn_error = None;
         let running = match spawn(&launch) {
             Ok(r) => Some(r),
             Err(e) => {
-                let _ = crate::files::write_file(&log, format!("cosched: {e}\n").as_bytes(), self.cfg.user);
+                spawn_error = Some(format!("cosched: {e}"));
+                let note = format!("cosched: {e}\n");
+                let _ = if launch.own_output {
+                    crate::files::write_own_file(&log, note.as_bytes(), self.cfg.user)
+                } else {
+                    crate::files::write_file(&log, note.as_bytes(), self.cfg.user)
+                };
                 None
             }
         };
@@ -429,6 +452,8 @@ impl Executor for NodeExecutor<'_> {
             predicted: plan.predicted,
             running,
             cgroup,
+            own_log: launch.own_output,
+            spawn_error,
             log,
             timed_out: false,
             marks,
