@@ -586,7 +586,10 @@ fn hostile_jobs_never_stop_serve_nor_share_a_node_under_exclusive() {
     assert!(err.contains(&format!("job {wide} set aside: needs 3 CPUs")), "{err}");
     // Nothing of the users' text reached the log raw.
     assert!(!err.contains('\x1b') && !err.contains('\x1f'), "{err:?}");
-    // Learning refused the printed 1e-6 s; nothing stored is implausible.
+    // Learning read the normal jobs' own output files and refused the
+    // printed 1e-6 s (the /dev/zero and FIFO ones are never opened: serve
+    // ended); nothing stored is implausible.
+    assert!(err.contains("printed time refused, Slurm's used"), "{err}");
     let store = Store::open(&db).unwrap();
     for run in store.runs().unwrap().into_iter().filter(|r| r.series.starts_with("slurm:cosched:")) {
         for j in store.run_jobs(run.id).unwrap() {
