@@ -12,8 +12,17 @@
 //! --comment=cosched:NAME`), else by its name (`sbatch -J NAME`); its
 //! program identity is then that job's program, else the comment, else the
 //! job name. Each release also writes cosched's decision into the job's
-//! `AdminComment` (node, co-runners, predicted slowdown), so Slurm holds it
-//! and `status` or a restarted cosched reads it back.
+//! `AdminComment` (node, co-runners, predicted slowdown), signed with a key
+//! only `serve` reads (`cosched_slurm::mark`), so Slurm holds it, `status`
+//! or a restarted cosched reads it back, and a job released by anyone
+//! else is held again.
+//!
+//! Every field a user sets is untrusted: one job that cannot be read or
+//! never can start is skipped with a logged reason, and no round stops on
+//! it. Finished jobs are timed from Slurm's record; their output file is
+//! read only when it is safe (`cosched_slurm::output`), and a time no run
+//! could take (non-positive, longer than the job, far below its solo
+//! time) is refused with the reason, never stored.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -21,11 +30,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cosched_measure::launch::{install_interrupt_handler, interrupted};
 use cosched_model::run::JobStatus;
+use cosched_model::text::printable;
 use cosched_model::workload::Workload;
 use cosched_predict::{Characterization, Predictor};
-use cosched_sched::registry::policy_from_spec;
+use cosched_sched::registry::{policy_from_spec, resolve_spec};
 use cosched_sched::{JobId, SlowdownSource};
-use cosched_slurm::{AcctJob, Action, Identity, JobState, QueueJob, Round, Slurm, SlurmError, Wake};
+use cosched_slurm::{refused_policy, AcctJob, Action, Checks, Decision, Identity, JobState, Key, QueueJob, Round, Signed, Slurm, SlurmError, Wake};
 use cosched_store::{ExecRunId, RunJobEnd, RunJobStart, RunStatus, Store};
 use serde::Serialize;
 
@@ -41,6 +51,14 @@ const UNKNOWN_SOLO_S: f64 = 60.0;
 /// The prefix of a comment that ties a Slurm job to a workload job.
 pub const COMMENT_PREFIX: &str = "cosched:";
 
+/// A job's time below this fraction of its solo time is no run's: refused
+/// for learning (a printed `wall_s` of 1e-6, a clock gone wrong).
+pub const MIN_PLAUSIBLE_SLOWDOWN: f64 = 0.5;
+
+/// Jobs the controller forgot whose name and comment `serve` asks `sacct`
+/// for, at most, per round (two `sacct` each).
+const LOOKUPS_PER_ROUND: usize = 16;
+
 #[derive(Debug, Clone)]
 pub struct SlurmTarget {
     /// `SLURM_CONF` for Slurm's commands; `None`: their default.
@@ -52,6 +70,15 @@ pub struct SlurmTarget {
     /// Predictor: NAME or NAME:key=value,...
     pub predictor: String,
     pub db: Option<PathBuf>,
+    /// The key that signs cosched's decisions; `None`: `slurm-mark.key`
+    /// beside the database.
+    pub key: Option<PathBuf>,
+}
+
+impl SlurmTarget {
+    fn key_path(&self) -> PathBuf {
+        self.key.clone().unwrap_or_else(|| db_path(self.db.as_deref()).with_file_name("slurm-mark.key"))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -67,6 +94,9 @@ pub struct ServeRequest {
     /// The abstract socket name `cosched slurm hook` wakes this serve on
     /// at each job's end (an epilog runs the hook); `None`: polling only.
     pub hook: Option<String>,
+    /// Seconds a released job may stay pending before it is held again
+    /// and its cores freed (a dependency never met, a begin time).
+    pub start_bound: f64,
 }
 
 /// One release cosched made.
@@ -114,6 +144,13 @@ pub struct ServeReport {
     pub noticed: Vec<Noticed>,
     /// Rounds started by a hook rather than the poll.
     pub woken: u64,
+    /// Jobs skipped or set aside, and policy decisions not carried out,
+    /// each reason once (printable).
+    pub skipped: Vec<String>,
+    /// Readings of the queue that could not be parsed at all (the round was skipped).
+    pub unreadable: u64,
+    /// Times refused for learning, with why.
+    pub rejected: Vec<String>,
 }
 
 /// The workload's view of Slurm jobs: which workload job each one is, its
@@ -222,27 +259,20 @@ fn unix_f64() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// The decision written into a released job's AdminComment.
-fn admin_comment(policy: &str, node: &str, beside: &[u64], predicted: f64) -> String {
-    let beside: Vec<String> = beside.iter().map(u64::to_string).collect();
-    // One word, `;`-separated: `scontrol show job` separates fields by spaces.
-    format!("cosched;policy={policy};node={node};beside={};predicted={predicted:.3}", if beside.is_empty() { "-".into() } else { beside.join(",") })
-}
-
-/// Reads back what [`admin_comment`] wrote: (beside, predicted).
-pub fn parse_admin_comment(s: &str) -> Option<(Vec<u64>, f64)> {
-    let rest = s.strip_prefix("cosched;")?;
-    let mut beside = None;
-    let mut predicted = None;
-    for w in rest.split(';') {
-        match w.split_once('=') {
-            Some(("beside", "-")) => beside = Some(Vec::new()),
-            Some(("beside", v)) => beside = v.split(',').map(|x| x.parse().ok()).collect(),
-            Some(("predicted", v)) => predicted = v.parse().ok(),
-            _ => {}
-        }
+/// `time` seconds as a run of a job whose wall time Slurm recorded as
+/// `wall` and whose solo time is `solo`, or why no run takes that long.
+fn plausible(time: f64, wall: Option<f64>, solo: Option<f64>) -> Result<f64, String> {
+    if !(time.is_finite() && time > 0.0) {
+        return Err(format!("{time} s is not a positive time"));
     }
-    Some((beside?, predicted?))
+    // Slurm's times are whole seconds.
+    if let Some(w) = wall.filter(|w| time > w + 1.0) {
+        return Err(format!("{time} s is longer than the job's {w} s in Slurm"));
+    }
+    if let Some(s) = solo.filter(|s| time < s * MIN_PLAUSIBLE_SLOWDOWN) {
+        return Err(format!("{time} s is far below its solo time {s:.3} s (slowdown {:.3e} < {MIN_PLAUSIBLE_SLOWDOWN})", time / s));
+    }
+    Ok(time)
 }
 
 /// What the store learns from a finished Slurm job.
@@ -284,6 +314,7 @@ impl Learner {
         job: &AcctJob,
         decision: Option<(Vec<u64>, f64)>,
         work_s: Option<f64>,
+        rejected: &mut Vec<String>,
     ) -> anyhow::Result<bool> {
         if self.seen.contains(&job.id) {
             return Ok(false);
@@ -330,7 +361,14 @@ impl Learner {
         };
         let wall = (end - start) as f64;
         let time = work_s.unwrap_or(wall);
-        let slowdown = solo.filter(|_| status.is_ok() && time > 0.0).map(|s| time / s);
+        let slowdown = match solo.filter(|_| status.is_ok()).map(|s| plausible(time, Some(wall), Some(s)).map(|t| t / s)) {
+            Some(Ok(x)) => Some(x),
+            Some(Err(why)) => {
+                rejected.push(format!("job {}: slowdown not stored: {why}", job.id));
+                None
+            }
+            None => None,
+        };
         store.run_job_started(
             run,
             &RunJobStart {
@@ -354,15 +392,6 @@ impl Learner {
     }
 }
 
-/// The work-phase seconds a kernel job printed in its JSON report, read
-/// from the job's output file.
-fn kernel_work_s(stdout: &str) -> Option<f64> {
-    let text = std::fs::read_to_string(stdout).ok()?;
-    let line = text.lines().rev().find(|l| l.trim_start().starts_with('{'))?;
-    let v: serde_json::Value = serde_json::from_str(line).ok()?;
-    v.get("wall_s")?.as_f64().filter(|t| *t > 0.0)
-}
-
 /// How `serve` reads finished jobs.
 struct Accounting {
     /// `sacct` answers (its database, or its completion log).
@@ -371,16 +400,11 @@ struct Accounting {
     completion: bool,
 }
 
-/// Finished jobs to learn from: `sacct` when accounting is configured,
-/// else the controller's memory of finished jobs (`squeue -t all`).
+/// Finished jobs to learn from: those the controller still knows, from its
+/// own record (the reading), then those only `sacct` has (an id it lists
+/// twice is left out: which record is the job's cannot be told).
 fn finished_jobs(slurm: &Slurm, partition: &str, queue: &[QueueJob], since: i64, acct: &mut Accounting) -> Vec<AcctJob> {
-    if acct.sacct {
-        match slurm.finished(partition, since, &mut acct.completion) {
-            Ok(jobs) => return jobs,
-            Err(_) => acct.sacct = false,
-        }
-    }
-    queue
+    let mut out: Vec<AcctJob> = queue
         .iter()
         .filter(|j| j.state.is_final())
         .map(|j| AcctJob {
@@ -391,11 +415,24 @@ fn finished_jobs(slurm: &Slurm, partition: &str, queue: &[QueueJob], since: i64,
             end: j.end,
             nodes: j.nodes.clone(),
             cpus: j.cpus,
-            exit: (0, 0),
-            name: j.name.clone(),
-            comment: j.comment.clone(),
+            // A wait status: exit code above, signal below.
+            exit: (((j.exit_code >> 8) & 0xff) as i32, (j.exit_code & 0x7f) as i32),
+            user_id: j.user_id,
         })
-        .collect()
+        .collect();
+    if acct.sacct {
+        match slurm.finished(partition, since, &mut acct.completion) {
+            Ok(jobs) => {
+                let mut count: BTreeMap<u64, usize> = BTreeMap::new();
+                for j in &jobs {
+                    *count.entry(j.id).or_default() += 1;
+                }
+                out.extend(jobs.into_iter().filter(|j| count[&j.id] == 1 && !queue.iter().any(|q| q.id == j.id)));
+            }
+            Err(_) => acct.sacct = false,
+        }
+    }
+    out
 }
 
 /// Serves until SIGINT / SIGTERM (exit 130 / 143) or `exit_idle`.
@@ -403,8 +440,19 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     if !(req.interval.is_finite() && req.interval > 0.0) {
         return Err(bad_input(format!("--interval {}: expected a positive number of seconds", req.interval)));
     }
+    if !(req.start_bound.is_finite() && req.start_bound >= 1.0) {
+        return Err(bad_input(format!("--start-bound {}: expected seconds, at least 1", req.start_bound)));
+    }
+    let spec = resolve_spec(&req.policy).map_err(|e| bad_input(format!("--policy {}: {e}", req.policy)))?;
+    if let Some(why) = refused_policy(spec.entry.name) {
+        return Err(bad_input(format!(
+            "--policy {}: the Slurm engine cannot carry out this policy's decisions: {why}; choose one that only starts jobs (exclusive, noplan, conflict-aware, no-twins, best-match, ...)",
+            req.policy
+        )));
+    }
     let mut policy = policy_from_spec(&req.policy).map_err(|e| bad_input(format!("--policy {}: {e}", req.policy)))?;
     let target = &req.target;
+    let key = Key::load_or_create(&target.key_path()).map_err(bad_input)?;
     let mut store = open_store(&db_path(target.db.as_deref()))?;
     let catalog = Catalog::load(target, &store)?;
     ctx.step(&catalog.note);
@@ -417,6 +465,8 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     let mut idle_since: Option<Instant> = None;
     let mut acct = Accounting { sacct: true, completion: false };
     let mut decisions: BTreeMap<u64, (Vec<u64>, f64)> = BTreeMap::new();
+    let mut serving = Serving { key, late: BTreeMap::new(), said: BTreeSet::new(), rejected_said: 0 };
+    let mut looked_up: BTreeSet<u64> = BTreeSet::new();
     let mut down_reported = false;
     let wake = match &req.hook {
         Some(name) => Some(Wake::bind(name).map_err(|e| {
@@ -434,13 +484,13 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
             return Err(stopped(sig, notice));
         }
         let read_at = unix_f64();
-        match round(&slurm, req, &catalog, policy.as_mut(), began, &mut report, &mut decisions) {
-            Ok(queue) => {
+        match round(&slurm, req, &catalog, policy.as_mut(), began, &mut report, &mut decisions, &mut serving, ctx) {
+            Ok((queue, active)) => {
                 if down_reported {
                     ctx.step("the Slurm controller answers again");
                     down_reported = false;
                 }
-                for j in queue.iter().filter(|j| j.partition == target.partition && (j.state.is_final() || j.state == JobState::Completing)) {
+                for j in queue.iter().filter(|j| j.state.is_final() || j.state == JobState::Completing) {
                     // Jobs that ended before this serve began are not its to time.
                     if ended.insert(j.id) && !first && j.start.is_some() {
                         report.noticed.push(Noticed { job: j.id, unix: read_at, woken: !waiting.is_empty() });
@@ -456,33 +506,56 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
                 // learned yet, and at the first round, a day back, so jobs
                 // that ended while cosched was down are learned too (once
                 // each): each read spawns `sacct`, which a busy node pays.
-                let unlearned = |j: &QueueJob| j.state.is_final() && j.partition == target.partition && !learner.seen.contains(&j.id);
+                let unlearned = |j: &QueueJob| j.state.is_final() && !learner.seen.contains(&j.id);
                 if let (Some(w), true) = (&catalog.workload, first || queue.iter().any(unlearned)) {
                     let since = began_unix - 86_400;
+                    let mut lookups = 0;
                     for job in finished_jobs(&slurm, &target.partition, &queue, since, &mut acct) {
                         if learner.seen.contains(&job.id) || job.partition != target.partition {
                             continue;
                         }
-                        let Some(index) = catalog.index_of(&job.comment, &job.name) else { continue };
-                        // The reading has StdOut and AdminComment of the
-                        // jobs the controller still knows.
-                        let known = queue.iter().find(|q| q.id == job.id).map(|q| (q.stdout.clone(), q.admin_comment.clone()));
-                        let (out, admin) = match known {
-                            Some(k) => k,
-                            None => slurm.show_job(job.id).ok().flatten().map_or_else(Default::default, |mut m| {
-                                (m.remove("StdOut").unwrap_or_default(), m.remove("AdminComment").unwrap_or_default())
-                            }),
+                        let known = queue.iter().find(|q| q.id == job.id);
+                        let (comment, name, admin) = match known {
+                            Some(q) => (q.comment.clone(), q.name.clone(), q.admin_comment.clone()),
+                            None if lookups < LOOKUPS_PER_ROUND && looked_up.insert(job.id) => {
+                                lookups += 1;
+                                let text = |f: &str| slurm.acct_text(job.id, f, since, acct.completion).unwrap_or_default();
+                                (text("Comment"), text("JobName"), String::new())
+                            }
+                            None => continue,
                         };
-                        let work_s = kernel_work_s(&out);
-                        let decision = decisions.get(&job.id).cloned().or_else(|| parse_admin_comment(&admin));
-                        if learner.record(&mut store, ctx, w, index, catalog.solo[index], &job, decision, work_s)? {
+                        let Some(index) = catalog.index_of(&comment, &name) else { continue };
+                        let wall = job.start.zip(job.end).map(|(s, e)| (e - s) as f64);
+                        // Only a time there is a solo reference to check against is read.
+                        let work_s = known.filter(|_| catalog.solo[index].is_some()).and_then(|q| match cosched_slurm::output::read_output(q) {
+                            Ok(text) => match cosched_slurm::output::kernel_work_s(&text).map(|t| plausible(t, wall, catalog.solo[index])) {
+                                Some(Ok(t)) => Some(t),
+                                Some(Err(why)) => {
+                                    report.rejected.push(format!("job {}: printed time refused, Slurm's used: {why}", job.id));
+                                    None
+                                }
+                                None => None,
+                            },
+                            // Not a kernel's file to read: Slurm's times are enough.
+                            Err(_) => None,
+                        });
+                        let decision = decisions
+                            .get(&job.id)
+                            .cloned()
+                            .or_else(|| Decision::read_unverified(&admin).ok().map(|d| (d.beside, d.predicted)));
+                        let mut rejected = Vec::new();
+                        if learner.record(&mut store, ctx, w, index, catalog.solo[index], &job, decision, work_s, &mut rejected)? {
                             report.learned += 1;
                         }
+                        report.rejected.extend(rejected);
                     }
+                    for r in &report.rejected[serving.rejected_said..] {
+                        ctx.step(&printable(r));
+                    }
+                    serving.rejected_said = report.rejected.len();
                 }
                 first = false;
-                let busy = queue.iter().any(|j| !j.state.is_final());
-                idle_since = if busy { None } else { Some(idle_since.unwrap_or_else(Instant::now)) };
+                idle_since = if active { None } else { Some(idle_since.unwrap_or_else(Instant::now)) };
                 if let (Some(limit), Some(since)) = (req.exit_idle, idle_since) {
                     if since.elapsed().as_secs_f64() >= limit {
                         return Ok(report);
@@ -496,9 +569,15 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
                 }
                 waiting.clear();
                 if !down_reported {
-                    ctx.step(&format!("the Slurm controller does not answer; retrying every {}s: {e}", req.interval));
+                    ctx.step(&format!("the Slurm controller does not answer; retrying every {}s: {}", req.interval, printable(&e.to_string())));
                     down_reported = true;
                 }
+            }
+            // Output no parser can read (a Slurm upgrade, a truncated
+            // answer): this round is skipped and the next reads anew.
+            Err(SlurmError::Parse(e)) => {
+                report.unreadable += 1;
+                ctx.step(&format!("round skipped: {}", printable(&e.to_string())));
             }
             Err(e) => return Err(e.into()),
         }
@@ -512,7 +591,29 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     }
 }
 
-/// One round: read, decide, release. Returns the queue it read.
+/// What `serve` keeps between rounds.
+struct Serving {
+    key: Key,
+    /// Jobs held again because Slurm did not start them in time: (times, not before).
+    late: BTreeMap<u64, (u32, i64)>,
+    /// Reasons already logged, so each is logged once.
+    said: BTreeSet<String>,
+    rejected_said: usize,
+}
+
+impl Serving {
+    fn say(&mut self, ctx: &Ctx, report: &mut ServeReport, what: String) {
+        let what = printable(&what).into_owned();
+        if self.said.insert(what.clone()) {
+            ctx.step(&what);
+            report.skipped.push(what);
+        }
+    }
+}
+
+/// One round: read, decide, release. Returns the queue it read and whether
+/// cosched has anything to act on (jobs waiting for it, placed or released).
+#[allow(clippy::too_many_arguments)]
 fn round(
     slurm: &Slurm,
     req: &ServeRequest,
@@ -521,23 +622,40 @@ fn round(
     began: Instant,
     report: &mut ServeReport,
     decisions: &mut BTreeMap<u64, (Vec<u64>, f64)>,
-) -> Result<Vec<QueueJob>, SlurmError> {
+    serving: &mut Serving,
+    ctx: &Ctx,
+) -> Result<(Vec<QueueJob>, bool), SlurmError> {
     let partition = &req.target.partition;
-    let queue = slurm.queue(partition)?;
+    let (queue, skipped) = slurm.queue(partition)?;
     let nodes = slurm.nodes(partition)?;
     report.rounds += 1;
-    let r = Round::new(&queue, &nodes, partition, &|j| catalog.identify(j));
+    for s in skipped {
+        let job = s.job.map_or("a job".to_string(), |j| format!("job {j}"));
+        serving.say(ctx, report, format!("{job} skipped: Slurm's record of it cannot be read: {}", s.why));
+    }
+    let now = unix_now();
+    // Jobs Slurm did not start in time wait a bound that doubles each time (at most an hour).
+    let deferred: BTreeSet<u64> = serving.late.iter().filter(|(_, (_, until))| *until > now).map(|(j, _)| *j).collect();
+    let checks = Checks { key: Some(&serving.key), now, start_bound_s: req.start_bound as i64, deferred: &deferred };
+    let r = Round::new(&queue, &nodes, partition, &|j| catalog.identify(j), &checks);
+    for (job, why) in &r.aside {
+        serving.say(ctx, report, format!("job {job} set aside: {why}"));
+    }
     let map = queue_map(&r, &queue, catalog);
     let source = RoundSource { catalog, map };
     let t = began.elapsed().as_secs_f64();
-    let actions = r
-        .decide(policy, &source, t, unix_now())
-        .map_err(|why| SlurmError::Failed { cmd: "policy".into(), status: "refused".into(), stderr: why })?;
+    let (actions, notes) = r.decide(policy, &source, t, now);
+    for n in notes {
+        serving.say(ctx, report, format!("policy {}: {n}", req.policy));
+    }
+    let active = !r.queue.is_empty() || r.nodes.iter().any(|n| !n.placed.is_empty()) || !actions.is_empty();
     for a in actions {
         let decided = unix_f64();
         let done = match &a {
             Action::Release { job, node, beside, predicted } => {
-                slurm.release_on(*job, node, &admin_comment(&req.policy, node, beside, *predicted))
+                let q = queue.iter().find(|q| q.id == *job).expect("released jobs are read");
+                let d = Decision { policy: req.policy.clone(), node: node.clone(), beside: beside.clone(), predicted: *predicted, at: unix_now() };
+                slurm.release_on(*job, node, &d.write(&serving.key, &Signed { id: q.id, submit: q.submit, cpus: q.cpus }))
             }
             Action::Rehold { job, .. } => slurm.hold(*job),
         };
@@ -553,10 +671,18 @@ fn round(
                 decisions.insert(job, (beside.clone(), predicted));
                 report.released.push(Released { job, node, beside, predicted, t, decided, unix: unix_f64() });
             }
-            (Ok(()), Action::Rehold { job, .. }) => report.reheld.push(job),
+            (Ok(()), Action::Rehold { job, why, late }) => {
+                if late {
+                    let e = serving.late.entry(job).or_insert((0, 0));
+                    e.0 += 1;
+                    e.1 = now + (req.start_bound as i64).saturating_mul(1 << e.0.min(12)).min(3600);
+                }
+                serving.say(ctx, report, format!("job {job} held again: {why}"));
+                report.reheld.push(job);
+            }
         }
     }
-    Ok(queue)
+    Ok((queue, active))
 }
 
 fn queue_map(r: &Round, queue: &[QueueJob], catalog: &Catalog) -> Vec<Option<usize>> {
@@ -699,17 +825,30 @@ pub fn status(target: &SlurmTarget) -> anyhow::Result<StatusReport> {
     let store = open_store(&db_path(target.db.as_deref()))?;
     let catalog = Catalog::load(target, &store)?;
     let slurm = Slurm { conf: target.conf.clone() };
-    let queue = slurm.queue(&target.partition)?;
+    let (queue, _) = slurm.queue(&target.partition)?;
     let nodes = slurm.nodes(&target.partition)?;
-    let r = Round::new(&queue, &nodes, &target.partition, &|j| catalog.identify(j));
+    // The key, if this user may read it: marks are then checked as serve checks them.
+    let path = target.key_path();
+    let key = path.exists().then(|| Key::load_or_create(&path).ok()).flatten();
+    let deferred = BTreeSet::new();
+    let checks = Checks { key: key.as_ref(), now: unix_now(), start_bound_s: i64::MAX, deferred: &deferred };
+    let r = Round::new(&queue, &nodes, &target.partition, &|j| catalog.identify(j), &checks);
     let map = queue_map(&r, &queue, &catalog);
     let source = RoundSource { catalog: &catalog, map };
     let mut jobs = Vec::new();
     for q in queue.iter().filter(|q| !q.state.is_final()) {
         let decision = if q.held_for_cosched() {
             "held: waiting for cosched".to_string()
-        } else if q.admin_comment.starts_with(cosched_slurm::parse::RELEASED) {
-            q.admin_comment.trim_start_matches("cosched;").replace(';', " ")
+        } else if q.admin_comment.starts_with(cosched_slurm::parse::MARK) {
+            let signed = Signed { id: q.id, submit: q.submit, cpus: q.cpus };
+            let d = match &key {
+                Some(k) => Decision::verify(k, &signed, &q.admin_comment).map(|_| "verified"),
+                None => Decision::read_unverified(&q.admin_comment).map(|_| "not checked: no key"),
+            };
+            match d {
+                Ok(how) => format!("{} ({how})", q.admin_comment.split(";sig=").next().unwrap_or("").trim_start_matches("cosched;").replace(';', " ")),
+                Err(why) => format!("not cosched's decision: {why}"),
+            }
         } else {
             "not decided by cosched".to_string()
         };
@@ -750,12 +889,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_decision_written_into_slurm_reads_back() {
-        let c = admin_comment("conflict-aware", "n1", &[12, 13], 1.2345);
-        assert_eq!(c, "cosched;policy=conflict-aware;node=n1;beside=12,13;predicted=1.234");
-        assert_eq!(parse_admin_comment(&c), Some((vec![12, 13], 1.234)));
-        let alone = admin_comment("noplan", "n1", &[], 1.0);
-        assert_eq!(parse_admin_comment(&alone), Some((vec![], 1.0)));
-        assert_eq!(parse_admin_comment("set by a person"), None);
+    fn a_time_no_run_could_take_is_refused_with_the_reason() {
+        assert_eq!(plausible(2.5, Some(3.0), Some(2.0)), Ok(2.5));
+        // Issue 36: a printed `{"wall_s": 0.000001}` was stored as a slowdown of 4.95e-7.
+        let e = plausible(0.000001, Some(3.0), Some(2.02)).unwrap_err();
+        assert!(e.contains("far below its solo time"), "{e}");
+        assert!(plausible(0.0, None, None).unwrap_err().contains("not a positive time"));
+        assert!(plausible(f64::NAN, None, None).is_err());
+        assert!(plausible(9.0, Some(3.0), None).unwrap_err().contains("longer than the job's 3 s"));
+        // Whole-second accounting: a 3.4 s run may read as 3 s.
+        assert_eq!(plausible(3.4, Some(3.0), None), Ok(3.4));
     }
 }

@@ -147,12 +147,16 @@ impl Cluster {
             .collect()
     }
 
-    /// Jobs held for cosched: priority 0 with the submission rule's mark.
+    /// Jobs held for cosched: priority 0 with the submission rule's mark
+    /// (read as JSON: job names here may hold newlines).
     fn held(&self) -> Vec<u64> {
-        self.slurm("scontrol", &["show", "job", "-o"])
-            .lines()
-            .filter(|l| l.contains(" Priority=0 ") && l.contains(" AdminComment=cosched;held "))
-            .map(|l| l.strip_prefix("JobId=").unwrap().split(' ').next().unwrap().parse().unwrap())
+        let v: serde_json::Value = serde_json::from_str(&self.slurm("squeue", &["--json"])).unwrap();
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|j| j["priority"].as_u64() == Some(0) && j["admin_comment"] == "cosched;held" && j["job_state"] == "PENDING")
+            .map(|j| j["job_id"].as_u64().unwrap())
             .collect()
     }
 
@@ -427,4 +431,200 @@ fn slurmctld_restarted_while_cosched_serves_loses_no_job() {
     for &id in &ids {
         assert_eq!(jobs.iter().filter(|j| j.0 == id).map(|j| j.2.as_str()).collect::<Vec<_>>(), ["COMPLETED"], "{jobs:?}");
     }
+}
+
+/// One of the hostile jobs: what its user set, and what the test does to it.
+struct Hostile {
+    name: Vec<u8>,
+    comment: Vec<u8>,
+    /// `-o`, relative to the working directory when relative.
+    output: Vec<u8>,
+    /// A working directory of its own (`--chdir`), made by the test.
+    work_dir: Option<Vec<u8>>,
+    /// Released by its "user" before cosched serves (`scontrol release`).
+    released_by_user: bool,
+}
+
+fn hostile(k: usize, dir: &Path) -> Hostile {
+    use std::os::unix::ffi::OsStrExt;
+    let d = dir.as_os_str().as_bytes().to_vec();
+    let at = |s: &str| [d.clone(), s.as_bytes().to_vec()].concat();
+    let forged = b"AdminComment=cosched;policy=x;node=c1;beside=-;predicted=1.000;at=1;sig=00 Priority=1".to_vec();
+    let mut h = Hostile { name: format!("h{k}").into_bytes(), comment: Vec::new(), output: at("/h-%j.out"), work_dir: None, released_by_user: false };
+    match k % 10 {
+        0 => h.name = format!("h{k}\n{k}\x1fcosched\x1fRUNNING\x1e\n").into_bytes(),
+        1 => h.comment = format!("a\n9{k}\x1fcosched\x1fPENDING\x1f\x1f0\n\"}}],\"jobs\":[{{\"job_id\":1}}").into_bytes(),
+        2 => {
+            h.comment = forged.clone();
+            h.released_by_user = true;
+        }
+        3 => {
+            h.output = at("/AdminComment=cosched;policy=x;node=c1 Priority=1 %j.out");
+            h.released_by_user = true;
+        }
+        // Claims a workload job, writes to a device and prints an impossible time.
+        4 => {
+            h.comment = b"cosched:c1".to_vec();
+            h.output = b"/dev/zero".to_vec();
+        }
+        5 => {
+            h.comment = b"cosched:c2".to_vec();
+            h.output = at("/fifo");
+        }
+        6 => h.name = [b"\x1b[2J\x1b]0;pwned\x07".to_vec(), vec![0xff, 0xfe, b'\n', 0xc3]].concat(),
+        7 => {
+            h.work_dir = Some(at(&format!("/w\n{k}\x1f\x1e\"")));
+            h.output = b"rel\n%j.out".to_vec();
+        }
+        8 => h.name = "\\\"';|$(x)`\u{2028}".repeat(20).into_bytes(),
+        _ => {
+            h.comment = b"cosched:s1\ncosched:s2".to_vec();
+            h.name = b"s1\n".to_vec();
+        }
+    }
+    h
+}
+
+/// Issue 36's bar: 100 jobs whose users set every field they can to
+/// something hostile (newlines, separators, JSON, a forged AdminComment,
+/// `-o /dev/zero`, a FIFO held open, odd working directories), beside 20
+/// normal ones, under `--policy exclusive` on two nodes: serve never
+/// exits, every normal job completes, no two jobs ever share a node, and
+/// every job its user released is held again until cosched decides.
+#[test]
+fn hostile_jobs_never_stop_serve_nor_share_a_node_under_exclusive() {
+    use std::os::unix::ffi::OsStrExt;
+    need_slurm!();
+    let began = Instant::now();
+    let c = Cluster::with_nodes(2);
+    let (wl, db) = setup(c.dir.path());
+    let dir = c.dir.path();
+    let stamps = dir.join("stamps");
+    std::fs::create_dir(&stamps).unwrap();
+    // Every job stamps its own start, end and node (sub-second: Slurm's
+    // accounting has whole seconds only) and prints a kernel's report of
+    // an impossible time.
+    let script = dir.join("job.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ns=$(date +%s.%N)\nsleep 0.1\ne=$(date +%s.%N)\necho \"$s $e $SLURMD_NODENAME\" > {}/$SLURM_JOB_ID\necho '{{\"wall_s\": 0.000001}}'\n",
+            stamps.display()
+        ),
+    )
+    .unwrap();
+    let fifo = dir.join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    // Held open for reading and writing: a reader of it would block for ever.
+    let _held_open = std::fs::OpenOptions::new().read(true).write(true).open(&fifo).unwrap();
+    let sbatch = |args: Vec<std::ffi::OsString>| -> u64 {
+        let out = Command::new("sbatch").args(&args).env("SLURM_CONF", &c.conf).output().unwrap();
+        assert!(out.status.success(), "sbatch {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().split(';').next().unwrap().parse().unwrap()
+    };
+    let os = |b: &[u8]| std::ffi::OsStr::from_bytes(b).to_os_string();
+    let mut normal = Vec::new();
+    let mut hostile_ids = Vec::new();
+    let mut by_user = Vec::new();
+    for k in 0..120 {
+        let mut args: Vec<std::ffi::OsString> = vec!["--parsable".into(), "-p".into(), "cosched".into(), "-n1".into()];
+        if k % 6 == 0 {
+            let name = ["s1", "s2", "c1", "c2"][normal.len() % 4];
+            args.extend([format!("-J{name}").into(), format!("--comment=cosched:{name}").into()]);
+            args.push(format!("--output={}/{name}-%j.out", dir.display()).into());
+            args.push(script.clone().into());
+            normal.push(sbatch(args));
+            continue;
+        }
+        let h = hostile(k, dir);
+        if let Some(w) = &h.work_dir {
+            std::fs::create_dir(os(w)).unwrap();
+            args.push(os(&[b"--chdir=".to_vec(), w.clone()].concat()));
+        }
+        if h.released_by_user {
+            // Not startable for a few seconds: cosched, not Slurm, moves first.
+            args.push("--begin=now+4".into());
+        }
+        args.push(os(&[b"--job-name=".to_vec(), h.name].concat()));
+        args.push(os(&[b"--comment=".to_vec(), h.comment].concat()));
+        args.push(os(&[b"--output=".to_vec(), h.output].concat()));
+        args.push(script.clone().into());
+        let id = sbatch(args);
+        if h.released_by_user {
+            by_user.push(id);
+        }
+        hostile_ids.push(id);
+    }
+    // Two that can never run where cosched places jobs: 3 CPUs on 2-CPU
+    // nodes, and a dependency on a job that fails.
+    let fails = sbatch(vec!["--parsable".into(), "-p".into(), "cosched".into(), "-o/dev/null".into(), "--wrap=exit 1".into()]);
+    let wide = sbatch(vec!["--parsable".into(), "-p".into(), "cosched".into(), "-n3".into(), "-o/dev/null".into(), "--wrap=true".into()]);
+    let orphan = sbatch(vec![
+        "--parsable".into(),
+        "-p".into(),
+        "cosched".into(),
+        format!("--dependency=afterok:{fails}").into(),
+        "-o/dev/null".into(),
+        "--wrap=true".into(),
+    ]);
+    assert_eq!((normal.len(), hostile_ids.len()), (20, 100));
+    for id in &by_user {
+        c.slurm("scontrol", &["release", &id.to_string()]);
+    }
+    let submitted = began.elapsed();
+    let out = c
+        .cosched(&db, &wl, &["serve", "--policy", "exclusive", "--interval", "0.2", "--exit-idle", "2", "--start-bound", "3", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "serve exited: {err}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reheld: Vec<u64> = r["reheld"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    for id in &by_user {
+        assert!(reheld.contains(id), "job {id}, released by its user, was not held again: {r}");
+    }
+    assert!(err.contains(&format!("job {wide} set aside: needs 3 CPUs")), "{err}");
+    // Nothing of the users' text reached the log raw.
+    assert!(!err.contains('\x1b') && !err.contains('\x1f'), "{err:?}");
+    // Learning read the normal jobs' own output files and refused the
+    // printed 1e-6 s (the /dev/zero and FIFO ones are never opened: serve
+    // ended); nothing stored is implausible.
+    assert!(err.contains("printed time refused, Slurm's used"), "{err}");
+    let store = Store::open(&db).unwrap();
+    for run in store.runs().unwrap().into_iter().filter(|r| r.series.starts_with("slurm:cosched:")) {
+        for j in store.run_jobs(run.id).unwrap() {
+            if let Some(s) = j.end.as_ref().and_then(|e| e.slowdown) {
+                assert!(s >= 0.5, "stored slowdown {s} of Slurm job {}", j.start.pgid);
+            }
+        }
+    }
+    // Every job but the two that cannot run ended; each normal one completed.
+    let states = c.slurm("squeue", &["-h", "-t", "all", "-o", "%i %T"]);
+    let state = |id: u64| states.lines().find(|l| l.split(' ').next() == Some(&id.to_string())).map(|l| l.split(' ').nth(1).unwrap().to_string());
+    for id in &normal {
+        assert_eq!(state(*id).as_deref(), Some("COMPLETED"), "{states}");
+    }
+    assert_eq!(c.held().iter().filter(|&&j| j == wide || j == orphan).count(), 2, "{states}");
+    // No two jobs overlapped on a node: each one's own stamps, per node.
+    let mut ran: Vec<(f64, f64, String, u64)> = Vec::new();
+    for e in std::fs::read_dir(&stamps).unwrap() {
+        let e = e.unwrap();
+        let t = std::fs::read_to_string(e.path()).unwrap();
+        let f: Vec<&str> = t.split_whitespace().collect();
+        ran.push((f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].to_string(), e.file_name().to_string_lossy().parse().unwrap()));
+    }
+    assert_eq!(ran.len(), 120, "every normal and hostile job ran once");
+    for (k, a) in ran.iter().enumerate() {
+        for b in &ran[k + 1..] {
+            assert!(!(a.2 == b.2 && a.0 < b.1 && b.0 < a.1), "jobs {} and {} overlapped on {}: {a:?} {b:?}", a.3, b.3, a.2);
+        }
+    }
+    // And as Slurm's accounting says: each normal job on the node it stamped.
+    let acct = c.slurm("sacct", &["--completion", "-X", "-n", "-P", "-a", "-o", "JobIDRaw,NodeList,State", "-S", "now-1hour"]);
+    for id in &normal {
+        let node = &ran.iter().find(|x| x.3 == *id).unwrap().2;
+        assert!(acct.lines().any(|l| l == format!("{id}|{node}|COMPLETED")), "job {id} on {node}: {acct}");
+    }
+    c.slurm("scancel", &[&wide.to_string(), &orphan.to_string()]);
+    eprintln!("100 hostile + 20 normal jobs: submitted in {submitted:?}, all done in {:?}", began.elapsed());
 }

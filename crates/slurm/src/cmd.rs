@@ -2,11 +2,10 @@
 //! talks to a cluster, so it works with any slurmctld the commands reach
 //! (`SLURM_CONF` chooses which) and needs no Slurm library at build time.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::parse::{self, AcctJob, NodeInfo, ParseError, QueueJob, SEP};
+use crate::parse::{self, AcctJob, NodeInfo, ParseError, QueueJob, Skipped, SEP};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SlurmError {
@@ -67,26 +66,15 @@ impl Slurm {
     }
 
     /// Every job of `partition` the controller still knows, finished ones
-    /// included (they stay for slurm.conf's `MinJobAge`).
-    pub fn queue(&self, partition: &str) -> Result<Vec<QueueJob>, SlurmError> {
-        let out = self.run("squeue", &["-h", "-t", "all", "-p", partition, "-o", parse::QUEUE_FORMAT])?;
-        let mut jobs = parse::parse_queue(&out)?;
-        // squeue cannot print AdminComment; `scontrol show job -o` prints
-        // every job on one line. A job submitted between the two readings
-        // has no AdminComment yet and waits for the next round.
-        let shown = self.run("scontrol", &["show", "job", "-o"])?;
-        let mut more = BTreeMap::new();
-        for line in shown.lines() {
-            let mut m = parse::parse_show(line);
-            if let Some(id) = m.get("JobId").and_then(|i| i.parse::<u64>().ok()) {
-                let mut take = |k: &str| m.remove(k).filter(|c| c != "(null)").unwrap_or_default();
-                more.insert(id, (take("AdminComment"), take("StdOut")));
-            }
-        }
-        for j in &mut jobs {
-            (j.admin_comment, j.stdout) = more.remove(&j.id).unwrap_or_default();
-        }
-        Ok(jobs)
+    /// included (they stay for slurm.conf's `MinJobAge`), and the jobs of
+    /// the reading that could not be read, with why (of this partition, or
+    /// of one unreadable). One RPC: `squeue --json` carries AdminComment.
+    pub fn queue(&self, partition: &str) -> Result<(Vec<QueueJob>, Vec<Skipped>), SlurmError> {
+        let out = self.run("squeue", &["--json"])?;
+        let (mut jobs, mut skipped) = parse::parse_queue_json(&out)?;
+        jobs.retain(|j| j.partition == partition);
+        skipped.retain(|s| s.partition.as_deref().is_none_or(|p| p == partition));
+        Ok((jobs, skipped))
     }
 
     /// The nodes of `partition`.
@@ -116,14 +104,27 @@ impl Slurm {
         Ok(())
     }
 
-    /// `scontrol show job -o ID` as key=value pairs; `None` once the
-    /// controller has forgotten the job.
-    pub fn show_job(&self, job: u64) -> Result<Option<BTreeMap<String, String>>, SlurmError> {
-        match self.run("scontrol", &["show", "job", "-o", &job.to_string()]) {
-            Ok(out) => Ok(Some(parse::parse_show(&out))),
-            Err(SlurmError::Failed { stderr, .. }) if stderr.contains("Invalid job id") => Ok(None),
-            Err(e) => Err(e),
+    /// One user-set field (`Comment`, `JobName`) of one job, from `sacct`:
+    /// for a job the controller has forgotten. The whole output is the
+    /// field (one field asked, one job), so no text in it can be taken for
+    /// another job's; `None` if sacct knows it not or printed it ambiguously
+    /// (more than one record).
+    pub fn acct_text(&self, job: u64, field: &str, since: i64, completion: bool) -> Option<String> {
+        let start = format!("--starttime={}", parse::format_time(since));
+        let id = job.to_string();
+        let ask = |field: &str| {
+            let mut args = vec!["-X", "-n", "-P", "-j", &id, &start, "-o", field];
+            if completion {
+                args.insert(0, "--completion");
+            }
+            self.run("sacct", &args).ok()
+        };
+        // Two records of one id (ids reused after a controller reset) are
+        // two lines; a value with a newline is then not told apart: unknown.
+        if ask("JobIDRaw")?.lines().count() != 1 {
+            return None;
         }
+        ask(field)?.strip_suffix('\n').map(str::to_string)
     }
 
     /// Jobs of `partition` that ended since `since` (Unix seconds), from

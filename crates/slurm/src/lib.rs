@@ -17,10 +17,13 @@
 
 pub mod cmd;
 pub mod hook;
+pub mod mark;
+pub mod output;
 pub mod parse;
 pub mod tick;
 
 pub use cmd::{Slurm, SlurmError};
 pub use hook::{Heard, Wake};
-pub use parse::{AcctJob, JobState, NodeInfo, QueueJob};
-pub use tick::{Action, Identity, Round, RoundJob, RoundNode};
+pub use mark::{Decision, Key, Signed};
+pub use parse::{AcctJob, JobState, NodeInfo, QueueJob, Skipped};
+pub use tick::{refused_policy, Action, Checks, Identity, Round, RoundJob, RoundNode};

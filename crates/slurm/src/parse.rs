@@ -1,24 +1,33 @@
-//! Slurm's text output, parsed: the queue (`squeue -o`), the nodes (`sinfo
+//! Slurm's output, parsed: the queue (`squeue --json`), the nodes (`sinfo
 //! -N -o`), finished jobs (`sacct -P`), host lists and times.
 //!
-//! Text, not `--json`: Debian 12's Slurm 22.05 prints JSON only through
-//! its `data_parser` plugins, whose schema (v0.0.38) changed in every
-//! release since, while the format letters read here have been stable for
-//! a decade. Every command is asked for exactly the fields parsed, joined
-//! by [`SEP`] (the ASCII unit separator: no job name or comment a shell
-//! user types holds one), with the free-text fields last.
+//! Every field a user sets (job name, comment, output path, working
+//! directory, command) is untrusted text that may hold any byte: newlines,
+//! separators, `AdminComment=...`. No text format Slurm 22.05 prints
+//! separates such fields unambiguously (a separator a user cannot type
+//! does not exist: `sbatch -J "$(printf 'a\x1f\n')"` is accepted), so the
+//! queue is read as JSON, where each value is one escaped string at its
+//! own key, and each key is taken once from its own job object. The other
+//! readings ask for no user-set field at all (`sinfo`: names and states
+//! an administrator sets; `sacct`: numbers, states, times, node lists).
+//!
+//! `squeue --json` of 22.05 (openapi v0.0.38) ignores `-p` and `-t`: it
+//! prints every job the controller knows, and cosched filters by
+//! partition. Its numbers are plain; later releases wrap some in
+//! `{"set", "infinite", "number"}` objects and print states as arrays,
+//! which [`parse_queue_json`] also reads, so the schema's churn costs a
+//! skipped job with its reason, never a misread one.
 
 use std::fmt;
 
 /// Field separator of every format cosched asks Slurm for.
 pub const SEP: char = '\x1f';
 
-/// The `squeue -o` format [`parse_queue`] reads.
-pub const QUEUE_FORMAT: &str = "%A\x1f%P\x1f%T\x1f%r\x1f%Q\x1f%C\x1f%N\x1f%n\x1f%V\x1f%S\x1f%e\x1f%j\x1f%o\x1f%k";
 /// The `sinfo -N -o` format [`parse_nodes`] reads.
 pub const NODE_FORMAT: &str = "%N\x1f%c\x1f%T\x1f%P";
 /// The `sacct -o` fields [`parse_sacct`] reads.
-pub const SACCT_FIELDS: &str = "JobIDRaw,Partition,State,Start,End,NodeList,AllocCPUS,ExitCode,JobName,Comment";
+/// None is a field its user sets: every line is one job, whatever its name.
+pub const SACCT_FIELDS: &str = "JobIDRaw,Partition,State,Start,End,NodeList,AllocCPUS,ExitCode,UID";
 
 /// A parse error: which command's output, which line, what.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -101,7 +110,7 @@ impl fmt::Display for JobState {
     }
 }
 
-/// One job of `squeue`.
+/// One job of `squeue --json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueJob {
     pub id: u64,
@@ -120,20 +129,27 @@ pub struct QueueJob {
     /// Actual start of a started job (pending: Slurm's guess, ignored).
     pub start: Option<i64>,
     pub end: Option<i64>,
+    /// The wait status of its batch script (`exit << 8 | signal`).
+    pub exit_code: i64,
+    /// Its dependency as Slurm shows it (`afterok:12(failed)`), empty if none.
+    pub dependency: String,
+    pub user_id: Option<u32>,
     pub name: String,
     pub command: String,
     pub comment: String,
-    /// Slurm's AdminComment (from `scontrol show job`, which squeue does
-    /// not print): [`HELD`] from the submission rule, or cosched's decision.
+    /// Slurm's AdminComment, which only administrators can set: [`HELD`]
+    /// from the submission rule, or cosched's signed decision (`mark`).
     pub admin_comment: String,
-    /// Where its output goes (`scontrol show job`'s StdOut), empty if unknown.
+    /// Where its output goes, as submitted (`%j` and the like unexpanded).
     pub stdout: String,
+    /// Its working directory (relative output paths are relative to it).
+    pub work_dir: String,
 }
 
 /// The AdminComment `job_submit.lua` gives a job it holds for cosched.
 pub const HELD: &str = "cosched;held";
-/// The start of the AdminComment of a job cosched released.
-pub const RELEASED: &str = "cosched;policy=";
+/// The start of every AdminComment that is cosched's.
+pub const MARK: &str = "cosched;";
 
 impl QueueJob {
     /// Held for cosched: pending at priority 0 with the submission rule's
@@ -142,16 +158,27 @@ impl QueueJob {
         self.state == JobState::Pending && self.priority == 0 && self.admin_comment == HELD
     }
 
-    /// Released by cosched and not started yet.
-    pub fn released_pending(&self) -> bool {
-        self.state == JobState::Pending && self.priority > 0 && self.admin_comment.starts_with(RELEASED)
+    /// Pending, not held, with a cosched mark: released by cosched (if its
+    /// mark verifies, `tick`) or by someone else.
+    pub fn released_marked(&self) -> bool {
+        self.state == JobState::Pending && self.priority > 0 && self.admin_comment.starts_with(MARK)
     }
 
-    /// Marked for cosched, but its hold was lifted by someone else (its
-    /// user's `scontrol release`): cosched holds it again.
-    pub fn escaped(&self) -> bool {
-        self.state == JobState::Pending && self.priority > 0 && self.admin_comment == HELD
+    /// Its dependency can never be met (`afterok:12(failed)`): releasing it
+    /// would only reserve cores Slurm never uses.
+    pub fn dependency_failed(&self) -> bool {
+        self.dependency.contains("(failed)")
     }
+}
+
+/// A job of a reading that could not be read; the others are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    /// Its id, when that much was readable.
+    pub job: Option<u64>,
+    /// Its partition, when readable (jobs of other partitions are not reported).
+    pub partition: Option<String>,
+    pub why: String,
 }
 
 /// One node of `sinfo -N` in one partition.
@@ -185,13 +212,12 @@ pub struct AcctJob {
     pub cpus: u32,
     /// `exit:signal`.
     pub exit: (i32, i32),
-    pub name: String,
-    pub comment: String,
+    pub user_id: Option<u32>,
 }
 
 fn fields<'a>(what: &'static str, n: usize, i: usize, line: &'a str) -> Result<Vec<&'a str>, ParseError> {
-    // The last field is free text and may hold anything but a newline.
-    let f: Vec<&str> = line.splitn(n, SEP).collect();
+    // No field of these readings is text a user sets.
+    let f: Vec<&str> = line.split(SEP).collect();
     if f.len() != n {
         return Err(ParseError { what, line: i + 1, why: format!("{} fields, expected {n}", f.len()), text: line.into() });
     }
@@ -202,33 +228,89 @@ fn num<T: std::str::FromStr>(what: &'static str, i: usize, line: &str, field: &s
     v.trim().parse().map_err(|_| ParseError { what, line: i + 1, why: format!("{field} `{v}` is not a number"), text: line.into() })
 }
 
-/// Parses `squeue -h -o QUEUE_FORMAT` output (times printed with `TZ=UTC`).
-pub fn parse_queue(out: &str) -> Result<Vec<QueueJob>, ParseError> {
-    const W: &str = "squeue";
-    let mut jobs = Vec::new();
-    for (i, line) in out.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let f = fields(W, 14, i, line)?;
-        let hosts = |v: &str| expand_hostlist(v).map_err(|why| ParseError { what: W, line: i + 1, why, text: line.into() });
-        jobs.push(QueueJob {
-            id: num(W, i, line, "job id", f[0])?,
-            partition: f[1].to_string(),
-            state: JobState::parse(f[2]),
-            reason: f[3].to_string(),
-            priority: num(W, i, line, "priority", f[4])?,
-            cpus: num(W, i, line, "CPUs", f[5])?,
-            nodes: hosts(f[6])?,
-            requested: hosts(f[7])?,
-            submit: parse_time(f[8]),
-            start: parse_time(f[9]),
-            end: parse_time(f[10]),
-            name: f[11].to_string(),
-            command: f[12].to_string(),
-            comment: f[13].to_string(),
-            admin_comment: String::new(),
-            stdout: String::new(),
-        });
+/// A JSON number, plain (v0.0.38) or `{"set": true, "number": N}` (later
+/// schemas); `None` when unset or infinite.
+fn json_int(v: &serde_json::Value) -> Option<i64> {
+    match v {
+        serde_json::Value::Number(n) => n.as_i64().or_else(|| n.as_u64().map(|u| u.min(i64::MAX as u64) as i64)),
+        serde_json::Value::Object(o) => {
+            if o.get("set").and_then(|s| s.as_bool()) == Some(false) || o.get("infinite").and_then(|s| s.as_bool()) == Some(true) {
+                return None;
+            }
+            o.get("number").and_then(json_int)
+        }
+        _ => None,
     }
-    Ok(jobs)
+}
+
+/// One job object of `squeue --json`, each key read once at its own place.
+fn queue_job(v: &serde_json::Value) -> Result<QueueJob, String> {
+    let o = v.as_object().ok_or("not a JSON object")?;
+    let int = |k: &str| o.get(k).and_then(json_int).ok_or_else(|| format!("`{k}` is missing or not a number"));
+    let text = |k: &str| -> Result<String, String> {
+        match o.get(k) {
+            None | Some(serde_json::Value::Null) => Ok(String::new()),
+            Some(serde_json::Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(format!("`{k}` is not a string")),
+        }
+    };
+    let time = |k: &str| o.get(k).and_then(json_int).filter(|t| *t > 0);
+    let id = u64::try_from(int("job_id")?).map_err(|_| "`job_id` is negative".to_string())?;
+    let state = match o.get("job_state") {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        // Later schemas: a list of flags, the base state first.
+        Some(serde_json::Value::Array(a)) => a.first().and_then(|s| s.as_str()).unwrap_or_default().to_string(),
+        _ => return Err("`job_state` is missing".into()),
+    };
+    let hosts = |k: &str| -> Result<Vec<String>, String> { expand_hostlist(&text(k)?).map_err(|e| format!("`{k}`: {e}")) };
+    Ok(QueueJob {
+        id,
+        partition: text("partition")?,
+        state: JobState::parse(&state),
+        reason: text("state_reason")?,
+        priority: u64::try_from(int("priority")?).unwrap_or(0),
+        cpus: u32::try_from(int("cpus")?).map_err(|_| "`cpus` is out of range".to_string())?,
+        nodes: hosts("nodes")?,
+        requested: hosts("required_nodes")?,
+        submit: time("submit_time"),
+        start: time("start_time"),
+        end: time("end_time"),
+        exit_code: o.get("exit_code").and_then(json_int).unwrap_or(0),
+        dependency: text("dependency")?,
+        user_id: o.get("user_id").and_then(json_int).and_then(|u| u32::try_from(u).ok()),
+        name: text("name")?,
+        command: text("command")?,
+        comment: text("comment")?,
+        admin_comment: text("admin_comment")?,
+        stdout: text("standard_output")?,
+        work_dir: text("current_working_directory")?,
+    })
+}
+
+/// Parses `squeue --json`: every job it can read, and every job it cannot
+/// with the reason. Only output that is not a JSON document with a `jobs`
+/// list (or that carries Slurm's `errors`) fails as a whole.
+pub fn parse_queue_json(out: &str) -> Result<(Vec<QueueJob>, Vec<Skipped>), ParseError> {
+    const W: &str = "squeue --json";
+    let short = |s: &str| s.chars().take(200).collect::<String>();
+    let doc: serde_json::Value =
+        serde_json::from_str(out).map_err(|e| ParseError { what: W, line: e.line(), why: format!("not JSON: {e}"), text: short(out) })?;
+    if let Some(errors) = doc.get("errors").and_then(|e| e.as_array()).filter(|e| !e.is_empty()) {
+        return Err(ParseError { what: W, line: 1, why: "Slurm reported errors".into(), text: short(&serde_json::to_string(errors).unwrap_or_default()) });
+    }
+    let list = doc.get("jobs").and_then(|j| j.as_array()).ok_or_else(|| ParseError { what: W, line: 1, why: "no `jobs` list".into(), text: short(out) })?;
+    let (mut jobs, mut skipped) = (Vec::new(), Vec::new());
+    for v in list {
+        match queue_job(v) {
+            Ok(j) => jobs.push(j),
+            Err(why) => skipped.push(Skipped {
+                job: v.get("job_id").and_then(json_int).and_then(|i| u64::try_from(i).ok()),
+                partition: v.get("partition").and_then(|p| p.as_str()).map(str::to_string),
+                why,
+            }),
+        }
+    }
+    Ok((jobs, skipped))
 }
 
 /// Parses `sinfo -h -N -o NODE_FORMAT` output.
@@ -252,7 +334,7 @@ pub fn parse_sacct(out: &str) -> Result<Vec<AcctJob>, ParseError> {
     const W: &str = "sacct";
     let mut jobs = Vec::new();
     for (i, line) in out.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let f = fields(W, 10, i, line)?;
+        let f = fields(W, 9, i, line)?;
         let (code, sig) = f[7].split_once(':').unwrap_or((f[7], "0"));
         jobs.push(AcctJob {
             id: num(W, i, line, "job id", f[0])?,
@@ -263,8 +345,7 @@ pub fn parse_sacct(out: &str) -> Result<Vec<AcctJob>, ParseError> {
             nodes: expand_hostlist(f[5]).map_err(|why| ParseError { what: W, line: i + 1, why, text: line.into() })?,
             cpus: num(W, i, line, "AllocCPUS", f[6])?,
             exit: (num(W, i, line, "exit code", code)?, num(W, i, line, "exit signal", sig)?),
-            name: f[8].to_string(),
-            comment: f[9].to_string(),
+            user_id: f[8].trim().parse().ok(),
         });
     }
     Ok(jobs)
@@ -297,28 +378,6 @@ pub fn format_time(unix: i64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
-}
-
-/// `scontrol show job -o` output as key=value pairs; a word without `=`
-/// belongs to the value before it (values may hold spaces).
-pub fn parse_show(out: &str) -> std::collections::BTreeMap<String, String> {
-    let mut map = std::collections::BTreeMap::new();
-    let mut last: Option<String> = None;
-    for word in out.split_whitespace() {
-        match word.split_once('=') {
-            Some((k, v)) if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == ':' || c == '/') => {
-                map.insert(k.to_string(), v.to_string());
-                last = Some(k.to_string());
-            }
-            _ => {
-                if let Some(v) = last.as_ref().and_then(|k| map.get_mut(k)) {
-                    v.push(' ');
-                    v.push_str(word);
-                }
-            }
-        }
-    }
-    map
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
@@ -396,42 +455,80 @@ mod tests {
         fields.join(&SEP.to_string())
     }
 
+    fn queue(jobs: &[serde_json::Value]) -> String {
+        serde_json::json!({ "meta": {}, "errors": [], "jobs": jobs }).to_string()
+    }
+
+    fn held_json(id: u64) -> serde_json::Value {
+        serde_json::json!({
+            "job_id": id, "partition": "cosched", "job_state": "PENDING", "state_reason": "JobHeldUser",
+            "priority": 0, "cpus": 1, "nodes": "", "required_nodes": "n[1-2]", "submit_time": 1_795_487_400u64,
+            "start_time": 0, "end_time": 0, "name": "triad", "command": "/tmp/job.sh", "comment": "cosched:triad|with a bar",
+            "admin_comment": HELD, "standard_output": "/tmp/o-%j.out", "current_working_directory": "/tmp", "user_id": 1000,
+            "dependency": "", "exit_code": 0,
+        })
+    }
+
     #[test]
-    fn a_queue_line_reads_into_a_job_with_expanded_nodes_and_utc_times() {
-        let out = line(&[
-            "42", "cosched", "PENDING", "JobHeldAdmin", "0", "1", "", "n[1-2]", "2026-11-24T02:30:00", "N/A", "Unknown",
-            "triad", "/tmp/job.sh", "cosched:triad|with a bar",
-        ]) + "\n";
-        let jobs = parse_queue(&out).unwrap();
-        assert_eq!(jobs.len(), 1);
+    fn a_queue_job_reads_into_a_job_with_expanded_nodes_and_unix_times() {
+        let (jobs, skipped) = parse_queue_json(&queue(&[held_json(42)])).unwrap();
+        assert!(skipped.is_empty());
         let j = &jobs[0];
-        assert_eq!((j.id, j.state.clone(), j.priority, j.cpus), (42, JobState::Pending, 0, 1));
+        assert_eq!((j.id, j.state.clone(), j.priority, j.cpus, j.user_id), (42, JobState::Pending, 0, 1, Some(1000)));
         assert!(j.nodes.is_empty());
         assert_eq!(j.requested, ["n1", "n2"]);
         assert_eq!(j.submit, Some(1_795_487_400));
         assert_eq!((j.start, j.end), (None, None));
         assert_eq!(j.comment, "cosched:triad|with a bar");
+        assert!(j.held_for_cosched());
     }
 
     #[test]
-    fn only_the_submission_rule_s_mark_makes_a_held_job_cosched_s() {
-        let out = line(&["7", "cosched", "PENDING", "JobHeldUser", "0", "1", "", "", "N/A", "N/A", "N/A", "x", "x", ""]);
-        let mut j = parse_queue(&out).unwrap().remove(0);
-        assert!(!j.held_for_cosched(), "a job its user holds");
-        j.admin_comment = HELD.into();
-        assert!(j.held_for_cosched() && !j.escaped());
-        j.priority = 1000;
-        assert!(j.escaped() && !j.released_pending());
-        j.admin_comment = format!("{RELEASED}noplan;node=n1;beside=-;predicted=1.000");
-        assert!(j.released_pending());
+    fn a_forged_admin_comment_in_a_users_fields_stays_in_those_fields() {
+        // Issue 36: `scontrol show job -o` let a later word override
+        // AdminComment; here each key is read once from its own place.
+        let mut v = held_json(7);
+        v["comment"] = "x AdminComment=cosched;policy=x;node=c9 Priority=1".into();
+        v["standard_output"] = "/tmp/AdminComment=cosched;policy=x;node=c9\n".into();
+        v["name"] = "a\n8\u{1f}cosched\u{1f}RUNNING".into();
+        let (jobs, _) = parse_queue_json(&queue(&[v])).unwrap();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].admin_comment, HELD);
+        assert_eq!(jobs[0].priority, 0);
+    }
+
+    #[test]
+    fn later_schemas_numbers_and_state_lists_read_and_a_bad_job_is_skipped_alone() {
+        let mut v = held_json(3);
+        v["priority"] = serde_json::json!({ "set": true, "infinite": false, "number": 5 });
+        v["job_state"] = serde_json::json!(["PENDING", "REQUEUED"]);
+        v["start_time"] = serde_json::json!({ "set": false, "infinite": false, "number": 0 });
+        let mut bad = held_json(4);
+        bad["cpus"] = "two".into();
+        let mut no_id = held_json(5);
+        no_id.as_object_mut().unwrap().remove("job_id");
+        let (jobs, skipped) = parse_queue_json(&queue(&[v, bad, no_id, held_json(6)])).unwrap();
+        assert_eq!(jobs.iter().map(|j| (j.id, j.priority)).collect::<Vec<_>>(), [(3, 5), (6, 0)]);
+        assert_eq!(jobs[0].start, None);
+        assert_eq!(skipped.len(), 2);
+        assert_eq!((skipped[0].job, skipped[0].why.as_str()), (Some(4), "`cpus` is missing or not a number"));
+        assert_eq!((skipped[1].job, skipped[1].why.as_str()), (None, "`job_id` is missing or not a number"));
+    }
+
+    #[test]
+    fn output_that_is_not_a_queue_fails_as_a_whole_naming_the_command() {
+        let e = parse_queue_json("squeue: error: x").unwrap_err();
+        assert!(e.to_string().starts_with("squeue --json line 1: not JSON"), "{e}");
+        let e = parse_queue_json(r#"{"errors": [{"error": "boom"}], "jobs": []}"#).unwrap_err();
+        assert!(e.why.contains("Slurm reported errors") && e.text.contains("boom"), "{e}");
     }
 
     #[test]
     fn a_short_line_names_the_command_the_line_and_the_count() {
-        let e = parse_queue("1\x1fcosched\x1fRUNNING\n").unwrap_err();
-        assert_eq!(e.to_string(), "squeue line 1: 3 fields, expected 14: `1\x1fcosched\x1fRUNNING`");
-        let bad = line(&["x", "p", "RUNNING", "None", "1", "1", "", "", "N/A", "N/A", "N/A", "a", "b", "c"]);
-        assert!(parse_queue(&bad).unwrap_err().why.contains("job id `x` is not a number"));
+        let e = parse_sacct("1\x1fcosched\x1fRUNNING\n").unwrap_err();
+        assert_eq!(e.to_string(), "sacct line 1: 3 fields, expected 9: `1\x1fcosched\x1fRUNNING`");
+        let bad = line(&["x", "p", "RUNNING", "N/A", "N/A", "", "1", "0:0", "0"]);
+        assert!(parse_sacct(&bad).unwrap_err().why.contains("job id `x` is not a number"));
     }
 
     #[test]
@@ -446,13 +543,14 @@ mod tests {
     #[test]
     fn an_sacct_line_reads_state_exit_code_and_times() {
         let out = line(&[
-            "9", "cosched", "CANCELLED by 0", "2026-11-24T02:30:00", "2026-11-24T02:30:05", "n1", "1", "0:15", "stream", "",
+            "9", "cosched", "CANCELLED by 0", "2026-11-24T02:30:00", "2026-11-24T02:30:05", "n1", "1", "0:15", "1000",
         ]);
         let j = &parse_sacct(&out).unwrap()[0];
         assert_eq!(j.state, JobState::Cancelled);
         assert_eq!(j.exit, (0, 15));
         assert_eq!(j.end.unwrap() - j.start.unwrap(), 5);
         assert_eq!(j.nodes, ["n1"]);
+        assert_eq!(j.user_id, Some(1000));
     }
 
     #[test]
@@ -481,14 +579,6 @@ mod tests {
         }
         assert!(JobState::Running.holds_cores() && JobState::Completing.holds_cores());
         assert!(!JobState::Pending.holds_cores());
-    }
-
-    #[test]
-    fn show_job_reads_keys_and_values_with_spaces() {
-        let m = parse_show("JobId=12 JobName=a b Comment=cosched:triad StdOut=/tmp/x.out\n");
-        assert_eq!(m["JobName"], "a b");
-        assert_eq!(m["Comment"], "cosched:triad");
-        assert_eq!(m["StdOut"], "/tmp/x.out");
     }
 
     proptest::proptest! {

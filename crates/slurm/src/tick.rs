@@ -18,12 +18,25 @@
 //!   cores, in the scheduling pass Slurm runs at that moment, instead of
 //!   waiting a round and then Slurm's next periodic pass;
 //! - **stranded**: released jobs whose node went down or drained before
-//!   they started, and marked jobs someone else released; they are held
-//!   again and decided anew.
+//!   they started, jobs Slurm did not start within [`Checks::start_bound_s`]
+//!   of their release (a dependency never met, a begin time, a limit), and
+//!   marked jobs released without cosched's verified decision ([`mark`]:
+//!   by their user's `scontrol release`, or with a node or CPU count changed
+//!   since); they are held again and decided anew;
+//! - **set aside**: held jobs no node of the partition can ever fit, whose
+//!   dependency failed, or that Slurm did not start in time when last
+//!   released (until serve offers them again): reported, never queued, so
+//!   no policy waits on them.
 //!
 //! Which jobs are cosched's is Slurm's AdminComment: `cosched;held` from
-//! the submission rule (`job_submit.lua`), `cosched;policy=...` once
+//! the submission rule (`job_submit.lua`), cosched's signed decision once
 //! cosched released it.
+//!
+//! The engine carries out starts only; [`refused_policy`] names the
+//! policies whose other decisions (suspend, resume, move, overbooked
+//! cores) it cannot carry out, which `serve` refuses before it begins.
+
+use std::collections::BTreeSet;
 
 use cosched_engine::cores::CoreMap;
 use cosched_engine::policy::Cores;
@@ -31,7 +44,37 @@ use cosched_engine::validate::{check_decision, Act, JobState};
 use cosched_engine::{JobId, Policy, PoolInfo, QueuedJob, RunningJob, SimJob, SlowdownSource, View};
 use cosched_model::workload::PoolKind;
 
+use crate::mark::{Decision, Key, Signed};
 use crate::parse::{JobState as SlurmState, NodeInfo, QueueJob};
+
+/// Policies whose decisions the Slurm engine cannot carry out, with why;
+/// `serve` refuses them when it starts instead of at the first full node.
+pub const REFUSED: &[(&str, &str)] = &[
+    ("surpass", "it suspends running jobs, and this engine only starts jobs (Slurm's own suspend is issue 37)"),
+    ("timeshare", "its jobs take turns by suspend and resume, and this engine only starts jobs"),
+    ("sidestep", "it re-pins running jobs onto other cores, which Slurm cannot do to a running job"),
+    ("overbook", "it starts jobs on busy cores, and Slurm's partition gives each job cores of its own (OverSubscribe=NO)"),
+];
+
+/// Why the Slurm engine refuses the policy named `name`, if it does.
+pub fn refused_policy(name: &str) -> Option<&'static str> {
+    REFUSED.iter().find(|(n, _)| *n == name).map(|(_, why)| *why)
+}
+
+/// What a reading is checked against besides what Slurm says.
+#[derive(Debug, Clone)]
+pub struct Checks<'a> {
+    /// The key of cosched's marks; `None` takes marks as they read (for
+    /// display only: `status`).
+    pub key: Option<&'a Key>,
+    /// Unix seconds of the reading.
+    pub now: i64,
+    /// Seconds a released job may stay pending before it is held again.
+    pub start_bound_s: i64,
+    /// Held jobs not to offer the policy this round (not started in time
+    /// when last released), with why.
+    pub deferred: &'a BTreeSet<u64>,
+}
 
 /// What cosched knows of a job besides what Slurm says: its program
 /// identity (equal keys are twins) and its solo time estimate.
@@ -73,9 +116,10 @@ pub enum Action {
         /// The source's slowdown of the job beside them.
         predicted: f64,
     },
-    /// `scontrol hold job`: released onto `node`, which can no longer start
-    /// it (its state says why), or released by someone else (no node).
-    Rehold { job: u64, node: String, state: String },
+    /// `scontrol hold job` and the submission rule's mark again: released
+    /// without cosched's verified decision, or onto a node that cannot
+    /// start it, or not started by Slurm in time (`late`).
+    Rehold { job: u64, why: String, late: bool },
 }
 
 /// One reading of the cluster, ready for the policy.
@@ -86,15 +130,17 @@ pub struct Round {
     pub queue: Vec<JobId>,
     /// Usable nodes of the partition, in `sinfo` order.
     pub nodes: Vec<RoundNode>,
-    /// Released jobs whose node cannot start them any more: (job, node, node state).
-    pub stranded: Vec<(u64, String, String)>,
+    /// Jobs to hold again: (job, why, not started in time).
+    pub stranded: Vec<(u64, String, bool)>,
+    /// Held jobs not offered to the policy: (job, why).
+    pub aside: Vec<(u64, String)>,
 }
 
 impl Round {
     /// Reads `jobs` and `nodes` (of every partition; only `partition`'s are
     /// used), asking `identify` for each job's program and solo time.
-    pub fn new(jobs: &[QueueJob], nodes: &[NodeInfo], partition: &str, identify: &dyn Fn(&QueueJob) -> Identity) -> Round {
-        let mut round = Round { jobs: Vec::new(), queue: Vec::new(), nodes: Vec::new(), stranded: Vec::new() };
+    pub fn new(jobs: &[QueueJob], nodes: &[NodeInfo], partition: &str, identify: &dyn Fn(&QueueJob) -> Identity, checks: &Checks) -> Round {
+        let mut round = Round { jobs: Vec::new(), queue: Vec::new(), nodes: Vec::new(), stranded: Vec::new(), aside: Vec::new() };
         let mut mine: Vec<&QueueJob> = jobs.iter().filter(|j| j.partition == partition).collect();
         mine.sort_by_key(|j| (j.submit.unwrap_or(i64::MAX), j.id));
         let add = |round: &mut Round, j: &QueueJob| -> JobId {
@@ -115,10 +161,21 @@ impl Round {
             }
             round.nodes.push(RoundNode { name: n.name.clone(), cpus: n.cpus, placed: Vec::new() });
         }
+        // The largest node of the partition, usable now or not: a job larger
+        // than it can never start, however long it waits.
+        let largest = nodes.iter().filter(|n| n.partition == partition).map(|n| n.cpus).max();
         for j in &mine {
             if j.held_for_cosched() {
-                let id = add(&mut round, j);
-                round.queue.push(id);
+                if let Some(max) = largest.filter(|&m| j.cpus > m) {
+                    round.aside.push((j.id, format!("needs {} CPUs; no node of partition {partition} has more than {max}", j.cpus)));
+                } else if j.dependency_failed() {
+                    round.aside.push((j.id, format!("its dependency can never be met ({})", j.dependency)));
+                } else if checks.deferred.contains(&j.id) {
+                    round.aside.push((j.id, "Slurm did not start it in time when it was last released; offered again later".into()));
+                } else {
+                    let id = add(&mut round, j);
+                    round.queue.push(id);
+                }
             } else if j.state == SlurmState::Completing {
                 // Done: see the module doc.
             } else if j.state.holds_cores() {
@@ -129,18 +186,37 @@ impl Round {
                         round.nodes[k].placed.push(id);
                     }
                 }
-            } else if j.escaped() {
-                round.stranded.push((j.id, String::new(), "released without a decision".into()));
-            } else if j.released_pending() && j.requested.len() == 1 {
-                let node = &j.requested[0];
-                match round.nodes.iter().position(|n| n.name == *node) {
+            } else if j.released_marked() {
+                let decision = match checks.key {
+                    Some(key) => Decision::verify(key, &Signed { id: j.id, submit: j.submit, cpus: j.cpus }, &j.admin_comment),
+                    None => Decision::read_unverified(&j.admin_comment),
+                };
+                let d = match decision {
+                    Ok(d) if j.requested == [d.node.clone()] => d,
+                    Ok(d) => {
+                        let why = format!("released onto {} by cosched, but its required nodes are now `{}`", d.node, j.requested.join(","));
+                        round.stranded.push((j.id, why, false));
+                        continue;
+                    }
+                    Err(why) => {
+                        round.stranded.push((j.id, format!("released without cosched's verified decision: {why}"), false));
+                        continue;
+                    }
+                };
+                let late = checks.now - d.at;
+                if checks.key.is_some() && late > checks.start_bound_s {
+                    let why = format!("released onto {} {late} s ago and not started by Slurm (its reason: {})", d.node, j.reason);
+                    round.stranded.push((j.id, why, true));
+                    continue;
+                }
+                match round.nodes.iter().position(|n| n.name == d.node) {
                     Some(k) => {
                         let id = add(&mut round, j);
                         round.nodes[k].placed.push(id);
                     }
                     None => {
-                        let state = nodes.iter().find(|n| n.name == *node).map_or("gone".to_string(), |n| n.state.clone());
-                        round.stranded.push((j.id, node.clone(), state));
+                        let state = nodes.iter().find(|n| n.name == d.node).map_or("gone".to_string(), |n| n.state.clone());
+                        round.stranded.push((j.id, format!("released onto {}, which is {state}", d.node), false));
                     }
                 }
             }
@@ -156,17 +232,21 @@ impl Round {
     /// Asks `policy` node by node (the queue shared, each start taken out of
     /// it) until it returns no decision for any node; `t` is the engine's
     /// clock and `now` the Unix time progress is reckoned at. Every decision
-    /// goes through the one validation of `cosched-engine`.
-    pub fn decide(&self, policy: &mut dyn Policy, source: &dyn SlowdownSource, t: f64, now: i64) -> Result<Vec<Action>, String> {
+    /// goes through the one validation of `cosched-engine`. A decision it
+    /// refuses, or one this engine cannot carry out, ends that node's turn
+    /// for the round with a note (the other nodes are still asked): a round
+    /// never stops on one policy's mistake.
+    pub fn decide(&self, policy: &mut dyn Policy, source: &dyn SlowdownSource, t: f64, now: i64) -> (Vec<Action>, Vec<String>) {
+        let mut notes = Vec::new();
         let mut actions: Vec<Action> =
-            self.stranded.iter().map(|(job, node, state)| Action::Rehold { job: *job, node: node.clone(), state: state.clone() }).collect();
+            self.stranded.iter().map(|(job, why, late)| Action::Rehold { job: *job, why: why.clone(), late: *late }).collect();
         let sim: Vec<SimJob> = self
             .jobs
             .iter()
             .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: j.solo, pool: 0, cores: j.cores, program: j.program.clone(), variants: vec![] })
             .collect();
         let mut queue = self.queue.clone();
-        for node in &self.nodes {
+        'nodes: for node in &self.nodes {
             let pools = [PoolInfo { name: "host".into(), cores: node.cpus, kind: PoolKind::Cpu }];
             let mut placed = node.placed.clone();
             // Slurm binds a job to whichever cores cons_tres gives it; to the
@@ -222,13 +302,18 @@ impl Round {
                             JobState::Elsewhere
                         }
                     };
-                    let act = check_decision(&d, &sim, state, &map)
-                        .map_err(|why| format!("node {}: policy decision {d} refused: {why}", node.name))?;
-                    let (job, cpus) = match act {
-                        Act::Start { job, cpus, .. } => (job, cpus),
+                    let (job, cpus) = match check_decision(&d, &sim, state, &map) {
+                        Ok(Act::Start { job, cpus, .. }) => (job, cpus),
                         // Slurm's own suspend and its core binding are not
                         // driven by cosched: only starts are carried out.
-                        other => return Err(format!("node {}: `{d}` ({other:?}) is not something the Slurm engine carries out; it only starts jobs", node.name)),
+                        Ok(other) => {
+                            notes.push(format!("node {}: `{d}` ({other:?}) is not something the Slurm engine carries out; it only starts jobs", node.name));
+                            continue 'nodes;
+                        }
+                        Err(why) => {
+                            notes.push(format!("node {}: policy decision {d} refused: {why}", node.name));
+                            continue 'nodes;
+                        }
                     };
                     let predicted = source.slowdown(job, &placed);
                     actions.push(Action::Release {
@@ -244,25 +329,27 @@ impl Round {
                 }
             }
         }
-        Ok(actions)
+        (actions, notes)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cosched_engine::Decision;
     use crate::parse::JobState;
+    use cosched_engine::Decision as Dec;
 
+    const KEY: Key = Key::from_bytes([9; 32]);
+    const NOW: i64 = 1000;
+    const BOUND: i64 = 60;
+
+    /// A job; pending with a priority and a required node: released by
+    /// cosched at `NOW - 10`, its mark signed.
     fn job(id: u64, state: JobState, reason: &str, priority: u64, nodes: &[&str], requested: &[&str], name: &str) -> QueueJob {
-        let admin_comment = match (reason, requested.is_empty()) {
-            ("JobHeldAdmin", _) => crate::parse::HELD.to_string(),
-            (_, false) => format!("{}noplan;node={}", crate::parse::RELEASED, requested[0]),
-            _ => String::new(),
-        };
-        QueueJob {
-            admin_comment,
+        let mut j = QueueJob {
+            admin_comment: String::new(),
             stdout: String::new(),
+            work_dir: String::new(),
             id,
             partition: "cosched".into(),
             state,
@@ -274,10 +361,24 @@ mod tests {
             submit: Some(id as i64),
             start: Some(100),
             end: None,
+            exit_code: 0,
+            dependency: String::new(),
+            user_id: Some(1000),
             name: name.into(),
             command: String::new(),
             comment: String::new(),
-        }
+        };
+        j.admin_comment = match (reason, requested.first()) {
+            ("JobHeldAdmin", _) => crate::parse::HELD.to_string(),
+            (_, Some(node)) => mark(&j, node, NOW - 10),
+            _ => String::new(),
+        };
+        j
+    }
+
+    fn mark(j: &QueueJob, node: &str, at: i64) -> String {
+        let d = crate::mark::Decision { policy: "noplan".into(), node: node.into(), beside: vec![], predicted: 1.0, at };
+        d.write(&KEY, &Signed { id: j.id, submit: j.submit, cpus: j.cpus })
     }
 
     fn held(id: u64, name: &str) -> QueueJob {
@@ -290,6 +391,22 @@ mod tests {
 
     fn by_name(j: &QueueJob) -> Identity {
         Identity { program: j.name.clone(), solo: 10.0 }
+    }
+
+    fn round(jobs: &[QueueJob], nodes: &[NodeInfo]) -> Round {
+        round_deferring(jobs, nodes, &BTreeSet::new())
+    }
+
+    fn round_deferring(jobs: &[QueueJob], nodes: &[NodeInfo], deferred: &BTreeSet<u64>) -> Round {
+        Round::new(jobs, nodes, "cosched", &by_name, &Checks { key: Some(&KEY), now: NOW, start_bound_s: BOUND, deferred })
+    }
+
+    fn released(a: &[Action]) -> Vec<(u64, String)> {
+        a.iter().filter_map(|a| match a { Action::Release { job, node, .. } => Some((*job, node.clone())), _ => None }).collect()
+    }
+
+    fn reheld(a: &[Action]) -> Vec<u64> {
+        a.iter().filter_map(|a| match a { Action::Rehold { job, .. } => Some(*job), _ => None }).collect()
     }
 
     /// Twins (same program) slow each other 2x; anything else 1x.
@@ -306,9 +423,9 @@ mod tests {
     /// Unconditional co-execution: start queue heads while they fit.
     struct Fill;
     impl Policy for Fill {
-        fn decide(&mut self, v: &View) -> Vec<Decision> {
+        fn decide(&mut self, v: &View) -> Vec<Dec> {
             match v.queue.first() {
-                Some(q) if v.free_cores(0) >= q.cores => vec![Decision::Start { job: q.id, pool: 0 }],
+                Some(q) if v.free_cores(0) >= q.cores => vec![Dec::Start { job: q.id, pool: 0 }],
                 _ => Vec::new(),
             }
         }
@@ -317,11 +434,11 @@ mod tests {
     /// Refuses to start a job beside its twin.
     struct NoTwin;
     impl Policy for NoTwin {
-        fn decide(&mut self, v: &View) -> Vec<Decision> {
+        fn decide(&mut self, v: &View) -> Vec<Dec> {
             v.queue
                 .iter()
                 .find(|q| v.free_cores(0) >= q.cores && v.running.iter().all(|r| v.slowdown.score(q.id, r.id) < 50.0))
-                .map(|q| vec![Decision::Start { job: q.id, pool: 0 }])
+                .map(|q| vec![Dec::Start { job: q.id, pool: 0 }])
                 .unwrap_or_default()
         }
     }
@@ -335,74 +452,111 @@ mod tests {
             job(2, JobState::Pending, "Resources", 1, &[], &["n2"], "released"),
             job(4, JobState::Pending, "JobHeldUser", 0, &[], &[], "user-held"),
         ];
-        let r = Round::new(&jobs, &[node("n1", "mixed"), node("n2", "idle")], "cosched", &by_name);
+        let r = round(&jobs, &[node("n1", "mixed"), node("n2", "idle")]);
         let q: Vec<u64> = r.queue.iter().map(|&i| r.jobs[i].slurm).collect();
         assert_eq!(q, [3, 5], "a user's own hold is not cosched's to release");
         let on = |k: usize| r.nodes[k].placed.iter().map(|&i| r.jobs[i].slurm).collect::<Vec<_>>();
         assert_eq!((on(0), on(1)), (vec![1], vec![2]));
-        assert!(r.stranded.is_empty());
+        assert!(r.stranded.is_empty() && r.aside.is_empty());
     }
 
     #[test]
     fn a_released_job_whose_node_drained_is_held_again_and_the_node_gets_nothing() {
         let jobs = vec![job(2, JobState::Pending, "ReqNodeNotAvail", 1, &[], &["n1"], "x"), held(3, "y")];
-        let r = Round::new(&jobs, &[node("n1", "drained"), node("n2", "idle")], "cosched", &by_name);
-        assert_eq!(r.stranded, [(2, "n1".to_string(), "drained".to_string())]);
+        let r = round(&jobs, &[node("n1", "drained"), node("n2", "idle")]);
+        assert_eq!(r.stranded, [(2, "released onto n1, which is drained".to_string(), false)]);
         let src = TwinsHurt(&r);
-        let actions = r.decide(&mut Fill, &src, 0.0, 100).unwrap();
-        assert_eq!(actions[0], Action::Rehold { job: 2, node: "n1".into(), state: "drained".into() });
-        assert!(matches!(&actions[1], Action::Release { job: 3, node, .. } if node == "n2"));
-        assert_eq!(actions.len(), 2);
+        let (actions, notes) = r.decide(&mut Fill, &src, 0.0, NOW);
+        assert!(notes.is_empty());
+        assert_eq!(reheld(&actions), [2]);
+        assert_eq!(released(&actions), [(3, "n2".to_string())]);
     }
 
     #[test]
-    fn a_marked_job_released_without_a_decision_is_held_again() {
-        // Released by its user, or by a cosched stopped between the release
-        // and writing its decision: pending, priority above 0, still marked.
-        let mut j = held(4, "x");
-        j.priority = 1000;
-        let r = Round::new(&[j], &[node("n1", "idle")], "cosched", &by_name);
-        assert!(r.queue.is_empty());
+    fn a_marked_job_released_without_a_verified_decision_is_held_again() {
+        // Released by its user (still marked held), with a mark its user
+        // could have got into the AdminComment through a parser or an
+        // operator, signed for another job, or moved to another node.
+        let mut by_user = held(4, "x");
+        by_user.priority = 1000;
+        let mut forged = job(5, JobState::Pending, "Resources", 1, &[], &["n1"], "x");
+        forged.admin_comment = "cosched;policy=x;node=n1;beside=-;predicted=1.000;at=990".into();
+        let mut copied = job(6, JobState::Pending, "Resources", 1, &[], &["n1"], "x");
+        copied.admin_comment = job(7, JobState::Pending, "Resources", 1, &[], &["n1"], "x").admin_comment;
+        let mut moved = job(8, JobState::Pending, "Resources", 1, &[], &["n1"], "x");
+        moved.requested = vec!["n2".into()];
+        let mut grown = job(9, JobState::Pending, "Resources", 1, &[], &["n1"], "x");
+        grown.cpus = 2;
+        let r = round(&[by_user, forged, copied, moved, grown], &[node("n1", "idle"), node("n2", "idle")]);
+        assert!(r.queue.is_empty() && r.nodes.iter().all(|n| n.placed.is_empty()), "{r:?}");
         let src = TwinsHurt(&r);
-        let a = r.decide(&mut Fill, &src, 0.0, 100).unwrap();
-        assert_eq!(a, [Action::Rehold { job: 4, node: String::new(), state: "released without a decision".into() }]);
+        let (a, _) = r.decide(&mut Fill, &src, 0.0, NOW);
+        assert_eq!(reheld(&a), [4, 5, 6, 8, 9]);
+        assert!(r.stranded.iter().filter(|s| s.0 != 8).all(|s| s.1.starts_with("released without cosched's verified decision")), "{:?}", r.stranded);
+        assert!(r.stranded.iter().any(|s| s.0 == 8 && s.1.contains("required nodes are now `n2`")));
+    }
+
+    #[test]
+    fn a_released_job_slurm_does_not_start_within_the_bound_is_held_again_and_its_cores_freed() {
+        let mut late = job(2, JobState::Pending, "Dependency", 1, &[], &["n1"], "x");
+        late.admin_comment = mark(&late, "n1", NOW - BOUND - 1);
+        let on_time = job(3, JobState::Pending, "Resources", 1, &[], &["n1"], "y");
+        let r = round(&[late, on_time, held(4, "z")], &[node("n1", "idle")]);
+        assert_eq!(r.stranded.len(), 1);
+        let (job, why, is_late) = &r.stranded[0];
+        assert_eq!((*job, *is_late), (2, true));
+        assert_eq!(why, "released onto n1 61 s ago and not started by Slurm (its reason: Dependency)");
+        let src = TwinsHurt(&r);
+        let (a, _) = r.decide(&mut Fill, &src, 0.0, NOW);
+        // Its core is free again: the held job takes it beside job 3.
+        assert_eq!(released(&a), [(4, "n1".to_string())]);
+    }
+
+    #[test]
+    fn jobs_that_can_never_start_are_set_aside_and_the_queue_behind_them_runs() {
+        let mut huge = held(1, "huge");
+        huge.cpus = 64;
+        let mut orphan = held(2, "orphan");
+        orphan.dependency = "afterok:1(failed)".into();
+        let deferred: BTreeSet<u64> = [3].into();
+        let r = round_deferring(&[huge, orphan, held(3, "late"), held(4, "a")], &[node("n1", "idle"), node("n2", "drained")], &deferred);
+        assert_eq!(r.aside.iter().map(|a| a.0).collect::<Vec<_>>(), [1, 2, 3]);
+        assert_eq!(r.aside[0].1, "needs 64 CPUs; no node of partition cosched has more than 2");
+        let src = TwinsHurt(&r);
+        // An exclusive-like FCFS policy would wait for ever on job 1 at the head.
+        assert_eq!(released(&r.decide(&mut Fill, &src, 0.0, NOW).0), [(4, "n1".to_string())]);
     }
 
     #[test]
     fn twins_are_kept_apart_by_a_policy_that_reads_the_score_and_not_by_one_that_fills() {
         let jobs = vec![held(1, "stream"), held(2, "stream"), held(3, "compute")];
-        let r = Round::new(&jobs, &[node("n1", "idle")], "cosched", &by_name);
+        let r = round(&jobs, &[node("n1", "idle")]);
         let src = TwinsHurt(&r);
-        let released = |a: Vec<Action>| {
-            a.into_iter().map(|a| match a { Action::Release { job, .. } => job, other => panic!("{other:?}") }).collect::<Vec<_>>()
-        };
-        assert_eq!(released(r.decide(&mut Fill, &src, 0.0, 100).unwrap()), [1, 2]);
-        assert_eq!(released(r.decide(&mut NoTwin, &src, 0.0, 100).unwrap()), [1, 3]);
+        let ids = |a: (Vec<Action>, Vec<String>)| released(&a.0).into_iter().map(|x| x.0).collect::<Vec<_>>();
+        assert_eq!(ids(r.decide(&mut Fill, &src, 0.0, NOW)), [1, 2]);
+        assert_eq!(ids(r.decide(&mut NoTwin, &src, 0.0, NOW)), [1, 3]);
     }
 
     #[test]
     fn a_release_records_what_it_was_placed_beside_and_its_prediction() {
         let jobs = vec![job(1, JobState::Running, "None", 1, &["n1"], &[], "stream"), held(2, "stream")];
-        let r = Round::new(&jobs, &[node("n1", "mixed")], "cosched", &by_name);
+        let r = round(&jobs, &[node("n1", "mixed")]);
         let src = TwinsHurt(&r);
-        let a = r.decide(&mut Fill, &src, 0.0, 105).unwrap();
+        let (a, _) = r.decide(&mut Fill, &src, 0.0, 105);
         assert_eq!(a, [Action::Release { job: 2, node: "n1".into(), beside: vec![1], predicted: 2.0 }]);
     }
 
     #[test]
     fn a_completing_job_frees_its_cores_to_the_policy_and_is_not_beside_the_next() {
-        // Job 1's script has exited (Slurm still cleans up): the node's two
-        // cores are job 2's and the next job's, and the release names only
-        // job 2 as a co-runner.
         let jobs = vec![
             job(1, JobState::Completing, "None", 1, &["n1"], &[], "stream"),
             job(2, JobState::Running, "None", 1, &["n1"], &[], "compute"),
             held(3, "stream"),
         ];
-        let r = Round::new(&jobs, &[node("n1", "mixed")], "cosched", &by_name);
+        let r = round(&jobs, &[node("n1", "mixed")]);
         assert_eq!(r.nodes[0].placed.iter().map(|&i| r.jobs[i].slurm).collect::<Vec<_>>(), [2]);
         let src = TwinsHurt(&r);
-        let a = r.decide(&mut NoTwin, &src, 0.0, 100).unwrap();
+        let (a, _) = r.decide(&mut NoTwin, &src, 0.0, NOW);
         assert_eq!(a, [Action::Release { job: 3, node: "n1".into(), beside: vec![2], predicted: 1.0 }]);
     }
 
@@ -415,28 +569,49 @@ mod tests {
             held(4, "d"),
             held(5, "e"),
         ];
-        let r = Round::new(&jobs, &[node("n1", "allocated"), node("n2", "idle")], "cosched", &by_name);
+        let r = round(&jobs, &[node("n1", "allocated"), node("n2", "idle")]);
         let src = TwinsHurt(&r);
-        let a = r.decide(&mut Fill, &src, 0.0, 100).unwrap();
-        let placed: Vec<(u64, String)> = a
-            .into_iter()
-            .map(|a| match a { Action::Release { job, node, .. } => (job, node), other => panic!("{other:?}") })
-            .collect();
-        assert_eq!(placed, [(3, "n2".to_string()), (4, "n2".to_string())]);
+        assert_eq!(released(&r.decide(&mut Fill, &src, 0.0, NOW).0), [(3, "n2".to_string()), (4, "n2".to_string())]);
     }
 
     #[test]
-    fn a_decision_the_node_has_no_room_for_is_refused_by_the_engine_validation() {
+    fn a_decision_refused_or_not_carried_out_on_one_node_leaves_the_other_nodes_asked() {
         struct Greedy;
         impl Policy for Greedy {
-            fn decide(&mut self, v: &View) -> Vec<Decision> {
-                v.queue.iter().map(|q| Decision::Start { job: q.id, pool: 0 }).collect()
+            fn decide(&mut self, v: &View) -> Vec<Dec> {
+                v.queue.iter().map(|q| Dec::Start { job: q.id, pool: 0 }).collect()
             }
         }
         let jobs = vec![held(1, "a"), held(2, "b"), held(3, "c")];
-        let r = Round::new(&jobs, &[node("n1", "idle")], "cosched", &by_name);
+        let r = round(&jobs, &[node("n1", "idle"), node("n2", "idle")]);
         let src = TwinsHurt(&r);
-        let e = r.decide(&mut Greedy, &src, 0.0, 100).unwrap_err();
-        assert!(e.contains("node n1") && e.contains("needs 1 cores; pool 0 has 0 free"), "{e}");
+        let (a, notes) = r.decide(&mut Greedy, &src, 0.0, NOW);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("node n1") && notes[0].contains("needs 1 cores; pool 0 has 0 free"), "{notes:?}");
+        // n1 took what fit; the job it had no room for went to n2.
+        assert_eq!(released(&a), [(1, "n1".to_string()), (2, "n1".to_string()), (3, "n2".to_string())]);
+
+        struct Suspender;
+        impl Policy for Suspender {
+            fn decide(&mut self, v: &View) -> Vec<Dec> {
+                v.running.iter().map(|r| Dec::Suspend { job: r.id }).collect()
+            }
+        }
+        let jobs = vec![job(1, JobState::Running, "None", 1, &["n1"], &[], "a"), held(2, "b")];
+        let r = round(&jobs, &[node("n1", "mixed")]);
+        let src = TwinsHurt(&r);
+        let (a, notes) = r.decide(&mut Suspender, &src, 0.0, NOW);
+        assert!(a.is_empty());
+        assert!(notes[0].contains("only starts jobs"), "{notes:?}");
+    }
+
+    #[test]
+    fn policies_that_suspend_move_or_overbook_are_refused_by_name() {
+        for name in ["surpass", "timeshare", "sidestep", "overbook"] {
+            assert!(refused_policy(name).is_some(), "{name}");
+        }
+        for name in ["exclusive", "noplan", "conflict-aware", "no-twins", "wait", "colocate"] {
+            assert_eq!(refused_policy(name), None, "{name}");
+        }
     }
 }

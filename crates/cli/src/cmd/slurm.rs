@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use cosched_app::slurm::{hook, serve, status, submit, ServeRequest, SlurmTarget, SubmitRequest};
+use cosched_model::text::printable;
 use cosched_report::table;
 
 use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs};
@@ -80,6 +81,8 @@ pub struct TargetArgs {
     pub predictor: PredictorArgs,
     #[command(flatten)]
     pub db: DbArgs,
+    #[arg(long, value_name = "FILE", help = "The key that signs cosched's decisions in AdminComments (created, mode 0600, if missing; default: slurm-mark.key beside the database)")]
+    pub mark_key: Option<PathBuf>,
     #[command(flatten)]
     pub json: JsonArgs,
 }
@@ -100,6 +103,8 @@ pub struct ServeArgs {
     /// Also run a round as soon as `cosched slurm hook --hook NAME` (a Slurm epilog) says a job ended.
     #[arg(long, env = "COSCHED_SLURM_HOOK", value_name = "NAME")]
     pub hook: Option<String>,
+    #[arg(long, value_name = "S", default_value_t = 120.0, help = "Seconds a released job may stay pending (a dependency never met, a begin time) before it is held again and its cores freed")]
+    pub start_bound: f64,
 }
 
 fn target(a: TargetArgs) -> SlurmTarget {
@@ -109,6 +114,7 @@ fn target(a: TargetArgs) -> SlurmTarget {
         workload: a.workload,
         predictor: a.predictor.predictor.unwrap_or_else(|| "measured".into()),
         db: a.db.db,
+        key: a.mark_key,
     }
 }
 
@@ -116,13 +122,14 @@ pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
     match a.cmd {
         SlurmCmd::Serve(s) => {
             let json = s.target.json.json;
-            let req =
-                ServeRequest { target: target(s.target), policy: s.policy, interval: s.interval, exit_idle: s.exit_idle, hook: s.hook };
+            let (policy, interval, exit_idle, hook, start_bound) = (s.policy, s.interval, s.exit_idle, s.hook, s.start_bound);
+            let req = ServeRequest { target: target(s.target), policy, interval, exit_idle, hook, start_bound };
             let r = serve(&req, &ctx())?;
             if json {
                 return print_json(&r);
             }
-            println!("{} rounds, {} released, {} held again, {} finished jobs learned", r.rounds, r.released.len(), r.reheld.len(), r.learned);
+            let (released, reheld, skipped) = (r.released.len(), r.reheld.len(), r.skipped.len());
+            println!("{} rounds, {released} released, {reheld} held again, {} finished jobs learned, {skipped} skipped", r.rounds, r.learned);
             Ok(())
         }
         SlurmCmd::Submit(s) => {
@@ -146,20 +153,14 @@ pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
             if json {
                 return print_json(&r);
             }
-            let nodes: Vec<Vec<String>> = r.nodes.iter().map(|n| vec![n.name.clone(), n.state.clone(), n.cpus.to_string()]).collect();
+            let p = |s: &str| printable(s).into_owned(); // job names, reasons, decisions: users' text, escaped
+            let nodes: Vec<Vec<String>> = r.nodes.iter().map(|n| vec![p(&n.name), p(&n.state), n.cpus.to_string()]).collect();
             println!("{}\n", table(&["node", "state", "CPUs"], &nodes));
-            let jobs: Vec<Vec<String>> = r
-                .jobs
-                .iter()
-                .map(|j| vec![j.id.to_string(), j.name.clone(), j.state.clone(), j.node.clone(), j.decision.clone()])
-                .collect();
+            let jobs: Vec<Vec<String>> = r.jobs.iter().map(|j| vec![j.id.to_string(), p(&j.name), p(&j.state), p(&j.node), p(&j.decision)]).collect();
             println!("{}\n", table(&["job", "name", "state", "node", "cosched's decision"], &jobs));
-            let pairs: Vec<Vec<String>> = r
-                .pairs
-                .iter()
-                .map(|p| vec![p.node.clone(), format!("{} + {}", p.a, p.b), format!("{:.3}", p.slowdown_a), format!("{:.3}", p.slowdown_b)])
-                .collect();
-            println!("{}\n{}", table(&["node", "pair", "predicted a", "predicted b"], &pairs), r.source);
+            let pair = |x: &cosched_app::slurm::PairRow| vec![p(&x.node), format!("{} + {}", x.a, x.b), format!("{:.3}", x.slowdown_a), format!("{:.3}", x.slowdown_b)];
+            let pairs: Vec<Vec<String>> = r.pairs.iter().map(pair).collect();
+            println!("{}\n{}", table(&["node", "pair", "predicted a", "predicted b"], &pairs), p(&r.source));
             Ok(())
         }
     }

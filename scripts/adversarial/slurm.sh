@@ -1,0 +1,51 @@
+# Issue 36: Slurm fields are untrusted, serve never stalls. Sourced by
+# scripts/adversarial.sh (check, rc, wl, has, $C, $W, $root).
+echo "== slurm: untrusted job fields, policies refused, nothing stalls"
+for p in surpass timeshare sidestep overbook; do
+    check "slurm serve --policy $p: refused at start" 2 "$(rc $C slurm serve --policy $p --db "$W/slurm-refused.db")"
+    check "  says why" yes "$(has 'cannot carry out')"
+done
+if [ $root = 1 ] && command -v slurmctld >/dev/null && command -v munged >/dev/null; then
+    S="$W/slurm-cluster"
+    sl() { COSCHED_SLURM_DIR=$S COSCHED_SLURM_PORT=$((21000 + $$ % 5000 * 2)) COSCHED_SLURM_NODES=2 COSCHED_SLURM_HOOK_AT=none scripts/slurm-local.sh "$@"; }
+    sl start >/dev/null 2>&1
+    export SLURM_CONF="$S/etc/slurm.conf"
+    mkfifo "$W/slurm-fifo"
+    exec 7<>"$W/slurm-fifo"
+    swl=$(wl slurmwl '[[pools]]
+name = "host"
+cores = 1
+[[jobs]]
+name = "c1"
+command = "true"')
+    js='#!/bin/sh
+echo "{\"wall_s\": 0.000001}"'
+    printf '%s\n' "$js" >"$W/slurm-job.sh"
+    nl=$(printf 'n\nx\037y')
+    forged=$(sbatch --parsable -p cosched -J "$nl" --begin=now+3 -o "$W/slurm-%j.out" \
+        --comment="AdminComment=cosched;policy=x;node=c1;beside=-;predicted=1.000 Priority=1" "$W/slurm-job.sh")
+    scontrol release "$forged"
+    esc=$(printf 'e\033[2Jx')
+    escid=$(sbatch --parsable -p cosched -J "$esc" -o /dev/null "$W/slurm-job.sh")
+    zero=$(sbatch --parsable -p cosched -J c1 --comment=cosched:c1 -o /dev/zero "$W/slurm-job.sh")
+    fifo=$(sbatch --parsable -p cosched -J c1 --comment=cosched:c1 -o "$W/slurm-fifo" "$W/slurm-job.sh")
+    wide=$(sbatch --parsable -p cosched -n 3 -o /dev/null --wrap true)
+    $C slurm status --workload "$swl" --db "$W/slurm.db" >"$W/slurm-status" 2>&1
+    check "slurm status: no raw escape from a job name" 0 "$(grep -c "$(printf '\033')" "$W/slurm-status")"
+    check "  the name shown escaped" yes "$(grep -q 'e\\e\[2Jx' "$W/slurm-status" && echo yes || echo no)"
+    got=$(timeout 120 $C slurm serve --workload "$swl" --db "$W/slurm.db" --policy exclusive --interval 0.2 \
+        --exit-idle 2 --start-bound 3 --json >"$W/slurm-serve.json" 2>"$W/err"; echo $?)
+    check "serve beside newline names, forged marks, /dev/zero, a FIFO, a 3-CPU job" 0 "$got"
+    check "  the job its user released was held again" yes "$(has "job $forged held again: released without cosched's verified decision")"
+    check "  no raw control character in its log" 0 "$(grep -c "$(printf '[\033\037]')" "$W/err")"
+    check "  the 3-CPU job set aside, not blocking" yes "$(has "job $wide set aside")"
+    for id in $forged $escid $zero $fifo; do
+        check "  job $id completed" COMPLETED "$(squeue -h -t all -j "$id" -o %T)"
+    done
+    exec 7>&-
+    scancel "$wide"
+    unset SLURM_CONF
+    sl stop >/dev/null 2>&1
+else
+    skip "slurm hostile jobs" "needs root, slurmctld and munged (./install.sh --deps-only)"
+fi
