@@ -330,4 +330,12 @@ mod tests {
         assert!(spec_in(WITH_A_NEW_POLICY, "oldest:patience=65").unwrap_err().contains("patience=65: expected a whole number <= 64"));
         assert!(params::markdown_table(WITH_A_NEW_POLICY, "policy").contains("| `oldest` |"));
     }
+
+    #[test]
+    fn a_timeshare_quantum_below_a_millisecond_is_refused_naming_the_floor() {
+        let e = resolve_spec("timeshare:quantum=1e-9").map(|_| ()).unwrap_err();
+        assert!(e.contains("quantum=1e-9") && e.contains(">= 0.001"), "{e}");
+        assert!(resolve_spec("timeshare:quantum=0").is_err());
+        assert!(resolve_spec("timeshare:quantum=0.001").unwrap().build().is_ok());
+    }
 }
