@@ -484,6 +484,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             cores: j.cores,
             timeout: j.timeout,
             memory_mib: j.memory_mib,
+            pids_max: Some(j.pids_max()),
             solo: solo.as_ref().map(|(s, t, ..)| (*s, t.clone())),
             kernel: j.kernel().is_some(),
             env: j.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),

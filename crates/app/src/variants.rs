@@ -41,6 +41,7 @@ pub(crate) fn node_variants(j: &Job, w: &Workload, cals: &BTreeMap<String, Calib
                 cores: v.cores,
                 timeout: v.timeout,
                 memory_mib: v.memory_mib,
+                pids_max: Some(j.pids_max()),
                 // The stored solo time is the job's own way's, not this
                 // one's: no measured slowdown against it.
                 solo: None,

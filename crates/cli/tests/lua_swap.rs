@@ -147,3 +147,80 @@ fn the_governor_verb_sets_and_shows_the_level_in_its_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected high or low"));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "low\n", "a bad level changes nothing");
 }
+
+fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+#[test]
+fn a_swap_to_a_fifo_or_dev_zero_is_refused_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let wl = workload(d);
+    let (db, lock) = (d.join("c.db"), d.join("lock"));
+    let strategy = d.join("strategy.lua");
+    std::fs::copy(root().join("examples/lua/noplan.lua"), &strategy).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .arg("run")
+        .arg("--workload")
+        .arg(&wl)
+        .arg("--policy")
+        .arg(format!("lua:path={}", strategy.display()))
+        .args(["--solo", "stored", "--json", "--db"])
+        .arg(&db)
+        .arg("--lock")
+        .arg(&lock)
+        .env("COSCHED_DATA_DIR", d)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let hup = || nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGHUP).unwrap();
+    let go = |j: &str| std::fs::write(d.join(format!("go-{j}")), "").unwrap();
+
+    wait_until("job a starting", || started(&db, "a"));
+    std::fs::remove_file(&strategy).unwrap();
+    mkfifo(&strategy);
+    hup();
+    go("a");
+    // A reader blocked on the FIFO never started b.
+    wait_until("job b starting", || started(&db, "b"));
+    std::fs::remove_file(&strategy).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &strategy).unwrap();
+    hup();
+    go("b");
+    wait_until("job c starting", || started(&db, "c"));
+    go("c");
+    go("d");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &v["runs"][0];
+    let ended_ok = run["jobs"].as_array().unwrap().iter().filter(|j| j["end"]["status"] == "ok").count();
+    assert_eq!(ended_ok, 4, "{run}");
+    let notes: Vec<&str> = run["policy_events"].as_array().unwrap().iter().map(|n| n["detail"].as_str().unwrap()).collect();
+    let shown = strategy.display();
+    assert_eq!(
+        notes,
+        [
+            format!("Lua script {shown} is a FIFO; expected a regular file; the running script keeps deciding"),
+            format!("Lua script {shown} is a device; expected a regular file; the running script keeps deciding"),
+        ]
+    );
+
+    // Named as the script from the start: refused before anything runs.
+    let fifo = d.join("fifo.lua");
+    mkfifo(&fifo);
+    let out = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(["simulate", "--scenario"])
+        .arg(root().join("examples/scenarios/seed000.toml"))
+        .args(["--orders", "1", "--policy"])
+        .arg(format!("lua:path={}", fifo.display()))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("Lua script {} is a FIFO; expected a regular file", fifo.display())), "{stderr}");
+}

@@ -76,3 +76,33 @@ fn bench_simulate_times_the_trace_engine_exclusive_and_sharing() {
     assert!(d[1]["shared_jobs"].as_u64().unwrap() > 0, "conflict-aware shares some nodes");
     assert_eq!(d[1]["seconds"]["n"].as_u64(), Some(1));
 }
+
+#[test]
+fn a_gzip_bomb_is_refused_at_the_bound_with_exit_2_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("bomb.swf.gz");
+    // 8 gzip members of 1 MiB of zeros each: 8 MiB of "text" from about 8 KiB.
+    let made = Command::new("sh")
+        .arg("-c")
+        .arg(format!("head -c 1048576 /dev/zero | gzip -1 > m.gz && for i in 1 2 3 4 5 6 7 8; do cat m.gz; done > {}", bomb.display()))
+        .current_dir(dir.path())
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no gzip here to make the bomb");
+        return;
+    }
+    assert!(std::fs::metadata(&bomb).unwrap().len() < 64 << 10);
+    let run = |limit: &str| Command::new(env!("CARGO_BIN_EXE_cosched")).args(["simulate", "--swf"]).arg(&bomb).env("COSCHED_SWF_MAX_MIB", limit).output().unwrap();
+    let o = run("4");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("{}: inflates to over 4 MiB of text; expected a trace of at most that (COSCHED_SWF_MAX_MIB=MiB raises the bound)", bomb.display())), "{err}");
+    // Raised past it, the bomb inflates and is then refused as what it is: no text.
+    let o = run("16");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("inflates to") && err.contains("bomb.swf.gz"), "{err}");
+    let o = run("lots");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("COSCHED_SWF_MAX_MIB=lots: expected a whole number of MiB"));
+}

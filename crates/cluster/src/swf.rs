@@ -8,6 +8,11 @@
 //! refuses a malformed record with the file, the line and the field. Files
 //! starting with the gzip magic bytes are inflated first, so archive logs
 //! (`*.swf.gz`) are read as they are downloaded.
+//!
+//! What is read is bounded ([`MAX_FILE_BYTES`] of file, [`MAX_TEXT_BYTES`]
+//! of text once inflated; [`LIMIT_ENV`] raises both), so a gzip bomb or a
+//! device named as the trace is refused instead of taking the memory: the
+//! archive's largest logs are about 150 MB of text.
 
 use std::fmt;
 use std::io::Read;
@@ -123,17 +128,65 @@ impl fmt::Display for SwfError {
 
 impl std::error::Error for SwfError {}
 
-/// Reads `path`, inflating it when it is gzip (by its magic bytes, not its name).
+/// The most of a trace file read, compressed or not: 256 MiB.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+/// The most text a trace may hold, once inflated: 1 GiB, about 10 million
+/// records (the archive's largest logs are about 150 MB).
+pub const MAX_TEXT_BYTES: u64 = 1 << 30;
+/// An environment variable of MiB that replaces both bounds, for a bigger
+/// trace on a machine with the memory for it.
+pub const LIMIT_ENV: &str = "COSCHED_SWF_MAX_MIB";
+
+/// Reads `path`, inflating it when it is gzip (by its magic bytes, not its
+/// name), within the bounds: [`MAX_FILE_BYTES`] and [`MAX_TEXT_BYTES`], or
+/// [`LIMIT_ENV`] MiB for both when it is set.
 pub fn read(path: &Path) -> Result<Swf, SwfError> {
+    let (file_max, text_max) = match std::env::var(LIMIT_ENV) {
+        Err(_) => (MAX_FILE_BYTES, MAX_TEXT_BYTES),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(mib) if (1..=1 << 24).contains(&mib) => (mib << 20, mib << 20),
+            _ => {
+                return Err(SwfError {
+                    file: path.display().to_string(),
+                    line: None,
+                    message: format!("{LIMIT_ENV}={v}: expected a whole number of MiB from 1 to {}", 1u64 << 24),
+                })
+            }
+        },
+    };
+    read_bounded(path, file_max, text_max)
+}
+
+/// As [`read`], with at most `file_max` bytes of file and `text_max` of text.
+pub fn read_bounded(path: &Path, file_max: u64, text_max: u64) -> Result<Swf, SwfError> {
     let file = path.display().to_string();
     let whole = |message: String| SwfError { file: file.clone(), line: None, message };
-    let bytes = std::fs::read(path).map_err(|e| whole(format!("cannot read: {e}")))?;
+    let mib = |b: u64| if b >= 1 << 20 { format!("{} MiB", b >> 20) } else { format!("{b} bytes") };
+    let raise = format!("{LIMIT_ENV}=MiB raises the bound");
+    let f = std::fs::File::open(path).map_err(|e| whole(format!("cannot read: {e}")))?;
+    let too_big = || whole(format!("over {} of file; expected a trace of at most that ({raise})", mib(file_max)));
+    if f.metadata().is_ok_and(|m| m.is_file() && m.len() > file_max) {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    // Bounded again: a device or a FIFO has no length to check first.
+    f.take(file_max + 1).read_to_end(&mut bytes).map_err(|e| whole(format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > file_max {
+        return Err(too_big());
+    }
+    let too_much = |what: &str| whole(format!("{what} over {} of text; expected a trace of at most that ({raise})", mib(text_max)));
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(&bytes[..])
+            .take(text_max + 1)
             .read_to_end(&mut out)
             .map_err(|e| whole(format!("not a readable gzip file: {e}")))?;
+        if out.len() as u64 > text_max {
+            return Err(too_much("inflates to"));
+        }
         out
+    } else if bytes.len() as u64 > text_max {
+        return Err(too_much("holds"));
     } else {
         bytes
     };
@@ -315,6 +368,48 @@ mod tests {
         assert_eq!(read(&path).unwrap(), parse(TWO, &path.display().to_string()).unwrap());
         std::fs::write(&path, [0x1f, 0x8b, 0, 1, 2]).unwrap();
         assert!(read(&path).unwrap_err().to_string().contains("not a readable gzip file"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A gzip of `members` copies of one member inflating to `mib` MiB of
+    /// zeros: a bomb of members * mib MiB in about a thousandth of that.
+    fn bomb(mib: usize, members: usize) -> Vec<u8> {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&vec![0u8; mib << 20]).unwrap();
+        gz.finish().unwrap().repeat(members)
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_refused_at_the_inflated_bound_naming_the_file() {
+        let dir = std::env::temp_dir().join(format!("cosched-swf-bomb-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("bomb.swf.gz");
+        std::fs::write(&path, bomb(1, 4)).unwrap();
+        let e = read_bounded(&path, MAX_FILE_BYTES, 3 << 20).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: inflates to over 3 MiB of text; expected a trace of at most that (COSCHED_SWF_MAX_MIB=MiB raises the bound)", path.display()));
+        // At the bound exactly it inflates (and then is no SWF: zeros are no text).
+        let e = read_bounded(&path, MAX_FILE_BYTES, 4 << 20).unwrap_err().to_string();
+        assert!(!e.contains("inflates to"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_file_over_the_bound_is_refused_before_it_is_read() {
+        let dir = std::env::temp_dir().join(format!("cosched-swf-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.swf");
+        // Sparse: 3 GiB that take no disk, refused by its length.
+        std::fs::File::create(&path).unwrap().set_len(3 << 30).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: over 256 MiB of file; expected a trace of at most that (COSCHED_SWF_MAX_MIB=MiB raises the bound)", path.display()));
+        // A device has no length: its read stops at the bound.
+        let e = read_bounded(Path::new("/dev/zero"), 1 << 20, 1 << 20).unwrap_err().to_string();
+        assert!(e.starts_with("/dev/zero: over 1 MiB of file"), "{e}");
+        // Plain text past the text bound.
+        std::fs::write(&path, TWO.repeat(100)).unwrap();
+        let e = read_bounded(&path, 1 << 20, 1000).unwrap_err().to_string();
+        assert!(e.contains("holds over 1000 bytes of text"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use cosched_engine::policy::{Decision, JobOutcome, Params, Policy, View};
 use cosched_engine::validate::Refusal;
 use cosched_engine::{JobId, SlowdownSource};
+use cosched_sched::MIN_WAIT_S;
 use mlua::{ffi, ChunkMode, Compiler, Function, Lua, LuaOptions, StdLib, Table, Value, Variadic};
 
 use crate::live::{self, Governor, Level};
@@ -312,6 +313,8 @@ struct Script {
     wakes: bool,
     lent: Rc<Lent>,
     budget: u64,
+    /// `memory_mib`, for the message when the state runs out of it.
+    memory_mib: usize,
 }
 
 impl Script {
@@ -331,6 +334,8 @@ impl Script {
             libs |= StdLib::PACKAGE;
         }
         let lua = Lua::new_with(libs, LuaOptions::default()).map_err(|e| format!("{path}: cannot start Lua: {e}"))?;
+        // Before anything is built in it: the sandbox counts too.
+        lua.set_memory_limit(spec.memory_bytes()).map_err(|e| format!("{path}: cannot limit Lua's memory: {e}"))?;
         lua.set_compiler(compiler());
         let setup = || -> mlua::Result<Table> {
             let g = lua.globals();
@@ -433,6 +438,7 @@ impl Script {
         })()
         .map_err(|e| format!("{path}: {}", message(&e)))?;
         let wakes = source.contains("wake_at");
+        let memory_mib = spec.memory_bytes() >> 20;
         let mut script = Script {
             globals: g,
             wakes,
@@ -460,6 +466,7 @@ impl Script {
             wake: None,
             lent,
             budget,
+            memory_mib,
             lua,
         };
         script.start()?;
@@ -468,7 +475,20 @@ impl Script {
 
     /// The message of an error the script raised, as `explain` tells it.
     fn explain(&self, e: &mlua::Error) -> String {
-        explain(message(e), &self.path, &self.source, &self.grant)
+        self.out_of_memory(e, &self.path).unwrap_or_else(|| explain(message(e), &self.path, &self.source, &self.grant))
+    }
+
+    /// The message of an allocation the memory limit refused: Luau's own
+    /// ("not enough memory") names neither the line nor the limit.
+    fn out_of_memory(&self, e: &mlua::Error, at: &str) -> Option<String> {
+        fn is_memory(e: &mlua::Error) -> bool {
+            match e {
+                mlua::Error::MemoryError(_) => true,
+                mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => is_memory(cause),
+                _ => false,
+            }
+        }
+        is_memory(e).then(|| format!("{at}: memory limit of {} MiB exceeded (memory_mib=N raises it)", self.memory_mib))
     }
 
     /// Runs the script's chunk, finds its interface, and gives it a view no
@@ -573,14 +593,21 @@ impl Script {
             // seven values of `raw`'s contract as its stack slots 1 to 7, in
             // that order; `raw::decide` keeps to the contract written there.
             let r = unsafe { self.lua.exec_raw::<Value>(args, |l| raw::decide(l, pass, &mut filled, &mut fast)) };
-            r.map_err(|e| if filled { self.explain(&e) } else { format!("{}: {}", self.at, message(&e)) })?
+            r.map_err(|e| match self.out_of_memory(&e, &self.at) {
+                Some(m) => m,
+                None if filled => self.explain(&e),
+                None => format!("{}: {}", self.at, message(&e)),
+            })?
         };
         self.pooled = true;
-        // Only a time ahead: a stale one would have engines wake at once, again and again.
+        // Only a time ahead: a stale one would have engines wake at once,
+        // again and again; and at least MIN_WAIT_S ahead, since one of
+        // 1e-12 s never lets time pass.
         if self.wakes {
+            let ahead = |t: f64| Some(t.max(view.time + MIN_WAIT_S));
             self.wake = match self.globals.raw_get::<Value>("wake_at").map_err(|e| message(&e))? {
-                Value::Number(t) if t.is_finite() && t > view.time => Some(t),
-                Value::Integer(t) if f64::from(t) > view.time => Some(f64::from(t)),
+                Value::Number(t) if t.is_finite() && t > view.time => ahead(t),
+                Value::Integer(t) if f64::from(t) > view.time => ahead(f64::from(t)),
                 _ => None,
             };
         }
@@ -897,8 +924,49 @@ impl Policy for LuaPolicy {
     }
 }
 
+/// The most of a script file read: far above any strategy (the examples
+/// are a few KiB), far below what would hurt the runner's memory.
+pub const MAX_SCRIPT_BYTES: u64 = 1 << 20;
+
+/// Reads a script file: a regular file of at most [`MAX_SCRIPT_BYTES`],
+/// opened without blocking, so a FIFO, a device (`/dev/zero`, a terminal)
+/// or a huge file named as the script (first or on a swap) is refused with
+/// a message and never hangs the runner or fills its memory.
 fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read Lua script {}: {e}", path.display()))
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let cannot = |e: std::io::Error| format!("cannot read Lua script {}: {e}", path.display());
+    // O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        let t = meta.file_type();
+        let kind = if t.is_fifo() {
+            "a FIFO"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else if t.is_dir() {
+            "a directory"
+        } else {
+            "not a regular file"
+        };
+        return Err(format!("Lua script {} is {kind}; expected a regular file", path.display()));
+    }
+    let too_big = || format!("Lua script {} is over {} KiB; expected a script of at most that", path.display(), MAX_SCRIPT_BYTES >> 10);
+    if meta.len() > MAX_SCRIPT_BYTES {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    // Bounded again: the file may grow between the stat and the read.
+    file.take(MAX_SCRIPT_BYTES + 1).read_to_end(&mut bytes).map_err(cannot)?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|_| format!("Lua script {} is not UTF-8 text", path.display()))
 }
 
 /// Builds Lua policies from `lua:` parameters for one verb.

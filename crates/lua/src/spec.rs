@@ -37,6 +37,15 @@ pub const PARAMS: &[Param] = &[
         "registered policy that decides once the script errs, overruns its budget or decides what the engine would refuse",
     ),
     Param::new(
+        "memory_mib",
+        Kind::Uint { max: 1 << 20 },
+        // The view of a 100,000-job queue takes tens of MiB; a script that
+        // builds tables without end stops here instead of taking the
+        // node's memory (the runner's, and its jobs').
+        "256",
+        "MiB the script's Lua state may hold (1 or more); an allocation past it fails the call, and the fallback decides",
+    ),
+    Param::new(
         "governor",
         Kind::Word(&["high", "low"]),
         "high",
@@ -96,6 +105,10 @@ impl LuaSpec {
             }
         }
         let runtime = ParamSet::from_map(PARAMS, &runtime).map_err(|e| format!("policy `lua`: {e}"))?;
+        if runtime.uint("memory_mib") == 0 {
+            // mlua reads a limit of 0 as none at all.
+            return Err("policy `lua`: memory_mib=0; expected 1 or more MiB".into());
+        }
         Ok(LuaSpec { path: PathBuf::from(path.trim()), runtime, script })
     }
 
@@ -109,6 +122,11 @@ impl LuaSpec {
 
     pub fn budget(&self) -> u64 {
         self.runtime.uint("budget")
+    }
+
+    /// The Lua state's memory limit, bytes.
+    pub fn memory_bytes(&self) -> usize {
+        usize::try_from(self.runtime.uint("memory_mib") << 20).unwrap_or(usize::MAX)
     }
 
     pub fn fallback(&self) -> &str {
@@ -147,7 +165,15 @@ mod tests {
         assert_eq!(s.script, map(&[("threshold", "50")]));
         assert_eq!(
             s.to_map(),
-            map(&[("path", "a.lua"), ("threshold", "50"), ("budget", "500"), ("fallback", "exclusive"), ("governor", "high"), ("grant", "none")])
+            map(&[
+                ("path", "a.lua"),
+                ("threshold", "50"),
+                ("budget", "500"),
+                ("fallback", "exclusive"),
+                ("governor", "high"),
+                ("grant", "none"),
+                ("memory_mib", "256")
+            ])
         );
     }
 
@@ -160,5 +186,6 @@ mod tests {
         );
         assert!(LuaSpec::from_params(&map(&[("path", "a.lua"), ("governor", "medium")])).unwrap_err().contains("governor=medium"));
         assert!(LuaSpec::from_params(&map(&[("path", "a.lua"), ("budget", "-1")])).unwrap_err().contains("budget=-1"));
+        assert!(LuaSpec::from_params(&map(&[("path", "a.lua"), ("memory_mib", "0")])).unwrap_err().contains("memory_mib=0"));
     }
 }

@@ -45,6 +45,8 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde::Serialize;
 
+use cosched_model::workload::limits::DEFAULT_PIDS;
+
 use crate::cgroup::{Isolation, JobCgroup, Limits};
 use crate::launch::{interrupted, live_members, spawn, Exit, Launch, Running};
 
@@ -57,6 +59,9 @@ pub struct NodeJob {
     pub cores: u32,
     pub timeout: Option<f64>,
     pub memory_mib: Option<u64>,
+    /// Cap on its processes and threads (`pids.max`); `None`: the
+    /// workload's default, `model::workload::limits::DEFAULT_PIDS`.
+    pub pids_max: Option<u64>,
     /// Stored solo time, seconds, and its timing (`work-phase` or `process`).
     pub solo: Option<(f64, String)>,
     /// A `cosched-kernel` job, whose last output line is its JSON report.
@@ -396,7 +401,7 @@ impl Executor for NodeExecutor<'_> {
             None => None,
         };
         let mems = self.mems_of(&cpus);
-        let limits = Limits { cpus: cpus.clone(), mems: mems.clone(), memory_bytes, pids_max: None };
+        let limits = Limits { cpus: cpus.clone(), mems: mems.clone(), memory_bytes, pids_max: Some(job.pids_max.unwrap_or(DEFAULT_PIDS)) };
         let cgroup = self
             .cfg
             .isolation

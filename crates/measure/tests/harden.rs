@@ -29,6 +29,7 @@ fn job(name: &str, cmd: &str) -> NodeJob {
         cores: 1,
         timeout: None,
         memory_mib: None,
+        pids_max: None,
         solo: None,
         kernel: false,
         env: Vec::new(),

@@ -23,6 +23,7 @@ fn job(name: &str, cmd: &str, timeout: Option<f64>, memory_mib: Option<u64>) -> 
         cores: 1,
         timeout,
         memory_mib,
+        pids_max: None,
         solo: Some((0.05, "process".into())),
         kernel: false,
         env: Vec::new(),

@@ -65,6 +65,7 @@ fn sh(name: &str, pool: usize) -> NodeJob {
         cores: 1,
         timeout: None,
         memory_mib: None,
+        pids_max: None,
         solo: None,
         kernel: false,
         env: Vec::new(),

@@ -40,6 +40,8 @@
 //!                               # a counted job stands for all its copies); no cycles
 //! timeout = 60.0                # optional, seconds (> 0)
 //! memory_mib = 512              # optional memory limit (cgroup), MiB (>= 1, at most the node's memory)
+//! pids = 256                    # processes and threads at once (cgroup pids.max), 2..=4194304;
+//!                               # default limits::DEFAULT_PIDS, or twice the job's threads if more
 //! priority = 1                  # 1..=1000, default 1: under `timeshare` a turn of p quanta
 //! env = { OMP_SCHEDULE = "static" }  # optional: extra environment variables (strings)
 //! workdir = "run/"              # optional: the job's working directory
@@ -178,6 +180,14 @@ pub mod limits {
     pub const MAX_TEXT_BYTES: usize = 4096;
     /// A job's `priority`: turns of up to 1000 quanta.
     pub const MAX_PRIORITY: u32 = 1000;
+    /// A job's `pids` when the file gives none: processes and threads it
+    /// may have at once. A fork bomb stops there instead of taking the
+    /// node's pids (Linux's default `pid_max` is 32768, so several jobs at
+    /// the cap still leave room for the node's daemons and cosched), and
+    /// real jobs stay far below it (64 MPI ranks of 8 threads are 512).
+    pub const DEFAULT_PIDS: u64 = 4096;
+    /// `pids` at most: Linux's `PID_MAX_LIMIT` on 64-bit machines.
+    pub const MAX_PIDS: u64 = 4 << 20;
 }
 
 fn one() -> u32 {
@@ -239,6 +249,10 @@ pub struct Job {
     pub after: Vec<String>,
     pub timeout: Option<f64>,
     pub memory_mib: Option<u64>,
+    /// Processes and threads at once (`pids`), as written; `None`: the
+    /// default ([`Job::pids_max`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pids: Option<u64>,
     /// Weight of the job's turns under time-sharing (the nOS-V paper's
     /// per-application priority), 1..=[`limits::MAX_PRIORITY`]; default 1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
@@ -394,6 +408,14 @@ impl Job {
             variants: Vec::new(),
             ..self.clone()
         })
+    }
+
+    /// The cap on its processes and threads: `pids` as written, else
+    /// [`limits::DEFAULT_PIDS`] or twice its widest way's threads, whichever
+    /// is more (a job as wide as the node never trips the default).
+    pub fn pids_max(&self) -> u64 {
+        let widest = self.variants.iter().map(|v| v.threads).chain([self.threads]).max().unwrap_or(1);
+        self.pids.unwrap_or_else(|| limits::DEFAULT_PIDS.max(2 * u64::from(widest)))
     }
 
     /// The identity of the program this job runs: equal keys mean twins.

@@ -112,3 +112,23 @@ fn priority_defaults_to_1_is_copied_by_count_and_is_refused_outside_1_to_1000() 
         assert!(e.starts_with(&format!("w.toml:4:{col}:")) && e.contains("an integer from 1 to 1000"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn pids_is_bounded_above_the_threads_and_by_linux_and_defaults_to_4096() {
+    let w = parse_workload("[[jobs]]\nname = \"a\"\ncommand = \"true\"\npids = 64\n", "w.toml", None).unwrap();
+    assert_eq!((w.jobs[0].pids, w.jobs[0].pids_max()), (Some(64), 64));
+    let w = parse_workload("[[jobs]]\nname = \"a\"\ncommand = \"true\"\n", "w.toml", None).unwrap();
+    assert_eq!((w.jobs[0].pids, w.jobs[0].pids_max()), (None, limits::DEFAULT_PIDS));
+    // A job as wide as the node never trips the default.
+    let w = parse_workload("[[jobs]]\nname = \"a\"\ncommand = \"true\"\nthreads = 4096\n", "w.toml", None).unwrap();
+    assert_eq!(w.jobs[0].pids_max(), 8192);
+    let e = err("[[jobs]]\nname = \"a\"\ncommand = \"true\"\npids = 0\n", &UNKNOWN);
+    assert!(e.starts_with("w.toml:4:8:") && e.contains("from 2 to 4194304"), "{e}");
+    let e = err("[[jobs]]\nname = \"a\"\ncommand = \"true\"\npids = 4194305\n", &UNKNOWN);
+    assert!(e.starts_with("w.toml:4:8:") && e.contains("from 2 to 4194304"), "{e}");
+    let e = err("[[jobs]]\nname = \"a\"\ncommand = \"true\"\npids = \"many\"\n", &UNKNOWN);
+    assert!(e.starts_with("w.toml:4:8:"), "{e}");
+    let e = err("[[jobs]]\nname = \"a\"\ncommand = \"true\"\nthreads = 4\ncores = 4\npids = 4\n", &UNKNOWN);
+    assert!(e.starts_with("w.toml:6:8:") && e.contains("runs 4 threads") && e.contains("expected pids >= 5"), "{e}");
+    assert!(parse_workload("[[jobs]]\nname = \"a\"\ncommand = \"true\"\nthreads = 4\ncores = 4\npids = 5\n", "w.toml", None).is_ok());
+}

@@ -19,6 +19,15 @@ pub mod source;
 pub mod synthetic;
 
 pub use cosched_model::metrics::{Event, EventKind, JobId};
+
+/// The shortest wait between two decisions a policy may ask for, seconds:
+/// the floor of `timeshare`'s quantum (a shorter one is refused) and of a
+/// Lua script's `wake_at` (a closer one is moved out to it). Without it a
+/// wake-up of 1e-12 s runs for ever: time advances by less than the
+/// rounding of a double, or the node runner decides in a loop. A
+/// millisecond is below any freeze and thaw of a process (which take
+/// milliseconds themselves), so no real quantum is refused.
+pub const MIN_WAIT_S: f64 = 1e-3;
 pub use cosched_model::run::JobStatus;
 pub use policy::{Cores, Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};
 pub use registry::{policy_by_name, policy_from_spec, policy_names, Params};

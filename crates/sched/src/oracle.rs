@@ -49,6 +49,10 @@ pub const EXHAUSTIVE_MAX: u64 = 50_000;
 
 /// Schedules a local search simulates when the orders are too many to walk.
 pub const LOCAL_BUDGET: usize = 20_000;
+/// Jobs the oracle takes at most: its search simulates the whole job list
+/// up to [`LOCAL_BUDGET`] times per objective, which past this many jobs
+/// runs for hours (a scenario may hold a million).
+pub const MAX_JOBS: usize = 10_000;
 
 /// What the oracle minimises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -265,6 +269,9 @@ pub fn oracle(
 ) -> Result<Oracle, SimError> {
     if jobs.is_empty() {
         return Err(SimError::Input("the oracle needs at least one job".into()));
+    }
+    if jobs.len() > MAX_JOBS {
+        return Err(SimError::Input(format!("the oracle searches schedules of at most {MAX_JOBS} jobs; this scenario has {}", jobs.len())));
     }
     let class = classes(jobs);
     let mut members: Vec<Vec<JobId>> = vec![Vec::new(); jobs.len()];

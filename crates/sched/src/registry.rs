@@ -12,6 +12,7 @@
 //! the tests below build every entry with its defaults, and the docs test
 //! says what to paste into `docs/policies.md`.
 
+use std::ops::Bound;
 
 use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
@@ -152,7 +153,13 @@ pub const POLICIES: &[PolicyEntry] = &[
         name: "timeshare",
         summary: "nOS-V's co-execution at process level: every job starts at once and they take turns on the cores, a quantum each (freeze/thaw)",
         params: &[
-            Param::new("quantum", Kind::Float(Range::POSITIVE), "0.02", "seconds a job's turn lasts per unit of its priority (workload `priority`, default 1)"),
+            Param::new(
+                "quantum",
+                // A floor: a quantum of 1e-9 s never ends a run (crate::MIN_WAIT_S).
+                Kind::Float(Range { lo: Bound::Included(crate::MIN_WAIT_S), hi: Bound::Included(cosched_model::workload::limits::MAX_SECONDS) }),
+                "0.02",
+                "seconds a job's turn lasts per unit of its priority (workload `priority`, default 1); at least 0.001",
+            ),
             Param::new(
                 "affinity",
                 Kind::Word(&["preferred", "strict"]),
@@ -322,5 +329,13 @@ mod tests {
         assert!(s.build().is_ok());
         assert!(spec_in(WITH_A_NEW_POLICY, "oldest:patience=65").unwrap_err().contains("patience=65: expected a whole number <= 64"));
         assert!(params::markdown_table(WITH_A_NEW_POLICY, "policy").contains("| `oldest` |"));
+    }
+
+    #[test]
+    fn a_timeshare_quantum_below_a_millisecond_is_refused_naming_the_floor() {
+        let e = resolve_spec("timeshare:quantum=1e-9").map(|_| ()).unwrap_err();
+        assert!(e.contains("quantum=1e-9") && e.contains(">= 0.001"), "{e}");
+        assert!(resolve_spec("timeshare:quantum=0").is_err());
+        assert!(resolve_spec("timeshare:quantum=0.001").unwrap().build().is_ok());
     }
 }

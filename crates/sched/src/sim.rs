@@ -285,6 +285,11 @@ pub fn simulate_placed(
     // date job by job (most instants change one or two jobs of it); with one
     // it is rebuilt from the queue's head for each question.
     let mut qbuf: Vec<QueuedJob> = Vec::new();
+    // Without a window the view is `qbuf[qhead..]`: a start takes its job
+    // out by moving the jobs before it one place back, and starts are
+    // mostly near the head, so few move (`Vec::remove` moved every job
+    // behind it: quadratic in the queue on a million jobs).
+    let mut qhead = 0usize;
     let mut beside: Vec<JobId> = Vec::new();
     let mut running_total = 0usize;
 
@@ -405,7 +410,7 @@ pub fn simulate_placed(
                     }));
                     let view = View {
                         time: now,
-                        queue: &qbuf,
+                        queue: &qbuf[qhead..],
                         running: &rbuf,
                         pools: &platform.pools,
                         slowdown: predicted,
@@ -452,8 +457,13 @@ pub fn simulate_placed(
                                 state[job] = 2;
                                 waiting -= 1;
                                 if opts.window.is_none() {
-                                    let pos = qbuf.iter().position(|q| q.id == job).expect("waiting jobs are in the view");
-                                    qbuf.remove(pos);
+                                    let pos = qhead + qbuf[qhead..].iter().position(|q| q.id == job).expect("waiting jobs are in the view");
+                                    qbuf[qhead..=pos].rotate_right(1);
+                                    qhead += 1;
+                                    if qhead >= 4096 && 2 * qhead >= qbuf.len() {
+                                        qbuf.drain(..qhead);
+                                        qhead = 0;
+                                    }
                                 }
                                 node_of[job] = n;
                                 if let Some(p) = placement {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use super::tree::{self, Entry, Item, Lines, TreeError, Value};
-use super::limits::{MAX_CPUS, MAX_ENV, MAX_JOBS, MAX_MEMORY_MIB, MAX_NAME_CHARS, MAX_PRIORITY, MAX_SECONDS, MAX_TEXT_BYTES, MAX_VARIANTS};
+use super::limits::{MAX_CPUS, MAX_ENV, MAX_JOBS, MAX_MEMORY_MIB, MAX_NAME_CHARS, MAX_PIDS, MAX_PRIORITY, MAX_SECONDS, MAX_TEXT_BYTES, MAX_VARIANTS};
 use super::{variant_name, Amount, Diagnostic, Diagnostics, Job, NodeLimits, Pool, PoolKind, Program, Variant, Workload, OUTPUT_PLACEHOLDERS};
 use crate::kernel::{self, KernelSpec, ParamKind, KERNELS};
 
@@ -29,6 +29,7 @@ pub(super) const JOB_KEYS: &[&str] = &[
     "after",
     "timeout",
     "memory_mib",
+    "pids",
     "priority",
     "env",
     "workdir",
@@ -426,6 +427,7 @@ struct RawJob {
     after: Vec<At<String>>,
     timeout: Option<At<f64>>,
     memory_mib: Option<At<u64>>,
+    pids: Option<At<u64>>,
     priority: Option<At<u32>>,
     env: Vec<(String, String)>,
     workdir: Option<String>,
@@ -779,6 +781,7 @@ impl Parser<'_, '_> {
             after: Vec::new(),
             timeout: None,
             memory_mib: None,
+            pids: None,
             priority: None,
             env: Vec::new(),
             workdir: None,
@@ -877,6 +880,12 @@ impl Parser<'_, '_> {
                     j.memory_mib = self
                         .cx
                         .integer(e, 1, max as i64, &format!("an integer from 1 to {max} MiB ({what})"))
+                        .map(|a| a.map(|v| v as u64))
+                }
+                "pids" => {
+                    j.pids = self
+                        .cx
+                        .integer(e, 2, MAX_PIDS as i64, &format!("an integer from 2 to {MAX_PIDS} (processes and threads the job may have at once)"))
                         .map(|a| a.map(|v| v as u64))
                 }
                 "priority" => {
@@ -1311,6 +1320,16 @@ impl Parser<'_, '_> {
                 return None;
             }
         }
+        if let Some(p) = &j.pids {
+            if p.v <= u64::from(width) {
+                self.cx.error(
+                    p.val.start,
+                    format!("{label} may have {} processes and threads at once but runs {width} threads", p.v),
+                    format!("expected pids >= {}: each thread counts, and the process itself", width + 1),
+                );
+                return None;
+            }
+        }
         let (program, amount, _) = program?;
         Some(Checked {
             program,
@@ -1738,6 +1757,7 @@ fn expand(
                 after: after.clone(),
                 timeout: j.timeout.as_ref().map(|t| t.v),
                 memory_mib: j.memory_mib.as_ref().map(|m| m.v),
+                pids: j.pids.as_ref().map(|p| p.v),
                 priority: j.priority.as_ref().map_or(1, |p| p.v),
                 line: cx.line(j.span.start),
                 env: j.env.iter().cloned().collect(),
