@@ -246,7 +246,7 @@ impl TestUser {
     fn new(test: &str) -> Option<TestUser> {
         // SAFETY: geteuid cannot fail and touches no memory.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: {test} needs root to create a user and act for it");
+            cosched_testkit::skip(cosched_testkit::Lacks::Installed, &format!("{test} needs root to create a user and act for it"));
             return None;
         }
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -255,7 +255,7 @@ impl TestUser {
         let add = || std::process::Command::new("useradd").args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", &name]).status();
         let ok = (0..10).map(|_| add()).find(|r| r.as_ref().is_ok_and(|s| s.success()) || { std::thread::sleep(std::time::Duration::from_millis(300)); false }).unwrap_or_else(add);
         if !ok.as_ref().is_ok_and(|s| s.success()) {
-            eprintln!("skipped: {test}: useradd {name} failed ({ok:?})");
+            cosched_testkit::skip(cosched_testkit::Lacks::Installed, &format!("{test}: useradd {name} failed ({ok:?})"));
             return None;
         }
         let id = |flag: &str| -> u32 {
