@@ -45,12 +45,6 @@ impl fmt::Display for MonteCarloError {
 
 impl std::error::Error for MonteCarloError {}
 
-/// `name` or `name:key=value,...`, keys sorted: the form
-/// [`Spec::parse`] reads.
-pub fn spec_label(name: &str, params: &Params) -> String {
-    crate::spec::label_of(name, params, None)
-}
-
 /// Seed 000's sweep: unconditional co-execution and thresholds 50/100/150/inf.
 pub fn default_policies() -> Vec<Spec> {
     let mut v = vec![Spec::new("noplan", Params::new())];
@@ -335,7 +329,7 @@ mod tests {
     fn outcomes_are_labelled_by_the_policy_and_its_placement() {
         let specs: Vec<Spec> = ["conflict-aware:threshold=100", "noplan:placement=scatter"].iter().map(|t| Spec::parse(t).unwrap()).collect();
         assert_eq!(labels(&specs), ["conflict-aware:threshold=100", "noplan @ scatter"]);
-        assert_eq!(spec_label("conflict-aware", &Params::new()), "conflict-aware");
+        assert_eq!(labels(&[Spec::new("conflict-aware", Params::new())]), ["conflict-aware"]);
     }
 
     #[test]
