@@ -217,9 +217,12 @@ fn timed<T>(
 }
 
 pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateBenchReport> {
-    use cosched_sched::montecarlo::{parse_spec, run_orders};
+    use cosched_sched::montecarlo::run_orders;
+    use cosched_sched::registry::resolve;
     use cosched_sched::scenario::Scenario;
-    use cosched_sched::{policy_by_name, simulate_with, synthetic, Params, SimOptions};
+    use cosched_sched::{simulate_with, synthetic, SimOptions, Spec};
+    // Parsed and resolved once, so a mistake here fails before any timing.
+    let parse = |p: &str| Spec::parse(p).and_then(|s| resolve(&s).map(|r| (s, r))).map_err(anyhow::Error::msg);
     if a.repeats == 0 || a.orders == 0 || a.jobs == 0 || a.nodes == 0 {
         return Err(bad_input("--repeats, --orders, --jobs and --nodes must be at least 1"));
     }
@@ -229,7 +232,7 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
     // measures the engine, and a rollout per start would measure the policy.
     let policies = ["noplan", "conflict-aware:threshold=100", "best-match:window=0", "auto-threshold"]
         .iter()
-        .map(|p| parse_spec(p).map_err(anyhow::Error::msg))
+        .map(|p| parse(p).map(|(s, _)| s))
         .collect::<anyhow::Result<Vec<_>>>()?;
     ctx.step(&format!("(a) {} orders x 38 jobs x {} policies (+ exclusive as baseline), {} threads", a.orders, policies.len(), std::thread::available_parallelism().map_or(1, |n| n.get())));
     let (mc, _) = timed(a.repeats, || run_orders(&scenario, &policies, a.orders, 1).map_err(anyhow::Error::new))?;
@@ -251,9 +254,9 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
     let opts = SimOptions { nodes: a.nodes, window: Some(64) };
     let mut cluster = Vec::new();
     for spec in ["noplan", "best-match:window=0"] {
-        let (name, params): (String, Params) = parse_spec(spec).map_err(anyhow::Error::msg)?;
+        let (_, resolved) = parse(spec)?;
         let (t, events) = timed(a.repeats, || {
-            let mut p = policy_by_name(&name, &params).map_err(anyhow::Error::msg)?;
+            let mut p = resolved.build().map_err(anyhow::Error::msg)?;
             let tr = simulate_with(&w.platform, &w.jobs, &w.table, &w.table, p.as_mut(), &opts)?;
             Ok(tr.events.len())
         })?;
@@ -361,7 +364,7 @@ fn lua_beside_rust(scenario: &cosched_sched::scenario::Scenario, a: &SimulateBen
     rust.insert("threshold".into(), "100".into());
     let mut lua = rust.clone();
     lua.insert("path".into(), script.display().to_string());
-    let specs = [vec![("conflict-aware".to_string(), rust)], vec![(cosched_lua::NAME.to_string(), lua)]];
+    let specs = [vec![cosched_sched::Spec::new("conflict-aware", rust)], vec![cosched_sched::Spec::new(cosched_lua::NAME, lua)]];
     let build = |n: &str, p: &Params| makers.build(n, p);
     let (mut wall, mut cpu): ([Vec<f64>; 2], [Vec<f64>; 2]) = Default::default();
     let (mut wall_ratio, mut cpu_ratio) = (Vec::new(), Vec::new());

@@ -187,10 +187,11 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     if a.min_orders == 0 || a.max_orders < a.min_orders {
         return Err(bad_input(format!("--min-orders {} and --max-orders {}: need 1 <= min <= max", a.min_orders, a.max_orders)));
     }
-    let mut labels = vec![label_of(&a.baseline, "--baseline")?];
+    let mut specs = vec![spec_of(&a.baseline, "--baseline")?];
     for p in &a.policies {
-        labels.push(label_of(p, "--policy")?);
+        specs.push(spec_of(p, "--policy")?);
     }
+    let labels: Vec<String> = specs.iter().map(crate::policy::PolicySpec::label).collect();
     if labels.iter().collect::<BTreeSet<_>>().len() != labels.len() {
         return Err(bad_input(format!("each policy once: {}", labels.join(", "))));
     }
@@ -330,9 +331,10 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         let t = PairTable::new((0..n).map(|p| (0..n).map(|q| table_cell(&table, order[p], order[q])).collect()).collect())
             .map_err(anyhow::Error::msg)?;
         let mut row = Vec::new();
-        for l in &labels {
-            let (name, params) = cosched_model::params::split_spec(l).map_err(|e| bad_input(format!("{l}: {e}")))?;
-            let mut policy = makers.build(name, &params).map_err(bad_input)?;
+        // The model's replay has no topology: a spec's placement changes
+        // only the real runs.
+        for (l, spec) in labels.iter().zip(&specs) {
+            let mut policy = makers.build(spec.name(), &spec.params()).map_err(bad_input)?;
             policy.set_priorities(&crate::policy::priorities(&w));
             let trace = simulate(&platform, &jobs, &t, policy.as_mut()).map_err(|e| anyhow::anyhow!("simulating {l}: {e}"))?;
             let m = compute(&trace, &jobs.iter().map(|j| j.solo).collect::<Vec<_>>())?;
@@ -456,11 +458,11 @@ fn table_cell(t: &PairTable, i: usize, j: usize) -> f64 {
     }
 }
 
-/// The label `cosched run` stores for a policy spec (every parameter, keys
-/// sorted), so the runs of each policy are found by it.
-fn label_of(spec: &str, what: &str) -> anyhow::Result<String> {
-    let s = crate::policy::resolve(spec).map_err(|e| bad_input(format!("{what} {spec}: {e}")))?;
-    Ok(s.label())
+/// A policy spec parsed as `cosched run` parses it; its label is the one
+/// `run` stores (every parameter, keys sorted), so the runs of each policy
+/// are found by it.
+fn spec_of(spec: &str, what: &str) -> anyhow::Result<crate::policy::PolicySpec> {
+    crate::policy::parse(spec).map_err(|e| bad_input(format!("{what} {spec}: {e}")))
 }
 
 /// Figure `f` of policy `l` in each order's runs (NaN where it has none).
@@ -794,10 +796,12 @@ mod tests {
 
     #[test]
     fn labels_are_the_ones_run_stores_whatever_the_order_given() {
-        let a = label_of("conflict-aware:threshold=50,idle=gain", "--policy").unwrap();
-        let b = label_of("conflict-aware:idle=gain,threshold=50", "--policy").unwrap();
-        assert_eq!(a, b);
+        let label = |s: &str| spec_of(s, "--policy").unwrap().label();
+        let a = label("conflict-aware:threshold=50,idle=gain");
+        assert_eq!(a, label("conflict-aware:idle=gain,threshold=50"));
         assert_eq!(a, "conflict-aware:idle=gain,threshold=50");
+        assert_eq!(label("noplan:placement=scatter"), "noplan:placement=scatter");
+        assert_eq!(label("conflict-aware:placement=compact"), "conflict-aware:idle=always,placement=compact,threshold=100");
     }
 
     #[test]

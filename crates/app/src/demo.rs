@@ -71,9 +71,9 @@ fn pairs_above(w: &Workload, m: &[Vec<f64>], cut: Option<f64>) -> Vec<String> {
 
 /// The simulated policies: noplan, best-match, conflict-aware at the
 /// biting threshold (both idle rules) and at inf (= noplan, the control).
-fn demo_policies(cut: Option<f64>) -> Vec<(String, cosched_sched::Params)> {
+fn demo_policies(cut: Option<f64>) -> Vec<cosched_sched::Spec> {
     let spec = |name: &str, kv: &[(&str, String)]| {
-        (name.to_string(), kv.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<cosched_sched::Params>())
+        cosched_sched::Spec::new(name, kv.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<cosched_sched::Params>())
     };
     let mut v = vec![spec("noplan", &[]), spec("best-match", &[])];
     if let Some(t) = cut {

@@ -10,47 +10,81 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cosched_lua::{Builder, Governor, Level, Log, LuaPolicy, LuaSpec};
-use cosched_model::params::split_spec;
-use cosched_sched::montecarlo::spec_label;
+use cosched_model::placement::Strategy;
+use cosched_sched::spec::{label_of, Spec};
 use cosched_sched::{policy_by_name, Params, Policy};
 
-/// A spec resolved: the policy's name and every parameter's value.
+/// A policy spec parsed and resolved once, where a request enters the
+/// application ([`parse`]), then carried as a value to the engines: what
+/// the user wrote, what runs, and where its starts are placed.
 #[derive(Debug, Clone)]
-pub struct Resolved {
-    pub name: String,
-    pub params: Params,
-    /// Parameters the spec left at their defaults, as `key=value`.
-    pub defaulted: Vec<String>,
+pub struct PolicySpec {
+    /// As given: name, parameters, `placement=NAME`.
+    pub spec: Spec,
+    /// What runs, with every parameter typed.
+    pub policy: Resolution,
 }
 
-impl Resolved {
-    /// `name:key=value,...`, keys sorted, every value named.
+/// What a spec resolved to: a registered policy, or a Lua script loaded
+/// and checked.
+#[derive(Debug, Clone)]
+pub enum Resolution {
+    Registered(cosched_sched::registry::PolicySpec),
+    Lua(LuaSpec),
+}
+
+impl PolicySpec {
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// Where the engine places the policy's starts (`None`: its default).
+    pub fn placement(&self) -> Option<Strategy> {
+        self.spec.placement
+    }
+
+    /// Every parameter's value, defaults included, as text by key.
+    pub fn params(&self) -> Params {
+        match &self.policy {
+            Resolution::Registered(r) => r.params.to_map(),
+            Resolution::Lua(l) => l.to_map(),
+        }
+    }
+
+    /// Parameters the spec left at their defaults, as `key=value`.
+    pub fn defaulted(&self) -> Vec<String> {
+        match &self.policy {
+            Resolution::Registered(r) => r.params.defaulted(),
+            Resolution::Lua(l) => l.defaulted(),
+        }
+    }
+
+    /// `name:key=value,...`, keys sorted, every value named and
+    /// `placement=NAME` among them when set: the label a run is stored
+    /// under, so it still says what ran if a default changes.
     pub fn label(&self) -> String {
-        spec_label(&self.name, &self.params)
+        label_of(self.name(), &self.params(), self.spec.placement_name())
     }
 
     pub fn is_lua(&self) -> bool {
-        self.name == cosched_lua::NAME
-    }
-
-    /// The script of a `lua:` spec.
-    pub fn script(&self) -> Option<PathBuf> {
-        self.is_lua().then(|| PathBuf::from(self.params.get("path").cloned().unwrap_or_default()))
+        matches!(self.policy, Resolution::Lua(_))
     }
 }
 
-/// Resolves `NAME[:key=value,...]` against the registry, or a `lua:` spec
-/// whose script is loaded and checked now, so a bad script is refused (with
-/// its file and line) before any work starts.
-pub fn resolve(spec: &str) -> Result<Resolved, String> {
-    let (name, given) = split_spec(spec).map_err(|e| format!("policy `{}`: {e}", spec.trim()))?;
-    if name == cosched_lua::NAME {
-        let s = LuaSpec::from_params(&given)?;
+/// Parses `NAME[:key=value,...]` once and resolves it against the registry,
+/// or as a `lua:` spec whose script is loaded and checked now, so a bad
+/// script is refused (with its file and line) before any work starts.
+/// `placement=NAME` is taken by every policy: it is the engine's.
+pub fn parse(text: &str) -> Result<PolicySpec, String> {
+    let spec = Spec::parse(text)?;
+    let policy = if spec.name == cosched_lua::NAME {
+        let s = LuaSpec::from_params(&spec.params)?;
         LuaPolicy::check(&s)?;
-        return Ok(Resolved { name: name.to_string(), params: s.to_map(), defaulted: s.defaulted() });
-    }
-    let s = cosched_sched::registry::resolve_spec(spec)?;
-    Ok(Resolved { name: s.entry.name.to_string(), params: s.params.to_map(), defaulted: s.params.defaulted() })
+        Resolution::Lua(s)
+    } else {
+        Resolution::Registered(cosched_sched::registry::resolve(&spec)?)
+    };
+    Ok(PolicySpec { spec, policy })
 }
 
 /// Builds the policies of one verb by name and parameters.
@@ -113,4 +147,37 @@ pub fn governor(set: Option<&str>, file: Option<PathBuf>) -> anyhow::Result<(Pat
     }
     let level = cosched_lua::live::read_governor(&file).map_err(crate::bad_input)?.unwrap_or(Level::High);
     Ok((file, level))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_resolves_once_with_its_placement_and_labels_every_value() {
+        let p = parse("conflict-aware:placement=scatter,threshold=50").unwrap();
+        assert_eq!(p.placement(), Some(Strategy::Scatter));
+        assert_eq!(p.label(), "conflict-aware:idle=always,placement=scatter,threshold=50");
+        assert_eq!(p.spec.label(), "conflict-aware:placement=scatter,threshold=50");
+        assert_eq!(p.defaulted(), vec!["idle=always"]);
+        assert!(!p.is_lua());
+        assert_eq!(parse("noplan").unwrap().label(), "noplan");
+    }
+
+    #[test]
+    fn a_lua_spec_loads_its_script_and_takes_a_placement_like_any_policy() {
+        let p = parse("lua:path=../../examples/lua/noplan.lua,placement=compact,budget=5000").unwrap();
+        assert!(p.is_lua());
+        assert_eq!(p.placement(), Some(Strategy::Compact));
+        assert!(!p.params().contains_key("placement"));
+        assert_eq!(p.params()["budget"], "5000");
+        assert!(parse("lua:path=../../examples/lua/no-such.lua").unwrap_err().contains("no-such.lua"));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_policy_and_the_key() {
+        assert_eq!(parse("noplan:threshold=1").unwrap_err(), "policy `noplan`: no parameter `threshold`; it takes no parameters");
+        assert_eq!(parse("conflict-aware:threshold=lots").unwrap_err(), "policy `conflict-aware`: threshold=lots: expected a number >= 0 or inf");
+        assert_eq!(parse("noplan:x=1,x=2").unwrap_err(), "policy `noplan:x=1,x=2`: `x` is given twice");
+    }
 }

@@ -20,7 +20,8 @@ use cosched_model::stats::Summary;
 use cosched_model::workload::{Amount, PoolKind, Workload};
 use cosched_report::gantt::{gantt, Bar};
 use cosched_report::html::Page;
-use cosched_sched::montecarlo::spec_label;
+use cosched_model::placement::Strategy;
+use crate::policy::PolicySpec;
 use cosched_sched::runner::{run_node_placed, Done, ExecError, RunError};
 use cosched_sched::{JobId, Params, Platform, PoolInfo, SimJob, SlowdownSource};
 use cosched_store::{patiently, ExecRunId, JournalEntry, Patience, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, Store};
@@ -323,37 +324,25 @@ pub struct DjsbRun {
     pub figures: Djsb,
 }
 
-/// A policy as the registry resolves it: its name, every parameter's value
-/// (defaults filled in, so the stored label says what ran), and a note
-/// naming the defaults in force.
-/// `placement=NAME`, a key any policy takes here, is the engine's: where
-/// its starts go on the node's topology (`model::placement`); it stays in
-/// the label, so one run can set two placements side by side.
-fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(String, Params, Option<String>)> {
-    let (name, mut kv) = cosched_model::params::split_spec(spec).map_err(|e| bad_input(format!("{what} {spec}: {e}")))?;
-    let placement = kv.remove(PLACEMENT_KEY);
-    if let Some(p) = &placement {
-        cosched_model::placement::strategy_by_name(p).map_err(|e| bad_input(format!("{what} {spec}: {e}")))?;
-    }
-    let s = crate::policy::resolve(&spec_label(name, &kv)).map_err(|e| bad_input(format!("{what}: {e}")))?;
-    let note = (!s.defaulted.is_empty()).then(|| format!("{what} {}: defaults {}", s.name, s.defaulted.join(", ")));
-    let mut params = s.params;
-    if let Some(p) = placement {
-        params.insert(PLACEMENT_KEY.into(), p);
-    }
-    Ok((s.name, params, note))
+/// A policy spec parsed once (`policy::parse`), and a note naming the
+/// defaults in force. Its label names every parameter's value (defaults
+/// filled in, so the stored label says what ran) and its `placement=NAME`,
+/// the engine's key: where its starts go on the node's topology
+/// (`model::placement`), so one run can set two placements side by side.
+fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(PolicySpec, Option<String>)> {
+    let s = crate::policy::parse(spec).map_err(|e| bad_input(format!("{what}: {e}")))?;
+    let defaulted = s.defaulted();
+    let note = (!defaulted.is_empty()).then(|| format!("{what} {}: defaults {}", s.name(), defaulted.join(", ")));
+    Ok((s, note))
 }
-
-/// The policy-spec key that chooses the engine's placement strategy.
-pub const PLACEMENT_KEY: &str = "placement";
 
 /// The placement a plan's `placement=NAME` asks for, on this node's
 /// topology, over the pools' CPUs as the runner maps them (a pool that
 /// shares its CPUs with another, an accelerator's host side, is placed as
 /// without a topology).
-fn placement_of(params: &Params, pool_cpus: &[Vec<u32>], shared: &[bool]) -> Result<Option<cosched_sched::Placement>, String> {
-    let Some(name) = params.get(PLACEMENT_KEY) else { return Ok(None) };
-    let strategy = cosched_model::placement::strategy_by_name(name)?;
+fn placement_of(strategy: Option<Strategy>, pool_cpus: &[Vec<u32>], shared: &[bool]) -> Result<Option<cosched_sched::Placement>, String> {
+    let Some(strategy) = strategy else { return Ok(None) };
+    let name = cosched_sched::spec::strategy_name(strategy);
     let node = cosched_measure::topology::detect().map_err(|e| format!("placement={name}: reading this node's topology: {e}"))?;
     let pools = pool_cpus.iter().zip(shared).map(|(c, &sh)| (!sh).then(|| c.clone())).collect();
     cosched_sched::Placement::new(&node, strategy, pools).map(Some).map_err(|e| format!("placement={name}: {e}"))
@@ -364,22 +353,26 @@ fn placement_of(params: &Params, pool_cpus: &[Vec<u32>], shared: &[bool]) -> Res
 /// the governor file's level (`cosched governor`), watched while the run
 /// goes on, else the spec's.
 fn live_policies(
-    name: &str,
-    params: &Params,
-    baselines: &[(String, Params, Option<String>)],
+    main: &PolicySpec,
+    baselines: &[(PolicySpec, Option<String>)],
     ctx: &Ctx,
 ) -> anyhow::Result<(crate::policy::Policies, Option<cosched_lua::live::Watch>)> {
     use cosched_lua::live::{install_reload_signal, read_governor, Watch};
-    use cosched_lua::{Governor, LuaSpec};
-    let lua: Vec<&Params> =
-        std::iter::once(params).filter(|_| name == cosched_lua::NAME).chain(baselines.iter().filter(|b| b.0 == cosched_lua::NAME).map(|b| &b.1)).collect();
+    use cosched_lua::Governor;
+    let lua: Vec<&cosched_lua::LuaSpec> = std::iter::once(main)
+        .chain(baselines.iter().map(|b| &b.0))
+        .filter_map(|s| match &s.policy {
+            crate::policy::Resolution::Lua(l) => Some(l),
+            crate::policy::Resolution::Registered(_) => None,
+        })
+        .collect();
     let Some(first) = lua.first() else {
         return Ok((crate::policy::Policies::live(Governor::new(cosched_lua::Level::High)), None));
     };
     let file = crate::policy::governor_file();
     let level = match read_governor(&file).map_err(bad_input)? {
         Some(l) => l,
-        None => LuaSpec::from_params(first).map_err(bad_input)?.governor(),
+        None => first.governor(),
     };
     let governor = Governor::new(level);
     install_reload_signal();
@@ -397,6 +390,8 @@ struct Plan {
     label: String,
     name: String,
     params: Params,
+    /// Where the engine places the policy's starts (`placement=NAME`).
+    placement: Option<Strategy>,
     repeat: u32,
     /// A solo pass (each job alone, arrivals ignored, CPUs rotated).
     pass: bool,
@@ -421,7 +416,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         return Err(bad_input("--repeats must be at least 1"));
     }
     let pref: Preference = a.cgroups.parse().map_err(|e: String| bad_input(format!("--cgroups: {e}")))?;
-    let (pname, pparams, note1) = policy_spec(&a.policy, "--policy")?;
+    let (main, note1) = policy_spec(&a.policy, "--policy")?;
     let baselines = a.baselines.iter().map(|b| policy_spec(b, "--baseline")).collect::<anyhow::Result<Vec<_>>>()?;
     cosched_predict::predictors::parse_spec(&a.predictor)
         .and_then(|(n, p)| cosched_predict::predictor_by_name(&n, &p).map(drop))
@@ -431,7 +426,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
     let (cpus_of_pool, shared) = pool_cpus(&pools, &node_cpus).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
 
-    let (policies, _watch) = live_policies(&pname, &pparams, &baselines, ctx)?;
+    let (policies, _watch) = live_policies(&main, &baselines, ctx)?;
     let _lock = crate::lock::take("run", a.lock.as_deref())?;
     let mut store = open_store(&db_path(a.db.as_deref()))?;
     // The node lock is this process's: a run of this node still `running`
@@ -440,7 +435,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
         ctx.step(&format!("run {id}: its runner died; marked interrupted (`cosched run --resume` continues a run's series)"));
     }
     install_interrupt_handler();
-    for n in std::iter::once(note1).chain(baselines.iter().map(|b| b.2.clone())).flatten() {
+    for n in std::iter::once(note1).chain(baselines.iter().map(|b| b.1.clone())).flatten() {
         ctx.step(&n);
     }
     calibrate_missing(&w, &mut store, ctx)?;
@@ -559,8 +554,8 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             anyhow::bail!("the job order {o:?} is not an order of the workload's {} jobs", w.jobs.len());
         }
     }
-    let main_label = spec_label(&pname, &pparams);
-    let baseline_labels: Vec<String> = baselines.iter().map(|(n, p, _)| spec_label(n, p)).collect();
+    let main_label = main.label();
+    let baseline_labels: Vec<String> = baselines.iter().map(|(b, _)| b.label()).collect();
     let mut plans = Vec::new();
     let n = w.jobs.len();
     for r in a.first_repeat..a.first_repeat + a.repeats {
@@ -569,24 +564,25 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             (None, Some(seed)) => cosched_sched::montecarlo::order(n, seed, r as usize),
             (None, None) => (0..n).collect(),
         };
-        let plan = |label: String, name: &str, params: &Params| Plan {
+        let plan = |label: String, name: &str, params: &Params, placement: Option<Strategy>| Plan {
             label,
             name: name.to_string(),
             params: params.clone(),
+            placement,
             repeat: r,
             pass: false,
             order: order.clone(),
         };
-        let mut pair = vec![plan(main_label.clone(), &pname, &pparams)];
-        for (bn, bp, _) in &baselines {
-            pair.push(plan(spec_label(bn, bp), bn, bp));
+        let mut pair = vec![plan(main_label.clone(), main.name(), &main.params(), main.placement())];
+        for (b, _) in &baselines {
+            pair.push(plan(b.label(), b.name(), &b.params(), b.placement()));
         }
         // Rotating which goes first keeps a drift of the node from
         // favouring one policy.
         let k = pair.len();
         pair.rotate_left(r as usize % k);
         if a.solo == SoloMode::Interleaved {
-            plans.push(Plan { pass: true, ..plan(SOLO_PASS.to_string(), "exclusive", &Params::new()) });
+            plans.push(Plan { pass: true, ..plan(SOLO_PASS.to_string(), "exclusive", &Params::new(), None) });
         }
         plans.extend(pair);
     }
@@ -895,9 +891,7 @@ fn execute(
     policies: &crate::policy::Policies,
     not_ok: &mut Vec<String>,
 ) -> Result<(f64, Trace), RunError> {
-    let mut policy_params = plan.params.clone();
-    policy_params.remove(PLACEMENT_KEY);
-    let mut policy = policies.build(&plan.name, &policy_params).map_err(RunError::Input)?;
+    let mut policy = policies.build(&plan.name, &plan.params).map_err(RunError::Input)?;
     policy.set_priorities(&crate::policy::priorities(w));
     // The run's job list in the plan's order; engines see positions, the
     // store keeps workload indices (`order[position]`).
@@ -961,7 +955,7 @@ fn execute(
             }
         }
     }
-    let placement = placement_of(&plan.params, &pool_cpus, shared).map_err(RunError::Input)?;
+    let placement = placement_of(plan.placement, &pool_cpus, shared).map_err(RunError::Input)?;
     let cfg = NodeConfig {
         pool_cpus,
         shared_pool: shared.to_vec(),

@@ -9,27 +9,22 @@ use cosched_report::boxplot::{BoxPlot, BoxStats};
 use cosched_report::html::Page;
 use cosched_model::placement::{strategy_by_name, Strategy, STRATEGIES};
 use cosched_sched::montecarlo::{
-    default_policies, labels, parse_spec, run_orders_placed, spec_label, summarize_labelled, trace_of_with, MonteCarloError, OrderResult,
-    PolicySummary, Spread,
+    default_policies, labels, run_orders_with, summarize_labelled, trace_of_with, MonteCarloError, OrderResult, PolicySummary, Spread,
 };
 use cosched_sched::oracle::{oracle, Objective, Oracle, Search};
 use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
-use cosched_sched::Params;
+use cosched_sched::{Params, Spec};
 use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, Store};
 
 use crate::common::{create_dir, db_path, open_read_only_store, write_file, UsedCampaign};
 use crate::error::bad_input;
 use crate::policy::Policies;
 
-/// A policy as given (the label keeps only what the spec says): a
-/// registered one (`parse_spec`) or a Lua script, loaded and checked now.
-fn policy_spec(spec: &str) -> Result<(String, Params), String> {
-    let r = crate::policy::resolve(spec)?;
-    if !r.is_lua() {
-        return parse_spec(spec);
-    }
-    let (name, given) = cosched_model::params::split_spec(spec).map_err(|e| e.to_string())?;
-    Ok((name.to_string(), given))
+/// A policy as given (the label keeps only what the spec says), resolved
+/// once to refuse mistakes now: a registered one or a Lua script, loaded
+/// and checked.
+fn policy_spec(spec: &str) -> Result<Spec, String> {
+    crate::policy::parse(spec).map(|p| p.spec)
 }
 
 #[derive(Debug, Clone)]
@@ -228,9 +223,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     if let Some(&first) = strategies.first() {
         scenario = scenario.with_placement(first).map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
     }
-    // One placement is the scenario's own; several run side by side.
-    let side_by_side: &[Strategy] = if strategies.len() > 1 { &strategies } else { &[] };
-    let policies = if a.policies.is_empty() {
+    let given = if a.policies.is_empty() {
         default_policies()
     } else {
         a.policies
@@ -238,14 +231,27 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
             .map(|s| policy_spec(s).map_err(|e| bad_input(format!("--policy: {e}"))))
             .collect::<anyhow::Result<Vec<_>>>()?
     };
+    for s in given.iter().filter_map(|s| s.placement.map(|p| (s, p))) {
+        scenario.with_placement(s.1).map_err(|e| bad_input(format!("--policy {}: {}: {e}", s.0, path.display())))?;
+    }
+    // One placement is the scenario's own; several are a sweep that sets
+    // `placement=NAME` on each spec, side by side on the same orders.
+    let policies: Vec<Spec> = if strategies.len() > 1 {
+        if let Some(s) = given.iter().find(|s| s.placement.is_some()) {
+            return Err(bad_input(format!("--policy {s} names its placement; --placement with several strategies sets it on every policy")));
+        }
+        strategies.iter().flat_map(|&st| given.iter().map(move |s| s.clone().placed(Some(st)))).collect()
+    } else {
+        given.clone()
+    };
     let makers = Policies::simulation();
     let build = |n: &str, p: &Params| makers.build(n, p);
     let started = Instant::now();
-    let results = run_orders_placed(&scenario, &policies, side_by_side, a.orders, a.seed, &build).map_err(|e| match e {
+    let results = run_orders_with(&scenario, &policies, a.orders, a.seed, &build).map_err(|e| match e {
         MonteCarloError::Policy(m) => bad_input(m),
         other => anyhow::Error::new(other),
     })?;
-    let labels = labels(&policies, side_by_side);
+    let labels = labels(&policies);
     let summaries = summarize_labelled(&labels, &results);
     let elapsed = started.elapsed().as_secs_f64();
     let jobs = scenario.job_program.len();
@@ -259,7 +265,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
             (label.clone(), Spread::of(&v).expect("orders >= 1").median)
         })
         .collect();
-    let placement = placement_table(&scenario, &policies, &strategies, &results);
+    let placement = placement_table(&scenario, &policies, &results);
     let best = best_schedules(&scenario, a.seed);
     let oracle_json = match &best {
         Ok((m, t)) => serde_json::json!({
@@ -281,9 +287,9 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         "campaigns": *fetch.used.borrow(),
         "baseline": "exclusive",
         "baseline_score": baseline_score,
-        "policies": policies.iter().map(|(n, p)| spec_label(n, p)).collect::<Vec<_>>(),
+        "policies": given.iter().map(Spec::label).collect::<Vec<_>>(),
         "topology": scenario.topology.as_ref().map(|t| t.file.clone()),
-        "placements": placed_names(&scenario, &strategies),
+        "placements": placed_names(&scenario, &policies),
         "placement_table": placement.as_ref().map(|(_, rows)| rows.iter().map(|r| serde_json::json!({
             "policy": r[0], "placement": r[1], "makespan": r[2], "worst_slowdown": r[3], "mean_slowdown": r[4],
         })).collect::<Vec<_>>()),
@@ -296,11 +302,11 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         write_report(dir, path, a, &summaries, &baseline_score, &results, &labels, &doc, placement.as_ref())?;
     }
     if let Some(file) = &a.trace {
-        let (name, params) = match &a.trace_policy {
+        let spec = match &a.trace_policy {
             Some(spec) => policy_spec(spec).map_err(|e| bad_input(format!("--trace-policy: {e}")))?,
             None => policies[0].clone(),
         };
-        write_trace(&scenario, &name, &params, a.seed, a.trace_order, file, &build)?;
+        write_trace(&scenario, &spec, a.seed, a.trace_order, file, &build)?;
     }
     let sections = SECTIONS
         .iter()
@@ -403,14 +409,13 @@ fn boxes(summaries: &[PolicySummary], pick: Pick) -> Vec<BoxStats> {
 
 fn write_trace(
     scenario: &Scenario,
-    name: &str,
-    params: &Params,
+    spec: &Spec,
     seed: u64,
     index: usize,
     file: &Path,
     build: &cosched_sched::montecarlo::Build<'_>,
 ) -> anyhow::Result<()> {
-    let (jobs, trace) = trace_of_with(scenario, name, params, seed, index, build).map_err(|e| match e {
+    let (jobs, trace) = trace_of_with(scenario, spec, seed, index, build).map_err(|e| match e {
         MonteCarloError::Policy(m) => bad_input(m),
         other => anyhow::Error::new(other),
     })?;
@@ -542,39 +547,42 @@ fn pct(rate: f64) -> String {
     format!("{:+.1} %", rate * 100.0)
 }
 
-/// The strategies the outcomes ran under: those named, else the scenario's
-/// own; none without a topology.
-fn placed_names(scenario: &Scenario, strategies: &[Strategy]) -> Vec<&'static str> {
-    let name = |s: Strategy| STRATEGIES.iter().find(|e| e.strategy == s).map_or("?", |e| e.name);
-    match (scenario.placement(), strategies.len()) {
-        (None, _) => Vec::new(),
-        (Some(p), 0) => vec![p.name()],
-        (Some(_), _) => strategies.iter().map(|&s| name(s)).collect(),
+/// The strategy each outcome ran under: its spec's, else the scenario's
+/// own; `None` without a topology.
+fn placed_name(scenario: &Scenario, spec: &Spec) -> Option<&'static str> {
+    scenario.placement().map(|own| spec.placement_name().unwrap_or(own.name()))
+}
+
+/// The strategies the outcomes ran under, each once, in order; none
+/// without a topology.
+fn placed_names(scenario: &Scenario, policies: &[Spec]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for n in policies.iter().filter_map(|s| placed_name(scenario, s)) {
+        if !names.contains(&n) {
+            names.push(n);
+        }
     }
+    names
 }
 
 /// Each policy under each placement in absolute figures, medians over the
 /// orders with the quartiles: what placement changes, side by side.
-fn placement_table(scenario: &Scenario, policies: &[(String, Params)], strategies: &[Strategy], results: &[OrderResult]) -> Option<(String, Vec<Vec<String>>)> {
+fn placement_table(scenario: &Scenario, policies: &[Spec], results: &[OrderResult]) -> Option<(String, Vec<Vec<String>>)> {
     let topo = scenario.topology.as_ref()?;
-    let names = placed_names(scenario, strategies);
     let mut rows = Vec::new();
-    for (k, placement) in names.iter().enumerate() {
-        for (i, (n, p)) in policies.iter().enumerate() {
-            let col = k * policies.len() + i;
-            let cell = |f: fn(&cosched_model::metrics::Metrics) -> f64, digits: usize| {
-                let v: Vec<f64> = results.iter().map(|r| f(&r.outcomes[col].metrics)).collect();
-                let x = Spread::of(&v).expect("orders >= 1");
-                format!("{:.d$} ({:.d$}-{:.d$})", x.median, x.q1, x.q3, d = digits)
-            };
-            rows.push(vec![
-                spec_label(n, p),
-                placement.to_string(),
-                cell(|m| m.makespan, 1),
-                cell(|m| m.worst_slowdown, 3),
-                cell(|m| m.avg_slowdown, 3),
-            ]);
-        }
+    for (col, spec) in policies.iter().enumerate() {
+        let cell = |f: fn(&cosched_model::metrics::Metrics) -> f64, digits: usize| {
+            let v: Vec<f64> = results.iter().map(|r| f(&r.outcomes[col].metrics)).collect();
+            let x = Spread::of(&v).expect("orders >= 1");
+            format!("{:.d$} ({:.d$}-{:.d$})", x.median, x.q1, x.q3, d = digits)
+        };
+        rows.push(vec![
+            spec.policy_label(),
+            placed_name(scenario, spec).unwrap_or("-").to_string(),
+            cell(|m| m.makespan, 1),
+            cell(|m| m.worst_slowdown, 3),
+            cell(|m| m.avg_slowdown, 3),
+        ]);
     }
     let levels: Vec<&str> = topo.levels.levels().iter().map(|l| l.name()).collect();
     let title = format!(

@@ -425,6 +425,26 @@ fn placements_side_by_side_on_a_topology_scenario() {
     assert!(html.contains(">Placement</h2>") && html.contains("interference-aware"), "the report has the placement table");
 }
 
+/// `placement=NAME` in a spec is the same key a `--placement` sweep sets:
+/// the policy under that strategy gives the sweep's figures on the same
+/// orders, labelled alike; a spec naming its own placement beside a sweep
+/// is refused.
+#[test]
+fn a_placement_in_the_spec_runs_as_the_sweep_runs_it() {
+    let s = scenario("xeon-2s-smt.toml");
+    let base = ["simulate", "--scenario", &s, "--orders", "4", "--seed", "5", "--json"];
+    let swept = json(&cosched(&[&base[..], &["--policy", "noplan", "--placement", "compact,scatter"]].concat()));
+    let keyed = json(&cosched(&[&base[..], &["--policy", "noplan:placement=compact", "--policy", "noplan:placement=scatter"]].concat()));
+    assert_eq!(keyed["summaries"], swept["summaries"]);
+    assert_eq!(keyed["placement_table"], swept["placement_table"]);
+    assert_eq!(keyed["placements"], serde_json::json!(["compact", "scatter"]));
+    assert_eq!(keyed["summaries"][1]["policy"], "noplan @ scatter");
+    assert_eq!(keyed["policies"], serde_json::json!(["noplan:placement=compact", "noplan:placement=scatter"]));
+    let out = cosched(&[&base[..], &["--policy", "noplan:placement=scatter", "--placement", "compact,scatter"]].concat());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--policy noplan:placement=scatter names its placement"));
+}
+
 #[test]
 fn a_placement_needs_a_topology_and_a_registered_name() {
     let out = cosched(&["simulate", "--scenario", &example(), "--orders", "2", "--placement", "scatter"]);

@@ -16,6 +16,7 @@ pub mod runner;
 pub mod scenario;
 pub mod sim;
 pub mod source;
+pub mod spec;
 pub mod synthetic;
 
 pub use cosched_model::metrics::{Event, EventKind, JobId};
@@ -35,3 +36,4 @@ pub use runner::{run_node, run_node_placed, Done, ExecError, Executor, Outcome, 
 pub use sim::{simulate, simulate_placed, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace, VirtualNode};
 pub use cosched_engine::Placement;
 pub use source::{PairTable, ProgramTable, SlowdownSource};
+pub use spec::Spec;

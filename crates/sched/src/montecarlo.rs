@@ -16,8 +16,8 @@ use crate::registry::{policy_by_name, Params};
 use crate::scenario::Scenario;
 use crate::sim::{simulate_placed, SimError, SimJob, SimOptions, Trace};
 use cosched_engine::placement::Placement;
-use cosched_model::placement::{Strategy, STRATEGIES};
 use crate::source::SlowdownSource;
+use crate::spec::{strategy_name, Spec};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum MonteCarloError {
@@ -45,31 +45,13 @@ impl fmt::Display for MonteCarloError {
 
 impl std::error::Error for MonteCarloError {}
 
-/// Parses `name` or `name:key=value,key=value` into a policy name and its
-/// parameters as given, and checks that the registry can build it.
-pub fn parse_spec(spec: &str) -> Result<(String, Params), String> {
-    let (name, params) =
-        cosched_model::params::split_spec(spec).map_err(|e| format!("policy `{}`: {e}", spec.trim()))?;
-    policy_by_name(name, &params)?;
-    Ok((name.to_string(), params))
-}
-
-/// `name` or `name:key=value,...`, the form [`parse_spec`] reads.
-pub fn spec_label(name: &str, params: &Params) -> String {
-    if params.is_empty() {
-        return name.to_string();
-    }
-    let kv: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{name}:{}", kv.join(","))
-}
-
 /// The SX-Aurora paper's sweep: unconditional co-execution and thresholds 50/100/150/inf.
-pub fn default_policies() -> Vec<(String, Params)> {
-    let mut v = vec![("noplan".to_string(), Params::new())];
+pub fn default_policies() -> Vec<Spec> {
+    let mut v = vec![Spec::new("noplan", Params::new())];
     for t in ["50", "100", "150", "inf"] {
         let mut p = Params::new();
         p.insert("threshold".into(), t.into());
-        v.push(("conflict-aware".to_string(), p));
+        v.push(Spec::new("conflict-aware", p));
     }
     v
 }
@@ -130,19 +112,17 @@ fn registry(name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
     policy_by_name(name, params)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_one(
     scenario: &Scenario,
     jobs: &[SimJob],
     table: &dyn SlowdownSource,
     index: usize,
-    name: &str,
-    params: &Params,
+    spec: &Spec,
     build: &Build<'_>,
     placement: Option<&Placement>,
 ) -> Result<Metrics, MonteCarloError> {
-    let mut policy = build(name, params).map_err(MonteCarloError::Policy)?;
-    let label = || spec_label(name, params);
+    let mut policy = build(&spec.name, &spec.params).map_err(MonteCarloError::Policy)?;
+    let label = || spec.label();
     let opts = SimOptions { nodes: scenario.nodes, window: None };
     let trace = simulate_placed(&scenario.platform, jobs, table, table, policy.as_mut(), &opts, placement)
         .map_err(|error| MonteCarloError::Sim { order: index, policy: label(), error })?
@@ -157,86 +137,65 @@ fn run_one(
 
 /// One policy's run of order `index`: the jobs in that order and the trace,
 /// for export.
-pub fn trace_of(
-    scenario: &Scenario,
-    name: &str,
-    params: &Params,
-    seed: u64,
-    index: usize,
-) -> Result<(Vec<SimJob>, Trace), MonteCarloError> {
-    trace_of_with(scenario, name, params, seed, index, &registry)
+pub fn trace_of(scenario: &Scenario, spec: &Spec, seed: u64, index: usize) -> Result<(Vec<SimJob>, Trace), MonteCarloError> {
+    trace_of_with(scenario, spec, seed, index, &registry)
 }
 
 /// [`trace_of`] with the policy built by `build`.
 pub fn trace_of_with(
     scenario: &Scenario,
-    name: &str,
-    params: &Params,
+    spec: &Spec,
     seed: u64,
     index: usize,
     build: &Build<'_>,
 ) -> Result<(Vec<SimJob>, Trace), MonteCarloError> {
-    let mut policy = build(name, params).map_err(MonteCarloError::Policy)?;
+    let mut policy = build(&spec.name, &spec.params).map_err(MonteCarloError::Policy)?;
+    let placed = placement_of(scenario, spec)?;
     let ord = order(scenario.job_program.len(), seed, index);
     let jobs = scenario.jobs_in(&ord);
     let table = scenario.source_in(&ord);
     let opts = SimOptions { nodes: scenario.nodes, window: None };
-    let trace = simulate_placed(&scenario.platform, &jobs, &table, &table, policy.as_mut(), &opts, scenario.placement())
-        .map_err(|error| MonteCarloError::Sim { order: index, policy: spec_label(name, params), error })?;
+    let trace = simulate_placed(&scenario.platform, &jobs, &table, &table, policy.as_mut(), &opts, placed.as_ref())
+        .map_err(|error| MonteCarloError::Sim { order: index, policy: spec.label(), error })?;
     Ok((jobs, trace))
 }
 
 /// Simulates `orders` random orders of the scenario's jobs under each policy
 /// and under `exclusive`, in parallel over orders; results come in order
 /// index order whatever the thread count.
-pub fn run_orders(
-    scenario: &Scenario,
-    policies: &[(String, Params)],
-    orders: usize,
-    seed: u64,
-) -> Result<Vec<OrderResult>, MonteCarloError> {
+pub fn run_orders(scenario: &Scenario, policies: &[Spec], orders: usize, seed: u64) -> Result<Vec<OrderResult>, MonteCarloError> {
     run_orders_with(scenario, policies, orders, seed, &registry)
 }
 
-/// [`run_orders`] with each policy (and the exclusive baseline) built by
-/// `build`.
-pub fn run_orders_with(
-    scenario: &Scenario,
-    policies: &[(String, Params)],
-    orders: usize,
-    seed: u64,
-    build: &Build<'_>,
-) -> Result<Vec<OrderResult>, MonteCarloError> {
-    run_orders_placed(scenario, policies, &[], orders, seed, build)
+/// The placement a spec's starts go by on the scenario: its own
+/// `placement=NAME` on the scenario's topology, else the scenario's (or none).
+fn placement_of(scenario: &Scenario, spec: &Spec) -> Result<Option<Placement>, MonteCarloError> {
+    match spec.placement {
+        None => Ok(scenario.placement().cloned()),
+        Some(s) => scenario.with_placement(s).map(|sc| sc.placement().cloned()).map_err(|e| MonteCarloError::Policy(format!("{}: {e}", spec.label()))),
+    }
 }
 
-/// [`run_orders_with`] under each placement strategy of a scenario with a
-/// topology, side by side on the same orders: the outcomes of an order
-/// are placement by placement, each with every policy ([`labels`] names
-/// them). No placements: the scenario's own (or none). The exclusive
-/// baseline runs with the first, since a job alone shares nothing.
-pub fn run_orders_placed(
+/// [`run_orders`] with each policy (and the exclusive baseline) built by
+/// `build`. A spec's `placement=NAME` places its starts on a scenario with
+/// a topology, so one policy under several strategies runs side by side on
+/// the same orders ([`labels`] names them); the exclusive baseline runs
+/// under the scenario's own, since a job alone shares nothing.
+pub fn run_orders_with(
     scenario: &Scenario,
-    policies: &[(String, Params)],
-    placements: &[Strategy],
+    policies: &[Spec],
     orders: usize,
     seed: u64,
     build: &Build<'_>,
 ) -> Result<Vec<OrderResult>, MonteCarloError> {
-    // Refuse bad names before any thread starts rather than once per order.
-    for (name, params) in policies {
-        build(name, params).map_err(MonteCarloError::Policy)?;
+    // Refuse bad names and placements before any thread starts rather than
+    // once per order.
+    let mut runs: Vec<(Option<Placement>, &Spec)> = Vec::new();
+    for spec in policies {
+        build(&spec.name, &spec.params).map_err(MonteCarloError::Policy)?;
+        runs.push((placement_of(scenario, spec)?, spec));
     }
-    let placed: Vec<Option<Placement>> = if placements.is_empty() {
-        vec![scenario.placement().cloned()]
-    } else {
-        placements
-            .iter()
-            .map(|&s| scenario.with_placement(s).map(|sc| sc.placement().cloned()))
-            .collect::<Result<_, String>>()
-            .map_err(MonteCarloError::Policy)?
-    };
-    let runs: Vec<(&Option<Placement>, &(String, Params))> = placed.iter().flat_map(|p| policies.iter().map(move |x| (p, x))).collect();
+    let own = scenario.placement();
     let n = scenario.job_program.len();
     (0..orders)
         .into_par_iter()
@@ -244,11 +203,11 @@ pub fn run_orders_placed(
             let ord = order(n, seed, index);
             let jobs = scenario.jobs_in(&ord);
             let table = scenario.source_in(&ord);
-            let baseline = run_one(scenario, &jobs, &table, index, "exclusive", &Params::new(), build, placed[0].as_ref())?;
+            let baseline = run_one(scenario, &jobs, &table, index, &Spec::new("exclusive", Params::new()), build, own)?;
             let outcomes = runs
                 .iter()
-                .map(|&(placement, (name, params))| {
-                    let m = run_one(scenario, &jobs, &table, index, name, params, build, placement.as_ref())?;
+                .map(|(placement, spec)| {
+                    let m = run_one(scenario, &jobs, &table, index, spec, build, placement.as_ref())?;
                     Ok(Outcome {
                         makespan: increase_rate(m.makespan, baseline.makespan),
                         avg_turnaround: increase_rate(m.avg_turnaround, baseline.avg_turnaround),
@@ -320,18 +279,20 @@ pub struct PolicySummary {
 }
 
 /// Summaries per policy, in the order of `policies`; empty for no orders.
-pub fn summarize(policies: &[(String, Params)], results: &[OrderResult]) -> Vec<PolicySummary> {
-    summarize_labelled(&labels(policies, &[]), results)
+pub fn summarize(policies: &[Spec], results: &[OrderResult]) -> Vec<PolicySummary> {
+    summarize_labelled(&labels(policies), results)
 }
 
-/// What each outcome of [`run_orders_placed`] is called: the policy's
-/// spec, then ` @ placement` when placements were named.
-pub fn labels(policies: &[(String, Params)], placements: &[Strategy]) -> Vec<String> {
-    if placements.is_empty() {
-        return policies.iter().map(|(n, p)| spec_label(n, p)).collect();
-    }
-    let name = |s: Strategy| STRATEGIES.iter().find(|e| e.strategy == s).map_or("?", |e| e.name);
-    placements.iter().flat_map(|&s| policies.iter().map(move |(n, p)| format!("{} @ {}", spec_label(n, p), name(s)))).collect()
+/// What each outcome of [`run_orders_with`] is called: the policy's spec,
+/// then ` @ placement` when the spec names one.
+pub fn labels(policies: &[Spec]) -> Vec<String> {
+    policies
+        .iter()
+        .map(|s| match s.placement {
+            Some(p) => format!("{} @ {}", s.policy_label(), strategy_name(p)),
+            None => s.policy_label(),
+        })
+        .collect()
 }
 
 /// Summaries per outcome column, named by `labels`; empty for no orders.
@@ -365,15 +326,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn specs_round_trip_and_refuse_mistakes() {
-        let (n, p) = parse_spec("conflict-aware:threshold=100").unwrap();
-        assert_eq!(spec_label(&n, &p), "conflict-aware:threshold=100");
-        assert_eq!(parse_spec("noplan").unwrap().0, "noplan");
-        assert!(parse_spec("conflict-aware:threshold").unwrap_err().contains("key=value"));
-        assert!(parse_spec("conflict-aware:threshold=1,threshold=2").unwrap_err().contains("given twice"));
-        assert!(parse_spec("conflict-aware:threshold=lots").unwrap_err().contains("threshold=lots: expected"));
-        assert_eq!(spec_label("conflict-aware", &parse_spec("conflict-aware").unwrap().1), "conflict-aware");
-        assert!(parse_spec("fifo").unwrap_err().contains("unknown policy"));
+    fn outcomes_are_labelled_by_the_policy_and_its_placement() {
+        let specs: Vec<Spec> = ["conflict-aware:threshold=100", "noplan:placement=scatter"].iter().map(|t| Spec::parse(t).unwrap()).collect();
+        assert_eq!(labels(&specs), ["conflict-aware:threshold=100", "noplan @ scatter"]);
+        assert_eq!(labels(&[Spec::new("conflict-aware", Params::new())]), ["conflict-aware"]);
     }
 
     #[test]
@@ -433,7 +389,7 @@ host_load = 0.4
             let top = o.outcomes.iter().map(|x| x.score).fold(o.baseline_score, f64::max);
             assert_eq!(top, 1.0);
         }
-        let (jobs, t) = trace_of(&s, "noplan", &Params::new(), 3, 2).unwrap();
+        let (jobs, t) = trace_of(&s, &Spec::new("noplan", Params::new()), 3, 2).unwrap();
         assert_eq!(jobs, s.jobs_in(&r[2].order));
         let solo: Vec<f64> = jobs.iter().map(|j| j.solo).collect();
         assert_eq!(compute(&t.events, &solo).unwrap(), r[2].outcomes[0].metrics);
@@ -444,11 +400,11 @@ host_load = 0.4
         let text = "nodes = 2\n[[pools]]\nname = \"cpu\"\ncores = 1\nkind = \"cpu\"\n[[programs]]\nname = \"a\"\npool = \"cpu\"\nsolo = 10.0\ncount = 4\nhost_load = 0.5\n";
         let s = Scenario::parse(text, "s.toml").unwrap();
         assert_eq!(s.nodes, 2);
-        let r = run_orders(&s, &[("noplan".to_string(), Params::new())], 2, 0).unwrap();
+        let r = run_orders(&s, &[Spec::new("noplan", Params::new())], 2, 0).unwrap();
         // Exclusive runs one job per node at a time: 4 jobs of 10 s on 2 nodes.
         assert_eq!(r[0].baseline.makespan, 20.0);
         assert_eq!(r[0].outcomes[0].metrics.makespan, 20.0);
-        let (_, t) = trace_of(&s, "noplan", &Params::new(), 0, 0).unwrap();
+        let (_, t) = trace_of(&s, &Spec::new("noplan", Params::new()), 0, 0).unwrap();
         assert_eq!(t.node.iter().filter(|&&n| n == 1).count(), 2);
         assert!(Scenario::parse(&text.replace("nodes = 2", "nodes = 0"), "s.toml").unwrap_err().to_string().contains("nodes:"));
     }

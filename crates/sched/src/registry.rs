@@ -18,6 +18,7 @@ use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
 use crate::policies::{AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
 use crate::policy::Policy;
+use crate::spec::{Spec, PLACEMENT_KEY};
 
 /// Policy parameters as text, by name, as given on a command line or in a scenario.
 pub use cosched_engine::policy::Params;
@@ -206,15 +207,25 @@ fn resolve_in(table: &'static [PolicyEntry], name: &str, given: &Params) -> Resu
     Ok(PolicySpec { entry, params })
 }
 
-/// Resolves `NAME` or `NAME:key=value,...`.
-fn spec_in(table: &'static [PolicyEntry], spec: &str) -> Result<PolicySpec, String> {
-    let (name, given) = params::split_spec(spec).map_err(|e| format!("policy `{}`: {e}", spec.trim()))?;
-    resolve_in(table, name, &given)
+/// Resolves a parsed spec against the registry: its parameters typed and
+/// checked, defaults filled in. The spec's placement is the engine's, not
+/// the policy's, and is left to the caller.
+pub fn resolve(spec: &Spec) -> Result<PolicySpec, String> {
+    resolve_in(POLICIES, &spec.name, &spec.params)
 }
 
-/// Resolves a `NAME` or `NAME:key=value,...` spec without building it.
-pub fn resolve_spec(spec: &str) -> Result<PolicySpec, String> {
-    spec_in(POLICIES, spec)
+/// Resolves a `NAME` or `NAME:key=value,...` spec without building it, for
+/// engines that place no starts on a topology: a `placement=NAME` is
+/// refused rather than silently dropped.
+pub fn resolve_spec(text: &str) -> Result<PolicySpec, String> {
+    let spec = Spec::parse(text)?;
+    if let Some(p) = spec.placement_name() {
+        return Err(format!(
+            "policy `{}`: {PLACEMENT_KEY}={p}: this engine places no starts on a node's topology; `run`, `simulate` and `evaluate` do (docs/placement.md)",
+            text.trim()
+        ));
+    }
+    resolve(&spec)
 }
 
 /// Builds a policy from `NAME` or `NAME:key=value,...`.
@@ -313,6 +324,19 @@ mod tests {
                 _ => Vec::new(),
             }
         }
+    }
+
+    fn spec_in(table: &'static [PolicyEntry], text: &str) -> Result<PolicySpec, String> {
+        let s = Spec::parse(text)?;
+        resolve_in(table, &s.name, &s.params)
+    }
+
+    #[test]
+    fn engines_without_a_topology_refuse_a_placement_naming_it() {
+        let err = resolve_spec("noplan:placement=scatter").unwrap_err();
+        assert!(err.starts_with("policy `noplan:placement=scatter`: placement=scatter: this engine places no starts"), "{err}");
+        let s = resolve(&Spec::parse("conflict-aware:placement=compact,threshold=50").unwrap()).unwrap();
+        assert_eq!(s.label(), "conflict-aware:threshold=50,idle=always");
     }
 
     const WITH_A_NEW_POLICY: &[PolicyEntry] = &[PolicyEntry {

@@ -10,7 +10,8 @@ use cosched_model::levels::LevelMatrix;
 use cosched_model::metrics::EventKind;
 use cosched_model::placement::{SharingLevel, Strategy, STRATEGIES};
 use cosched_model::topology::{parse_hwloc_xml, Cache, CacheKind, Core, Node, NumaNode, TopologySource};
-use cosched_sched::montecarlo::{run_orders_placed, run_orders_with};
+use cosched_sched::montecarlo::run_orders_with;
+use cosched_sched::Spec;
 use cosched_sched::scenario::{Scenario, ScenarioTopology};
 use cosched_sched::{policy_by_name, simulate_placed, Cores, Decision, Params, Platform, Policy, PoolInfo, ProgramTable, SimJob, SimOptions, View};
 use proptest::prelude::*;
@@ -159,16 +160,17 @@ fn a_one_domain_node_reduces_to_todays_model_on_every_example_scenario() {
             placement: Arc::new(Placement::new(&node, Strategy::Compact, pools).unwrap()),
             levels: Arc::new(LevelMatrix::single(plain.slowdown.clone()).unwrap()),
         });
-        let policies: Vec<(String, Params)> =
-            ["noplan", "conflict-aware", "best-match"].iter().map(|n| (n.to_string(), Params::new())).collect();
+        let policies: Vec<Spec> = ["noplan", "conflict-aware", "best-match"].iter().map(|n| Spec::new(n, Params::new())).collect();
         let build = |n: &str, p: &Params| policy_by_name(n, p);
         let want = run_orders_with(&plain, &policies, 5, 7, &build).unwrap();
         let strategies: Vec<Strategy> = STRATEGIES.iter().map(|e| e.strategy).collect();
-        let got = run_orders_placed(&placed, &policies, &strategies, 5, 7, &build).unwrap();
+        // Every strategy as a spec's `placement=NAME`, side by side.
+        let swept: Vec<Spec> = strategies.iter().flat_map(|&s| policies.iter().map(move |p| p.clone().placed(Some(s)))).collect();
+        let got = run_orders_with(&placed, &swept, 5, 7, &build).unwrap();
         for (w, g) in want.iter().zip(&got) {
             assert_eq!(w.baseline, g.baseline, "{}", path.display());
             for (k, e) in STRATEGIES.iter().enumerate() {
-                for (i, (name, _)) in policies.iter().enumerate() {
+                for (i, Spec { name, .. }) in policies.iter().enumerate() {
                     let o = &g.outcomes[k * policies.len() + i];
                     assert_eq!(w.outcomes[i].metrics, o.metrics, "{}: {name} under {}", path.display(), e.name);
                 }
