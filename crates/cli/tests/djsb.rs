@@ -1,4 +1,4 @@
-//! `cosched djsb`: seed 003(b)'s benchmark in virtual time scores what the
+//! `cosched djsb`: the ParaStation paper's benchmark in virtual time scores what the
 //! policies do by hand, whatever the node's cores; bad sizes exit 2.
 
 use std::process::Command;

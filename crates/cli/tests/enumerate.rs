@@ -1,4 +1,4 @@
-//! `cosched enumerate`: seed 003(d)'s counts and landscape from the command line.
+//! `cosched enumerate`: the Terrible Twins paper's counts and landscape from the command line.
 
 use std::process::Command;
 

@@ -125,7 +125,7 @@ fn the_heatmap_goes_beside_the_database_not_into_the_current_directory() {
     assert_eq!(std::fs::read_dir(cwd.path()).unwrap().count(), 0, "nothing written into the current directory");
 }
 
-/// seed 000's shape on this node: a host job and an accelerator-pool job.
+/// the SX-Aurora paper's shape on this node: a host job and an accelerator-pool job.
 /// `pairs` runs them where `run` would (the accelerator job on the host
 /// pool's CPUs beside the host job, not on a CPU of its own), and every
 /// repeat stores the cache regime read around it.

@@ -1,4 +1,4 @@
-//! `cosched simulate`: seed 000's Monte-Carlo evaluation from the command line.
+//! `cosched simulate`: the SX-Aurora paper's Monte-Carlo evaluation from the command line.
 
 mod common;
 
@@ -28,7 +28,7 @@ fn write(dir: &Path, text: &str) -> String {
 }
 
 /// One VH job (host load 0.9) and one VE job (0.3) of 100 s; beside each
-/// other the VH job takes 1.4 x and the VE job 1.2 x (seed 000's example).
+/// other the VH job takes 1.4 x and the VE job 1.2 x (the SX-Aurora paper's example).
 const PAIR: &str = r#"
 [[pools]]
 name = "vh"

@@ -1,5 +1,5 @@
 //! The issue-17 bar: `examples/lua/conflict-aware.lua` gives exactly the
-//! Rust `conflict-aware` schedule on 1,000 random orders of seed 000's
+//! Rust `conflict-aware` schedule on 1,000 random orders of the SX-Aurora paper's
 //! scenario (and `noplan.lua` the Rust `noplan`'s), event for event.
 
 use std::path::PathBuf;

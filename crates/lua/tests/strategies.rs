@@ -1,4 +1,4 @@
-//! Seed 003(f)'s four strategies as the scripts of `examples/lua/`, in the
+//! The VarySched paper's four strategies as the scripts of `examples/lua/`, in the
 //! simulator under both governor levels: each keeps its budget, on jobs of
 //! one way each and on jobs with variants (kernel collections), whose
 //! variant each strategy chooses.
@@ -155,7 +155,7 @@ fn long_term_at_low_uses_the_accelerator_only_while_the_cpus_have_nothing_to_do(
     assert!(makespan(&low) > makespan(&high));
 }
 
-/// Seed 003(f)'s matrix multiplication as examples/scenarios/varysched.toml
+/// The VarySched paper's matrix multiplication as examples/scenarios/varysched.toml
 /// has it: 100 jobs preferring all 4 cores (1.11 s), then one core
 /// (2.74 s), then the accelerator (3.69 s).
 fn mm() -> Scenario {

@@ -136,7 +136,7 @@ fn pairs_place_two_jobs_on_the_cpus_a_run_gives_them() {
         return;
     }
     let pools = NodePools::new(&[(2, false), (2, true)], &node_cpus[..2]).unwrap();
-    // A host job beside an accelerator job (seed 000's central pair), two
+    // A host job beside an accelerator job (the SX-Aurora paper's central pair), two
     // host jobs, two accelerator jobs, and the accelerator job first.
     for jobs in [
         [("vh-syscall", 0), ("ve-chatty", 1)],

@@ -1,4 +1,4 @@
-//! Job variants (`[[jobs.variants]]`, seed 003 f's kernel collections):
+//! Job variants (`[[jobs.variants]]`, the VarySched paper's kernel collections):
 //! what a variant takes from its job, its solo time, and every mistake
 //! reported at FILE:LINE:COL.
 

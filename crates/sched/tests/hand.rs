@@ -61,7 +61,7 @@ fn close(a: f64, b: f64) {
     assert!((a - b).abs() < 1e-9, "{a} != {b}");
 }
 
-/// Seed 000's shape: a host pool and an accelerator pool of one slot each,
+/// The SX-Aurora paper's shape: a host pool and an accelerator pool of one slot each,
 /// two jobs per pool of 100 s. H1 beside V1 conflicts (1.5 / 1.25, score 50);
 /// every other cross pair is mild (score 10 or 20).
 fn seed000_like() -> (Platform, Vec<SimJob>, PairTable) {

@@ -1,4 +1,4 @@
-//! Seed 003(b)'s allocation-internal policies in the simulator, by hand: a
+//! The ParaStation paper's allocation-internal policies in the simulator, by hand: a
 //! 2-core pool, a "simulation" of 10 s on both cores from t=0 and an
 //! "analysis" of 2 s on one core arriving at t=2; no memory contention
 //! (every pair slowdown 1) unless said, so only the cores decide.
