@@ -67,7 +67,10 @@ fn killed_outright_leaves_nothing(verb: &[&str], tag: &str) {
     });
     let freed_beside = freed_beside.into_inner();
     assert!(freed_beside.is_empty(), "`{}` killed: the node lock was free while its jobs ran: {freed_beside:?}", verb[0]);
-    assert!(!lock_held(&lock), "the lock stays held after every job is gone");
+    // A killed job leaves /proc's command lines (its memory is gone) a
+    // moment before its descriptors close, and the watchdog that killed it
+    // holds the lock until it ends too: freed soon after, not at once.
+    common::wait_until("the lock freed once every job is gone", || !lock_held(&lock));
 }
 
 #[test]
