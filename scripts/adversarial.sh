@@ -71,7 +71,7 @@ command = "env"')
     # The report directory is the user's: under sudo cosched writes as the
     # invoking user (issue 36), who may not write into a directory of root's.
     mkdir -p "$W/srep3" && chmod 755 "$W" "$W/srep3" && chown "$u:$g" "$W/srep3"
-    SUDO_UID=$u SUDO_GID=$g SUDO_USER=nobody $C run --workload "$envw" --policy exclusive --solo stored --report "$W/srep3" >/dev/null 2>&1
+    SUDO_UID=$u SUDO_GID=$g SUDO_USER=nobody $C run --workload "$envw" --policy exclusive --solo stored --db "$W/srep3/c.db" --report "$W/srep3" >/dev/null 2>&1
     check "under sudo: index.html owned by the invoking user" "$u" "$(stat -c %u "$W/srep3/index.html")"
     elog=$(ls "$W"/srep3/logs/run-*/e.log | head -1)
     check "under sudo: job log owned by the invoking user" "$u" "$(stat -c %u "$elog")"

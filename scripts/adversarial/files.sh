@@ -44,13 +44,19 @@ cores = 1
 name = \"a\"
 command = \"echo taken\"
 output = \"$fw/shadow\"")
-    check "sudo run, job output = ROOT-ONLY-FILE: job not ok" 1 "$(rc as_user $C run --workload "$outw" --policy exclusive --solo stored)"
+    dbefore=$(fsnap "$fw/c.db")
+    check "sudo run --db ROOT'S DATABASE: refused" 2 "$(rc as_user $C run --workload "$ok" --policy exclusive --solo stored --db "$fw/c.db")"
+    check "  says the database is opened as the user" yes "$(has 'opened as the invoking user')"
+    check "  root's database unchanged" "$dbefore" "$(fsnap "$fw/c.db")"
+    # From here the runs keep their records in a database of the user's.
+    check "sudo run, job output = ROOT-ONLY-FILE: job not ok" 1 "$(rc as_user $C run --workload "$outw" --policy exclusive --solo stored --db "$fw/u.db")"
+    check "  the user's database is theirs" "$fuid" "$(stat -c %u "$fw/u.db")"
     check "  says permission denied" yes "$(has 'Permission denied')"
     check "  root file unchanged" "$before" "$(fsnap "$fw/shadow")"
     mkdir -p "$fw/rep"; chmod 777 "$fw/rep"
     printf 'root page\n' >"$fw/rep/index.html"; chmod 600 "$fw/rep/index.html"
     ibefore=$(fsnap "$fw/rep/index.html")
-    check "sudo run --report, index.html root-only: refused" 1 "$(rc as_user $C run --workload "$ok" --policy exclusive --solo stored --report "$fw/rep")"
+    check "sudo run --report, index.html root-only: refused" 1 "$(rc as_user $C run --workload "$ok" --policy exclusive --solo stored --db "$fw/u.db" --report "$fw/rep")"
     check "  index.html unchanged" "$ibefore" "$(fsnap "$fw/rep/index.html")"
     userdel "$fu" 2>/dev/null
 else

@@ -45,12 +45,32 @@ pub fn figures_dir(db: Option<&Path>) -> PathBuf {
 /// Opens the database, creating it when missing. A file that cannot be used
 /// as the database is the user's to fix: exit code 2.
 pub fn open_store(path: &Path) -> anyhow::Result<cosched_store::Store> {
+    user_may_write_db(path, true)?;
     cosched_store::Store::open(path).map_err(store_input_error)
 }
 
 /// Opens an existing database; a missing one is an error, not created.
 pub fn open_existing_store(path: &Path) -> anyhow::Result<cosched_store::Store> {
+    user_may_write_db(path, false)?;
     cosched_store::Store::open_existing(path).map_err(store_input_error)
+}
+
+/// Under sudo, a database path the user named (`--db`, `$COSCHED_DB`) is
+/// one root writes through SQLite, which opens files itself: so before it
+/// does, the path is opened for writing as the invoking user (and a
+/// missing file created as them when `create`), and the kernel refuses
+/// what that user could not do. `--db /etc/important.db` then fails as it
+/// would without sudo instead of changing a root file. cosched's own
+/// default database, in root's data directory, is not the user's path.
+pub fn user_may_write_db(path: &Path, create: bool) -> anyhow::Result<()> {
+    let Some(user) = cosched_measure::node::invoking_user() else { return Ok(()) };
+    if path == cosched_store::default_db_path() {
+        return Ok(());
+    }
+    let shown = path.display().to_string();
+    cosched_measure::files::open_database_as(path, user, create).map_err(|e| {
+        bad_input(format!("{shown}: {e} (under sudo the database is opened as the invoking user, uid {})", user.0))
+    })
 }
 
 /// Opens an existing database for reading only: never a write, never a

@@ -107,6 +107,9 @@ pub fn recover(db: Option<&Path>, out: &Path) -> anyhow::Result<cosched_store::R
     if !path.exists() {
         return Err(bad_input(format!("{}: no database here", path.display())));
     }
+    // The copy is a new database the user named: refused where they could
+    // not create it (see `user_may_write_db`).
+    crate::common::user_may_write_db(out, true)?;
     cosched_store::recover(&path, out).map_err(store_input_error)
 }
 

@@ -274,6 +274,17 @@ fn under_sudo_no_verb_writes_a_file_the_invoking_user_could_not() {
         assert!(m.is_file() && m.uid() == u.uid && m.len() > 0, "{}: {m:?}", p.display());
     }
 
+    // A database root made is refused to the user's `run`, left as it was;
+    // one that is the user's is theirs to write.
+    let db_before = snapshot(&db);
+    let mut c = run(d, "[[pools]]\nname = \"host\"\ncores = 1\n[[jobs]]\nname = \"a\"\ncommand = \"true\"\n", &lock);
+    let out = u.sudo(&mut c).output().unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains("c.db") && e.contains("Permission denied") && e.contains("invoking user"), "{e}");
+    assert_eq!(snapshot(&db), db_before, "{e}");
+    std::os::unix::fs::chown(&db, Some(u.uid), None).unwrap();
+
     // run: a job's output and the report's files, root-only, are refused.
     let report = d.join("report");
     std::fs::create_dir(&report).unwrap();

@@ -301,6 +301,23 @@ fn writable_device(path: &Path) -> io::Result<Option<File>> {
     Ok(f.metadata().is_ok_and(|m| everyone(&m)).then(|| blocking(f)))
 }
 
+/// Opens `path` for reading and writing as `user` (creating it, empty,
+/// when missing and `create`), then closes it: the check that a database
+/// file SQLite will open as root is one the user could open. A link, a
+/// device or a FIFO is refused; nothing is truncated.
+pub fn open_database_as(path: &Path, user: (u32, u32), create: bool) -> io::Result<()> {
+    as_user(Some(user), || {
+        let mut o = OpenOptions::new();
+        o.read(true).write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+        match fs::symlink_metadata(path) {
+            Ok(m) if !m.file_type().is_file() => Err(io::Error::new(ErrorKind::InvalidInput, "not a regular file")),
+            Ok(_) => o.open(path).map(drop),
+            Err(e) if e.kind() == ErrorKind::NotFound && create => o.create_new(true).mode(FILE_MODE).open(path).map(drop),
+            Err(e) => Err(e),
+        }
+    })
+}
+
 /// Writes `text` to `path` by the rule of [`create_file`].
 pub fn write_file(path: &Path, text: &[u8], user: Option<(u32, u32)>) -> io::Result<()> {
     use std::io::Write;

@@ -18,7 +18,8 @@ use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-use sha2::{Digest, Sha256};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use crate::parse::MARK;
 
@@ -88,19 +89,31 @@ impl Key {
         }
     }
 
-    fn mac(&self, msg: &[u8]) -> [u8; 32] {
-        // HMAC (RFC 2104) over SHA-256, whose block is 64 bytes.
-        let mut k = [0u8; 64];
-        k[..32].copy_from_slice(&self.0);
-        let inner = Sha256::new().chain_update(k.map(|b| b ^ 0x36)).chain_update(msg).finalize();
-        Sha256::new().chain_update(k.map(|b| b ^ 0x5c)).chain_update(inner).finalize().into()
+    fn mac(&self, job: &Signed, body: &str) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
+        mac.update(format!("cosched-slurm-mark v1\n{}\n{}\n{}\n{body}", job.id, job.submit.unwrap_or(0), job.cpus).as_bytes());
+        mac
     }
 
+    /// The first 128 bits of the HMAC, in hex: short enough for an
+    /// AdminComment, far beyond guessing.
     fn sig(&self, job: &Signed, body: &str) -> String {
-        let msg = format!("cosched-slurm-mark v1\n{}\n{}\n{}\n{body}", job.id, job.submit.unwrap_or(0), job.cpus);
-        self.mac(msg.as_bytes())[..16].iter().map(|b| format!("{b:02x}")).collect()
+        self.mac(job, body).finalize().into_bytes()[..SIG_BYTES].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Whether `sig` (hex) is this key's signature of `body` on `job`,
+    /// compared in constant time.
+    fn verifies(&self, job: &Signed, body: &str, sig: &str) -> bool {
+        if sig.len() != 2 * SIG_BYTES || !sig.is_ascii() {
+            return false;
+        }
+        let bytes: Option<Vec<u8>> = (0..SIG_BYTES).map(|i| u8::from_str_radix(&sig[2 * i..2 * i + 2], 16).ok()).collect();
+        bytes.is_some_and(|b| self.mac(job, body).verify_truncated_left(&b).is_ok())
     }
 }
+
+/// Bytes of the HMAC a mark keeps.
+const SIG_BYTES: usize = 16;
 
 /// What a mark is bound to: the job as Slurm knows it at the release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,10 +178,7 @@ impl Decision {
     /// verifies with `key` for this very job (id, submit time, CPUs).
     pub fn verify(key: &Key, job: &Signed, text: &str) -> Result<Decision, String> {
         let (body, sig) = text.rsplit_once(";sig=").ok_or("unsigned")?;
-        let want = key.sig(job, body);
-        // Compared in full whatever differs first, so timing tells nothing.
-        let same = want.len() == sig.len() && want.bytes().zip(sig.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
-        if !same {
+        if !key.verifies(job, body, sig) {
             return Err("its signature does not verify (not written by this cosched for this job)".into());
         }
         let d = Decision::read_unverified(body)?;

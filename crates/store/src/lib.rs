@@ -386,7 +386,10 @@ pub struct Recovered {
 /// its table) when every table page reads, else a fresh database of the
 /// current schema filled row by row, skipping rows that do not read.
 pub fn recover(src: &Path, out: &Path) -> Result<Recovered> {
-    if out.exists() {
+    // An empty file holds nothing to lose (under sudo, app creates the
+    // copy as the invoking user first so that root writes only where they
+    // could); VACUUM INTO fills an empty file too.
+    if std::fs::metadata(out).is_ok_and(|m| m.len() > 0) {
         return Err(StoreError::Invalid { what: format!("recovering into {}", out.display()), why: "the file exists; name a new one".into() });
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
