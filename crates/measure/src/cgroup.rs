@@ -190,8 +190,13 @@ fn own_paths(proc_cgroup: &str) -> (Vec<(String, String)>, Option<String>) {
 }
 
 /// Creating a directory proves the hierarchy writable; it is removed at once.
+/// Its name is unique within the process too: two threads detecting at once
+/// (parallel tests, a verb and its watchdog) must not take each other's
+/// probe for a hierarchy they cannot write.
 fn probe_writable(dir: &Path) -> Result<(), String> {
-    let probe = dir.join(format!("cosched-probe-{}", std::process::id()));
+    static PROBES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = dir.join(format!("cosched-probe-{}-{n}", std::process::id()));
     match fs::create_dir(&probe) {
         Ok(()) => {
             let _ = fs::remove_dir(&probe);
