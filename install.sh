@@ -52,15 +52,23 @@ mkdir -p "$PREFIX/bin"
 install -m 0755 target/dist/cosched target/dist/cosched-kernel "$PREFIX/bin/"
 echo "==> installed cosched and cosched-kernel in $PREFIX/bin"
 
-# Man pages (`man cosched-run`) and bash completion, generated from the
-# binary's own argument definitions.
+# Man pages (`man cosched-run`) and bash, zsh and fish completion, generated
+# from the binary's own argument definitions. Under sudo, cosched writes the
+# paths it is given as the invoking user; installing into $PREFIX is root's
+# own act, so the generator runs without SUDO_UID.
 mandir="$PREFIX/share/man/man1"
-compdir="$PREFIX/share/bash-completion/completions"
-mkdir -p "$mandir" "$compdir"
-"$PREFIX/bin/cosched" generate man --out "$mandir"
-"$PREFIX/bin/cosched" generate completions bash > "$compdir/cosched"
+bashdir="$PREFIX/share/bash-completion/completions"
+zshdir="$PREFIX/share/zsh/site-functions"
+fishdir="$PREFIX/share/fish/vendor_completions.d"
+mkdir -p "$mandir" "$bashdir" "$zshdir" "$fishdir"
+gen() { env -u SUDO_UID -u SUDO_GID "$PREFIX/bin/cosched" generate "$@"; }
+gen man --out "$mandir"
+gen completions bash > "$bashdir/cosched"
+gen completions zsh > "$zshdir/_cosched"
+gen completions fish > "$fishdir/cosched.fish"
 if [ "$(id -u)" -eq 0 ] && command -v mandb >/dev/null; then mandb -q "$mandir/.." 2>/dev/null || true; fi
-echo "==> installed man pages in $mandir (man cosched, man cosched-run, ...) and bash completion in $compdir"
+echo "==> installed man pages in $mandir (man cosched, man cosched-run, ...)"
+echo "    and completions for bash ($bashdir), zsh ($zshdir) and fish ($fishdir)"
 case ":$PATH:" in
     *":$PREFIX/bin:"*) ;;
     *) echo "    add it to your PATH: export PATH=\"$PREFIX/bin:\$PATH\"" ;;

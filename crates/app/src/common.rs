@@ -482,3 +482,24 @@ mod tests {
         assert_eq!(file_safe("twins:base=probe"), "twins_base_probe");
     }
 }
+
+/// The environment variables cosched reads, with what each chooses (the man pages' ENVIRONMENT).
+pub const ENVIRONMENT: &[(&str, &str)] = &[
+    ("COSCHED_DB", "The database when --db is not given."),
+    ("COSCHED_DATA_DIR", "Where cosched.db lives when neither --db nor COSCHED_DB is given (default ~/.local/share/cosched)."),
+    ("COSCHED_RUN_LOCK", "The node lock file of the verbs that measure (default /run/lock/cosched-node.lock)."),
+    ("COSCHED_GOVERNOR", "The file holding the resource governor level that Lua policies read (cosched governor)."),
+    ("COSCHED_KERNEL", "The cosched-kernel binary jobs of kind kernel run (default: beside cosched, else on the PATH)."),
+    ("COSCHED_SWF_MAX_MIB", "The largest SWF trace simulate --swf reads, in MiB (default 256)."),
+    ("SLURM_CONF", "The Slurm configuration the slurm verbs' commands read (Slurm's own variable)."),
+    ("COSCHED_SLURM_HOOK", "The name the epilog's cosched slurm hook wakes cosched slurm serve on."),
+    ("SUDO_UID, SUDO_GID", "Under sudo, files the user names are opened with the invoking user's identity."),
+];
+
+/// The files cosched uses without being told (the man pages' FILES).
+pub const FILES: &[(&str, &str)] = &[
+    ("~/.local/share/cosched/cosched.db", "The default performance database (SQLite), its journal beside it."),
+    ("/run/lock/cosched-node.lock", "The node lock: one measuring verb at a time on a node."),
+    ("slurm-mark.key", "Beside the database: the key that signs cosched slurm serve's decisions (mode 0600)."),
+];
+

@@ -49,3 +49,22 @@ pub fn placements() -> Listing {
 pub fn predictors() -> Listing {
     listing(cosched_predict::predictors::PREDICTORS)
 }
+
+/// The names a flag takes, by its clap argument id, for shell completion:
+/// flags whose values are names from a registry (or a fixed set clap
+/// cannot see because the value is parsed by hand), by argument id.
+pub fn names_for(id: &str) -> Option<Vec<String>> {
+    let of = |l: Listing| -> Vec<String> {
+        l.json.as_array().into_iter().flatten().filter_map(|e| e["name"].as_str().map(str::to_string)).collect()
+    };
+    Some(match id {
+        "policy" | "policies" | "baseline" | "trace_policy" => of(policies()),
+        "predictor" | "predictors" => of(predictors()),
+        "kernel" | "kernels" => cosched_model::kernel::KERNELS.iter().map(|k| k.name.to_string()).collect(),
+        "in_regime" | "regime" => vec!["shared".into(), "apart".into()],
+        "metric" => crate::compare::Figure::ALL.iter().map(|f| f.name().to_string()).collect(),
+        "solo" => vec!["interleaved".into(), "stored".into()],
+        _ => return None,
+    })
+}
+

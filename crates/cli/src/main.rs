@@ -2,10 +2,11 @@
 //! verb, and printing its result.
 
 mod cmd;
+mod examples;
 mod exit;
 mod progress;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -71,6 +72,11 @@ enum Verb {
     Slurm(cmd::slurm::SlurmArgs),
 }
 
+/// The command line as `--help`, the man pages and completions show it.
+fn command() -> clap::Command {
+    examples::fit(Cli::command())
+}
+
 fn main() {
     // A closed pipe (`cosched runs | head`) ends the process quietly, as it
     // does for every Unix filter, instead of a panic on the next print.
@@ -79,7 +85,7 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     let result = match cli.verb {
         Verb::Check(a) => cmd::check::run(a),
         Verb::Node(a) => cmd::node::run(a),
@@ -101,7 +107,7 @@ fn main() {
         Verb::Evaluate(a) => cmd::compare::run(a),
         Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
         Verb::Runs(a) => cmd::runs::run(a),
-        Verb::Generate(a) => cmd::generate::run(a, Cli::command()),
+        Verb::Generate(a) => cmd::generate::run(a, command()),
         Verb::Slurm(a) => cmd::slurm::run(a),
     };
     if let Err(e) = result {

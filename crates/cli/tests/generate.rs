@@ -31,3 +31,64 @@ fn bash_completion_offers_every_verb() {
     assert!(script.contains("complete -F _cosched"), "registers the function for `cosched`");
 }
 
+
+/// What bash's completion function offers after `words` (the last one the
+/// word being completed), as a shell user pressing TAB would see it.
+fn complete(words: &[&str]) -> Vec<String> {
+    let script = String::from_utf8(cosched(&["generate", "completions", "bash"]).stdout).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cosched.bash");
+    std::fs::write(&path, script).unwrap();
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let cword = words.len() - 1;
+    let prev = if cword > 0 { words[cword - 1] } else { "" };
+    let body = format!(
+        "source '{}' 2>/dev/null; COMP_WORDS=({}); COMP_CWORD={cword}; _cosched cosched '{}' '{prev}' 2>/dev/null; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        path.display(),
+        quoted.join(" "),
+        words[cword]
+    );
+    // An empty directory: file names, if offered, would show as none.
+    let out = Command::new("bash").arg("-c").arg(body).current_dir(dir.path()).output().expect("bash runs");
+    String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.is_empty()).map(str::to_string).collect()
+}
+
+#[test]
+fn bash_completes_policy_predictor_and_fixed_values_from_the_registries_not_file_names() {
+    let policies = complete(&["cosched", "run", "--policy", ""]);
+    for p in ["best-match", "noplan", "exclusive", "conflict-aware", "timeshare", "lua"] {
+        assert!(policies.contains(&p.to_string()), "--policy offers {p}: {policies:?}");
+    }
+    let predictors = complete(&["cosched", "run", "--predictor", ""]);
+    assert!(predictors.contains(&"measured".to_string()) && predictors.contains(&"learned".to_string()), "{predictors:?}");
+    assert_eq!(complete(&["cosched", "run", "--cgroups", ""]), ["auto", "v1", "v2", "none"]);
+    assert_eq!(complete(&["cosched", "simulate", "--scheduler", ""]), ["easy", "fcfs"]);
+    assert_eq!(complete(&["cosched", "governor", ""]).iter().filter(|w| !w.starts_with('-')).cloned().collect::<Vec<_>>(), ["high", "low"]);
+    assert_eq!(complete(&["cosched", "pairs", "--in-regime", ""]), ["shared", "apart"]);
+    let kernels = complete(&["cosched", "bench", "profile", "--kernel", ""]);
+    assert!(kernels.contains(&"stream".to_string()), "{kernels:?}");
+}
+
+#[test]
+fn man_pages_render_without_hyphenation_and_carry_exit_status_environment_files_and_version() {
+    if Command::new("man").arg("--version").output().is_err() {
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "man (man-db) is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = cosched(&["generate", "man", "--out", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for page in std::fs::read_dir(dir.path()).unwrap() {
+        let page = page.unwrap().path();
+        let shown = Command::new("man").arg("-l").arg(&page).env("MANWIDTH", "80").env("MAN_KEEP_FORMATTING", "").output().unwrap();
+        let text = String::from_utf8_lossy(&shown.stdout);
+        assert!(!text.contains('\u{2010}'), "{} hyphenates a word at a line break", page.display());
+        assert!(!text.contains("EXTRA"), "{}: examples belong in EXAMPLES", page.display());
+        for section in ["EXIT STATUS", "ENVIRONMENT", "FILES", "VERSION"] {
+            assert!(text.contains(section), "{} lacks {section}", page.display());
+        }
+        assert!(text.contains(concat!("cosched ", env!("CARGO_PKG_VERSION"))), "{}: the footer names the version", page.display());
+    }
+    let run = std::fs::read_to_string(dir.path().join("cosched-run.1")).unwrap();
+    assert!(!run.contains("\\-\\-lock"), "a test-only flag is not documented");
+}

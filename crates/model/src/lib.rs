@@ -22,4 +22,5 @@ pub mod compare;
 pub mod profile;
 pub mod provenance;
 pub mod enumerate;
+pub mod examples;
 pub mod text;

@@ -77,11 +77,11 @@ pub struct EvaluateArgs {
     #[command(flatten)]
     pub json: JsonArgs,
     /// cgroup hierarchy: auto, v1, v2 or none (affinity and signals only).
-    #[arg(long, default_value = "auto", value_name = "MODE")]
+    #[arg(long, default_value = "auto", value_name = "MODE", value_parser = ["auto", "v1", "v2", "none"])]
     pub cgroups: String,
     /// Node lock file, for tests only: two runners with different lock
     /// files share the node (default /run/lock/cosched-node.lock).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide = true)]
     pub lock: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,

@@ -51,7 +51,7 @@ pub struct DjsbArgs {
     #[arg(long, value_name = "SLOWDOWN")]
     pub simulate: Option<f64>,
     /// cgroup hierarchy: auto, v1, v2 or none (SIGSTOP/SIGCONT and sched_setaffinity).
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", value_name = "MODE", value_parser = ["auto", "v1", "v2", "none"])]
     pub cgroups: String,
     /// Continue the newest unfinished series with these settings.
     #[arg(long)]

@@ -18,7 +18,7 @@ use super::common::{print_json, JsonArgs};
     run's Lua policy starts at its spec's governor=high|low.")]
 pub struct GovernorArgs {
     /// Set the level: high or low.
-    #[arg(value_name = "LEVEL")]
+    #[arg(value_name = "LEVEL", value_parser = ["high", "low"])]
     pub level: Option<String>,
     /// The governor file.
     #[arg(long, value_name = "FILE")]

@@ -74,12 +74,12 @@ pub struct RunArgs {
     #[arg(long)]
     pub resume: bool,
     /// cgroup hierarchy: auto, v1, v2 or none (affinity and signals only).
-    #[arg(long, default_value = "auto", value_name = "MODE")]
+    #[arg(long, default_value = "auto", value_name = "MODE", value_parser = ["auto", "v1", "v2", "none"])]
     pub cgroups: String,
     /// Lock file that keeps a second runner off the node (default
     /// $COSCHED_RUN_LOCK, else /run/lock/cosched-node.lock). For tests only:
     /// two runners with different lock files share the node.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", hide = true)]
     pub lock: Option<PathBuf>,
     /// What a job's measured slowdown divides by: `interleaved` (a solo
     /// pass before each repeat, timed as runs time jobs) or `stored` (the

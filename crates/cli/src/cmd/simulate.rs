@@ -95,10 +95,10 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "C")]
     pub cores: Option<u32>,
     /// --swf: the queue policy, easy (backfilling) or fcfs.
-    #[arg(long, default_value = "easy")]
+    #[arg(long, default_value = "easy", value_parser = ["easy", "fcfs"])]
     pub scheduler: String,
     /// --swf: how jobs get programs of the slowdown matrix: exe, user or random.
-    #[arg(long = "map", default_value = "exe", value_name = "BY")]
+    #[arg(long = "map", default_value = "exe", value_name = "BY", value_parser = ["exe", "user", "random"])]
     pub mapping: String,
     /// --swf: scenario TOML whose programs and [slowdown] jobs map onto (default: examples/scenarios/few-bad.toml).
     #[arg(long, value_name = "FILE")]
