@@ -21,6 +21,9 @@ pub enum Checked {
     Workload(Workload),
     /// A simulation scenario (`cosched simulate --scenario`).
     Scenario(Scenario),
+    /// A well-formed scenario that reads measurements from a database
+    /// which does not exist (yet): not invalid, but not usable here.
+    NeedsData { why: String },
 }
 
 /// Which parser a file is for: a scenario has `[[programs]]` (or a
@@ -69,9 +72,17 @@ pub fn check(req: &CheckRequest) -> CheckReport {
             // Read once, bounded by the larger (scenario) limit; a workload
             // is held to its own.
             let result = match cosched_sched::scenario::read_bounded(path, cosched_sched::scenario::limits::MAX_INPUT_BYTES) {
-                Ok(text) if is_scenario(&text) => {
-                    crate::simulate::load_scenario(Path::new(path), req.db.as_deref()).map(Checked::Scenario)
-                }
+                Ok(text) if is_scenario(&text) => match crate::simulate::load_scenario(Path::new(path), req.db.as_deref()) {
+                    Ok(s) => Ok(Checked::Scenario(s)),
+                    // Without its database, the file is judged on what it
+                    // says alone: well formed up to the data it reads.
+                    Err(e) if !crate::common::db_path(req.db.as_deref()).exists() => match Scenario::load_with(path, None) {
+                        Ok(s) => Ok(Checked::Scenario(s)),
+                        Err(alone) if alone.to_string().contains(cosched_sched::scenario::NEEDS_STORE) => Ok(Checked::NeedsData { why: e }),
+                        Err(alone) => Err(alone.to_string()),
+                    },
+                    Err(e) => Err(e),
+                },
                 Ok(text) if text.len() as u64 > cosched_model::workload::limits::MAX_INPUT_BYTES => Err(format!(
                     "{shown}: larger than {} MiB, the most cosched reads of a workload file",
                     cosched_model::workload::limits::MAX_INPUT_BYTES >> 20

@@ -84,8 +84,19 @@ pub fn open_read_only_store(path: &Path) -> anyhow::Result<cosched_store::Store>
 pub fn store_input_error(e: cosched_store::StoreError) -> anyhow::Error {
     use cosched_store::StoreError as E;
     match e {
-        E::Missing { .. }
-        | E::NotADatabase { .. }
+        // Where to look instead depends on how the path was chosen: --db
+        // was given (no hint), $COSCHED_DB, or the default.
+        E::Missing { ref path } => {
+            let hint = if std::env::var_os("COSCHED_DB").is_some_and(|v| Path::new(&v) == path) {
+                " or set COSCHED_DB to another database"
+            } else if *path == cosched_store::default_db_path() {
+                " or pass --db PATH"
+            } else {
+                ""
+            };
+            bad_input(format!("{e}{hint}"))
+        }
+        E::NotADatabase { .. }
         | E::TooNew { .. }
         | E::Io { .. }
         | E::Open { .. }

@@ -112,7 +112,11 @@ fn row(r: &RunRecord, jobs: &[(u32, RunJobRecord)]) -> RunRow {
 
 /// Runs of the database, oldest first (the newest `last` when set).
 pub fn runs(req: &RunsRequest) -> anyhow::Result<Vec<RunRow>> {
-    let store = open_read_only_store(&db_path(req.db.as_deref()))?;
+    // No database yet is no runs yet, as sacct lists no jobs: not an error.
+    let store = match cosched_store::Store::open_read_only(&db_path(req.db.as_deref())) {
+        Err(cosched_store::StoreError::Missing { .. }) => return Ok(Vec::new()),
+        other => other.map_err(crate::common::store_input_error)?,
+    };
     let mut out = Vec::new();
     for r in store.runs()? {
         if req.workload.as_ref().is_some_and(|w| *w != r.workload) || (req.no_passes && r.policy == "solo-pass") {

@@ -240,3 +240,38 @@ fn the_applications_workload_checks_where_its_packages_are_installed() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("28 jobs"), "{}", text(&out.stdout));
 }
+
+/// A scenario that reads measurements is a valid file on a machine whose
+/// database does not exist yet: `check` says it needs data and exits 0,
+/// and a genuinely bad scenario beside it still fails.
+#[test]
+fn every_example_scenario_checks_ok_without_a_database_and_one_reading_the_store_says_it_needs_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    let mut args: Vec<String> = vec!["check".into(), "--db".into(), db.display().to_string()];
+    args.extend(toml_files(&manifest_dir().join("../../examples/scenarios")).iter().map(|p| p.display().to_string()));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = cosched(&argv);
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let line = stdout.lines().find(|l| l.contains("seed000-measured.toml")).expect("the store-reading scenario is listed");
+    assert!(line.contains("ok as a file; needs data"), "{line}");
+    assert!(!db.exists(), "checking creates no database");
+}
+
+/// Empty answers are answers: `runs` on a missing database lists nothing
+/// and exits 0, as sacct does; a verb that needs the database names it and
+/// does not tell a user who passed --db to pass --db.
+#[test]
+fn runs_on_a_missing_database_lists_nothing_and_db_info_does_not_suggest_the_flag_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    let db = db.to_str().unwrap();
+    let out = cosched(&["runs", "--db", db]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("no runs"), "{}", text(&out.stdout));
+    let out = cosched(&["db", "info", "--db", db]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains(db) && err.contains("no database here") && !err.contains("pass --db"), "{err}");
+}

@@ -91,6 +91,10 @@ use serde::Deserialize;
 
 use cosched_model::workload::limits::MAX_VARIANTS;
 
+/// How a scenario read without a store says it needs one: the file is
+/// well formed, the data it reads is elsewhere (`cosched check`).
+pub const NEEDS_STORE: &str = "which needs the store";
+
 use crate::policy::{PoolInfo, Variant};
 use crate::sim::{Platform, SimJob};
 use crate::source::{PairTable, ProgramTable};
@@ -532,7 +536,7 @@ impl Scenario {
             return Err(err("slowdown.statistic: only for measured cells (store or file)".into()));
         }
         let need = |what: &str| {
-            m.ok_or_else(|| err(format!("slowdown.{what}: this scenario reads measurements, which needs the store (cosched simulate --db)")))
+            m.ok_or_else(|| err(format!("slowdown.{what}: this scenario reads measurements, {NEEDS_STORE} (cosched simulate --db)")))
         };
         if let Some(workload) = &raw_slowdown.profiles {
             let m = need("profiles")?;

@@ -184,7 +184,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum StoreError {
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("{}: no database here; measure something first (e.g. `cosched calibrate`) or pass --db PATH", path.display())]
+    #[error("{}: no database here; measure something first (e.g. `cosched calibrate`)", path.display())]
     Missing { path: PathBuf },
     #[error("{}: cannot open the database: {source}", path.display())]
     Open { path: PathBuf, source: rusqlite::Error },

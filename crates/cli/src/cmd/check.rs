@@ -56,6 +56,11 @@ pub fn run(a: CheckArgs) -> anyhow::Result<()> {
                     );
                 }
             }
+            Ok(Checked::NeedsData { why }) => {
+                if !a.json.json {
+                    println!("{}: ok as a file; needs data to simulate: {why}", f.shown);
+                }
+            }
             Err(diags) => eprintln!("{diags}"),
         }
     }
