@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use cosched_store::{latest_version, Store, StoreError};
+use serde::Serialize;
 /// Every table of the database, in the order `db info` lists and `db export` writes them.
 pub use cosched_store::TABLES;
 
@@ -206,4 +207,68 @@ fn write_file(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<(), StoreErr
     let mut out = cosched_measure::files::create_file(path, cosched_measure::node::invoking_user()).map_err(|e| bad_input(e.to_string()))?;
     std::io::copy(&mut tmp, &mut out).map_err(|e| anyhow::anyhow!("{shown}: {e}"))?;
     Ok(())
+}
+
+/// The most `db import` reads of a bundle file (compressed).
+pub const MAX_BUNDLE_BYTES: u64 = 1 << 30;
+
+/// What `db export --bundle` wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleWritten {
+    pub path: PathBuf,
+    pub bytes: u64,
+    /// Rows per table, as `db info` counts them.
+    pub tables: Vec<cosched_store::TableCount>,
+}
+
+/// Writes the whole store as one bundle file (`cosched_store` says what
+/// it holds), by the rule for files written on a user's behalf.
+pub fn export_bundle(db: Option<&Path>, out: &Path, cosched_version: &str) -> anyhow::Result<BundleWritten> {
+    let store = open_read_only_store(&db_path(db))?;
+    let node = cosched_measure::provenance::here("", "", None).hostname;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let bytes = store.export_bundle(cosched_version, &node, now)?;
+    cosched_measure::files::write_file(out, &bytes, cosched_measure::node::invoking_user()).map_err(|e| anyhow::anyhow!("writing {e}"))?;
+    Ok(BundleWritten { path: out.to_path_buf(), bytes: bytes.len() as u64, tables: store.table_counts()? })
+}
+
+/// What `db import` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Imported {
+    pub path: PathBuf,
+    pub db: PathBuf,
+    pub info: cosched_store::BundleInfo,
+    pub tables: Vec<cosched_store::Merged>,
+}
+
+/// Merges a bundle into the store (created when missing): every row or,
+/// when the bundle is refused, none (exit code 2, the reason named).
+pub fn import_bundle(db: Option<&Path>, file: &Path) -> anyhow::Result<Imported> {
+    let shown = file.display().to_string();
+    let user = cosched_measure::node::invoking_user();
+    let bytes = cosched_measure::files::as_user(user, || {
+        use std::io::Read;
+        let f = std::fs::File::open(file)?;
+        if !f.metadata()?.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        let mut buf = Vec::new();
+        f.take(MAX_BUNDLE_BYTES + 1).read_to_end(&mut buf)?;
+        Ok(buf)
+    })
+    .map_err(|e| bad_input(format!("{shown}: {e}")))?;
+    if bytes.len() as u64 > MAX_BUNDLE_BYTES {
+        return Err(bad_input(format!("{shown}: larger than {} MiB, the most cosched reads of a bundle", MAX_BUNDLE_BYTES >> 20)));
+    }
+    let refused = |e: StoreError| match e {
+        StoreError::Invalid { .. } => bad_input(e.to_string()),
+        other => other.into(),
+    };
+    // Checked whole before the store is opened, so a bad bundle creates
+    // no database.
+    let bundle = cosched_store::Bundle::read(file, &bytes).map_err(refused)?;
+    let path = db_path(db);
+    let mut store = crate::common::open_store(&path)?;
+    let tables = store.import_bundle(&bundle).map_err(refused)?;
+    Ok(Imported { path: file.to_path_buf(), db: path, info: bundle.info.clone(), tables })
 }

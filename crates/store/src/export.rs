@@ -33,7 +33,7 @@ pub const TABLES: &[&str] =
     ];
 
 /// Row order of an export: insertion order, and samples run by run.
-fn order_of(table: &str) -> &'static str {
+pub(crate) fn order_of(table: &str) -> &'static str {
     if table == "samples" {
         "run_id, seq"
     } else {

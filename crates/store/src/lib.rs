@@ -99,6 +99,7 @@
 //! is reported with its path and left byte for byte as it was.
 
 mod campaign_params;
+mod bundle;
 mod conditions;
 mod export;
 mod prediction;
@@ -162,6 +163,7 @@ use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row,
 pub use campaign_params::{
     CampaignParams, PairsJob, PairsParams, ProbeLevelParams, ProbeParams, ProfileJob, ProfileParams,
 };
+pub use bundle::{Bundle, BundleInfo, Merged, FORMAT as BUNDLE_FORMAT};
 pub use conditions::NodeConditions;
 pub use export::{check_table, format_unix_utc, parse_utc, DbInfo, TableCount, TABLES};
 pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLACK_S};

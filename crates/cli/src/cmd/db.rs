@@ -27,6 +27,24 @@ pub enum DbCmd {
     /// objects per table), column for column as stored.
     #[command(after_help = export_help())]
     Export(ExportArgs),
+    /// Merge a bundle (`db export --bundle`) into the database, creating it
+    /// when missing; importing a bundle twice adds nothing.
+    #[command(after_help = "Examples:\n  cosched db import data/predict12.bundle\n  \
+        cosched db import other-node.bundle --db results/cosched.db --json\n\n\
+        Each measurement keeps the node, kernel and commit it was made with (its\n\
+        provenance) and the node's conditions (load, cache regime), so what another\n\
+        node measured stays told apart from this node's. A bundle that is cut short,\n\
+        altered, of a newer schema, or whose rows clash with stored ones is refused\n\
+        whole (exit code 2): the database is left as it was.")]
+    Import {
+        /// The bundle file.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        #[command(flatten)]
+        json: JsonArgs,
+        #[command(flatten)]
+        db: DbArgs,
+    },
     /// SQLite's integrity_check of the database (read only); exit code 1 if damaged.
     #[command(after_help = "Example:\n  cosched db check --db results/cosched.db")]
     Check(InfoArgs),
@@ -59,8 +77,13 @@ pub enum Format {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    #[arg(long, value_enum)]
-    pub format: Format,
+    #[arg(long, value_enum, required_unless_present = "bundle")]
+    pub format: Option<Format>,
+    /// Write everything the database holds as one bundle file (gzip of a
+    /// SQLite database with the store's schema) that `db import` merges
+    /// into another store.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["format", "table", "out"])]
+    pub bundle: Option<PathBuf>,
     /// Export only this table; default: every table.
     #[arg(long, value_name = "TABLE")]
     pub table: Option<String>,
@@ -76,14 +99,45 @@ pub fn run(a: DbCmdArgs) -> anyhow::Result<()> {
     match a.cmd {
         DbCmd::Info(a) => show_info(a),
         DbCmd::Export(a) => {
+            if let Some(file) = &a.bundle {
+                let w = cosched_app::db::export_bundle(a.db.db.as_deref(), file, env!("COSCHED_VERSION"))?;
+                let rows: u64 = w.tables.iter().map(|t| t.rows).sum();
+                eprintln!("wrote {} ({}): {rows} rows of {} tables", w.path.display(), format_bytes(w.bytes), w.tables.len());
+                return Ok(());
+            }
             let format = match a.format {
-                Format::Csv => AppFormat::Csv,
-                Format::Json => AppFormat::Json,
+                Some(Format::Csv) => AppFormat::Csv,
+                _ => AppFormat::Json,
             };
             let req = ExportRequest { format, table: a.table, out: a.out, db: a.db.db };
             if let Exported::Directory { tables, dir } = export(&req, &mut std::io::stdout().lock())? {
                 eprintln!("wrote {tables} tables to {}", dir.display());
             }
+            Ok(())
+        }
+        DbCmd::Import { file, json, db } => {
+            let r = cosched_app::db::import_bundle(db.db.as_deref(), &file)?;
+            if json.json {
+                return print_json(&r);
+            }
+            let i = &r.info;
+            println!(
+                "{}: exported by cosched {} on {} at {} (schema {})",
+                r.path.display(),
+                i.cosched_version,
+                i.hostname,
+                format_utc(i.exported_unix.max(0) as u64),
+                i.schema_version
+            );
+            let rows: Vec<Vec<String>> = r
+                .tables
+                .iter()
+                .filter(|t| t.rows > 0)
+                .map(|t| vec![t.table.clone(), t.rows.to_string(), t.added.to_string(), (t.rows - t.added).to_string()])
+                .collect();
+            println!("{}", table(&["table", "rows", "added", "already there"], &rows));
+            let added: u64 = r.tables.iter().map(|t| t.added).sum();
+            println!("{added} rows added to {}", r.db.display());
             Ok(())
         }
         DbCmd::Check(a) => cosched_app::db::check(a.db.db.as_deref()).map(|p| println!("{}: ok (integrity_check)", p.display())),
@@ -149,7 +203,8 @@ fn export_help() -> String {
     format!(
         "Examples:\n  cosched db export --format json > everything.json\n  \
          cosched db export --format csv --table pair_runs --out pair_runs.csv\n  \
-         cosched db export --format csv --out ./csv      # one TABLE.csv per table\n\n\
+         cosched db export --format csv --out ./csv      # one TABLE.csv per table\n  \
+         cosched db export --bundle this-node.bundle      # for `cosched db import` elsewhere\n\n\
          Tables: {}.",
         cosched_app::db::TABLES.join(", ")
     )
