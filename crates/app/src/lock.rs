@@ -38,10 +38,43 @@ pub fn take(verb: &str, explicit: Option<&Path>) -> anyhow::Result<Option<NodeLo
     }
     let path = explicit.map(Path::to_path_buf).unwrap_or_else(RunLock::default_path);
     match RunLock::acquire_for(&path, verb) {
-        Ok(l) => Ok(Some(NodeLock { _lock: l })),
+        Ok(l) => {
+            if let Some(w) = busy_warning(cosched_measure::provenance::load_average().ok(), crate::common::node_cpu_count()) {
+                eprintln!("{w}");
+            }
+            Ok(Some(NodeLock { _lock: l }))
+        }
         Err(e) => {
             HELD.store(false, Ordering::SeqCst);
             Err(anyhow::Error::msg(e))
         }
+    }
+}
+
+/// A warning when the node is busy as measured work starts: a load average
+/// over the last minute above half its CPUs means something else runs,
+/// and what cosched measures now includes it (an exclusive run timed at
+/// 0.34 of its solo pass did). The lock keeps other cosched verbs away,
+/// not other programs. Warned, not refused: a user may know the load.
+pub fn busy_warning(load: Option<[f64; 3]>, cpus: u32) -> Option<String> {
+    let [one, ..] = load?;
+    (one > f64::from(cpus) / 2.0).then(|| {
+        format!(
+            "warning: this node is busy (load average {one:.2} over the last minute on {cpus} CPUs): what is measured now \
+             includes whatever else runs; `top` shows what"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_load_above_half_the_cpus_is_warned_about_and_one_at_or_below_is_not() {
+        assert_eq!(busy_warning(Some([1.0, 0.0, 0.0]), 2), None);
+        let w = busy_warning(Some([1.01, 0.0, 0.0]), 2).unwrap();
+        assert!(w.contains("load average 1.01") && w.contains("2 CPUs"), "{w}");
+        assert_eq!(busy_warning(None, 2), None, "no reading, no warning");
     }
 }
