@@ -143,3 +143,20 @@ fn the_digest_sees_one_start_or_one_node_moved() {
     assert_ne!(digest(&s), digest(&later));
     assert_ne!(digest(&s), digest(&moved));
 }
+
+/// The generator's size mix: shares are checked, and a mix of only small
+/// jobs (or only whole-node ones) gives only those.
+#[test]
+fn the_trace_generator_follows_its_size_mix() {
+    use cosched_cluster::synthetic::{trace_of, Mix};
+    assert_eq!(Mix::parse("0.6, 0.25, 0.15").unwrap(), Mix::default());
+    for bad in ["0.6,0.25", "0.5,0.25,0.15", "a,0.5,0.5", "-0.5,1,0.5", "0.5,0.5,0,0"] {
+        assert!(Mix::parse(bad).is_err(), "{bad}");
+    }
+    let small = trace_of(50, 16, 2_000, 5, 0.9, Mix { small: 1.0, nodes: 0.0, wide: 0.0 }, 3);
+    assert!(small.iter().all(|j| (1..=8).contains(&j.procs)));
+    let whole = trace_of(50, 16, 2_000, 5, 0.9, Mix { small: 0.0, nodes: 1.0, wide: 0.0 }, 3);
+    assert!(whole.iter().all(|j| j.procs % 16 == 0 && (1..=4).contains(&(j.procs / 16))));
+    assert!(whole.windows(2).all(|w| w[0].submit <= w[1].submit));
+    assert_eq!(trace_of(50, 16, 500, 5, 0.9, Mix::default(), 3), synthetic::trace(50, 16, 500, 5, 0.9, 3));
+}
