@@ -430,7 +430,8 @@ impl Sim<'_, '_, '_> {
         let k = self.cfg.width(job.procs);
         let sharable = self.sharing() && k == 1 && job.procs < self.cfg.cores;
         let long = res.as_ref().is_some_and(|r| self.now + job.walltime > r.shadow);
-        if sharable {
+        // A policy that never shares would refuse every partly used node.
+        if sharable && self.policy.as_ref().is_some_and(|p| p.shares_nodes()) {
             let shadow = res.as_ref().map(|r| r.shadow);
             if let Some(n) = self.shared_node(j, long, shadow)? {
                 self.place(j, &[n])?;
