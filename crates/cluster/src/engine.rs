@@ -42,6 +42,7 @@ use cosched_engine::source::SlowdownSource;
 use cosched_model::workload::PoolKind;
 use serde::Serialize;
 
+use crate::nodeset::NodeSet;
 use crate::workload::ClusterJob;
 
 /// The batch scheduler's queue policy.
@@ -179,7 +180,7 @@ struct Reservation {
     open_idle: usize,
     /// R's idle nodes are the idle nodes numbered below this: R takes the
     /// lowest-numbered idle ones, and a pass only takes nodes out of `idle`,
-    /// so `idle.range(..bound)` is R's and `idle.range(bound..)` the rest.
+    /// so `idle.below(bound)` is R's and `idle.from(bound)` the rest.
     idle_bound: usize,
 }
 
@@ -192,7 +193,7 @@ struct Sim<'a, 'p, 'd> {
     predicted: &'a dyn SlowdownSource,
     policy: Option<&'p mut (dyn Policy + 'd)>,
     nodes: Vec<Node>,
-    idle: BTreeSet<usize>,
+    idle: NodeSet,
     /// Nodes running something, by (latest `start + walltime`, node): the
     /// reservation reads the k it needs from here instead of every node.
     busy: BTreeSet<(OrdF64, Reverse<usize>)>,
@@ -265,7 +266,7 @@ pub fn simulate<'a, 'p, 'd>(
                 refused: Vec::new(),
             })
             .collect(),
-        idle: (0..cfg.nodes).collect(),
+        idle: NodeSet::full(cfg.nodes),
         busy: BTreeSet::new(),
         by_free: vec![BTreeSet::new(); cfg.cores as usize + 1],
         heap: BinaryHeap::new(),
@@ -412,7 +413,7 @@ impl Sim<'_, '_, '_> {
         // Then idle nodes, lowest numbers first.
         let r_idle = k - taken;
         let mut idle_bound = 0;
-        for &n in self.idle.iter().take(r_idle) {
+        for n in self.idle.from(0).take(r_idle) {
             self.in_r[n] = self.r_stamp;
             idle_bound = n + 1;
         }
@@ -442,21 +443,21 @@ impl Sim<'_, '_, '_> {
             return Ok(false);
         }
         let chosen: Vec<usize> = match res {
-            None => self.idle.iter().take(k).copied().collect(),
+            None => self.idle.from(0).take(k).collect(),
             Some(r) if long => {
                 if r.open_idle < k {
                     return Ok(false);
                 }
                 r.open_idle -= k;
-                self.idle.range(r.idle_bound..).copied().take(k).collect()
+                self.idle.from(r.idle_bound).take(k).collect()
             }
             Some(r) => {
                 // Ends by the shadow: R's idle nodes first, since it returns
                 // them in time; outside R only what R's idle nodes lack.
-                let mut c: Vec<usize> = self.idle.range(..r.idle_bound).copied().take(k).collect();
+                let mut c: Vec<usize> = self.idle.below(r.idle_bound).take(k).collect();
                 if c.len() < k {
                     let more = k - c.len();
-                    c.extend(self.idle.range(r.idle_bound..).copied().take(more));
+                    c.extend(self.idle.from(r.idle_bound).take(more));
                     r.open_idle -= more;
                 }
                 c
@@ -555,7 +556,7 @@ impl Sim<'_, '_, '_> {
     fn unlist(&mut self, n: usize) {
         let node = &self.nodes[n];
         if node.jobs.is_empty() {
-            self.idle.remove(&n);
+            self.idle.remove(n);
         } else {
             self.busy.remove(&(OrdF64(node.est_free), Reverse(n)));
             if self.sharing() {
