@@ -17,6 +17,8 @@ use crate::common::{node_cpu_count, parse_cpus, Ctx};
 use crate::error::bad_input;
 use crate::profile::Syscalls;
 
+pub use cosched_cluster::synthetic::Mix;
+
 #[derive(Debug, Clone)]
 pub struct KernelsBenchRequest {
     pub repeats: usize,
@@ -187,12 +189,36 @@ pub struct SimulateBenchRequest {
     /// Jobs and nodes of the cluster case.
     pub jobs: usize,
     pub nodes: usize,
+    /// Case (f), the cluster engine's scaling table.
+    pub scaling: ScalingRequest,
+    /// Only case (f).
+    pub only_scaling: bool,
+}
+
+/// Case (f) of `bench simulate`: `simulate --swf`'s engine on synthetic
+/// traces of every count of jobs on every count of nodes (issue 42's table).
+#[derive(Debug, Clone)]
+pub struct ScalingRequest {
+    pub jobs: Vec<usize>,
+    pub nodes: Vec<usize>,
+    pub cores: u32,
+    /// Offered load: 1 is as much work as the cluster can serve.
+    pub load: f64,
+    pub mix: Mix,
+    pub seed: u64,
+    /// Sharing policies run after exclusive EASY on each trace.
+    pub policies: Vec<String>,
 }
 
 #[derive(Debug)]
 pub struct SimulateBenchReport {
     /// Per case: what, wall s, CPU s, the aim in wall s, the cost per unit.
     pub rows: Vec<Vec<String>>,
+    /// Case (f): its header (schedule, jobs, then one column per node
+    /// count) and one row per schedule and job count; cells are wall
+    /// seconds (median, min-max, n) and microseconds per job.
+    pub scaling_head: Vec<String>,
+    pub scaling: Vec<Vec<String>>,
     pub threads: usize,
     pub json: serde_json::Value,
 }
@@ -225,6 +251,12 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
     let parse = |p: &str| Spec::parse(p).and_then(|s| resolve(&s).map(|r| (s, r))).map_err(anyhow::Error::msg);
     if a.repeats == 0 || a.orders == 0 || a.jobs == 0 || a.nodes == 0 {
         return Err(bad_input("--repeats, --orders, --jobs and --nodes must be at least 1"));
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if a.only_scaling {
+        let scaling = scaling_case(a, ctx)?;
+        let json = serde_json::json!({"threads": threads, "scaling": scaling.json});
+        return Ok(SimulateBenchReport { rows: Vec::new(), scaling_head: scaling.head, scaling: scaling.rows, threads, json });
     }
     let scenario = Scenario::parse(include_str!("../../../examples/scenarios/seed000.toml"), "examples/scenarios/seed000.toml")
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -264,9 +296,10 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
     }
 
     let swf = swf_case(a, ctx)?;
+    let scaling = scaling_case(a, ctx)?;
 
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let json = serde_json::json!({
+                "scaling": scaling.json,
                 "swf": swf.iter().map(|(p, t, shared)| serde_json::json!({"schedule": p, "jobs": a.jobs, "nodes": a.nodes, "cores": 16, "shared_jobs": shared, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
                 "threads": threads,
                 "montecarlo": {"orders": a.orders, "jobs": 38, "policies": policies.len(), "simulations": sims, "seconds": mc.0, "cpu_seconds": mc.1},
@@ -310,7 +343,71 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
             format!("{} CPU us / job ({shared} jobs shared a node)", per(&t.1, a.jobs)),
         ]);
     }
-    Ok(SimulateBenchReport { rows, threads, json })
+    Ok(SimulateBenchReport { rows, scaling_head: scaling.head, scaling: scaling.rows, threads, json })
+}
+
+struct ScalingCase {
+    head: Vec<String>,
+    rows: Vec<Vec<String>>,
+    json: serde_json::Value,
+}
+
+/// (f) The scaling table: one synthetic trace per (jobs, nodes), each run
+/// under exclusive EASY and under each sharing policy, `repeats` times.
+/// The slowdowns are the built-in few-bad matrix, as in (e).
+fn scaling_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCase> {
+    use cosched_cluster::{simulate, synthetic, Config, Scheduler};
+    use cosched_sched::{policy_from_spec, Policy, ProgramTable};
+    let s = &a.scaling;
+    if s.jobs.is_empty() || s.nodes.is_empty() || s.jobs.contains(&0) || s.nodes.contains(&0) || s.cores == 0 {
+        return Err(bad_input("--scale-jobs, --scale-nodes and --cores need counts of at least 1"));
+    }
+    if !(s.load.is_finite() && s.load > 0.0) {
+        return Err(bad_input("--load must be a positive number (1 = as much work as the cluster serves)"));
+    }
+    // Resolved before any timing, so a mistake fails at once.
+    for p in &s.policies {
+        policy_from_spec(p).map_err(|e| bad_input(format!("--sharing: {e}")))?;
+    }
+    let m = cosched_sched::scenario::Scenario::parse(include_str!("../../../examples/scenarios/few-bad.toml"), "few-bad.toml")
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .slowdown;
+    let names: Vec<String> = (0..m.len()).map(|i| format!("p{i}")).collect();
+    ctx.step(&format!(
+        "(f) scaling: synthetic traces of {:?} jobs on {:?} nodes of {} cores, load {}, mix {}/{}/{} (part of a node / 1-4 nodes / wide), seed {}; EASY depth 100",
+        s.jobs, s.nodes, s.cores, s.load, s.mix.small, s.mix.nodes, s.mix.wide, s.seed
+    ));
+    let mut schedules: Vec<(String, Option<&str>)> = vec![("exclusive EASY".into(), None)];
+    schedules.extend(s.policies.iter().map(|p| (format!("EASY + {p}"), Some(p.as_str()))));
+    let mut head = vec!["schedule".to_string(), "jobs".to_string()];
+    head.extend(s.nodes.iter().map(|n| format!("{n} nodes: wall s (min-max, n); us / job")));
+    let mut cells: Vec<Vec<String>> = Vec::new();
+    let mut json = Vec::new();
+    for &jobs in &s.jobs {
+        let mut rows: Vec<Vec<String>> = schedules.iter().map(|(l, _)| vec![l.clone(), jobs.to_string()]).collect();
+        for &nodes in &s.nodes {
+            let trace = synthetic::trace_of(nodes, s.cores, jobs, m.len(), s.load, s.mix, s.seed);
+            let table = ProgramTable::new(trace.iter().map(|j| j.program).collect(), m.clone(), None).map_err(anyhow::Error::msg)?;
+            let cfg = Config::new(nodes, s.cores, Scheduler::Easy);
+            for (row, (label, spec)) in rows.iter_mut().zip(&schedules) {
+                let (t, (shared, makespan)) = timed(a.repeats, || {
+                    let mut p: Option<Box<dyn Policy>> = spec.map(policy_from_spec).transpose().map_err(anyhow::Error::msg)?;
+                    let sc = simulate(&trace, &names, &cfg, &table, &table, p.as_deref_mut().map(|p| p as &mut dyn Policy), &mut |_| {})?;
+                    Ok((sc.shared.iter().filter(|&&x| x).count(), sc.finish.iter().copied().fold(0.0, f64::max)))
+                })?;
+                row.push(format!("{}; {:.1}", fmt_spread(&t.0, 3), t.0.median * 1e6 / jobs as f64));
+                json.push(serde_json::json!({
+                    "schedule": label, "jobs": jobs, "nodes": nodes, "cores": s.cores, "shared_jobs": shared, "makespan": makespan,
+                    "seconds": t.0, "cpu_seconds": t.1,
+                }));
+            }
+        }
+        cells.extend(rows);
+    }
+    let json = serde_json::json!({
+        "cores": s.cores, "load": s.load, "mix": s.mix, "seed": s.seed, "depth": 100, "slowdowns": "examples/scenarios/few-bad.toml", "runs": json,
+    });
+    Ok(ScalingCase { head, rows: cells, json })
 }
 
 type Timing = (cosched_model::stats::Summary, cosched_model::stats::Summary);

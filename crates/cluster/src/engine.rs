@@ -34,6 +34,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
+use std::ops::Bound;
 use std::fmt;
 
 use cosched_engine::policy::{Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, View};
@@ -41,6 +42,7 @@ use cosched_engine::source::SlowdownSource;
 use cosched_model::workload::PoolKind;
 use serde::Serialize;
 
+use crate::nodeset::NodeSet;
 use crate::workload::ClusterJob;
 
 /// The batch scheduler's queue policy.
@@ -176,6 +178,10 @@ struct Reservation {
     shadow: f64,
     /// Idle nodes outside R, still open to jobs that end after `shadow`.
     open_idle: usize,
+    /// R's idle nodes are the idle nodes numbered below this: R takes the
+    /// lowest-numbered idle ones, and a pass only takes nodes out of `idle`,
+    /// so `idle.below(bound)` is R's and `idle.from(bound)` the rest.
+    idle_bound: usize,
 }
 
 struct Sim<'a, 'p, 'd> {
@@ -187,7 +193,10 @@ struct Sim<'a, 'p, 'd> {
     predicted: &'a dyn SlowdownSource,
     policy: Option<&'p mut (dyn Policy + 'd)>,
     nodes: Vec<Node>,
-    idle: BTreeSet<usize>,
+    idle: NodeSet,
+    /// Nodes running something, by (latest `start + walltime`, node): the
+    /// reservation reads the k it needs from here instead of every node.
+    busy: BTreeSet<(OrdF64, Reverse<usize>)>,
     /// Partially used nodes by free cores (sharing only).
     by_free: Vec<BTreeSet<usize>>,
     heap: BinaryHeap<Reverse<(OrdF64, usize, u64)>>,
@@ -257,7 +266,8 @@ pub fn simulate<'a, 'p, 'd>(
                 refused: Vec::new(),
             })
             .collect(),
-        idle: (0..cfg.nodes).collect(),
+        idle: NodeSet::full(cfg.nodes),
+        busy: BTreeSet::new(),
         by_free: vec![BTreeSet::new(); cfg.cores as usize + 1],
         heap: BinaryHeap::new(),
         waiting: BTreeSet::new(),
@@ -362,37 +372,52 @@ impl Sim<'_, '_, '_> {
         Ok(())
     }
 
-    /// Free time of node `n` as EASY reckons it.
-    fn free_at(&self, n: usize) -> f64 {
-        if self.nodes[n].jobs.is_empty() {
-            self.now
-        } else {
-            self.nodes[n].est_free.max(self.now)
-        }
-    }
-
     /// The reservation of job `j`: its shadow time and the nodes it takes.
+    ///
+    /// A node is free at `now` if idle, else at its latest `start +
+    /// walltime` (`now` if it overran). The shadow is the k-th earliest free
+    /// time; R is the k latest-free of the nodes free by the shadow, busy
+    /// before idle at equal times (so idle nodes stay outside R where they
+    /// can), lower numbers first at equal times. Busy nodes are kept ordered
+    /// by free time, so this reads O(k) of them, never every node.
     fn reserve(&mut self, j: usize) -> Reservation {
         let k = self.cfg.width(self.jobs[j].procs);
-        let mut f: Vec<(f64, bool, usize)> = (0..self.cfg.nodes).map(|n| (self.free_at(n), !self.nodes[n].jobs.is_empty(), n)).collect();
-        let (_, &mut (shadow, _, _), _) = f.select_nth_unstable_by(k - 1, |a, b| a.0.total_cmp(&b.0).then(a.2.cmp(&b.2)));
-        f.retain(|&(t, _, _)| t <= shadow);
-        // R: the k latest-free of those free by the shadow, busy before idle
-        // at equal times, so idle nodes stay outside R where they can.
-        let key = |&(t, busy, n): &(f64, bool, usize)| (OrdF64(t), busy, Reverse(n));
-        if f.len() > k {
-            f.select_nth_unstable_by(k - 1, |a, b| key(b).cmp(&key(a)));
-            f.truncate(k);
-        }
+        let now = self.now;
+        let idle = self.idle.len();
+        let shadow = if idle >= k {
+            now
+        } else {
+            let (OrdF64(t), _) = *self.busy.iter().nth(k - idle - 1).expect("a job is never wider than the cluster");
+            t.max(now)
+        };
         self.r_stamp += 1;
-        let mut r_idle = 0;
-        for &(_, busy, n) in &f {
-            self.in_r[n] = self.r_stamp;
-            if !busy {
-                r_idle += 1;
+        // Busy nodes free after now and by the shadow, latest first.
+        let mut taken = 0;
+        let later = (Bound::Excluded((OrdF64(now), Reverse(0))), Bound::Included((OrdF64(shadow), Reverse(0))));
+        if shadow > now {
+            for &(_, Reverse(n)) in self.busy.range(later).rev().take(k) {
+                self.in_r[n] = self.r_stamp;
+                taken += 1;
             }
         }
-        Reservation { shadow, open_idle: self.idle.len() - r_idle }
+        // Then busy nodes free now (done or overran), which tie at `now`:
+        // lowest numbers first.
+        if taken < k {
+            let mut due: Vec<usize> = self.busy.range(..=(OrdF64(now), Reverse(0))).map(|&(_, Reverse(n))| n).collect();
+            due.sort_unstable();
+            for &n in due.iter().take(k - taken) {
+                self.in_r[n] = self.r_stamp;
+                taken += 1;
+            }
+        }
+        // Then idle nodes, lowest numbers first.
+        let r_idle = k - taken;
+        let mut idle_bound = 0;
+        for n in self.idle.from(0).take(r_idle) {
+            self.in_r[n] = self.r_stamp;
+            idle_bound = n + 1;
+        }
+        Reservation { shadow, open_idle: idle - r_idle, idle_bound }
     }
 
     fn in_r(&self, n: usize) -> bool {
@@ -406,7 +431,8 @@ impl Sim<'_, '_, '_> {
         let k = self.cfg.width(job.procs);
         let sharable = self.sharing() && k == 1 && job.procs < self.cfg.cores;
         let long = res.as_ref().is_some_and(|r| self.now + job.walltime > r.shadow);
-        if sharable {
+        // A policy that never shares would refuse every partly used node.
+        if sharable && self.policy.as_ref().is_some_and(|p| p.shares_nodes()) {
             let shadow = res.as_ref().map(|r| r.shadow);
             if let Some(n) = self.shared_node(j, long, shadow)? {
                 self.place(j, &[n])?;
@@ -417,21 +443,21 @@ impl Sim<'_, '_, '_> {
             return Ok(false);
         }
         let chosen: Vec<usize> = match res {
-            None => self.idle.iter().take(k).copied().collect(),
+            None => self.idle.from(0).take(k).collect(),
             Some(r) if long => {
                 if r.open_idle < k {
                     return Ok(false);
                 }
                 r.open_idle -= k;
-                self.idle.iter().copied().filter(|&n| !self.in_r(n)).take(k).collect()
+                self.idle.from(r.idle_bound).take(k).collect()
             }
             Some(r) => {
                 // Ends by the shadow: R's idle nodes first, since it returns
                 // them in time; outside R only what R's idle nodes lack.
-                let mut c: Vec<usize> = self.idle.iter().copied().filter(|&n| self.in_r(n)).take(k).collect();
+                let mut c: Vec<usize> = self.idle.below(r.idle_bound).take(k).collect();
                 if c.len() < k {
                     let more = k - c.len();
-                    c.extend(self.idle.iter().copied().filter(|&n| !self.in_r(n)).take(more));
+                    c.extend(self.idle.from(r.idle_bound).take(more));
                     r.open_idle -= more;
                 }
                 c
@@ -530,9 +556,12 @@ impl Sim<'_, '_, '_> {
     fn unlist(&mut self, n: usize) {
         let node = &self.nodes[n];
         if node.jobs.is_empty() {
-            self.idle.remove(&n);
-        } else if self.sharing() {
-            self.by_free[(self.cfg.cores - node.used) as usize].remove(&n);
+            self.idle.remove(n);
+        } else {
+            self.busy.remove(&(OrdF64(node.est_free), Reverse(n)));
+            if self.sharing() {
+                self.by_free[(self.cfg.cores - node.used) as usize].remove(&n);
+            }
         }
     }
 
@@ -540,8 +569,11 @@ impl Sim<'_, '_, '_> {
         let node = &self.nodes[n];
         if node.jobs.is_empty() {
             self.idle.insert(n);
-        } else if self.sharing() && node.used < self.cfg.cores {
-            self.by_free[(self.cfg.cores - node.used) as usize].insert(n);
+        } else {
+            self.busy.insert((OrdF64(node.est_free), Reverse(n)));
+            if self.sharing() && node.used < self.cfg.cores {
+                self.by_free[(self.cfg.cores - node.used) as usize].insert(n);
+            }
         }
     }
 

@@ -14,6 +14,7 @@
 
 pub mod engine;
 pub mod metrics;
+mod nodeset;
 pub mod output;
 pub mod swf;
 pub mod synthetic;

@@ -286,3 +286,35 @@ proptest! {
         check_capacity(&js, &s, &cfg)?;
     }
 }
+
+/// A policy that says it never shares nodes (`exclusive`) is not asked
+/// about partly used ones, job by job and pass by pass (issue 42: that made
+/// `simulate --swf --policy exclusive` 15x slower than exclusive EASY); one
+/// that may share is asked.
+#[test]
+fn a_policy_that_never_shares_is_not_asked_about_partly_used_nodes() {
+    use cosched_engine::policy::{Decision, View};
+    struct Counting(Box<dyn Policy>, usize);
+    impl Policy for Counting {
+        fn decide(&mut self, view: &View) -> Vec<Decision> {
+            self.1 += 1;
+            self.0.decide(view)
+        }
+        fn shares_nodes(&self) -> bool {
+            self.0.shares_nodes()
+        }
+    }
+    // Two nodes of four cores; five one-core jobs queue behind each other.
+    let js = jobs(&[(0.0, 1, 10.0, 10.0, 0), (0.0, 1, 10.0, 10.0, 0), (0.0, 1, 10.0, 10.0, 0), (0.0, 1, 10.0, 10.0, 0), (0.0, 1, 10.0, 10.0, 0)]);
+    let table = ProgramTable::new(js.iter().map(|j| j.program).collect(), vec![vec![1.0]], None).unwrap();
+    let cfg = Config::new(2, 4, Scheduler::Easy);
+    let mut asked = Vec::new();
+    for spec in ["exclusive", "conflict-aware:threshold=50"] {
+        let mut p = Counting(policy_from_spec(spec).unwrap(), 0);
+        let s = simulate(&js, &programs(1), &cfg, &table, &table, Some(&mut p), &mut |_| {}).unwrap();
+        asked.push((s.start, p.1));
+    }
+    assert_eq!(asked[0], (vec![0.0, 0.0, 10.0, 10.0, 20.0], 0));
+    assert_eq!(asked[1].0, vec![0.0; 5]);
+    assert!(asked[1].1 > 0);
+}

@@ -243,6 +243,14 @@ pub trait Policy {
         false
     }
 
+    /// Whether the policy may ever start a job on a node where others run.
+    /// One that never does (`exclusive`) says so, and engines that offer
+    /// partly used nodes job by job (the cluster simulator) skip asking it
+    /// what it would refuse anyway.
+    fn shares_nodes(&self) -> bool {
+        true
+    }
+
     /// When the policy wants to be asked again though nothing starts,
     /// ends or arrives (a time-sharing quantum), on the engine's clock;
     /// engines ask it then. `None`: only on events.

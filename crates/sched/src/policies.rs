@@ -101,6 +101,10 @@ impl Policy for Exclusive {
             _ => Vec::new(),
         }
     }
+
+    fn shares_nodes(&self) -> bool {
+        false
+    }
 }
 
 /// Unconditional co-execution.
