@@ -60,11 +60,11 @@ check "  precious file unchanged" keep "$(cat "$W/precious")"
 mkdir -p "$W/srep"; ln -sf "$W/precious" "$W/srep/index.html"
 check "simulate --report with index.html -> precious" 0 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 20 --report "$W/srep")"
 check "  precious file unchanged" keep "$(cat "$W/precious")"
-check "bench simulate --scaling --mix summing to 1.5: refused" 2 "$(rc $C bench simulate --scaling --mix 0.5,0.5,0.5)"
-check "  the error names --mix" yes "$(has '--mix')"
-check "bench simulate --scaling --scale-nodes 0: refused" 2 "$(rc $C bench simulate --scaling --scale-nodes 0)"
-check "bench simulate --scaling --sharing nosuch: refused" 2 "$(rc $C bench simulate --scaling --sharing nosuch)"
-got=$($C bench simulate --scaling --sharing exclusive --scale-jobs 3000 --scale-nodes 50 --repeats 1 --json 2>/dev/null |
+check "bench simulate --scaling mix summing to 1.5: refused" 2 "$(rc $C bench simulate --scaling 'mix=0.5,0.5,0.5')"
+check "  the error names the mix" yes "$(has 'mix=0.5,0.5,0.5')"
+check "bench simulate --scaling nodes=0: refused" 2 "$(rc $C bench simulate --scaling 'nodes=0')"
+check "bench simulate --scaling sharing=nosuch: refused" 2 "$(rc $C bench simulate --scaling 'sharing=nosuch')"
+got=$($C bench simulate --scaling 'sharing=exclusive jobs=3000 nodes=50' --repeats 1 --json 2>/dev/null |
     python3 -c 'import json, sys; r = json.load(sys.stdin)["scaling"]["runs"]; print(r[0]["makespan"] == r[1]["makespan"], r[1]["shared_jobs"])')
 check "bench --scaling: policy exclusive = exclusive EASY, none shared" "True 0" "$got"
 if [ $root = 1 ] && id nobody >/dev/null 2>&1; then

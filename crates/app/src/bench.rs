@@ -189,8 +189,9 @@ pub struct SimulateBenchRequest {
     /// Jobs and nodes of the cluster case.
     pub jobs: usize,
     pub nodes: usize,
-    /// Case (f), the cluster engine's scaling table.
-    pub scaling: ScalingRequest,
+    /// Case (f), the cluster engine's scaling table, as `KEY=VALUE ...`
+    /// ([`ScalingRequest::parse`]; empty: the defaults).
+    pub scaling: String,
     /// Only case (f).
     pub only_scaling: bool,
 }
@@ -210,15 +211,59 @@ pub struct ScalingRequest {
     pub policies: Vec<String>,
 }
 
+impl Default for ScalingRequest {
+    /// Issue 42's table: 16 cores a node at load 0.95.
+    fn default() -> ScalingRequest {
+        ScalingRequest {
+            jobs: vec![10_000, 100_000],
+            nodes: vec![100, 1_000, 10_000, 100_000],
+            cores: 16,
+            load: 0.95,
+            mix: Mix::default(),
+            seed: 7,
+            policies: vec!["conflict-aware:threshold=50".into()],
+        }
+    }
+}
+
+impl ScalingRequest {
+    /// `jobs=N,... nodes=N,... cores=C load=L mix=S,N,W seed=S sharing=SPEC`,
+    /// any of them, the rest default; `sharing=` repeats, `sharing=none`
+    /// runs exclusive EASY only.
+    pub fn parse(spec: &str) -> Result<ScalingRequest, String> {
+        let mut r = ScalingRequest { policies: Vec::new(), ..ScalingRequest::default() };
+        let mut sharing_given = false;
+        let counts = |v: &str| v.split(',').map(|x| x.trim().parse::<usize>().map_err(|_| format!("`{x}` is not a count"))).collect::<Result<Vec<_>, _>>();
+        for item in spec.split_whitespace() {
+            let (key, value) = item.split_once('=').ok_or_else(|| format!("`{item}`: expected KEY=VALUE (jobs, nodes, cores, load, mix, seed, sharing)"))?;
+            let bad = |e: String| format!("`{item}`: {e}");
+            match key {
+                "jobs" => r.jobs = counts(value).map_err(bad)?,
+                "nodes" => r.nodes = counts(value).map_err(bad)?,
+                "cores" => r.cores = value.parse().map_err(|_| bad("not a count of cores".into()))?,
+                "load" => r.load = value.parse().map_err(|_| bad("not a number".into()))?,
+                "mix" => r.mix = Mix::parse(value).map_err(bad)?,
+                "seed" => r.seed = value.parse().map_err(|_| bad("not a seed (a whole number)".into()))?,
+                "sharing" => {
+                    sharing_given = true;
+                    if value != "none" {
+                        r.policies.push(value.to_string());
+                    }
+                }
+                _ => return Err(format!("`{item}`: unknown key `{key}`; expected jobs, nodes, cores, load, mix, seed or sharing")),
+            }
+        }
+        if !sharing_given {
+            r.policies = ScalingRequest::default().policies;
+        }
+        Ok(r)
+    }
+}
+
 #[derive(Debug)]
 pub struct SimulateBenchReport {
     /// Per case: what, wall s, CPU s, the aim in wall s, the cost per unit.
     pub rows: Vec<Vec<String>>,
-    /// Case (f): its header (schedule, jobs, then one column per node
-    /// count) and one row per schedule and job count; cells are wall
-    /// seconds (median, min-max, n) and microseconds per job.
-    pub scaling_head: Vec<String>,
-    pub scaling: Vec<Vec<String>>,
     pub threads: usize,
     pub json: serde_json::Value,
 }
@@ -256,7 +301,7 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
     if a.only_scaling {
         let scaling = scaling_case(a, ctx)?;
         let json = serde_json::json!({"threads": threads, "scaling": scaling.json});
-        return Ok(SimulateBenchReport { rows: Vec::new(), scaling_head: scaling.head, scaling: scaling.rows, threads, json });
+        return Ok(SimulateBenchReport { rows: scaling.rows, threads, json });
     }
     let scenario = Scenario::parse(include_str!("../../../examples/scenarios/seed000.toml"), "examples/scenarios/seed000.toml")
         .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -343,11 +388,11 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
             format!("{} CPU us / job ({shared} jobs shared a node)", per(&t.1, a.jobs)),
         ]);
     }
-    Ok(SimulateBenchReport { rows, scaling_head: scaling.head, scaling: scaling.rows, threads, json })
+    rows.extend(scaling.rows);
+    Ok(SimulateBenchReport { rows, threads, json })
 }
 
 struct ScalingCase {
-    head: Vec<String>,
     rows: Vec<Vec<String>>,
     json: serde_json::Value,
 }
@@ -358,16 +403,16 @@ struct ScalingCase {
 fn scaling_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCase> {
     use cosched_cluster::{simulate, synthetic, Config, Scheduler};
     use cosched_sched::{policy_from_spec, Policy, ProgramTable};
-    let s = &a.scaling;
+    let s = &ScalingRequest::parse(&a.scaling).map_err(|e| bad_input(format!("--scaling: {e}")))?;
     if s.jobs.is_empty() || s.nodes.is_empty() || s.jobs.contains(&0) || s.nodes.contains(&0) || s.cores == 0 {
-        return Err(bad_input("--scale-jobs, --scale-nodes and --cores need counts of at least 1"));
+        return Err(bad_input("--scaling: jobs, nodes and cores need counts of at least 1"));
     }
     if !(s.load.is_finite() && s.load > 0.0) {
-        return Err(bad_input("--load must be a positive number (1 = as much work as the cluster serves)"));
+        return Err(bad_input("--scaling: load must be a positive number (1 = as much work as the cluster serves)"));
     }
     // Resolved before any timing, so a mistake fails at once.
     for p in &s.policies {
-        policy_from_spec(p).map_err(|e| bad_input(format!("--sharing: {e}")))?;
+        policy_from_spec(p).map_err(|e| bad_input(format!("--scaling: sharing={p}: {e}")))?;
     }
     let m = cosched_sched::scenario::Scenario::parse(include_str!("../../../examples/scenarios/few-bad.toml"), "few-bad.toml")
         .map_err(|e| anyhow::anyhow!("{e}"))?
@@ -379,35 +424,43 @@ fn scaling_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCa
     ));
     let mut schedules: Vec<(String, Option<&str>)> = vec![("exclusive EASY".into(), None)];
     schedules.extend(s.policies.iter().map(|p| (format!("EASY + {p}"), Some(p.as_str()))));
-    let mut head = vec!["schedule".to_string(), "jobs".to_string()];
-    head.extend(s.nodes.iter().map(|n| format!("{n} nodes: wall s (min-max, n); us / job")));
-    let mut cells: Vec<Vec<String>> = Vec::new();
+    let mut rows: Vec<Vec<String>> = Vec::new();
     let mut json = Vec::new();
     for &jobs in &s.jobs {
-        let mut rows: Vec<Vec<String>> = schedules.iter().map(|(l, _)| vec![l.clone(), jobs.to_string()]).collect();
         for &nodes in &s.nodes {
             let trace = synthetic::trace_of(nodes, s.cores, jobs, m.len(), s.load, s.mix, s.seed);
             let table = ProgramTable::new(trace.iter().map(|j| j.program).collect(), m.clone(), None).map_err(anyhow::Error::msg)?;
             let cfg = Config::new(nodes, s.cores, Scheduler::Easy);
-            for (row, (label, spec)) in rows.iter_mut().zip(&schedules) {
+            for (label, spec) in &schedules {
                 let (t, (shared, makespan)) = timed(a.repeats, || {
                     let mut p: Option<Box<dyn Policy>> = spec.map(policy_from_spec).transpose().map_err(anyhow::Error::msg)?;
                     let sc = simulate(&trace, &names, &cfg, &table, &table, p.as_deref_mut().map(|p| p as &mut dyn Policy), &mut |_| {})?;
                     Ok((sc.shared.iter().filter(|&&x| x).count(), sc.finish.iter().copied().fold(0.0, f64::max)))
                 })?;
-                row.push(format!("{}; {:.1}", fmt_spread(&t.0, 3), t.0.median * 1e6 / jobs as f64));
+                // Issue 42's bars, where a cell is one of theirs.
+                let aim = match (jobs, nodes, s.cores) {
+                    (100_000, 10_000, 16) => "1",
+                    (1_000_000, 100_000, 16) => "10",
+                    _ => "-",
+                };
+                rows.push(vec![
+                    format!("(f) {jobs} jobs on {nodes} nodes x {}, {label}", s.cores),
+                    fmt_spread(&t.0, 3),
+                    fmt_spread(&t.1, 3),
+                    aim.into(),
+                    format!("{:.1} CPU us / job ({shared} jobs shared a node)", t.1.median * 1e6 / jobs as f64),
+                ]);
                 json.push(serde_json::json!({
                     "schedule": label, "jobs": jobs, "nodes": nodes, "cores": s.cores, "shared_jobs": shared, "makespan": makespan,
                     "seconds": t.0, "cpu_seconds": t.1,
                 }));
             }
         }
-        cells.extend(rows);
     }
     let json = serde_json::json!({
         "cores": s.cores, "load": s.load, "mix": s.mix, "seed": s.seed, "depth": 100, "slowdowns": "examples/scenarios/few-bad.toml", "runs": json,
     });
-    Ok(ScalingCase { head, rows: cells, json })
+    Ok(ScalingCase { rows, json })
 }
 
 type Timing = (cosched_model::stats::Summary, cosched_model::stats::Summary);
@@ -514,5 +567,19 @@ mod tests {
         assert_eq!(fmt_interval(0.1), "100 ms");
         assert_eq!(fmt_num(10.0), "10");
         assert_eq!(fmt_num(0.5), "0.5");
+    }
+
+    #[test]
+    fn a_scaling_spec_sets_what_it_names_and_refuses_what_it_does_not_know() {
+        let r = ScalingRequest::parse("jobs=1000,2000 nodes=50 seed=3 sharing=noplan sharing=no-twins").unwrap();
+        assert_eq!((r.jobs, r.nodes, r.seed, r.cores, r.load), (vec![1000, 2000], vec![50], 3, 16, 0.95));
+        assert_eq!(r.policies, vec!["noplan", "no-twins"]);
+        assert_eq!(ScalingRequest::parse("").unwrap().policies, vec!["conflict-aware:threshold=50"]);
+        assert!(ScalingRequest::parse("sharing=none").unwrap().policies.is_empty());
+        assert_eq!(ScalingRequest::parse("mix=1,0,0").unwrap().mix, Mix { small: 1.0, nodes: 0.0, wide: 0.0 });
+        for bad in ["jobs", "jobs=ten", "mix=0.5,0.5,0.5", "cores=-1", "colour=red"] {
+            let e = ScalingRequest::parse(bad).unwrap_err();
+            assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
+        }
     }
 }

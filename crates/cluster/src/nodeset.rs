@@ -15,7 +15,7 @@ impl NodeSet {
     /// Every node of `0..n`.
     pub(crate) fn full(n: usize) -> NodeSet {
         let mut words = vec![u64::MAX; n.div_ceil(64)];
-        if n % 64 != 0 {
+        if !n.is_multiple_of(64) {
             *words.last_mut().expect("n > 0 when n % 64 != 0") = (1u64 << (n % 64)) - 1;
         }
         let mut summary = vec![0u64; words.len().div_ceil(64)];

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use cosched_app::bench::{KernelsBenchRequest, ProfileBenchRequest, ScalingRequest, SimulateBenchRequest};
+use cosched_app::bench::{KernelsBenchRequest, ProfileBenchRequest, SimulateBenchRequest};
 use cosched_app::common::parse_interval;
 use cosched_app::profile::Syscalls;
 use cosched_report::{fmt_spread, table};
@@ -29,18 +29,10 @@ Examples:\n  cosched bench profile\n  cosched bench profile --kernel syscall --r
 cosched bench profile --interval 500ms --syscalls proc --json")]
     Profile(ProfileBench),
     /// How fast the simulator is: Monte-Carlo orders, exhaustive enumeration, a large cluster, its scaling.
-    #[command(after_help = "Prints, as medians with min-max over --repeats:\n  \
-(a) the SX-Aurora co-execution paper's Monte-Carlo: --orders orders of the 38-job example under 4 policies (aim < 1 s);\n  \
-(b) the Terrible Twins paper's exhaustive enumeration of N = 10 programs with a random matrix, and the optimum (aim < 5 s);\n  \
-(c) a synthetic run of --jobs jobs on --nodes nodes of 4 cores under noplan and best-match (aim < 10 s);\n  \
-(d) a Lua policy against the same Rust policy: examples/lua/conflict-aware.lua and conflict-aware, side by side;\n  \
-(e) `simulate --swf`'s engine on a synthetic trace of --jobs jobs on --nodes nodes of 16 cores:\n      \
-exclusive EASY, and EASY with conflict-aware sharing nodes (aim < 10 s);\n  \
-(f) the same engine's scaling table: a synthetic trace for every count of --scale-jobs\n      \
-on every count of --scale-nodes (--cores, --load, --mix, --seed), under exclusive EASY and each --sharing policy.\n\n\
---scaling runs (f) alone.\n\n\
-Examples:\n  cosched bench simulate\n  cosched bench simulate --repeats 5 --json\n  cosched bench simulate --orders 1000 --jobs 10000 --nodes 100\n  \
-cosched bench simulate --scaling\n  cosched bench simulate --scaling --scale-jobs 1000000 --scale-nodes 100000 --repeats 1")]
+    #[command(after_help = "Prints, as medians with min-max over --repeats:\n  (a) the SX-Aurora co-execution paper's Monte-Carlo: --orders orders of the 38-job example under 4 policies (aim < 1 s);\n  \
+(b) the Terrible Twins paper's exhaustive enumeration of N = 10 programs with a random matrix, and the optimum (aim < 5 s);\n  (c) a synthetic run of --jobs jobs on --nodes nodes of 4 cores under noplan and best-match (aim < 10 s);\n  \
+(d) a Lua policy beside the same Rust policy: examples/lua/conflict-aware.lua and conflict-aware on the same orders;\n  (e) `simulate --swf`'s engine on a synthetic trace of --jobs jobs on --nodes nodes of 16 cores:\n      exclusive EASY, and EASY with conflict-aware sharing nodes (aim < 10 s);\n  \
+(f) the same engine's scaling: a generated trace per job count and node count, exclusive EASY and each sharing policy; --scaling runs it alone, and its SPEC (default) is `jobs=10000,100000 nodes=100,1000,10000,100000 cores=16 load=0.95 mix=0.6,0.25,0.15 seed=7 sharing=conflict-aware:threshold=50` (mix: shares of part-node, 1-4 node and wide jobs; sharing= repeats; sharing=none: exclusive only).\n\nExamples:\n  cosched bench simulate\n  cosched bench simulate --repeats 5 --json\n  cosched bench simulate --scaling\n  cosched bench simulate --scaling 'jobs=1000000 nodes=100000' --repeats 1")]
     Simulate(SimulateBench),
     /// Every predictor's accuracy on a workload's measured pairs, c-all and scn as baselines.
     #[command(after_help = "Prints the table of `cosched evaluate-predictors` (leave-one-program-out) with \
@@ -123,30 +115,9 @@ pub struct SimulateBench {
     /// Nodes of the cluster case.
     #[arg(long, default_value_t = 1_000)]
     pub nodes: usize,
-    /// Only the scaling table (f).
-    #[arg(long)]
-    pub scaling: bool,
-    /// Job counts of the scaling table.
-    #[arg(long, value_name = "N,...", value_delimiter = ',', default_value = "10000,100000")]
-    pub scale_jobs: Vec<usize>,
-    /// Node counts of the scaling table.
-    #[arg(long, value_name = "N,...", value_delimiter = ',', default_value = "100,1000,10000,100000")]
-    pub scale_nodes: Vec<usize>,
-    /// Cores per node of the scaling table.
-    #[arg(long, default_value_t = 16)]
-    pub cores: u32,
-    /// Offered load of the scaling traces (1: as much work as the cluster serves).
-    #[arg(long, default_value_t = 0.95)]
-    pub load: f64,
-    /// Shares of jobs using part of a node, one to four nodes, up to a sixteenth of the cluster.
-    #[arg(long, value_name = "SMALL,NODES,WIDE", default_value = "0.6,0.25,0.15")]
-    pub mix: String,
-    /// Seed of the scaling traces.
-    #[arg(long, default_value_t = 7)]
-    pub seed: u64,
-    /// Sharing policies of the scaling table, after exclusive EASY ("none": exclusive only).
-    #[arg(long, value_name = "SPEC", default_value = "conflict-aware:threshold=50")]
-    pub sharing: Vec<String>,
+    /// Only the scaling table (f), of SPEC (KEY=VALUE ...; see below).
+    #[arg(long, value_name = "SPEC", num_args = 0..=1, default_missing_value = "")]
+    pub scaling: Option<String>,
     #[command(flatten)]
     pub json: JsonArgs,
 }
@@ -231,21 +202,14 @@ fn kernels(a: KernelsBench) -> anyhow::Result<()> {
 }
 
 fn simulate(a: SimulateBench) -> anyhow::Result<()> {
-    let mix = cosched_app::bench::Mix::parse(&a.mix).map_err(|e| cosched_app::error::bad_input(format!("--mix: {e}")))?;
-    let policies = a.sharing.into_iter().filter(|p| p != "none").collect();
-    let scaling = ScalingRequest { jobs: a.scale_jobs, nodes: a.scale_nodes, cores: a.cores, load: a.load, mix, seed: a.seed, policies };
-    let req = SimulateBenchRequest { repeats: a.repeats, orders: a.orders, jobs: a.jobs, nodes: a.nodes, scaling, only_scaling: a.scaling };
+    let req = SimulateBenchRequest { repeats: a.repeats, orders: a.orders, jobs: a.jobs, nodes: a.nodes, only_scaling: a.scaling.is_some(), scaling: a.scaling.unwrap_or_default() };
     let r = cosched_app::bench::simulate(&req, &ctx())?;
     if a.json.json {
         println!("{}", r.json);
         return Ok(());
     }
-    if !a.scaling {
-        let head = ["case", "wall s, median (min-max, n)", "CPU s (all threads)", "aim, wall s", "cost"];
-        println!("{}", table(&head, &r.rows));
-    }
-    println!("(f) scaling of `simulate --swf`'s engine, EASY depth 100:");
-    println!("{}", table(&r.scaling_head.iter().map(String::as_str).collect::<Vec<_>>(), &r.scaling));
+    let head = ["case", "wall s, median (min-max, n)", "CPU s (all threads)", "aim, wall s", "cost"];
+    println!("{}", table(&head, &r.rows));
     println!("{} threads; (a) and (d) are parallel over orders, (b), (c), (e) and (f) run on one thread.", r.threads);
     // Wall times mean little on a busy node; say how busy it was.
     if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
