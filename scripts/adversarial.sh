@@ -232,6 +232,12 @@ for part in scripts/adversarial/*.sh; do
     . "./$part"
 done
 
+echo "== 11. online reaction (issue 38): specs refused with exit 2"
+check "react wrapping itself" 2 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:inner=react)"
+check "react with an unknown action" 2 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:action=explode)"
+check "react with a threshold below 1" 2 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:threshold=0.5)"
+check "react over best-match simulates" 0 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:inner=best-match)"
+
 echo "== SIGKILL trial: $KILLS kills"
 km="cosched-adv-kill-$$"
 kw=$(wl kill "[[pools]]

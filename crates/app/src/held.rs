@@ -178,6 +178,7 @@ mod tests {
                 .map(|(i, n)| TraceJob { name: n.to_string(), ..TraceJob::bare(i) })
                 .collect(),
             events: events.iter().map(|&(time, job, kind)| Event { time, job, kind }).collect(),
+            estimates: Vec::new(),
         }
     }
 

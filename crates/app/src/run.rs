@@ -928,6 +928,11 @@ fn execute(
             let mut s = sim[j].clone();
             if plan.pass {
                 s.arrival = 0.0;
+            } else if let Some(c) = refs.and_then(|(refs, regime)| refs.lookup(j, &[], regime)) {
+                // The solo passes' median is the job's rate alone, which
+                // its online slowdown estimate divides by (issue 38), and
+                // what is left of it better than a stored guess.
+                s.solo = c.time;
             }
             s
         })
@@ -943,6 +948,10 @@ fn execute(
     let mut running: BTreeMap<usize, (f64, Vec<u32>)> = BTreeMap::new();
     let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
     let mut last_t = origin;
+    // Each running job's latest online estimate, by position, for the
+    // progress line.
+    let mut estimates: BTreeMap<usize, cosched_sched::online::Estimate> = BTreeMap::new();
+    let regime_now = refs.and_then(|r| r.1).map(|g| g.name().to_string());
     let mut store_err: Option<String> = None;
     let mut pool_cpus = cpus_of_pool.to_vec();
     if plan.pass {
@@ -1028,7 +1037,41 @@ fn execute(
                     running.entry(order[*job]).and_modify(|r| r.1 = cpus.clone());
                     patiently(&format!("a move of job `{}` in run {run_id}", names[order[*job]]), Patience::FINISHED_WORK, || store.run_job_event(run_id, *t, "move", &names[order[*job]], &detail), &mut |m| eprintln!("cosched: {m}"))
                 }
+                NodeEvent::Estimate { job, estimate } => {
+                    estimates.insert(*job, *estimate);
+                    Ok(())
+                }
+                NodeEvent::Settled(s) => {
+                    // The observation, kept at once: the run's source has
+                    // learned it already (engine::online).
+                    let e = &s.estimate;
+                    let sample = cosched_store::OnlineSample {
+                        t_s: s.time,
+                        victim: names[order[s.job]].clone(),
+                        beside: names[order[s.beside]].clone(),
+                        victim_program: sim[order[s.job]].program.clone(),
+                        beside_program: sim[order[s.beside]].program.clone(),
+                        slowdown: e.slowdown,
+                        lo: e.lo,
+                        hi: e.hi.is_finite().then_some(e.hi),
+                        segments: e.n as u32,
+                        signal: e.signal.name().to_string(),
+                        predicted: s.predicted,
+                        regime: regime_now.clone(),
+                    };
+                    progress.println(&format!(
+                        "t={:.2}s settled: {} beside {} x{:.2} [{:.2}, {:.2}] (predicted {:.2})",
+                        s.time, printable(&names[order[s.job]]), printable(&names[order[s.beside]]), e.slowdown, e.lo, e.hi, s.predicted
+                    ));
+                    patiently(&format!("an online sample of job `{}` in run {run_id}", names[order[s.job]]), Patience::FINISHED_WORK, || store.add_online_sample(run_id, &sample), &mut |m| eprintln!("cosched: {m}"))
+                }
+                NodeEvent::Silent { job, observer, why } => {
+                    let name = printable(&names[order[*job]]);
+                    progress.println(&format!("job {name}: no online estimate ({observer}): {}; it runs on untouched", printable(why)));
+                    Ok(())
+                }
                 NodeEvent::Ended(x) => {
+                    estimates.remove(&x.job);
                     let j = order[x.job];
                     running.remove(&j);
                     ended += 1;
@@ -1068,7 +1111,11 @@ fn execute(
                 .iter()
                 .map(|(&j, (start, cpus))| {
                     let pct = ((now - start) / sim[j].solo * 100.0).clamp(0.0, 99.0);
-                    format!("{}@{} {pct:.0}%", printable(&names[j]), cosched_model::topology::format_cpulist(cpus))
+                    let est = estimates
+                        .get(&pos_of[j])
+                        .map(|e| format!(" x{:.2}[{:.2}-{:.2}]{}", e.slowdown, e.lo, e.hi, if e.signal.decisive() { "" } else { "?" }))
+                        .unwrap_or_default();
+                    format!("{}@{} {pct:.0}%{est}", printable(&names[j]), cosched_model::topology::format_cpulist(cpus))
                 })
                 .collect();
             progress.set(ended, &format!("t={now:.1}s running: {}", if msg.is_empty() { "-".into() } else { msg.join(" ") }));
@@ -1144,6 +1191,7 @@ fn trace_of(final_jobs: &[&RunJobRecord], journal: &[JournalEntry], platform: &P
     let mut t = Trace {
         jobs: platform.trace_jobs(sim),
         events: Vec::new(),
+        estimates: Vec::new(),
     };
     for r in final_jobs {
         let j = r.start.job_index as usize;

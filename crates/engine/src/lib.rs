@@ -10,6 +10,7 @@
 //! simulator.
 
 pub mod cores;
+pub mod online;
 pub mod placement;
 pub mod platform;
 pub mod policy;

@@ -17,6 +17,7 @@ use cosched_model::trace::Trace;
 use crate::cores::CoreMap;
 use crate::platform::{Platform, SimJob};
 use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob, View};
+use crate::online::{Estimate, Informed, OnlineState, Sample, Settled};
 use crate::source::SlowdownSource;
 use crate::placement::{Neighbour, PlaceCtx, Placement};
 use crate::validate::{check_decision_in, check_jobs, Act, JobState};
@@ -88,6 +89,27 @@ pub trait Executor {
     /// returns the time.
     fn move_to(&mut self, job: JobId, cpus: &[u32]) -> Result<f64, ExecError> {
         Err(ExecError::Fatal(format!("this engine cannot move job {job} to cores {cpus:?}")))
+    }
+    /// Seconds between two readings of the running jobs' progress, when
+    /// the executor observes progress (`crate::online`); `None`: it does
+    /// not, and the loop wakes only on events as before.
+    fn sample_every(&self) -> Option<f64> {
+        None
+    }
+    /// Reads every running job's progress now.
+    fn sample(&mut self) -> Result<Vec<(JobId, Sample)>, ExecError> {
+        Ok(Vec::new())
+    }
+    /// A running job's fresh estimate, for whoever shows progress.
+    fn estimated(&mut self, job: JobId, estimate: &Estimate) -> Result<(), ExecError> {
+        let _ = (job, estimate);
+        Ok(())
+    }
+    /// A running pair's estimate settled (the run's source already
+    /// learned it): an executor with a store keeps it there at once.
+    fn settled(&mut self, settled: &Settled) -> Result<(), ExecError> {
+        let _ = settled;
+        Ok(())
     }
 }
 
@@ -257,6 +279,7 @@ pub fn run_node_placed(
     let mut trace = Trace {
         jobs: platform.trace_jobs(jobs),
         events: Vec::with_capacity(jobs.len() * 3),
+        estimates: Vec::new(),
     };
     let events = &mut trace.events;
     let is_done = |id: JobId| done.iter().any(|d| d.job == id);
@@ -282,6 +305,10 @@ pub fn run_node_placed(
     let mut queue: Vec<JobId> = Vec::new();
     let mut running: Vec<Active> = Vec::new();
     let mut map = CoreMap::new(platform.pools.iter().map(|p| p.cores));
+    let programs: Vec<&str> = jobs.iter().map(|j| j.program.as_str()).collect();
+    let mut online = OnlineState::default();
+    let mut estimates_out = Vec::new();
+    let every = exec.sample_every();
 
     loop {
         let now = exec.now();
@@ -293,6 +320,17 @@ pub fn run_node_placed(
         }
         loop {
             let now = exec.now();
+            if every.is_some() {
+                // A start or suspension just now makes a new phase: the
+                // estimates of the old one must not reach the policy.
+                let mut active: Vec<JobId> = running.iter().filter(|a| a.suspended_at.is_none()).map(|a| a.id).collect();
+                active.sort_unstable();
+                online.phase(&active);
+            }
+            // What the policy reads: the source, with what this run has
+            // learned and sees (the same wrapper in every engine).
+            let informed = Informed { inner: source, programs: &programs, learned: &online.learned, estimates: &online.estimates };
+            let source: &dyn SlowdownSource = &informed;
             let q: Vec<QueuedJob> = queue
                 .iter()
                 .map(|&id| {
@@ -364,6 +402,7 @@ pub fn run_node_placed(
         let wake = policy.wake_at();
         if running.iter().all(|a| a.suspended_at.is_some()) && next_arrival >= arrivals.len() && wake.is_none() {
             if queue.is_empty() && running.is_empty() {
+                trace.estimates = estimates_out;
                 return Ok(trace);
             }
             // Nothing runs or arrives: suspended jobs would stay frozen.
@@ -375,6 +414,14 @@ pub fn run_node_placed(
         let until = match (until, wake) {
             (Some(a), Some(w)) => Some(a.min(w)),
             (a, w) => a.or(w),
+        };
+        let sampling = every.filter(|_| running.iter().any(|a| a.suspended_at.is_none()));
+        let until = match (until, sampling) {
+            (u, Some(e)) => {
+                let next = exec.now() + e;
+                Some(u.map_or(next, |u| u.min(next)))
+            }
+            (u, None) => u,
         };
         for o in exec.wait(until)? {
             let Some(k) = running.iter().position(|a| a.id == o.job) else { continue };
@@ -401,5 +448,38 @@ pub fn run_node_placed(
                 });
             }
         }
+        if every.is_some() {
+            observe(exec, source, &programs, &running, &mut online, &mut estimates_out)?;
+        }
     }
+}
+
+/// Reads the running jobs' progress, updates their estimates and learns
+/// from a running pair whose estimate settled.
+fn observe(
+    exec: &mut dyn Executor,
+    source: &dyn SlowdownSource,
+    programs: &[&str],
+    running: &[Active],
+    online: &mut OnlineState,
+    out: &mut Vec<cosched_model::trace::TraceEstimate>,
+) -> Result<(), RunError> {
+    let mut active: Vec<JobId> = running.iter().filter(|a| a.suspended_at.is_none()).map(|a| a.id).collect();
+    active.sort_unstable();
+    online.phase(&active);
+    for (job, sample) in exec.sample()? {
+        let Some(a) = running.iter().find(|a| a.id == job && a.suspended_at.is_none()) else { continue };
+        let Some(e) = online.feed(job, &sample, a.solo) else { continue };
+        out.push(cosched_model::trace::TraceEstimate { time: e.time, job, slowdown: e.slowdown, lo: e.lo, hi: e.hi, signal: e.signal.name().to_string() });
+        exec.estimated(job, &e)?;
+        // Only a pair says whom the slowdown is owed to.
+        if let [x, y] = active[..] {
+            let beside = if x == job { y } else { x };
+            let predicted = source.slowdown(job, &[beside]);
+            if let Some(s) = online.settle(job, beside, predicted, programs) {
+                exec.settled(&s)?;
+            }
+        }
+    }
+    Ok(())
 }

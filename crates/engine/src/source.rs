@@ -26,4 +26,11 @@ pub trait SlowdownSource {
     fn by_level(&self) -> bool {
         false
     }
+    /// The running job's online slowdown estimate, when the engine
+    /// observes progress (`crate::online`); sources of predictions alone
+    /// have none.
+    fn online(&self, job: JobId) -> Option<crate::online::Estimate> {
+        let _ = job;
+        None
+    }
 }

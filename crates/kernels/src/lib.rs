@@ -19,6 +19,7 @@ use cosched_model::kernel::KernelSpec;
 use serde::{Deserialize, Serialize};
 
 mod kernels;
+pub mod progress;
 mod sys;
 mod util;
 

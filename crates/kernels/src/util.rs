@@ -272,6 +272,7 @@ where
         }
         gate.wait_ready(threads);
         let t0 = Instant::now();
+        crate::progress::go();
         gate.open(true);
         let results: Vec<_> = handles
             .into_iter()

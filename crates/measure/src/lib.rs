@@ -14,6 +14,7 @@ pub mod files;
 pub mod kernel;
 pub mod launch;
 pub mod node;
+pub mod observe;
 pub mod pairs;
 pub mod perf;
 pub mod place;

@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Instant;
 
+use cosched_engine::online::{Estimate, Sample, Settled};
 use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
 use cosched_engine::JobId;
 use nix::sched::{sched_setaffinity, CpuSet};
@@ -130,6 +131,12 @@ pub enum NodeEvent {
     Resumed { job: JobId, t: f64 },
     /// A job was re-pinned onto `cpus` at `t`, its memory onto `mems`.
     Moved { job: JobId, t: f64, cpus: Vec<u32>, mems: Vec<u32> },
+    /// A running job's online slowdown estimate (issue 38).
+    Estimate { job: JobId, estimate: Estimate },
+    /// A running pair's estimate settled: learn it at once.
+    Settled(Settled),
+    /// A job's progress observer yields nothing (said once per job).
+    Silent { job: JobId, observer: &'static str, why: String },
 }
 
 /// Where and how the jobs of one run are executed.
@@ -181,6 +188,10 @@ struct Active {
     suspended_at: Option<Instant>,
     /// Seconds suspended before `suspended_at`.
     suspended_s: f64,
+    /// Its progress observer (none for a job that could not start).
+    watch: Option<crate::observe::Watch>,
+    /// The counter file a kernel job writes its progress to.
+    progress_file: Option<PathBuf>,
 }
 
 impl Active {
@@ -229,6 +240,9 @@ pub struct NodeExecutor<'a> {
     failed_starts: Vec<(JobId, f64)>,
     sink: &'a mut dyn FnMut(NodeEvent) -> Result<(), String>,
     pub poll: std::time::Duration,
+    /// Seconds between readings of the running jobs' progress
+    /// (`crate::observe`); `None`: not observed.
+    pub sample_every: Option<f64>,
 }
 
 impl<'a> NodeExecutor<'a> {
@@ -252,6 +266,7 @@ impl<'a> NodeExecutor<'a> {
             failed_starts: Vec::new(),
             sink,
             poll: std::time::Duration::from_millis(5),
+            sample_every: Some(crate::observe::DEFAULT_EVERY_S),
         })
     }
 
@@ -289,6 +304,9 @@ impl<'a> NodeExecutor<'a> {
 
     fn finish(&mut self, k: usize, status: JobStatus, end: f64) -> Result<Outcome, ExecError> {
         let mut a = self.active.remove(k);
+        if let Some(p) = a.progress_file.take() {
+            let _ = std::fs::remove_file(p);
+        }
         let suspended_s = a.suspended_now();
         a.kill_suspended();
         if let Some(g) = a.cgroup.take() {
@@ -374,6 +392,10 @@ pub fn job_env(job: &NodeJob, cpus: &[u32], run: &[(String, String)]) -> Vec<(St
     out
 }
 
+/// The variable naming a kernel's progress file (`cosched-kernel`'s
+/// `progress::ENV`; measure does not link the kernels).
+pub const PROGRESS_ENV: &str = "COSCHED_PROGRESS_FILE";
+
 /// The kernel's work-phase seconds from its JSON report line.
 fn kernel_work_s(output: &str) -> Option<f64> {
     let line = output.lines().rev().find(|l| l.trim_start().starts_with('{'))?;
@@ -414,6 +436,14 @@ impl Executor for NodeExecutor<'_> {
         launch.stderr_output = job.stderr.clone();
         launch.workdir = job.workdir.clone();
         launch.env = job_env(job, &cpus, &self.cfg.env);
+        // A kernel reports its work done here (made for the job's user,
+        // since the kernel opens it as the user).
+        let progress_file = job.kernel.then(|| self.cfg.log_dir.join(format!("{}.progress", job.name.replace('/', "_"))));
+        if let Some(p) = &progress_file {
+            if crate::files::create_own_file(p, self.cfg.user).is_ok() {
+                launch.env.push((PROGRESS_ENV.to_string(), p.display().to_string()));
+            }
+        }
         if !self.cfg.isolation.limits_memory() {
             launch.data_limit = memory_bytes;
         }
@@ -448,6 +478,10 @@ impl Executor for NodeExecutor<'_> {
         // The watchdog knows the job's group and cgroups from `spawn`.
         let pgid = running.as_ref().map_or(0, |r| r.pid());
         let spawned = running.is_some();
+        let watch = spawned.then(|| {
+            let file = progress_file.clone().unwrap_or_default();
+            crate::observe::Watch::new(crate::observe::for_job(job.kernel, &file, pgid, job.cores))
+        });
         self.active.push(Active {
             job: plan.job,
             variant: plan.variant,
@@ -464,6 +498,8 @@ impl Executor for NodeExecutor<'_> {
             marks,
             suspended_at: None,
             suspended_s: 0.0,
+            watch,
+            progress_file,
         });
         (self.sink)(NodeEvent::Started(Started { job: plan.job, start, cpus, mems, pgid, beside, predicted: plan.predicted }))
             .map_err(ExecError::Fatal)?;
@@ -531,6 +567,32 @@ impl Executor for NodeExecutor<'_> {
             }
             std::thread::sleep(self.poll);
         }
+    }
+
+    fn sample_every(&self) -> Option<f64> {
+        self.sample_every
+    }
+
+    fn sample(&mut self) -> Result<Vec<(JobId, Sample)>, ExecError> {
+        let (now, at) = (self.time(), Instant::now());
+        let mut out = Vec::new();
+        for a in self.active.iter_mut().filter(|a| a.suspended_at.is_none()) {
+            let Some(w) = a.watch.as_mut() else { continue };
+            let Some(s) = w.sample(now, at) else { continue };
+            if let Sample::Silent(why) = &s {
+                (self.sink)(NodeEvent::Silent { job: a.job, observer: w.name(), why: why.clone() }).map_err(ExecError::Fatal)?;
+            }
+            out.push((a.job, s));
+        }
+        Ok(out)
+    }
+
+    fn estimated(&mut self, job: JobId, estimate: &Estimate) -> Result<(), ExecError> {
+        (self.sink)(NodeEvent::Estimate { job, estimate: *estimate }).map_err(ExecError::Fatal)
+    }
+
+    fn settled(&mut self, settled: &Settled) -> Result<(), ExecError> {
+        (self.sink)(NodeEvent::Settled(settled.clone())).map_err(ExecError::Fatal)
     }
 
     fn suspend(&mut self, job: JobId) -> Result<f64, ExecError> {

@@ -370,7 +370,7 @@ mod tests {
         use EventKind::*;
         let job = |i| TraceJob { name: format!("j,\"{i}\""), program: "p".into(), pool: "cpu".into(), node: i, ..TraceJob::bare(i) };
         let events = vec![ev(0.0, 0, Arrive), ev(0.0, 0, Start), ev(0.0, 1, Arrive), ev(0.5, 1, Start), ev(12.25, 0, Finish), ev(20.0, 1, Finish)];
-        let text = Trace { jobs: vec![job(0), job(1)], events: events.clone() }.to_csv();
+        let text = Trace { jobs: vec![job(0), job(1)], events: events.clone(), estimates: Vec::new() }.to_csv();
         assert!(text.starts_with("time,job,name,program,kind,node,pool,cpus,solo,status,status_value\n0,0,\"j,\"\"0\"\"\",p,arrive,0,cpu,,,,\n"), "{text}");
         assert_eq!(parse_trace_csv(&text).unwrap(), events);
         assert_eq!(compute(&events, &[10.0, 10.0]).unwrap().makespan, 20.0);

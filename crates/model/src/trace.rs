@@ -19,6 +19,12 @@
 //! `status_value` its exit code or signal (both empty for a job that has not
 //! ended). A trace of jobs with variants (a workload's `[[jobs.variants]]`)
 //! has a twelfth column, `variant`: the name of the way each job ran.
+//! A trace of a run that observed its jobs' progress (issue 38) has four
+//! more columns, `slowdown,lo,hi,signal`, filled on lines of kind
+//! `estimate` (after the events): a running job's online slowdown
+//! estimate, its interval and what it was read from (`progress`,
+//! `counters`, `cpu`); the other lines leave them empty and metrics
+//! ignore estimate lines.
 //! Fields holding commas or quotes are quoted. The reader needs only
 //! `time`, `job` and `kind`, wherever they are, so older files still read.
 
@@ -73,6 +79,22 @@ impl TraceJob {
 pub struct Trace {
     pub jobs: Vec<TraceJob>,
     pub events: Vec<Event>,
+    /// Online slowdown estimates of running jobs, in time order; empty
+    /// from an engine that does not observe progress.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub estimates: Vec<TraceEstimate>,
+}
+
+/// One online estimate of a running job's slowdown (`kind` `estimate`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceEstimate {
+    pub time: f64,
+    pub job: JobId,
+    pub slowdown: f64,
+    pub lo: f64,
+    pub hi: f64,
+    /// What it was read from: `progress`, `counters` or `cpu`.
+    pub signal: String,
 }
 
 pub const CSV_HEADER: [&str; 11] =
@@ -116,9 +138,13 @@ impl Trace {
         // The variant column only when a job has one, so traces of plain
         // workloads read as they always did.
         let variants = self.jobs.iter().any(|j| j.variant.is_some());
+        let estimates = !self.estimates.is_empty();
         let mut header = CSV_HEADER.to_vec();
-        if variants {
+        if variants || estimates {
             header.push("variant");
+        }
+        if estimates {
+            header.extend(["slowdown", "lo", "hi", "signal"]);
         }
         w.write_record(&header).expect(io);
         let bare = TraceJob::bare(0);
@@ -141,6 +167,35 @@ impl Trace {
                 status,
                 &value,
                 j.variant.as_deref().unwrap_or(""),
+                "",
+                "",
+                "",
+                "",
+            ];
+            w.write_record(&fields[..header.len()]).expect(io);
+        }
+        for e in &self.estimates {
+            let j = self.job(e.job).unwrap_or(&bare);
+            let (time, job, node, cpus) = (e.time.to_string(), e.job.to_string(), j.node.to_string(), format_cpulist(&j.cpus));
+            let solo = j.solo.map_or(String::new(), |s| s.to_string());
+            let (sd, lo, hi) = (e.slowdown.to_string(), e.lo.to_string(), e.hi.to_string());
+            let fields = [
+                time.as_str(),
+                &job,
+                &j.name,
+                &j.program,
+                "estimate",
+                &node,
+                &j.pool,
+                &cpus,
+                &solo,
+                "",
+                "",
+                j.variant.as_deref().unwrap_or(""),
+                &sd,
+                &lo,
+                &hi,
+                &e.signal,
             ];
             w.write_record(&fields[..header.len()]).expect(io);
         }
@@ -162,6 +217,7 @@ impl Trace {
         let (ti, ji, ki) = (need("time")?, need("job")?, need("kind")?);
         let [ni, pi, noi, poi, ci, si, sti, svi, vi] =
             ["name", "program", "node", "pool", "cpus", "solo", "status", "status_value", "variant"].map(col);
+        let [sdi, loi, hii, sgi] = ["slowdown", "lo", "hi", "signal"].map(col);
         let mut trace = Trace::default();
         for rec in r.records() {
             let rec = rec.map_err(|e| format!("{e}"))?;
@@ -173,6 +229,21 @@ impl Trace {
             let opt = |k: Option<usize>| k.and_then(|k| rec.get(k)).map(str::trim).unwrap_or("");
             let time: f64 = get(ti)?.parse().map_err(|_| format!("line {line}: time `{}` is not a number", &rec[ti]))?;
             let job: JobId = get(ji)?.parse().map_err(|_| format!("line {line}: job `{}` is not an index", &rec[ji]))?;
+            if get(ki)? == "estimate" {
+                let num = |k: Option<usize>, what: &str| {
+                    let v = opt(k);
+                    v.parse::<f64>().map_err(|_| format!("line {line}: {what} `{v}` is not a number"))
+                };
+                trace.estimates.push(TraceEstimate {
+                    time,
+                    job,
+                    slowdown: num(sdi, "slowdown")?,
+                    lo: num(loi, "lo")?,
+                    hi: num(hii, "hi")?,
+                    signal: opt(sgi).to_string(),
+                });
+                continue;
+            }
             let kind = match get(ki)? {
                 "arrive" => EventKind::Arrive,
                 "start" => EventKind::Start,
@@ -180,7 +251,7 @@ impl Trace {
                 "suspend" => EventKind::Suspend,
                 "resume" => EventKind::Resume,
                 "move" => EventKind::Move,
-                other => return Err(format!("line {line}: kind `{other}`; expected arrive, start, finish, suspend, resume or move")),
+                other => return Err(format!("line {line}: kind `{other}`; expected arrive, start, finish, suspend, resume, move or estimate")),
             };
             trace.events.push(Event { time, job, kind });
             let Err(at) = trace.jobs.binary_search_by_key(&job, |j| j.job) else { continue };
@@ -242,7 +313,21 @@ mod tests {
         Trace {
             jobs: vec![job(0, vec![0, 2], Some(JobStatus::Ok)), job(1, vec![], Some(JobStatus::Failed(3)))],
             events: vec![ev(0.0, 0, Arrive), ev(0.0, 0, Start), ev(0.0, 1, Arrive), ev(0.5, 1, Start), ev(12.25, 0, Finish), ev(20.0, 1, Finish)],
+            estimates: Vec::new(),
         }
+    }
+
+    #[test]
+    fn estimate_lines_round_trip_and_leave_the_scores_alone() {
+        let mut t = two_jobs();
+        t.estimates.push(TraceEstimate { time: 2.5, job: 0, slowdown: 1.5, lo: 1.25, hi: f64::INFINITY, signal: "progress".into() });
+        let text = t.to_csv();
+        assert!(text.starts_with("time,job,name,program,kind,node,pool,cpus,solo,status,status_value,variant,slowdown,lo,hi,signal\n"), "{text}");
+        assert!(text.ends_with("2.5,0,\"j,\"\"0\"\"\",p,estimate,0,cpu,\"0,2\",10,,,,1.5,1.25,inf,progress\n"), "{text}");
+        let back = Trace::from_csv(&text).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.metrics().unwrap(), two_jobs().metrics().unwrap());
+        assert!(Trace::from_csv("time,job,kind,slowdown,lo,hi\n1,0,estimate,x,1,2\n").unwrap_err().contains("slowdown `x`"));
     }
 
     #[test]

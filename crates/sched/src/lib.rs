@@ -35,5 +35,6 @@ pub use registry::{policy_by_name, policy_from_spec, policy_names, Params};
 pub use runner::{run_node, run_node_placed, Done, ExecError, Executor, Outcome, RunError, StartPlan};
 pub use sim::{simulate, simulate_placed, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace, VirtualNode};
 pub use cosched_engine::Placement;
+pub use cosched_engine::online;
 pub use source::{PairTable, ProgramTable, SlowdownSource};
 pub use spec::Spec;

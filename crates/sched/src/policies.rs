@@ -11,10 +11,12 @@ use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, View};
 use crate::JobId;
 
 mod best_match;
+mod react;
 mod sessions;
 mod timeshare;
 
 pub use best_match::{BestMatch, MAX_WINDOW};
+pub use react::{Action, React};
 pub use sessions::{Overbook, Sidestep, Surpass, Wait};
 pub use timeshare::{Colocate, Timeshare};
 

@@ -16,7 +16,7 @@ use std::ops::Bound;
 
 use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
-use crate::policies::{AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
+use crate::policies::{Action, React, AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
 use crate::policy::Policy;
 use crate::spec::{Spec, PLACEMENT_KEY};
 
@@ -176,7 +176,26 @@ pub const POLICIES: &[PolicyEntry] = &[
         params: &[],
         make: |_| Ok(Box::new(Colocate)),
     },
+    PolicyEntry {
+        name: "react",
+        summary: "issue 38: another policy, plus a reaction when a running job's online slowdown estimate passes the threshold with its interval (suspend or move the newest co-runner; resume it once its co-runners are gone)",
+        params: &[
+            Param::new("inner", Kind::WordOf(inner_names), "best-match", "the policy that starts jobs (with its defaults)"),
+            Param::new("threshold", Kind::Float(Range::at_least(1.0)), "1.3", "slowdown whose excess, with the whole interval above it, is harm"),
+            Param::new("action", Kind::Word(Action::NAMES), "suspend", "what is done to the newest job of a harmful co-run: suspend, move (onto free cores) or nothing"),
+        ],
+        make: |p| {
+            let inner = policy_by_name(p.word("inner"), &Params::new())?;
+            let action = Action::by_name(p.word("action")).expect("checked against Action::NAMES");
+            Ok(Box::new(React::new(inner, p.float("threshold"), action)))
+        },
+    },
 ];
+
+/// Policies `react` may wrap: every one but itself.
+fn inner_names() -> Vec<&'static str> {
+    POLICIES.iter().map(|e| e.name).filter(|&n| n != "react").collect()
+}
 
 /// A policy spec resolved against its entry: what runs and how to name it.
 #[derive(Debug, Clone)]
@@ -301,7 +320,8 @@ mod tests {
     #[test]
     fn mistakes_are_refused_naming_the_parameter_and_the_value() {
         let err = |spec: &str| policy_from_spec(spec).err().unwrap();
-        assert_eq!(err("fifo"), "unknown policy `fifo`; expected one of exclusive, noplan, conflict-aware, no-twins, best-match, auto-threshold, wait, surpass, overbook, sidestep, timeshare, colocate");
+        assert_eq!(err("fifo"), "unknown policy `fifo`; expected one of exclusive, noplan, conflict-aware, no-twins, best-match, auto-threshold, wait, surpass, overbook, sidestep, timeshare, colocate, react");
+        assert_eq!(err("react:inner=react"), "policy `react`: inner=react: expected one of exclusive, noplan, conflict-aware, no-twins, best-match, auto-threshold, wait, surpass, overbook, sidestep, timeshare, colocate");
         assert_eq!(err("conflict-aware:threshold=lots"), "policy `conflict-aware`: threshold=lots: expected a number >= 0 or inf");
         assert_eq!(err("noplan:threshold=1"), "policy `noplan`: no parameter `threshold`; it takes no parameters");
         assert_eq!(err("best-match:aging=-1"), "policy `best-match`: aging=-1: expected a whole number <= 4294967295");

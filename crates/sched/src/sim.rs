@@ -27,6 +27,7 @@ use serde::Serialize;
 use cosched_engine::cores::{shares, CoreMap, Placed};
 use cosched_engine::placement::{Neighbour, PlaceCtx, Placement};
 use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
+use cosched_engine::online::{Reading, Sample, Signal};
 use cosched_engine::validate::{check_decision_in, check_jobs, Act, JobState};
 use cosched_model::placement::SharingLevel;
 use cosched_model::run::JobStatus;
@@ -92,7 +93,7 @@ impl Trace {
                 }
             })
             .collect();
-        cosched_model::trace::Trace { jobs, events: self.events.clone() }
+        cosched_model::trace::Trace { jobs, events: self.events.clone(), estimates: Vec::new() }
     }
 }
 
@@ -675,6 +676,9 @@ pub struct VirtualNode<'a> {
     starts: Vec<StartPlan>,
     /// The topology starts are placed on, for a truth with levels.
     placement: Option<&'a Placement>,
+    /// Seconds between readings of the jobs' virtual progress, when the
+    /// run observes it (`VirtualNode::sampled`).
+    every: Option<f64>,
 }
 
 struct VRun {
@@ -693,7 +697,7 @@ struct VRun {
 impl<'a> VirtualNode<'a> {
     /// A node whose clock reads 0, `truth` driving progress.
     pub fn new(jobs: &'a [SimJob], truth: &'a dyn SlowdownSource) -> VirtualNode<'a> {
-        VirtualNode { jobs, truth, now: 0.0, running: Vec::new(), starts: Vec::new(), placement: None }
+        VirtualNode { jobs, truth, now: 0.0, running: Vec::new(), starts: Vec::new(), placement: None, every: None }
     }
 
     /// The same node on a topology: with a truth that has levels, each
@@ -701,6 +705,15 @@ impl<'a> VirtualNode<'a> {
     /// [`simulate_placed`] (the cores come from `run_node_placed`'s plans).
     pub fn placed(mut self, placement: &'a Placement) -> VirtualNode<'a> {
         self.placement = Some(placement);
+        self
+    }
+
+    /// The same node read every `every` seconds: each running job's work
+    /// done (solo-seconds, out of its solo time), so `run_node` estimates
+    /// its slowdown online from the truth while the policy's source
+    /// predicts it: a misprediction and the reaction to it in virtual time.
+    pub fn sampled(mut self, every: f64) -> VirtualNode<'a> {
+        self.every = Some(every);
         self
     }
 
@@ -747,6 +760,20 @@ impl Executor for VirtualNode<'_> {
     fn move_to(&mut self, job: JobId, cpus: &[u32]) -> Result<f64, ExecError> {
         self.find(job)?.cpus = cpus.to_vec();
         Ok(self.now)
+    }
+
+    fn sample_every(&self) -> Option<f64> {
+        self.every
+    }
+
+    fn sample(&mut self) -> Result<Vec<(JobId, Sample)>, ExecError> {
+        let now = self.now;
+        Ok(self
+            .running
+            .iter()
+            .filter(|r| !r.suspended)
+            .map(|r| (r.id, Sample::Reading(Reading { time: now, done: r.solo - r.left, total: Some(r.solo), solo_rate: None, signal: Signal::Progress })))
+            .collect())
     }
 
     fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {

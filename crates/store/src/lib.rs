@@ -168,7 +168,7 @@ pub use conditions::NodeConditions;
 pub use export::{check_table, format_unix_utc, parse_utc, DbInfo, TableCount, TABLES};
 pub use prediction::{EvaluationRecord, Measurements, RunPairSample, RUN_PAIR_SLACK_S};
 pub use records::{
-    CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, PairRunRecord, ProbePointRecord,
+    CampaignId, CampaignKind, CampaignRecord, CampaignStatus, ExecRunId, JournalEntry, OnlineSample, PairRunRecord, ProbePointRecord,
     LevelCell, ProfileRecord, RepeatRegime, RunId, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus, SampleRecord,
     SoloRunRecord,
 };

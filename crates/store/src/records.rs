@@ -435,3 +435,25 @@ pub struct JournalEntry {
     pub job: Option<String>,
     pub detail: String,
 }
+
+/// A running pair's settled online slowdown estimate (issue 38), kept as
+/// the run saw it: `victim` beside `beside`, the only other job running.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct OnlineSample {
+    /// Seconds on the run's clock.
+    pub t_s: f64,
+    pub victim: String,
+    pub beside: String,
+    pub victim_program: String,
+    pub beside_program: String,
+    pub slowdown: f64,
+    pub lo: f64,
+    /// `None`: the interval is open above.
+    pub hi: Option<f64>,
+    pub segments: u32,
+    /// `progress` or `counters` (weak signals never settle).
+    pub signal: String,
+    pub predicted: f64,
+    /// The cache regime of the run (`shared`, `apart`), when read.
+    pub regime: Option<String>,
+}

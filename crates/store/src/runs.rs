@@ -12,7 +12,7 @@ use super::{
     canonical_params, cpus, json_col, nonempty, now_unix, parse_text, positive, provenance_from_row, provenance_id,
     sql_err, Result, Store, StoreError,
 };
-use crate::records::{ExecRunId, JournalEntry, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus};
+use crate::records::{ExecRunId, JournalEntry, OnlineSample, RunJobEnd, RunJobRecord, RunJobStart, RunRecord, RunStatus};
 
 const RUN_SELECT: &str = "SELECT r.id, r.series, r.workload, r.policy, r.repeat_index, r.params_json, r.status,
     r.started_unix, r.finished_unix,
@@ -357,6 +357,57 @@ impl Store {
             Store::run_status_in(tx, run)?;
             journal(tx, run, t_s, event, None, detail)
         })
+    }
+
+    /// Keeps a running pair's settled online estimate at once (one
+    /// transaction), so the next run's figures can use it.
+    pub fn add_online_sample(&mut self, run: ExecRunId, s: &OnlineSample) -> Result<()> {
+        let what = format!("the online sample of job {} in run {run}", s.victim);
+        finite(&what, "t_s", s.t_s)?;
+        nonempty(&what, "victim", &s.victim)?;
+        nonempty(&what, "beside", &s.beside)?;
+        for (field, v) in [("slowdown", s.slowdown), ("lo", s.lo)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(StoreError::Invalid { what, why: format!("{field} = {v} is not a positive number") });
+            }
+        }
+        finite(&what, "predicted", s.predicted)?;
+        self.write("recording an online sample", |tx| {
+            Store::run_status_in(tx, run)?;
+            tx.execute(
+                "INSERT INTO online_samples (run_id, t_s, victim, beside, victim_program, beside_program, slowdown, lo, hi, segments, signal, predicted, regime)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![run.0, s.t_s, s.victim, s.beside, s.victim_program, s.beside_program, s.slowdown, s.lo, s.hi.filter(|h| h.is_finite()), s.segments, s.signal, s.predicted, s.regime],
+            )
+            .map_err(|source| sql_err(tx, "recording an online sample", source))?;
+            Ok(())
+        })
+    }
+
+    /// A run's online samples, in the order they settled.
+    pub fn online_samples(&self, run: ExecRunId) -> Result<Vec<OnlineSample>> {
+        self.query(
+            "SELECT t_s, victim, beside, victim_program, beside_program, slowdown, lo, hi, segments, signal, predicted, regime
+             FROM online_samples WHERE run_id = ?1 ORDER BY id",
+            [run.0],
+            "reading online samples",
+            |r| {
+                Ok(OnlineSample {
+                    t_s: r.get(0)?,
+                    victim: r.get(1)?,
+                    beside: r.get(2)?,
+                    victim_program: r.get(3)?,
+                    beside_program: r.get(4)?,
+                    slowdown: r.get(5)?,
+                    lo: r.get(6)?,
+                    hi: r.get(7)?,
+                    segments: r.get(8)?,
+                    signal: r.get(9)?,
+                    predicted: r.get(10)?,
+                    regime: r.get(11)?,
+                })
+            },
+        )
     }
 
     /// A run's journal, in order.

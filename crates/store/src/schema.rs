@@ -421,6 +421,35 @@ ALTER TABLE run_conditions ADD COLUMN thp_enabled TEXT;
 ALTER TABLE run_conditions ADD COLUMN thp_defrag TEXT;
 "#,
     },
+    Migration {
+        version: 13,
+        what: "online pair samples: a running pair's settled slowdown estimate, kept as the run sees it",
+        sql: r#"
+-- Issue 38: while jobs run, each one's slowdown is estimated from its own
+-- progress (engine::online); when the estimate of a job beside exactly one
+-- other excludes the prediction, the observation is kept at once, marked
+-- online (a running estimate, not a finished job's measured slowdown), in
+-- the cache regime of the run. hi is NULL when the interval is open above
+-- (a segment made no progress at all).
+CREATE TABLE online_samples (
+    id             INTEGER PRIMARY KEY,
+    run_id         INTEGER NOT NULL REFERENCES runs(id),
+    t_s            REAL    NOT NULL,
+    victim         TEXT    NOT NULL,
+    beside         TEXT    NOT NULL,
+    victim_program TEXT    NOT NULL,
+    beside_program TEXT    NOT NULL,
+    slowdown       REAL    NOT NULL CHECK (slowdown > 0),
+    lo             REAL    NOT NULL CHECK (lo > 0),
+    hi             REAL,
+    segments       INTEGER NOT NULL CHECK (segments > 0),
+    signal         TEXT    NOT NULL,
+    predicted      REAL    NOT NULL,
+    regime         TEXT
+);
+CREATE INDEX online_samples_by_programs ON online_samples(victim_program, beside_program);
+"#,
+    },
 ];
 
 /// The schema version this build writes.

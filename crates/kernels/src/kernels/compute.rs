@@ -24,6 +24,7 @@ const B: f64 = 1.0e-7;
 
 pub(crate) fn run(work: u64, threads: u32) -> Result<Outcome, KernelError> {
     let started = Instant::now();
+    crate::progress::expect(work);
     let (sums, timing) = run_parallel(
         threads,
         started,
@@ -33,7 +34,12 @@ pub(crate) fn run(work: u64, threads: u32) -> Result<Outcome, KernelError> {
             for (j, x) in acc.iter_mut().enumerate() {
                 *x = 1.0 + j as f64 * 1.0e-3;
             }
-            fma_steps(&mut acc, share(work, threads, i) * STEPS_PER_UNIT);
+            // Unit by unit, so a watcher sees the work go by; the same
+            // steps in the same order, so the same checksum.
+            for _ in 0..share(work, threads, i) {
+                fma_steps(&mut acc, STEPS_PER_UNIT);
+                crate::progress::add(1);
+            }
             combine(acc.iter().map(|x| x.to_bits()))
         },
     )?;

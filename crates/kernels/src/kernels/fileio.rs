@@ -58,7 +58,9 @@ pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
     let mut pattern: Vec<u8> = (0..block / 8).flat_map(|k| splitmix64(k as u64).to_le_bytes()).collect();
     let mut readback = vec![0u8; block];
 
+    crate::progress::expect(2 * total);
     let t0 = Instant::now();
+    crate::progress::go();
     let mut checksum = CHECKSUM_SEED;
     let mut done = 0u64;
     let mut index = 0u64;
@@ -102,6 +104,7 @@ fn one_file(path: &Path, index: u64, len: u64, pattern: &mut [u8], readback: &mu
         // A distinct first word per block, so misplaced blocks are caught.
         pattern[..8].copy_from_slice(&((index << 32) | b).to_le_bytes());
         f.write_all(&pattern[..n]).map_err(|e| io("writing", e))?;
+        crate::progress::add(n as u64);
         written = mix(written, block_sum(&pattern[..n]));
         interrupted()?;
     }
@@ -113,6 +116,7 @@ fn one_file(path: &Path, index: u64, len: u64, pattern: &mut [u8], readback: &mu
     for b in 0..blocks {
         let n = block_len(b);
         f.read_exact(&mut readback[..n]).map_err(|e| io("reading back", e))?;
+        crate::progress::add(n as u64);
         read = mix(read, block_sum(&readback[..n]));
         interrupted()?;
     }

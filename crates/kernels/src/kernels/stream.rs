@@ -31,6 +31,7 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
         as usize;
     let started = Instant::now();
     let pass_line = Barrier::new(threads as usize);
+    crate::progress::expect(work.saturating_mul(elements as u64));
     let (sums, timing) = run_parallel(
         threads,
         started,
@@ -47,6 +48,7 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
             for _ in 0..work {
                 triad(&mut a, &b, &c, SCALAR);
                 std::hint::black_box(&mut a);
+                crate::progress::add(a.len() as u64);
                 if threads > 1 {
                     pass_line.wait();
                 }

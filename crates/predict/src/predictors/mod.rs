@@ -1,5 +1,6 @@
 //! The registered predictors and the registry that builds them by name.
 
+mod blind;
 mod call;
 mod learned;
 mod measured;
@@ -13,6 +14,7 @@ use std::collections::BTreeMap;
 
 use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
+pub use blind::Blind;
 pub use call::CAll;
 pub use learned::Learned;
 pub use measured::Measured;
@@ -118,6 +120,12 @@ pub const PREDICTORS: &[PredictorEntry] = &[
         summary: "the measured pair matrix where a pair was measured; another predictor elsewhere",
         params: &[Param::new("fallback", Kind::WordOf(bases), "learned", "the predictor of pairs never measured")],
         make: |p| Ok(Box::new(Measured::new(base(p, "fallback")?))),
+    },
+    PredictorEntry {
+        name: "blind",
+        summary: "every pair co-runs at slowdown 1: knows nothing, the floor to beat and the case online reaction is for",
+        params: &[],
+        make: |_| Ok(Box::new(Blind)),
     },
 ];
 
@@ -262,7 +270,7 @@ mod tests {
 
     #[test]
     fn wrappers_take_every_predictor_but_a_wrapper() {
-        assert_eq!(bases(), vec!["c-all", "scn", "probe", "learned", "mechanism", "nearest"]);
+        assert_eq!(bases(), vec!["c-all", "scn", "probe", "learned", "mechanism", "nearest", "blind"]);
         for w in WRAPPERS {
             assert!(PREDICTORS.iter().any(|e| e.name == *w), "{w} is not registered");
         }
@@ -271,11 +279,11 @@ mod tests {
     #[test]
     fn mistakes_are_refused_naming_the_parameter_and_the_value() {
         let err = |spec: &str| predictor_from_spec(spec).err().unwrap();
-        assert_eq!(err("oracle"), "unknown predictor `oracle`; expected one of c-all, scn, probe, twins, learned, mechanism, nearest, measured");
+        assert_eq!(err("oracle"), "unknown predictor `oracle`; expected one of c-all, scn, probe, twins, learned, mechanism, nearest, measured, blind");
         assert_eq!(err("scn:base=c-all"), "predictor `scn`: no parameter `base`; it takes no parameters");
         assert_eq!(
             err("twins:base=twins"),
-            "predictor `twins`: base=twins: expected one of c-all, scn, probe, learned, mechanism, nearest"
+            "predictor `twins`: base=twins: expected one of c-all, scn, probe, learned, mechanism, nearest, blind"
         );
         assert_eq!(err("nearest:width=0"), "predictor `nearest`: width=0: expected a number > 0");
         assert_eq!(err("twins:base"), "predictor `twins:base`: `base` is not key=value");
