@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 const FORBIDDEN: [&str; 3] = ["cosched-measure", "cosched-store", "cosched-sched"];
 /// The budget grows with the verbs (each gets its clap struct, help and
 /// printing) but not with the work: shared code plus this much per verb.
-const SHARED_LINES: usize = 400;
+// (402: `slurm serve --share-scope`, an option whose work is in cosched-app.)
+const SHARED_LINES: usize = 402;
 const LINES_PER_VERB: usize = 130;
 /// No one verb's module may grow into an application of its own.
 const MAX_FILE_LINES: usize = 300;
