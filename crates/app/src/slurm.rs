@@ -489,7 +489,7 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     let spec = resolve_spec(&req.policy).map_err(|e| bad_input(format!("--policy {}: {e}", req.policy)))?;
     if let Some(why) = refused_policy(spec.entry.name) {
         return Err(bad_input(format!(
-            "--policy {}: the Slurm engine cannot carry out this policy's decisions: {why}; choose one that only starts jobs (exclusive, noplan, conflict-aware, no-twins, best-match, ...)",
+            "--policy {}: the Slurm engine cannot carry out this policy's decisions: {why}; choose another (exclusive, noplan, conflict-aware, no-twins, best-match, surpass, timeshare:quantum=1, ...)",
             req.policy
         )));
     }

@@ -270,6 +270,17 @@ fn surpass_suspends_the_earlier_job_through_slurm_and_resumes_it() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(seen_suspended, "a was never suspended with b running");
+    // A suspended job's mark still verifies: status reads it with serve's key.
+    let status = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(["slurm", "status", "--json", "--db"])
+        .arg(c.dir.path().join("s.db"))
+        .env("SLURM_CONF", &c.conf)
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let row = status["jobs"].as_array().unwrap().iter().find(|j| j["id"].as_u64() == Some(a)).unwrap().clone();
+    let decision = row["decision"].as_str().unwrap();
+    assert!(decision.contains(&format!("beside={b}")) && decision.contains("act=suspend") && decision.ends_with("(verified)"), "{row}");
     let r = report(serve, Duration::from_secs(60));
     let acted: Vec<(u64, String)> = r["acted"].as_array().unwrap().iter().map(|x| (x["job"].as_u64().unwrap(), x["act"].as_str().unwrap().to_string())).collect();
     assert_eq!(acted, [(a, "suspend".to_string()), (a, "resume".to_string())]);

@@ -410,8 +410,8 @@ impl Round {
         let mut queue = self.queue.clone();
         let mut status: Vec<Placed> = self.jobs.iter().map(|j| j.placed).collect();
         let mut placed: Vec<Vec<JobId>> = self.nodes.iter().map(|n| n.placed.clone()).collect();
-        // Jobs parked or started in this round on a node, and what a policy
-        // started that Slurm has not (released this round): not suspendable.
+        // The jobs of `on` that hold cores: running, or released and not
+        // started yet (suspended and parked ones hold none).
         let active = |status: &[Placed], on: &[JobId]| -> Vec<JobId> { on.iter().copied().filter(|&j| status[j] == Placed::Running).collect() };
         for (k, node) in self.nodes.iter().enumerate() {
             let policy = policies.on(&node.name);
