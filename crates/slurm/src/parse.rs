@@ -385,7 +385,15 @@ fn queue_job(v: &serde_json::Value) -> Result<QueueJob, String> {
             user: text("user_name")?,
             account: text("account")?,
             qos: text("qos")?,
-            node_count: o.get("node_count").and_then(json_int).and_then(|n| u32::try_from(n).ok()).unwrap_or(0),
+            // A pending job's `node_count` is Slurm's estimate (2 for `-N1
+            // -n3` on nodes of two CPUs); `max_nodes`, when set, bounds it.
+            node_count: {
+                let n = o.get("node_count").and_then(json_int).and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
+                match o.get("max_nodes").and_then(json_int).and_then(|m| u32::try_from(m).ok()) {
+                    Some(m) if m > 0 => n.min(m),
+                    _ => n,
+                }
+            },
             mem_per_node_mb: o.get("memory_per_node").and_then(json_int).and_then(|m| u64::try_from(m).ok()).filter(|&m| m > 0),
             mem_per_cpu_mb: o.get("memory_per_cpu").and_then(json_int).and_then(|m| u64::try_from(m).ok()).filter(|&m| m > 0),
             exclusive: matches!(o.get("shared").and_then(|s| s.as_str()), Some("none" | "exclusive")),
@@ -605,6 +613,7 @@ mod tests {
         v["memory_per_node"] = 300.into();
         v["memory_per_cpu"] = serde_json::Value::Null;
         v["node_count"] = 2.into();
+        v["max_nodes"] = 2.into();
         v["tres_per_node"] = "gres:gpu:1".into();
         v["user_name"] = "alice".into();
         v["account"] = "physics".into();
@@ -622,6 +631,11 @@ mod tests {
         assert_eq!(s.suspended_s(&jobs[0].state, jobs[0].start, 1050), 20.0);
         // Started at 990, ran 30 s, resumed at 1030: suspended 10 s.
         assert_eq!(s.suspended_s(&JobState::Running, Some(990), 1040), 10.0);
+        // `-N1 -n3` on nodes of two CPUs: Slurm estimates two nodes, allows one.
+        let mut one = held_json(11);
+        one["node_count"] = 2.into();
+        one["max_nodes"] = 1.into();
+        assert_eq!(parse_queue_json(&queue(&[one])).unwrap().0[0].site.nodes(), 1);
         let plain = &jobs[1].site;
         assert_eq!((plain.nodes(), plain.mem_mb(4), plain.exclusive, plain.gres.len()), (1, 0, false, 0));
         let per_cpu = JobSite { mem_per_cpu_mb: Some(100), ..JobSite::default() };
