@@ -20,6 +20,10 @@
 #                       N slurmd (`slurmd -N cK`, a port each) named c1..cN,
 #                       which all share this host's CPUs: for the decisions
 #                       over several nodes, not for their timings
+#   COSCHED_SLURM_MEM   RealMemory of each node, MB (default: unset, Slurm's 1):
+#                       what cosched counts jobs' --mem against (memory is
+#                       not a consumable of this cluster's CR_Core; cosched
+#                       keeps co-located jobs within it)
 #   COSCHED_BIN         the cosched binary the epilog runs (`cosched slurm
 #                       hook`) to wake `cosched slurm serve --hook` at each
 #                       job's end (default: `cosched` on the PATH, else
@@ -42,6 +46,7 @@ DIR=${COSCHED_SLURM_DIR:-/tmp/cosched-slurm-$(id -u)}
 PORT=${COSCHED_SLURM_PORT:-16817}
 CPUS=${COSCHED_SLURM_CPUS:-$(nproc)}
 NODES=${COSCHED_SLURM_NODES:-1}
+MEM=${COSCHED_SLURM_MEM:+RealMemory=$COSCHED_SLURM_MEM}
 HOST=$(hostname -s)
 CONF=$DIR/etc/slurm.conf
 SOCK=$DIR/munge/munge.socket.2
@@ -105,12 +110,12 @@ node_names() {
 
 node_lines() {
     if [ "$NODES" -eq 1 ]; then
-        echo "NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS State=UNKNOWN"
+        echo "NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS $MEM State=UNKNOWN"
         return
     fi
     local k
     for k in $(seq "$NODES"); do
-        echo "NodeName=c$k NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 1 + k)) CPUs=$CPUS State=UNKNOWN"
+        echo "NodeName=c$k NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 1 + k)) CPUs=$CPUS $MEM State=UNKNOWN"
     done
 }
 

@@ -1,10 +1,15 @@
 # Issue 36: Slurm fields are untrusted, serve never stalls. Sourced by
 # scripts/adversarial.sh (check, rc, wl, has, $C, $W, $root).
 echo "== slurm: untrusted job fields, policies refused, nothing stalls"
-for p in surpass timeshare sidestep overbook; do
+for p in sidestep overbook; do
     check "slurm serve --policy $p: refused at start" 2 "$(rc $C slurm serve --policy $p --db "$W/slurm-refused.db")"
     check "  says why" yes "$(has 'cannot carry out')"
 done
+# Issue 37: surpass and timeshare run through scontrol suspend/resume, with turns of a second at least.
+check "slurm serve --policy timeshare:quantum=0.1: refused" 2 "$(rc $C slurm serve --policy timeshare:quantum=0.1 --db "$W/slurm-refused.db")"
+check "  says the turns' floor" yes "$(has "shorter than the Slurm engine's turns")"
+check "slurm serve --share-scope group: refused" 2 "$(rc $C slurm serve --share-scope group --db "$W/slurm-refused.db")"
+check "  names the scopes" yes "$(has 'expected any, user, account or qos')"
 if [ $root = 1 ] && command -v slurmctld >/dev/null && command -v munged >/dev/null; then
     S="$W/slurm-cluster"
     sl() { COSCHED_SLURM_DIR=$S COSCHED_SLURM_PORT=$((21000 + $$ % 5000 * 2)) COSCHED_SLURM_NODES=2 COSCHED_SLURM_HOOK_AT=none scripts/slurm-local.sh "$@"; }
@@ -29,7 +34,7 @@ echo "{\"wall_s\": 0.000001}"'
     escid=$(sbatch --parsable -p cosched -J "$esc" -o /dev/null "$W/slurm-job.sh")
     zero=$(sbatch --parsable -p cosched -J c1 --comment=cosched:c1 -o /dev/zero "$W/slurm-job.sh")
     fifo=$(sbatch --parsable -p cosched -J c1 --comment=cosched:c1 -o "$W/slurm-fifo" "$W/slurm-job.sh")
-    wide=$(sbatch --parsable -p cosched -n 3 -o /dev/null --wrap true)
+    wide=$(sbatch --parsable -p cosched -N 1 -n 3 -o /dev/null --wrap true)
     $C slurm status --workload "$swl" --db "$W/slurm.db" >"$W/slurm-status" 2>&1
     check "slurm status: no raw escape from a job name" 0 "$(grep -c "$(printf '\033')" "$W/slurm-status")"
     check "  the name shown escaped" yes "$(grep -q 'e\\e\[2Jx' "$W/slurm-status" && echo yes || echo no)"

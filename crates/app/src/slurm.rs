@@ -35,7 +35,9 @@ use cosched_model::workload::Workload;
 use cosched_predict::{Characterization, Predictor};
 use cosched_sched::registry::{policy_from_spec, resolve_spec};
 use cosched_sched::{JobId, SlowdownSource};
-use cosched_slurm::{refused_policy, AcctJob, Action, Checks, Decision, Identity, JobState, Key, QueueJob, Round, Signed, Slurm, SlurmError, Wake};
+use cosched_slurm::{
+    refused_policy, AcctJob, Action, Checks, Decision, Identity, JobState, Key, NodePolicies, QueueJob, Round, Scope, Signed, Slurm, SlurmError, Step, Wake,
+};
 use cosched_store::{ExecRunId, RunJobEnd, RunJobStart, RunStatus, Store};
 use serde::Serialize;
 
@@ -97,6 +99,45 @@ pub struct ServeRequest {
     /// Seconds a released job may stay pending before it is held again
     /// and its cores freed (a dependency never met, a begin time).
     pub start_bound: f64,
+    /// Which jobs may share a node: `any`, `user`, `account` or `qos`.
+    pub share_scope: String,
+}
+
+/// Slurm's gang scheduling turns (`SchedulerTimeSlice`) are whole seconds,
+/// and each turn here costs a suspend and a resume RPC: no shorter turn.
+pub const MIN_TURN_S: f64 = 1.0;
+
+/// One policy per node, built from one spec: a policy keeps what it knows
+/// of the jobs it saw (turns, whom it suspended) per node, as on the node
+/// runner.
+struct PerNode {
+    spec: String,
+    nodes: BTreeMap<String, Box<dyn cosched_sched::Policy>>,
+}
+
+impl NodePolicies for PerNode {
+    fn on(&mut self, node: &str) -> &mut dyn cosched_sched::Policy {
+        let spec = &self.spec;
+        self.nodes.entry(node.to_string()).or_insert_with(|| policy_from_spec(spec).expect("checked when serve began")).as_mut()
+    }
+}
+
+impl PerNode {
+    /// The earliest time a node's policy wants to be asked again.
+    fn wake_at(&self) -> Option<f64> {
+        self.nodes.values().filter_map(|p| p.wake_at()).min_by(f64::total_cmp)
+    }
+}
+
+/// What cosched did to a running job (or parked a held one).
+#[derive(Debug, Clone, Serialize)]
+pub struct Acted {
+    pub job: u64,
+    /// `suspend`, `resume` or `park`.
+    pub act: String,
+    pub node: String,
+    /// Seconds since `serve` began.
+    pub t: f64,
 }
 
 /// One release cosched made.
@@ -151,6 +192,8 @@ pub struct ServeReport {
     pub unreadable: u64,
     /// Times refused for learning, with why.
     pub rejected: Vec<String>,
+    /// Suspensions, resumptions and parkings, in order.
+    pub acted: Vec<Acted>,
 }
 
 /// The workload's view of Slurm jobs: which workload job each one is, its
@@ -446,11 +489,20 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     let spec = resolve_spec(&req.policy).map_err(|e| bad_input(format!("--policy {}: {e}", req.policy)))?;
     if let Some(why) = refused_policy(spec.entry.name) {
         return Err(bad_input(format!(
-            "--policy {}: the Slurm engine cannot carry out this policy's decisions: {why}; choose one that only starts jobs (exclusive, noplan, conflict-aware, no-twins, best-match, ...)",
+            "--policy {}: the Slurm engine cannot carry out this policy's decisions: {why}; choose another (exclusive, noplan, conflict-aware, no-twins, best-match, surpass, timeshare:quantum=1, ...)",
             req.policy
         )));
     }
-    let mut policy = policy_from_spec(&req.policy).map_err(|e| bad_input(format!("--policy {}: {e}", req.policy)))?;
+    if spec.entry.name == "timeshare" && spec.params.float("quantum") < MIN_TURN_S {
+        return Err(bad_input(format!(
+            "--policy {}: a timeshare quantum of {} s is shorter than the Slurm engine's turns (at least {MIN_TURN_S} s, as Slurm's own SchedulerTimeSlice); give timeshare:quantum=1 or more",
+            req.policy,
+            spec.params.float("quantum")
+        )));
+    }
+    let scope = Scope::parse(&req.share_scope).map_err(|e| bad_input(format!("--share-scope {e}")))?;
+    policy_from_spec(&req.policy).map_err(|e| bad_input(format!("--policy {}: {e}", req.policy)))?;
+    let mut policy = PerNode { spec: req.policy.clone(), nodes: BTreeMap::new() };
     let target = &req.target;
     let key = Key::load_or_create(&target.key_path()).map_err(bad_input)?;
     let mut store = open_store(&db_path(target.db.as_deref()))?;
@@ -484,7 +536,7 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
             return Err(stopped(sig, notice));
         }
         let read_at = unix_f64();
-        match round(&slurm, req, &catalog, policy.as_mut(), began, &mut report, &mut decisions, &mut serving, ctx) {
+        match round(&slurm, req, scope, &catalog, &mut policy, began, &mut report, &mut decisions, &mut serving, ctx) {
             Ok((queue, active)) => {
                 if down_reported {
                     ctx.step("the Slurm controller answers again");
@@ -581,12 +633,18 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
             }
             Err(e) => return Err(e.into()),
         }
+        // A policy's own time (a time-sharing turn) comes sooner than the
+        // poll, never sooner than a turn's floor.
+        let pause = match policy.wake_at() {
+            Some(w) => req.interval.min((w - began.elapsed().as_secs_f64()).max(MIN_TURN_S)),
+            None => req.interval,
+        };
         match &wake {
             Some(w) => {
-                waiting = w.wait(Duration::from_secs_f64(req.interval))?;
+                waiting = w.wait(Duration::from_secs_f64(pause))?;
                 report.woken += u64::from(!waiting.is_empty());
             }
-            None => std::thread::sleep(Duration::from_secs_f64(req.interval)),
+            None => std::thread::sleep(Duration::from_secs_f64(pause)),
         }
     }
 }
@@ -617,8 +675,9 @@ impl Serving {
 fn round(
     slurm: &Slurm,
     req: &ServeRequest,
+    scope: Scope,
     catalog: &Catalog,
-    policy: &mut dyn cosched_sched::Policy,
+    policy: &mut dyn NodePolicies,
     began: Instant,
     report: &mut ServeReport,
     decisions: &mut BTreeMap<u64, (Vec<u64>, f64)>,
@@ -636,7 +695,7 @@ fn round(
     let now = unix_now();
     // Jobs Slurm did not start in time wait a bound that doubles each time (at most an hour).
     let deferred: BTreeSet<u64> = serving.late.iter().filter(|(_, (_, until))| *until > now).map(|(j, _)| *j).collect();
-    let checks = Checks { key: Some(&serving.key), now, start_bound_s: req.start_bound as i64, deferred: &deferred };
+    let checks = Checks { key: Some(&serving.key), now, start_bound_s: req.start_bound as i64, deferred: &deferred, scope };
     let r = Round::new(&queue, &nodes, partition, &|j| catalog.identify(j), &checks);
     for (job, why) in &r.aside {
         serving.say(ctx, report, format!("job {job} set aside: {why}"));
@@ -651,12 +710,17 @@ fn round(
     let active = !r.queue.is_empty() || r.nodes.iter().any(|n| !n.placed.is_empty()) || !actions.is_empty();
     for a in actions {
         let decided = unix_f64();
+        // cosched's signed decision on `job`, for its AdminComment.
+        let note = |job: u64, node: &str, beside: &[u64], predicted: f64, step: Step| {
+            let q = queue.iter().find(|q| q.id == job).expect("decided jobs are read");
+            let d = Decision { policy: req.policy.clone(), node: node.to_string(), beside: beside.to_vec(), predicted, at: unix_now(), step };
+            d.write(&serving.key, &Signed { id: q.id, submit: q.submit, cpus: q.cpus })
+        };
         let done = match &a {
-            Action::Release { job, node, beside, predicted } => {
-                let q = queue.iter().find(|q| q.id == *job).expect("released jobs are read");
-                let d = Decision { policy: req.policy.clone(), node: node.clone(), beside: beside.clone(), predicted: *predicted, at: unix_now() };
-                slurm.release_on(*job, node, &d.write(&serving.key, &Signed { id: q.id, submit: q.submit, cpus: q.cpus }))
-            }
+            Action::Release { job, node, beside, predicted } => slurm.release_on(*job, node, &note(*job, node, beside, *predicted, Step::Start)),
+            Action::Suspend { job, node, beside } => slurm.suspend(*job, &note(*job, node, beside, 1.0, Step::Suspend)),
+            Action::Resume { job, node, beside, predicted } => slurm.resume(*job, &note(*job, node, beside, *predicted, Step::Resume)),
+            Action::Park { job, node, beside } => slurm.park(*job, &note(*job, node, beside, 1.0, Step::Park)),
             Action::Rehold { job, .. } => slurm.hold(*job),
         };
         match (done, a) {
@@ -671,6 +735,9 @@ fn round(
                 decisions.insert(job, (beside.clone(), predicted));
                 report.released.push(Released { job, node, beside, predicted, t, decided, unix: unix_f64() });
             }
+            (Ok(()), Action::Suspend { job, node, .. }) => report.acted.push(Acted { job, act: "suspend".into(), node, t }),
+            (Ok(()), Action::Resume { job, node, .. }) => report.acted.push(Acted { job, act: "resume".into(), node, t }),
+            (Ok(()), Action::Park { job, node, .. }) => report.acted.push(Acted { job, act: "park".into(), node, t }),
             (Ok(()), Action::Rehold { job, why, late }) => {
                 if late {
                     let e = serving.late.entry(job).or_insert((0, 0));
@@ -831,7 +898,7 @@ pub fn status(target: &SlurmTarget) -> anyhow::Result<StatusReport> {
     let path = target.key_path();
     let key = path.exists().then(|| Key::load_or_create(&path).ok()).flatten();
     let deferred = BTreeSet::new();
-    let checks = Checks { key: key.as_ref(), now: unix_now(), start_bound_s: i64::MAX, deferred: &deferred };
+    let checks = Checks { key: key.as_ref(), now: unix_now(), start_bound_s: i64::MAX, deferred: &deferred, scope: Scope::Any };
     let r = Round::new(&queue, &nodes, &target.partition, &|j| catalog.identify(j), &checks);
     let map = queue_map(&r, &queue, &catalog);
     let source = RoundSource { catalog: &catalog, map };

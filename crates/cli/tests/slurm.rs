@@ -558,7 +558,7 @@ fn hostile_jobs_never_stop_serve_nor_share_a_node_under_exclusive() {
     // Two that can never run where cosched places jobs: 3 CPUs on 2-CPU
     // nodes, and a dependency on a job that fails.
     let fails = sbatch(vec!["--parsable".into(), "-p".into(), "cosched".into(), "-o/dev/null".into(), "--wrap=exit 1".into()]);
-    let wide = sbatch(vec!["--parsable".into(), "-p".into(), "cosched".into(), "-n3".into(), "-o/dev/null".into(), "--wrap=true".into()]);
+    let wide = sbatch(vec!["--parsable".into(), "-p".into(), "cosched".into(), "-N1".into(), "-n3".into(), "-o/dev/null".into(), "--wrap=true".into()]);
     let orphan = sbatch(vec![
         "--parsable".into(),
         "-p".into(),

@@ -9,6 +9,7 @@
 //! [`Executor`] without pulling in the policies, the predictors or the
 //! simulator.
 
+pub mod constraints;
 pub mod cores;
 pub mod online;
 pub mod placement;

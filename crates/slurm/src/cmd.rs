@@ -45,7 +45,7 @@ pub struct Slurm {
 }
 
 impl Slurm {
-    fn run(&self, program: &str, args: &[&str]) -> Result<String, SlurmError> {
+    pub(crate) fn run(&self, program: &str, args: &[&str]) -> Result<String, SlurmError> {
         let cmd = format!("{program} {}", args.join(" ")).replace(SEP, "\\x1f");
         let mut c = Command::new(program);
         c.args(args);

@@ -15,6 +15,7 @@
 //! This crate knows the engine boundary and the model, not the policies'
 //! registry, the predictors or the store: the application joins them.
 
+pub mod act;
 pub mod cmd;
 pub mod hook;
 pub mod mark;
@@ -24,6 +25,6 @@ pub mod tick;
 
 pub use cmd::{Slurm, SlurmError};
 pub use hook::{Heard, Wake};
-pub use mark::{Decision, Key, Signed};
-pub use parse::{AcctJob, JobState, NodeInfo, QueueJob, Skipped};
-pub use tick::{refused_policy, Action, Checks, Identity, Round, RoundJob, RoundNode};
+pub use mark::{Decision, Key, Signed, Step};
+pub use parse::{AcctJob, JobSite, JobState, NodeInfo, QueueJob, Skipped};
+pub use tick::{refused_policy, Action, Checks, Identity, NodePolicies, Placed, Round, RoundJob, RoundNode, Scope, Shared};

@@ -123,6 +123,36 @@ pub struct Signed {
     pub cpus: u32,
 }
 
+/// What cosched did to a job, as its mark says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Released onto its node (a start, or the end of a parking).
+    Start,
+    /// `scontrol suspend`: its cores go to the jobs `beside` it.
+    Suspend,
+    /// `scontrol resume`.
+    Resume,
+    /// Started and suspended in one decision (a time-sharing turn not
+    /// yet its own): placed on its node, still held in Slurm, until a
+    /// resume releases it there.
+    Park,
+}
+
+impl Step {
+    fn name(self) -> &'static str {
+        match self {
+            Step::Start => "start",
+            Step::Suspend => "suspend",
+            Step::Resume => "resume",
+            Step::Park => "park",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Step> {
+        [Step::Start, Step::Suspend, Step::Resume, Step::Park].into_iter().find(|x| x.name() == s)
+    }
+}
+
 /// cosched's decision on one job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
@@ -133,13 +163,17 @@ pub struct Decision {
     pub predicted: f64,
     /// Unix seconds of the release.
     pub at: i64,
+    /// What was done; a start's mark does not name it (marks of releases
+    /// read as they always did).
+    pub step: Step,
 }
 
 impl Decision {
     fn body(&self) -> String {
         let beside: Vec<String> = self.beside.iter().map(u64::to_string).collect();
         let beside = if beside.is_empty() { "-".to_string() } else { beside.join(",") };
-        format!("{MARK}policy={};node={};beside={beside};predicted={:.3};at={}", self.policy, self.node, self.predicted, self.at)
+        let step = if self.step == Step::Start { String::new() } else { format!(";act={}", self.step.name()) };
+        format!("{MARK}policy={};node={};beside={beside};predicted={:.3};at={}{step}", self.policy, self.node, self.predicted, self.at)
     }
 
     /// The signed AdminComment of this decision on `job`.
@@ -171,6 +205,10 @@ impl Decision {
             beside,
             predicted: get("predicted")?.parse().map_err(|_| "predicted is not a number".to_string())?,
             at: get("at")?.parse().map_err(|_| "at is not a number".to_string())?,
+            step: match fields.get("act") {
+                None => Step::Start,
+                Some(a) => Step::parse(a).ok_or_else(|| format!("act `{a}` is none of start, suspend, resume, park"))?,
+            },
         })
     }
 
@@ -197,7 +235,20 @@ mod tests {
     const JOB: Signed = Signed { id: 12, submit: Some(1_795_782_841), cpus: 2 };
 
     fn decision() -> Decision {
-        Decision { policy: "conflict-aware:threshold=50".into(), node: "c1".into(), beside: vec![10, 11], predicted: 1.2345, at: 1_795_782_900 }
+        Decision { policy: "conflict-aware:threshold=50".into(), node: "c1".into(), beside: vec![10, 11], predicted: 1.2345, at: 1_795_782_900, step: Step::Start }
+    }
+
+    #[test]
+    fn a_suspension_and_a_parking_are_signed_and_read_back_with_their_step() {
+        let key = Key::from_bytes([7; 32]);
+        for step in [Step::Suspend, Step::Resume, Step::Park] {
+            let d = Decision { step, node: "c1,c2".into(), ..decision() };
+            let text = d.write(&key, &JOB);
+            assert!(text.contains(&format!(";act={};sig=", step.name())), "{text}");
+            assert_eq!(Decision::verify(&key, &JOB, &text).unwrap(), Decision { predicted: 1.234, ..d.clone() });
+            // The step is signed: a parking cannot be passed off as a start.
+            assert!(Decision::verify(&key, &JOB, &text.replace(&format!(";act={}", step.name()), "")).is_err());
+        }
     }
 
     #[test]

@@ -115,6 +115,7 @@ mod tests {
             admin_comment: String::new(),
             stdout: stdout.into(),
             work_dir: dir.into(),
+            site: Default::default(),
         }
     }
 

@@ -24,7 +24,8 @@ use std::fmt;
 pub const SEP: char = '\x1f';
 
 /// The `sinfo -N -o` format [`parse_nodes`] reads.
-pub const NODE_FORMAT: &str = "%N\x1f%c\x1f%T\x1f%P";
+/// (name, CPUs, state, partition, RealMemory MB, GRES.)
+pub const NODE_FORMAT: &str = "%N\x1f%c\x1f%T\x1f%P\x1f%m\x1f%G";
 /// The `sacct -o` fields [`parse_sacct`] reads.
 /// None is a field its user sets: every line is one job, whatever its name.
 pub const SACCT_FIELDS: &str = "JobIDRaw,Partition,State,Start,End,NodeList,AllocCPUS,ExitCode,UID";
@@ -44,6 +45,9 @@ pub struct ParseError {
 pub enum JobState {
     Pending,
     Running,
+    /// Stopped by `scontrol suspend`: its cores are free to other jobs
+    /// (cons_tres), its memory and processes stay on its nodes.
+    Suspended,
     Completing,
     Completed,
     Cancelled,
@@ -61,6 +65,7 @@ impl JobState {
         match s.split_whitespace().next().unwrap_or("") {
             "PENDING" => JobState::Pending,
             "RUNNING" => JobState::Running,
+            "SUSPENDED" => JobState::Suspended,
             "COMPLETING" => JobState::Completing,
             "COMPLETED" => JobState::Completed,
             "CANCELLED" => JobState::Cancelled,
@@ -74,7 +79,7 @@ impl JobState {
 
     /// The job holds cores on its nodes (running, or ending there).
     pub fn holds_cores(&self) -> bool {
-        matches!(self, JobState::Running | JobState::Completing | JobState::Other(_)) && !self.is_final()
+        matches!(self, JobState::Running | JobState::Suspended | JobState::Completing | JobState::Other(_)) && !self.is_final()
     }
 
     /// The job will not run again.
@@ -97,6 +102,7 @@ impl fmt::Display for JobState {
         let s = match self {
             JobState::Pending => "PENDING",
             JobState::Running => "RUNNING",
+            JobState::Suspended => "SUSPENDED",
             JobState::Completing => "COMPLETING",
             JobState::Completed => "COMPLETED",
             JobState::Cancelled => "CANCELLED",
@@ -144,6 +150,86 @@ pub struct QueueJob {
     pub stdout: String,
     /// Its working directory (relative output paths are relative to it).
     pub work_dir: String,
+    /// What it asks of its nodes beyond CPUs, and whose it is.
+    pub site: JobSite,
+}
+
+/// What a job asks of its nodes beyond CPUs (site constraints), whose it
+/// is (sharing scopes), and its suspensions. Every reading of the queue
+/// fills these; a reading that lacks one leaves its default (no demand).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobSite {
+    pub user: String,
+    pub account: String,
+    pub qos: String,
+    /// Nodes it asks for (`-N`); 0 when the reading does not say (one).
+    pub node_count: u32,
+    /// `--mem`, megabytes per node.
+    pub mem_per_node_mb: Option<u64>,
+    /// `--mem-per-cpu`, megabytes per CPU.
+    pub mem_per_cpu_mb: Option<u64>,
+    /// `--exclusive` (Slurm's `shared` is `none`): it never shares a node.
+    pub exclusive: bool,
+    /// GRES per node (`--gres=gpu:1`): units per kind.
+    pub gres: Vec<(String, u32)>,
+    /// Seconds it ran before its last suspension or resumption.
+    pub pre_sus_s: i64,
+    /// Unix seconds of its last suspension or resumption.
+    pub suspend_time: Option<i64>,
+}
+
+impl JobSite {
+    /// Nodes it runs on (at least one).
+    pub fn nodes(&self) -> u32 {
+        self.node_count.max(1)
+    }
+
+    /// Megabytes it holds on each node when it runs `cpus_per_node` CPUs there.
+    pub fn mem_mb(&self, cpus_per_node: u32) -> u64 {
+        match (self.mem_per_node_mb, self.mem_per_cpu_mb) {
+            (Some(m), _) => m,
+            (None, Some(m)) => m.saturating_mul(u64::from(cpus_per_node)),
+            (None, None) => 0,
+        }
+    }
+
+    /// Seconds it has spent suspended by `now`, having started at `start`.
+    pub fn suspended_s(&self, state: &JobState, start: Option<i64>, now: i64) -> f64 {
+        let (Some(start), Some(at)) = (start, self.suspend_time) else { return 0.0 };
+        // Run time: before the last suspend/resume, plus since then if it runs.
+        let ran = self.pre_sus_s + if *state == JobState::Suspended { 0 } else { now - at };
+        ((now - start) - ran).max(0) as f64
+    }
+}
+
+/// GRES as Slurm prints them (`gres:gpu:1`, `gres/gpu:2`,
+/// `gpu:tesla:2(S:0-1)`, comma-separated, `(null)` for none): units per kind.
+pub fn parse_gres(s: &str) -> Vec<(String, u32)> {
+    let mut plain = String::new();
+    let mut depth = 0;
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for item in plain.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let item = item.strip_prefix("gres:").or_else(|| item.strip_prefix("gres/")).unwrap_or(item);
+        let parts: Vec<&str> = item.split(':').collect();
+        let kind = parts[0].trim();
+        if kind.is_empty() || kind == "N/A" {
+            continue;
+        }
+        let count = if parts.len() > 1 { parts[parts.len() - 1].trim().parse().unwrap_or(1) } else { 1 };
+        match out.iter_mut().find(|(k, _)| k == kind) {
+            Some(e) => e.1 += count,
+            None => out.push((kind.to_string(), count)),
+        }
+    }
+    out
 }
 
 /// The AdminComment `job_submit.lua` gives a job it holds for cosched.
@@ -162,6 +248,13 @@ impl QueueJob {
     /// mark verifies, `tick`) or by someone else.
     pub fn released_marked(&self) -> bool {
         self.state == JobState::Pending && self.priority > 0 && self.admin_comment.starts_with(MARK)
+    }
+
+    /// Held, with a cosched mark other than the submission rule's: parked
+    /// by cosched on a node (if its mark verifies, `tick`), or marked by
+    /// someone else.
+    pub fn held_marked(&self) -> bool {
+        self.state == JobState::Pending && self.priority == 0 && self.admin_comment != HELD && self.admin_comment.starts_with(MARK)
     }
 
     /// Its dependency can never be met (`afterok:12(failed)`): releasing it
@@ -189,6 +282,10 @@ pub struct NodeInfo {
     /// Extended state: `idle`, `mixed`, `allocated`, `drained`, `down*`, ...
     pub state: String,
     pub partition: String,
+    /// `RealMemory`, megabytes (Slurm's default when unset: 1).
+    pub memory_mb: u64,
+    /// Its GRES (`gpu:2`): accelerator units per kind.
+    pub gres: Vec<(String, u32)>,
 }
 
 impl NodeInfo {
@@ -284,6 +381,26 @@ fn queue_job(v: &serde_json::Value) -> Result<QueueJob, String> {
         admin_comment: text("admin_comment")?,
         stdout: text("standard_output")?,
         work_dir: text("current_working_directory")?,
+        site: JobSite {
+            user: text("user_name")?,
+            account: text("account")?,
+            qos: text("qos")?,
+            // A pending job's `node_count` is Slurm's estimate (2 for `-N1
+            // -n3` on nodes of two CPUs); `max_nodes`, when set, bounds it.
+            node_count: {
+                let n = o.get("node_count").and_then(json_int).and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
+                match o.get("max_nodes").and_then(json_int).and_then(|m| u32::try_from(m).ok()) {
+                    Some(m) if m > 0 => n.min(m),
+                    _ => n,
+                }
+            },
+            mem_per_node_mb: o.get("memory_per_node").and_then(json_int).and_then(|m| u64::try_from(m).ok()).filter(|&m| m > 0),
+            mem_per_cpu_mb: o.get("memory_per_cpu").and_then(json_int).and_then(|m| u64::try_from(m).ok()).filter(|&m| m > 0),
+            exclusive: matches!(o.get("shared").and_then(|s| s.as_str()), Some("none" | "exclusive")),
+            gres: parse_gres(&text("tres_per_node")?),
+            pre_sus_s: o.get("pre_sus_time").and_then(json_int).unwrap_or(0),
+            suspend_time: time("suspend_time"),
+        },
     })
 }
 
@@ -318,12 +435,15 @@ pub fn parse_nodes(out: &str) -> Result<Vec<NodeInfo>, ParseError> {
     const W: &str = "sinfo";
     let mut nodes = Vec::new();
     for (i, line) in out.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let f = fields(W, 4, i, line)?;
+        // Four fields from a reading without memory and GRES.
+        let f = if line.split(SEP).count() == 4 { fields(W, 4, i, line)? } else { fields(W, 6, i, line)? };
         nodes.push(NodeInfo {
             name: f[0].to_string(),
             cpus: num(W, i, line, "CPUs", f[1])?,
             state: f[2].to_string(),
             partition: f[3].trim_end_matches('*').to_string(),
+            memory_mb: match f.get(4) { Some(m) => num(W, i, line, "RealMemory", m)?, None => 0 },
+            gres: f.get(5).map(|g| parse_gres(g)).unwrap_or_default(),
         });
     }
     Ok(nodes)
@@ -481,6 +601,55 @@ mod tests {
         assert_eq!((j.start, j.end), (None, None));
         assert_eq!(j.comment, "cosched:triad|with a bar");
         assert!(j.held_for_cosched());
+    }
+
+    #[test]
+    fn site_fields_read_from_json_as_slurm_22_05_prints_them() {
+        // As printed for `sbatch --exclusive --mem=300 -N2 --gres=gpu:1`, suspended.
+        let mut v = held_json(9);
+        v["job_state"] = "SUSPENDED".into();
+        v["start_time"] = 1000.into();
+        v["shared"] = "none".into();
+        v["memory_per_node"] = 300.into();
+        v["memory_per_cpu"] = serde_json::Value::Null;
+        v["node_count"] = 2.into();
+        v["max_nodes"] = 2.into();
+        v["tres_per_node"] = "gres:gpu:1".into();
+        v["user_name"] = "alice".into();
+        v["account"] = "physics".into();
+        v["qos"] = "normal".into();
+        v["pre_sus_time"] = 30.into();
+        v["suspend_time"] = 1030.into();
+        let (jobs, _) = parse_queue_json(&queue(&[v, held_json(10)])).unwrap();
+        let s = &jobs[0].site;
+        assert_eq!((s.user.as_str(), s.account.as_str(), s.qos.as_str()), ("alice", "physics", "normal"));
+        assert_eq!((s.nodes(), s.mem_mb(1), s.exclusive), (2, 300, true));
+        assert_eq!(s.gres, [("gpu".to_string(), 1)]);
+        assert_eq!(jobs[0].state, JobState::Suspended);
+        assert!(jobs[0].state.holds_cores());
+        // Ran 30 s, suspended at 1030: by 1050 it has been suspended 20 s.
+        assert_eq!(s.suspended_s(&jobs[0].state, jobs[0].start, 1050), 20.0);
+        // Started at 990, ran 30 s, resumed at 1030: suspended 10 s.
+        assert_eq!(s.suspended_s(&JobState::Running, Some(990), 1040), 10.0);
+        // `-N1 -n3` on nodes of two CPUs: Slurm estimates two nodes, allows one.
+        let mut one = held_json(11);
+        one["node_count"] = 2.into();
+        one["max_nodes"] = 1.into();
+        assert_eq!(parse_queue_json(&queue(&[one])).unwrap().0[0].site.nodes(), 1);
+        let plain = &jobs[1].site;
+        assert_eq!((plain.nodes(), plain.mem_mb(4), plain.exclusive, plain.gres.len()), (1, 0, false, 0));
+        let per_cpu = JobSite { mem_per_cpu_mb: Some(100), ..JobSite::default() };
+        assert_eq!(per_cpu.mem_mb(3), 300);
+    }
+
+    #[test]
+    fn gres_lists_read_as_units_per_kind() {
+        assert_eq!(parse_gres("gres:gpu:1"), [("gpu".to_string(), 1)]);
+        assert_eq!(parse_gres("gpu:tesla:2(S:0,1),gres/gpu:1,mps:100"), [("gpu".to_string(), 3), ("mps".to_string(), 100)]);
+        assert!(parse_gres("(null)").is_empty() && parse_gres("").is_empty());
+        let nodes = parse_nodes("c1\x1f4\x1fidle\x1fcosched\x1f1000\x1fgpu:2\nc2\x1f4\x1fidle\x1fcosched\n").unwrap();
+        assert_eq!((nodes[0].memory_mb, nodes[0].gres.clone()), (1000, vec![("gpu".to_string(), 2)]));
+        assert_eq!((nodes[1].memory_mb, nodes[1].gres.len()), (0, 0));
     }
 
     #[test]

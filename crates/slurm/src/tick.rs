@@ -32,26 +32,40 @@
 //! the submission rule (`job_submit.lua`), cosched's signed decision once
 //! cosched released it.
 //!
-//! The engine carries out starts only; [`refused_policy`] names the
-//! policies whose other decisions (suspend, resume, move, overbooked
+//! - **suspended**: jobs cosched suspended (`scontrol suspend`; Slurm's
+//!   state SUSPENDED), placed on their nodes but holding no core there
+//!   (cons_tres gives a suspended job's cores to other jobs), and jobs
+//!   cosched *parked*: started and suspended in one decision (a
+//!   time-sharing turn not yet theirs), still held in Slurm, marked with
+//!   their node; a resume releases them there.
+//!
+//! Besides cores, each node's view offers only the jobs its site
+//! constraints admit ([`cosched_engine::constraints`]: `--exclusive`, the
+//! sharing [`Scope`], `--mem` against RealMemory, GRES), and every
+//! decision is checked against them by the engine's one validation. A
+//! multi-node job (`-N 2`) started on one node is placed on as many nodes
+//! as it asks (the first that admit it), its predicted slowdown the worst
+//! over them.
+//!
+//! The engine carries out starts, suspends and resumes; [`refused_policy`]
+//! names the policies whose other decisions (moving cores, overbooked
 //! cores) it cannot carry out, which `serve` refuses before it begins.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
+use cosched_engine::constraints::{check_on_site, fits_empty, Demand, Offer, Site};
 use cosched_engine::cores::CoreMap;
 use cosched_engine::policy::Cores;
-use cosched_engine::validate::{check_decision, Act, JobState};
+use cosched_engine::validate::{Act, JobState};
 use cosched_engine::{JobId, Policy, PoolInfo, QueuedJob, RunningJob, SimJob, SlowdownSource, View};
 use cosched_model::workload::PoolKind;
 
-use crate::mark::{Decision, Key, Signed};
+use crate::mark::{Decision, Key, Signed, Step};
 use crate::parse::{JobState as SlurmState, NodeInfo, QueueJob};
 
 /// Policies whose decisions the Slurm engine cannot carry out, with why;
 /// `serve` refuses them when it starts instead of at the first full node.
 pub const REFUSED: &[(&str, &str)] = &[
-    ("surpass", "it suspends running jobs, and this engine only starts jobs (Slurm's own suspend is issue 37)"),
-    ("timeshare", "its jobs take turns by suspend and resume, and this engine only starts jobs"),
     ("sidestep", "it re-pins running jobs onto other cores, which Slurm cannot do to a running job"),
     ("overbook", "it starts jobs on busy cores, and Slurm's partition gives each job cores of its own (OverSubscribe=NO)"),
 ];
@@ -59,6 +73,40 @@ pub const REFUSED: &[(&str, &str)] = &[
 /// Why the Slurm engine refuses the policy named `name`, if it does.
 pub fn refused_policy(name: &str) -> Option<&'static str> {
     REFUSED.iter().find(|(n, _)| *n == name).map(|(_, why)| *why)
+}
+
+/// Which jobs may share a node: any, or only jobs of one user, account or
+/// QOS (`serve --share-scope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    #[default]
+    Any,
+    User,
+    Account,
+    Qos,
+}
+
+impl Scope {
+    pub fn parse(s: &str) -> Result<Scope, String> {
+        match s {
+            "any" => Ok(Scope::Any),
+            "user" => Ok(Scope::User),
+            "account" => Ok(Scope::Account),
+            "qos" => Ok(Scope::Qos),
+            _ => Err(format!("`{s}`: expected any, user, account or qos")),
+        }
+    }
+
+    /// The scope `j` belongs to (empty: any).
+    pub fn of(self, j: &QueueJob) -> String {
+        match self {
+            Scope::Any => String::new(),
+            Scope::User if j.site.user.is_empty() => format!("uid {}", j.user_id.map_or("?".into(), |u| u.to_string())),
+            Scope::User => format!("user {}", j.site.user),
+            Scope::Account => format!("account {}", j.site.account),
+            Scope::Qos => format!("qos {}", j.site.qos),
+        }
+    }
 }
 
 /// What a reading is checked against besides what Slurm says.
@@ -74,6 +122,8 @@ pub struct Checks<'a> {
     /// Held jobs not to offer the policy this round (not started in time
     /// when last released), with why.
     pub deferred: &'a BTreeSet<u64>,
+    /// Which jobs may share a node.
+    pub scope: Scope,
 }
 
 /// What cosched knows of a job besides what Slurm says: its program
@@ -84,16 +134,38 @@ pub struct Identity {
     pub solo: f64,
 }
 
-/// A job of the round; its [`JobId`] is its index in [`Round::jobs`].
+/// Where a job of the round is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placed {
+    /// Held for cosched, in the queue.
+    Waiting,
+    /// Running, or released onto its nodes and not started yet.
+    Running,
+    /// Suspended in Slurm (`scontrol suspend`).
+    Suspended,
+    /// Parked: held in Slurm, placed on its nodes by cosched's mark.
+    Parked,
+}
+
+/// A job of the round; its [`JobId`] is its index in [`Round::jobs`]. The
+/// policy sees it as its Slurm id, which stays the same from round to round.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoundJob {
     pub slurm: u64,
     pub name: String,
     pub program: String,
     pub solo: f64,
+    /// CPUs on each of its nodes.
     pub cores: u32,
+    /// Nodes it runs on.
+    pub nodes: u32,
     /// When it started, Unix seconds (placed jobs Slurm started).
     pub start: Option<i64>,
+    pub placed: Placed,
+    /// Seconds spent suspended (or parked) so far.
+    pub suspended_s: f64,
+    /// What it asks of each node beyond cores.
+    pub demand: Demand,
 }
 
 /// A node the policy is asked about, with the jobs placed on it.
@@ -102,20 +174,30 @@ pub struct RoundNode {
     pub name: String,
     pub cpus: u32,
     pub placed: Vec<JobId>,
+    pub offer: Offer,
 }
 
 /// What cosched asks Slurm to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// `scontrol update JobId=job ReqNodeList=node`, then `scontrol release job`.
+    /// `scontrol update JobId=job ReqNodeList=node`, then `scontrol release
+    /// job`: a start, or the resumption of a parked job. `node` lists a
+    /// multi-node job's nodes, comma-separated.
     Release {
         job: u64,
         node: String,
-        /// Slurm ids of the jobs placed on the node at the decision.
+        /// Slurm ids of the jobs running beside it at the decision.
         beside: Vec<u64>,
-        /// The source's slowdown of the job beside them.
+        /// The source's slowdown of the job beside them (the worst over its nodes).
         predicted: f64,
     },
+    /// `scontrol suspend job`: its cores go to the jobs `beside`.
+    Suspend { job: u64, node: String, beside: Vec<u64> },
+    /// `scontrol resume job`.
+    Resume { job: u64, node: String, beside: Vec<u64>, predicted: f64 },
+    /// A held job started and suspended in one decision: it stays held,
+    /// marked as placed on `node`, until a resume releases it there.
+    Park { job: u64, node: String, beside: Vec<u64> },
     /// `scontrol hold job` and the submission rule's mark again: released
     /// without cosched's verified decision, or onto a node that cannot
     /// start it, or not started by Slurm in time (`late`).
@@ -136,6 +218,44 @@ pub struct Round {
     pub aside: Vec<(u64, String)>,
 }
 
+/// The policy asked about each node: one for the whole cluster
+/// ([`Shared`]), or one per node, so a policy that keeps state about the
+/// jobs it sees (turns, whom it suspended) keeps it per node as on the
+/// node runner.
+pub trait NodePolicies {
+    fn on(&mut self, node: &str) -> &mut dyn Policy;
+}
+
+/// One policy asked about every node.
+pub struct Shared<'a>(pub &'a mut dyn Policy);
+
+impl NodePolicies for Shared<'_> {
+    fn on(&mut self, _: &str) -> &mut dyn Policy {
+        self.0
+    }
+}
+
+/// The round's source, asked with Slurm ids (what policies see).
+struct BySlurmId<'a> {
+    inner: &'a dyn SlowdownSource,
+    local: &'a BTreeMap<usize, JobId>,
+}
+
+impl SlowdownSource for BySlurmId<'_> {
+    fn slowdown(&self, job: JobId, beside: &[JobId]) -> f64 {
+        let Some(&j) = self.local.get(&job) else { return 1.0 };
+        let b: Vec<JobId> = beside.iter().filter_map(|x| self.local.get(x).copied()).collect();
+        self.inner.slowdown(j, &b)
+    }
+
+    fn score(&self, a: JobId, b: JobId) -> f64 {
+        match (self.local.get(&a), self.local.get(&b)) {
+            (Some(&a), Some(&b)) => self.inner.score(a, b),
+            _ => 0.0,
+        }
+    }
+}
+
 impl Round {
     /// Reads `jobs` and `nodes` (of every partition; only `partition`'s are
     /// used), asking `identify` for each job's program and solo time.
@@ -143,15 +263,21 @@ impl Round {
         let mut round = Round { jobs: Vec::new(), queue: Vec::new(), nodes: Vec::new(), stranded: Vec::new(), aside: Vec::new() };
         let mut mine: Vec<&QueueJob> = jobs.iter().filter(|j| j.partition == partition).collect();
         mine.sort_by_key(|j| (j.submit.unwrap_or(i64::MAX), j.id));
-        let add = |round: &mut Round, j: &QueueJob| -> JobId {
+        let now = checks.now;
+        let add = |round: &mut Round, j: &QueueJob, placed: Placed, suspended_s: f64| -> JobId {
             let id = identify(j);
+            let per_node = j.cpus.max(1).div_ceil(j.site.nodes());
             round.jobs.push(RoundJob {
                 slurm: j.id,
                 name: j.name.clone(),
                 program: id.program,
                 solo: id.solo,
-                cores: j.cpus.max(1),
+                cores: per_node,
+                nodes: j.site.nodes(),
                 start: j.start.filter(|_| j.state.holds_cores()),
+                placed,
+                suspended_s,
+                demand: demand_of(j, checks.scope),
             });
             round.jobs.len() - 1
         };
@@ -159,21 +285,70 @@ impl Round {
             if round.nodes.iter().any(|r| r.name == n.name) {
                 continue;
             }
-            round.nodes.push(RoundNode { name: n.name.clone(), cpus: n.cpus, placed: Vec::new() });
+            let offer = Offer { mem_mb: n.memory_mb, gres: n.gres.clone() };
+            round.nodes.push(RoundNode { name: n.name.clone(), cpus: n.cpus, placed: Vec::new(), offer });
         }
+        let all: Vec<&NodeInfo> = nodes.iter().filter(|n| n.partition == partition).collect();
+        let mut names: Vec<&str> = all.iter().map(|n| n.name.as_str()).collect();
+        names.dedup();
         // The largest node of the partition, usable now or not: a job larger
         // than it can never start, however long it waits.
-        let largest = nodes.iter().filter(|n| n.partition == partition).map(|n| n.cpus).max();
+        let largest = all.iter().map(|n| n.cpus).max();
+        // Each node's placement by the mark of a released or parked job:
+        // the nodes, or why the job is stranded.
+        let usable: Vec<String> = round.nodes.iter().map(|n| n.name.clone()).collect();
+        let marked = |j: &QueueJob, parked: bool| -> Result<(Decision, Vec<usize>), (String, bool)> {
+            let decision = match checks.key {
+                Some(key) => Decision::verify(key, &Signed { id: j.id, submit: j.submit, cpus: j.cpus }, &j.admin_comment),
+                None => Decision::read_unverified(&j.admin_comment),
+            };
+            let d = decision.map_err(|why| (format!("released without cosched's verified decision: {why}"), false))?;
+            if parked != (d.step == Step::Park) {
+                let why = if parked { "held with a mark that parks it nowhere" } else { "released while cosched had parked it" };
+                return Err((format!("released without cosched's verified decision: {why}"), false));
+            }
+            let on: Vec<&str> = d.node.split(',').collect();
+            if !parked && j.requested.iter().map(String::as_str).ne(on.iter().copied()) {
+                return Err((format!("released onto {} by cosched, but its required nodes are now `{}`", d.node, j.requested.join(",")), false));
+            }
+            let late = now - d.at;
+            if !parked && checks.key.is_some() && late > checks.start_bound_s {
+                return Err((format!("released onto {} {late} s ago and not started by Slurm (its reason: {})", d.node, j.reason), true));
+            }
+            let mut at = Vec::new();
+            for n in &on {
+                match usable.iter().position(|r| r == n) {
+                    Some(k) => at.push(k),
+                    None => {
+                        let state = nodes.iter().find(|x| x.name == *n).map_or("gone".to_string(), |x| x.state.clone());
+                        let verb = if parked { "parked on" } else { "released onto" };
+                        return Err((format!("{verb} {n}, which is {state}"), false));
+                    }
+                }
+            }
+            Ok((d, at))
+        };
         for j in &mine {
             if j.held_for_cosched() {
-                if let Some(max) = largest.filter(|&m| j.cpus > m) {
-                    round.aside.push((j.id, format!("needs {} CPUs; no node of partition {partition} has more than {max}", j.cpus)));
+                let per_node = j.cpus.max(1).div_ceil(j.site.nodes());
+                let demand = demand_of(j, checks.scope);
+                let admits = all.iter().filter(|n| fits_empty(&demand, &Offer { mem_mb: n.memory_mb, gres: n.gres.clone() }).is_ok()).count();
+                if let Some(max) = largest.filter(|&m| per_node > m) {
+                    round.aside.push((j.id, format!("needs {per_node} CPUs per node; no node of partition {partition} has more than {max}")));
+                } else if j.site.nodes() as usize > names.len() {
+                    round.aside.push((j.id, format!("needs {} nodes; partition {partition} has {}", j.site.nodes(), names.len())));
+                } else if admits < j.site.nodes() as usize {
+                    let why = all
+                        .iter()
+                        .find_map(|n| fits_empty(&demand, &Offer { mem_mb: n.memory_mb, gres: n.gres.clone() }).err())
+                        .map_or("too few nodes admit it".to_string(), |w| format!("on node after node, {w}"));
+                    round.aside.push((j.id, format!("no {} node(s) of partition {partition} can ever hold it: {why}", j.site.nodes())));
                 } else if j.dependency_failed() {
                     round.aside.push((j.id, format!("its dependency can never be met ({})", j.dependency)));
                 } else if checks.deferred.contains(&j.id) {
                     round.aside.push((j.id, "Slurm did not start it in time when it was last released; offered again later".into()));
                 } else {
-                    let id = add(&mut round, j);
+                    let id = add(&mut round, j, Placed::Waiting, 0.0);
                     round.queue.push(id);
                 }
             } else if j.state == SlurmState::Completing {
@@ -181,43 +356,23 @@ impl Round {
             } else if j.state.holds_cores() {
                 let on: Vec<usize> = (0..round.nodes.len()).filter(|&k| j.nodes.contains(&round.nodes[k].name)).collect();
                 if !on.is_empty() {
-                    let id = add(&mut round, j);
+                    let (placed, s) = if j.state == SlurmState::Suspended { (Placed::Suspended, j.site.suspended_s(&j.state, j.start, now)) } else { (Placed::Running, j.site.suspended_s(&j.state, j.start, now)) };
+                    let id = add(&mut round, j, placed, s);
                     for k in on {
                         round.nodes[k].placed.push(id);
                     }
                 }
-            } else if j.released_marked() {
-                let decision = match checks.key {
-                    Some(key) => Decision::verify(key, &Signed { id: j.id, submit: j.submit, cpus: j.cpus }, &j.admin_comment),
-                    None => Decision::read_unverified(&j.admin_comment),
-                };
-                let d = match decision {
-                    Ok(d) if j.requested == [d.node.clone()] => d,
-                    Ok(d) => {
-                        let why = format!("released onto {} by cosched, but its required nodes are now `{}`", d.node, j.requested.join(","));
-                        round.stranded.push((j.id, why, false));
-                        continue;
+            } else if j.released_marked() || j.held_marked() {
+                let parked = j.held_marked();
+                match marked(j, parked) {
+                    Ok((d, at)) => {
+                        let (placed, s) = if parked { (Placed::Parked, (now - d.at).max(0) as f64) } else { (Placed::Running, 0.0) };
+                        let id = add(&mut round, j, placed, s);
+                        for k in at {
+                            round.nodes[k].placed.push(id);
+                        }
                     }
-                    Err(why) => {
-                        round.stranded.push((j.id, format!("released without cosched's verified decision: {why}"), false));
-                        continue;
-                    }
-                };
-                let late = checks.now - d.at;
-                if checks.key.is_some() && late > checks.start_bound_s {
-                    let why = format!("released onto {} {late} s ago and not started by Slurm (its reason: {})", d.node, j.reason);
-                    round.stranded.push((j.id, why, true));
-                    continue;
-                }
-                match round.nodes.iter().position(|n| n.name == d.node) {
-                    Some(k) => {
-                        let id = add(&mut round, j);
-                        round.nodes[k].placed.push(id);
-                    }
-                    None => {
-                        let state = nodes.iter().find(|n| n.name == d.node).map_or("gone".to_string(), |n| n.state.clone());
-                        round.stranded.push((j.id, format!("released onto {}, which is {state}", d.node), false));
-                    }
+                    Err((why, late)) => round.stranded.push((j.id, why, late)),
                 }
             }
         }
@@ -229,14 +384,18 @@ impl Round {
         self.jobs.iter().map(|j| j.slurm).collect()
     }
 
-    /// Asks `policy` node by node (the queue shared, each start taken out of
-    /// it) until it returns no decision for any node; `t` is the engine's
-    /// clock and `now` the Unix time progress is reckoned at. Every decision
-    /// goes through the one validation of `cosched-engine`. A decision it
-    /// refuses, or one this engine cannot carry out, ends that node's turn
-    /// for the round with a note (the other nodes are still asked): a round
-    /// never stops on one policy's mistake.
-    pub fn decide(&self, policy: &mut dyn Policy, source: &dyn SlowdownSource, t: f64, now: i64) -> (Vec<Action>, Vec<String>) {
+    /// Asks the policy of each node (the queue shared, each start taken out
+    /// of it) until it returns no decision for any node; `t` is the
+    /// engine's clock and `now` the Unix time progress is reckoned at.
+    /// Policies see jobs by their Slurm ids. Every decision goes through
+    /// the one validation of `cosched-engine` and the node's site
+    /// constraints; a policy's answer is carried out whole or not at all:
+    /// one it refuses, one this engine cannot carry out (a move, a suspend
+    /// of a job Slurm has not started), or one that leaves more cores
+    /// running than the node has (Slurm cannot overbook), ends that node's
+    /// turn for the round with a note (the other nodes are still asked): a
+    /// round never stops on one policy's mistake.
+    pub fn decide(&self, policies: &mut dyn NodePolicies, source: &dyn SlowdownSource, t: f64, now: i64) -> (Vec<Action>, Vec<String>) {
         let mut notes = Vec::new();
         let mut actions: Vec<Action> =
             self.stranded.iter().map(|(job, why, late)| Action::Rehold { job: *job, why: why.clone(), late: *late }).collect();
@@ -245,92 +404,253 @@ impl Round {
             .iter()
             .map(|j| SimJob { name: j.name.clone(), arrival: 0.0, solo: j.solo, pool: 0, cores: j.cores, program: j.program.clone(), variants: vec![] })
             .collect();
+        let demands: Vec<Demand> = self.jobs.iter().map(|j| j.demand.clone()).collect();
+        let local: BTreeMap<usize, JobId> = self.jobs.iter().enumerate().map(|(i, j)| (j.slurm as usize, i)).collect();
+        let by_slurm = BySlurmId { inner: source, local: &local };
         let mut queue = self.queue.clone();
-        'nodes: for node in &self.nodes {
-            let pools = [PoolInfo { name: "host".into(), cores: node.cpus, kind: PoolKind::Cpu }];
-            let mut placed = node.placed.clone();
-            // Slurm binds a job to whichever cores cons_tres gives it; to the
-            // policy and the validation, the jobs on the node hold the first
-            // free cores in placement order.
-            let mut map = CoreMap::new([node.cpus]);
-            let mut cpus_of: Vec<(JobId, Vec<u32>)> = Vec::new();
-            for &id in &placed {
-                let c = map.choose(0, self.jobs[id].cores.min(node.cpus), &Cores::Compact, true).unwrap_or_default();
-                map.hold(0, &c);
-                cpus_of.push((id, c));
-            }
+        let mut status: Vec<Placed> = self.jobs.iter().map(|j| j.placed).collect();
+        let mut placed: Vec<Vec<JobId>> = self.nodes.iter().map(|n| n.placed.clone()).collect();
+        // The jobs of `on` that hold cores: running, or released and not
+        // started yet (suspended and parked ones hold none).
+        let active = |status: &[Placed], on: &[JobId]| -> Vec<JobId> { on.iter().copied().filter(|&j| status[j] == Placed::Running).collect() };
+        for (k, node) in self.nodes.iter().enumerate() {
+            let policy = policies.on(&node.name);
+            let mut pools = vec![PoolInfo { name: "host".into(), cores: node.cpus, kind: PoolKind::Cpu }];
+            // GRES as accelerator pools the policy sees; jobs run on the host
+            // pool and their GRES are counted by the site constraints.
+            pools.extend(node.offer.gres.iter().map(|(kind, n)| PoolInfo { name: kind.clone(), cores: *n, kind: PoolKind::Accelerator { host_load: 0.0 } }));
             loop {
+                // Slurm binds a job to whichever cores cons_tres gives it; to
+                // the policy and the validation, the running jobs on the node
+                // hold the first free cores in placement order, and suspended
+                // ones the first cores whether busy or not.
+                let mut map = CoreMap::new([node.cpus]);
+                let mut cpus_of: BTreeMap<JobId, Vec<u32>> = BTreeMap::new();
+                for &id in &placed[k] {
+                    let n = self.jobs[id].cores.min(node.cpus);
+                    if status[id] == Placed::Running {
+                        let c = map.choose(0, n, &Cores::Compact, true).unwrap_or_default();
+                        map.hold(0, &c);
+                        cpus_of.insert(id, c);
+                    }
+                }
+                for &id in &placed[k] {
+                    if status[id] != Placed::Running {
+                        cpus_of.insert(id, map.choose(0, self.jobs[id].cores.min(node.cpus), &Cores::Compact, true).unwrap_or_default());
+                    }
+                }
+                let holding: Vec<JobId> = placed[k].clone();
+                let site = Site { offer: &node.offer, demands: &demands, holding: &holding };
+                // Only jobs the node admits, and multi-node jobs only while
+                // enough other nodes admit them with room.
+                let h: Vec<(JobId, &Demand)> = holding.iter().map(|&h| (h, &demands[h])).collect();
+                let room_elsewhere = |job: JobId| {
+                    let others = (0..self.nodes.len()).filter(|&o| o != k && self.admits(o, job, &status, &placed[o], &demands)).count();
+                    others + 1 >= self.jobs[job].nodes as usize
+                };
                 let q: Vec<QueuedJob> = queue
                     .iter()
+                    .filter(|&&id| cosched_engine::constraints::admissible(&demands[id], &node.offer, &h).is_ok())
+                    .filter(|&&id| self.jobs[id].nodes <= 1 || room_elsewhere(id))
                     .map(|&id| {
                         let j = &self.jobs[id];
-                        QueuedJob { id, name: &j.name, pool: 0, cores: j.cores, solo: j.solo, program: &j.program, variants: &[] }
+                        QueuedJob { id: j.slurm as usize, name: &j.name, pool: 0, cores: j.cores, solo: j.solo, program: &j.program, variants: &[] }
                     })
                     .collect();
-                let r: Vec<RunningJob> = cpus_of
+                let r: Vec<RunningJob> = placed[k]
                     .iter()
-                    .map(|(id, cpus)| {
+                    .map(|id| {
                         let j = &self.jobs[*id];
                         // Released but not started yet: no progress. A job
                         // is never done in the policy's eyes while it runs.
-                        let progress = j.start.map_or(0.0, |s| ((now - s) as f64 / j.solo).clamp(0.0, 0.99));
+                        let ran = j.start.map_or(0.0, |s| (now - s) as f64 - j.suspended_s);
                         RunningJob {
-                            id: *id,
+                            id: j.slurm as usize,
                             pool: 0,
                             cores: j.cores,
-                            cpus,
-                            suspended: false,
-                            suspended_s: 0.0,
-                            progress,
+                            cpus: &cpus_of[id],
+                            suspended: status[*id] != Placed::Running,
+                            suspended_s: j.suspended_s,
+                            progress: (ran / j.solo).clamp(0.0, 0.99),
                             solo: j.solo,
                             program: &j.program,
                         }
                     })
                     .collect();
-                let view = View { time: t, queue: &q, running: &r, pools: &pools, slowdown: source };
+                let view = View { time: t, queue: &q, running: &r, pools: &pools, slowdown: &by_slurm };
                 let decisions = policy.decide(&view);
                 if decisions.is_empty() {
                     break;
                 }
-                for d in decisions {
-                    let state = |j: JobId| {
-                        if queue.contains(&j) {
-                            JobState::Waiting
-                        } else if placed.contains(&j) {
-                            JobState::Running
-                        } else {
-                            JobState::Elsewhere
-                        }
+                // The answer on a copy, carried out only if all of it can be.
+                let (mut st, mut on, mut m) = (status.clone(), placed[k].clone(), map.clone());
+                let mut started: Vec<JobId> = Vec::new();
+                let mut refused = None;
+                for d in &decisions {
+                    let Some(&job) = local.get(&d.job()) else {
+                        refused = Some(format!("policy decision `{d}` names no job of the round"));
+                        break;
                     };
-                    let (job, cpus) = match check_decision(&d, &sim, state, &map) {
-                        Ok(Act::Start { job, cpus, .. }) => (job, cpus),
-                        // Slurm's own suspend and its core binding are not
-                        // driven by cosched: only starts are carried out.
-                        Ok(other) => {
-                            notes.push(format!("node {}: `{d}` ({other:?}) is not something the Slurm engine carries out; it only starts jobs", node.name));
-                            continue 'nodes;
+                    let local_d = remap(d, job);
+                    let state = |j: JobId| match st[j] {
+                        Placed::Waiting if queue.contains(&j) => JobState::Waiting,
+                        Placed::Running if on.contains(&j) => JobState::Running,
+                        Placed::Suspended | Placed::Parked if on.contains(&j) => JobState::Suspended,
+                        _ => JobState::Elsewhere,
+                    };
+                    let site = Site { offer: site.offer, demands: site.demands, holding: &on };
+                    match check_on_site(&local_d, &sim, state, &m, &site) {
+                        Ok(Act::Start { job, cpus, .. }) => {
+                            m.hold(0, &cpus);
+                            cpus_of.insert(job, cpus);
+                            st[job] = Placed::Running;
+                            on.push(job);
+                            started.push(job);
+                        }
+                        Ok(Act::Suspend { job }) => {
+                            if self.jobs[job].nodes > 1 {
+                                refused = Some(format!("`{d}`: job {} runs on {} nodes; cosched suspends single-node jobs only", self.jobs[job].slurm, self.jobs[job].nodes));
+                                break;
+                            }
+                            if !started.contains(&job) && self.jobs[job].start.is_none() && st[job] == Placed::Running && status[job] == Placed::Running {
+                                refused = Some(format!("`{d}`: Slurm has not started job {} yet, so it cannot be suspended", self.jobs[job].slurm));
+                                break;
+                            }
+                            m.release(0, &cpus_of[&job]);
+                            st[job] = if status[job] == Placed::Waiting || status[job] == Placed::Parked { Placed::Parked } else { Placed::Suspended };
+                        }
+                        Ok(Act::Resume { job }) => {
+                            m.hold(0, &cpus_of[&job]);
+                            st[job] = Placed::Running;
+                        }
+                        Ok(Act::Move { .. }) => {
+                            refused = Some(format!("`{d}` is not something the Slurm engine carries out: Slurm cannot re-pin a running job's cores"));
+                            break;
                         }
                         Err(why) => {
-                            notes.push(format!("node {}: policy decision {d} refused: {why}", node.name));
-                            continue 'nodes;
+                            // The refusal names jobs by their round index: say them by Slurm id.
+                            let why = why.to_string().replace(&format!("job {job}"), &format!("job {}", self.jobs[job].slurm));
+                            refused = Some(format!("policy decision {d} refused: {why}"));
+                            break;
                         }
+                    }
+                }
+                // A refused decision ends the node's turn; what the answer
+                // decided before it is carried out if it can be whole.
+                let stop = refused.take();
+                let running: Vec<JobId> = active(&st, &on);
+                let busy: u32 = running.iter().map(|&j| self.jobs[j].cores).sum();
+                if busy > node.cpus {
+                    let said: Vec<String> = decisions.iter().map(|d| d.to_string()).collect();
+                    refused = Some(format!("`{}` leaves {busy} cores running on a node of {}: Slurm gives each job cores of its own", said.join("; "), node.cpus));
+                }
+                // A multi-node job started here takes the first other nodes
+                // that admit it with room (as Slurm would need them now).
+                let mut more: Vec<(JobId, Vec<usize>)> = Vec::new();
+                for &job in started.iter().filter(|&&j| self.jobs[j].nodes > 1 && st[j] == Placed::Running) {
+                    if refused.is_some() {
+                        break;
+                    }
+                    let want = self.jobs[job].nodes as usize - 1;
+                    let others: Vec<usize> =
+                        (0..self.nodes.len()).filter(|&o| o != k && self.admits(o, job, &status, &placed[o], &demands)).take(want).collect();
+                    if others.len() < want {
+                        refused = Some(format!("job {} needs {} nodes; only {} other node(s) admit it now", self.jobs[job].slurm, want + 1, others.len()));
+                    }
+                    more.push((job, others));
+                }
+                if let Some(why) = refused {
+                    notes.push(format!("node {}: {why}", node.name));
+                    break;
+                }
+                // Carried out: suspensions first, so the cores they free are
+                // there for what starts or resumes (Slurm resumes a job onto
+                // its cores whether another job holds them or not).
+                for (job, others) in &more {
+                    for &o in others {
+                        placed[o].push(*job);
+                    }
+                }
+                let beside = |j: JobId, on: &[JobId], st: &[Placed]| -> Vec<u64> { active(st, on).into_iter().filter(|&b| b != j).map(|b| self.jobs[b].slurm).collect() };
+                let mut now_on: Vec<(JobId, Vec<usize>)> = Vec::new();
+                for &job in &on {
+                    let mut nodes_of = vec![k];
+                    if let Some((_, o)) = more.iter().find(|(j, _)| *j == job) {
+                        nodes_of.extend(o);
+                    }
+                    now_on.push((job, nodes_of));
+                }
+                let names = |ks: &[usize]| ks.iter().map(|&x| self.nodes[x].name.clone()).collect::<Vec<_>>().join(",");
+                let predicted = |job: JobId, ks: &[usize]| -> f64 {
+                    ks.iter()
+                        .map(|&x| {
+                            let on = if x == k { &on } else { &placed[x] };
+                            source.slowdown(job, &active(&st, on).into_iter().filter(|&b| b != job).collect::<Vec<_>>())
+                        })
+                        .fold(1.0_f64, f64::max)
+                };
+                let mut suspends = Vec::new();
+                let mut rest = Vec::new();
+                for (job, ks) in &now_on {
+                    let (job, was, is) = (*job, status[*job], st[*job]);
+                    let slurm = self.jobs[job].slurm;
+                    let action = match (was, is) {
+                        (Placed::Running, Placed::Suspended) => {
+                            suspends.push(Action::Suspend { job: slurm, node: node.name.clone(), beside: beside(job, &on, &st) });
+                            continue;
+                        }
+                        (Placed::Waiting | Placed::Parked, Placed::Running) => {
+                            Action::Release { job: slurm, node: names(ks), beside: beside(job, &on, &st), predicted: predicted(job, ks) }
+                        }
+                        (Placed::Suspended, Placed::Running) => {
+                            Action::Resume { job: slurm, node: node.name.clone(), beside: beside(job, &on, &st), predicted: predicted(job, ks) }
+                        }
+                        (Placed::Waiting, Placed::Parked) => Action::Park { job: slurm, node: node.name.clone(), beside: beside(job, &on, &st) },
+                        _ => continue,
                     };
-                    let predicted = source.slowdown(job, &placed);
-                    actions.push(Action::Release {
-                        job: self.jobs[job].slurm,
-                        node: node.name.clone(),
-                        beside: placed.iter().map(|&p| self.jobs[p].slurm).collect(),
-                        predicted,
-                    });
-                    map.hold(0, &cpus);
-                    queue.retain(|&q| q != job);
-                    placed.push(job);
-                    cpus_of.push((job, cpus));
+                    rest.push(action);
+                }
+                actions.extend(suspends);
+                actions.extend(rest);
+                queue.retain(|q| !on.contains(q));
+                status = st;
+                placed[k] = on;
+                if let Some(why) = stop {
+                    notes.push(format!("node {}: {why}", node.name));
+                    break;
                 }
             }
         }
         (actions, notes)
     }
+}
+
+impl Round {
+    /// Whether node `o`, holding `on`, has room for `job` now and admits it.
+    fn admits(&self, o: usize, job: JobId, status: &[Placed], on: &[JobId], demands: &[Demand]) -> bool {
+        let busy: u32 = on.iter().filter(|&&j| status[j] == Placed::Running).map(|&j| self.jobs[j].cores).sum();
+        let h: Vec<(JobId, &Demand)> = on.iter().map(|&h| (h, &demands[h])).collect();
+        busy + self.jobs[job].cores <= self.nodes[o].cpus && cosched_engine::constraints::admissible(&demands[job], &self.nodes[o].offer, &h).is_ok()
+    }
+}
+
+/// `d` with its job (a Slurm id, as policies see jobs) replaced by the round's `job`.
+fn remap(d: &cosched_engine::Decision, job: JobId) -> cosched_engine::Decision {
+    use cosched_engine::Decision as D;
+    match d.clone() {
+        D::Start { pool, .. } => D::Start { job, pool },
+        D::StartOn { pool, cores, overbook, .. } => D::StartOn { job, pool, cores, overbook },
+        D::Suspend { .. } => D::Suspend { job },
+        D::Resume { .. } => D::Resume { job },
+        D::Move { cores, .. } => D::Move { job, cores },
+        D::StartVariant { variant, .. } => D::StartVariant { job, variant },
+    }
+}
+
+/// What `j` asks of each node it runs on, under sharing scope `scope`.
+pub fn demand_of(j: &QueueJob, scope: Scope) -> Demand {
+    let per_node = j.cpus.max(1).div_ceil(j.site.nodes());
+    Demand { mem_mb: j.site.mem_mb(per_node), exclusive: j.site.exclusive, scope: scope.of(j), gres: j.site.gres.clone() }
 }
 
 #[cfg(test)]
@@ -367,6 +687,7 @@ mod tests {
             name: name.into(),
             command: String::new(),
             comment: String::new(),
+            site: Default::default(),
         };
         j.admin_comment = match (reason, requested.first()) {
             ("JobHeldAdmin", _) => crate::parse::HELD.to_string(),
@@ -377,7 +698,7 @@ mod tests {
     }
 
     fn mark(j: &QueueJob, node: &str, at: i64) -> String {
-        let d = crate::mark::Decision { policy: "noplan".into(), node: node.into(), beside: vec![], predicted: 1.0, at };
+        let d = crate::mark::Decision { policy: "noplan".into(), node: node.into(), beside: vec![], predicted: 1.0, at, step: Step::Start };
         d.write(&KEY, &Signed { id: j.id, submit: j.submit, cpus: j.cpus })
     }
 
@@ -386,7 +707,7 @@ mod tests {
     }
 
     fn node(name: &str, state: &str) -> NodeInfo {
-        NodeInfo { name: name.into(), cpus: 2, state: state.into(), partition: "cosched".into() }
+        NodeInfo { name: name.into(), cpus: 2, state: state.into(), partition: "cosched".into(), memory_mb: 1000, gres: vec![] }
     }
 
     fn by_name(j: &QueueJob) -> Identity {
@@ -398,7 +719,7 @@ mod tests {
     }
 
     fn round_deferring(jobs: &[QueueJob], nodes: &[NodeInfo], deferred: &BTreeSet<u64>) -> Round {
-        Round::new(jobs, nodes, "cosched", &by_name, &Checks { key: Some(&KEY), now: NOW, start_bound_s: BOUND, deferred })
+        Round::new(jobs, nodes, "cosched", &by_name, &Checks { key: Some(&KEY), now: NOW, start_bound_s: BOUND, deferred, scope: Scope::Any })
     }
 
     fn released(a: &[Action]) -> Vec<(u64, String)> {
@@ -466,7 +787,7 @@ mod tests {
         let r = round(&jobs, &[node("n1", "drained"), node("n2", "idle")]);
         assert_eq!(r.stranded, [(2, "released onto n1, which is drained".to_string(), false)]);
         let src = TwinsHurt(&r);
-        let (actions, notes) = r.decide(&mut Fill, &src, 0.0, NOW);
+        let (actions, notes) = r.decide(&mut Shared(&mut Fill), &src, 0.0, NOW);
         assert!(notes.is_empty());
         assert_eq!(reheld(&actions), [2]);
         assert_eq!(released(&actions), [(3, "n2".to_string())]);
@@ -490,7 +811,7 @@ mod tests {
         let r = round(&[by_user, forged, copied, moved, grown], &[node("n1", "idle"), node("n2", "idle")]);
         assert!(r.queue.is_empty() && r.nodes.iter().all(|n| n.placed.is_empty()), "{r:?}");
         let src = TwinsHurt(&r);
-        let (a, _) = r.decide(&mut Fill, &src, 0.0, NOW);
+        let (a, _) = r.decide(&mut Shared(&mut Fill), &src, 0.0, NOW);
         assert_eq!(reheld(&a), [4, 5, 6, 8, 9]);
         assert!(r.stranded.iter().filter(|s| s.0 != 8).all(|s| s.1.starts_with("released without cosched's verified decision")), "{:?}", r.stranded);
         assert!(r.stranded.iter().any(|s| s.0 == 8 && s.1.contains("required nodes are now `n2`")));
@@ -507,7 +828,7 @@ mod tests {
         assert_eq!((*job, *is_late), (2, true));
         assert_eq!(why, "released onto n1 61 s ago and not started by Slurm (its reason: Dependency)");
         let src = TwinsHurt(&r);
-        let (a, _) = r.decide(&mut Fill, &src, 0.0, NOW);
+        let (a, _) = r.decide(&mut Shared(&mut Fill), &src, 0.0, NOW);
         // Its core is free again: the held job takes it beside job 3.
         assert_eq!(released(&a), [(4, "n1".to_string())]);
     }
@@ -521,10 +842,10 @@ mod tests {
         let deferred: BTreeSet<u64> = [3].into();
         let r = round_deferring(&[huge, orphan, held(3, "late"), held(4, "a")], &[node("n1", "idle"), node("n2", "drained")], &deferred);
         assert_eq!(r.aside.iter().map(|a| a.0).collect::<Vec<_>>(), [1, 2, 3]);
-        assert_eq!(r.aside[0].1, "needs 64 CPUs; no node of partition cosched has more than 2");
+        assert_eq!(r.aside[0].1, "needs 64 CPUs per node; no node of partition cosched has more than 2");
         let src = TwinsHurt(&r);
         // An exclusive-like FCFS policy would wait for ever on job 1 at the head.
-        assert_eq!(released(&r.decide(&mut Fill, &src, 0.0, NOW).0), [(4, "n1".to_string())]);
+        assert_eq!(released(&r.decide(&mut Shared(&mut Fill), &src, 0.0, NOW).0), [(4, "n1".to_string())]);
     }
 
     #[test]
@@ -533,8 +854,8 @@ mod tests {
         let r = round(&jobs, &[node("n1", "idle")]);
         let src = TwinsHurt(&r);
         let ids = |a: (Vec<Action>, Vec<String>)| released(&a.0).into_iter().map(|x| x.0).collect::<Vec<_>>();
-        assert_eq!(ids(r.decide(&mut Fill, &src, 0.0, NOW)), [1, 2]);
-        assert_eq!(ids(r.decide(&mut NoTwin, &src, 0.0, NOW)), [1, 3]);
+        assert_eq!(ids(r.decide(&mut Shared(&mut Fill), &src, 0.0, NOW)), [1, 2]);
+        assert_eq!(ids(r.decide(&mut Shared(&mut NoTwin), &src, 0.0, NOW)), [1, 3]);
     }
 
     #[test]
@@ -542,7 +863,7 @@ mod tests {
         let jobs = vec![job(1, JobState::Running, "None", 1, &["n1"], &[], "stream"), held(2, "stream")];
         let r = round(&jobs, &[node("n1", "mixed")]);
         let src = TwinsHurt(&r);
-        let (a, _) = r.decide(&mut Fill, &src, 0.0, 105);
+        let (a, _) = r.decide(&mut Shared(&mut Fill), &src, 0.0, 105);
         assert_eq!(a, [Action::Release { job: 2, node: "n1".into(), beside: vec![1], predicted: 2.0 }]);
     }
 
@@ -556,7 +877,7 @@ mod tests {
         let r = round(&jobs, &[node("n1", "mixed")]);
         assert_eq!(r.nodes[0].placed.iter().map(|&i| r.jobs[i].slurm).collect::<Vec<_>>(), [2]);
         let src = TwinsHurt(&r);
-        let (a, _) = r.decide(&mut NoTwin, &src, 0.0, NOW);
+        let (a, _) = r.decide(&mut Shared(&mut NoTwin), &src, 0.0, NOW);
         assert_eq!(a, [Action::Release { job: 3, node: "n1".into(), beside: vec![2], predicted: 1.0 }]);
     }
 
@@ -571,7 +892,7 @@ mod tests {
         ];
         let r = round(&jobs, &[node("n1", "allocated"), node("n2", "idle")]);
         let src = TwinsHurt(&r);
-        assert_eq!(released(&r.decide(&mut Fill, &src, 0.0, NOW).0), [(3, "n2".to_string()), (4, "n2".to_string())]);
+        assert_eq!(released(&r.decide(&mut Shared(&mut Fill), &src, 0.0, NOW).0), [(3, "n2".to_string()), (4, "n2".to_string())]);
     }
 
     #[test]
@@ -585,33 +906,212 @@ mod tests {
         let jobs = vec![held(1, "a"), held(2, "b"), held(3, "c")];
         let r = round(&jobs, &[node("n1", "idle"), node("n2", "idle")]);
         let src = TwinsHurt(&r);
-        let (a, notes) = r.decide(&mut Greedy, &src, 0.0, NOW);
+        let (a, notes) = r.decide(&mut Shared(&mut Greedy), &src, 0.0, NOW);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("node n1") && notes[0].contains("needs 1 cores; pool 0 has 0 free"), "{notes:?}");
         // n1 took what fit; the job it had no room for went to n2.
         assert_eq!(released(&a), [(1, "n1".to_string()), (2, "n1".to_string()), (3, "n2".to_string())]);
 
-        struct Suspender;
-        impl Policy for Suspender {
+        struct Mover;
+        impl Policy for Mover {
             fn decide(&mut self, v: &View) -> Vec<Dec> {
-                v.running.iter().map(|r| Dec::Suspend { job: r.id }).collect()
+                v.running.iter().map(|r| Dec::Move { job: r.id, cores: vec![1] }).collect()
             }
         }
         let jobs = vec![job(1, JobState::Running, "None", 1, &["n1"], &[], "a"), held(2, "b")];
         let r = round(&jobs, &[node("n1", "mixed")]);
         let src = TwinsHurt(&r);
-        let (a, notes) = r.decide(&mut Suspender, &src, 0.0, NOW);
+        let (a, notes) = r.decide(&mut Shared(&mut Mover), &src, 0.0, NOW);
         assert!(a.is_empty());
-        assert!(notes[0].contains("only starts jobs"), "{notes:?}");
+        assert!(notes[0].contains("Slurm cannot re-pin a running job's cores"), "{notes:?}");
     }
 
     #[test]
-    fn policies_that_suspend_move_or_overbook_are_refused_by_name() {
-        for name in ["surpass", "timeshare", "sidestep", "overbook"] {
+    fn only_policies_that_move_or_overbook_are_refused_by_name() {
+        for name in ["sidestep", "overbook"] {
             assert!(refused_policy(name).is_some(), "{name}");
         }
-        for name in ["exclusive", "noplan", "conflict-aware", "no-twins", "wait", "colocate"] {
+        for name in ["surpass", "timeshare", "exclusive", "noplan", "conflict-aware", "no-twins", "wait", "colocate"] {
             assert_eq!(refused_policy(name), None, "{name}");
         }
+    }
+
+    fn wide(mut j: QueueJob, cpus: u32) -> QueueJob {
+        j.cpus = cpus;
+        j
+    }
+
+    /// A queue head that finds no room suspends every running job and
+    /// starts (surpass's way), once; it resumes them when the node is free.
+    struct Preempt;
+    impl Policy for Preempt {
+        fn decide(&mut self, v: &View) -> Vec<Dec> {
+            let Some(q) = v.queue.first() else {
+                let idle = v.running.iter().all(|r| r.suspended);
+                return v.running.iter().filter(|r| r.suspended && idle).take(1).map(|r| Dec::Resume { job: r.id }).collect();
+            };
+            let mut out: Vec<Dec> = Vec::new();
+            if v.free_cores(0) < q.cores {
+                out.extend(v.running.iter().filter(|r| !r.suspended).map(|r| Dec::Suspend { job: r.id }));
+            }
+            out.push(Dec::Start { job: q.id, pool: 0 });
+            out
+        }
+    }
+
+    #[test]
+    fn a_suspension_is_carried_out_before_the_start_it_makes_room_for() {
+        let jobs = vec![wide(job(1, JobState::Running, "None", 1, &["n1"], &[], "a"), 2), wide(held(2, "b"), 2)];
+        let r = round(&jobs, &[node("n1", "allocated")]);
+        let src = TwinsHurt(&r);
+        let (a, notes) = r.decide(&mut Shared(&mut Preempt), &src, 0.0, NOW);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(
+            a,
+            [
+                Action::Suspend { job: 1, node: "n1".into(), beside: vec![2] },
+                Action::Release { job: 2, node: "n1".into(), beside: vec![], predicted: 1.0 }
+            ]
+        );
+    }
+
+    #[test]
+    fn a_suspended_job_reads_as_suspended_with_its_time_and_is_resumed_when_the_node_frees() {
+        let mut s = wide(job(1, JobState::Suspended, "None", 1, &["n1"], &[], "a"), 2);
+        s.start = Some(NOW - 100);
+        s.site.pre_sus_s = 40;
+        s.site.suspend_time = Some(NOW - 60);
+        let r = round(&[s], &[node("n1", "idle")]);
+        assert_eq!((r.jobs[0].placed, r.jobs[0].suspended_s), (Placed::Suspended, 60.0));
+        let src = TwinsHurt(&r);
+        let (a, _) = r.decide(&mut Shared(&mut Preempt), &src, 0.0, NOW);
+        assert_eq!(a, [Action::Resume { job: 1, node: "n1".into(), beside: vec![], predicted: 1.0 }]);
+    }
+
+    /// Starts every queued job overbooking the node and lets only the
+    /// first placed job run (timeshare's way with a turn not yet theirs).
+    struct Turns;
+    impl Policy for Turns {
+        fn decide(&mut self, v: &View) -> Vec<Dec> {
+            let mut out = Vec::new();
+            for q in v.queue {
+                out.push(Dec::StartOn { job: q.id, pool: 0, cores: Cores::Given(vec![0, 1]), overbook: true });
+                out.push(Dec::Suspend { job: q.id });
+            }
+            out
+        }
+    }
+
+    #[test]
+    fn a_job_started_and_suspended_in_one_answer_is_parked_and_read_back_on_its_node() {
+        let jobs = vec![wide(job(1, JobState::Running, "None", 1, &["n1"], &[], "a"), 2), wide(held(2, "b"), 2)];
+        let r = round(&jobs, &[node("n1", "allocated")]);
+        let src = TwinsHurt(&r);
+        let (a, notes) = r.decide(&mut Shared(&mut Turns), &src, 0.0, NOW);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(a, [Action::Park { job: 2, node: "n1".into(), beside: vec![1] }]);
+        // Next round: still held, marked parked on n1; it is placed there,
+        // suspended, and a resume (the turn passing) releases it there once
+        // the running job is suspended.
+        let mut parked = wide(held(2, "b"), 2);
+        let d = crate::mark::Decision { policy: "t".into(), node: "n1".into(), beside: vec![1], predicted: 1.0, at: NOW - 5, step: Step::Park };
+        parked.admin_comment = d.write(&KEY, &Signed { id: 2, submit: parked.submit, cpus: 2 });
+        let r = round(&[jobs[0].clone(), parked.clone()], &[node("n1", "allocated")]);
+        assert!(r.queue.is_empty() && r.stranded.is_empty(), "{r:?}");
+        assert_eq!((r.jobs[1].placed, r.jobs[1].suspended_s), (Placed::Parked, 5.0));
+        /// Passes the turn once.
+        struct Swap(bool);
+        impl Policy for Swap {
+            fn decide(&mut self, v: &View) -> Vec<Dec> {
+                let (s, r): (Vec<&RunningJob>, Vec<&RunningJob>) = v.running.iter().partition(|r| r.suspended);
+                if std::mem::replace(&mut self.0, true) {
+                    return vec![];
+                }
+                // Resume first, then suspend: the engine suspends first anyway.
+                vec![Dec::Resume { job: s[0].id }, Dec::Suspend { job: r[0].id }]
+            }
+        }
+        let src = TwinsHurt(&r);
+        let (a, notes) = r.decide(&mut Shared(&mut Swap(false)), &src, 0.0, NOW);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(
+            a,
+            [
+                Action::Suspend { job: 1, node: "n1".into(), beside: vec![2] },
+                Action::Release { job: 2, node: "n1".into(), beside: vec![], predicted: 1.0 }
+            ]
+        );
+        // Released by its user while parked: not cosched's release.
+        parked.priority = 100;
+        parked.requested = vec!["n1".into()];
+        let r = round(&[parked], &[node("n1", "idle")]);
+        assert_eq!(reheld(&r.decide(&mut Shared(&mut Fill), &TwinsHurt(&r), 0.0, NOW).0), [2]);
+    }
+
+    #[test]
+    fn an_answer_that_would_run_more_cores_than_the_node_has_is_not_carried_out() {
+        struct Overbook;
+        impl Policy for Overbook {
+            fn decide(&mut self, v: &View) -> Vec<Dec> {
+                v.queue.iter().map(|q| Dec::StartOn { job: q.id, pool: 0, cores: Cores::Given(vec![0, 1]), overbook: true }).collect()
+            }
+        }
+        let jobs = vec![wide(job(1, JobState::Running, "None", 1, &["n1"], &[], "a"), 2), wide(held(2, "b"), 2)];
+        let r = round(&jobs, &[node("n1", "allocated")]);
+        let (a, notes) = r.decide(&mut Shared(&mut Overbook), &TwinsHurt(&r), 0.0, NOW);
+        assert!(a.is_empty());
+        assert!(notes[0].contains("leaves 4 cores running on a node of 2: Slurm gives each job cores of its own"), "{notes:?}");
+    }
+
+    #[test]
+    fn exclusive_memory_and_scope_keep_jobs_apart_whatever_the_policy_fills() {
+        let mut n2 = node("n2", "idle");
+        n2.memory_mb = 1000;
+        let with = |mut j: QueueJob, f: &dyn Fn(&mut QueueJob)| {
+            f(&mut j);
+            j
+        };
+        // Exclusive: alone on an empty node, nothing beside it.
+        let jobs = vec![
+            job(1, JobState::Running, "None", 1, &["n1"], &[], "a"),
+            with(held(2, "x"), &|j| j.site.exclusive = true),
+            held(3, "c"),
+        ];
+        let r = round(&jobs, &[node("n1", "mixed"), n2.clone()]);
+        assert_eq!(released(&r.decide(&mut Shared(&mut Fill), &TwinsHurt(&r), 0.0, NOW).0), [(3, "n1".to_string()), (2, "n2".to_string())]);
+        // Memory: 600 MB jobs on 1000 MB nodes, one per node.
+        let big = |id| with(held(id, "m"), &|j| j.site.mem_per_node_mb = Some(600));
+        let r = round(&[big(1), big(2), big(3)], &[node("n1", "idle"), n2.clone()]);
+        assert_eq!(released(&r.decide(&mut Shared(&mut Fill), &TwinsHurt(&r), 0.0, NOW).0), [(1, "n1".to_string()), (2, "n2".to_string())]);
+        // A job no node can ever hold is set aside with why.
+        let r = round(&[with(held(4, "huge"), &|j| j.site.mem_per_node_mb = Some(5000))], &[node("n1", "idle")]);
+        assert!(r.aside[0].1.contains("needs 5000 MB of memory; the node has 1000 MB free"), "{:?}", r.aside);
+        // Scope user: alice's and bob's jobs never share.
+        let user = |id, u: &'static str| with(held(id, "u"), &move |j| j.site.user = u.into());
+        let jobs = [user(1, "alice"), user(2, "bob"), user(3, "alice")];
+        let r = Round::new(&jobs, &[node("n1", "idle"), n2], "cosched", &by_name, &Checks { key: Some(&KEY), now: NOW, start_bound_s: BOUND, deferred: &BTreeSet::new(), scope: Scope::User });
+        assert_eq!(
+            released(&r.decide(&mut Shared(&mut Fill), &TwinsHurt(&r), 0.0, NOW).0),
+            [(1, "n1".to_string()), (3, "n1".to_string()), (2, "n2".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_two_node_job_is_released_onto_two_nodes_with_its_worst_prediction_and_read_back_on_both() {
+        let mut two = wide(held(2, "stream"), 2);
+        two.site.node_count = 2;
+        let jobs = vec![job(1, JobState::Running, "None", 1, &["n2"], &[], "stream"), two];
+        let r = round(&jobs, &[node("n1", "idle"), node("n2", "mixed"), node("n3", "allocated")]);
+        assert_eq!(r.jobs[1].cores, 1, "2 CPUs over 2 nodes");
+        let (a, notes) = r.decide(&mut Shared(&mut Fill), &TwinsHurt(&r), 0.0, NOW);
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(a, [Action::Release { job: 2, node: "n1,n2".into(), beside: vec![], predicted: 2.0 }]);
+        // Released: its mark names both nodes, and it holds a core on each.
+        let mut rel = wide(job(2, JobState::Pending, "Resources", 1, &[], &["n1", "n2"], "stream"), 2);
+        rel.site.node_count = 2;
+        rel.admin_comment = mark(&rel, "n1,n2", NOW - 1);
+        let r = round(&[rel], &[node("n1", "idle"), node("n2", "idle")]);
+        assert!(r.stranded.is_empty(), "{:?}", r.stranded);
+        assert!(r.nodes.iter().all(|n| n.placed == [0]));
     }
 }

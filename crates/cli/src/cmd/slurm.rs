@@ -105,6 +105,8 @@ pub struct ServeArgs {
     pub hook: Option<String>,
     #[arg(long, value_name = "S", default_value_t = 120.0, help = "Seconds a released job may stay pending (a dependency never met, a begin time) before it is held again and its cores freed")]
     pub start_bound: f64,
+    #[arg(long, value_name = "SCOPE", default_value = "any", help = "Which jobs may share a node: any, or only jobs of one user, account or qos")]
+    pub share_scope: String,
 }
 
 fn target(a: TargetArgs) -> SlurmTarget {
@@ -122,8 +124,8 @@ pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
     match a.cmd {
         SlurmCmd::Serve(s) => {
             let json = s.target.json.json;
-            let (policy, interval, exit_idle, hook, start_bound) = (s.policy, s.interval, s.exit_idle, s.hook, s.start_bound);
-            let req = ServeRequest { target: target(s.target), policy, interval, exit_idle, hook, start_bound };
+            let (policy, interval, exit_idle, hook, start_bound, share_scope) = (s.policy, s.interval, s.exit_idle, s.hook, s.start_bound, s.share_scope);
+            let req = ServeRequest { target: target(s.target), policy, interval, exit_idle, hook, start_bound, share_scope };
             let r = serve(&req, &ctx())?;
             if json {
                 return print_json(&r);
