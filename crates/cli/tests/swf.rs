@@ -75,6 +75,17 @@ fn bench_simulate_times_the_trace_engine_exclusive_and_sharing() {
     assert_eq!((d[0]["jobs"].as_u64(), d[0]["shared_jobs"].as_u64()), (Some(3000), Some(0)), "exclusive EASY shares nothing");
     assert!(d[1]["shared_jobs"].as_u64().unwrap() > 0, "conflict-aware shares some nodes");
     assert_eq!(d[1]["seconds"]["n"].as_u64(), Some(1));
+    // (f): 10k jobs on 100, 1k and 10k nodes, exclusive and sharing.
+    assert_eq!(v["scaling"]["runs"].as_array().unwrap().len(), 6);
+    let out = cosched(&["bench", "simulate", "--repeats", "1", "--scaling", "jobs=2000 nodes=20,200 sharing=exclusive", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["scaling"]["runs"].as_array().unwrap();
+    assert_eq!((runs.len(), v.get("swf")), (4, None), "--scaling runs (f) alone");
+    for pair in runs.chunks(2) {
+        assert_eq!(pair[0]["makespan"], pair[1]["makespan"], "the exclusive policy schedules as exclusive EASY");
+        assert_eq!(pair[1]["shared_jobs"], 0);
+    }
 }
 
 #[test]
