@@ -167,24 +167,13 @@ InactiveLimit=0
 KillWait=2
 $(node_lines)
 PartitionName=cosched Nodes=$(node_names | paste -sd,) Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+# Another partition on the same nodes, which cosched does not decide for
+# (scripts/slurm-scale.sh queues jobs there to show they cost it nothing).
+PartitionName=other Nodes=$(node_names | paste -sd,) Default=NO MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
-    cat >"$DIR/etc/job_submit.lua" <<'EOF'
--- Jobs of the `cosched` partition (this cluster's default) wait, held
--- (priority 0), until cosched decides where they start. The AdminComment
--- marks the hold as cosched's: only administrators can change it, and
--- cosched holds a marked job again if anyone else releases it.
-function slurm_job_submit(job_desc, part_list, submit_uid)
-    if job_desc.partition == nil or job_desc.partition == "cosched" then
-        job_desc.priority = 0
-        job_desc.admin_comment = "cosched;held"
-    end
-    return slurm.SUCCESS
-end
-
-function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-    return slurm.SUCCESS
-end
-EOF
+    # The one shipped rule (docs/slurm.md), as a site installs it; it reads
+    # COSCHED_BIN and COSCHED_SLURM_HOOK from slurmctld's environment.
+    cp "$(dirname "$0")/../dist/job_submit.lua" "$DIR/etc/job_submit.lua"
 }
 
 start_munge() {
@@ -215,15 +204,17 @@ start() {
     write_conf
     start_munge
     export SLURM_CONF=$CONF
-    alive "$DIR/run/slurmctld.pid" || slurmctld -f "$CONF"
+    # The submission rule wakes `serve --hook` through these (dist/job_submit.lua).
+    alive "$DIR/run/slurmctld.pid" || COSCHED_BIN=${COSCHED_BIN:-} COSCHED_SLURM_HOOK=$HOOK_NAME slurmctld -f "$CONF"
     wait_for slurmctld 100 scontrol ping
     local n
     for n in $(node_names); do
         if alive "$DIR/run/slurmd-$n.pid"; then continue; fi
         if [ "$NODES" -eq 1 ]; then slurmd -f "$CONF"; else slurmd -f "$CONF" -N "$n"; fi
     done
-    # Usable once every node reports idle, mixed or allocated.
-    wait_for "slurmd" 150 sh -c "[ \$(sinfo -h -N -o %T | grep -Ec '^(idle|mixed|allocated)\$') -eq $NODES ]"
+    # Usable once every node reports idle, mixed or allocated (30 s, and a
+    # second more per node: 32 slurmd on two cores take a while).
+    wait_for "slurmd" $((150 + NODES * 5)) sh -c "[ \$(sinfo -h -N -p cosched -o %T | grep -Ec '^(idle|mixed|allocated)\$') -eq $NODES ]"
     say "running in $DIR (SLURM_CONF=$CONF)"
 }
 
@@ -248,6 +239,7 @@ stop() {
     if [ -s "$CONF" ] && alive "$DIR/run/slurmctld.pid"; then
         # Cancel what still runs so no job process outlives the cluster.
         SLURM_CONF=$CONF scancel --partition=cosched 2>/dev/null || true
+        SLURM_CONF=$CONF scancel --partition=other 2>/dev/null || true
         # slurmstepd processes of cancelled jobs end with their jobs.
         for _ in $(seq 30); do pgrep -x slurmstepd >/dev/null || break; sleep 0.1; done
     fi
@@ -264,7 +256,7 @@ status() {
         if alive "$DIR/run/$p.pid"; then echo "$p: running (pid $(cat "$DIR/run/$p.pid"))"; else echo "$p: not running"; ok=1; fi
     done
     [ $ok -eq 0 ] || return 1
-    SLURM_CONF=$CONF sinfo -N -o "%N %T %c %P"
+    SLURM_CONF=$CONF sinfo -N -p cosched -o "%N %T %c %P"
     SLURM_CONF=$CONF squeue -o "%i %j %T %r %N %C"
 }
 
@@ -273,7 +265,7 @@ status() {
 restart_ctld() {
     [ -s "$CONF" ] || die "not running: no $CONF"
     stop_pids "$DIR/run/slurmctld.pid"
-    SLURM_CONF=$CONF slurmctld -f "$CONF"
+    SLURM_CONF=$CONF COSCHED_BIN=${COSCHED_BIN:-} COSCHED_SLURM_HOOK=$HOOK_NAME slurmctld -f "$CONF"
     SLURM_CONF=$CONF wait_for slurmctld 100 scontrol ping
     say "slurmctld restarted"
 }

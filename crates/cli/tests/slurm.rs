@@ -147,15 +147,20 @@ impl Cluster {
             .collect()
     }
 
-    /// Jobs held for cosched: priority 0 with the submission rule's mark
-    /// (read as JSON: job names here may hold newlines).
+    /// Jobs held for cosched: priority 0 with the submission rule's mark,
+    /// which may name the program (read as JSON: job names here may hold
+    /// newlines).
     fn held(&self) -> Vec<u64> {
         let v: serde_json::Value = serde_json::from_str(&self.slurm("squeue", &["--json"])).unwrap();
         v["jobs"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|j| j["priority"].as_u64() == Some(0) && j["admin_comment"] == "cosched;held" && j["job_state"] == "PENDING")
+            .filter(|j| {
+                let mark = j["admin_comment"].as_str().unwrap_or("");
+                let held = mark == "cosched;held" || mark.starts_with("cosched;held;program=");
+                j["priority"].as_u64() == Some(0) && held && j["job_state"] == "PENDING"
+            })
             .map(|j| j["job_id"].as_u64().unwrap())
             .collect()
     }
@@ -333,7 +338,7 @@ fn a_job_released_onto_a_node_that_drained_is_held_again_and_runs_once_it_resume
     need_slurm!();
     let c = Cluster::start();
     let (wl, db) = setup(c.dir.path());
-    let node = c.slurm("sinfo", &["-h", "-N", "-o", "%N"]).trim().to_string();
+    let node = c.slurm("sinfo", &["-h", "-N", "-p", "cosched", "-o", "%N"]).trim().to_string();
     let id = c.submit("c1", SHORT);
     // As cosched releases: a node list, then the hold lifted, but the node
     // drains in between.
@@ -627,4 +632,106 @@ fn hostile_jobs_never_stop_serve_nor_share_a_node_under_exclusive() {
     }
     c.slurm("scancel", &[&wide.to_string(), &orphan.to_string()]);
     eprintln!("100 hostile + 20 normal jobs: submitted in {submitted:?}, all done in {:?}", began.elapsed());
+}
+
+/// `cosched slurm status` with `conf` as SLURM_CONF: its exit code, its
+/// stderr, and how long it took.
+fn status_with(conf: &Path) -> (Option<i32>, String, Duration) {
+    let began = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(["slurm", "status", "--db"])
+        .arg(conf.with_file_name("s.db"))
+        .env("SLURM_CONF", conf)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), began.elapsed())
+}
+
+#[test]
+fn status_with_a_wrong_slurm_conf_or_munge_down_exits_2_within_5_s_naming_what_to_check() {
+    // No cluster: Slurm's own commands retried a missing slurm.conf for 59 s.
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, took) = status_with(&dir.path().join("nowhere/slurm.conf"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("nowhere/slurm.conf: No such file") && err.contains("point SLURM_CONF"), "{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+
+    let conf = dir.path().join("slurm.conf");
+    let socket = dir.path().join("munge.socket.2");
+    std::fs::write(&conf, format!("ClusterName=x\nSlurmctldHost=localhost\nAuthType=auth/munge\nAuthInfo=socket={}\n", socket.display())).unwrap();
+    let (code, err, took) = status_with(&conf);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("munge does not answer on") && err.contains("is munged running"), "{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(!err.contains("\\x1f") && !err.contains('\u{1f}'), "{err}");
+}
+
+#[test]
+fn no_controller_behind_slurm_conf_exits_2_within_5_s_naming_slurmctld() {
+    need_slurm!();
+    let c = Cluster::start();
+    // This cluster's munge answers; its slurm.conf with a port nobody serves.
+    let text = std::fs::read_to_string(&c.conf).unwrap();
+    let conf = c.dir.path().join("wrong.conf");
+    let port = text.lines().find_map(|l| l.strip_prefix("SlurmctldPort=")).unwrap();
+    std::fs::write(&conf, text.replace(&format!("SlurmctldPort={port}"), "SlurmctldPort=1")).unwrap();
+    let (code, err, took) = status_with(&conf);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is slurmctld running"), "{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn a_cosched_line_in_the_batch_script_names_the_program_whatever_the_comment_and_name() {
+    need_slurm!();
+    let c = Cluster::start();
+    let (wl, db) = setup(c.dir.path());
+    let by_comment = c.submit("c1", SHORT);
+    let script = c.dir.path().join("own.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n#COSCHED program=c1\nexec {} {SHORT} --json\n", kernel().display())).unwrap();
+    let out = c.slurm("sbatch", &["--parsable", "-p", "cosched", "-n1", "-J", "mine", "--comment=my own note", "-o", "/dev/null", &script.to_string_lossy()]);
+    let by_line: u64 = out.trim().parse().unwrap();
+    let out = c.cosched(&db, &wl, &["status", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let program = |id: u64| r["jobs"].as_array().unwrap().iter().find(|j| j["id"] == id).map(|j| j["program"].clone());
+    assert_eq!(program(by_line), program(by_comment), "{r}");
+    assert_ne!(program(by_line).unwrap(), "my own note", "{r}");
+    let held = c.held();
+    assert!(held.contains(&by_line) && held.contains(&by_comment), "{held:?}");
+    c.slurm("scancel", &[&by_line.to_string(), &by_comment.to_string()]);
+}
+
+/// Whether something listens on the abstract socket `name` (/proc/net/unix
+/// shows them as `@name`).
+fn listening(name: &str) -> bool {
+    std::fs::read_to_string("/proc/net/unix").unwrap_or_default().lines().any(|l| l.ends_with(&format!(" @{name}")))
+}
+
+#[test]
+fn a_submission_wakes_serve_through_the_submission_rule_before_its_poll() {
+    need_slurm!();
+    let c = Cluster::start();
+    let (wl, db) = setup(c.dir.path());
+    // Two rounds, 60 s apart unless something wakes serve: the first reads
+    // an empty queue, the second must be the submission's.
+    let mut cmd = c.cosched(&db, &wl, &["serve", "--policy", "exclusive", "--interval", "60", "--rounds", "2", "--json"]);
+    let serving = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let name = format!("cosched-slurm:{}", c.state().display());
+    let began = Instant::now();
+    while !listening(&name) {
+        assert!(began.elapsed() < Duration::from_secs(30), "serve never listened on {name}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Its first round is done once the startup check and one reading are
+    // (a wake during it is queued, and still ends the wait at once).
+    let id = c.submit("c1", SHORT);
+    let out = serving.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Heard from job_submit.lua (a job's end through the epilog would wake it too).
+    assert!(r["submissions"].as_u64().unwrap() >= 1, "{r}");
+    let released: Vec<u64> = r["released"].as_array().unwrap().iter().map(|x| x["job"].as_u64().unwrap()).collect();
+    assert_eq!(released, [id], "{r}");
+    c.drained(Duration::from_secs(60));
 }
