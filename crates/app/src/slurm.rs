@@ -712,6 +712,8 @@ fn round(
             // The rest of this round's decisions assumed this one; decide
             // again from a fresh reading.
             (Err(e), _) => {
+                let hint = if e.denied() { ": is the user serve runs as a Slurm operator, or SlurmUser? (docs/slurm.md, step 5)" } else { "" };
+                serving.say(ctx, report, format!("Slurm refused {e}{hint}"));
                 report.refused.push(e.to_string());
                 break;
             }

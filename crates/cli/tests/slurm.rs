@@ -60,6 +60,8 @@ struct Cluster {
     dir: tempfile::TempDir,
     nodes: u32,
     conf: PathBuf,
+    /// SlurmUser (slurm-local.sh's COSCHED_SLURM_USER); `None`: root.
+    user: Option<&'static str>,
     _one: std::sync::MutexGuard<'static, ()>,
 }
 
@@ -72,7 +74,19 @@ impl Cluster {
     fn with_nodes(nodes: u32) -> Cluster {
         let one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
-        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, nodes, _one: one };
+        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, nodes, user: None, _one: one };
+        let out = c.script("start");
+        assert!(out.status.success(), "slurm-local.sh start: {}", String::from_utf8_lossy(&out.stderr));
+        c
+    }
+
+    /// A cluster whose slurmctld runs as `user`, as on a site.
+    fn as_user(nodes: u32, user: &'static str) -> Cluster {
+        let one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        // SlurmUser and the service user reach the cluster's files through it.
+        sh(&format!("chmod 0755 '{}'", dir.path().display()));
+        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, nodes, user: Some(user), _one: one };
         let out = c.script("start");
         assert!(out.status.success(), "slurm-local.sh start: {}", String::from_utf8_lossy(&out.stderr));
         c
@@ -92,6 +106,7 @@ impl Cluster {
             .env("COSCHED_SLURM_NODES", self.nodes.to_string())
             // The epilog wakes serve through this binary's `slurm hook`.
             .env("COSCHED_BIN", env!("CARGO_BIN_EXE_cosched"))
+            .env("COSCHED_SLURM_USER", self.user.unwrap_or("root"))
             .output()
             .unwrap()
     }
@@ -734,4 +749,55 @@ fn a_submission_wakes_serve_through_the_submission_rule_before_its_poll() {
     let released: Vec<u64> = r["released"].as_array().unwrap().iter().map(|x| x["job"].as_u64().unwrap()).collect();
     assert_eq!(released, [id], "{r}");
     c.drained(Duration::from_secs(60));
+}
+
+fn sh(script: &str) -> String {
+    let out = Command::new("sh").args(["-c", script]).output().unwrap();
+    assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn serve_runs_as_slurm_user_not_root_and_a_user_without_rights_is_told_why() {
+    use std::os::unix::process::CommandExt;
+    need_slurm!();
+    let ids = |user: &str| Command::new("id").arg(user).output().is_ok_and(|o| o.status.success());
+    if !(ids("slurm") && ids("nobody")) {
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "no `slurm` or `nobody` user (Debian's slurm-wlm creates slurm)");
+        return;
+    }
+    // No slurmdbd here, so no Operator admin level can be granted; SlurmUser
+    // is what a site without slurmdbd runs the service as (docs/slurm.md).
+    let c = Cluster::as_user(2, "slurm");
+    let (wl, db) = setup(c.dir.path());
+    let uid = |u: &str| -> u32 { sh(&format!("id -u {u}")).parse().unwrap() };
+    let home = |u: &str| {
+        let d = c.dir.path().join(format!("home-{u}"));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::copy(&db, d.join("s.db")).unwrap();
+        sh(&format!("chown -R {u} '{}'", d.display()));
+        d.join("s.db")
+    };
+    let ids = submit_short(&c);
+
+    let mut as_nobody = c.cosched(&home("nobody"), &wl, &["serve", "--policy", "exclusive", "--interval", "0.2", "--rounds", "2", "--json"]);
+    as_nobody.uid(uid("nobody")).gid(sh("id -g nobody").parse().unwrap());
+    let out = as_nobody.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(r["released"].as_array().unwrap().is_empty() && !r["refused"].as_array().unwrap().is_empty(), "{r}");
+    assert!(err.contains("is the user serve runs as a Slurm operator, or SlurmUser?"), "{err}");
+    assert_eq!(c.held().len(), 4);
+
+    let mut as_slurm = c.cosched(&home("slurm"), &wl, &["serve", "--policy", "exclusive", "--interval", "0.2", "--exit-idle", "1", "--json"]);
+    as_slurm.uid(uid("slurm")).gid(sh("id -g slurm").parse().unwrap());
+    let out = as_slurm.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["released"].as_array().unwrap().len(), 4, "{r}");
+    let jobs = c.sacct();
+    for id in ids {
+        assert_eq!(jobs.iter().filter(|j| j.0 == id).map(|j| j.2.as_str()).collect::<Vec<_>>(), ["COMPLETED"], "{jobs:?}");
+    }
 }

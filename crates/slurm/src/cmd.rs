@@ -48,6 +48,18 @@ impl SlurmError {
             _ => false,
         }
     }
+
+    /// Slurm refused the command to this user: `serve` lacks operator
+    /// rights (22.05 says `Invalid user id` for another user's job).
+    pub fn denied(&self) -> bool {
+        match self {
+            SlurmError::Failed { stderr, .. } => {
+                let s = stderr.to_ascii_lowercase();
+                s.contains("invalid user id") || s.contains("access/permission denied")
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Where Slurm's commands read their configuration without `SLURM_CONF`
