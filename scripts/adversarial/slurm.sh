@@ -10,6 +10,16 @@ check "slurm serve --policy timeshare:quantum=0.1: refused" 2 "$(rc $C slurm ser
 check "  says the turns' floor" yes "$(has "shorter than the Slurm engine's turns")"
 check "slurm serve --share-scope group: refused" 2 "$(rc $C slurm serve --share-scope group --db "$W/slurm-refused.db")"
 check "  names the scopes" yes "$(has 'expected any, user, account or qos')"
+# Issue 37: a wrong configuration is named within seconds, exit 2.
+began=$(date +%s)
+check "slurm status, SLURM_CONF names no file: exit 2" 2 "$(SLURM_CONF=$W/nowhere.conf rc $C slurm status --db "$W/slurm-conf.db")"
+check "  within 5 s" yes "$([ $(($(date +%s) - began)) -lt 5 ] && echo yes || echo no)"
+check "  names SLURM_CONF" yes "$(has 'point SLURM_CONF')"
+printf 'ClusterName=x\nSlurmctldHost=localhost\nAuthInfo=socket=%s/no-munge.sock\n' "$W" >"$W/nomunge.conf"
+check "slurm serve, munge not answering: exit 2" 2 "$(SLURM_CONF=$W/nomunge.conf rc $C slurm serve --db "$W/slurm-conf.db" --mark-key "$W/slurm-conf.key")"
+check "  says to check munged" yes "$(has 'is munged running')"
+check "  no raw separator in the message" 0 "$(grep -c "$(printf '\037')" "$W/err")"
+check "slurm status, a directory as SLURM_CONF: exit 2" 2 "$(SLURM_CONF=$W rc $C slurm status --db "$W/slurm-conf.db")"
 if [ $root = 1 ] && command -v slurmctld >/dev/null && command -v munged >/dev/null; then
     S="$W/slurm-cluster"
     sl() { COSCHED_SLURM_DIR=$S COSCHED_SLURM_PORT=$((21000 + $$ % 5000 * 2)) COSCHED_SLURM_NODES=2 COSCHED_SLURM_HOOK_AT=none scripts/slurm-local.sh "$@"; }

@@ -57,6 +57,10 @@ pub const COMMENT_PREFIX: &str = "cosched:";
 /// for learning (a printed `wall_s` of 1e-6, a clock gone wrong).
 pub const MIN_PLAUSIBLE_SLOWDOWN: f64 = 0.5;
 
+/// How long `status` and `serve` wait for the controller's first answer
+/// before saying what to check.
+const CHECK_WITHIN: Duration = Duration::from_secs(4);
+
 /// Jobs the controller forgot whose name and comment `serve` asks `sacct`
 /// for, at most, per round (two `sacct` each).
 const LOOKUPS_PER_ROUND: usize = 16;
@@ -101,6 +105,11 @@ pub struct ServeRequest {
     pub start_bound: f64,
     /// Which jobs may share a node: `any`, `user`, `account` or `qos`.
     pub share_scope: String,
+    /// Stop after this many rounds (benchmarks: scripts/slurm-scale.sh).
+    pub rounds: Option<u64>,
+    /// Read and decide, but release and hold nothing: the decisions are
+    /// counted (`planned`), and the cluster is left as it is.
+    pub dry_run: bool,
 }
 
 /// Slurm's gang scheduling turns (`SchedulerTimeSlice`) are whole seconds,
@@ -185,6 +194,8 @@ pub struct ServeReport {
     pub noticed: Vec<Noticed>,
     /// Rounds started by a hook rather than the poll.
     pub woken: u64,
+    /// Submissions heard from the submission rule (`hook --submitted`).
+    pub submissions: u64,
     /// Jobs skipped or set aside, and policy decisions not carried out,
     /// each reason once (printable).
     pub skipped: Vec<String>,
@@ -194,6 +205,11 @@ pub struct ServeReport {
     pub rejected: Vec<String>,
     /// Suspensions, resumptions and parkings, in order.
     pub acted: Vec<Acted>,
+    /// Wall time of each round that read the cluster, seconds (reading,
+    /// deciding, acting, learning).
+    pub round_s: Vec<f64>,
+    /// Releases and holds decided but not carried out (`--dry-run`).
+    pub planned: u64,
 }
 
 /// The workload's view of Slurm jobs: which workload job each one is, its
@@ -246,21 +262,28 @@ impl Catalog {
         Ok(Catalog { workload: Some(w), solo, fitted, note })
     }
 
-    /// The workload job a Slurm job is: `--comment=cosched:NAME`, else its name.
-    fn index_of(&self, comment: &str, name: &str) -> Option<usize> {
+    /// The workload job a Slurm job is: the batch script's `#COSCHED
+    /// program=NAME` (read by the submission rule into the hold mark),
+    /// else `--comment=cosched:NAME`, else its name.
+    fn index_of(&self, program: Option<&str>, comment: &str, name: &str) -> Option<usize> {
         let w = self.workload.as_ref()?;
         let by = |n: &str| w.jobs.iter().position(|j| j.name == n);
-        comment.strip_prefix(COMMENT_PREFIX).and_then(|n| by(n.trim())).or_else(|| by(name))
+        program.and_then(by).or_else(|| comment.strip_prefix(COMMENT_PREFIX).and_then(|n| by(n.trim()))).or_else(|| by(name))
     }
 
-    fn identify(&self, j: &QueueJob) -> Identity {
-        match self.index_of(&j.comment, &j.name) {
+    fn identify(&self, j: &QueueJob, program: Option<&str>) -> Identity {
+        let program = program.or(j.held_program());
+        match self.index_of(program, &j.comment, &j.name) {
             Some(i) => {
                 let w = self.workload.as_ref().expect("indexed");
                 Identity { program: w.jobs[i].program_key(), solo: self.solo[i].unwrap_or(UNKNOWN_SOLO_S) }
             }
             None => {
-                let program = if j.comment.is_empty() { j.name.clone() } else { j.comment.clone() };
+                let program = match program {
+                    Some(p) => p.to_string(),
+                    None if j.comment.is_empty() => j.name.clone(),
+                    None => j.comment.clone(),
+                };
                 Identity { program, solo: UNKNOWN_SOLO_S }
             }
         }
@@ -509,6 +532,10 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     let catalog = Catalog::load(target, &store)?;
     ctx.step(&catalog.note);
     let slurm = Slurm { conf: target.conf.clone() };
+    // A wrong configuration stops serve at its start, within seconds and
+    // naming what to check; once serving, a controller that stops
+    // answering is waited for (the round is retried).
+    slurm.check(CHECK_WITHIN).map_err(bad_input)?;
     let mut learner = Learner::new(&store, &target.partition, &req.policy)?;
     install_interrupt_handler();
     let mut report = ServeReport { source: catalog.note.clone(), ..ServeReport::default() };
@@ -517,7 +544,7 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     let mut idle_since: Option<Instant> = None;
     let mut acct = Accounting { sacct: true, completion: false };
     let mut decisions: BTreeMap<u64, (Vec<u64>, f64)> = BTreeMap::new();
-    let mut serving = Serving { key, late: BTreeMap::new(), said: BTreeSet::new(), rejected_said: 0 };
+    let mut serving = Serving { key, late: BTreeMap::new(), said: BTreeSet::new(), rejected_said: 0, programs: BTreeMap::new() };
     let mut looked_up: BTreeSet<u64> = BTreeSet::new();
     let mut down_reported = false;
     let wake = match &req.hook {
@@ -536,6 +563,7 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
             return Err(stopped(sig, notice));
         }
         let read_at = unix_f64();
+        let round_began = Instant::now();
         match round(&slurm, req, scope, &catalog, &mut policy, began, &mut report, &mut decisions, &mut serving, ctx) {
             Ok((queue, active)) => {
                 if down_reported {
@@ -576,7 +604,8 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
                             }
                             None => continue,
                         };
-                        let Some(index) = catalog.index_of(&comment, &name) else { continue };
+                        let program = serving.programs.get(&job.id).map(String::as_str);
+                        let Some(index) = catalog.index_of(program, &comment, &name) else { continue };
                         let wall = job.start.zip(job.end).map(|(s, e)| (e - s) as f64);
                         // Only a time there is a solo reference to check against is read.
                         let work_s = known.filter(|_| catalog.solo[index].is_some()).and_then(|q| match cosched_slurm::output::read_output(q) {
@@ -607,6 +636,10 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
                     serving.rejected_said = report.rejected.len();
                 }
                 first = false;
+                report.round_s.push(round_began.elapsed().as_secs_f64());
+                if req.rounds.is_some_and(|n| report.rounds >= n) {
+                    return Ok(report);
+                }
                 idle_since = if active { None } else { Some(idle_since.unwrap_or_else(Instant::now)) };
                 if let (Some(limit), Some(since)) = (req.exit_idle, idle_since) {
                     if since.elapsed().as_secs_f64() >= limit {
@@ -643,6 +676,7 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
             Some(w) => {
                 waiting = w.wait(Duration::from_secs_f64(pause))?;
                 report.woken += u64::from(!waiting.is_empty());
+                report.submissions += waiting.iter().filter(|w| w.text.starts_with("submit ")).count() as u64;
             }
             None => std::thread::sleep(Duration::from_secs_f64(pause)),
         }
@@ -657,6 +691,8 @@ struct Serving {
     /// Reasons already logged, so each is logged once.
     said: BTreeSet<String>,
     rejected_said: usize,
+    /// Programs the hold marks named (`#COSCHED program=NAME`), by job.
+    programs: BTreeMap<u64, String>,
 }
 
 impl Serving {
@@ -696,11 +732,19 @@ fn round(
     // Jobs Slurm did not start in time wait a bound that doubles each time (at most an hour).
     let deferred: BTreeSet<u64> = serving.late.iter().filter(|(_, (_, until))| *until > now).map(|(j, _)| *j).collect();
     let checks = Checks { key: Some(&serving.key), now, start_bound_s: req.start_bound as i64, deferred: &deferred, scope };
-    let r = Round::new(&queue, &nodes, partition, &|j| catalog.identify(j), &checks);
+    // The hold mark names the program only while the job is held: kept
+    // for its end, when `serve` learns from it.
+    for q in &queue {
+        if let Some(p) = q.held_program() {
+            serving.programs.insert(q.id, p.to_string());
+        }
+    }
+    let programs = &serving.programs;
+    let r = Round::new(&queue, &nodes, partition, &|j| catalog.identify(j, programs.get(&j.id).map(String::as_str)), &checks);
     for (job, why) in &r.aside {
         serving.say(ctx, report, format!("job {job} set aside: {why}"));
     }
-    let map = queue_map(&r, &queue, catalog);
+    let map = queue_map(&r, &queue, catalog, &serving.programs);
     let source = RoundSource { catalog, map };
     let t = began.elapsed().as_secs_f64();
     let (actions, notes) = r.decide(policy, &source, t, now);
@@ -708,6 +752,10 @@ fn round(
         serving.say(ctx, report, format!("policy {}: {n}", req.policy));
     }
     let active = !r.queue.is_empty() || r.nodes.iter().any(|n| !n.placed.is_empty()) || !actions.is_empty();
+    if req.dry_run {
+        report.planned += actions.len() as u64;
+        return Ok((queue, active));
+    }
     for a in actions {
         let decided = unix_f64();
         // cosched's signed decision on `job`, for its AdminComment.
@@ -728,6 +776,8 @@ fn round(
             // The rest of this round's decisions assumed this one; decide
             // again from a fresh reading.
             (Err(e), _) => {
+                let hint = if e.denied() { ": is the user serve runs as a Slurm operator, or SlurmUser? (docs/slurm.md, step 5)" } else { "" };
+                serving.say(ctx, report, format!("Slurm refused {e}{hint}"));
                 report.refused.push(e.to_string());
                 break;
             }
@@ -752,18 +802,24 @@ fn round(
     Ok((queue, active))
 }
 
-fn queue_map(r: &Round, queue: &[QueueJob], catalog: &Catalog) -> Vec<Option<usize>> {
+fn queue_map(r: &Round, queue: &[QueueJob], catalog: &Catalog, programs: &BTreeMap<u64, String>) -> Vec<Option<usize>> {
     r.jobs
         .iter()
-        .map(|rj| queue.iter().find(|q| q.id == rj.slurm).and_then(|q| catalog.index_of(&q.comment, &q.name)))
+        .map(|rj| {
+            let q = queue.iter().find(|q| q.id == rj.slurm)?;
+            let program = programs.get(&q.id).map(String::as_str).or(q.held_program());
+            catalog.index_of(program, &q.comment, &q.name)
+        })
         .collect()
 }
 
 /// `cosched slurm hook`: tells the serve listening on `name` that `job`
 /// ended and waits at most `wait` seconds for its round ([`cosched_slurm::hook`]).
-pub fn hook(name: &str, job: &str, wait: f64) -> std::io::Result<cosched_slurm::Heard> {
+/// With `submitted`, says a job was submitted instead (the submission rule).
+pub fn hook(name: &str, job: &str, wait: f64, submitted: bool) -> std::io::Result<cosched_slurm::Heard> {
     let wait = if wait.is_finite() && wait > 0.0 { Duration::from_secs_f64(wait.min(60.0)) } else { Duration::ZERO };
-    cosched_slurm::hook::notify(name, job, wait)
+    let what = if submitted { "submit" } else { "end" };
+    cosched_slurm::hook::send(name, &format!("{what} {job}"), wait)
 }
 
 #[derive(Debug, Clone)]
@@ -892,6 +948,7 @@ pub fn status(target: &SlurmTarget) -> anyhow::Result<StatusReport> {
     let store = open_store(&db_path(target.db.as_deref()))?;
     let catalog = Catalog::load(target, &store)?;
     let slurm = Slurm { conf: target.conf.clone() };
+    slurm.check(CHECK_WITHIN).map_err(bad_input)?;
     let (queue, _) = slurm.queue(&target.partition)?;
     let nodes = slurm.nodes(&target.partition)?;
     // The key, if this user may read it: marks are then checked as serve checks them.
@@ -899,8 +956,8 @@ pub fn status(target: &SlurmTarget) -> anyhow::Result<StatusReport> {
     let key = path.exists().then(|| Key::load_or_create(&path).ok()).flatten();
     let deferred = BTreeSet::new();
     let checks = Checks { key: key.as_ref(), now: unix_now(), start_bound_s: i64::MAX, deferred: &deferred, scope: Scope::Any };
-    let r = Round::new(&queue, &nodes, &target.partition, &|j| catalog.identify(j), &checks);
-    let map = queue_map(&r, &queue, &catalog);
+    let r = Round::new(&queue, &nodes, &target.partition, &|j| catalog.identify(j, None), &checks);
+    let map = queue_map(&r, &queue, &catalog, &BTreeMap::new());
     let source = RoundSource { catalog: &catalog, map };
     let mut jobs = Vec::new();
     for q in queue.iter().filter(|q| !q.state.is_final()) {
@@ -922,7 +979,7 @@ pub fn status(target: &SlurmTarget) -> anyhow::Result<StatusReport> {
         jobs.push(JobRow {
             id: q.id,
             name: q.name.clone(),
-            program: catalog.identify(q).program,
+            program: catalog.identify(q, None).program,
             state: q.state.to_string(),
             reason: q.reason.clone(),
             node: if q.nodes.is_empty() { q.requested.join(",") } else { q.nodes.join(",") },

@@ -60,6 +60,8 @@ struct Cluster {
     dir: tempfile::TempDir,
     nodes: u32,
     conf: PathBuf,
+    /// SlurmUser (slurm-local.sh's COSCHED_SLURM_USER); `None`: root.
+    user: Option<&'static str>,
     _one: std::sync::MutexGuard<'static, ()>,
 }
 
@@ -72,7 +74,19 @@ impl Cluster {
     fn with_nodes(nodes: u32) -> Cluster {
         let one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
-        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, nodes, _one: one };
+        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, nodes, user: None, _one: one };
+        let out = c.script("start");
+        assert!(out.status.success(), "slurm-local.sh start: {}", String::from_utf8_lossy(&out.stderr));
+        c
+    }
+
+    /// A cluster whose slurmctld runs as `user`, as on a site.
+    fn as_user(nodes: u32, user: &'static str) -> Cluster {
+        let one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        // SlurmUser and the service user reach the cluster's files through it.
+        sh(&format!("chmod 0755 '{}'", dir.path().display()));
+        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, nodes, user: Some(user), _one: one };
         let out = c.script("start");
         assert!(out.status.success(), "slurm-local.sh start: {}", String::from_utf8_lossy(&out.stderr));
         c
@@ -92,6 +106,7 @@ impl Cluster {
             .env("COSCHED_SLURM_NODES", self.nodes.to_string())
             // The epilog wakes serve through this binary's `slurm hook`.
             .env("COSCHED_BIN", env!("CARGO_BIN_EXE_cosched"))
+            .env("COSCHED_SLURM_USER", self.user.unwrap_or("root"))
             .output()
             .unwrap()
     }
@@ -147,15 +162,20 @@ impl Cluster {
             .collect()
     }
 
-    /// Jobs held for cosched: priority 0 with the submission rule's mark
-    /// (read as JSON: job names here may hold newlines).
+    /// Jobs held for cosched: priority 0 with the submission rule's mark,
+    /// which may name the program (read as JSON: job names here may hold
+    /// newlines).
     fn held(&self) -> Vec<u64> {
         let v: serde_json::Value = serde_json::from_str(&self.slurm("squeue", &["--json"])).unwrap();
         v["jobs"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|j| j["priority"].as_u64() == Some(0) && j["admin_comment"] == "cosched;held" && j["job_state"] == "PENDING")
+            .filter(|j| {
+                let mark = j["admin_comment"].as_str().unwrap_or("");
+                let held = mark == "cosched;held" || mark.starts_with("cosched;held;program=");
+                j["priority"].as_u64() == Some(0) && held && j["job_state"] == "PENDING"
+            })
             .map(|j| j["job_id"].as_u64().unwrap())
             .collect()
     }
@@ -333,7 +353,7 @@ fn a_job_released_onto_a_node_that_drained_is_held_again_and_runs_once_it_resume
     need_slurm!();
     let c = Cluster::start();
     let (wl, db) = setup(c.dir.path());
-    let node = c.slurm("sinfo", &["-h", "-N", "-o", "%N"]).trim().to_string();
+    let node = c.slurm("sinfo", &["-h", "-N", "-p", "cosched", "-o", "%N"]).trim().to_string();
     let id = c.submit("c1", SHORT);
     // As cosched releases: a node list, then the hold lifted, but the node
     // drains in between.
@@ -627,4 +647,157 @@ fn hostile_jobs_never_stop_serve_nor_share_a_node_under_exclusive() {
     }
     c.slurm("scancel", &[&wide.to_string(), &orphan.to_string()]);
     eprintln!("100 hostile + 20 normal jobs: submitted in {submitted:?}, all done in {:?}", began.elapsed());
+}
+
+/// `cosched slurm status` with `conf` as SLURM_CONF: its exit code, its
+/// stderr, and how long it took.
+fn status_with(conf: &Path) -> (Option<i32>, String, Duration) {
+    let began = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(["slurm", "status", "--db"])
+        .arg(conf.with_file_name("s.db"))
+        .env("SLURM_CONF", conf)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), began.elapsed())
+}
+
+#[test]
+fn status_with_a_wrong_slurm_conf_or_munge_down_exits_2_within_5_s_naming_what_to_check() {
+    // No cluster: Slurm's own commands retried a missing slurm.conf for 59 s.
+    let dir = tempfile::tempdir().unwrap();
+    let (code, err, took) = status_with(&dir.path().join("nowhere/slurm.conf"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("nowhere/slurm.conf: No such file") && err.contains("point SLURM_CONF"), "{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+
+    let conf = dir.path().join("slurm.conf");
+    let socket = dir.path().join("munge.socket.2");
+    std::fs::write(&conf, format!("ClusterName=x\nSlurmctldHost=localhost\nAuthType=auth/munge\nAuthInfo=socket={}\n", socket.display())).unwrap();
+    let (code, err, took) = status_with(&conf);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("munge does not answer on") && err.contains("is munged running"), "{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(!err.contains("\\x1f") && !err.contains('\u{1f}'), "{err}");
+}
+
+#[test]
+fn no_controller_behind_slurm_conf_exits_2_within_5_s_naming_slurmctld() {
+    need_slurm!();
+    let c = Cluster::start();
+    // This cluster's munge answers; its slurm.conf with a port nobody serves.
+    let text = std::fs::read_to_string(&c.conf).unwrap();
+    let conf = c.dir.path().join("wrong.conf");
+    let port = text.lines().find_map(|l| l.strip_prefix("SlurmctldPort=")).unwrap();
+    std::fs::write(&conf, text.replace(&format!("SlurmctldPort={port}"), "SlurmctldPort=1")).unwrap();
+    let (code, err, took) = status_with(&conf);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is slurmctld running"), "{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn a_cosched_line_in_the_batch_script_names_the_program_whatever_the_comment_and_name() {
+    need_slurm!();
+    let c = Cluster::start();
+    let (wl, db) = setup(c.dir.path());
+    let by_comment = c.submit("c1", SHORT);
+    let script = c.dir.path().join("own.sh");
+    std::fs::write(&script, format!("#!/bin/sh\n#COSCHED program=c1\nexec {} {SHORT} --json\n", kernel().display())).unwrap();
+    let out = c.slurm("sbatch", &["--parsable", "-p", "cosched", "-n1", "-J", "mine", "--comment=my own note", "-o", "/dev/null", &script.to_string_lossy()]);
+    let by_line: u64 = out.trim().parse().unwrap();
+    let out = c.cosched(&db, &wl, &["status", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let program = |id: u64| r["jobs"].as_array().unwrap().iter().find(|j| j["id"] == id).map(|j| j["program"].clone());
+    assert_eq!(program(by_line), program(by_comment), "{r}");
+    assert_ne!(program(by_line).unwrap(), "my own note", "{r}");
+    let held = c.held();
+    assert!(held.contains(&by_line) && held.contains(&by_comment), "{held:?}");
+    c.slurm("scancel", &[&by_line.to_string(), &by_comment.to_string()]);
+}
+
+/// Whether something listens on the abstract socket `name` (/proc/net/unix
+/// shows them as `@name`).
+fn listening(name: &str) -> bool {
+    std::fs::read_to_string("/proc/net/unix").unwrap_or_default().lines().any(|l| l.ends_with(&format!(" @{name}")))
+}
+
+#[test]
+fn a_submission_wakes_serve_through_the_submission_rule_before_its_poll() {
+    need_slurm!();
+    let c = Cluster::start();
+    let (wl, db) = setup(c.dir.path());
+    // Two rounds, 60 s apart unless something wakes serve: the first reads
+    // an empty queue, the second must be the submission's.
+    let mut cmd = c.cosched(&db, &wl, &["serve", "--policy", "exclusive", "--interval", "60", "--rounds", "2", "--json"]);
+    let serving = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let name = format!("cosched-slurm:{}", c.state().display());
+    let began = Instant::now();
+    while !listening(&name) {
+        assert!(began.elapsed() < Duration::from_secs(30), "serve never listened on {name}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Its first round is done once the startup check and one reading are
+    // (a wake during it is queued, and still ends the wait at once).
+    let id = c.submit("c1", SHORT);
+    let out = serving.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Heard from job_submit.lua (a job's end through the epilog would wake it too).
+    assert!(r["submissions"].as_u64().unwrap() >= 1, "{r}");
+    let released: Vec<u64> = r["released"].as_array().unwrap().iter().map(|x| x["job"].as_u64().unwrap()).collect();
+    assert_eq!(released, [id], "{r}");
+    c.drained(Duration::from_secs(60));
+}
+
+fn sh(script: &str) -> String {
+    let out = Command::new("sh").args(["-c", script]).output().unwrap();
+    assert!(out.status.success(), "{script}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn serve_runs_as_slurm_user_not_root_and_a_user_without_rights_is_told_why() {
+    use std::os::unix::process::CommandExt;
+    need_slurm!();
+    let ids = |user: &str| Command::new("id").arg(user).output().is_ok_and(|o| o.status.success());
+    if !(ids("slurm") && ids("nobody")) {
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "no `slurm` or `nobody` user (Debian's slurm-wlm creates slurm)");
+        return;
+    }
+    // No slurmdbd here, so no Operator admin level can be granted; SlurmUser
+    // is what a site without slurmdbd runs the service as (docs/slurm.md).
+    let c = Cluster::as_user(2, "slurm");
+    let (wl, db) = setup(c.dir.path());
+    let uid = |u: &str| -> u32 { sh(&format!("id -u {u}")).parse().unwrap() };
+    let home = |u: &str| {
+        let d = c.dir.path().join(format!("home-{u}"));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::copy(&db, d.join("s.db")).unwrap();
+        sh(&format!("chown -R {u} '{}'", d.display()));
+        d.join("s.db")
+    };
+    let ids = submit_short(&c);
+
+    let mut as_nobody = c.cosched(&home("nobody"), &wl, &["serve", "--policy", "exclusive", "--interval", "0.2", "--rounds", "2", "--json"]);
+    as_nobody.uid(uid("nobody")).gid(sh("id -g nobody").parse().unwrap());
+    let out = as_nobody.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(r["released"].as_array().unwrap().is_empty() && !r["refused"].as_array().unwrap().is_empty(), "{r}");
+    assert!(err.contains("is the user serve runs as a Slurm operator, or SlurmUser?"), "{err}");
+    assert_eq!(c.held().len(), 4);
+
+    let mut as_slurm = c.cosched(&home("slurm"), &wl, &["serve", "--policy", "exclusive", "--interval", "0.2", "--exit-idle", "1", "--json"]);
+    as_slurm.uid(uid("slurm")).gid(sh("id -g slurm").parse().unwrap());
+    let out = as_slurm.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["released"].as_array().unwrap().len(), 4, "{r}");
+    let jobs = c.sacct();
+    for id in ids {
+        assert_eq!(jobs.iter().filter(|j| j.0 == id).map(|j| j.2.as_str()).collect::<Vec<_>>(), ["COMPLETED"], "{jobs:?}");
+    }
 }

@@ -4,8 +4,22 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use crate::parse::{self, AcctJob, NodeInfo, ParseError, QueueJob, Skipped, SEP};
+
+/// 128 bits from the kernel's random source, as hex: a tag no user can
+/// guess. The clock and pid stand in only if /dev/urandom cannot be read.
+fn nonce() -> String {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut b));
+    if read.is_err() {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        b = (t ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum SlurmError {
@@ -34,6 +48,43 @@ impl SlurmError {
             _ => false,
         }
     }
+
+    /// Slurm refused the command to this user: `serve` lacks operator
+    /// rights (22.05 says `Invalid user id` for another user's job).
+    pub fn denied(&self) -> bool {
+        match self {
+            SlurmError::Failed { stderr, .. } => {
+                let s = stderr.to_ascii_lowercase();
+                s.contains("invalid user id") || s.contains("access/permission denied")
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Where Slurm's commands read their configuration without `SLURM_CONF`
+/// (Debian's and the default build's path).
+pub const DEFAULT_CONF: &str = "/etc/slurm/slurm.conf";
+
+/// munge's socket, when slurm.conf authenticates with munge (`AuthType`,
+/// default auth/munge): `AuthInfo=socket=PATH`, else munge's default.
+pub fn munge_socket(conf: &str) -> Option<PathBuf> {
+    let (mut auth, mut info) = (String::new(), String::new());
+    for line in conf.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some((k, v)) = line.split_once('=') {
+            match k.trim().to_ascii_lowercase().as_str() {
+                "authtype" => auth = v.trim().to_string(),
+                "authinfo" => info = v.trim().to_string(),
+                _ => {}
+            }
+        }
+    }
+    if !(auth.is_empty() || auth.contains("munge")) {
+        return None;
+    }
+    let socket = info.split(',').find_map(|o| o.trim().strip_prefix("socket=")).unwrap_or("/run/munge/munge.socket.2");
+    Some(PathBuf::from(socket))
 }
 
 /// How to run Slurm's commands.
@@ -46,14 +97,34 @@ pub struct Slurm {
 
 impl Slurm {
     pub(crate) fn run(&self, program: &str, args: &[&str]) -> Result<String, SlurmError> {
-        let cmd = format!("{program} {}", args.join(" ")).replace(SEP, "\\x1f");
+        self.run_env(program, args, &[])
+    }
+
+    fn command(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut c = Command::new(program);
         c.args(args);
+        // The user's SQUEUE_*, SINFO_* and SACCT_* variables change what
+        // these commands print and which jobs (SQUEUE_USERS, SQUEUE_STATES):
+        // only the arguments here say that.
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy();
+            if ["SQUEUE_", "SINFO_", "SACCT_", "SCONTROL_"].iter().any(|p| k.starts_with(p)) {
+                c.env_remove(&*k);
+            }
+        }
+        c.envs(env.iter().copied());
         // Times in UTC, so they parse without a time zone database.
         c.env("TZ", "UTC");
         if let Some(conf) = &self.conf {
             c.env("SLURM_CONF", conf);
         }
+        c
+    }
+
+    fn run_env(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Result<String, SlurmError> {
+        // As a person would read it: the separator shown as `|`.
+        let cmd = format!("{program} {}", args.join(" ")).replace(SEP, "|");
+        let mut c = self.command(program, args, env);
         let out = c.output().map_err(|source| SlurmError::Spawn { cmd: cmd.clone(), source })?;
         if !out.status.success() {
             return Err(SlurmError::Failed {
@@ -67,11 +138,22 @@ impl Slurm {
 
     /// Every job of `partition` the controller still knows, finished ones
     /// included (they stay for slurm.conf's `MinJobAge`), and the jobs of
-    /// the reading that could not be read, with why (of this partition, or
-    /// of one unreadable). One RPC: `squeue --json` carries AdminComment.
+    /// the reading that could not be read, with why.
+    ///
+    /// One RPC whatever the queue: `squeue` asks for the job table once
+    /// (REQUEST_JOB_INFO; 22.05's request carries no partition, so the
+    /// controller packs every job and squeue drops the other partitions'),
+    /// and prints only this partition's jobs, tagged ([`parse::QueueFormat`]).
+    /// `squeue --json` would carry the same fields escaped, but 22.05's
+    /// ignores `-p`: it formats every job of the cluster, 3 kB each, and a
+    /// round over 2,000 queued jobs spent a second on it (docs/slurm.md).
     pub fn queue(&self, partition: &str) -> Result<(Vec<QueueJob>, Vec<Skipped>), SlurmError> {
-        let out = self.run("squeue", &["--json"])?;
-        let (mut jobs, mut skipped) = parse::parse_queue_json(&out)?;
+        let f = parse::QueueFormat::new(&nonce());
+        // In the environment, not the arguments: other users can read a
+        // process's arguments (ps), not its environment, so none can write
+        // the tag into a field before the reading.
+        let out = self.run_env("squeue", &["-h", "-r", "-t", "all", "-p", partition], &[("SQUEUE_FORMAT2", &f.format())])?;
+        let (mut jobs, mut skipped) = f.parse(&out)?;
         jobs.retain(|j| j.partition == partition);
         skipped.retain(|s| s.partition.as_deref().is_none_or(|p| p == partition));
         Ok((jobs, skipped))
@@ -168,8 +250,104 @@ impl Slurm {
         id.parse().map_err(|_| SlurmError::Failed { cmd: format!("sbatch {}", all.join(" ")), status: "ok".into(), stderr: format!("printed `{}`, not a job id", out.trim()) })
     }
 
+    /// Why Slurm's commands cannot reach a controller from here, found
+    /// within `limit` (a few seconds) and naming what to check: the
+    /// configuration file, munge's socket, then `scontrol ping`. Slurm's
+    /// own commands retry a missing slurm.conf for 60 s and print no hint.
+    pub fn check(&self, limit: Duration) -> Result<(), String> {
+        let (conf, given) = match &self.conf {
+            Some(c) => (c.clone(), true),
+            None => (PathBuf::from(DEFAULT_CONF), false),
+        };
+        let shown = conf.display();
+        let text = match std::fs::read_to_string(&conf) {
+            Ok(t) => Some(t),
+            Err(e) if given => {
+                return Err(format!("SLURM_CONF={shown}: {e}: point SLURM_CONF (or --slurm-conf) at the cluster's slurm.conf"))
+            }
+            // No file where Slurm looks by default: a configless node gets
+            // its configuration from slurmctld, so ask the controller.
+            Err(_) => None,
+        };
+        if let Some(socket) = text.as_deref().and_then(munge_socket) {
+            if let Err(e) = std::os::unix::net::UnixStream::connect(&socket) {
+                return Err(format!(
+                    "munge does not answer on {} ({e}), so no Slurm command can authenticate: is munged running (systemctl status munge)? The socket is slurm.conf's AuthInfo=socket=, else munge's default",
+                    socket.display()
+                ));
+            }
+        }
+        let mut child = self
+            .command("scontrol", &["ping"], &[])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("`scontrol` could not be run: {e} (are Slurm's client commands installed and on the PATH?)"))?;
+        let began = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if began.elapsed() < limit => std::thread::sleep(Duration::from_millis(50)),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!(
+                        "`scontrol ping` got no answer within {} s with slurm.conf {shown}: is slurmctld running, and is SlurmctldHost reachable from here?",
+                        limit.as_secs()
+                    ));
+                }
+            }
+        };
+        let read = |r: Option<&mut dyn std::io::Read>| {
+            let mut s = String::new();
+            if let Some(r) = r {
+                let _ = r.read_to_string(&mut s);
+            }
+            s
+        };
+        let out = read(child.stdout.as_mut().map(|r| r as &mut dyn std::io::Read));
+        let err = read(child.stderr.as_mut().map(|r| r as &mut dyn std::io::Read));
+        if status.success() && out.contains("is UP") {
+            return Ok(());
+        }
+        let said = out.lines().chain(err.lines()).find(|l| !l.trim().is_empty() && !l.starts_with('*')).unwrap_or("no output").trim().to_string();
+        Err(format!(
+            "the Slurm controller does not answer (`scontrol ping` with slurm.conf {shown}: {said}): is slurmctld running (systemctl status slurmctld), and do SlurmctldHost and SlurmctldPort in slurm.conf name it?"
+        ))
+    }
+
     /// Whether the controller answers.
     pub fn ping(&self) -> bool {
         self.run("scontrol", &["ping"]).map(|o| o.contains("is UP")).unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn munges_socket_is_authinfos_else_the_default_and_none_without_munge() {
+        let conf = "AuthType=auth/munge\nAuthInfo=cred_expire=30,socket=/tmp/m.sock # ours\n";
+        assert_eq!(munge_socket(conf), Some(PathBuf::from("/tmp/m.sock")));
+        assert_eq!(munge_socket("ClusterName=x\n"), Some(PathBuf::from("/run/munge/munge.socket.2")));
+        assert_eq!(munge_socket("AuthType=auth/jwt\n"), None);
+        assert_eq!(munge_socket("#AuthInfo=socket=/x\n"), Some(PathBuf::from("/run/munge/munge.socket.2")));
+    }
+
+    #[test]
+    fn a_missing_slurm_conf_is_named_at_once() {
+        let slurm = Slurm { conf: Some(PathBuf::from("/nonexistent/slurm.conf")) };
+        let e = slurm.check(Duration::from_secs(5)).unwrap_err();
+        assert!(e.starts_with("SLURM_CONF=/nonexistent/slurm.conf: No such file"), "{e}");
+    }
+
+    #[test]
+    fn munge_not_answering_is_named_before_any_slurm_command_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("slurm.conf");
+        std::fs::write(&conf, format!("AuthType=auth/munge\nAuthInfo=socket={}/none.sock\n", dir.path().display())).unwrap();
+        let e = Slurm { conf: Some(conf) }.check(Duration::from_secs(5)).unwrap_err();
+        assert!(e.starts_with("munge does not answer on "), "{e}");
     }
 }

@@ -92,12 +92,19 @@ pub enum Heard {
 /// The hook: tells the `serve` listening on `name` that `job` ended and
 /// waits at most `wait` for its answer (zero: does not wait).
 pub fn notify(name: &str, job: &str, wait: Duration) -> io::Result<Heard> {
+    send(name, &format!("end {job}"), wait)
+}
+
+/// Sends `text` (`end JOBID`, or `submit JOBID` from the submission rule,
+/// which must not wait: slurmctld runs it under its job lock) to the
+/// `serve` listening on `name`, and waits at most `wait` for its answer.
+pub fn send(name: &str, text: &str, wait: Duration) -> io::Result<Heard> {
     // An abstract name of its own for the answer: pid and clock, unique on the host.
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let me = format!("{name}.hook.{}.{nanos}", std::process::id());
     let sock = UnixDatagram::bind_addr(&SocketAddr::from_abstract_name(me.as_bytes())?)?;
     let to = SocketAddr::from_abstract_name(name.as_bytes())?;
-    if let Err(e) = sock.send_to_addr(format!("end {job}").as_bytes(), &to) {
+    if let Err(e) = sock.send_to_addr(text.as_bytes(), &to) {
         return match e.kind() {
             io::ErrorKind::ConnectionRefused | io::ErrorKind::NotFound => Ok(Heard::NotServing),
             _ => Err(e),

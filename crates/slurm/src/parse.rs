@@ -1,22 +1,24 @@
-//! Slurm's output, parsed: the queue (`squeue --json`), the nodes (`sinfo
-//! -N -o`), finished jobs (`sacct -P`), host lists and times.
+//! Slurm's output, parsed: the queue (`squeue --Format` with tags, and
+//! `squeue --json`), the nodes (`sinfo -N -o`), finished jobs (`sacct -P`),
+//! host lists and times.
 //!
 //! Every field a user sets (job name, comment, output path, working
 //! directory, command) is untrusted text that may hold any byte: newlines,
-//! separators, `AdminComment=...`. No text format Slurm 22.05 prints
-//! separates such fields unambiguously (a separator a user cannot type
-//! does not exist: `sbatch -J "$(printf 'a\x1f\n')"` is accepted), so the
-//! queue is read as JSON, where each value is one escaped string at its
-//! own key, and each key is taken once from its own job object. The other
-//! readings ask for no user-set field at all (`sinfo`: names and states
-//! an administrator sets; `sacct`: numbers, states, times, node lists).
+//! separators, `AdminComment=...`. No separator a user cannot type exists
+//! (`sbatch -J "$(printf 'a\x1f\n')"` is accepted), so the queue is read
+//! either with a tag after each field that no user can write
+//! ([`QueueFormat`]: a nonce drawn per reading, which `serve` uses), or as
+//! JSON ([`parse_queue_json`]), where each value is one escaped string at
+//! its own key. The other readings ask for no user-set field at all
+//! (`sinfo`: names and states an administrator sets; `sacct`: numbers,
+//! states, times, node lists).
 //!
 //! `squeue --json` of 22.05 (openapi v0.0.38) ignores `-p` and `-t`: it
-//! prints every job the controller knows, and cosched filters by
-//! partition. Its numbers are plain; later releases wrap some in
-//! `{"set", "infinite", "number"}` objects and print states as arrays,
-//! which [`parse_queue_json`] also reads, so the schema's churn costs a
-//! skipped job with its reason, never a misread one.
+//! prints every job the controller knows, which is why `serve` reads the
+//! tagged format (cmd.rs says why). Its numbers are plain; later releases
+//! wrap some in `{"set", "infinite", "number"}` objects and print states as
+//! arrays, which [`parse_queue_json`] also reads, so the schema's churn
+//! costs a skipped job with its reason, never a misread one.
 
 use std::fmt;
 
@@ -176,6 +178,10 @@ pub struct JobSite {
     pub pre_sus_s: i64,
     /// Unix seconds of its last suspension or resumption.
     pub suspend_time: Option<i64>,
+    /// Seconds it has run, suspended time not counted, as of the reading
+    /// (squeue's TimeUsed; the tagged reading carries this instead of the
+    /// two fields above).
+    pub time_used_s: Option<i64>,
 }
 
 impl JobSite {
@@ -195,6 +201,9 @@ impl JobSite {
 
     /// Seconds it has spent suspended by `now`, having started at `start`.
     pub fn suspended_s(&self, state: &JobState, start: Option<i64>, now: i64) -> f64 {
+        if let (Some(start), Some(used)) = (start, self.time_used_s) {
+            return ((now - start) - used).max(0) as f64;
+        }
         let (Some(start), Some(at)) = (start, self.suspend_time) else { return 0.0 };
         // Run time: before the last suspend/resume, plus since then if it runs.
         let ran = self.pre_sus_s + if *state == JobState::Suspended { 0 } else { now - at };
@@ -237,11 +246,30 @@ pub const HELD: &str = "cosched;held";
 /// The start of every AdminComment that is cosched's.
 pub const MARK: &str = "cosched;";
 
+/// A hold mark of the submission rule (dist/job_submit.lua): `cosched;held`,
+/// or `cosched;held;program=NAME` (NAME as the rule admits it: letters,
+/// digits, `._-+`, at most 64); `Some(program)` if it is one.
+pub fn held_mark(admin_comment: &str) -> Option<Option<&str>> {
+    let rest = admin_comment.strip_prefix(HELD)?;
+    if rest.is_empty() {
+        return Some(None);
+    }
+    let name = rest.strip_prefix(";program=")?;
+    let ok = !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c));
+    ok.then_some(Some(name))
+}
+
 impl QueueJob {
     /// Held for cosched: pending at priority 0 with the submission rule's
     /// mark. A job its user holds (`scontrol hold`) has no mark and is left alone.
     pub fn held_for_cosched(&self) -> bool {
-        self.state == JobState::Pending && self.priority == 0 && self.admin_comment == HELD
+        self.state == JobState::Pending && self.priority == 0 && held_mark(&self.admin_comment).is_some()
+    }
+
+    /// The program the submission rule read from the batch script's
+    /// `#COSCHED program=NAME` line, while the job is held for cosched.
+    pub fn held_program(&self) -> Option<&str> {
+        held_mark(&self.admin_comment).flatten()
     }
 
     /// Pending, not held, with a cosched mark: released by cosched (if its
@@ -400,6 +428,7 @@ fn queue_job(v: &serde_json::Value) -> Result<QueueJob, String> {
             gres: parse_gres(&text("tres_per_node")?),
             pre_sus_s: o.get("pre_sus_time").and_then(json_int).unwrap_or(0),
             suspend_time: time("suspend_time"),
+            time_used_s: None,
         },
     })
 }
@@ -428,6 +457,183 @@ pub fn parse_queue_json(out: &str) -> Result<(Vec<QueueJob>, Vec<Skipped>), Pars
         }
     }
     Ok((jobs, skipped))
+}
+
+/// The fields of the queue reading ([`QueueFormat`]), in order: those of
+/// [`QueueJob`], Slurm's own first, the ones users set last.
+pub const QUEUE_FIELDS: [&str; 29] = [
+    "JobID", "Partition", "State", "Reason", "PriorityLong", "NumCPUs", "NodeList", "ReqNodes", "SubmitTime", "StartTime",
+    "EndTime", "exit_code", "Dependency", "UserId", "Name", "Comment", "admin_comment", "STDOUT", "WorkDir", "Command",
+    // What site constraints read (`JobSite`). squeue's MinMemory drops
+    // whether it is per node or per CPU; `tres-alloc` (a pending job's
+    // request, a running job's allocation) holds the job's whole memory.
+    "UserName", "Account", "QOS", "NumNodes", "MaxNodes", "tres-alloc", "OverSubscribe", "tres-per-node", "TimeUsed",
+];
+
+/// The queue as `squeue -p PARTITION --Format` prints it, each field
+/// followed by a tag no user can write: `#NONCE_K#`, with a NONCE drawn
+/// for each reading and passed in squeue's environment (`SQUEUE_FORMAT2`),
+/// which no other user can read. Whatever bytes a user puts in a field
+/// (newlines, separators, `AdminComment=...`, a tag of an earlier reading),
+/// the field ends where its tag is, so no text moves a field, a job or a
+/// line. Every field is printed whole (width 0: no truncation, no padding).
+///
+/// Why not `squeue --json`, which escapes each value on its own: in 22.05
+/// it ignores `-p` and prints every job of every partition, 3 kB each, so
+/// a queue of 2,000 jobs is 6 MB to format and parse each round; this
+/// prints only the partition's jobs, 90 bytes each (docs/slurm.md).
+#[derive(Debug, Clone)]
+pub struct QueueFormat {
+    nonce: String,
+}
+
+impl QueueFormat {
+    /// A reading tagged with `nonce` (letters and digits, unguessable).
+    pub fn new(nonce: &str) -> QueueFormat {
+        QueueFormat { nonce: nonce.to_string() }
+    }
+
+    /// The tag that ends field `k` of each record.
+    pub fn tag(&self, k: usize) -> String {
+        format!("#{}_{k}#", self.nonce)
+    }
+
+    /// The value of `SQUEUE_FORMAT2` (`squeue --Format`).
+    pub fn format(&self) -> String {
+        QUEUE_FIELDS.iter().enumerate().map(|(k, f)| format!("{f}:0{}", self.tag(k))).collect::<Vec<_>>().join(",")
+    }
+
+    /// Every job of the output it can read, and every job it cannot with
+    /// why. Output not made of whole tagged records fails as a whole.
+    pub fn parse(&self, out: &str) -> Result<(Vec<QueueJob>, Vec<Skipped>), ParseError> {
+        const W: &str = "squeue --Format";
+        let tags: Vec<String> = (0..QUEUE_FIELDS.len()).map(|k| self.tag(k)).collect();
+        let (mut jobs, mut skipped) = (Vec::new(), Vec::new());
+        let mut rest = out;
+        let mut record = 0;
+        while !rest.trim().is_empty() {
+            record += 1;
+            let mut values = Vec::with_capacity(tags.len());
+            for (k, tag) in tags.iter().enumerate() {
+                let Some(at) = rest.find(tag.as_str()) else {
+                    let why = format!("record {record} ends before its field {} ({})", k + 1, QUEUE_FIELDS[k]);
+                    return Err(ParseError { what: W, line: record, why, text: rest.chars().take(200).collect() });
+                };
+                values.push(&rest[..at]);
+                rest = &rest[at + tag.len()..];
+            }
+            rest = match rest.strip_prefix('\n') {
+                Some(r) => r,
+                None if rest.is_empty() => rest,
+                None => {
+                    let why = format!("text after record {record}");
+                    return Err(ParseError { what: W, line: record, why, text: rest.chars().take(200).collect() });
+                }
+            };
+            match tagged_job(&values) {
+                Ok(j) => jobs.push(j),
+                Err(why) => skipped.push(Skipped {
+                    job: values[0].trim().parse().ok(),
+                    partition: Some(values[1].to_string()).filter(|p| !p.is_empty()),
+                    why,
+                }),
+            }
+        }
+        Ok((jobs, skipped))
+    }
+}
+
+/// One record of [`QueueFormat`], its fields in [`QUEUE_FIELDS`]' order.
+fn tagged_job(v: &[&str]) -> Result<QueueJob, String> {
+    // squeue prints `(null)` for an unset text.
+    let text = |k: usize| if v[k] == "(null)" { String::new() } else { v[k].to_string() };
+    let num = |k: usize| -> Result<u64, String> {
+        v[k].trim().parse().map_err(|_| format!("`{}` is not a number: `{}`", QUEUE_FIELDS[k], v[k].chars().take(40).collect::<String>()))
+    };
+    let hosts = |k: usize| expand_hostlist(&text(k)).map_err(|e| format!("`{}`: {e}", QUEUE_FIELDS[k]));
+    Ok(QueueJob {
+        id: num(0)?,
+        partition: text(1),
+        state: JobState::parse(v[2]),
+        reason: text(3),
+        priority: num(4)?,
+        cpus: u32::try_from(num(5)?).map_err(|_| "`NumCPUs` is out of range".to_string())?,
+        nodes: hosts(6)?,
+        requested: hosts(7)?,
+        submit: parse_time(v[8]),
+        start: parse_time(v[9]),
+        end: parse_time(v[10]),
+        exit_code: v[11].trim().parse().unwrap_or(0),
+        dependency: text(12),
+        user_id: v[13].trim().parse().ok(),
+        name: text(14),
+        comment: text(15),
+        admin_comment: text(16),
+        stdout: text(17),
+        work_dir: text(18),
+        command: text(19),
+        site: {
+            let count = |k: usize| v[k].trim().parse::<u32>().ok();
+            let node_count = match (count(23).unwrap_or(0), count(24)) {
+                // A pending job's NumNodes is Slurm's estimate; MaxNodes bounds it.
+                (n, Some(m)) if m > 0 => n.min(m),
+                (n, _) => n,
+            };
+            let tres = tres_map(&text(25));
+            let nodes = tres.get("node").copied().map_or(node_count.max(1) as u64, |n| n.max(1));
+            JobSite {
+                user: text(20),
+                account: text(21),
+                qos: text(22),
+                node_count,
+                mem_per_node_mb: tres.get("mem").map(|m| m.div_ceil(nodes)).filter(|&m| m > 0),
+                mem_per_cpu_mb: None,
+                exclusive: v[26].trim() == "NO",
+                gres: parse_gres(&text(27)),
+                pre_sus_s: 0,
+                suspend_time: None,
+                time_used_s: parse_duration(v[28]),
+            }
+        },
+    })
+}
+
+/// `cpu=2,mem=1000M,node=1,billing=2,gres/gpu=1` as numbers per key, memory
+/// in megabytes (Slurm's suffixes K, M, G, T; none is megabytes).
+fn tres_map(s: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for item in s.split(',') {
+        let Some((k, v)) = item.split_once('=') else { continue };
+        let v = v.trim();
+        let (num, unit) = v.find(|c: char| !c.is_ascii_digit() && c != '.').map_or((v, ""), |i| v.split_at(i));
+        let Ok(n) = num.parse::<f64>() else { continue };
+        let mb = match unit {
+            "K" => n / 1024.0,
+            "" | "M" => n,
+            "G" => n * 1024.0,
+            "T" => n * 1024.0 * 1024.0,
+            _ => continue,
+        };
+        out.insert(k.trim().to_string(), if k.trim() == "mem" { mb.ceil() as u64 } else { n as u64 });
+    }
+    out
+}
+
+/// squeue's durations: `M:SS`, `H:MM:SS`, `D-HH:MM:SS`; `INVALID` or
+/// anything else: `None`.
+fn parse_duration(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (days, rest) = match s.split_once('-') {
+        Some((d, r)) => (d.parse::<i64>().ok()?, r),
+        None => (0, s),
+    };
+    let parts: Vec<i64> = rest.split(':').map(|p| p.parse::<i64>().ok()).collect::<Option<_>>()?;
+    let secs = match parts[..] {
+        [m, s] => m * 60 + s,
+        [h, m, s] => h * 3600 + m * 60 + s,
+        _ => return None,
+    };
+    Some(days * 86_400 + secs)
 }
 
 /// Parses `sinfo -h -N -o NODE_FORMAT` output.
@@ -682,6 +888,101 @@ mod tests {
         assert_eq!(skipped.len(), 2);
         assert_eq!((skipped[0].job, skipped[0].why.as_str()), (Some(4), "`cpus` is missing or not a number"));
         assert_eq!((skipped[1].job, skipped[1].why.as_str()), (None, "`job_id` is missing or not a number"));
+    }
+
+    #[test]
+    fn a_hold_mark_may_name_the_program_from_the_batch_script() {
+        assert_eq!(held_mark("cosched;held"), Some(None));
+        assert_eq!(held_mark("cosched;held;program=stream-1.2"), Some(Some("stream-1.2")));
+        for bad in ["cosched;held;program=", "cosched;held;program=a b", "cosched;heldx", "cosched;held;policy=x", "x"] {
+            assert_eq!(held_mark(bad), None, "{bad}");
+        }
+        let mut j = parse_queue_json(&queue(&[held_json(1)])).unwrap().0.remove(0);
+        j.admin_comment = "cosched;held;program=triad".into();
+        assert!(j.held_for_cosched());
+        assert_eq!(j.held_program(), Some("triad"));
+    }
+
+    fn tagged(f: &QueueFormat, records: &[[&str; 29]]) -> String {
+        let mut out = String::new();
+        for r in records {
+            for (k, v) in r.iter().enumerate() {
+                out.push_str(v);
+                out.push_str(&f.tag(k));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    const REC: [&str; 29] = [
+        "42", "cosched", "PENDING", "JobHeldUser", "0", "2", "", "c[1-2]", "2026-11-27T15:43:00", "N/A", "N/A", "768", "(null)",
+        "1000", "triad", "cosched:triad", "cosched;held", "/tmp/o-%j.out", "/tmp", "/tmp/job.sh", "alice", "(null)", "normal",
+        "2", "2", "cpu=2,mem=2G,node=2,billing=2", "OK", "gres:gpu:1", "1-00:00:05",
+    ];
+
+    #[test]
+    fn a_tagged_record_carries_the_site_demands_memory_per_node_from_the_whole_request() {
+        let f = QueueFormat::new("n");
+        let mut excl = REC;
+        excl[0] = "7";
+        excl[23] = "1";
+        excl[25] = "cpu=4,mem=400M,node=1,billing=4";
+        excl[26] = "NO";
+        excl[27] = "N/A";
+        excl[28] = "INVALID";
+        let (jobs, _) = f.parse(&tagged(&f, &[REC, excl])).unwrap();
+        let s = &jobs[0].site;
+        assert_eq!((s.user.as_str(), s.account.as_str(), s.qos.as_str(), s.node_count), ("alice", "", "normal", 2));
+        assert_eq!((s.mem_per_node_mb, s.exclusive, s.gres.clone(), s.time_used_s), (Some(1024), false, vec![("gpu".to_string(), 1)], Some(86_405)));
+        let s = &jobs[1].site;
+        assert_eq!((s.node_count, s.mem_per_node_mb, s.exclusive, s.gres.len(), s.time_used_s), (1, Some(400), true, 0, None));
+        // Suspended time: the wall since the start less the time used.
+        let mut used = JobSite { time_used_s: Some(30), ..JobSite::default() };
+        assert_eq!(used.suspended_s(&JobState::Running, Some(1000), 1100), 70.0);
+        used.time_used_s = None;
+        assert_eq!(used.suspended_s(&JobState::Running, Some(1000), 1100), 0.0);
+    }
+
+    #[test]
+    fn a_tagged_record_reads_every_field_and_a_bad_number_skips_that_job_alone() {
+        let f = QueueFormat::new("n0nce");
+        assert!(f.format().starts_with("JobID:0#n0nce_0#,Partition:0#n0nce_1#,"), "{}", f.format());
+        let mut bad = REC;
+        bad[0] = "43";
+        bad[5] = "two";
+        let (jobs, skipped) = f.parse(&tagged(&f, &[REC, bad])).unwrap();
+        let j = &jobs[0];
+        assert_eq!((j.id, j.priority, j.cpus, j.exit_code, j.user_id), (42, 0, 2, 768, Some(1000)));
+        assert_eq!(j.requested, ["c1", "c2"]);
+        assert_eq!((j.submit, j.start), (parse_time("2026-11-27T15:43:00"), None));
+        assert_eq!((j.dependency.as_str(), j.comment.as_str(), j.admin_comment.as_str()), ("", "cosched:triad", HELD));
+        assert!(j.held_for_cosched());
+        assert_eq!((skipped[0].job, skipped[0].why.as_str()), (Some(43), "`NumCPUs` is not a number: `two`"));
+    }
+
+    #[test]
+    fn a_users_text_holding_newlines_and_old_tags_stays_in_its_field() {
+        let old = QueueFormat::new("old");
+        let f = QueueFormat::new("new");
+        let forged = format!("x\n99{}cosched{}RUNNING\n", old.tag(0), old.tag(1));
+        let mut r = REC;
+        r[14] = &forged;
+        r[15] = "AdminComment=cosched;policy=x;node=c9 Priority=1\n";
+        let (jobs, skipped) = f.parse(&tagged(&f, &[r, REC])).unwrap();
+        assert!(skipped.is_empty());
+        assert_eq!(jobs.len(), 2);
+        assert_eq!((jobs[0].name.as_str(), jobs[0].admin_comment.as_str(), jobs[0].priority), (forged.as_str(), HELD, 0));
+    }
+
+    #[test]
+    fn output_cut_inside_a_record_fails_as_a_whole() {
+        let f = QueueFormat::new("n");
+        let out = tagged(&f, &[REC]);
+        let e = f.parse(&out[..out.len() / 2]).unwrap_err();
+        assert!(e.to_string().starts_with("squeue --Format line 1: record 1 ends before its field"), "{e}");
+        assert!(f.parse("squeue: error: x\n").is_err());
+        assert_eq!(f.parse("\n").unwrap().0.len(), 0);
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! written as Slurm's JSON writer (json-c) writes them (quotes, backslashes,
 //! slashes and control bytes escaped, bytes above 0x7f raw), no job's text
 //! ever breaks the reading, adds or removes a job, or changes any field of
-//! any job but its own.
+//! any job but its own; and the same for the tagged `squeue --Format`
+//! reading serve uses (raw bytes, each field ended by an unguessable tag).
 
-use cosched_slurm::parse::{parse_queue_json, JobState, HELD};
+use cosched_slurm::parse::{parse_queue_json, JobState, QueueFormat, HELD};
 use proptest::prelude::*;
 
 /// A JSON string as json-c prints it: bytes, not necessarily UTF-8.
@@ -105,6 +106,78 @@ proptest! {
             prop_assert_eq!(&j.stdout, &lossy(&f.stdout));
             prop_assert_eq!(&j.work_dir, &lossy(&f.work_dir));
             prop_assert_eq!(&j.command, &lossy(&f.command));
+        }
+    }
+}
+
+/// One record as `squeue --Format` prints it with `f`'s tags: the user's
+/// bytes raw, as squeue prints them.
+fn tagged_record(f: &QueueFormat, id: u64, u: &Fields, admin: &str, priority: u64) -> Vec<u8> {
+    let fixed = [
+        id.to_string(),
+        "cosched".into(),
+        "PENDING".into(),
+        "JobHeldUser".into(),
+        priority.to_string(),
+        (id % 4 + 1).to_string(),
+        String::new(),
+        format!("c{id}"),
+        "2026-11-27T15:43:00".into(),
+        "N/A".into(),
+        "N/A".into(),
+        "0".into(),
+        "(null)".into(),
+        "1000".into(),
+    ];
+    let mut out = Vec::new();
+    let mut k = 0;
+    let mut field = |out: &mut Vec<u8>, v: &[u8]| {
+        out.extend(v);
+        out.extend(f.tag(k).as_bytes());
+        k += 1;
+    };
+    for v in &fixed {
+        field(&mut out, v.as_bytes());
+    }
+    for v in [&u.name, &u.comment, &admin.as_bytes().to_vec(), &u.stdout, &u.work_dir, &u.command] {
+        field(&mut out, v);
+    }
+    for v in ["root", "(null)", "normal", "1", "1", "cpu=1,mem=100M,node=1,billing=1", "OK", "N/A", "0:00"] {
+        field(&mut out, v.as_bytes());
+    }
+    out.push(b'\n');
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn no_bytes_in_a_users_fields_move_a_field_or_a_job_of_the_tagged_queue(jobs in prop::collection::vec(fields(), 1..8), nonce in "[0-9a-f]{32}") {
+        let f = QueueFormat::new(&nonce);
+        let mut out = Vec::new();
+        for (k, u) in jobs.iter().enumerate() {
+            let admin = if k % 2 == 0 { HELD.to_string() } else { format!("cosched;policy=noplan;node=c{k}") };
+            out.extend(tagged_record(&f, k as u64 + 1, u, &admin, (k % 2) as u64 * 100));
+        }
+        let text = String::from_utf8_lossy(&out);
+        let (read, skipped) = f.parse(&text).unwrap();
+        prop_assert!(skipped.is_empty(), "{skipped:?}");
+        prop_assert_eq!(read.len(), jobs.len());
+        for (k, (j, u)) in read.iter().zip(&jobs).enumerate() {
+            let id = k as u64 + 1;
+            prop_assert_eq!(j.id, id);
+            prop_assert_eq!(j.priority, (k % 2) as u64 * 100);
+            prop_assert_eq!(j.cpus as u64, id % 4 + 1);
+            prop_assert_eq!(&j.requested, &vec![format!("c{id}")]);
+            prop_assert_eq!(j.held_for_cosched(), k % 2 == 0);
+            // `(null)` is how squeue prints an unset text: read as empty.
+            let lossy = |b: &[u8]| { let s = String::from_utf8_lossy(b).into_owned(); if s == "(null)" { String::new() } else { s } };
+            prop_assert_eq!(&j.name, &lossy(&u.name));
+            prop_assert_eq!(&j.comment, &lossy(&u.comment));
+            prop_assert_eq!(&j.stdout, &lossy(&u.stdout));
+            prop_assert_eq!(&j.work_dir, &lossy(&u.work_dir));
+            prop_assert_eq!(&j.command, &lossy(&u.command));
         }
     }
 }

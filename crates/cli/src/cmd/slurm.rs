@@ -23,8 +23,8 @@ pub enum SlurmCmd {
         Jobs of --partition are held at submission (job_submit.lua, docs/slurm.md); cosched\n\
         releases each onto a node (scontrol update ReqNodeList= AdminComment=, scontrol\n\
         release) and learns from each finished job tied to a workload job\n\
-        (sbatch --comment=cosched:NAME, or -J NAME). Slurm is the source of truth: a\n\
-        restarted cosched decides from squeue/sinfo alone. Exit code 130/143 on SIGINT/SIGTERM.")]
+        (#COSCHED program=NAME in the batch script, sbatch --comment=cosched:NAME, or -J NAME).\n\
+        Exit code 2 if Slurm cannot be reached at the start (what to check is named), 130/143 on SIGINT/SIGTERM.")]
     Serve(ServeArgs),
     /// Pending and running jobs with cosched's decision, and the predicted slowdown of each pair sharing a node.
     #[command(after_help = "Examples:\n  cosched slurm status --workload examples/mixed.toml\n  cosched slurm status --json | jq '.pairs'")]
@@ -43,14 +43,13 @@ pub enum SlurmCmd {
 
 #[derive(Args, Debug)]
 pub struct HookArgs {
-    /// The name `cosched slurm serve --hook` listens on.
-    #[arg(long, env = "COSCHED_SLURM_HOOK", default_value = "cosched-slurm")]
+    #[arg(long, env = "COSCHED_SLURM_HOOK", default_value = "cosched-slurm", help = "The name `cosched slurm serve --hook` listens on")]
     pub hook: String,
-    /// The job that ended (default: $SLURM_JOB_ID).
-    #[arg(long, env = "SLURM_JOB_ID", default_value = "?")]
+    #[arg(long, env = "SLURM_JOB_ID", default_value = "?", help = "The job that ended (default: $SLURM_JOB_ID)")]
     pub job: String,
-    /// Seconds to wait for serve's answer at most.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, help = "A job was submitted (job_submit.lua): wake serve and do not wait")]
+    pub submitted: bool,
+    #[arg(long, default_value_t = 2.0, help = "Seconds to wait for serve's answer at most")]
     pub wait: f64,
 }
 
@@ -58,11 +57,9 @@ pub struct HookArgs {
 pub struct SubmitArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Directory of the batch scripts and the jobs' output.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help = "Directory of the batch scripts and the jobs' output")]
     pub dir: PathBuf,
-    /// Submit every job at once instead of at its arrival time.
-    #[arg(long)]
+    #[arg(long, help = "Submit every job at once instead of at its arrival time")]
     pub no_arrivals: bool,
 }
 
@@ -94,8 +91,7 @@ pub struct ServeArgs {
     /// Policy as NAME or NAME:KEY=VALUE,...
     #[arg(long, value_name = "P", default_value = "conflict-aware")]
     pub policy: String,
-    /// Seconds between rounds.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 5.0, help = "Seconds between rounds when no hook wakes serve (a job's end: the epilog; a submission: job_submit.lua)")]
     pub interval: f64,
     /// Stop once the partition has had no job for this many seconds.
     #[arg(long, value_name = "S")]
@@ -107,6 +103,10 @@ pub struct ServeArgs {
     pub start_bound: f64,
     #[arg(long, value_name = "SCOPE", default_value = "any", help = "Which jobs may share a node: any, or only jobs of one user, account or qos")]
     pub share_scope: String,
+    #[arg(long, value_name = "N", help = "Stop after N rounds (for benchmarks; with --json, each round's wall time in round_s)")]
+    pub rounds: Option<u64>,
+    #[arg(long, help = "Read the cluster and decide, but release and hold nothing")]
+    pub dry_run: bool,
 }
 
 fn target(a: TargetArgs) -> SlurmTarget {
@@ -124,8 +124,9 @@ pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
     match a.cmd {
         SlurmCmd::Serve(s) => {
             let json = s.target.json.json;
-            let (policy, interval, exit_idle, hook, start_bound, share_scope) = (s.policy, s.interval, s.exit_idle, s.hook, s.start_bound, s.share_scope);
-            let req = ServeRequest { target: target(s.target), policy, interval, exit_idle, hook, start_bound, share_scope };
+            let (policy, interval, exit_idle, hook, start_bound) = (s.policy, s.interval, s.exit_idle, s.hook, s.start_bound);
+            let (share_scope, rounds, dry_run) = (s.share_scope, s.rounds, s.dry_run);
+            let req = ServeRequest { target: target(s.target), policy, interval, exit_idle, hook, start_bound, share_scope, rounds, dry_run };
             let r = serve(&req, &ctx())?;
             if json {
                 return print_json(&r);
@@ -146,7 +147,7 @@ pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
         }
         SlurmCmd::Hook(h) => {
             // An epilog that fails drains the node: whatever happens, exit 0.
-            let _ = hook(&h.hook, &h.job, h.wait);
+            let _ = hook(&h.hook, &h.job, if h.submitted { 0.0 } else { h.wait }, h.submitted);
             Ok(())
         }
         SlurmCmd::Status(t) => {
