@@ -401,6 +401,17 @@ mod tests {
     }
 
     #[test]
+    fn every_table_of_the_schema_is_exported_and_bundled() {
+        let s = Store::open_in_memory().unwrap();
+        let mut stmt = s.conn.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").unwrap();
+        let mut tables: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
+        tables.sort();
+        let mut listed: Vec<String> = TABLES.iter().map(|t| t.to_string()).collect();
+        listed.sort();
+        assert_eq!(tables, listed, "a table the schema has and TABLES lacks is neither exported nor bundled");
+    }
+
+    #[test]
     fn a_bundle_imported_into_an_empty_store_holds_every_row_and_a_second_import_adds_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let a = seeded(dir.path());

@@ -30,6 +30,7 @@ pub const TABLES: &[&str] =
         "predictor_evaluations",
         "campaign_conditions",
         "run_conditions",
+        "online_samples",
     ];
 
 /// Row order of an export: insertion order, and samples run by run.
