@@ -144,7 +144,7 @@ fn the_governor_verb_sets_and_shows_the_level_in_its_file() {
     assert_eq!(v["level"], "low");
     let out = governor(&["medium"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("expected high or low"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("possible values: high, low"), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "low\n", "a bad level changes nothing");
 }
 

@@ -461,13 +461,14 @@ pub fn parse_queue_json(out: &str) -> Result<(Vec<QueueJob>, Vec<Skipped>), Pars
 
 /// The fields of the queue reading ([`QueueFormat`]), in order: those of
 /// [`QueueJob`], Slurm's own first, the ones users set last.
-pub const QUEUE_FIELDS: [&str; 29] = [
+pub const QUEUE_FIELDS: [&str; 30] = [
     "JobID", "Partition", "State", "Reason", "PriorityLong", "NumCPUs", "NodeList", "ReqNodes", "SubmitTime", "StartTime",
     "EndTime", "exit_code", "Dependency", "UserId", "Name", "Comment", "admin_comment", "STDOUT", "WorkDir", "Command",
     // What site constraints read (`JobSite`). squeue's MinMemory drops
-    // whether it is per node or per CPU; `tres-alloc` (a pending job's
-    // request, a running job's allocation) holds the job's whole memory.
-    "UserName", "Account", "QOS", "NumNodes", "MaxNodes", "tres-alloc", "OverSubscribe", "tres-per-node", "TimeUsed",
+    // whether it is per node or per CPU, but is 0 when the job asked for
+    // none; `tres-alloc` (a pending job's request, a running job's
+    // allocation) then holds the job's whole memory.
+    "UserName", "Account", "QOS", "NumNodes", "MaxNodes", "tres-alloc", "OverSubscribe", "tres-per-node", "TimeUsed", "MinMemory",
 ];
 
 /// The queue as `squeue -p PARTITION --Format` prints it, each field
@@ -586,7 +587,9 @@ fn tagged_job(v: &[&str]) -> Result<QueueJob, String> {
                 account: text(21),
                 qos: text(22),
                 node_count,
-                mem_per_node_mb: tres.get("mem").map(|m| m.div_ceil(nodes)).filter(|&m| m > 0),
+                // No memory asked for: no demand (Slurm's default, 1 MB of a
+                // node declaring none, is not the job's).
+                mem_per_node_mb: tres.get("mem").map(|m| m.div_ceil(nodes)).filter(|&m| m > 0 && !matches!(v[29].trim(), "0" | "" | "N/A")),
                 mem_per_cpu_mb: None,
                 exclusive: v[26].trim() == "NO",
                 gres: parse_gres(&text(27)),
@@ -903,7 +906,7 @@ mod tests {
         assert_eq!(j.held_program(), Some("triad"));
     }
 
-    fn tagged(f: &QueueFormat, records: &[[&str; 29]]) -> String {
+    fn tagged(f: &QueueFormat, records: &[[&str; 30]]) -> String {
         let mut out = String::new();
         for r in records {
             for (k, v) in r.iter().enumerate() {
@@ -915,10 +918,10 @@ mod tests {
         out
     }
 
-    const REC: [&str; 29] = [
+    const REC: [&str; 30] = [
         "42", "cosched", "PENDING", "JobHeldUser", "0", "2", "", "c[1-2]", "2026-11-27T15:43:00", "N/A", "N/A", "768", "(null)",
         "1000", "triad", "cosched:triad", "cosched;held", "/tmp/o-%j.out", "/tmp", "/tmp/job.sh", "alice", "(null)", "normal",
-        "2", "2", "cpu=2,mem=2G,node=2,billing=2", "OK", "gres:gpu:1", "1-00:00:05",
+        "2", "2", "cpu=2,mem=2G,node=2,billing=2", "OK", "gres:gpu:1", "1-00:00:05", "1G",
     ];
 
     #[test]
@@ -931,7 +934,13 @@ mod tests {
         excl[26] = "NO";
         excl[27] = "N/A";
         excl[28] = "INVALID";
-        let (jobs, _) = f.parse(&tagged(&f, &[REC, excl])).unwrap();
+        excl[29] = "100M";
+        let mut none = REC;
+        none[0] = "8";
+        none[25] = "cpu=1,mem=1M,node=1,billing=1";
+        none[29] = "0";
+        let (jobs, _) = f.parse(&tagged(&f, &[REC, excl, none])).unwrap();
+        assert_eq!(jobs[2].site.mem_per_node_mb, None, "no memory asked for: no demand");
         let s = &jobs[0].site;
         assert_eq!((s.user.as_str(), s.account.as_str(), s.qos.as_str(), s.node_count), ("alice", "", "normal", 2));
         assert_eq!((s.mem_per_node_mb, s.exclusive, s.gres.clone(), s.time_used_s), (Some(1024), false, vec![("gpu".to_string(), 1)], Some(86_405)));

@@ -142,7 +142,7 @@ fn tagged_record(f: &QueueFormat, id: u64, u: &Fields, admin: &str, priority: u6
     for v in [&u.name, &u.comment, &admin.as_bytes().to_vec(), &u.stdout, &u.work_dir, &u.command] {
         field(&mut out, v);
     }
-    for v in ["root", "(null)", "normal", "1", "1", "cpu=1,mem=100M,node=1,billing=1", "OK", "N/A", "0:00"] {
+    for v in ["root", "(null)", "normal", "1", "1", "cpu=1,mem=100M,node=1,billing=1", "OK", "N/A", "0:00", "100M"] {
         field(&mut out, v.as_bytes());
     }
     out.push(b'\n');
