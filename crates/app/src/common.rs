@@ -494,6 +494,11 @@ mod tests {
     }
 }
 
+/// What every verb's exit code means (the man pages' EXIT STATUS, where a
+/// verb says no more).
+pub const EXIT_STATUS: &str = "0 ok; 1 the work failed (the output names what and why); 2 bad usage or input \
+    (the file, line and field); 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).";
+
 /// The environment variables cosched reads, with what each chooses (the man pages' ENVIRONMENT).
 pub const ENVIRONMENT: &[(&str, &str)] = &[
     ("COSCHED_DB", "The database when --db is not given."),

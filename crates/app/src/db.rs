@@ -241,6 +241,26 @@ pub struct Imported {
     pub tables: Vec<cosched_store::Merged>,
 }
 
+impl Imported {
+    /// Where the bundle came from, in one line.
+    pub fn header(&self) -> String {
+        let i = &self.info;
+        let at = format_utc(i.exported_unix.max(0) as u64);
+        format!("{}: exported by cosched {} on {} at {at} (schema {})", self.path.display(), i.cosched_version, i.hostname, i.schema_version)
+    }
+
+    /// Table, rows, added, already there: the tables the bundle holds rows of.
+    pub fn rows(&self) -> Vec<Vec<String>> {
+        let row = |t: &cosched_store::Merged| vec![t.table.clone(), t.rows.to_string(), t.added.to_string(), (t.rows - t.added).to_string()];
+        self.tables.iter().filter(|t| t.rows > 0).map(row).collect()
+    }
+
+    /// Rows added to the store.
+    pub fn added(&self) -> u64 {
+        self.tables.iter().map(|t| t.added).sum()
+    }
+}
+
 /// Merges a bundle into the store (created when missing): every row or,
 /// when the bundle is refused, none (exit code 2, the reason named).
 pub fn import_bundle(db: Option<&Path>, file: &Path) -> anyhow::Result<Imported> {

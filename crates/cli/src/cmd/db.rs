@@ -120,24 +120,9 @@ pub fn run(a: DbCmdArgs) -> anyhow::Result<()> {
             if json.json {
                 return print_json(&r);
             }
-            let i = &r.info;
-            println!(
-                "{}: exported by cosched {} on {} at {} (schema {})",
-                r.path.display(),
-                i.cosched_version,
-                i.hostname,
-                format_utc(i.exported_unix.max(0) as u64),
-                i.schema_version
-            );
-            let rows: Vec<Vec<String>> = r
-                .tables
-                .iter()
-                .filter(|t| t.rows > 0)
-                .map(|t| vec![t.table.clone(), t.rows.to_string(), t.added.to_string(), (t.rows - t.added).to_string()])
-                .collect();
-            println!("{}", table(&["table", "rows", "added", "already there"], &rows));
-            let added: u64 = r.tables.iter().map(|t| t.added).sum();
-            println!("{added} rows added to {}", r.db.display());
+            println!("{}", r.header());
+            println!("{}", table(&["table", "rows", "added", "already there"], &r.rows()));
+            println!("{} rows added to {}", r.added(), r.db.display());
             Ok(())
         }
         DbCmd::Check(a) => cosched_app::db::check(a.db.db.as_deref()).map(|p| println!("{}: ok (integrity_check)", p.display())),

@@ -104,23 +104,15 @@ fn page(cmd: &Command, name: &str) -> anyhow::Result<String> {
             roff.text([roman(p.as_str())]);
         }
     }
-    roff.control("SH", ["EXIT STATUS"]);
-    roff.text([roman(parts.exit.unwrap_or_else(|| {
-        "0 ok; 1 the work failed (the output names what and why); 2 bad usage or input (the file, line and field); \
-         128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM)."
-            .to_string()
-    }))]);
+    roff.control("SH", ["EXIT STATUS"]).text([roman(parts.exit.unwrap_or_else(|| cosched_app::common::EXIT_STATUS.into()))]);
     for (title, rows) in [("ENVIRONMENT", cosched_app::common::ENVIRONMENT), ("FILES", cosched_app::common::FILES)] {
         roff.control("SH", [title]);
         for (what, means) in rows {
             roff.control("TP", []).text([bold(*what)]).text([roman(*means)]);
         }
     }
-    roff.control("SH", ["SEE ALSO"]).text([roman(if name == "cosched" {
-        "cosched-VERB(1) for each verb; the documentation in docs/ of the source tree."
-    } else {
-        "cosched(1)"
-    })]);
+    let see = if name == "cosched" { "cosched-VERB(1) for each verb; docs/ in the source tree." } else { "cosched(1)" };
+    roff.control("SH", ["SEE ALSO"]).text([roman(see)]);
     roff.control("SH", ["VERSION"]).text([roman(format!("cosched {version}"))]);
     roff.to_writer(&mut buf)?;
     Ok(String::from_utf8(buf)?)
@@ -157,10 +149,7 @@ fn complete_values(a: Arg) -> Arg {
 /// Whether a value's placeholder names a path (`FILE`, `DIR`, `SCRIPT`...),
 /// for the `String` arguments clap cannot tell are paths.
 fn is_path_name(names: Option<&[clap::builder::Str]>) -> bool {
-    names.into_iter().flatten().any(|n| {
-        let n = n.as_str();
-        ["FILE", "DIR", "PATH", "SCRIPT", "DB", "TOML", "SWF", "CSV", "XML"].iter().any(|p| n.contains(p))
-    })
+    names.into_iter().flatten().any(|n| ["FILE", "DIR", "PATH", "SCRIPT", "DB", "TOML", "SWF", "CSV", "XML"].iter().any(|p| n.contains(p)))
 }
 
 #[cfg(test)]
