@@ -146,7 +146,7 @@ fn complete_values(a: Arg) -> Arg {
     }
 }
 
-/// Whether a value's placeholder names a path (`FILE`, `DIR`, `SCRIPT`...),
+/// Whether a value's name in --help (`FILE`, `DIR`, `SCRIPT`...) says it is a path,
 /// for the `String` arguments clap cannot tell are paths.
 fn is_path_name(names: Option<&[clap::builder::Str]>) -> bool {
     names.into_iter().flatten().any(|n| ["FILE", "DIR", "PATH", "SCRIPT", "DB", "TOML", "SWF", "CSV", "XML"].iter().any(|p| n.contains(p)))
