@@ -132,6 +132,7 @@ impl KernelSpec {
 
 const TRANSPORTS: &[&str] = &["shm", "unix"];
 const PIPE_SOURCES: &[&str] = &["zero", "memory"];
+const SYSCALL_CALLS: &[&str] = &["getppid", "stat", "open", "read", "write"];
 
 /// Every kernel, in the order `--list` prints them.
 pub const KERNELS: &[KernelSpec] = &[
@@ -230,10 +231,23 @@ pub const KERNELS: &[KernelSpec] = &[
     },
     KernelSpec {
         name: "syscall",
-        summary: "the SX-Aurora paper's micro-benchmark: a tight loop of cheap system calls",
+        summary: "the SX-Aurora paper's micro-benchmark: system calls of a chosen type, as fast as possible or at a chosen rate",
         pressure: "kernel entry / system calls",
         unit: "1000 system calls",
-        params: &[],
+        params: &[
+            ParamSpec {
+                name: "call",
+                kind: ParamKind::Choice(SYSCALL_CALLS),
+                default: "getppid",
+                help: "getppid (kernel entry only), stat (a path lookup), open (open and close /dev/null), read (4 KiB from /dev/zero) or write (4 KiB to /dev/null)",
+            },
+            ParamSpec {
+                name: "rate",
+                kind: ParamKind::Float,
+                default: "0",
+                help: "calls per second per thread at fixed intervals; 0 = as fast as possible",
+            },
+        ],
         calibration_work: 2000,
         threaded: true,
     },

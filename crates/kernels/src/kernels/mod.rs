@@ -40,7 +40,7 @@ pub(crate) fn dispatch(
         "cache" => cache::run(work, threads, &p),
         "chase" => chase::run(work, threads, &p),
         "distgen" => distgen::run(work, threads, &p),
-        "syscall" => syscall::run(work, threads),
+        "syscall" => syscall::run(work, threads, &p),
         "fileio" => fileio::run(work, &p),
         "pingpong" => pingpong::run(work, &p),
         "pipe" => pipe::run(work, &p),
