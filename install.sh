@@ -16,8 +16,9 @@ cd "$(dirname "$0")"
 # man-db and bash-completion read the man pages and completions installed below.
 # slurm-wlm (slurmctld, slurmd, their plugins incl. job_submit/lua), slurm-client
 # and munge run the local Slurm cluster of `scripts/slurm-local.sh` and the
-# `cosched slurm` tests.
-PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf man-db bash-completion slurm-wlm slurm-client munge)
+# `cosched slurm` tests. openmpi-bin and libopenmpi-dev build and launch the MPI
+# communication job of examples/mpi (`mpirun` as a cosched job).
+PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf man-db bash-completion slurm-wlm slurm-client munge openmpi-bin libopenmpi-dev)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
