@@ -264,14 +264,24 @@ fn check_level(level: f64) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The naive baselines (the SCN paper judges its models against such
+/// guesses): every accuracy table shows them, so each predictor's figures
+/// read against guessing.
+const BASELINES: [&str; 2] = ["median", "blind"];
+
 /// The predictors to evaluate, each checked now so a typo is exit code 2
-/// before anything is read.
+/// before anything is read; the baselines are added when not named.
 fn specs(models: &[String]) -> anyhow::Result<Vec<String>> {
-    let v: Vec<String> = if models.is_empty() {
+    let mut v: Vec<String> = if models.is_empty() {
         predictor_names().iter().map(|(n, _)| n.to_string()).collect()
     } else {
         models.to_vec()
     };
+    for b in BASELINES {
+        if !v.iter().any(|m| m == b) {
+            v.push(b.to_string());
+        }
+    }
     for s in &v {
         build(s)?;
     }

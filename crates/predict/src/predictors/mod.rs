@@ -1,6 +1,7 @@
 //! The registered predictors and the registry that builds them by name.
 
 mod blind;
+mod median;
 mod call;
 mod learned;
 mod measured;
@@ -18,6 +19,7 @@ pub use blind::Blind;
 pub use call::CAll;
 pub use learned::Learned;
 pub use measured::Measured;
+pub use median::Median;
 pub use mechanism::Mechanism;
 pub use nearest::Nearest;
 pub use probe::ProbeCurve;
@@ -126,6 +128,12 @@ pub const PREDICTORS: &[PredictorEntry] = &[
         summary: "every pair co-runs at slowdown 1: knows nothing, the floor to beat and the case online reaction is for",
         params: &[],
         make: |_| Ok(Box::new(Blind)),
+    },
+    PredictorEntry {
+        name: "median",
+        summary: "every pair co-runs at the median slowdown of the training pairs: the naive baseline the SCN paper scores its models against",
+        params: &[],
+        make: |_| Ok(Box::new(Median::default())),
     },
 ];
 
@@ -270,7 +278,7 @@ mod tests {
 
     #[test]
     fn wrappers_take_every_predictor_but_a_wrapper() {
-        assert_eq!(bases(), vec!["c-all", "scn", "probe", "learned", "mechanism", "nearest", "blind"]);
+        assert_eq!(bases(), vec!["c-all", "scn", "probe", "learned", "mechanism", "nearest", "blind", "median"]);
         for w in WRAPPERS {
             assert!(PREDICTORS.iter().any(|e| e.name == *w), "{w} is not registered");
         }
@@ -279,11 +287,11 @@ mod tests {
     #[test]
     fn mistakes_are_refused_naming_the_parameter_and_the_value() {
         let err = |spec: &str| predictor_from_spec(spec).err().unwrap();
-        assert_eq!(err("oracle"), "unknown predictor `oracle`; expected one of c-all, scn, probe, twins, learned, mechanism, nearest, measured, blind");
+        assert_eq!(err("oracle"), "unknown predictor `oracle`; expected one of c-all, scn, probe, twins, learned, mechanism, nearest, measured, blind, median");
         assert_eq!(err("scn:base=c-all"), "predictor `scn`: no parameter `base`; it takes no parameters");
         assert_eq!(
             err("twins:base=twins"),
-            "predictor `twins`: base=twins: expected one of c-all, scn, probe, learned, mechanism, nearest, blind"
+            "predictor `twins`: base=twins: expected one of c-all, scn, probe, learned, mechanism, nearest, blind, median"
         );
         assert_eq!(err("nearest:width=0"), "predictor `nearest`: width=0: expected a number > 0");
         assert_eq!(err("twins:base"), "predictor `twins:base`: `base` is not key=value");
