@@ -132,6 +132,7 @@ impl KernelSpec {
 
 const TRANSPORTS: &[&str] = &["shm", "unix"];
 const PIPE_SOURCES: &[&str] = &["zero", "memory"];
+const DISTGEN_MODES: &[&str] = &["stream", "random", "chase"];
 const SYSCALL_CALLS: &[&str] = &["getppid", "stat", "open", "read", "write"];
 
 /// Every kernel, in the order `--list` prints them.
@@ -224,6 +225,12 @@ pub const KERNELS: &[KernelSpec] = &[
                 kind: ParamKind::Float,
                 default: "1.0",
                 help: "share of time spent accessing memory, 0 < x <= 1 (the rest pauses)",
+            },
+            ParamSpec {
+                name: "mode",
+                kind: ParamKind::Choice(DISTGEN_MODES),
+                default: "stream",
+                help: "order of the accesses in a sweep: stream (address order), random (a fixed pseudo-random order, no stride to prefetch) or chase (a linked list, one dependent load at a time; at most 8 distances)",
             },
         ],
         calibration_work: 150,
