@@ -35,6 +35,9 @@ fn a_matrix_gives_the_landscape_the_optimum_and_a_histogram() {
     assert_eq!(v["schedules"], "2");
     assert_eq!(v["optimal"]["slowdown"]["average"], 1.0);
     assert_eq!(v["landscape"]["all"]["average"]["max"], 2.0);
+    // Table 2's "all twins" column: the one placement holding twins.
+    let twins = &v["landscape"]["twin_groups"][0];
+    assert_eq!((twins["name"].as_str(), twins["population"]["count"].as_u64()), (Some("all twins"), Some(1)), "{v}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("twin-free"));
 }
 

@@ -292,6 +292,42 @@ pub struct Population {
 pub struct Landscape {
     pub all: Population,
     pub twin_free: Option<Population>,
+    /// The paper's Table 2 columns beyond those two: placements holding at
+    /// least one twin ("all twins"), and those holding a twin of the low,
+    /// mid or high group (a placement may be in several groups).
+    pub twin_groups: Vec<TwinGroup>,
+}
+
+/// One of Table 2's twin groups: which programs' twins it holds and the
+/// placements holding at least one of them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TwinGroup {
+    pub name: &'static str,
+    /// Programs (0-based) whose twin pair is in the group.
+    pub programs: Vec<usize>,
+    pub population: Option<Population>,
+}
+
+/// The paper splits the twin pairs into low, mid and high "according to
+/// their placement in Figure 3", its twins ranked by slowdown. Here: the
+/// programs ranked by their twin pair's slowdown (`s[i][i]`, both
+/// instances alike), then cut into thirds, the middle third taking the
+/// remainder (10 programs: 3, 4, 3), ties kept in program order.
+pub fn twin_groups(s: &[Vec<f64>]) -> [(&'static str, Vec<usize>); 3] {
+    let n = s.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| s[a][a].total_cmp(&s[b][b]).then(a.cmp(&b)));
+    let third = n / 3;
+    let mut sorted = |v: &[usize]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v
+    };
+    [
+        ("low twins", sorted(&order[..third])),
+        ("mid twins", sorted(&order[third..n - third])),
+        ("high twins", sorted(&order[n - third..])),
+    ]
 }
 
 struct Accumulator {
@@ -353,17 +389,45 @@ pub fn landscape(s: &[Vec<f64>], bins: usize) -> Result<Landscape, EnumerateErro
     let hi = s.iter().flatten().copied().fold(f64::NEG_INFINITY, f64::max);
     let mut all = Accumulator::new(lo, hi, bins);
     let mut free = Accumulator::new(lo, hi, bins);
+    let groups = twin_groups(s);
+    // The group of each program's twin: 0 low, 1 mid, 2 high.
+    let mut group_of = vec![0usize; n];
+    for (g, (_, programs)) in groups.iter().enumerate() {
+        for &p in programs {
+            group_of[p] = g;
+        }
+    }
+    let mut twins = Accumulator::new(lo, hi, bins);
+    let mut by_group = [Accumulator::new(lo, hi, bins), Accumulator::new(lo, hi, bins), Accumulator::new(lo, hi, bins)];
     for_each_placement(n, false, |placement| {
         let sd = placement_slowdown(s, placement);
         let values = [sd.average, sd.worst];
         all.add(values);
-        if !has_twin(placement) {
+        let mut held = [false; 3];
+        for &(a, b) in placement {
+            if a == b {
+                held[group_of[a]] = true;
+            }
+        }
+        if held == [false; 3] {
             free.add(values);
+        } else {
+            twins.add(values);
+            for (g, acc) in by_group.iter_mut().enumerate() {
+                if held[g] {
+                    acc.add(values);
+                }
+            }
         }
     });
+    let mut twin_groups = vec![TwinGroup { name: "all twins", programs: (0..n).collect(), population: twins.finish() }];
+    for ((name, programs), acc) in groups.into_iter().zip(by_group) {
+        twin_groups.push(TwinGroup { name, programs, population: acc.finish() });
+    }
     Ok(Landscape {
         all: all.finish().expect("at least one program always has a placement"),
         twin_free: free.finish(),
+        twin_groups,
     })
 }
 

@@ -86,6 +86,20 @@ pub fn run(a: EnumerateArgs) -> anyhow::Result<()> {
             format!("{:.4} / {:.4} / {:.4}", tf.worst.min, tf.worst.mean, tf.worst.max),
         ]);
     }
+    // The Terrible Twins paper's Table 2 groups (a placement may hold
+    // twins of several groups); programs 0-based, as in the placements.
+    for g in &land.twin_groups {
+        if let Some(p) = &g.population {
+            let who: Vec<String> = g.programs.iter().map(|p| p.to_string()).collect();
+            let label = if g.name == "all twins" { g.name.to_string() } else { format!("{} ({})", g.name, who.join(",")) };
+            rows.push(vec![
+                label,
+                p.count.to_string(),
+                format!("{:.4} / {:.4} / {:.4}", p.average.min, p.average.mean, p.average.max),
+                format!("{:.4} / {:.4} / {:.4}", p.worst.min, p.worst.mean, p.worst.max),
+            ]);
+        }
+    }
     let head = ["placements", "count", "average slowdown min / mean / max", "worst slowdown min / mean / max"];
     println!("{}", table(&head, &rows));
     for (what, o) in [("optimal", &e.optimal), ("optimal twin-free", &e.optimal_twin_free)] {
