@@ -277,7 +277,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     )?;
     let store = open_store(&db_path)?;
     let m = store.measurements(&w.name)?;
-    let matrix = crate::pairs::matrix_of(&pw, m.pairs.as_ref().map(|p| p.1.as_slice()).unwrap_or(&[]));
+    let matrix = cosched_learn::matrix::matrix_of(&pw, m.pairs.as_ref().map(|p| p.1.as_slice()).unwrap_or(&[]));
     page.section("3. Pairs")
         .paragraph("Each pair co-run on its own cores, the shorter job re-launched until the longer ends; slowdown = co-run time / solo time of the same repeat.")
         .svg(&std::fs::read_to_string(&svg_path).unwrap_or_default());

@@ -120,7 +120,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("slurm", &["model", "engine"]),
     ("sched", &["model", "engine", "predict"]),
     ("lua", &["model", "engine", "sched"]),
-    ("app", &["model", "engine", "measure", "store", "predict", "sched", "report", "cluster", "lua", "slurm"]),
+    ("learn", &["model", "engine", "measure", "store", "predict", "sched"]),
+    ("app", &["model", "engine", "measure", "store", "predict", "sched", "report", "cluster", "lua", "slurm", "learn"]),
     ("cli", &["model", "report", "app"]),
     ("testkit", &[]),
 ];
