@@ -22,7 +22,7 @@ use cosched_model::matrix::{unordered_pairs, SlowdownMatrix, StopRule};
 use cosched_model::stats::Summary;
 use cosched_model::workload::Workload;
 use cosched_report::svg::heatmap;
-use cosched_store::{CampaignParams, CampaignStatus, LevelCell, PairRunRecord, PairsJob, PairsParams};
+use cosched_store::{CampaignParams, CampaignStatus, LevelCell, PairRunRecord, PairsJob, PairsParams, Store};
 
 use cosched_learn::campaigns::{reading_of, regime_of};
 use cosched_measure::identity::{is_kernel_argv, program_key};
@@ -105,12 +105,24 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     if w.jobs.is_empty() {
         return Err(bad_input(format!("{}: no jobs to pair", req.workload.display())));
     }
-    let pools = node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", req.workload.display())))?;
+    node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", req.workload.display())))?;
     let _lock = crate::lock::take("pairs", None)?;
     let mut store = open_store(&db_path(req.db.as_deref()))?;
     install_interrupt_handler();
     handle_terminal_stop(TerminalStop::AtPausePoints);
     calibrate_missing(&w, &mut store, ctx)?;
+    pairs_in(req, &w, &mut store, ctx)
+}
+
+/// Measures (or resumes) `w`'s pairs campaign into `store` with `req`'s
+/// settings (its workload and database are the caller's): the caller has
+/// parsed the workload, opened the store, taken the node lock, installed
+/// the interrupt handlers and calibrated what the jobs need.
+pub fn pairs_in(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx) -> anyhow::Result<PairsReport> {
+    if w.jobs.is_empty() {
+        return Err(bad_input(format!("{}: no jobs to pair", req.workload.display())));
+    }
+    let pools = node_pools(w).map_err(|e| bad_input(format!("{}: {e}", req.workload.display())))?;
     let cals = store.calibrations()?;
     // Twins (one program key: `count` copies, or jobs written out alike) are
     // one program: its co-runs are measured once, as its first job, and
@@ -169,8 +181,8 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
             (store.begin_campaign_typed(&w.name, &params, &provenance(ctx))?, Vec::new())
         }
     };
-    record_conditions(ctx, &mut store, campaign, true)?;
-    let known = if req.skip_known { known_pairs(&store, &params, req, ctx)? } else { BTreeSet::new() };
+    record_conditions(ctx, store, campaign, true)?;
+    let known = if req.skip_known { known_pairs(store, &params, req, ctx)? } else { BTreeSet::new() };
     let index = |name: &str| w.jobs.iter().position(|j| j.name == name);
     let prior_runs: Vec<PairRun> = prior.iter().filter_map(|r| Some(to_run(r, index(&r.fg_job)?, index(&r.bg_job)?))).collect();
 

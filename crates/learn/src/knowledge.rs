@@ -534,6 +534,36 @@ mod tests {
     }
 
     #[test]
+    fn a_settled_online_sample_joins_the_knowledge_base_in_its_runs_regime() {
+        let mut store = Store::open_in_memory().unwrap();
+        // a beside b measured apart (1.8); a run saw it settle at 1.5 with
+        // the cache shared.
+        pairs(&mut store, CampaignStatus::Done, 1.8, &[400.0]);
+        let run = store.begin_run("s", "w", "noplan", 0, "{}", &prov()).unwrap();
+        let online = cosched_store::OnlineSample {
+            t_s: 3.0,
+            victim: "a".into(),
+            beside: "b".into(),
+            victim_program: "a".into(),
+            beside_program: "b".into(),
+            slowdown: 1.5,
+            lo: 1.4,
+            hi: Some(1.6),
+            segments: 6,
+            signal: "progress".into(),
+            predicted: 1.0,
+            regime: Some(CacheRegime::Shared.name().into()),
+        };
+        store.add_online_sample(run, &online).unwrap();
+        let strict = |g| KbFilter { regime: Some(g), strict_regime: true, ..Default::default() };
+        assert_eq!(slowdowns_of_a(&knowledge_base(&store, &strict(CacheRegime::Shared)).unwrap()), vec![1.5], "the one shared sample");
+        assert_eq!(slowdowns_of_a(&knowledge_base(&store, &strict(CacheRegime::Apart)).unwrap()), vec![1.8]);
+        let any = knowledge_base(&store, &KbFilter::default()).unwrap();
+        assert_eq!(slowdowns_of_a(&any), vec![1.8, 1.5], "two sources add up");
+        assert_eq!(any.parts[0].pair_samples, 3, "a-b and b-a of the campaign, a-b online");
+    }
+
+    #[test]
     fn the_levels_in_a_regime_are_those_with_points_in_it_and_without_one_every_level() {
         // What `characterize --in-regime` reads to probe only what a regime
         // lacks: 512 KiB was probed in both regimes, 64 MiB apart only.
