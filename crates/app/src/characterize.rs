@@ -14,11 +14,13 @@ use cosched_measure::identity::program_key;
 use cosched_model::compare::CacheRegime;
 use serde::Serialize;
 
+use cosched_learn::knowledge::{knowledge_base, KbFilter};
+use cosched_measure::launch::{handle_terminal_stop, install_interrupt_handler, TerminalStop};
+
 use crate::common::{db_path, load_workload, open_store, Ctx};
 use crate::error::bad_input;
-use crate::knowledge::{knowledge_base, KbFilter};
-use crate::probe::{ProbeRequest, PIPE_LEVEL, STRESSOR};
-use crate::profile::{ProfileRequest, Syscalls};
+use crate::probe::{probe_in, probe_inputs, ProbeRequest, Stressor, PIPE_LEVEL, STRESSOR};
+use crate::profile::{profile_in, ProfileSettings, Syscalls};
 
 /// A probe level costs three solo times (the job alone, the stressor alone
 /// for as long, then both) plus the job's slowdown beside the stressor and
@@ -127,15 +129,20 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
             SOLO_RUNS_FOR_PROFILE + SOLO_RUNS_PER_LEVEL
         )));
     }
+    // The workload parsed, the store opened and calibration checked once
+    // for every job: each program's profile and probe below are library
+    // calls on them.
     let w = load_workload(&req.workload)?;
     let db = db_path(req.db.as_deref());
+    crate::common::node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", req.workload.display())))?;
     // Held across its profiles and probes, so nothing measures in between.
     let _lock = crate::lock::take("characterize", None)?;
     let mut store = open_store(&db)?;
+    install_interrupt_handler();
+    handle_terminal_stop(TerminalStop::AtPausePoints);
     crate::calibrate::calibrate_missing(&w, &mut store, ctx)?;
     let cals = store.calibrations()?;
     let kb = knowledge_base(&store, &KbFilter { regime: req.in_regime, ..KbFilter::default() })?;
-    drop(store);
     let (l2, llc) = match cosched_measure::topology::detect() {
         Ok(node) => crate::probe::cache_sizes(&node),
         Err(_) => (None, None),
@@ -144,7 +151,7 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
     let distgen: Vec<String> =
         ladder.iter().filter_map(|p| if let ProbeStep::Distgen(k) = p { Some(k.to_string()) } else { None }).collect();
     let wants_pipe = ladder.contains(&ProbeStep::Pipe);
-    let pipe = crate::probe::Stressor::Pipe.name();
+    let pipe = Stressor::Pipe.name();
 
     let mut seen: Vec<String> = Vec::new();
     let mut out = Vec::new();
@@ -181,17 +188,8 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
         let mut solo = known.and_then(|c| c.profile.as_ref()).map(|p| p.solo_s.median);
         if !has_profile {
             ctx.step(&format!("characterize {}: one profiled solo run", job.name));
-            let p = crate::profile::profile(
-                &ProfileRequest {
-                    workload: req.workload.clone(),
-                    jobs: vec![job.name.clone()],
-                    interval: Duration::from_millis(100),
-                    repeats: 1,
-                    syscalls: Syscalls::PROC,
-                    db: Some(db.clone()),
-                },
-                ctx,
-            )?;
+            let settings = ProfileSettings { interval: Duration::from_millis(100), repeats: 1, syscalls: Syscalls::PROC };
+            let p = profile_in(&w, &[job], &mut store, &settings, ctx)?;
             solo = p.profiles.first().map(|(_, jp)| jp.solo_s.median);
             did.push("profile".to_string());
         }
@@ -209,19 +207,20 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
             regime_wait: req.regime_wait,
             db: Some(db.clone()),
         };
+        let probe_one = |r: &ProbeRequest, store: &mut cosched_store::Store| -> anyhow::Result<Vec<crate::probe::JobProbe>> { probe_in(r, &probe_inputs(r, &w, (l2, llc))?, store, ctx) };
         // Waiting for a regime is the node's cost, not the program's.
         let mut waited_s = 0.0;
         if !has_probe {
             let sizes: Vec<&str> = missing.iter().map(|k| k.as_str()).collect();
             let sizes = sizes.join(",");
             ctx.step(&format!("characterize {}: {} DistGen level(s) ({sizes} KiB)", job.name, missing.len()));
-            let done = crate::probe::probe(&one(crate::probe::Stressor::Distgen, Some(sizes)), ctx)?;
+            let done = probe_one(&one(Stressor::Distgen, Some(sizes)), &mut store)?;
             waited_s += done.iter().map(|p| p.waited_s).sum::<f64>();
             did.push(format!("probe ({} levels)", missing.len()));
         }
         if !has_pipe {
             ctx.step(&format!("characterize {}: the pipe stressor", job.name));
-            let done = crate::probe::probe(&one(crate::probe::Stressor::Pipe, None), ctx)?;
+            let done = probe_one(&one(Stressor::Pipe, None), &mut store)?;
             waited_s += done.iter().map(|p| p.waited_s).sum::<f64>();
             did.push("pipe".to_string());
         }

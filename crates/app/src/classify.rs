@@ -13,8 +13,7 @@ use serde::Serialize;
 
 use crate::common::{db_path, load_workload, open_read_only_store, UsedCampaign};
 use crate::error::bad_input;
-use crate::probe::points_of;
-use crate::training::probe_llc_kib;
+use cosched_learn::curve::{points_of, probe_llc_kib};
 
 #[derive(Debug, Clone)]
 pub struct ClassifyRequest {

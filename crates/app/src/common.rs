@@ -239,80 +239,7 @@ pub(crate) fn reading_now(load: [f64; 3], c2c: Option<(Vec<u32>, f64)>) -> cosch
     cosched_store::NodeConditions { taken_unix, load, c2c, huge_pages: cosched_measure::provenance::huge_pages() }
 }
 
-/// The node's conditions at a campaign's start or resume: its load average
-/// and the cache-line round trip between two CPUs, as stored.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Conditions {
-    /// Seconds since the Unix epoch.
-    pub taken_unix: u64,
-    /// Load average over 1, 5 and 15 minutes.
-    pub load: [f64; 3],
-    /// The two CPUs and their round trip in ns; `None` on a one-CPU node.
-    pub c2c: Option<(Vec<u32>, f64)>,
-    /// The transparent huge page policy, when read.
-    pub huge_pages: Option<cosched_model::provenance::HugePages>,
-}
-
-impl From<&cosched_store::NodeConditions> for Conditions {
-    fn from(c: &cosched_store::NodeConditions) -> Self {
-        Conditions { taken_unix: c.taken_unix, load: c.load, c2c: c.c2c.clone(), huge_pages: c.huge_pages.clone() }
-    }
-}
-
-impl Conditions {
-    /// `load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns, THP madvise (defrag madvise)`.
-    pub fn describe(&self) -> String {
-        let mut s = format!("load {:.2} {:.2} {:.2}", self.load[0], self.load[1], self.load[2]);
-        if let Some((cpus, ns)) = &self.c2c {
-            s.push_str(&format!(", CPU {} round trip {ns:.0} ns", cosched_model::topology::format_cpulist(cpus)));
-        }
-        if let Some(h) = &self.huge_pages {
-            s.push_str(&format!(", {}", h.describe()));
-        }
-        s
-    }
-}
-
-/// A campaign whose stored figures a verb used, as its output names it:
-/// figures change with the node's conditions and with a campaign's
-/// completeness, so a reader needs both to trust them.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct UsedCampaign {
-    pub kind: String,
-    pub id: i64,
-    pub workload: String,
-    pub status: String,
-    pub started_unix: u64,
-    /// The node at the campaign's start (its first reading), when stored.
-    pub node: Option<Conditions>,
-}
-
-impl UsedCampaign {
-    pub fn of(store: &cosched_store::Store, c: &cosched_store::CampaignRecord) -> anyhow::Result<UsedCampaign> {
-        Ok(UsedCampaign {
-            kind: c.kind.to_string(),
-            id: c.id.0,
-            workload: c.workload.clone(),
-            status: c.status.to_string(),
-            started_unix: c.started_unix,
-            node: store.conditions(c.id)?.first().map(Conditions::from),
-        })
-    }
-
-    /// `pairs campaign 3 of `w` (done, started 2024-05-01 12:00:00 UTC; node
-    /// at start: load 1.36 1.53 1.54, CPU 0-1 round trip 73 ns)`.
-    pub fn describe(&self) -> String {
-        let node = self.node.as_ref().map_or("node conditions not recorded".to_string(), |n| format!("node at start: {}", n.describe()));
-        format!(
-            "{} campaign {} of `{}` ({}, started {} UTC; {node})",
-            self.kind,
-            self.id,
-            self.workload,
-            self.status,
-            cosched_store::format_unix_utc(self.started_unix)
-        )
-    }
-}
+pub use cosched_learn::campaigns::{Conditions, UsedCampaign};
 
 /// One line per campaign, except that campaigns of one kind, workload and
 /// status next to each other (a probe campaign per job, say) share a line:
@@ -445,6 +372,14 @@ pub(crate) fn describe_conditions(c: &cosched_store::NodeConditions) -> String {
     Conditions::from(c).describe()
 }
 
+/// How `cosched run` lays the workload's pools over this node's CPUs.
+pub(crate) fn node_pools(w: &cosched_model::workload::Workload) -> Result<cosched_measure::place::NodePools, String> {
+    let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
+    let pools: Vec<(u32, bool)> =
+        w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != cosched_model::workload::PoolKind::Cpu)).collect();
+    cosched_measure::place::NodePools::new(&pools, &node_cpus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,4 +453,3 @@ pub const FILES: &[(&str, &str)] = &[
     ("/run/lock/cosched-node.lock", "The node lock: one measuring verb at a time on a node."),
     ("slurm-mark.key", "Beside the database: the key that signs cosched slurm serve's decisions (mode 0600)."),
 ];
-

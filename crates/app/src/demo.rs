@@ -20,7 +20,7 @@ use cosched_sched::{Platform, PoolInfo};
 use crate::common::{load_workload, open_store, Ctx};
 use crate::error::bad_input;
 use crate::pairs::{PairsReport, PairsRequest};
-use crate::profile::{ProfileReport, ProfileRequest, Syscalls};
+use crate::profile::{ProfileReport, ProfileSettings, Syscalls};
 use crate::run::{RunReport, RunRequest};
 
 /// The README's mixed example workload, as shipped.
@@ -201,6 +201,10 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     // Opened first, so an unusable --db fails before anything runs.
     let _lock = crate::lock::take("demo", None)?;
     let mut store = open_store(&db_path)?;
+    // The profile and pairs stages are library calls on this store; their
+    // verbs would install these.
+    cosched_measure::launch::install_interrupt_handler();
+    cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::AtPausePoints);
 
     let factor = a.seconds / MIXED_LONGEST_S;
     let wl_path = work.path().join("mixed.toml");
@@ -228,19 +232,9 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         .table(&crate::calibrate::HEAD, &crate::calibrate::rows(&cals));
 
     stage(2, "profile every job alone (solo time, host load U, system calls, I/O)");
-    drop(store);
-    let profile = crate::profile::profile(
-        &ProfileRequest {
-            workload: wl_path.clone(),
-            jobs: Vec::new(),
-            interval: Duration::from_millis(100),
-            repeats: a.repeats,
-            syscalls: Syscalls::PROC,
-            db: Some(db_path.clone()),
-        },
-        ctx,
-    )?;
-    let store = open_store(&db_path)?;
+    let all: Vec<&cosched_model::workload::Job> = w.jobs.iter().collect();
+    let settings = ProfileSettings { interval: Duration::from_millis(100), repeats: a.repeats, syscalls: Syscalls::PROC };
+    let profile = crate::profile::profile_in(&w, &all, &mut store, &settings, ctx)?;
     let m = store.measurements(&w.name)?;
     let mut prof_rows = Vec::new();
     for (_, p) in &m.profiles {
@@ -255,11 +249,11 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     page.section("2. Profile")
         .paragraph("Every job alone, pinned as when shared, its process tree sampled every 100 ms.")
         .table(&["job", "solo s, median (min-max)", "host load U", "syscalls/s (/proc, lower bound)"], &prof_rows);
-    drop(store);
 
     stage(3, &format!("pairs matrix of {}: every pair co-run, {} repeat(s)", PAIR_JOBS.join(", "), a.repeats));
     let svg_path = out.join("pairs-heatmap.svg");
-    let pairs = crate::pairs::pairs(
+    crate::calibrate::calibrate_missing(&pw, &mut store, ctx)?;
+    let pairs = crate::pairs::pairs_in(
         &PairsRequest {
             workload: pairs_path.clone(),
             repeats: a.repeats,
@@ -273,11 +267,12 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             svg: Some(svg_path.clone()),
             db: Some(db_path.clone()),
         },
+        &pw,
+        &mut store,
         ctx,
     )?;
-    let store = open_store(&db_path)?;
     let m = store.measurements(&w.name)?;
-    let matrix = crate::pairs::matrix_of(&pw, m.pairs.as_ref().map(|p| p.1.as_slice()).unwrap_or(&[]));
+    let matrix = cosched_learn::matrix::matrix_of(&pw, m.pairs.as_ref().map(|p| p.1.as_slice()).unwrap_or(&[]));
     page.section("3. Pairs")
         .paragraph("Each pair co-run on its own cores, the shorter job re-launched until the longer ends; slowdown = co-run time / solo time of the same repeat.")
         .svg(&std::fs::read_to_string(&svg_path).unwrap_or_default());

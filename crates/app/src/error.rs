@@ -3,23 +3,9 @@
 
 use std::fmt;
 
-/// Marks an error as the user's input being wrong (exit code 2) rather than
-/// the work failing (exit code 1).
-#[derive(Debug)]
-pub struct BadInput(pub String);
-
-impl fmt::Display for BadInput {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
-
-/// Builds an exit-code-2 error.
-pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(BadInput(msg.into()))
-}
+// The learning loop reports bad input too; one type, so `exit_code` finds
+// it whichever crate made it.
+pub use cosched_learn::error::{bad_input, BadInput};
 
 /// The run was stopped by SIGINT or SIGTERM after cleaning up: exit code
 /// 128 + signal (130 for Ctrl-C, 143 for SIGTERM), as a shell would report.

@@ -400,6 +400,7 @@ fn cross_workload_rows(
             pairs_status: String::new(),
             pair_runs: 0,
             run_pairs: 0,
+            online_pairs: 0,
             campaigns: test.parts.iter().flat_map(|p| p.campaigns.clone()).collect(),
             knowledge: None,
             regime: None,
@@ -445,7 +446,7 @@ fn severe_pairs_with_solo(
         let record = anyhow::Context::with_context(store.campaign(id)?, || format!("pairs campaign {id} is no longer stored"))?;
         campaigns.push((crate::knowledge::identities(&record)?, store.pair_runs(id)?));
     }
-    let spreads = crate::pairs::solo_spreads(&runs_by_program(campaigns));
+    let spreads = cosched_learn::matrix::solo_spreads(&runs_by_program(campaigns));
     let spread_of = |key: &str| -> Option<f64> { spreads.iter().find(|s| s.job == key).map(|s| s.spread()) };
     let name_of = |key: &str| jobs.get(key).and_then(|j| j.first()).cloned().unwrap_or_else(|| key.to_string());
     Ok(severe_lines(&test.set.pairs, level, &spread_of, &name_of))
@@ -486,7 +487,7 @@ fn severe_lines(
     if severe.is_empty() {
         return Vec::new();
     }
-    let unstable = crate::pairs::UNSTABLE_SOLO;
+    let unstable = cosched_learn::matrix::UNSTABLE_SOLO;
     let mut out = vec![format!("measured severe, with the victim's own solo spread (10th-90th percentile; above {unstable} it may be the victim's two speeds, not its co-runner):")];
     for (p, m) in severe {
         let spread = match spread_of(&p.victim) {
@@ -720,6 +721,7 @@ mod tests {
                 pairs_status: "done".into(),
                 pair_runs: 4,
                 run_pairs: 0,
+                online_pairs: 0,
                 campaigns: Vec::new(),
                 knowledge: None,
                 regime: None,
@@ -771,12 +773,12 @@ mod tests {
         stray.bg_job = "unknown".into();
         let runs = runs_by_program(vec![(keys("k-old"), old), (keys("k-new"), [new, vec![stray]].concat())]);
         assert_eq!(runs.len(), 12, "the run of jobs without a key is left out");
-        let s = crate::pairs::solo_spreads(&runs);
+        let s = cosched_learn::matrix::solo_spreads(&runs);
         let of = |k: &str| s.iter().find(|x| x.job == k).unwrap();
         assert!(of("k-old").unstable() && !of("k-new").unstable(), "{s:?}");
         assert_eq!((of("k-old").n, of("k-new").n, of("k-loop").n), (6, 6, 12));
         // By job name the two programs would have read as one unstable job.
-        let by_name = crate::pairs::solo_spreads(&runs.iter().map(|r| cosched_store::PairRunRecord { fg_job: "numpy-add".into(), ..r.clone() }).collect::<Vec<_>>());
+        let by_name = cosched_learn::matrix::solo_spreads(&runs.iter().map(|r| cosched_store::PairRunRecord { fg_job: "numpy-add".into(), ..r.clone() }).collect::<Vec<_>>());
         assert!(by_name.iter().find(|x| x.job == "numpy-add").unwrap().unstable());
     }
 
@@ -884,6 +886,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         pairs_status: format!("runs {}", run_ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
         pair_runs: 0,
         run_pairs: 0,
+        online_pairs: 0,
         campaigns: Vec::new(),
         knowledge: None,
         regime: None,

@@ -9,10 +9,11 @@
 //! beside them) are written here: they are work, not printing.
 //!
 //! Work several verbs share lives in one module each and is called from
-//! there: [`calibrate`] (what a workload's `seconds` need), [`pairs`] (the
-//! matrix of stored pair runs), [`probe`] (the curve of stored probe
-//! points), [`training`] (training sets from the store), [`source`] (solo
-//! times and the slowdown source of real runs).
+//! there: [`calibrate`] (what a workload's `seconds` need), [`common`]
+//! (the store's path, files, the node's pools). What the store teaches
+//! the predictors is `cosched-learn`'s: its [`knowledge`] base, [`training`]
+//! sets and the [`source`] of real runs are re-exported here under the
+//! paths the verbs and the binary use.
 //!
 //! Errors are `anyhow::Error`s; [`error::BadInput`] marks the user's input
 //! being wrong (exit code 2) and [`error::Interrupted`] a run stopped by a
@@ -34,7 +35,6 @@ pub mod djsb;
 pub mod enumerate;
 pub mod error;
 pub mod held;
-pub mod knowledge;
 pub mod lock;
 pub mod evaluate;
 pub mod node;
@@ -50,11 +50,10 @@ pub mod runs;
 pub mod run;
 pub mod simulate;
 pub mod slurm;
-pub mod source;
 pub mod steady;
-pub mod training;
 mod variants;
 
+pub use cosched_learn::{knowledge, source, training};
 pub use common::{Ctx, GIT_COMMIT};
 pub use error::{bad_input, exit_code, BadInput, Interrupted, Notice};
 pub use progress::{Plain, Progress, Silent, Task};

@@ -1,5 +1,5 @@
 //! `cosched pairs`: the interference matrix of a workload, measured and
-//! stored; and the matrix of stored pair runs, which other verbs read.
+//! stored (the matrix of stored pair runs is `cosched_learn::matrix`'s).
 //!
 //! The two jobs of a co-run are placed as `cosched run` places them
 //! (`cosched_measure::place`): an accelerator-pool job on the host pool's
@@ -14,21 +14,22 @@ use std::time::Duration;
 
 use cosched_measure::kernel::job_argv;
 use cosched_measure::launch::{handle_terminal_stop, install_interrupt_handler, interrupted, TerminalStop};
-use cosched_measure::c2c::{read_round_trip, Reading};
-use cosched_measure::pairs::{run_campaign_in, CampaignError, PairJob, PairRun, RegimeGate};
+use cosched_measure::c2c::read_round_trip;
+use cosched_measure::pairs::{run_campaign_in, Campaign, CampaignError, PairJob, PairRun, RegimeGate};
 use cosched_model::compare::CacheRegime;
-use cosched_measure::place::{observed_level, NodePools};
-use cosched_model::workload::PoolKind;
-use cosched_model::matrix::{matrix_from_samples, unordered_pairs, SlowdownMatrix, StopRule};
+use cosched_measure::place::observed_level;
+use cosched_model::matrix::{unordered_pairs, SlowdownMatrix, StopRule};
 use cosched_model::stats::Summary;
 use cosched_model::workload::Workload;
 use cosched_report::svg::heatmap;
-use cosched_store::{CampaignParams, CampaignStatus, LevelCell, PairRunRecord, PairsJob, PairsParams, RepeatRegime};
+use cosched_store::{CampaignParams, CampaignStatus, LevelCell, PairRunRecord, PairsJob, PairsParams, Store};
 
-use crate::calibrate::calibrate_missing;
+use cosched_learn::campaigns::{reading_of, regime_of};
 use cosched_measure::identity::{is_kernel_argv, program_key};
 
-use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, node_cpu_count, open_store, provenance, record_conditions, write_file, Ctx};
+use crate::calibrate::calibrate_missing;
+
+use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, node_pools, open_store, provenance, record_conditions, write_file, Ctx};
 use crate::error::{bad_input, stopped};
 use crate::regime::{CampaignRegimes, RegimeWait, Tracker};
 
@@ -88,69 +89,7 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// A job's solo times across a campaign's repeats: every repeat times each
-/// job alone before the co-run, so a job has one solo time per repeat of
-/// each pair it is in.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct SoloSpread {
-    pub job: String,
-    pub n: usize,
-    pub median_s: f64,
-    pub p10_s: f64,
-    pub p90_s: f64,
-}
-
-/// A job whose own solo runs are this far apart (90th over 10th
-/// percentile) spreads as far alone as a severe conflict (1.3) would slow
-/// it. On the reference node, while /dev/null was a regular file (see
-/// `measure::files::create_file`), `head -c 2400M /dev/zero | cat >
-/// /dev/null` took 1.5 s or 3.4-5.0 s alone, run by run, and openssl-aes
-/// 1.7 s or 2.4-4.2 s (docs/measurements.md, 2026-11-25): their slowdowns
-/// measured the state of that file as much as their co-runner.
-pub const UNSTABLE_SOLO: f64 = 1.3;
-
-/// Fewest solo times a spread is given for: a 10th percentile of fewer is
-/// the minimum.
-const MIN_SOLO_RUNS: usize = 5;
-
-impl SoloSpread {
-    /// 90th over 10th percentile of its solo times.
-    pub fn spread(&self) -> f64 {
-        self.p90_s / self.p10_s
-    }
-
-    pub fn unstable(&self) -> bool {
-        self.spread() > UNSTABLE_SOLO
-    }
-}
-
-/// Each job's solo spread over `runs`, by job name; jobs with fewer than
-/// five solo times are left out.
-pub fn solo_spreads(runs: &[PairRunRecord]) -> Vec<SoloSpread> {
-    let mut by_job: std::collections::BTreeMap<&str, Vec<f64>> = std::collections::BTreeMap::new();
-    for r in runs {
-        by_job.entry(&r.fg_job).or_default().push(r.fg_solo_s);
-        by_job.entry(&r.bg_job).or_default().push(r.bg_solo_s);
-    }
-    by_job
-        .into_iter()
-        .filter_map(|(job, mut v)| {
-            v.retain(|x| x.is_finite() && *x > 0.0);
-            if v.len() < MIN_SOLO_RUNS {
-                return None;
-            }
-            v.sort_by(f64::total_cmp);
-            use cosched_model::stats::{median_sorted, quantile_sorted};
-            Some(SoloSpread {
-                job: job.to_string(),
-                n: v.len(),
-                median_s: median_sorted(&v),
-                p10_s: quantile_sorted(&v, 0.1),
-                p90_s: quantile_sorted(&v, 0.9),
-            })
-        })
-        .collect()
-}
+pub use cosched_learn::matrix::{matrix_of, representatives, solo_spreads, SoloSpread, UNSTABLE_SOLO};
 
 pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     if req.min_repeats == 0 || req.repeats < req.min_repeats {
@@ -166,12 +105,24 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     if w.jobs.is_empty() {
         return Err(bad_input(format!("{}: no jobs to pair", req.workload.display())));
     }
-    let pools = node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", req.workload.display())))?;
+    node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", req.workload.display())))?;
     let _lock = crate::lock::take("pairs", None)?;
     let mut store = open_store(&db_path(req.db.as_deref()))?;
     install_interrupt_handler();
     handle_terminal_stop(TerminalStop::AtPausePoints);
     calibrate_missing(&w, &mut store, ctx)?;
+    pairs_in(req, &w, &mut store, ctx)
+}
+
+/// Measures (or resumes) `w`'s pairs campaign into `store` with `req`'s
+/// settings (its workload and database are the caller's): the caller has
+/// parsed the workload, opened the store, taken the node lock, installed
+/// the interrupt handlers and calibrated what the jobs need.
+pub fn pairs_in(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx) -> anyhow::Result<PairsReport> {
+    if w.jobs.is_empty() {
+        return Err(bad_input(format!("{}: no jobs to pair", req.workload.display())));
+    }
+    let pools = node_pools(w).map_err(|e| bad_input(format!("{}: {e}", req.workload.display())))?;
     let cals = store.calibrations()?;
     // Twins (one program key: `count` copies, or jobs written out alike) are
     // one program: its co-runs are measured once, as its first job, and
@@ -230,8 +181,8 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
             (store.begin_campaign_typed(&w.name, &params, &provenance(ctx))?, Vec::new())
         }
     };
-    record_conditions(ctx, &mut store, campaign, true)?;
-    let known = if req.skip_known { known_pairs(&store, &params, req, ctx)? } else { BTreeSet::new() };
+    record_conditions(ctx, store, campaign, true)?;
+    let known = if req.skip_known { known_pairs(store, &params, req, ctx)? } else { BTreeSet::new() };
     let index = |name: &str| w.jobs.iter().position(|j| j.name == name);
     let prior_runs: Vec<PairRun> = prior.iter().filter_map(|r| Some(to_run(r, index(&r.fg_job)?, index(&r.bg_job)?))).collect();
 
@@ -261,14 +212,10 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     let waiter = req.in_regime.map(|g| RegimeWait::new(g, req.regime_wait));
     let mut wait = |ns: Option<f64>| waiter.as_ref().is_some_and(|w| w.wait(ns, &mut |m| progress.println(m)));
     let gate = req.in_regime.map(|want| RegimeGate { want, wait: &mut wait });
+    let skip = |a, b| known.contains(&(a, b));
     let result = run_campaign_in(
-        &jobs,
-        stop,
-        &pools,
-        &prior_runs,
+        Campaign { prior: &prior_runs, gate, skip: &skip, ..Campaign::new(&jobs, stop, &pools) },
         &mut read_round_trip,
-        gate,
-        &|a, b| known.contains(&(a, b)),
         &mut |r| {
             if let Some(w) = &waiter {
                 w.measured();
@@ -392,30 +339,9 @@ fn resume_command(req: &PairsRequest) -> String {
     c + " --resume"
 }
 
-/// How `cosched run` lays the workload's pools over this node's CPUs.
-pub(crate) fn node_pools(w: &Workload) -> Result<NodePools, String> {
-    let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
-    let pools: Vec<(u32, bool)> =
-        w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
-    NodePools::new(&pools, &node_cpus)
-}
-
 /// `fg + bg repeat 3`.
 fn repeat_label(r: &PairRunRecord) -> String {
     format!("{} + {} repeat {}", r.fg_job, r.bg_job, r.repeat)
-}
-
-/// A stored repeat's readings as the campaign took them.
-pub(crate) fn reading_of(g: &RepeatRegime) -> Option<Reading> {
-    match g.cpus[..] {
-        [a, b] => Some(Reading { cpus: [a, b], before_ns: g.before_ns, after_ns: g.after_ns }),
-        _ => None,
-    }
-}
-
-/// A repeat's readings as the store keeps them.
-pub(crate) fn regime_of(r: Option<&Reading>) -> RepeatRegime {
-    r.map_or_else(RepeatRegime::default, |r| RepeatRegime { cpus: r.cpus.to_vec(), before_ns: r.before_ns, after_ns: r.after_ns })
 }
 
 fn report(
@@ -497,42 +423,11 @@ fn to_run(r: &PairRunRecord, fg: usize, bg: usize) -> PairRun {
     }
 }
 
-/// What makes two jobs twins for a pairs campaign: one program on as many
-/// cores (a command's key does not hold its cores).
-fn twin_key(j: &cosched_model::workload::Job) -> String {
-    format!("{} cores={}", j.program_key(), j.cores)
-}
-
-/// The first job of each program key, in workload order.
-pub(crate) fn representatives(w: &Workload) -> Vec<usize> {
-    let keys: Vec<String> = w.jobs.iter().map(twin_key).collect();
-    (0..keys.len()).filter(|&i| !keys[..i].contains(&keys[i])).collect()
-}
-
-/// The matrix of stored runs: each repeat gives the foreground's slowdown in
-/// cell (fg, bg) and the background's in cell (bg, fg), and every twin of
-/// the foreground (same program key) beside every twin of the background
-/// gets the same samples, since campaigns measure twins once.
-pub(crate) fn matrix_of(w: &Workload, runs: &[PairRunRecord]) -> SlowdownMatrix {
-    let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
-    let keys: Vec<String> = w.jobs.iter().map(twin_key).collect();
-    let key_of = |n: &str| names.iter().position(|x| x == n).map(|i| keys[i].as_str());
-    let mut samples = Vec::new();
-    for r in runs {
-        let (Some(fk), Some(bk)) = (key_of(&r.fg_job), key_of(&r.bg_job)) else { continue };
-        for i in (0..names.len()).filter(|&i| keys[i] == fk) {
-            for j in (0..names.len()).filter(|&j| keys[j] == bk) {
-                samples.push((i, j, r.fg_slowdown()));
-                samples.push((j, i, r.bg_slowdown()));
-            }
-        }
-    }
-    matrix_from_samples(names.clone(), samples)
-}
-
 #[cfg(test)]
 pub(crate) mod twin_tests {
     use super::*;
+    use cosched_measure::c2c::Reading;
+    use cosched_store::RepeatRegime;
 
     #[test]
     fn the_resume_hint_repeats_every_setting_that_finds_the_campaign() {
@@ -558,28 +453,6 @@ pub(crate) mod twin_tests {
         assert!(resume_command(&req).contains(" --settle 1.3 "), "{}", resume_command(&req));
     }
 
-    #[test]
-    fn a_job_whose_own_solo_runs_are_far_apart_is_unstable_and_a_steady_one_is_not() {
-        // `pipe` alone: 1.5 s or 3.5 s, alternating (a pipeline of two
-        // speeds); `loop`: 1.00-1.04 s. Ten repeats of their pair.
-        let runs: Vec<PairRunRecord> = (0..10)
-            .map(|i| PairRunRecord {
-                fg_solo_s: if i % 2 == 0 { 1.5 } else { 3.5 },
-                bg_solo_s: 1.0 + 0.004 * i as f64,
-                ..rec("pipe", "loop", 1.0, 1.0)
-            })
-            .collect();
-        let s = solo_spreads(&runs);
-        assert_eq!(s.iter().map(|x| x.job.as_str()).collect::<Vec<_>>(), ["loop", "pipe"]);
-        let (lp, pipe) = (&s[0], &s[1]);
-        assert_eq!((lp.n, pipe.n), (10, 10));
-        assert!(!lp.unstable(), "{lp:?}");
-        assert!(pipe.unstable() && (pipe.spread() - 3.5 / 1.5).abs() < 1e-9, "{pipe:?}");
-        assert!((pipe.median_s - 2.5).abs() < 1e-9);
-        // Fewer than five solo times: no spread is given.
-        assert!(solo_spreads(&runs[..2]).is_empty());
-    }
-
     /// A repeat of `fg` beside `bg` with these slowdowns, solo 1 s each.
     pub(crate) fn rec(fg: &str, bg: &str, fg_sd: f64, bg_sd: f64) -> PairRunRecord {
         PairRunRecord {
@@ -600,29 +473,6 @@ pub(crate) mod twin_tests {
             regime: Default::default(),
             level: None,
         }
-    }
-
-    #[test]
-    fn twins_are_measured_once_and_share_every_cell() {
-        let text = "[[pools]]\nname = \"host\"\ncores = 2\n\
-            [[jobs]]\nname = \"t\"\nkernel = \"stream\"\nwork = 5\ncount = 3\n\
-            [[jobs]]\nname = \"f\"\nkernel = \"compute\"\nwork = 5\ncount = 2\n";
-        let w = cosched_model::workload::parse_workload(text, "w.toml", Some(2)).unwrap();
-        assert_eq!(representatives(&w), vec![0, 3]);
-        let m = matrix_of(&w, &[rec("t.1", "t.1", 1.6, 1.4), rec("t.1", "f.1", 1.1, 1.0)]);
-        // Every triad beside every other triad: both samples of the twin co-run.
-        for i in 0..3 {
-            for j in 0..3 {
-                let c = m.get(i, j).unwrap();
-                assert_eq!((c.n, c.min, c.max), (2, 1.4, 1.6));
-            }
-            for j in 3..5 {
-                assert_eq!(m.get(i, j).unwrap().median, 1.1);
-                assert_eq!(m.get(j, i).unwrap().median, 1.0);
-            }
-        }
-        // Loops were never co-run with each other.
-        assert!(m.get(3, 4).is_none());
     }
 
     /// What a pairs campaign stores per repeat: its readings as taken, and

@@ -1,6 +1,6 @@
 //! `cosched probe`: a job's sensitivity and contentiousness curves against
-//! the DistGen stressor (the DistGen paper), measured, stored and plotted; and the
-//! curve of stored probe points, which other verbs read.
+//! the DistGen stressor (the DistGen paper), measured, stored and plotted
+//! (the curve of stored points is `cosched_learn::curve`'s).
 //!
 //! The job runs where `cosched run` would put it and the stressor where
 //! the runner would put a one-core host job beside it
@@ -17,11 +17,10 @@ use cosched_measure::corun::PairMeasurement;
 use cosched_measure::kernel::{job_argv, kernel_argv};
 use cosched_measure::launch::{handle_terminal_stop, install_interrupt_handler, interrupted, Launch, TerminalStop};
 use cosched_measure::pairs::RegimeGate;
-use cosched_measure::probe::{probe_job, stressor_params, ProbeError};
+use cosched_measure::probe::{probe_job, stressor_params, ProbeError, ProbePlan};
 use cosched_model::calibration::calibration_key;
 use cosched_model::compare::CacheRegime;
 use cosched_model::probe::{default_ladder, ProbeLevel, ProbePoint};
-use cosched_model::stats::Summary;
 use cosched_model::topology::{CacheKind, Node};
 use cosched_model::workload::{Job, PoolKind, Workload};
 use cosched_report::curves::{fmt_intensity, fmt_kib, probe_curves, CacheMarks};
@@ -33,8 +32,7 @@ use crate::common::{create_dir, db_path, figures_dir, file_safe, load_workload, 
 use crate::error::{bad_input, stopped};
 use crate::regime::{CampaignRegimes, RegimeWait, Tracker};
 
-/// The stressor of a probe curve; its name is stored with each point.
-pub const STRESSOR: &str = "distgen";
+pub use cosched_learn::curve::{PIPE_LEVEL, STRESSOR};
 
 /// What a job is probed against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,9 +46,6 @@ pub enum Stressor {
     /// sensitive to it: 0.90-1.09).
     Pipe,
 }
-
-/// The one point of the pipe stressor: it has no working set.
-pub const PIPE_LEVEL: ProbeLevel = ProbeLevel { size_kib: 0, intensity: 1.0 };
 
 impl Stressor {
     pub const ALL: [Stressor; 2] = [Stressor::Distgen, Stressor::Pipe];
@@ -137,12 +132,52 @@ pub struct JobProbe {
 pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     // Everything the user typed is checked before the store is opened, so
     // bad input never leaves a database behind.
+    check_request(a)?;
+    let w = load_workload(&a.workload)?;
+    let caches = match cosched_measure::topology::detect() {
+        Ok(node) => cache_sizes(&node),
+        Err(e) => {
+            ctx.step(&format!("cannot read this node's caches ({e}); the plots get no cache markers"));
+            (None, None)
+        }
+    };
+    let inputs = probe_inputs(a, &w, caches)?;
+    crate::common::node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
+    let _lock = crate::lock::take("probe", None)?;
+    let mut store = open_store(&db_path(a.db.as_deref()))?;
+    install_interrupt_handler();
+    handle_terminal_stop(TerminalStop::AtPausePoints);
+    let sub = Workload { jobs: inputs.jobs.iter().map(|j| (*j).clone()).collect(), ..w.clone() };
+    calibrate_missing(&sub, &mut store, ctx).map_err(stop_if_interrupted)?;
+    probe_in(a, &inputs, &mut store, ctx)
+}
+
+/// The numbers of a request that need no workload, checked.
+fn check_request(a: &ProbeRequest) -> anyhow::Result<()> {
     if a.repeats == 0 {
         return Err(bad_input("--repeats must be at least 1"));
     }
     if !(a.stressor_seconds > 0.0 && a.stressor_seconds.is_finite()) {
         return Err(bad_input("--stressor-seconds must be a positive number of seconds"));
     }
+    Ok(())
+}
+
+/// What a probe reads from its request and workload once: the jobs, in
+/// order, and the levels.
+pub struct ProbeInputs<'a> {
+    pub workload: &'a Workload,
+    pub jobs: Vec<&'a Job>,
+    pub levels: Vec<ProbeLevel>,
+    /// This node's L2 and LLC sizes in KiB, where known.
+    pub l2_kib: Option<u64>,
+    pub llc_kib: Option<u64>,
+}
+
+/// `a`'s jobs of `w` and its levels (the node's ladder unless given),
+/// checked; `caches` are this node's L2 and LLC sizes ([`cache_sizes`]).
+pub fn probe_inputs<'a>(a: &ProbeRequest, w: &'a Workload, caches: (Option<u64>, Option<u64>)) -> anyhow::Result<ProbeInputs<'a>> {
+    check_request(a)?;
     let sizes =
         a.sizes_kib.as_deref().map(parse_sizes).transpose().map_err(|e| bad_input(format!("--sizes-kib: {e}")))?;
     let intensities = a
@@ -151,34 +186,27 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
         .map(parse_intensities)
         .transpose()
         .map_err(|e| bad_input(format!("--intensities: {e}")))?;
-    let w = load_workload(&a.workload)?;
-    let jobs = select_jobs(&w, &a.jobs, &a.workload)?;
-
-    let (l2_kib, llc_kib) = match cosched_measure::topology::detect() {
-        Ok(node) => cache_sizes(&node),
-        Err(e) => {
-            ctx.step(&format!("cannot read this node's caches ({e}); the plots get no cache markers"));
-            (None, None)
-        }
-    };
-    let st = a.stressor;
-    let levels = match st {
+    let jobs = select_jobs(w, &a.jobs, &a.workload)?;
+    let (l2_kib, llc_kib) = caches;
+    let levels = match a.stressor {
         Stressor::Distgen => ladder(sizes, intensities, l2_kib, llc_kib)?,
         Stressor::Pipe if sizes.is_some() || intensities.is_some() => {
             return Err(bad_input("--sizes-kib and --intensities are DistGen's levels; the pipe stressor has one point"))
         }
         Stressor::Pipe => vec![PIPE_LEVEL],
     };
+    Ok(ProbeInputs { workload: w, jobs, levels, l2_kib, llc_kib })
+}
 
-    let pools = crate::pairs::node_pools(&w).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
-    let _lock = crate::lock::take("probe", None)?;
-    let mut store = open_store(&db_path(a.db.as_deref()))?;
-    install_interrupt_handler();
-    handle_terminal_stop(TerminalStop::AtPausePoints);
-    let sub = Workload { jobs: jobs.iter().map(|j| (*j).clone()).collect(), ..w.clone() };
-    calibrate_missing(&sub, &mut store, ctx).map_err(stop_if_interrupted)?;
+/// Probes `inputs`' jobs into `store`, a campaign per job: the caller has
+/// opened the store, taken the node lock, installed the interrupt
+/// handlers and calibrated what the jobs need (the stressor's levels are
+/// calibrated here, as they are the probe's own).
+pub fn probe_in(a: &ProbeRequest, inputs: &ProbeInputs, store: &mut Store, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
+    let ProbeInputs { workload: w, jobs, levels, l2_kib, llc_kib } = inputs;
+    let (w, l2_kib, llc_kib, st) = (*w, *l2_kib, *llc_kib, a.stressor);
+    let pools = crate::common::node_pools(w).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
     let cals = store.calibrations()?;
-
     let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
     // The stressor is a one-core job of the host pool (the first cpu pool).
     let host = w.pools.iter().position(|p| p.kind == PoolKind::Cpu).unwrap_or(0);
@@ -189,7 +217,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     };
     let first_stressor_cpus = place(jobs[0])?.0[1].clone();
     let stressor_work =
-        size_stressor(st, &levels, &first_stressor_cpus, a.stressor_seconds, &mut store, ctx).map_err(stop_if_interrupted)?;
+        size_stressor(st, levels, &first_stressor_cpus, a.stressor_seconds, store, ctx).map_err(stop_if_interrupted)?;
 
     let svg_dir = a.svg_dir.clone().unwrap_or_else(|| figures_dir(a.db.as_deref()));
     if st == Stressor::Distgen {
@@ -231,7 +259,7 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
             llc_kib,
         });
         let campaign = store.begin_campaign_typed(&w.name, &params, &prov)?;
-        record_conditions(ctx, &mut store, campaign, ji == 0)?;
+        record_conditions(ctx, store, campaign, ji == 0)?;
         let launch = Launch::new(argv).pinned(job_cpus.clone());
         let base = ji as u64 * per_job;
         let mut stored = 0u64;
@@ -239,13 +267,8 @@ pub fn probe(a: &ProbeRequest, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
         let mut wait = |ns: Option<f64>| waiter.as_ref().is_some_and(|w| w.wait(ns, &mut |m| progress.println(m)));
         let gate = a.in_regime.map(|want| RegimeGate { want, wait: &mut wait });
         let result = probe_job(
-            &launch,
-            &stressor_cpus,
-            &levels,
-            a.repeats,
-            read_cpus,
+            ProbePlan { job: &launch, stressor_cpus: &stressor_cpus, levels, repeats: a.repeats, read_cpus, gate },
             &mut read_round_trip,
-            gate,
             &mut |level| {
                 let work = stressor_work[&level_key(st, level)];
                 Ok(kernel_argv(st.name(), work, 1, &st.params(level)))
@@ -538,151 +561,17 @@ fn records(job: &str, st: Stressor, level: &ProbeLevel, m: &PairMeasurement, rea
             job_corun_s: m.corun_s[0][r],
             stressor_solo_s: m.solo_s[1][r],
             stressor_corun_s: m.corun_s[1][r],
-            regime: crate::pairs::regime_of(readings.get(r).copied().flatten().as_ref()),
+            regime: cosched_learn::campaigns::regime_of(readings.get(r).copied().flatten().as_ref()),
         })
         .collect()
-}
-
-/// The DistGen curve of one job from its stored repeats: one point per
-/// level (size, intensity), intensity-major with sizes rising, each the
-/// summary of the per-repeat slowdowns, its median balanced over the two
-/// placements. Points against other stressors are not on the curve
-/// ([`stressor_points`]).
-pub(crate) fn points_of(records: &[&ProbePointRecord]) -> Vec<ProbePoint> {
-    curve(records.iter().copied().filter(|r| r.stressor == STRESSOR))
-}
-
-/// The points of one job against each stressor other than DistGen, by
-/// stressor name, summarized as a curve's levels are.
-pub(crate) fn stressor_points(records: &[&ProbePointRecord]) -> BTreeMap<String, ProbePoint> {
-    let mut names: Vec<&str> = records.iter().map(|r| r.stressor.as_str()).filter(|s| *s != STRESSOR).collect();
-    names.sort_unstable();
-    names.dedup();
-    names
-        .into_iter()
-        .filter_map(|n| Some((n.to_string(), curve(records.iter().copied().filter(|r| r.stressor == n)).into_iter().next()?)))
-        .collect()
-}
-
-fn curve<'a>(records: impl Iterator<Item = &'a ProbePointRecord>) -> Vec<ProbePoint> {
-    // Per level: (repeat, job slowdown, stressor slowdown).
-    let mut levels: Vec<(ProbeLevel, Vec<(u32, f64, f64)>)> = Vec::new();
-    for r in records {
-        let level = ProbeLevel { size_kib: r.working_set_kib, intensity: r.intensity };
-        let i = match levels.iter().position(|(l, _)| *l == level) {
-            Some(i) => i,
-            None => {
-                levels.push((level, Vec::new()));
-                levels.len() - 1
-            }
-        };
-        levels[i].1.push((r.repeat, r.job_slowdown(), r.stressor_slowdown()));
-    }
-    // Intensity-major, sizes rising, as the default ladder measures them:
-    // the records may come from several campaigns (a level probed again).
-    levels.sort_by(|a, b| b.0.intensity.total_cmp(&a.0.intensity).then(a.0.size_kib.cmp(&b.0.size_kib)));
-    levels
-        .into_iter()
-        .filter_map(|(level, rs)| {
-            let job: Vec<(u32, f64)> = rs.iter().map(|(r, j, _)| (*r, *j)).collect();
-            let stressor: Vec<(u32, f64)> = rs.iter().map(|(r, _, s)| (*r, *s)).collect();
-            Some(ProbePoint { level, job_slowdown: balanced(&job)?, stressor_slowdown: balanced(&stressor)? })
-        })
-        .collect()
-}
-
-/// The summary of a level's repeats with its median balanced over the two
-/// placements: odd repeats trade the job's and the stressor's CPUs
-/// (`measure::probe`). Repeats left out for their cache regime can leave
-/// one placement with more of the rest; then the median is the geometric
-/// mean of the even repeats' median and the odd repeats'. Beside
-/// fio-randread the stressor read 1.47 on the CPU that takes the disk's
-/// interrupts and 1.11 on the other, and a plain median of the three
-/// repeats in the regime (1.11, 1.47, 1.11) said 1.11. With as many of each
-/// the plain median is balanced already, and keeps its robustness: halves
-/// of two are means, and one stray repeat (chase's stressor once read
-/// 1.42 among three 1.00s) would move the balanced figure to 1.10.
-fn balanced(values: &[(u32, f64)]) -> Option<Summary> {
-    let all: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
-    let mut s = Summary::of(&all)?;
-    let half = |parity: u32| -> Vec<f64> { values.iter().filter(|(r, _)| r % 2 == parity).map(|(_, v)| *v).collect() };
-    let (even, odd) = (half(0), half(1));
-    if !even.is_empty() && !odd.is_empty() && even.len() != odd.len() {
-        s.median = (cosched_model::stats::median(&even) * cosched_model::stats::median(&odd)).sqrt();
-    }
-    Some(s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn rec(size: u64, intensity: f64, repeat: u32, job: f64, stressor: f64) -> ProbePointRecord {
-        ProbePointRecord {
-            job: "j".into(),
-            stressor: STRESSOR.into(),
-            working_set_kib: size,
-            intensity,
-            repeat,
-            job_solo_s: 1.0,
-            job_corun_s: job,
-            stressor_solo_s: 2.0,
-            stressor_corun_s: 2.0 * stressor,
-            regime: Default::default(),
-        }
-    }
-
     #[test]
-    fn repeats_of_a_level_become_one_point_in_ladder_order_balanced_over_placements() {
-        let rs = [
-            rec(16384, 1.0, 0, 1.2, 1.5),
-            rec(16384, 1.0, 1, 1.4, 1.7),
-            rec(256, 1.0, 0, 1.0, 1.1),
-            rec(16384, 0.5, 0, 1.1, 1.3),
-            rec(16384, 1.0, 2, 1.3, 1.6),
-        ];
-        let refs: Vec<&ProbePointRecord> = rs.iter().collect();
-        let p = points_of(&refs);
-        let levels: Vec<(u64, f64)> = p.iter().map(|p| (p.level.size_kib, p.level.intensity)).collect();
-        assert_eq!(levels, vec![(256, 1.0), (16384, 1.0), (16384, 0.5)], "intensity-major, sizes rising");
-        // Even repeats (1.2, 1.3: median 1.25) and the odd one (1.4) ran
-        // on swapped CPUs: sqrt(1.25 * 1.4).
-        assert_eq!(p[1].job_slowdown.n, 3);
-        assert!((p[1].job_slowdown.median - (1.25f64 * 1.4).sqrt()).abs() < 1e-12, "{}", p[1].job_slowdown.median);
-        assert!((p[1].stressor_slowdown.median - (1.55f64 * 1.7).sqrt()).abs() < 1e-12);
-        // One placement only: the plain median.
-        assert!((p[0].stressor_slowdown.median - 1.1).abs() < 1e-12);
-    }
-
-    #[test]
-    fn a_placement_with_most_repeats_does_not_outvote_the_other() {
-        // Beside fio-randread, 2026-11-24: 1.47 with the stressor on the
-        // CPU that takes the disk's interrupts, 1.11 on the other; two of
-        // the three repeats in the regime were on the other.
-        let rs = [rec(512, 1.0, 1, 1.0, 1.108), rec(512, 1.0, 2, 1.0, 1.474), rec(512, 1.0, 3, 1.0, 1.113)];
-        let refs: Vec<&ProbePointRecord> = rs.iter().collect();
-        let got = points_of(&refs)[0].stressor_slowdown.median;
-        assert!((got - (1.474f64 * 1.1105).sqrt()).abs() < 1e-9, "{got}");
-        // As many of each: the plain median, which one stray repeat does
-        // not move.
-        let rs = [rec(512, 1.0, 0, 1.0, 1.003), rec(512, 1.0, 1, 1.0, 1.417), rec(512, 1.0, 2, 1.0, 1.001), rec(512, 1.0, 3, 1.0, 0.999)];
-        let refs: Vec<&ProbePointRecord> = rs.iter().collect();
-        assert!((points_of(&refs)[0].stressor_slowdown.median - 1.002).abs() < 1e-9);
-    }
-
-    #[test]
-    fn pipe_points_stay_off_the_distgen_curve_and_come_back_by_stressor() {
-        let pipe = |repeat, job| ProbePointRecord { stressor: "pipe".into(), ..rec(0, 1.0, repeat, job, 1.3) };
-        let rs = [rec(512, 1.0, 0, 1.0, 1.0), pipe(0, 3.0), pipe(1, 3.4), rec(512, 1.0, 1, 1.02, 1.0)];
-        let refs: Vec<&ProbePointRecord> = rs.iter().collect();
-        let curve = points_of(&refs);
-        assert_eq!(curve.len(), 1);
-        assert_eq!(curve[0].level.size_kib, 512);
-        let others = stressor_points(&refs);
-        assert_eq!(others.keys().collect::<Vec<_>>(), ["pipe"]);
-        assert_eq!(others["pipe"].level, PIPE_LEVEL);
-        assert!((others["pipe"].job_slowdown.median - 3.2).abs() < 1e-9);
-        assert!((others["pipe"].stressor_slowdown.median - 1.3).abs() < 1e-9);
+    fn stressors_parse_by_kernel_name() {
         assert_eq!(Stressor::parse("pipe"), Some(Stressor::Pipe));
         assert_eq!(Stressor::parse("distgen"), Some(Stressor::Distgen));
         assert_eq!(Stressor::parse("stream"), None);

@@ -77,6 +77,22 @@ struct Planned<'a> {
     cpus: Vec<u32>,
 }
 
+/// How each job is profiled: the part of a [`ProfileRequest`] that is not
+/// where the workload and the store are.
+#[derive(Debug, Clone, Copy)]
+pub struct ProfileSettings {
+    pub interval: Duration,
+    /// Timed runs per job.
+    pub repeats: usize,
+    pub syscalls: Syscalls,
+}
+
+impl ProfileRequest {
+    pub fn settings(&self) -> ProfileSettings {
+        ProfileSettings { interval: self.interval, repeats: self.repeats, syscalls: self.syscalls }
+    }
+}
+
 pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport> {
     if req.repeats == 0 {
         return Err(bad_input("--repeats must be at least 1"));
@@ -94,6 +110,16 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
             Some(sig) => anyhow::Error::new(Interrupted(sig)).context("interrupted while calibrating; nothing profiled"),
             None => e,
         });
+    }
+    profile_in(&w, &selected, &mut store, &req.settings(), ctx)
+}
+
+/// Profiles `selected` jobs of `w` into `store` in one campaign: the
+/// caller has parsed the workload, opened the store, taken the node lock,
+/// installed the interrupt handlers and calibrated what the jobs need.
+pub fn profile_in(w: &Workload, selected: &[&Job], store: &mut Store, req: &ProfileSettings, ctx: &Ctx) -> anyhow::Result<ProfileReport> {
+    if req.repeats == 0 {
+        return Err(bad_input("--repeats must be at least 1"));
     }
     let cals = store.calibrations()?;
     let node_cpus = node_cpu_count();
@@ -125,7 +151,7 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
         counted_run_repeat: counted.then_some(req.repeats),
     });
     let campaign = store.begin_campaign_typed(&w.name, &params, &provenance(ctx))?;
-    record_conditions(ctx, &mut store, campaign, true)?;
+    record_conditions(ctx, store, campaign, true)?;
     let per_job = req.repeats + usize::from(counted);
     ctx.step(&format!(
         "profile: {} jobs, {}{} timed runs each, sampled every {:?}, campaign {campaign}",
@@ -139,7 +165,7 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
     let mut profiles = Vec::new();
     let mut result = Ok(());
     for p in &plan {
-        match profile_one(req, p, host_cores, campaign, &mut store, &mut |label| {
+        match profile_one(req, p, host_cores, campaign, store, &mut |label| {
             progress.set(done, &format!("{}: {label}", p.job.name));
             done += 1;
         }) {
@@ -180,7 +206,7 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
 
 /// The jobs named (by name, or by the name written in the file for copies
 /// made by `count`), in workload order; all jobs when none is named.
-fn select_jobs<'a>(w: &'a Workload, names: &[String]) -> anyhow::Result<Vec<&'a Job>> {
+pub(crate) fn select_jobs<'a>(w: &'a Workload, names: &[String]) -> anyhow::Result<Vec<&'a Job>> {
     if w.jobs.is_empty() {
         return Err(bad_input("the workload has no jobs to profile"));
     }
@@ -194,7 +220,7 @@ fn select_jobs<'a>(w: &'a Workload, names: &[String]) -> anyhow::Result<Vec<&'a 
 /// Runs one job: the counted run (unless system calls are counted with /proc
 /// only), then the timed runs, each stored as it ends; then its profile.
 fn profile_one(
-    req: &ProfileRequest,
+    req: &ProfileSettings,
     p: &Planned,
     host_cores: u32,
     campaign: CampaignId,

@@ -120,7 +120,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("slurm", &["model", "engine"]),
     ("sched", &["model", "engine", "predict"]),
     ("lua", &["model", "engine", "sched"]),
-    ("app", &["model", "engine", "measure", "store", "predict", "sched", "report", "cluster", "lua", "slurm"]),
+    ("learn", &["model", "engine", "measure", "store", "predict", "sched"]),
+    ("app", &["model", "engine", "measure", "store", "predict", "sched", "report", "cluster", "lua", "slurm", "learn"]),
     ("cli", &["model", "report", "app"]),
     ("testkit", &[]),
 ];
@@ -247,6 +248,37 @@ fn sources_name_papers_not_seed_numbers() {
             let text = std::fs::read_to_string(&f).unwrap().to_lowercase();
             for p in &pattern {
                 assert!(!text.contains(p.as_str()), "{} says `{p}`: name the paper (docs/papers.md)", f.display());
+            }
+        }
+    }
+}
+
+/// What the learning loop must not do (ARCHITECTURE.md, `crates/learn`):
+/// run or time anything, print, or write the store it reads.
+const NOT_IN_LEARN: &[&str] = &[
+    "std::process",
+    "Launch",
+    "Instant::now",
+    "println!",
+    "eprintln!",
+    ".add_",
+    ".put_",
+    ".begin_",
+    ".finish_campaign",
+    "open_store",
+];
+
+#[test]
+fn the_learning_loop_reads_the_store_and_neither_measures_prints_nor_writes() {
+    let mut files = Vec::new();
+    sources(&workspace().join("crates/learn/src"), &mut files);
+    assert!(!files.is_empty(), "no sources found for learn");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (n, line) in without_tests(&text).lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for pattern in NOT_IN_LEARN {
+                assert!(!code.contains(pattern), "{}:{}: `{pattern}` in the learning loop: {line}", f.display(), n + 1);
             }
         }
     }

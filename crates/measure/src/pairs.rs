@@ -146,26 +146,45 @@ pub fn run_campaign(
     sink: &mut dyn FnMut(&PairRun) -> Result<(), String>,
     on_progress: &mut dyn FnMut(CampaignProgress, &str),
 ) -> Result<Vec<PairRun>, CampaignError> {
-    run_campaign_in(jobs, stop, pools, prior, read, None, &|_, _| false, sink, on_progress)
+    run_campaign_in(Campaign { prior, ..Campaign::new(jobs, stop, pools) }, read, sink, on_progress)
 }
 
-/// [`run_campaign`], counting only the repeats of one cache regime when
-/// `gate` is given (pairs whose jobs share a CPU, or whose CPUs cannot be
-/// read, have no regime of their own and are not gated), and leaving out
-/// the unordered pairs `skip` names (by their indices in `jobs`, the
-/// smaller first): pairs already known from elsewhere.
-#[allow(clippy::too_many_arguments)]
+/// What a campaign measures: its jobs, stop rule and placement, the runs an
+/// earlier invocation stored, and which repeats and pairs count.
+pub struct Campaign<'a> {
+    pub jobs: &'a [PairJob],
+    pub stop: StopRule,
+    pub pools: &'a NodePools,
+    /// Runs already stored (see [`run_campaign`]).
+    pub prior: &'a [PairRun],
+    /// Count only the repeats of one cache regime (pairs whose jobs share
+    /// a CPU, or whose CPUs cannot be read, have no regime of their own
+    /// and are not gated).
+    pub gate: Option<RegimeGate<'a>>,
+    /// The unordered pairs to leave out, by their indices in `jobs`, the
+    /// smaller first: pairs already known from elsewhere.
+    pub skip: &'a dyn Fn(usize, usize) -> bool,
+}
+
+fn no_pair(_: usize, _: usize) -> bool {
+    false
+}
+
+impl<'a> Campaign<'a> {
+    /// Every pair of `jobs`, nothing stored before, every repeat counted.
+    pub fn new(jobs: &'a [PairJob], stop: StopRule, pools: &'a NodePools) -> Campaign<'a> {
+        Campaign { jobs, stop, pools, prior: &[], gate: None, skip: &no_pair }
+    }
+}
+
+/// [`run_campaign`] with a gate and pairs to skip ([`Campaign`]).
 pub fn run_campaign_in(
-    jobs: &[PairJob],
-    stop: StopRule,
-    pools: &NodePools,
-    prior: &[PairRun],
+    campaign: Campaign,
     read: &mut ReadRoundTrip,
-    mut gate: Option<RegimeGate>,
-    skip: &dyn Fn(usize, usize) -> bool,
     sink: &mut dyn FnMut(&PairRun) -> Result<(), String>,
     on_progress: &mut dyn FnMut(CampaignProgress, &str),
 ) -> Result<Vec<PairRun>, CampaignError> {
+    let Campaign { jobs, stop, pools, prior, mut gate, skip } = campaign;
     let want = gate.as_ref().map(|g| g.want);
     let counts = |r: &PairRun| RegimeGate::counts(want, r.reading.as_ref());
     let mut node_cpus: Vec<u32> = pools.cpus.iter().flatten().copied().collect();
@@ -284,7 +303,7 @@ mod tests {
         let jobs = [job("a", "true"), job("b", "true")];
         let rule = StopRule { min_repeats: 1, max_repeats: 1, rel_halfwidth: 0.0, settle: None };
         let mut progress = Vec::new();
-        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut unread, None, &|a, b| (a, b) == (0, 0), &mut |_| Ok(()), &mut |p, _| {
+        let runs = run_campaign_in(Campaign { skip: &|a, b| (a, b) == (0, 0), ..Campaign::new(&jobs, rule, &node(&[0, 1])) }, &mut unread, &mut |_| Ok(()), &mut |p, _| {
             progress.push(p.pair)
         })
         .unwrap();
@@ -317,7 +336,7 @@ mod tests {
             true
         };
         let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
-        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &|_, _| false, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
+        let runs = run_campaign_in(Campaign { gate: Some(gate), ..Campaign::new(&jobs, rule, &node(&[0, 1])) }, &mut read, &mut |_| Ok(()), &mut |_, _| {}).unwrap();
         assert_eq!(runs.iter().map(|r| r.repeat).collect::<Vec<_>>(), vec![0, 1, 2]);
         // The second counted repeat swaps the CPUs; the one that did not
         // count had swapped too, so the retake sits where it sat.
@@ -338,7 +357,7 @@ mod tests {
         let mut wait = |_: Option<f64>| panic!("nothing to wait on");
         let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
         let mut stored = 0;
-        let runs = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &|_, _| false, &mut |_| {
+        let runs = run_campaign_in(Campaign { gate: Some(gate), ..Campaign::new(&jobs, rule, &node(&[0, 1])) }, &mut read, &mut |_| {
             stored += 1;
             assert!(stored <= 2, "a repeat without readings was taken again");
             Ok(())
@@ -355,7 +374,7 @@ mod tests {
         let mut wait = |_: Option<f64>| false;
         let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
         let mut stored = 0;
-        let e = run_campaign_in(&jobs, rule, &node(&[0, 1]), &[], &mut read, Some(gate), &|_, _| false, &mut |_| {
+        let e = run_campaign_in(Campaign { gate: Some(gate), ..Campaign::new(&jobs, rule, &node(&[0, 1])) }, &mut read, &mut |_| {
             stored += 1;
             Ok(())
         }, &mut |_, _| {})

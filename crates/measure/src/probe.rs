@@ -45,9 +45,22 @@ pub fn stressor_params(level: &ProbeLevel) -> BTreeMap<String, String> {
     p
 }
 
-/// Measures the job at every level. `stressor_argv(level)` gives the command
+/// What a probe measures: the job (launched and pinned), where the
+/// stressor runs, the levels and repeats, the CPUs whose round trip says
+/// the regime, and the regime the repeats must run in, if any.
+pub struct ProbePlan<'a> {
+    pub job: &'a Launch,
+    pub stressor_cpus: &'a [u32],
+    pub levels: &'a [ProbeLevel],
+    pub repeats: usize,
+    pub read_cpus: Option<[u32; 2]>,
+    pub gate: Option<RegimeGate<'a>>,
+}
+
+/// Measures the job at every level of `plan`. `stressor_argv(level)` gives the command
 /// of the stressor at that level (its work sized by calibration); `read`
-/// reads the round trip between `read_cpus` before and after each repeat;
+/// reads the round trip between the plan's `read_cpus` before and after
+/// each repeat;
 /// `sink` receives each level's repeats with their readings (one per
 /// repeat) as soon as they are measured (to store them); `on_level(i, n)`
 /// reports progress.
@@ -56,19 +69,14 @@ pub fn stressor_params(level: &ProbeLevel) -> BTreeMap<String, String> {
 /// `repeats` and the point: the probe waits for the regime before each
 /// repeat, and one that switched is still given to the sink (with its
 /// readings) but taken again, as `pairs --in-regime` does.
-#[allow(clippy::too_many_arguments)]
 pub fn probe_job(
-    job: &Launch,
-    stressor_cpus: &[u32],
-    levels: &[ProbeLevel],
-    repeats: usize,
-    read_cpus: Option<[u32; 2]>,
+    plan: ProbePlan,
     read: &mut ReadRoundTrip,
-    mut gate: Option<RegimeGate>,
     stressor_argv: &mut dyn FnMut(&ProbeLevel) -> Result<Vec<String>, String>,
     sink: &mut dyn FnMut(&ProbeLevel, &PairMeasurement, &[Option<Reading>]) -> Result<(), String>,
     on_level: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<ProbePoint>, ProbeError> {
+    let ProbePlan { job, stressor_cpus, levels, repeats, read_cpus, mut gate } = plan;
     let mut out = Vec::with_capacity(levels.len());
     for (i, level) in levels.iter().enumerate() {
         on_level(i, levels.len());
@@ -160,13 +168,8 @@ mod tests {
         let mut seen = Vec::new();
         let mut script = [70.0, 72.0, 74.0, 76.0, 78.0, 400.0].into_iter();
         let points = probe_job(
-            &job,
-            &[0],
-            &levels,
-            1,
-            Some([0, 1]),
+            ProbePlan { job: &job, stressor_cpus: &[0], levels: &levels, repeats: 1, read_cpus: Some([0, 1]), gate: None },
             &mut |_, _| script.next(),
-            None,
             &mut |_| Ok(vec!["true".into()]),
             &mut |level, m, readings| {
                 assert_eq!(m.solo_s[0].len(), 1);
@@ -197,13 +200,8 @@ mod tests {
         let gate = RegimeGate { want: CacheRegime::Apart, wait: &mut wait };
         let mut stored = Vec::new();
         let points = probe_job(
-            &job,
-            &[1],
-            &levels,
-            2,
-            Some([0, 1]),
+            ProbePlan { job: &job, stressor_cpus: &[1], levels: &levels, repeats: 2, read_cpus: Some([0, 1]), gate: Some(gate) },
             &mut |_, _| script.next(),
-            Some(gate),
             &mut |_| Ok(vec!["true".into()]),
             &mut |_, m, readings| {
                 stored.push((m.solo_s[0].len(), readings.len()));
@@ -225,7 +223,7 @@ mod tests {
         let mut wait = |_: Option<f64>| false;
         let gate = RegimeGate { want: CacheRegime::Shared, wait: &mut wait };
         let mut stored = 0;
-        let err = probe_job(&job, &[1], &levels, 2, Some([0, 1]), &mut |_, _| Some(450.0), Some(gate), &mut |_| Ok(vec!["true".into()]), &mut |_, _, _| {
+        let err = probe_job(ProbePlan { job: &job, stressor_cpus: &[1], levels: &levels, repeats: 2, read_cpus: Some([0, 1]), gate: Some(gate) }, &mut |_, _| Some(450.0), &mut |_| Ok(vec!["true".into()]), &mut |_, _, _| {
             stored += 1;
             Ok(())
         }, &mut |_, _| {})
@@ -259,7 +257,7 @@ mod tests {
         let levels = [ProbeLevel { size_kib: 64, intensity: 1.0 }];
         let run = |repeats| {
             let _ = std::fs::remove_file(&log);
-            probe_job(&job, &[1], &levels, repeats, None, &mut |_, _| None, None, &mut |_| Ok(vec!["true".into()]), &mut |_, _, _| Ok(()), &mut |_, _| {})
+            probe_job(ProbePlan { job: &job, stressor_cpus: &[1], levels: &levels, repeats, read_cpus: None, gate: None }, &mut |_, _| None, &mut |_| Ok(vec!["true".into()]), &mut |_, _, _| Ok(()), &mut |_, _| {})
                 .unwrap();
             let text = std::fs::read_to_string(&log).unwrap();
             let mut cpus: Vec<String> = text.lines().map(|l| l.split_whitespace().last().unwrap().to_string()).collect();

@@ -25,7 +25,9 @@
 //! Real runs feed the next fit too (the learning loop): a job of a
 //! `cosched run` that ran its whole time beside one co-runner that did not
 //! change is a measured pair sample, its slowdown the one the run recorded
-//! (work-phase time over the stored solo time the run used).
+//! (work-phase time over the stored solo time the run used); and a
+//! running pair's settled online estimate (`online_samples`) is returned
+//! as stored, for `cosched-learn` to read as a sample of its regime.
 
 use std::collections::BTreeMap;
 
@@ -37,7 +39,7 @@ use cosched_model::provenance::Provenance;
 
 use crate::{
     campaign_from_row, json_col, non_negative, nonempty, provenance_from_row, provenance_id, sql_err, CampaignKind,
-    CampaignRecord, CampaignStatus, ExecRunId, PairRunRecord, ProbePointRecord, ProfileRecord, Store, StoreError,
+    CampaignRecord, CampaignStatus, ExecRunId, OnlineSample, PairRunRecord, ProbePointRecord, ProfileRecord, Store, StoreError,
     CAMPAIGN_SELECT, PROV_COLS,
 };
 
@@ -58,6 +60,9 @@ pub struct Measurements {
     pub pairs: Option<(CampaignRecord, Vec<PairRunRecord>)>,
     /// Pair samples from real runs of the workload, oldest run first.
     pub run_pairs: Vec<RunPairSample>,
+    /// The settled online estimates of running pairs in real runs of the
+    /// workload ([`Store::workload_online_samples`]), oldest run first.
+    pub online_pairs: Vec<(ExecRunId, OnlineSample)>,
 }
 
 /// A job of a real run that ran, from its start to its end, beside exactly
@@ -186,6 +191,7 @@ impl Store {
         m.profiles.sort_by(|a, b| a.1.job.cmp(&b.1.job));
         m.probes = self.probe_curves_in(workload, regime)?;
         m.run_pairs = self.run_pair_samples(workload)?;
+        m.online_pairs = self.workload_online_samples(workload)?;
         Ok(m)
     }
 

@@ -386,28 +386,19 @@ impl Store {
 
     /// A run's online samples, in the order they settled.
     pub fn online_samples(&self, run: ExecRunId) -> Result<Vec<OnlineSample>> {
-        self.query(
-            "SELECT t_s, victim, beside, victim_program, beside_program, slowdown, lo, hi, segments, signal, predicted, regime
-             FROM online_samples WHERE run_id = ?1 ORDER BY id",
-            [run.0],
-            "reading online samples",
-            |r| {
-                Ok(OnlineSample {
-                    t_s: r.get(0)?,
-                    victim: r.get(1)?,
-                    beside: r.get(2)?,
-                    victim_program: r.get(3)?,
-                    beside_program: r.get(4)?,
-                    slowdown: r.get(5)?,
-                    lo: r.get(6)?,
-                    hi: r.get(7)?,
-                    segments: r.get(8)?,
-                    signal: r.get(9)?,
-                    predicted: r.get(10)?,
-                    regime: r.get(11)?,
-                })
-            },
-        )
+        let sql = format!("SELECT {ONLINE_COLS} FROM online_samples o WHERE o.run_id = ?1 ORDER BY o.id");
+        self.query(&sql, [run.0], "reading online samples", online_from_row)
+    }
+
+    /// The online samples of every run of `workload`, each with its run,
+    /// oldest run first and in the order they settled within a run: what
+    /// the learning loop reads back into training sets.
+    pub fn workload_online_samples(&self, workload: &str) -> Result<Vec<(ExecRunId, OnlineSample)>> {
+        let sql = format!(
+            "SELECT {ONLINE_COLS}, o.run_id FROM online_samples o JOIN runs r ON r.id = o.run_id
+             WHERE r.workload = ?1 ORDER BY o.run_id, o.id"
+        );
+        self.query(&sql, [workload], "reading online samples", |r| Ok((ExecRunId(r.get(12)?), online_from_row(r)?)))
     }
 
     /// A run's journal, in order.
@@ -419,6 +410,27 @@ impl Store {
             |r| Ok(JournalEntry { t_s: r.get(0)?, event: r.get(1)?, job: r.get(2)?, detail: r.get(3)? }),
         )
     }
+}
+
+/// The columns [`online_from_row`] reads, in its order.
+const ONLINE_COLS: &str =
+    "o.t_s, o.victim, o.beside, o.victim_program, o.beside_program, o.slowdown, o.lo, o.hi, o.segments, o.signal, o.predicted, o.regime";
+
+fn online_from_row(r: &rusqlite::Row) -> rusqlite::Result<OnlineSample> {
+    Ok(OnlineSample {
+        t_s: r.get(0)?,
+        victim: r.get(1)?,
+        beside: r.get(2)?,
+        victim_program: r.get(3)?,
+        beside_program: r.get(4)?,
+        slowdown: r.get(5)?,
+        lo: r.get(6)?,
+        hi: r.get(7)?,
+        segments: r.get(8)?,
+        signal: r.get(9)?,
+        predicted: r.get(10)?,
+        regime: r.get(11)?,
+    })
 }
 
 #[cfg(test)]

@@ -4,28 +4,22 @@
 
 use std::path::Path;
 
+use cosched_model::compare::CacheRegime;
 use cosched_model::workload::Workload;
 use cosched_predict::predictors::parse_spec;
-use cosched_predict::regime::{select, LabelledSample, RegimeChoice, RegimeUse};
+use cosched_predict::regime::{RegimeChoice, RegimeUse};
 use cosched_predict::{predictor_by_name, Characterization, PairSamples, Predictor, TrainingSet};
-use cosched_store::{CampaignParams, CampaignRecord, Measurements, ProbePointRecord, Store};
+use cosched_store::{CampaignRecord, Measurements, ProbePointRecord, Store};
 use serde::Serialize;
 
-use crate::common::UsedCampaign;
+use crate::campaigns::UsedCampaign;
+use crate::curve::{points_of, probe_llc_kib, stressor_points};
 use crate::error::bad_input;
 use crate::knowledge::KbScope;
-use crate::probe::{points_of, stressor_points};
-
-/// The LLC size a probe campaign recorded, which splits its curve.
-pub(crate) fn probe_llc_kib(c: &CampaignRecord) -> anyhow::Result<Option<u64>> {
-    Ok(match c.parameters()? {
-        CampaignParams::Probe(p) => p.llc_kib,
-        _ => None,
-    })
-}
+use crate::selection::{select, LabelledSample};
 
 /// An unfitted predictor from `NAME[:key=value,...]`; a bad spec is exit code 2.
-pub(crate) fn build(spec: &str) -> anyhow::Result<Box<dyn Predictor>> {
+pub fn build(spec: &str) -> anyhow::Result<Box<dyn Predictor>> {
     let (name, params) = parse_spec(spec).map_err(|e| bad_input(format!("--model {spec}: {e}")))?;
     predictor_by_name(&name, &params).map_err(|e| bad_input(format!("--model {spec}: {e}")))
 }
@@ -41,6 +35,10 @@ pub struct Sources {
     pub pair_runs: usize,
     /// Pair samples from real runs (`cosched run`) of the workload.
     pub run_pairs: usize,
+    /// Settled online estimates of running pairs (`online_samples`) of the
+    /// workload's real runs, each a sample of its run's regime.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub online_pairs: usize,
     /// Every campaign above with its status, date and node conditions;
     /// filled where the store is at hand (`training_set`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -75,8 +73,9 @@ impl Sources {
         let older = if self.older_pairs > 0 { format!(", {} ordered pair(s) of its programs from other campaigns", self.older_pairs) } else { String::new() };
         let kb = self.knowledge.as_ref().map_or(String::new(), |k| format!("; from other workloads: {k}"));
         let regime = self.regime.as_ref().map_or(String::new(), |r| format!("; {}", r.describe()));
+        let online = if self.online_pairs > 0 { format!(", {} settled online sample(s)", self.online_pairs) } else { String::new() };
         format!(
-            "profile campaign(s) {}, probe campaign(s) {}, {pairs}{older}, {} pair sample(s) from real runs{kb}{regime}",
+            "profile campaign(s) {}, probe campaign(s) {}, {pairs}{older}, {} pair sample(s) from real runs{online}{kb}{regime}",
             ids(&self.profile),
             ids(&self.probe),
             self.run_pairs
@@ -90,16 +89,16 @@ impl Sources {
 /// programs and of others ([`with_knowledge`]). A job without a profile or
 /// probe, or no pairs, is an error (exit code 1) naming the command that
 /// measures it.
-pub(crate) fn training_set(store: &Store, w: &Workload, path: &Path, knowledge: bool) -> anyhow::Result<(TrainingSet, Sources)> {
+pub fn training_set(store: &Store, w: &Workload, path: &Path, knowledge: bool) -> anyhow::Result<(TrainingSet, Sources)> {
     training_set_in(store, w, path, knowledge.then(KbScope::default).as_ref(), RegimeChoice::Any)
 }
 
 /// [`training_set`] from the repeats of one cache regime
-/// ([`cosched_predict::regime::select`]: each ordered pair's repeats in
+/// ([`crate::selection::select`]: each ordered pair's repeats in
 /// the regime, else all of them), with the knowledge base of other
 /// workloads in `knowledge`'s scope when given (its pairs and probes
 /// chosen by regime the same way).
-pub(crate) fn training_set_in(
+pub fn training_set_in(
     store: &Store,
     w: &Workload,
     path: &Path,
@@ -144,7 +143,7 @@ pub(crate) fn training_set_in(
 
 /// The campaigns `m` was gathered from: pairs first, then profiles and
 /// probes by id.
-pub(crate) fn used_campaigns(store: &Store, m: &Measurements) -> anyhow::Result<Vec<UsedCampaign>> {
+pub fn used_campaigns(store: &Store, m: &Measurements) -> anyhow::Result<Vec<UsedCampaign>> {
     let mut records: Vec<&CampaignRecord> = m.pairs.iter().map(|(c, _)| c).collect();
     let mut rest: Vec<&CampaignRecord> = m.profiles.iter().map(|(c, _)| c).chain(m.probes.iter().map(|(c, _, _)| c)).collect();
     rest.sort_by_key(|c| c.id);
@@ -155,16 +154,17 @@ pub(crate) fn used_campaigns(store: &Store, m: &Measurements) -> anyhow::Result<
 
 /// The training set from whatever the store holds: a job's profile and
 /// probe where measured (predictors read missing ones as absent), the
-/// latest pairs campaign's repeats and the pair samples of real runs. For
+/// latest pairs campaign's repeats, the pair samples of real runs and the
+/// settled online samples of running pairs. For
 /// `cosched run` and `cosched demo`, which fit what they can and say so.
-pub(crate) fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::Result<(TrainingSet, Sources)> {
+pub fn available_training_set(m: &Measurements, w: &Workload) -> anyhow::Result<(TrainingSet, Sources)> {
     available_training_set_in(m, w, RegimeChoice::Any)
 }
 
 /// [`available_training_set`] from the repeats of one cache regime, pair
-/// by pair (samples of real runs carry no regime: they enter through a
-/// pair's fallback or `any`).
-pub(crate) fn available_training_set_in(
+/// by pair (samples of finished real runs carry no regime: they enter
+/// through a pair's fallback or `any`; an online sample carries its run's).
+pub fn available_training_set_in(
     m: &Measurements,
     w: &Workload,
     regime: RegimeChoice,
@@ -211,6 +211,13 @@ pub(crate) fn available_training_set_in(
         labelled.push(sample(&r.victim, &r.co_runner, r.slowdown, None));
         run_pairs += 1;
     }
+    // A running pair's settled online estimate is a sample of the regime
+    // its run read: it may be the only word on a pair never co-run.
+    let mut online_pairs = 0;
+    for (_, o) in m.online_pairs.iter().filter(|(_, o)| known(&o.victim) && known(&o.beside)) {
+        labelled.push(sample(&o.victim, &o.beside, o.slowdown, regime_named(o.regime.as_deref())));
+        online_pairs += 1;
+    }
     let (pairs, regime_use) = select(&labelled, regime);
     let train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("the stored pairs of {}: {e}", w.name))?;
     let mut profile: Vec<i64> = m.profiles.iter().map(|(c, _)| c.id.0).collect();
@@ -226,6 +233,7 @@ pub(crate) fn available_training_set_in(
         pairs_status: m.pairs.as_ref().map_or(String::new(), |(c, _)| c.status.to_string()),
         pair_runs: m.pairs.as_ref().map_or(0, |(_, r)| r.len()),
         run_pairs,
+        online_pairs,
         campaigns: Vec::new(),
         knowledge: None,
         regime: (regime != RegimeChoice::Any).then_some(regime_use),
@@ -299,7 +307,7 @@ fn with_older_pairs(
 /// ([`with_older_pairs`]), then every other program and pair under its
 /// identity (no job name has a space, no identity lacks one), so
 /// predictors fit on more than one workload.
-pub(crate) fn with_knowledge(store: &Store, w: &Workload, train: TrainingSet, sources: Sources) -> anyhow::Result<(TrainingSet, Sources)> {
+pub fn with_knowledge(store: &Store, w: &Workload, train: TrainingSet, sources: Sources) -> anyhow::Result<(TrainingSet, Sources)> {
     let (train, sources) = with_older_pairs(store, w, train, sources, RegimeChoice::Any, None)?;
     with_knowledge_in(store, w, train, sources, RegimeChoice::Any, &KbScope::default())
 }
@@ -310,7 +318,7 @@ pub(crate) fn with_knowledge(store: &Store, w: &Workload, train: TrainingSet, so
 /// [`with_older_pairs`]'s, which runs first: a pair of two of them is
 /// left to it here, and one with a single side in it keeps the job's name
 /// for that side.
-pub(crate) fn with_knowledge_in(
+pub fn with_knowledge_in(
     store: &Store,
     w: &Workload,
     train: TrainingSet,
@@ -367,4 +375,13 @@ pub(crate) fn with_knowledge_in(
         scope.describe()
     ));
     Ok((train, sources))
+}
+
+/// The cache regime an online sample's run read, by the name the run
+/// stored (`CacheRegime::name`, or the short name `--regime` takes).
+pub fn regime_named(name: Option<&str>) -> Option<CacheRegime> {
+    let n = name?;
+    [CacheRegime::Shared, CacheRegime::Apart]
+        .into_iter()
+        .find(|g| n == g.name() || RegimeChoice::parse(n).ok().and_then(RegimeChoice::only) == Some(*g))
 }

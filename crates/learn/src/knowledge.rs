@@ -12,14 +12,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cosched_measure::identity::{is_kernel_argv as is_kernel, program_key};
 use cosched_model::compare::CacheRegime;
-use cosched_predict::regime::{select_newest, LabelledSample, RegimeChoice, RegimeUse, SourcedSample};
+use cosched_predict::regime::{RegimeChoice, RegimeUse};
 use cosched_predict::{Characterization, TrainingSet};
 use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, CampaignStatus, ProbePointRecord, Store};
 use serde::Serialize;
 
-use crate::common::UsedCampaign;
-use crate::probe::{points_of, stressor_points};
-use crate::training::probe_llc_kib;
+use crate::campaigns::UsedCampaign;
+use crate::curve::{points_of, probe_llc_kib, stressor_points};
+use crate::selection::{select_newest, LabelledSample, SourcedSample};
 
 /// Which campaigns, repeats and programs a knowledge base may use.
 #[derive(Debug, Clone, Default)]
@@ -32,7 +32,7 @@ pub struct KbFilter {
     pub since_unix: Option<u64>,
     /// Fit on the repeats of this cache regime: each pair's and each
     /// probe's newest repeats in it where there are any, else all of the
-    /// newest ones ([`cosched_predict::regime::select_newest`]). `None`:
+    /// newest ones ([`crate::selection::select_newest`]). `None`:
     /// every regime.
     pub regime: Option<CacheRegime>,
     /// Only these programs (identity keys); `None`: every program.
@@ -156,7 +156,7 @@ fn keep(c: &CampaignRecord, f: &KbFilter) -> bool {
 }
 
 /// The identity of each job a campaign measured, by its name there.
-pub(crate) fn identities(c: &CampaignRecord) -> anyhow::Result<BTreeMap<String, (String, u32)>> {
+pub fn identities(c: &CampaignRecord) -> anyhow::Result<BTreeMap<String, (String, u32)>> {
     let mut out = BTreeMap::new();
     match c.parameters()? {
         CampaignParams::Pairs(p) => {
@@ -187,7 +187,9 @@ pub(crate) fn identities(c: &CampaignRecord) -> anyhow::Result<BTreeMap<String, 
 /// the filter's regime (else the newest); its pairs every workload's newest campaign of each
 /// pair ([`select_newest`]: a pair measured again replaces the older
 /// measurement, so re-measuring a few pairs updates just those), with
-/// the pair samples of real runs as one more source.
+/// the pair samples of real runs and the settled online samples of
+/// running pairs (marked online, in their run's regime) as two more
+/// sources.
 pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<KnowledgeBase> {
     let all = store.campaigns()?;
     let mut names: Vec<String> = all.iter().map(|c| c.workload.clone()).collect();
@@ -316,6 +318,13 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
             let (Some(v), Some(a)) = (ids.get(&r.victim), ids.get(&r.co_runner)) else { continue };
             samples.push(sample(&runs_source(&wl), 0, v, a, r.slowdown, None));
         }
+        // Settled online estimates carry their run's regime; each run is
+        // a campaign of its own, so a pair settled again in a newer run
+        // replaces the older estimate.
+        for (run, o) in &store.workload_online_samples(&wl)? {
+            let (Some(v), Some(a)) = (ids.get(&o.victim), ids.get(&o.beside)) else { continue };
+            samples.push(sample(&online_source(&wl), run.0, v, a, o.slowdown, crate::training::regime_named(o.regime.as_deref())));
+        }
         considered.push((wl, used, ids.into_values().collect()));
     }
     // A program's probe curve: each level from the campaign chosen for it
@@ -350,8 +359,8 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
     for (wl, mut used, known) in considered {
         // Only what the fit took: a program's newest profile and its
         // chosen probe, and pair campaigns with a sample used.
-        let runs = runs_source(&wl);
-        let pair_samples: usize = newest.used_by.iter().filter(|((s, _), _)| *s == wl || *s == runs).map(|(_, n)| n).sum();
+        let (runs, online) = (runs_source(&wl), online_source(&wl));
+        let pair_samples: usize = newest.used_by.iter().filter(|((s, _), _)| *s == wl || *s == runs || *s == online).map(|(_, n)| n).sum();
         used.retain(|c| match c.kind {
             CampaignKind::Profile => profile_from.values().any(|&id| id == c.id.0),
             CampaignKind::Probe => probe_used.contains(&c.id.0),
@@ -390,6 +399,11 @@ pub fn jobs_by_program(store: &Store, w: &cosched_model::workload::Workload) -> 
 /// The source name of a workload's real runs among its campaigns'.
 fn runs_source(workload: &str) -> String {
     format!("{workload} (real runs)")
+}
+
+/// The source name of the settled online samples of a workload's runs.
+fn online_source(workload: &str) -> String {
+    format!("{workload} (online)")
 }
 
 #[cfg(test)]
@@ -517,6 +531,36 @@ mod tests {
         assert_eq!(slowdowns_of_a(&kb), vec![1.1], "the interrupted campaign's stored repeat counts");
         let shared = knowledge_base(&store, &KbFilter { regime: Some(CacheRegime::Shared), strict_regime: true, ..Default::default() }).unwrap();
         assert_eq!(slowdowns_of_a(&shared), vec![1.8, 1.8]);
+    }
+
+    #[test]
+    fn a_settled_online_sample_joins_the_knowledge_base_in_its_runs_regime() {
+        let mut store = Store::open_in_memory().unwrap();
+        // a beside b measured apart (1.8); a run saw it settle at 1.5 with
+        // the cache shared.
+        pairs(&mut store, CampaignStatus::Done, 1.8, &[400.0]);
+        let run = store.begin_run("s", "w", "noplan", 0, "{}", &prov()).unwrap();
+        let online = cosched_store::OnlineSample {
+            t_s: 3.0,
+            victim: "a".into(),
+            beside: "b".into(),
+            victim_program: "a".into(),
+            beside_program: "b".into(),
+            slowdown: 1.5,
+            lo: 1.4,
+            hi: Some(1.6),
+            segments: 6,
+            signal: "progress".into(),
+            predicted: 1.0,
+            regime: Some(CacheRegime::Shared.name().into()),
+        };
+        store.add_online_sample(run, &online).unwrap();
+        let strict = |g| KbFilter { regime: Some(g), strict_regime: true, ..Default::default() };
+        assert_eq!(slowdowns_of_a(&knowledge_base(&store, &strict(CacheRegime::Shared)).unwrap()), vec![1.5], "the one shared sample");
+        assert_eq!(slowdowns_of_a(&knowledge_base(&store, &strict(CacheRegime::Apart)).unwrap()), vec![1.8]);
+        let any = knowledge_base(&store, &KbFilter::default()).unwrap();
+        assert_eq!(slowdowns_of_a(&any), vec![1.8, 1.5], "two sources add up");
+        assert_eq!(any.parts[0].pair_samples, 3, "a-b and b-a of the campaign, a-b online");
     }
 
     #[test]
