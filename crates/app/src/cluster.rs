@@ -205,7 +205,8 @@ pub fn simulate_swf(a: &ClusterRequest, ctx: &Ctx) -> anyhow::Result<ClusterRepo
         "outcomes": outcomes,
     });
     if let Some(dir) = &a.report {
-        write_report(dir, &a.swf, &jobs, &programs, &cfg, &runs, &outcomes, &json)?;
+        let sim = Simulated { jobs: &jobs, programs: &programs, cfg: &cfg, runs: &runs, outcomes: &outcomes, json: &json };
+        write_report(dir, &a.swf, &sim)?;
     }
     Ok(ClusterReport {
         trace: file,
@@ -257,17 +258,21 @@ fn gain_row(label: &str, b: &Figures, f: &Figures) -> Vec<String> {
     ]
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write_report(
-    dir: &Path,
-    trace: &Path,
-    jobs: &[ClusterJob],
-    programs: &[String],
-    cfg: &Config,
-    runs: &[(String, Schedule, f64)],
-    outcomes: &[Outcome],
-    json: &serde_json::Value,
-) -> anyhow::Result<()> {
+/// What a cluster simulation ran and found, as the report shows it.
+struct Simulated<'a> {
+    jobs: &'a [ClusterJob],
+    /// The program each job was mapped to.
+    programs: &'a [String],
+    cfg: &'a Config,
+    /// Each policy's label, schedule and elapsed seconds.
+    runs: &'a [(String, Schedule, f64)],
+    outcomes: &'a [Outcome],
+    /// The JSON document `--json` prints.
+    json: &'a serde_json::Value,
+}
+
+fn write_report(dir: &Path, trace: &Path, sim: &Simulated) -> anyhow::Result<()> {
+    let Simulated { jobs, programs, cfg, runs, outcomes, json } = *sim;
     create_dir(dir)?;
     let mut page = Page::new(&format!("Cluster simulation of {}", trace.display()));
     page.note(&format!(

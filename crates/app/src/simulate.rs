@@ -299,7 +299,8 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         "policy_notes": makers.log().summary(),
     });
     if let Some(dir) = &a.report {
-        write_report(dir, path, a, &summaries, &baseline_score, &results, &labels, &doc, placement.as_ref())?;
+        let found = Found { summaries: &summaries, baseline_score: &baseline_score, results: &results, labels: &labels, doc: &doc, placement: placement.as_ref() };
+        write_report(dir, path, a, &found)?;
     }
     if let Some(file) = &a.trace {
         let spec = match &a.trace_policy {
@@ -428,18 +429,22 @@ fn write_trace(
     write_file(file, &text)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write_report(
-    dir: &Path,
-    scenario: &Path,
-    a: &SimulateRequest,
-    summaries: &[PolicySummary],
-    baseline_score: &Spread,
-    results: &[OrderResult],
-    labels: &[String],
-    doc: &serde_json::Value,
-    placement: Option<&(String, Vec<Vec<String>>)>,
-) -> anyhow::Result<()> {
+/// What a simulation found, as the report shows it.
+struct Found<'a> {
+    summaries: &'a [PolicySummary],
+    /// Exclusive execution's score, what the rates are against.
+    baseline_score: &'a Spread,
+    /// Every order's result under every policy.
+    results: &'a [OrderResult],
+    labels: &'a [String],
+    /// The JSON document `--json` prints.
+    doc: &'a serde_json::Value,
+    /// The placement comparison: its note and rows.
+    placement: Option<&'a (String, Vec<Vec<String>>)>,
+}
+
+fn write_report(dir: &Path, scenario: &Path, a: &SimulateRequest, found: &Found) -> anyhow::Result<()> {
+    let Found { summaries, baseline_score, results, labels, doc, placement } = *found;
     create_dir(dir)?;
     let headers = HEAD;
     let mut page = Page::new(&format!("Simulation of {}", scenario.display()));

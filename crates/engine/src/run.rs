@@ -178,18 +178,18 @@ impl Active {
     }
 }
 
+/// What a decision changes in the run loop: the queue, the running jobs,
+/// the cores they hold and the trace's events.
+struct LoopState<'a> {
+    queue: &'a mut Vec<JobId>,
+    running: &'a mut Vec<Active>,
+    map: &'a mut CoreMap,
+    events: &'a mut Vec<Event>,
+}
+
 /// Carries out one checked decision through the executor and records it.
-#[allow(clippy::too_many_arguments)]
-fn apply(
-    act: Act,
-    jobs: &[SimJob],
-    source: &dyn SlowdownSource,
-    exec: &mut dyn Executor,
-    queue: &mut Vec<JobId>,
-    running: &mut Vec<Active>,
-    map: &mut CoreMap,
-    events: &mut Vec<Event>,
-) -> Result<(), RunError> {
+fn apply(act: Act, jobs: &[SimJob], source: &dyn SlowdownSource, exec: &mut dyn Executor, state: LoopState) -> Result<(), RunError> {
+    let LoopState { queue, running, map, events } = state;
     let find = |running: &mut Vec<Active>, job: JobId| running.iter_mut().position(|a| a.id == job).expect("checked: it runs");
     match act {
         Act::Start { job, pool, cpus, variant } => {
@@ -390,7 +390,7 @@ pub fn run_node_placed(
                     }
                 }
                 drop(neighbours);
-                apply(act, jobs, source, exec, &mut queue, &mut running, &mut map, events)?;
+                apply(act, jobs, source, exec, LoopState { queue: &mut queue, running: &mut running, map: &mut map, events })?;
             }
             // As in the simulator: a policy that only starts jobs on free
             // cores is not asked again about a full node.

@@ -573,7 +573,6 @@ fn advance(node: &mut Node, now: f64) {
 /// New rates after the node's running set changed, and its next finish.
 /// With `leveled`, each co-runner counts at the closest level its CPUs
 /// share with the job's.
-#[allow(clippy::too_many_arguments)]
 fn reschedule(
     node: &mut Node,
     n: usize,

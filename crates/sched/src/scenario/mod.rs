@@ -84,8 +84,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cosched_engine::placement::Placement;
-use cosched_model::levels::LevelMatrix;
-use cosched_model::placement::{strategy_by_name, SharingLevel, Strategy};
+use cosched_model::placement::Strategy;
 use cosched_model::workload::PoolKind;
 use serde::Deserialize;
 
@@ -98,6 +97,14 @@ pub const NEEDS_STORE: &str = "which needs the store";
 use crate::policy::{PoolInfo, Variant};
 use crate::sim::{Platform, SimJob};
 use crate::source::{PairTable, ProgramTable};
+
+mod measured;
+mod topology;
+
+pub use measured::{MatrixSource, MeasuredMatrix, Measurements, Statistic};
+pub use topology::ScenarioTopology;
+use measured::map_measured;
+use topology::topology;
 
 /// Bounds of a scenario, so that every figure the simulator computes stays
 /// finite and a file cannot make it run out of memory or time; messages
@@ -166,69 +173,6 @@ pub struct Program {
     pub variants: Vec<Variant>,
 }
 
-/// Where measured slowdowns come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum MatrixSource {
-    /// The latest pairs campaign of this workload in the store.
-    Store { workload: String },
-    /// A JSON matrix as `cosched pairs --json` writes it (path resolved
-    /// against the scenario's directory).
-    File { path: PathBuf },
-}
-
-/// Which figure of a cell's repeats is the slowdown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Statistic {
-    Median,
-    Mean,
-}
-
-/// Cells of a measured matrix over named jobs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MeasuredMatrix {
-    pub jobs: Vec<String>,
-    /// `cells[i][j]`: job i beside job j; `None` where nothing was measured.
-    pub cells: Vec<Vec<Option<f64>>>,
-    /// Where the cells came from, in words (campaign id, file).
-    pub origin: String,
-}
-
-impl MeasuredMatrix {
-    /// Cells from repeats (foreground index, background index, slowdown),
-    /// each cell the median or mean of its repeats.
-    pub fn from_samples(jobs: Vec<String>, samples: impl IntoIterator<Item = (usize, usize, f64)>, statistic: Statistic, origin: String) -> MeasuredMatrix {
-        let n = jobs.len();
-        let mut lists = vec![vec![Vec::new(); n]; n];
-        for (i, j, v) in samples {
-            if i < n && j < n && v.is_finite() {
-                lists[i][j].push(v);
-            }
-        }
-        let cells = lists
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .map(|v: &Vec<f64>| {
-                        (!v.is_empty()).then(|| match statistic {
-                            Statistic::Median => cosched_model::stats::median(v),
-                            Statistic::Mean => v.iter().sum::<f64>() / v.len() as f64,
-                        })
-                    })
-                    .collect()
-            })
-            .collect();
-        MeasuredMatrix { jobs, cells, origin }
-    }
-}
-
-/// Fetches measurements for a scenario: implemented by the caller over the
-/// store or files, so the scheduler stays free of both.
-pub trait Measurements {
-    fn matrix(&self, source: &MatrixSource, statistic: Statistic) -> Result<MeasuredMatrix, String>;
-    /// Host load U of each named job from the latest profiles of `workload`;
-    /// `None` for a job without a profile.
-    fn host_loads(&self, workload: &str, jobs: &[String]) -> Result<Vec<Option<f64>>, String>;
-}
 
 /// A validated scenario. Its job list is every program's `count` instances in
 /// program order; Monte-Carlo orders are permutations of it.
@@ -251,20 +195,6 @@ pub struct Scenario {
     pub topology: Option<ScenarioTopology>,
 }
 
-/// A scenario's node topology: starts are placed on it, and pairs slow
-/// down by the level their jobs share.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScenarioTopology {
-    /// The topology file as the scenario names it.
-    pub file: String,
-    /// PUs of the node.
-    pub pus: usize,
-    /// The topology, each pool's PUs and the strategy of starts.
-    pub placement: Arc<Placement>,
-    /// Program pairs per sharing level over [`Scenario::slowdown`]; no
-    /// levels given: `slowdown` at every level.
-    pub levels: Arc<LevelMatrix>,
-}
 
 /// Slowdown of a program with host load `u_a` beside one with `u_b` when no
 /// matrix is given. The SX-Aurora paper's premise is that conflicts come from the host
@@ -688,44 +618,6 @@ impl Scenario {
     }
 }
 
-/// The program matrix from a measured one: program p's row is its
-/// `measured` job's. A missing cell is an error unless the two programs can
-/// never run together (one pool too small for both), where it is 1.
-fn map_measured(programs: &[Program], pools: &[PoolInfo], mm: &MeasuredMatrix) -> Result<(Vec<Vec<f64>>, String), String> {
-    let mut index = Vec::with_capacity(programs.len());
-    for (i, p) in programs.iter().enumerate() {
-        match mm.jobs.iter().position(|j| *j == p.measured) {
-            Some(k) => index.push(k),
-            None => {
-                return Err(format!(
-                    "programs[{i}].measured: `{}` is not a job of {}; it has {}",
-                    p.measured,
-                    mm.origin,
-                    mm.jobs.join(", ")
-                ))
-            }
-        }
-    }
-    let mut out = vec![vec![1.0; programs.len()]; programs.len()];
-    for (a, pa) in programs.iter().enumerate() {
-        for (b, pb) in programs.iter().enumerate() {
-            let together = pa.pool != pb.pool || pa.cores + pb.cores <= pools[pa.pool].cores;
-            match mm.cells.get(index[a]).and_then(|r| r.get(index[b])).copied().flatten() {
-                Some(v) if v.is_finite() && v > 0.0 && v <= limits::MAX_SLOWDOWN => out[a][b] = v,
-                Some(v) => return Err(format!("cell ({}, {}) of {} is {v}, not a positive slowdown", pa.measured, pb.measured, mm.origin)),
-                None if together => {
-                    return Err(format!(
-                        "{} has no cell ({} beside {}), which programs `{}` and `{}` need",
-                        mm.origin, pa.measured, pb.measured, pa.name, pb.name
-                    ))
-                }
-                None => {}
-            }
-        }
-    }
-    Ok((out, mm.origin.clone()))
-}
-
 impl Scenario {
     /// The slowdowns of `jobs_in(order)` by program, as [`Scenario::table_in`]
     /// gives them by job, without a jobs-square table.
@@ -759,69 +651,6 @@ impl Scenario {
     pub fn by_level(&self) -> bool {
         self.topology.as_ref().is_some_and(|t| t.levels.by_level())
     }
-}
-
-/// Reads `[topology]`: the hwloc XML file (relative to the scenario's
-/// directory), each cpu pool's PUs (`cpus`, else the next free PUs by
-/// number; accelerator pools only with `cpus`), the strategy, and the
-/// per-level matrices over `slowdown`.
-fn topology(
-    raw: &RawTopology,
-    pools: &[RawPool],
-    dir: Option<&Path>,
-    slowdown: &[Vec<f64>],
-    levels: Option<BTreeMap<String, Vec<Vec<f64>>>>,
-) -> Result<ScenarioTopology, String> {
-    let path = dir.map_or_else(|| PathBuf::from(&raw.file), |d| d.join(&raw.file));
-    let text = read_bounded(&path, limits::MAX_INPUT_BYTES).map_err(|e| format!("topology.file: {}: {e}", path.display()))?;
-    let node = cosched_model::topology::parse_hwloc_xml(&text).map_err(|e| format!("topology.file: {}: {e}", path.display()))?;
-    let strategy = match &raw.placement {
-        Some(name) => strategy_by_name(name).map_err(|e| format!("topology.placement: {e}"))?,
-        None => Strategy::Compact,
-    };
-    let all = node.pus();
-    let mut taken: Vec<u32> = Vec::new();
-    let mut cpus: Vec<Option<Vec<u32>>> = vec![None; pools.len()];
-    for (i, p) in pools.iter().enumerate() {
-        let Some(list) = &p.cpus else { continue };
-        let v = cosched_model::topology::parse_cpulist(list).map_err(|e| format!("pools[{i}].cpus: `{list}`: {e}"))?;
-        if v.len() != p.cores as usize {
-            return Err(format!("pools[{i}].cpus: {} CPUs for a pool of {} cores", v.len(), p.cores));
-        }
-        if let Some(c) = v.iter().find(|c| !all.contains(c)) {
-            return Err(format!("pools[{i}].cpus: CPU {c} is not on the topology ({} PUs)", all.len()));
-        }
-        if let Some(c) = v.iter().find(|c| taken.contains(c)) {
-            return Err(format!("pools[{i}].cpus: CPU {c} is in another pool too"));
-        }
-        taken.extend(&v);
-        cpus[i] = Some(v);
-    }
-    for (i, p) in pools.iter().enumerate() {
-        if p.cpus.is_some() || matches!(p.kind, RawKind::Accelerator) {
-            continue;
-        }
-        let v: Vec<u32> = all.iter().copied().filter(|c| !taken.contains(c)).take(p.cores as usize).collect();
-        if v.len() < p.cores as usize {
-            return Err(format!("pools[{i}].cores: pool `{}` of {} cores has {} CPUs of the topology left", p.name, p.cores, v.len()));
-        }
-        taken.extend(&v);
-        cpus[i] = Some(v);
-    }
-    let mut tables = Vec::new();
-    for (name, m) in levels.unwrap_or_default() {
-        let Some(level) = SharingLevel::ALL.into_iter().find(|l| l.name() == name) else {
-            let known: Vec<&str> = SharingLevel::ALL.iter().map(|l| l.name()).collect();
-            return Err(format!("slowdown.levels.{name}: unknown sharing level; expected one of {}", known.join(", ")));
-        };
-        if let Some((i, j, v)) = m.iter().enumerate().flat_map(|(i, r)| r.iter().enumerate().map(move |(j, v)| (i, j, *v))).find(|x| x.2 > limits::MAX_SLOWDOWN) {
-            return Err(format!("slowdown.levels.{name}[{i}][{j}]: {v:e}; expected a slowdown of at most {}", limits::MAX_SLOWDOWN));
-        }
-        tables.push((level, m));
-    }
-    let levels = LevelMatrix::new(slowdown.to_vec(), tables).map_err(|e| format!("slowdown.levels.{e}"))?;
-    let placement = Placement::new(&node, strategy, cpus)?;
-    Ok(ScenarioTopology { file: raw.file.clone(), pus: all.len(), placement: Arc::new(placement), levels: Arc::new(levels) })
 }
 
 fn line_col(text: &str, offset: usize) -> (usize, usize) {

@@ -1,0 +1,328 @@
+//! `cosched run`: a workload executed for real on this node under a policy
+//! (and baselines), journaled in the store, resumable, scored like a
+//! simulation; with a report directory, an HTML page, Gantt SVGs, CSV and
+//! JSON.
+//!
+//! The series is planned ([`plan`]: policies, jobs, the node's setting, the
+//! runs in order), each run executed on the node ([`execute`]) with solo
+//! passes giving the references its slowdowns divide by ([`solo`]), runs
+//! of an earlier invocation replayed from the journal ([`journal`]), and
+//! the whole scored and shown ([`report`], [`files`]).
+
+mod execute;
+mod files;
+mod journal;
+mod plan;
+mod report;
+mod solo;
+
+use std::path::PathBuf;
+
+use cosched_measure::cgroup::{Isolation, Preference};
+use cosched_measure::launch::install_interrupt_handler;
+use cosched_measure::node::{pool_cpus, NodeJob};
+use cosched_model::workload::{PoolKind, Workload};
+use cosched_report::html::Page;
+use cosched_sched::{Platform, PoolInfo, SimJob, SlowdownSource};
+use cosched_store::RunStatus;
+
+use crate::calibrate::calibrate_missing;
+use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, Ctx};
+use crate::error::bad_input;
+use crate::source::predicted_source;
+
+pub(crate) use journal::final_attempts;
+pub use report::{DjsbRun, RunFigures, RunJobs, RunReport, FIGURES, JOB_HEAD, RATE_HEAD, RUN_HEAD};
+pub use solo::{SoloChoice, SoloRef, SoloRefs, SOLO_PASS};
+
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub workload: PathBuf,
+    /// Policy as NAME or NAME:KEY=VALUE,...
+    pub policy: String,
+    /// Policies run interleaved with it, to compare against.
+    pub baselines: Vec<String>,
+    /// Predictor the policy decides with: NAME or NAME:key=value,...
+    pub predictor: String,
+    /// Runs per policy.
+    pub repeats: u32,
+    /// Directory of the report (index.html, Gantt SVGs, CSV, JSON).
+    pub report: Option<PathBuf>,
+    /// Continue the newest unfinished series with these settings.
+    pub resume: bool,
+    /// cgroup hierarchy: auto, v1, v2 or none.
+    pub cgroups: String,
+    /// Lock file that keeps a second runner off the node.
+    pub lock: Option<PathBuf>,
+    pub db: Option<PathBuf>,
+    /// What a job's measured slowdown is divided by.
+    pub solo: SoloMode,
+    /// Index of the first repeat (a caller running one repeat at a time
+    /// numbers them on; the order of repeat r is the seed's order r).
+    pub first_repeat: u32,
+    /// Run each repeat's jobs in a seeded random order
+    /// (`sched::montecarlo::order(jobs, seed, repeat)`), the same for every
+    /// policy of the repeat; `None` keeps the file order.
+    pub order_seed: Option<u64>,
+    /// Run every repeat's jobs in this order of job indices (a schedule's
+    /// priority list, such as the oracle's); overrides `order_seed`.
+    pub order: Option<Vec<usize>>,
+}
+
+/// Where a job's solo reference comes from: what its measured slowdown
+/// (run time over solo time) divides by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SoloMode {
+    /// Each repeat starts with a *solo pass*: every job alone, launched,
+    /// isolated, pinned and timed by this runner exactly as in the policies'
+    /// runs, on the pool's CPUs rotated by the repeat so a single-core job
+    /// is measured on each core in turn. A job's reference is the newest
+    /// pass on the CPUs it ran on (else the newest pass), so a slowdown is a
+    /// ratio of two runs minutes apart on this node as it is now. Stored
+    /// solo times (pairs campaigns, profiles) are taken at another time, and
+    /// a shared VM drifts between them: jobs alone under `run` measured
+    /// 1.15-1.30 against them.
+    Interleaved,
+    /// The store's solo times: the latest pairs campaign's solo repeats,
+    /// else the profile's, else calibration; no extra runs.
+    Stored,
+}
+
+impl std::str::FromStr for SoloMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<SoloMode, String> {
+        match s {
+            "interleaved" => Ok(SoloMode::Interleaved),
+            "stored" => Ok(SoloMode::Stored),
+            other => Err(format!("`{other}`: expected interleaved or stored")),
+        }
+    }
+}
+
+
+
+/// What every run of a series shares: the jobs as the node runs them and
+/// as the engine schedules them, the slowdown source, the node's setting
+/// and the policies.
+struct Series<'a> {
+    ctx: &'a Ctx<'a>,
+    w: &'a Workload,
+    /// The series' id in the store.
+    id: String,
+    /// Its settings as stored with each run (`--resume` finds it by them).
+    params: String,
+    /// The policy's label and the baselines', as runs record them.
+    main: String,
+    baselines: Vec<String>,
+    jobs: Vec<NodeJob>,
+    sim: Vec<SimJob>,
+    /// Per job, where its stored solo time came from.
+    stored_from: Vec<String>,
+    platform: Platform,
+    source: Box<dyn SlowdownSource>,
+    source_note: String,
+    iso: Isolation,
+    topology: Option<cosched_model::topology::Node>,
+    cpus_of_pool: Vec<Vec<u32>>,
+    shared: Vec<bool>,
+    /// Where each run's job logs go (a directory per run).
+    log_root: PathBuf,
+    /// The uid and gid jobs run as.
+    user: Option<(u32, u32)>,
+    policies: &'a crate::policy::Policies,
+}
+
+pub fn run(a: &RunRequest, ctx: &Ctx) -> anyhow::Result<RunReport> {
+    cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::Refused);
+    let mut page = Page::new("cosched run");
+    run_into(a, ctx, &mut page)
+}
+
+/// The verb, with the report's sections appended to `page` (`cosched demo`
+/// puts them into its own report); with `--report`, the page is written as
+/// index.html beside the run's files.
+pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<RunReport> {
+    // Everything the user gave is checked before the store is opened, so bad
+    // input writes nothing.
+    let w = load_workload(&a.workload)?;
+    if a.repeats == 0 {
+        return Err(bad_input("--repeats must be at least 1"));
+    }
+    let pref: Preference = a.cgroups.parse().map_err(|e: String| bad_input(format!("--cgroups: {e}")))?;
+    let (main, note1) = plan::policy_spec(&a.policy, "--policy")?;
+    let baselines = a.baselines.iter().map(|b| plan::policy_spec(b, "--baseline")).collect::<anyhow::Result<Vec<_>>>()?;
+    cosched_predict::predictors::parse_spec(&a.predictor)
+        .and_then(|(n, p)| cosched_predict::predictor_by_name(&n, &p).map(drop))
+        .map_err(|e| bad_input(format!("--predictor {}: {e}; see `cosched predict --list`", a.predictor)))?;
+    let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
+    let pools: Vec<(u32, bool)> =
+        w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
+    let (cpus_of_pool, shared) = pool_cpus(&pools, &node_cpus).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
+
+    let (policies, _watch) = plan::live_policies(&main, &baselines, ctx)?;
+    let _lock = crate::lock::take("run", a.lock.as_deref())?;
+    let mut store = open_store(&db_path(a.db.as_deref()))?;
+    // The node lock is this process's: a run of this node still `running`
+    // lost its runner (an `evaluate` killed outright never resumes it).
+    for id in store.interrupt_orphaned_runs(&provenance(ctx).hostname)? {
+        ctx.step(&format!("run {id}: its runner died; marked interrupted (`cosched run --resume` continues a run's series)"));
+    }
+    install_interrupt_handler();
+    for n in std::iter::once(note1).chain(baselines.iter().map(|b| b.1.clone())).flatten() {
+        ctx.step(&n);
+    }
+    calibrate_missing(&w, &mut store, ctx)?;
+    // Variants run kernels of their own: each as a job, so it calibrates too.
+    let variant_jobs: Vec<_> = w.jobs.iter().flat_map(|j| (0..j.variants.len()).filter_map(move |k| j.as_variant(k))).collect();
+    if !variant_jobs.is_empty() {
+        calibrate_missing(&Workload { jobs: variant_jobs, ..w.clone() }, &mut store, ctx)?;
+    }
+    let jobs = plan::Jobs::of(&store, &w)?;
+    let platform = Platform {
+        pools: w
+            .pools
+            .iter()
+            .zip(&pools)
+            .map(|(p, &(cores, _))| PoolInfo { name: p.name.clone(), cores, kind: p.kind })
+            .collect(),
+    };
+    let (source, source_note, source_name) = predicted_source(&store, &w, &a.predictor)?;
+    ctx.step(&format!("slowdown source: {source_note}"));
+    if a.solo == SoloMode::Interleaved {
+        ctx.step("solo references: a solo pass (each job alone, as runs launch and time it) before each repeat; stored solo times only estimate progress");
+    }
+    jobs.say_solo_sources(ctx);
+    let (iso, topology, user) = plan::node_setting(ctx, pref);
+
+    let plans = plan::plans(a, w.jobs.len(), &main, &baselines)?;
+    let main_label = main.label();
+    let baseline_labels: Vec<String> = baselines.iter().map(|(b, _)| b.label()).collect();
+    let params = plan::series_params(a, &w, &jobs.node, &main_label, &baseline_labels, &source_name);
+    let prior = if a.resume { store.latest_series(&params)? } else { Vec::new() };
+    let id = match prior.first() {
+        Some(r) => {
+            let open = prior.iter().filter(|r| r.status != RunStatus::Done).count();
+            ctx.step(&format!(
+                "resuming series {}: {} of {} runs stored, {open} unfinished",
+                r.series,
+                prior.len(),
+                plans.len()
+            ));
+            r.series.clone()
+        }
+        None => {
+            if a.resume {
+                ctx.step("no earlier series with these settings; starting a new one");
+            }
+            format!("{}-{}", cosched_store::format_unix_utc(now_unix()).replace([' ', ':'], ""), std::process::id())
+        }
+    };
+    let log_root = a
+        .report
+        .clone()
+        .map(|d| d.join("logs"))
+        .unwrap_or_else(|| cosched_store::default_data_dir().join("runs").join(&id));
+    if let Some(report) = &a.report {
+        // Each level checked: a link planted at `logs` is refused, not followed.
+        crate::common::create_dir(report)?;
+        crate::common::create_dir(&log_root)?;
+    }
+    let series = Series {
+        ctx,
+        w: &w,
+        id,
+        params,
+        main: main_label,
+        baselines: baseline_labels,
+        jobs: jobs.node,
+        sim: jobs.sim,
+        stored_from: jobs.stored_from,
+        platform,
+        source,
+        source_note,
+        iso,
+        topology,
+        cpus_of_pool,
+        shared,
+        log_root,
+        user,
+        policies: &policies,
+    };
+    let ran = execute::run_plans(a, &mut store, &series, &plans, &prior)?;
+    let mut report = report::show(a, page, &store, &series, &ran.finished, ran.traces, &ran.solo)?;
+    report.not_ok = ran.not_ok;
+    Ok(report)
+}
+
+/// The command that resumes `a`'s series: every setting that names the
+/// series or where it is stored, each argument quoted for a shell, so
+/// following it literally continues this series in this database.
+pub fn continue_command(a: &RunRequest) -> String {
+    let mut args: Vec<String> = vec!["cosched".into(), "run".into(), "--workload".into(), a.workload.display().to_string()];
+    args.extend(["--policy".into(), a.policy.clone()]);
+    for b in &a.baselines {
+        args.extend(["--baseline".into(), b.clone()]);
+    }
+    args.extend(["--predictor".into(), a.predictor.clone(), "--repeats".into(), a.repeats.to_string()]);
+    if a.solo != SoloMode::Interleaved {
+        args.extend(["--solo".into(), "stored".into()]);
+    }
+    if a.cgroups != "auto" {
+        args.extend(["--cgroups".into(), a.cgroups.clone()]);
+    }
+    if let Some(r) = &a.report {
+        args.extend(["--report".into(), r.display().to_string()]);
+    }
+    let db = db_path(a.db.as_deref());
+    args.extend(["--db".into(), db.display().to_string()]);
+    if let Some(l) = &a.lock {
+        args.extend(["--lock".into(), l.display().to_string()]);
+    }
+    args.push("--resume".into());
+    args.iter().map(|s| shell_quote(s)).collect::<Vec<_>>().join(" ")
+}
+
+/// `s` as one shell word: unchanged when it is plainly safe, else in single
+/// quotes (a quote inside as `'\''`).
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+pub(super) fn now_unix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_with_names_the_database_and_every_setting_quoted_for_a_shell() {
+        let a = RunRequest {
+            workload: PathBuf::from("my dir/w.toml"),
+            policy: "conflict-aware:threshold=30".into(),
+            baselines: vec!["noplan".into()],
+            predictor: "measured".into(),
+            repeats: 2,
+            report: None,
+            resume: false,
+            cgroups: "none".into(),
+            lock: None,
+            db: Some(PathBuf::from("/data/it's.db")),
+            solo: SoloMode::Stored,
+            first_repeat: 0,
+            order_seed: None,
+            order: None,
+        };
+        assert_eq!(
+            continue_command(&a),
+            "cosched run --workload 'my dir/w.toml' --policy conflict-aware:threshold=30 --baseline noplan \
+             --predictor measured --repeats 2 --solo stored --cgroups none --db '/data/it'\\''s.db' --resume"
+        );
+    }
+}
