@@ -237,6 +237,13 @@ check "react wrapping itself" 2 "$(rc $C simulate --scenario examples/scenarios/
 check "react with an unknown action" 2 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:action=explode)"
 check "react with a threshold below 1" 2 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:threshold=0.5)"
 check "react over best-match simulates" 0 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:inner=best-match)"
+check "react over a Lua script simulates" 0 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:inner=lua,path=examples/lua/noplan.lua)"
+check "react over a Lua script without its path" 2 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:inner=lua)"
+check "Lua example that suspends simulates" 0 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy lua:path=examples/lua/suspend-harm.lua)"
+badmove="$W/badmove.lua"
+printf 'function decide(view)\n  if #view.running > 0 then return {{move = view.running[1].id, cores = {99}}} end\n  return {{start = view.queue[1].id}}\nend\n' >"$badmove"
+$C simulate --scenario examples/scenarios/seed000.toml --orders 1 --policy "lua:path=$badmove" >/dev/null 2>"$W/err"
+check "Lua move onto a core the pool lacks: refused, fallback" 1 "$(grep -c 'has no core 99' "$W/err")"
 
 echo "== SIGKILL trial: $KILLS kills"
 km="cosched-adv-kill-$$"

@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use cosched_lua::spec::is_react_over_lua;
 use cosched_lua::{Builder, Governor, Level, Log, LuaPolicy, LuaSpec};
 use cosched_model::placement::Strategy;
 use cosched_sched::spec::{label_of, Spec};
@@ -72,13 +73,14 @@ impl PolicySpec {
 }
 
 /// Parses `NAME[:key=value,...]` once and resolves it against the registry,
-/// or as a `lua:` spec whose script is loaded and checked now, so a bad
+/// or as a `lua:` spec (or `react:inner=lua,...`, a script inside the
+/// `react` wrapper) whose script is loaded and checked now, so a bad
 /// script is refused (with its file and line) before any work starts.
 /// `placement=NAME` is taken by every policy: it is the engine's.
 pub fn parse(text: &str) -> Result<PolicySpec, String> {
     let spec = Spec::parse(text)?;
-    let policy = if spec.name == cosched_lua::NAME {
-        let s = LuaSpec::from_params(&spec.params)?;
+    let policy = if spec.name == cosched_lua::NAME || is_react_over_lua(&spec.name, &spec.params) {
+        let s = LuaSpec::from_spec(&spec.name, &spec.params)?;
         LuaPolicy::check(&s)?;
         Resolution::Lua(s)
     } else {
@@ -115,8 +117,8 @@ impl Policies {
     }
 
     pub fn build(&self, name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
-        if name == cosched_lua::NAME {
-            return Ok(Box::new(self.lua.build(params)?));
+        if name == cosched_lua::NAME || is_react_over_lua(name, params) {
+            return self.lua.build_named(name, params);
         }
         policy_by_name(name, params)
     }

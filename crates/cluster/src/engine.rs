@@ -8,7 +8,8 @@
 //! cores, and may start on a node where other jobs run if the policy admits
 //! it there; jobs wider than a node still get whole nodes (their ranks fill
 //! them). The policy is asked node by node through the engine's one
-//! [`View`]: the node's running jobs, and as the queue the candidate job
+//! [`View`](cosched_engine::View), built by `engine::view` and its answers
+//! checked by `engine::validate::check_view`: the node's running jobs, and as the queue the candidate job
 //! followed by a few later waiting jobs that could share the node; it
 //! admits the candidate by starting it first. The queue order and the
 //! backfilling stay the batch scheduler's (FCFS / EASY), as a batch system
@@ -37,7 +38,9 @@ use std::collections::{BTreeSet, BinaryHeap};
 use std::ops::Bound;
 use std::fmt;
 
-use cosched_engine::policy::{Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, View};
+use cosched_engine::policy::{Decision, JobOutcome, Policy, PoolInfo, RunningJob};
+use cosched_engine::validate::check_view;
+use cosched_engine::view::{self, Held, Work};
 use cosched_engine::source::SlowdownSource;
 use cosched_model::workload::PoolKind;
 use serde::Serialize;
@@ -117,6 +120,8 @@ pub enum ClusterError {
     Input(String),
     Slowdown { job: usize, value: f64 },
     Stalled { time: f64, waiting: usize },
+    /// The sharing policy decided what its view refuses.
+    Decision { time: f64, decision: String, why: String },
 }
 
 impl fmt::Display for ClusterError {
@@ -125,6 +130,7 @@ impl fmt::Display for ClusterError {
             ClusterError::Input(m) => write!(f, "invalid cluster simulation input: {m}"),
             ClusterError::Slowdown { job, value } => write!(f, "slowdown of job {job} is {value}, not a positive finite number"),
             ClusterError::Stalled { time, waiting } => write!(f, "at t={time}: {waiting} jobs wait and nothing runs or arrives"),
+            ClusterError::Decision { time, decision, why } => write!(f, "at t={time}: the policy's decision `{decision}` is refused: {why}"),
         }
     }
 }
@@ -487,7 +493,7 @@ impl Sim<'_, '_, '_> {
                     continue;
                 }
                 asked += 1;
-                if self.admits(j, n, shadow) {
+                if self.admits(j, n, shadow)? {
                     return Ok(Some(n));
                 }
                 self.nodes[n].refused.push(j);
@@ -509,7 +515,7 @@ impl Sim<'_, '_, '_> {
     /// best match among waiting jobs (best-match) admits `j` only if it is
     /// that match, while rules that take the first acceptable job
     /// (conflict-aware, no-twins, noplan) judge `j` alone.
-    fn admits(&mut self, j: usize, n: usize, shadow: Option<f64>) -> bool {
+    fn admits(&mut self, j: usize, n: usize, shadow: Option<f64>) -> Result<bool, ClusterError> {
         let jobs = self.jobs;
         let node = &self.nodes[n];
         let dt = self.now - node.since;
@@ -518,21 +524,13 @@ impl Sim<'_, '_, '_> {
             .iter()
             .map(|r| {
                 let o = &jobs[r.job];
-                RunningJob {
-                    id: r.job,
-                    pool: 0,
-                    cores: o.procs,
-                    // Cores are this engine's to allocate; it never suspends.
-                    cpus: &[],
-                    suspended: false,
-                    suspended_s: 0.0,
-                    progress: (1.0 - (r.left - dt * r.rate) / o.run).clamp(0.0, 1.0),
-                    solo: o.run,
-                    program: &self.programs[o.program],
-                }
+                // Cores are this engine's to allocate (counted, not named);
+                // it never suspends.
+                let held = Held { pool: 0, cores: o.procs, cpus: &[], suspended: false, suspended_s: 0.0 };
+                view::running(r.job, o.run, &self.programs[o.program], held, Work::Left(r.left - dt * r.rate))
             })
             .collect();
-        let queued = |k: usize| QueuedJob { id: k, name: &self.names[k], pool: 0, cores: jobs[k].procs, solo: jobs[k].run, program: &self.programs[jobs[k].program], variants: &[] };
+        let queued = |k: usize| view::waiting_one_way(k, &self.names[k], 0, jobs[k].procs, jobs[k].run, &self.programs[jobs[k].program]);
         let free = self.cfg.cores - node.used;
         let reserved = self.in_r(n);
         let mut queue = vec![queued(j)];
@@ -547,10 +545,16 @@ impl Sim<'_, '_, '_> {
                 }
             }
         }
-        let view = View { time: self.now, queue: &queue, running: &running, pools: &self.pool, slowdown: self.predicted };
+        let view = view::view(self.now, &queue, &running, &self.pool, self.predicted);
         let policy = self.policy.as_mut().expect("asked only when sharing");
+        let decisions = policy.decide(&view);
+        // The one validation, as every engine: an answer this view cannot
+        // carry is the policy's error, whatever of it this engine acts on.
+        if let Err((k, why)) = check_view(&view, &decisions) {
+            return Err(ClusterError::Decision { time: self.now, decision: decisions[k].to_string(), why: why.to_string() });
+        }
         // Its first pick: a policy filling the node goes on to others.
-        policy.decide(&view).first() == Some(&Decision::Start { job: j, pool: 0 })
+        Ok(decisions.first() == Some(&Decision::Start { job: j, pool: 0 }))
     }
 
     fn unlist(&mut self, n: usize) {

@@ -4,7 +4,9 @@
 //! A policy sees an engine-agnostic [`View`] and returns [`Decision`]s; an
 //! engine (the simulator in `cosched-sched`, the node runner's [`run_node`]
 //! over an [`Executor`] of real processes in `cosched-measure`, or of virtual
-//! time) validates them with [`validate::check_decision`] and applies them.
+//! time) builds the view with [`view`], validates the decisions with
+//! [`validate::check_decision`] (or, holding only a view, [`validate::check_view`])
+//! and applies them.
 //! This crate depends on the model only, so an executor can implement
 //! [`Executor`] without pulling in the policies, the predictors or the
 //! simulator.
@@ -18,6 +20,7 @@ pub mod policy;
 pub mod run;
 pub mod source;
 pub mod validate;
+pub mod view;
 
 pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub use cosched_model::run::JobStatus;

@@ -16,7 +16,8 @@ use cosched_model::trace::Trace;
 
 use crate::cores::CoreMap;
 use crate::platform::{Platform, SimJob};
-use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob, View};
+use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob};
+use crate::view::{self, Held, Work};
 use crate::online::{Estimate, Informed, OnlineState, Sample, Settled};
 use crate::source::SlowdownSource;
 use crate::placement::{Neighbour, PlaceCtx, Placement};
@@ -331,35 +332,16 @@ pub fn run_node_placed(
             // learned and sees (the same wrapper in every engine).
             let informed = Informed { inner: source, programs: &programs, learned: &online.learned, estimates: &online.estimates };
             let source: &dyn SlowdownSource = &informed;
-            let q: Vec<QueuedJob> = queue
-                .iter()
-                .map(|&id| {
-                    let j = &jobs[id];
-                    QueuedJob { id, name: &j.name, pool: j.pool, cores: j.cores, solo: j.solo, program: &j.program, variants: &j.variants }
-                })
-                .collect();
+            let q: Vec<QueuedJob> = queue.iter().map(|&id| view::waiting(id, &jobs[id])).collect();
             let r: Vec<RunningJob> = running
                 .iter()
                 .map(|a| {
-                    let j = &jobs[a.id];
-                    // A running job is never done in the policy's eyes, even
-                    // when it overruns its estimate.
                     let suspended_s = a.suspended_until(now);
-                    let progress = ((now - a.start - suspended_s) / a.solo).clamp(0.0, 0.99);
-                    RunningJob {
-                        id: a.id,
-                        pool: a.pool,
-                        cores: a.cores,
-                        cpus: &a.cpus,
-                        suspended: a.suspended_at.is_some(),
-                        suspended_s,
-                        progress,
-                        solo: a.solo,
-                        program: &j.program,
-                    }
+                    let held = Held { pool: a.pool, cores: a.cores, cpus: &a.cpus, suspended: a.suspended_at.is_some(), suspended_s };
+                    view::running(a.id, a.solo, &jobs[a.id].program, held, Work::Ran(now - a.start - suspended_s))
                 })
                 .collect();
-            let view = View { time: now, queue: &q, running: &r, pools: &platform.pools, slowdown: source };
+            let view = view::view(now, &q, &r, &platform.pools, source);
             let decisions = policy.decide(&view);
             if decisions.is_empty() {
                 break;

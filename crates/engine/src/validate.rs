@@ -8,7 +8,7 @@ use cosched_model::placement::Strategy;
 use crate::cores::{ChoiceError, CoreMap};
 use crate::placement::PlaceCtx;
 use crate::platform::{Platform, SimJob};
-use crate::policy::{Cores, Decision};
+use crate::policy::{Cores, Decision, QueuedJob, RunningJob, View};
 use crate::JobId;
 
 /// Why an engine refuses a policy's decision.
@@ -126,16 +126,72 @@ pub fn check_decision_in(
 ) -> Result<Act, Refusal> {
     let job = decision.job();
     let st = if job < jobs.len() { state(job) } else { JobState::Elsewhere };
-    let start = |pool: usize, how: &Cores, overbook: bool, strategy: Option<Strategy>| {
-        if st != JobState::Waiting {
-            return Err(Refusal::NotWaiting { job });
+    check_one(decision, jobs.get(job), st, map, place)
+}
+
+/// The ways a job may run, as the check reads them: a workload's job, a
+/// waiting job of a view, or a running one (which runs one way, on its pool).
+pub trait Ways {
+    /// The pool a job is moved within.
+    fn home(&self) -> usize;
+    /// Pool, cores and solo time of its way `v` (0: its first).
+    fn way(&self, v: usize) -> Option<(usize, u32, f64)>;
+    fn ways(&self) -> usize;
+}
+
+impl Ways for SimJob {
+    fn home(&self) -> usize {
+        self.pool
+    }
+    fn way(&self, v: usize) -> Option<(usize, u32, f64)> {
+        self.variant(v)
+    }
+    fn ways(&self) -> usize {
+        self.variant_count()
+    }
+}
+
+impl Ways for QueuedJob<'_> {
+    fn home(&self) -> usize {
+        self.pool
+    }
+    fn way(&self, v: usize) -> Option<(usize, u32, f64)> {
+        match self.variants.get(v) {
+            Some(x) => Some((x.pool, x.cores, x.solo)),
+            None if v == 0 && self.variants.is_empty() => Some((self.pool, self.cores, self.solo)),
+            None => None,
         }
-        let j = &jobs[job];
+    }
+    fn ways(&self) -> usize {
+        self.variants.len().max(1)
+    }
+}
+
+impl Ways for RunningJob<'_> {
+    fn home(&self) -> usize {
+        self.pool
+    }
+    fn way(&self, v: usize) -> Option<(usize, u32, f64)> {
+        (v == 0).then_some((self.pool, self.cores, self.solo))
+    }
+    fn ways(&self) -> usize {
+        1
+    }
+}
+
+/// The check itself, for a job `j` (`None`: unknown) in state `st`.
+fn check_one<J: Ways + ?Sized>(decision: &Decision, j: Option<&J>, st: JobState, map: &CoreMap, place: Option<&PlaceCtx>) -> Result<Act, Refusal> {
+    let job = decision.job();
+    let st = if j.is_some() { st } else { JobState::Elsewhere };
+    let start = |pool: usize, how: &Cores, overbook: bool, strategy: Option<Strategy>| {
+        let (true, Some(j)) = (st == JobState::Waiting, j) else {
+            return Err(Refusal::NotWaiting { job });
+        };
         // The first variant on the pool that fits; a job without variants
         // has one, itself, so it is checked exactly as it always was.
         let mut first = None;
-        for variant in 0..j.variant_count() {
-            let Some((p, cores, _)) = j.variant(variant) else { break };
+        for variant in 0..j.ways() {
+            let Some((p, cores, _)) = j.way(variant) else { break };
             if p != pool {
                 continue;
             }
@@ -150,7 +206,7 @@ pub fn check_decision_in(
                 }
             }
         }
-        Err(first.unwrap_or(Refusal::WrongPool { job, pool, belongs: j.pool }))
+        Err(first.unwrap_or(Refusal::WrongPool { job, pool, belongs: j.home() }))
     };
     match decision {
         Decision::Start { pool, .. } => start(*pool, &Cores::Compact, false, place.map(|c| c.placement.strategy())),
@@ -163,12 +219,10 @@ pub fn check_decision_in(
             start(*pool, cores, *overbook, strategy)
         }
         Decision::StartVariant { variant, .. } => {
-            if st != JobState::Waiting {
+            let (true, Some(j)) = (st == JobState::Waiting, j) else {
                 return Err(Refusal::NotWaiting { job });
-            }
-            let j = &jobs[job];
-            let (pool, cores, _) =
-                j.variant(*variant).ok_or(Refusal::NoSuchVariant { job, variant: *variant, variants: j.variant_count() })?;
+            };
+            let (pool, cores, _) = j.way(*variant).ok_or(Refusal::NoSuchVariant { job, variant: *variant, variants: j.ways() })?;
             let placed = match place {
                 Some(ctx) => ctx.placement.choose(ctx, map, job, pool, cores, ctx.placement.strategy(), false),
                 None => None,
@@ -186,14 +240,110 @@ pub fn check_decision_in(
             _ => Err(Refusal::NotSuspended { job }),
         },
         Decision::Move { cores, .. } => {
-            if !matches!(st, JobState::Running | JobState::Suspended) {
+            let (true, Some(j)) = (matches!(st, JobState::Running | JobState::Suspended), j) else {
                 return Err(Refusal::NotRunning { job });
-            }
-            let pool = jobs[job].pool;
+            };
+            let pool = j.home();
             let cpus = map.choose(pool, 1, &Cores::Given(cores.clone()), true).map_err(|e| refusal(job, pool, e))?;
             Ok(Act::Move { job, pool, cpus })
         }
     }
+}
+
+/// A running job as [`check_view`] tracks it through a batch.
+struct OnNode {
+    id: JobId,
+    pool: usize,
+    cores: u32,
+    solo: f64,
+    cpus: Vec<u32>,
+    suspended: bool,
+}
+
+impl Ways for OnNode {
+    fn home(&self) -> usize {
+        self.pool
+    }
+    fn way(&self, v: usize) -> Option<(usize, u32, f64)> {
+        (v == 0).then_some((self.pool, self.cores, self.solo))
+    }
+    fn ways(&self) -> usize {
+        1
+    }
+}
+
+/// The one check of a batch of decisions against the [`View`] a policy
+/// made them on, for whoever holds a view and no engine state (a Lua
+/// policy checks its script's answer with it, so a refused decision
+/// reaches its fallback, not the engine; the cluster simulator checks
+/// its policy's answers with it). Decisions apply in order, each to the
+/// node the earlier ones left (a suspension frees the cores a start then
+/// takes), exactly as [`check_decision`] checks them one by one in an
+/// engine. A running job without named cores holds `cores` cores of its
+/// pool, the lowest free first (running jobs before suspended ones); starts take the compact free cores (an
+/// engine on a topology may place them elsewhere, on as many cores).
+/// The acts, or the index of the first decision refused and why.
+pub fn check_view(view: &View, decisions: &[Decision]) -> Result<Vec<Act>, (usize, Refusal)> {
+    let mut map = CoreMap::new(view.pools.iter().map(|p| p.cores));
+    let mut on: Vec<OnNode> = Vec::with_capacity(view.running.len());
+    let pool_ok = |p: usize| p < view.pools.len();
+    // Named cores first; then counted ones take the first free cores,
+    // running jobs before suspended ones (which hold none until resumed),
+    // as the Slurm engine lays out the jobs cons_tres placed.
+    for (named, suspended) in [(true, false), (true, true), (false, false), (false, true)] {
+        let these = view.running.iter().filter(|r| !r.cpus.is_empty() == named && r.suspended == suspended && pool_ok(r.pool));
+        for r in these {
+            let cpus = if named { r.cpus.to_vec() } else { map.choose(r.pool, r.cores, &Cores::Compact, true).unwrap_or_default() };
+            if !r.suspended {
+                map.hold(r.pool, &cpus);
+            }
+            on.push(OnNode { id: r.id, pool: r.pool, cores: r.cores, solo: r.solo, cpus, suspended: r.suspended });
+        }
+    }
+    let mut acts: Vec<Act> = Vec::with_capacity(decisions.len());
+    for (k, d) in decisions.iter().enumerate() {
+        let job = d.job();
+        let at = on.iter().position(|o| o.id == job);
+        let act = match at {
+            Some(i) => {
+                let st = if on[i].suspended { JobState::Suspended } else { JobState::Running };
+                check_one(d, Some(&on[i]), st, &map, None)
+            }
+            None => {
+                let q = view.queue.iter().find(|q| q.id == job && pool_ok(q.pool));
+                check_one(d, q, JobState::Waiting, &map, None)
+            }
+        }
+        .map_err(|r| (k, r))?;
+        match &act {
+            Act::Start { job, pool, cpus, variant } => {
+                map.hold(*pool, cpus);
+                let q = view.queue.iter().find(|q| q.id == *job).expect("checked: it waits");
+                let (_, cores, solo) = q.way(*variant).expect("checked: the variant exists");
+                on.push(OnNode { id: *job, pool: *pool, cores, solo, cpus: cpus.clone(), suspended: false });
+            }
+            Act::Suspend { .. } => {
+                let o = &mut on[at.expect("checked: it runs")];
+                map.release(o.pool, &o.cpus);
+                o.suspended = true;
+            }
+            Act::Resume { .. } => {
+                let o = &mut on[at.expect("checked: it is suspended")];
+                map.hold(o.pool, &o.cpus);
+                o.suspended = false;
+            }
+            Act::Move { pool, cpus, .. } => {
+                let o = &mut on[at.expect("checked: it runs")];
+                if !o.suspended {
+                    map.release(*pool, &o.cpus);
+                    map.hold(*pool, cpus);
+                }
+                o.cpus = cpus.clone();
+            }
+        }
+        acts.push(act);
+    }
+    Ok(acts)
 }
 
 /// Checks that every job targets a pool of the platform that can hold it

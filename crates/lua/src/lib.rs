@@ -24,7 +24,10 @@
 //! policies, by name) and `model`; the application resolves `lua:` specs
 //! through [`Builder`], so `sched` does not depend on mlua.
 
+mod answer;
+mod file;
 mod io;
+mod lent;
 mod raw;
 pub mod live;
 pub mod log;

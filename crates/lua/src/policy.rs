@@ -8,11 +8,16 @@ use std::ffi::{c_int, CStr};
 use std::sync::{Arc, Mutex};
 
 use cosched_engine::policy::{Decision, JobOutcome, Params, Policy, View};
-use cosched_engine::validate::Refusal;
-use cosched_engine::{JobId, SlowdownSource};
+use cosched_engine::online::MIN_SEGMENTS;
+use cosched_engine::JobId;
+use cosched_sched::policies::{Action, React};
 use cosched_sched::MIN_WAIT_S;
 use mlua::{ffi, ChunkMode, Compiler, Function, Lua, LuaOptions, StdLib, Table, Value, Variadic};
 
+use crate::answer;
+use crate::file::read;
+pub use crate::file::MAX_SCRIPT_BYTES;
+use crate::lent::Lent;
 use crate::live::{self, Governor, Level};
 use crate::raw;
 use crate::log::{Log, Note, NoteKind};
@@ -79,53 +84,6 @@ unsafe extern "C-unwind" fn interrupt(l: *mut ffi::lua_State, gc: c_int) {
     unsafe { ffi::lua_error(l) }
 }
 
-/// The slowdown source of the decision in progress, lent to the Lua
-/// callbacks (`view.score`, `view.slowdown`) for the length of one call.
-#[derive(Default)]
-pub(crate) struct Lent {
-    pub(crate) source: Cell<Option<*const (dyn SlowdownSource + 'static)>>,
-    /// Ids the engine has shown this state: the only ones the source is
-    /// asked about, since a source indexes its tables by them.
-    pub(crate) known: RefCell<Vec<bool>>,
-    beside: RefCell<Vec<JobId>>,
-}
-
-/// Clears the lent source when the call that lent it ends, however it ends.
-struct Lending<'a>(&'a Lent);
-
-impl Lent {
-    fn lend<'a>(&'a self, source: &'a dyn SlowdownSource) -> Lending<'a> {
-        let p: *const (dyn SlowdownSource + 'a) = source;
-        // SAFETY: only the lifetime is erased (same pointer, same vtable).
-        // The pointer is dereferenced only by the callbacks while it is set,
-        // and it is set only between this call and the drop of the returned
-        // guard, which borrows `source` for as long: the callbacks run inside
-        // `Function::call` on this thread, within that span.
-        let p: *const (dyn SlowdownSource + 'static) = unsafe { std::mem::transmute(p) };
-        self.source.set(Some(p));
-        Lending(self)
-    }
-
-    fn with<R>(&self, what: &str, f: impl FnOnce(&dyn SlowdownSource) -> R) -> mlua::Result<R> {
-        match self.source.get() {
-            // SAFETY: set only while a `Lending` guard borrows the source
-            // (see `lend`), so it points to a live source.
-            Some(p) => Ok(f(unsafe { &*p })),
-            None => Err(mlua::Error::runtime(format!("{what} may be called only inside decide(view)"))),
-        }
-    }
-
-    fn known(&self, id: JobId) -> bool {
-        self.known.borrow().get(id).copied().unwrap_or(false)
-    }
-}
-
-impl Drop for Lending<'_> {
-    fn drop(&mut self) {
-        self.0.source.set(None);
-    }
-}
-
 /// Name of the chunk of cosched's own Lua helpers (the reset's snapshot).
 const HELPERS: &str = "=cosched";
 
@@ -182,7 +140,7 @@ fn here(lua: &Lua) -> String {
 /// A whole number as Luau holds it, a double (mlua hands whole ones that fit
 /// an i32 over as `Integer`), if it is one exactly: ids, cores, pools and
 /// variants stay below 2^53, where every whole number is a double.
-fn whole(v: &Value) -> Option<i64> {
+pub(crate) fn whole(v: &Value) -> Option<i64> {
     const EXACT: f64 = 9_007_199_254_740_992.0;
     match *v {
         Value::Integer(i) => Some(i64::from(i)),
@@ -276,6 +234,12 @@ struct Script {
     /// `view.score` and `view.slowdown`, set in each new view.
     score: Function,
     slowdown: Function,
+    /// `view.cpus` and `view.estimate`.
+    cpus: Function,
+    estimate: Function,
+    /// Whether the script mentions `cpus` (else `view.cpus` has nothing to
+    /// read and the cores are not copied).
+    reads_cpus: bool,
     /// `file:line` where `decide` is defined, for decisions the engine
     /// would refuse (no Lua line raised them).
     at: String,
@@ -311,6 +275,9 @@ struct Script {
     globals: Table,
     /// Whether the script mentions `wake_at` at all (else it is not read).
     wakes: bool,
+    /// Whether the script names a decision on running jobs (`suspend`,
+    /// `resume`, `move`): engines then ask it about full nodes too.
+    acts: bool,
     lent: Rc<Lent>,
     budget: u64,
     /// `memory_mib`, for the message when the state runs out of it.
@@ -429,6 +396,33 @@ impl Script {
             Ok((fast, slowdown))
         })()
         .map_err(|e| format!("{path}: {}", message(&e)))?;
+        let (cpus, estimate) = (|| -> mlua::Result<(Function, Function)> {
+            let l = lent.clone();
+            let cpus = lua.create_function(move |lua, job: Value| {
+                let job = job_arg(lua, &l, &job, "cpus")?;
+                l.with("cpus", |_| ())?;
+                let cpus = l.cpus.borrow();
+                let held = cpus.iter().find(|(j, _)| *j == job).map(|(_, c)| c.clone());
+                held.map(|c| lua.create_sequence_from(c)).transpose()
+            })?;
+            let l = lent.clone();
+            let estimate = lua.create_function(move |lua, job: Value| {
+                let job = job_arg(lua, &l, &job, "estimate")?;
+                let Some(e) = l.with("estimate", |s| s.online(job))? else { return Ok(None) };
+                let t = lua.create_table()?;
+                t.raw_set("slowdown", e.slowdown)?;
+                t.raw_set("lo", e.lo)?;
+                t.raw_set("hi", e.hi)?;
+                t.raw_set("n", e.n as f64)?;
+                t.raw_set("signal", e.signal.name())?;
+                // As `react` reads it: an interval a reaction may act on.
+                t.raw_set("decisive", e.signal.decisive() && e.n >= MIN_SEGMENTS)?;
+                t.raw_set("time", e.time)?;
+                Ok(Some(t))
+            })?;
+            Ok((cpus, estimate))
+        })()
+        .map_err(|e| format!("{path}: {}", message(&e)))?;
         let table = || lua.create_table().map_err(|e| format!("{path}: {}", message(&e)));
         let (view, queue, running, own) = (table()?, table()?, table()?, table()?);
         let keys = (|| {
@@ -438,10 +432,13 @@ impl Script {
         })()
         .map_err(|e| format!("{path}: {}", message(&e)))?;
         let wakes = source.contains("wake_at");
+        let reads_cpus = source.contains("cpus");
+        let acts = ["suspend", "resume", "move"].iter().any(|k| source.contains(k));
         let memory_mib = spec.memory_bytes() >> 20;
         let mut script = Script {
             globals: g,
             wakes,
+            acts,
             source,
             path,
             grant: spec.grant().to_string(),
@@ -454,6 +451,9 @@ impl Script {
             observe: None,
             score,
             slowdown,
+            cpus,
+            estimate,
+            reads_cpus,
             view,
             own,
             pooled: false,
@@ -518,6 +518,8 @@ impl Script {
             self.running = self.lua.create_table()?;
             self.view.raw_set("score", &self.score)?;
             self.view.raw_set("slowdown", &self.slowdown)?;
+            self.view.raw_set("cpus", &self.cpus)?;
+            self.view.raw_set("estimate", &self.estimate)?;
             self.view.raw_set("queue", &self.queue)?;
             self.view.raw_set("running", &self.running)?;
             // Emptied, not made anew: they keep their size from order to
@@ -583,6 +585,11 @@ impl Script {
         if self.ran.len() <= most {
             self.ran.resize(most + 1, false);
         }
+        if self.reads_cpus {
+            let mut cpus = self.lent.cpus.borrow_mut();
+            cpus.clear();
+            cpus.extend(view.running.iter().map(|r| (r.id, r.cpus.to_vec())));
+        }
         let (mut filled, mut fast) = (false, None);
         meter(self.budget);
         let out = {
@@ -613,9 +620,9 @@ impl Script {
         }
         let ds = match fast {
             Some(ds) => ds,
-            None => decisions(&out, view).map_err(|e| format!("{}: decide: {e}", self.at))?,
+            None => answer::decisions(&out, view).map_err(|e| format!("{}: decide: {e}", self.at))?,
         };
-        check(view, &ds).map_err(|e| format!("{}: decide: {e}", self.at))?;
+        answer::check(view, &ds).map_err(|e| format!("{}: decide: {e}", self.at))?;
         Ok(ds)
     }
 
@@ -636,117 +643,6 @@ impl Script {
         meter(self.budget);
         f.call::<()>(t).map_err(|e| self.explain(&e))
     }
-}
-
-/// The decisions a script returned: `nil` or a list of tables.
-fn decisions(out: &Value, view: &View) -> Result<Vec<Decision>, String> {
-    let list = match out {
-        Value::Nil => return Ok(Vec::new()),
-        Value::Table(t) => t,
-        other => return Err(format!("returned a {}, not a list of decisions such as {{{{start = job.id}}}}", other.type_name())),
-    };
-    let mut ds = Vec::new();
-    for (k, d) in list.clone().sequence_values::<Value>().enumerate() {
-        let d = d.map_err(|e| message(&e))?;
-        let Value::Table(d) = d else {
-            return Err(format!("decision {} is a {}, not a table such as {{start = job.id}}", k + 1, d.type_name()));
-        };
-        ds.push(decision(&d, view).map_err(|e| format!("decision {}: {e}", k + 1))?);
-    }
-    Ok(ds)
-}
-
-/// One decision table as an engine decision. Each kind of decision is one
-/// key naming its job; a new kind the engine learns is one more arm here.
-fn decision(d: &Table, view: &View) -> Result<Decision, String> {
-    let id = |key: &str| -> Result<Option<JobId>, String> {
-        match d.raw_get::<Value>(key).map_err(|e| message(&e))? {
-            Value::Nil => Ok(None),
-            Value::Table(t) => match whole(&t.raw_get::<Value>("id").map_err(|e| message(&e))?) {
-                Some(i) if i >= 0 => Ok(Some(i as usize)),
-                _ => Err(format!("`{key}` is a table without a job id")),
-            },
-            other => match whole(&other) {
-                Some(i) if i >= 0 => Ok(Some(i as usize)),
-                _ => Err(format!("`{key}` is a {}, not a job id", other.type_name())),
-            },
-        }
-    };
-    if let Some(job) = id("start")? {
-        match d.raw_get::<Value>("variant").map_err(|e| message(&e))? {
-            Value::Nil => {}
-            // A variant table from `job.variants`.
-            Value::Table(t) => match whole(&t.raw_get::<Value>("index").map_err(|e| message(&e))?) {
-                Some(k) if k >= 1 => return Ok(Decision::StartVariant { job, variant: k as usize - 1 }),
-                _ => return Err("`variant` is a table without an index; expected a variant number or a table of job.variants".into()),
-            },
-            other => match whole(&other) {
-                Some(k) if k >= 1 => return Ok(Decision::StartVariant { job, variant: k as usize - 1 }),
-                _ => return Err(format!("`variant` is {other:?}; expected a variant number from 1 (job.variants[k].index)")),
-            },
-        }
-        let pool = match d.raw_get::<Value>("pool").map_err(|e| message(&e))? {
-            Value::Nil => view.queue.iter().find(|q| q.id == job).map_or(usize::MAX, |q| q.pool),
-            other => match whole(&other) {
-                Some(p) if p >= 1 => p as usize - 1,
-                _ => return Err(format!("`pool` is {other:?}; expected a pool number from 1 to {}", view.pools.len())),
-            },
-        };
-        return Ok(Decision::Start { job, pool });
-    }
-    Err("expected {start = JOB[, pool = P | variant = K]}".into())
-}
-
-/// The engine's check of a batch of decisions (`validate::check_start`),
-/// made here so a bad decision reaches the fallback, not the engine.
-fn check(view: &View, ds: &[Decision]) -> Result<(), String> {
-    let mut used: Vec<u32> = vec![0; view.pools.len()];
-    for r in view.running {
-        used[r.pool] += r.cores;
-    }
-    let mut started: Vec<JobId> = Vec::new();
-    for (k, d) in ds.iter().enumerate() {
-        let at = |why: Refusal| format!("decision {}: {why}", k + 1);
-        let waiting = |job: JobId| view.queue.iter().find(|q| q.id == job && !started.contains(&job)).ok_or_else(|| at(Refusal::NotWaiting { job }));
-        // The job's way k: its variant k, or (k = 0) itself.
-        let way = |q: &cosched_engine::QueuedJob, k: usize| -> Option<(usize, u32)> {
-            match q.variants.get(k) {
-                Some(v) => Some((v.pool, v.cores)),
-                None => (k == 0 && q.variants.is_empty()).then_some((q.pool, q.cores)),
-            }
-        };
-        #[allow(unreachable_patterns)]
-        match *d {
-            Decision::Start { job, pool } => {
-                let q = waiting(job)?;
-                // As the engine: the first of its ways on the pool that fits.
-                let free = view.pools.get(pool).map_or(0, |p| p.cores.saturating_sub(used[pool]));
-                let on_pool = || (0..q.variants.len().max(1)).filter_map(|k| way(q, k)).filter(|w| w.0 == pool).map(|w| w.1);
-                let Some(first) = on_pool().next() else {
-                    return Err(at(Refusal::WrongPool { job, pool: pool.wrapping_add(1), belongs: q.pool + 1 }));
-                };
-                let Some(cores) = on_pool().find(|&c| c <= free) else {
-                    return Err(at(Refusal::NoRoom { job, pool: pool + 1, needs: first, free }));
-                };
-                used[pool] += cores;
-                started.push(job);
-            }
-            Decision::StartVariant { job, variant } => {
-                let q = waiting(job)?;
-                let Some((pool, cores)) = way(q, variant) else {
-                    return Err(at(Refusal::NoSuchVariant { job, variant: variant + 1, variants: q.variants.len().max(1) }));
-                };
-                let free = view.pools[pool].cores.saturating_sub(used[pool]);
-                if cores > free {
-                    return Err(at(Refusal::NoRoom { job, pool: pool + 1, needs: cores, free }));
-                }
-                used[pool] += cores;
-                started.push(job);
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 thread_local! {
@@ -911,6 +807,14 @@ impl Policy for LuaPolicy {
         self.script.wake
     }
 
+    fn acts_on_running(&self) -> bool {
+        // The simulator reads it once per order: a script broken since is
+        // asked more often than its fallback needs, which costs questions,
+        // not decisions. A mention in a comment (or in `remove`) only costs
+        // questions too.
+        if self.broken { self.fallback.acts_on_running() } else { self.script.acts }
+    }
+
     fn observe(&mut self, outcome: &JobOutcome) {
         self.fallback.observe(outcome);
         if self.broken {
@@ -922,51 +826,6 @@ impl Policy for LuaPolicy {
             self.note(outcome.finish, NoteKind::Error, format!("{e}; `{}` decides from now on", self.spec.fallback()));
         }
     }
-}
-
-/// The most of a script file read: far above any strategy (the examples
-/// are a few KiB), far below what would hurt the runner's memory.
-pub const MAX_SCRIPT_BYTES: u64 = 1 << 20;
-
-/// Reads a script file: a regular file of at most [`MAX_SCRIPT_BYTES`],
-/// opened without blocking, so a FIFO, a device (`/dev/zero`, a terminal)
-/// or a huge file named as the script (first or on a swap) is refused with
-/// a message and never hangs the runner or fills its memory.
-fn read(path: &Path) -> Result<String, String> {
-    use std::io::Read;
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let cannot = |e: std::io::Error| format!("cannot read Lua script {}: {e}", path.display());
-    // O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(cannot)?;
-    let meta = file.metadata().map_err(cannot)?;
-    if !meta.is_file() {
-        let t = meta.file_type();
-        let kind = if t.is_fifo() {
-            "a FIFO"
-        } else if t.is_char_device() || t.is_block_device() {
-            "a device"
-        } else if t.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file"
-        };
-        return Err(format!("Lua script {} is {kind}; expected a regular file", path.display()));
-    }
-    let too_big = || format!("Lua script {} is over {} KiB; expected a script of at most that", path.display(), MAX_SCRIPT_BYTES >> 10);
-    if meta.len() > MAX_SCRIPT_BYTES {
-        return Err(too_big());
-    }
-    let mut bytes = Vec::new();
-    // Bounded again: the file may grow between the stat and the read.
-    file.take(MAX_SCRIPT_BYTES + 1).read_to_end(&mut bytes).map_err(cannot)?;
-    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
-        return Err(too_big());
-    }
-    String::from_utf8(bytes).map_err(|_| format!("Lua script {} is not UTF-8 text", path.display()))
 }
 
 /// Builds Lua policies from `lua:` parameters for one verb.
@@ -1041,7 +900,24 @@ impl Builder {
     /// built from the same code and parameters, reset as new, if there is
     /// one (a Monte-Carlo run builds a policy per order).
     pub fn build(&self, params: &Params) -> Result<LuaPolicy, String> {
-        let spec = LuaSpec::from_params(params)?;
+        self.build_spec(LuaSpec::from_params(params)?, params)
+    }
+
+    /// A policy from a spec's name and parameters: `lua:...`, or
+    /// `react:inner=lua,...`, the script inside the `react` wrapper (which
+    /// suspends or moves the newest job of a harmful co-run and lets the
+    /// script start what fits).
+    pub fn build_named(&self, name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
+        let mut spec = LuaSpec::from_spec(name, params)?;
+        let Some(react) = spec.react.take() else { return Ok(Box::new(self.build_spec(spec, params)?)) };
+        let action = Action::by_name(react.word("action")).expect("checked against Action::NAMES");
+        let inner = self.build_spec(spec, params)?;
+        Ok(Box::new(React::new(Box::new(inner), react.float("threshold"), action)))
+    }
+
+    /// A policy of `spec`, reusing a spare script built from the same
+    /// `params` (see [`Builder::build`]).
+    fn build_spec(&self, spec: LuaSpec, params: &Params) -> Result<LuaPolicy, String> {
         let fallback = cosched_sched::policy_by_name(spec.fallback(), &Params::new())?;
         let code = self.code(&spec.path)?;
         let reuse = !self.live && spec.grant() == "none";

@@ -23,7 +23,7 @@ use cosched_engine::JobId;
 use cosched_model::workload::PoolKind;
 
 use crate::live::Level;
-use crate::policy::Lent;
+use crate::lent::Lent;
 use mlua::ffi;
 
 const VIEW: c_int = 1;
@@ -36,9 +36,9 @@ const DECIDE: c_int = 7;
 
 /// The field names the view's tables use, in the order of the constants
 /// below (1-based, as `KEYS` holds them).
-pub const KEYS: [&str; 18] = [
+pub const KEYS: [&str; 19] = [
     "id", "name", "pool", "cores", "solo", "program", "progress", "variants", "index", "kind", "free", "time", "governor", "pools", "start", "variant",
-    "high", "low",
+    "high", "low", "suspended",
 ];
 const ID: c_int = 1;
 const NAME: c_int = 2;
@@ -58,6 +58,7 @@ const START: c_int = 15;
 const VARIANT: c_int = 16;
 const HIGH: c_int = 17;
 const LOW: c_int = 18;
+const SUSPENDED: c_int = 19;
 
 /// What one pass needs besides the stack: the view, and cosched's record of
 /// what the tables hold.
@@ -121,8 +122,8 @@ impl Pass<'_> {
                 return;
             }
             // Sized for its fields (id, name, pool, cores, solo, program,
-            // progress, variants), so filling it never rehashes.
-            ffi::lua_createtable(l, 0, 8);
+            // progress, variants, suspended), so filling it never rehashes.
+            ffi::lua_createtable(l, 0, 9);
             let t = ffi::lua_gettop(l);
             num(l, t, ID, id as f64);
             make(t);
@@ -195,6 +196,9 @@ impl Pass<'_> {
                     num(l, t, SOLO, r.solo);
                 }
                 num(l, t, PROGRESS, r.progress);
+                ffi::lua_rawgeti(l, KEYS_AT, SUSPENDED);
+                ffi::lua_pushboolean(l, c_int::from(r.suspended));
+                ffi::lua_rawset(l, t);
                 ffi::lua_rawseti(l, RUNNING, k as ffi::lua_Integer + 1);
             }
             let len = ffi::lua_objlen(l, RUNNING);

@@ -83,6 +83,19 @@ pub struct LuaSpec {
     /// Handed to the script as `params`: numbers as numbers, `true` and
     /// `false` as booleans, anything else as a string.
     pub script: BTreeMap<String, String>,
+    /// `react:inner=lua,...`: the script runs inside the `react` wrapper,
+    /// with these parameters of `react`'s (threshold, action).
+    pub react: Option<ParamSet>,
+}
+
+/// The registered wrapper a script may run inside, and the value of its
+/// `inner` key that names a script.
+pub const REACT: &str = "react";
+
+/// Whether `name` with `params` is `react:inner=lua,...`: the wrapper
+/// around a script, whose other keys are the script's spec.
+pub fn is_react_over_lua(name: &str, params: &BTreeMap<String, String>) -> bool {
+    name == REACT && params.get("inner").is_some_and(|i| i.trim() == NAME)
 }
 
 impl LuaSpec {
@@ -109,7 +122,26 @@ impl LuaSpec {
             // mlua reads a limit of 0 as none at all.
             return Err("policy `lua`: memory_mib=0; expected 1 or more MiB".into());
         }
-        Ok(LuaSpec { path: PathBuf::from(path.trim()), runtime, script })
+        Ok(LuaSpec { path: PathBuf::from(path.trim()), runtime, script, react: None })
+    }
+
+    /// From a spec's name and key=value pairs: `lua:...`, or
+    /// `react:inner=lua,...`, where `react`'s own keys (`threshold`,
+    /// `action`) go to the wrapper and every other key to the script's spec
+    /// as under `lua:` (so a script under `react` cannot take parameters of
+    /// those two names).
+    pub fn from_spec(name: &str, given: &BTreeMap<String, String>) -> Result<LuaSpec, String> {
+        if !is_react_over_lua(name, given) {
+            return LuaSpec::from_params(given);
+        }
+        let entry = cosched_sched::registry::POLICIES.iter().find(|e| e.name == REACT).expect("react is registered");
+        let own = |k: &str| k != "inner" && entry.params.iter().any(|p| p.name == k);
+        let react: BTreeMap<String, String> = given.iter().filter(|(k, _)| own(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let rest: BTreeMap<String, String> = given.iter().filter(|(k, _)| !own(k) && k.as_str() != "inner").map(|(k, v)| (k.clone(), v.clone())).collect();
+        let react = ParamSet::from_map(entry.params, &react).map_err(|e| format!("policy `{REACT}`: {e}"))?;
+        let mut spec = LuaSpec::from_params(&rest)?;
+        spec.react = Some(react);
+        Ok(spec)
     }
 
     /// Every value, defaults included, as the parameters of a stored label.
@@ -117,6 +149,10 @@ impl LuaSpec {
         let mut m = self.runtime.to_map();
         m.insert("path".into(), self.path.display().to_string());
         m.extend(self.script.clone());
+        if let Some(r) = &self.react {
+            m.extend(r.to_map());
+            m.insert("inner".into(), NAME.into());
+        }
         m
     }
 
@@ -143,7 +179,16 @@ impl LuaSpec {
 
     /// The runtime defaults the spec did not give, as `key=value`.
     pub fn defaulted(&self) -> Vec<String> {
-        self.runtime.defaulted()
+        let mut d = self.runtime.defaulted();
+        if let Some(r) = &self.react {
+            d.extend(r.defaulted().into_iter().filter(|kv| !kv.starts_with("inner=")));
+        }
+        d
+    }
+
+    /// The policy name the spec is given under.
+    pub fn name(&self) -> &'static str {
+        if self.react.is_some() { REACT } else { NAME }
     }
 }
 
@@ -175,6 +220,24 @@ mod tests {
                 ("memory_mib", "256")
             ])
         );
+    }
+
+    #[test]
+    fn react_over_a_script_takes_its_own_keys_and_hands_the_rest_to_the_script() {
+        let given = map(&[("inner", "lua"), ("path", "a.lua"), ("threshold", "1.5"), ("limit", "3"), ("budget", "500")]);
+        assert!(is_react_over_lua("react", &given));
+        assert!(!is_react_over_lua("react", &map(&[("inner", "noplan")])));
+        let s = LuaSpec::from_spec("react", &given).unwrap();
+        assert_eq!((s.name(), s.budget()), ("react", 500));
+        assert_eq!(s.script, map(&[("limit", "3")]));
+        let r = s.react.as_ref().unwrap();
+        assert_eq!((r.float("threshold"), r.word("action")), (1.5, "suspend"));
+        let m = s.to_map();
+        assert_eq!((m["inner"].as_str(), m["threshold"].as_str(), m["action"].as_str(), m["path"].as_str()), ("lua", "1.5", "suspend", "a.lua"));
+        // The label parses back to the same spec.
+        assert_eq!(LuaSpec::from_spec("react", &m).unwrap().to_map(), m);
+        assert!(LuaSpec::from_spec("react", &map(&[("inner", "lua"), ("path", "a.lua"), ("threshold", "0.5")])).unwrap_err().contains("policy `react`"));
+        assert!(LuaSpec::from_spec("react", &map(&[("inner", "lua")])).unwrap_err().contains("path=FILE"));
     }
 
     #[test]

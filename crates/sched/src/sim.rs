@@ -29,11 +29,12 @@ use cosched_engine::placement::{Neighbour, PlaceCtx, Placement};
 use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
 use cosched_engine::online::{Reading, Sample, Signal};
 use cosched_engine::validate::{check_decision_in, check_jobs, Act, JobState};
+use cosched_engine::view::{self, Held, Work};
 use cosched_model::placement::SharingLevel;
 use cosched_model::run::JobStatus;
 use cosched_model::trace::TraceJob;
 
-use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob, View};
+use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob};
 use crate::source::SlowdownSource;
 use crate::{Event, EventKind, JobId};
 
@@ -214,7 +215,7 @@ pub fn simulate_predicted(
 }
 
 /// The engine: `opts.nodes` copies of `platform`. The policy is asked node by
-/// node, in node order, with a [`View`] of that node and the shared queue; its
+/// node, in node order, with a [`View`](crate::policy::View) of that node and the shared queue; its
 /// `Start` decisions apply to that node. After a start anywhere, nodes that
 /// said "wait" earlier are asked again, since the queue they saw changed.
 /// When a job finishes, the policy [observes](Policy::observe) its outcome
@@ -396,26 +397,10 @@ pub fn simulate_placed(
                     // from the node, which the decisions then change.
                     let mut rbuf: Vec<RunningJob> = Vec::with_capacity(node.running.len());
                     rbuf.extend(node.running.iter().map(|run| {
-                        let left = run.left - dt * run.rate;
-                        RunningJob {
-                            id: run.id,
-                            pool: run.pool,
-                            cores: run.cores,
-                            cpus: &run.cpus,
-                            suspended: run.suspended_at.is_some(),
-                            suspended_s: run.suspended_until(now),
-                            progress: (1.0 - left / run.solo).clamp(0.0, 1.0),
-                            solo: run.solo,
-                            program: &jobs[run.id].program,
-                        }
+                        let held = Held { pool: run.pool, cores: run.cores, cpus: &run.cpus, suspended: run.suspended_at.is_some(), suspended_s: run.suspended_until(now) };
+                        view::running(run.id, run.solo, &jobs[run.id].program, held, Work::Left(run.left - dt * run.rate))
                     }));
-                    let view = View {
-                        time: now,
-                        queue: &qbuf[qhead..],
-                        running: &rbuf,
-                        pools: &platform.pools,
-                        slowdown: predicted,
-                    };
+                    let view = view::view(now, &qbuf[qhead..], &rbuf, &platform.pools, predicted);
                     let decisions = policy.decide(&view);
                     if decisions.is_empty() {
                         break;
@@ -555,8 +540,7 @@ pub fn simulate_placed(
 }
 
 fn queued(jobs: &[SimJob], id: JobId) -> QueuedJob<'_> {
-    let j = &jobs[id];
-    QueuedJob { id, name: &j.name, pool: j.pool, cores: j.cores, solo: j.solo, program: &j.program, variants: &j.variants }
+    view::waiting(id, &jobs[id])
 }
 
 /// Brings the node's remaining work up to `now` at the current rates.

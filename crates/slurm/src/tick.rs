@@ -57,7 +57,8 @@ use cosched_engine::constraints::{check_on_site, fits_empty, Demand, Offer, Site
 use cosched_engine::cores::CoreMap;
 use cosched_engine::policy::Cores;
 use cosched_engine::validate::{Act, JobState};
-use cosched_engine::{JobId, Policy, PoolInfo, QueuedJob, RunningJob, SimJob, SlowdownSource, View};
+use cosched_engine::view::{self, Held, Work};
+use cosched_engine::{JobId, Policy, PoolInfo, QueuedJob, RunningJob, SimJob, SlowdownSource};
 use cosched_model::workload::PoolKind;
 
 use crate::mark::{Decision, Key, Signed, Step};
@@ -454,7 +455,7 @@ impl Round {
                     .filter(|&&id| self.jobs[id].nodes <= 1 || room_elsewhere(id))
                     .map(|&id| {
                         let j = &self.jobs[id];
-                        QueuedJob { id: j.slurm as usize, name: &j.name, pool: 0, cores: j.cores, solo: j.solo, program: &j.program, variants: &[] }
+                        view::waiting_one_way(j.slurm as usize, &j.name, 0, j.cores, j.solo, &j.program)
                     })
                     .collect();
                 let r: Vec<RunningJob> = placed[k]
@@ -464,20 +465,11 @@ impl Round {
                         // Released but not started yet: no progress. A job
                         // is never done in the policy's eyes while it runs.
                         let ran = j.start.map_or(0.0, |s| (now - s) as f64 - j.suspended_s);
-                        RunningJob {
-                            id: j.slurm as usize,
-                            pool: 0,
-                            cores: j.cores,
-                            cpus: &cpus_of[id],
-                            suspended: status[*id] != Placed::Running,
-                            suspended_s: j.suspended_s,
-                            progress: (ran / j.solo).clamp(0.0, 0.99),
-                            solo: j.solo,
-                            program: &j.program,
-                        }
+                        let held = Held { pool: 0, cores: j.cores, cpus: &cpus_of[id], suspended: status[*id] != Placed::Running, suspended_s: j.suspended_s };
+                        view::running(j.slurm as usize, j.solo, &j.program, held, Work::Ran(ran))
                     })
                     .collect();
-                let view = View { time: t, queue: &q, running: &r, pools: &pools, slowdown: &by_slurm };
+                let view = view::view(t, &q, &r, &pools, &by_slurm);
                 let decisions = policy.decide(&view);
                 if decisions.is_empty() {
                     break;
@@ -658,6 +650,7 @@ mod tests {
     use super::*;
     use crate::parse::JobState;
     use cosched_engine::Decision as Dec;
+    use cosched_engine::View;
 
     const KEY: Key = Key::from_bytes([9; 32]);
     const NOW: i64 = 1000;
