@@ -158,7 +158,7 @@ fn slurm_report_shows_co_located_jobs_with_their_slowdowns_and_the_node_hours_sa
     let out = c.cosched(&db, &wl, &["serve", "--policy", "noplan", "--interval", "0.2", "--exit-idle", "1", "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let page = c.dir.path().join("page");
-    let out = c.cosched(&db, &wl, &["report", "--json", "--report"]).arg(&page).output().unwrap();
+    let out = c.cosched(&db, &wl, &["report", "--json", "--report", &page.to_string_lossy()]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let job = |id: u64| r["jobs"].as_array().unwrap().iter().find(|j| j["id"] == id).unwrap_or_else(|| panic!("{id} missing: {r}")).clone();
@@ -257,7 +257,11 @@ fn stalled_seconds(recs: &[Rec], submits: &[(u64, i64)], cores: usize, bound: i6
 /// deciding: every job runs exactly once, none is lost, and no core stays
 /// free for a whole second while a job queued more than two rounds plus
 /// Slurm's own start (its scheduling pass, once a second) waits.
+///
+/// Ignored by `cargo test`: on a loaded 2-core host it ran past 5 minutes
+/// (500 slurmstepd launches); `scripts/slurm-faults-scale.sh` runs it.
 #[test]
+#[ignore = "minutes long: scripts/slurm-faults-scale.sh runs it"]
 fn five_hundred_queued_jobs_on_eight_nodes_all_run_once_and_none_waits_beside_a_free_core() {
     need_slurm!(no_kernel);
     let c = Cluster::with(Spec { nodes: 8, cpus: Some(2), ..Spec::default() });
@@ -267,7 +271,7 @@ fn five_hundred_queued_jobs_on_eight_nodes_all_run_once_and_none_waits_beside_a_
     let submits = submit_many(&c, 500, 4);
     let ids: Vec<u64> = submits.iter().map(|s| s.0).collect();
     let submit_s = submitted.elapsed();
-    let r = report(serving, Duration::from_secs(300));
+    let r = report(serving, Duration::from_secs(1200));
     let recs = c.records();
     completed_once(&recs, &ids);
     assert!(c.held().is_empty());
