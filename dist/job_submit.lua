@@ -27,6 +27,9 @@
 --   COSCHED_BIN          the cosched binary (default /usr/local/bin/cosched;
 --                        missing or not executable: no wake, serve polls)
 --   COSCHED_SLURM_HOOK   the name `serve --hook` listens on (default cosched-slurm)
+--   COSCHED_OPERATORS    users besides root and SlurmUser who may release a
+--                        job cosched holds (names or uids, comma-separated):
+--                        the user serve runs as, if a Slurm operator
 
 local PARTITION = os.getenv("COSCHED_PARTITION") or "cosched"
 local BIN = os.getenv("COSCHED_BIN") or "/usr/local/bin/cosched"
@@ -102,6 +105,80 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
     return slurm.SUCCESS
 end
 
+-- Who may lift cosched's hold: root, the user slurmctld runs as (SlurmUser:
+-- the uid of this very process), and the users COSCHED_OPERATORS names
+-- (comma-separated names or uids: the user `cosched slurm serve` runs as,
+-- when it is a Slurm operator rather than SlurmUser).
+local function own_uid()
+    local f = io.open("/proc/self/status", "r")
+    if f == nil then
+        return nil
+    end
+    local text = f:read("*a")
+    f:close()
+    return tonumber(string.match(text, "\nUid:%s+%d+%s+(%d+)"))
+end
+
+local function uid_of(name)
+    if string.match(name, "^%d+$") then
+        return tonumber(name)
+    end
+    local f = io.open("/etc/passwd", "r")
+    if f == nil then
+        return nil
+    end
+    for line in f:lines() do
+        local user, uid = string.match(line, "^([^:]*):[^:]*:(%d+):")
+        if user == name then
+            f:close()
+            return tonumber(uid)
+        end
+    end
+    f:close()
+    return nil
+end
+
+local MAY_RELEASE = { [0] = true }
+do
+    local me = own_uid()
+    if me ~= nil then
+        MAY_RELEASE[me] = true
+    end
+    for name in string.gmatch(os.getenv("COSCHED_OPERATORS") or "", "[^,%s]+") do
+        local uid = uid_of(name)
+        if uid ~= nil then
+            MAY_RELEASE[uid] = true
+        else
+            slurm.log_error("cosched job_submit.lua: COSCHED_OPERATORS names `%s`, no such user", name)
+        end
+    end
+end
+
+-- cosched's hold: the submission rule's mark, or a job cosched parked on a
+-- node (its signed decision with `act=park`). A job its user held after
+-- cosched released it carries a start's mark and is the user's to release.
+local function held_by_cosched(job_rec)
+    local mark = job_rec.admin_comment or ""
+    if job_rec.priority ~= 0 then
+        return false
+    end
+    return mark == "cosched;held" or string.sub(mark, 1, 21) == "cosched;held;program=" or
+        (string.sub(mark, 1, 8) == "cosched;" and string.find(mark, ";act=park;", 1, true) ~= nil)
+end
+
+-- The release race (issue 36): a user's own `scontrol release` (a priority
+-- above 0 asked for a job at priority 0) of a job cosched holds would start
+-- it wherever Slurm likes before cosched's next round could hold it again.
+-- Refused here, under slurmctld's job lock, so no round is needed; every
+-- other change to a held job (its time limit, its name) goes through.
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+    local p = job_desc.priority
+    local raising = p ~= nil and p ~= slurm.NO_VAL and p ~= 0
+    if raising and held_by_cosched(job_rec) and not MAY_RELEASE[modify_uid] then
+        slurm.log_info("cosched job_submit.lua: uid %s may not release job %s: cosched holds it", tostring(modify_uid), tostring(job_rec.job_id))
+        -- 22.05 discards slurm.log_user() in job_modify: the user reads
+        -- "Access/permission denied", the log says why.
+        return slurm.ESLURM_ACCESS_DENIED or slurm.ERROR
+    end
     return slurm.SUCCESS
 end

@@ -61,6 +61,28 @@ echo "{\"wall_s\": 0.000001}"'
     scancel "$wide"
     unset SLURM_CONF
     sl stop >/dev/null 2>&1
+    # Issue 36, the release race: the shipped rule's slurm_job_modify refuses a
+    # user's own `scontrol release` of a job cosched holds; SlurmUser's goes
+    # through. SlurmUser `slurm`, so munge's socket is open to `nobody`.
+    S2=$(mktemp -d /tmp/cosched-adv-lua.XXXXXX)
+    chmod 755 "$S2"
+    sl2() { COSCHED_SLURM_DIR=$S2/slurm COSCHED_SLURM_PORT=$((26000 + $$ % 1000 * 4)) COSCHED_SLURM_USER=slurm COSCHED_SLURM_HOOK_AT=none scripts/slurm-local.sh "$@"; }
+    asuser() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups "$@"; }
+    if id slurm >/dev/null 2>&1 && command -v setpriv >/dev/null && sl2 start >/dev/null 2>&1; then
+        export SLURM_CONF="$S2/slurm/etc/slurm.conf"
+        held=$(cd /tmp && sbatch --parsable -p cosched --uid=nobody --gid="$(id -g nobody)" -o /dev/null --wrap true)
+        check "a user's own scontrol release of a job cosched holds: refused" 1 "$(rc asuser nobody scontrol release "$held")"
+        check "  Slurm says access denied" yes "$(has 'Access/permission denied')"
+        check "  still held (priority 0)" 0 "$(squeue -h -j "$held" -o %Q)"
+        check "  the user may still rename it" 0 "$(rc asuser nobody scontrol update JobId="$held" JobName=renamed)"
+        check "SlurmUser's release goes through" 0 "$(rc asuser slurm scontrol release "$held")"
+        scancel "$held"
+        unset SLURM_CONF
+        sl2 stop >/dev/null 2>&1
+    else
+        skip "slurm release race" "needs the slurm user and setpriv"
+    fi
+    rm -rf "$S2"
 else
     skip "slurm hostile jobs" "needs root, slurmctld and munged (./install.sh --deps-only)"
 fi

@@ -7,184 +7,20 @@
 //! its cluster and stops it; they skip with a printed reason when Slurm or
 //! root is missing. One cluster at a time: they share the host's cores.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::Mutex;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-static ONE_CLUSTER: Mutex<()> = Mutex::new(());
+mod common;
+#[macro_use]
+#[path = "common/slurm.rs"]
+mod slurm_cluster;
+use slurm_cluster::{hosts, report, Cluster, Rec, Spec};
 
 const NODE_MEM_MB: u64 = 1000;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Why these tests cannot run here, if they cannot.
-fn missing() -> Option<String> {
-    for c in ["munged", "slurmctld", "slurmd", "sbatch", "sacct"] {
-        let found = Command::new("sh").args(["-c", &format!("command -v {c}")]).output().is_ok_and(|o| o.status.success());
-        if !found {
-            return Some(format!("{c} is not installed (./install.sh --deps-only installs Slurm)"));
-        }
-    }
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let euid = status.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|u| u.split_whitespace().nth(1).map(str::to_string));
-    if euid.as_deref() != Some("0") {
-        return Some("slurmd must run as root".into());
-    }
-    None
-}
-
-macro_rules! need_slurm {
-    () => {
-        if let Some(why) = missing() {
-            cosched_testkit::skip(cosched_testkit::Lacks::Installed, &why);
-            return;
-        }
-    };
-}
-
-/// A running local cluster of four nodes; stopped on drop.
-struct Cluster {
-    dir: tempfile::TempDir,
-    conf: PathBuf,
-    _one: std::sync::MutexGuard<'static, ()>,
-}
-
-/// One job as the completion log records it.
-#[derive(Debug, Clone)]
-struct Rec {
-    id: u64,
-    name: String,
-    uid: u32,
-    nodes: Vec<String>,
-    start: i64,
-    end: i64,
-}
-
-impl Rec {
-    /// Ran on a common node at a common time (whole seconds: touching
-    /// intervals are not an overlap).
-    fn shares_with(&self, o: &Rec) -> bool {
-        self.id != o.id && self.start < o.end && o.start < self.end && self.nodes.iter().any(|n| o.nodes.contains(n))
-    }
-}
-
-impl Cluster {
-    fn start() -> Cluster {
-        let one = ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = tempfile::Builder::new().prefix("cosched-sites-").tempdir_in("/tmp").unwrap();
-        let c = Cluster { conf: dir.path().join("slurm/etc/slurm.conf"), dir, _one: one };
-        let out = c.script("start");
-        assert!(out.status.success(), "slurm-local.sh start: {}", String::from_utf8_lossy(&out.stderr));
-        c
-    }
-
-    fn script(&self, verb: &str) -> Output {
-        // Ports of their own (31000-31999), apart from tests/slurm.rs's.
-        let port = 31_000 + (std::process::id() % 450) * 2;
-        Command::new(repo().join("scripts/slurm-local.sh"))
-            .arg(verb)
-            .env("COSCHED_SLURM_DIR", self.dir.path().join("slurm"))
-            .env("COSCHED_SLURM_PORT", port.to_string())
-            .env("COSCHED_SLURM_NODES", "4")
-            .env("COSCHED_SLURM_CPUS", "2")
-            .env("COSCHED_SLURM_MEM", NODE_MEM_MB.to_string())
-            .env("COSCHED_SLURM_HOOK_AT", "none")
-            .output()
-            .unwrap()
-    }
-
-    fn slurm(&self, program: &str, args: &[&str]) -> String {
-        let out = Command::new(program).args(args).env("SLURM_CONF", &self.conf).env("TZ", "UTC").output().unwrap();
-        assert!(out.status.success(), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// `sbatch` of `sleep SECS` named `name` with `args`; its id.
-    fn sleep(&self, name: &str, secs: u32, args: &[&str]) -> u64 {
-        let wrap = format!("sleep {secs}");
-        let mut all = vec!["--parsable", "-p", "cosched", "-J", name, "-o", "/dev/null", "--chdir=/tmp"];
-        all.extend(args);
-        all.extend(["--wrap", &wrap]);
-        self.slurm("sbatch", &all).trim().split(';').next().unwrap().parse().unwrap()
-    }
-
-    /// `cosched slurm serve --policy POLICY ARGS`, its JSON report on stdout.
-    fn serve(&self, policy: &str, args: &[&str]) -> Child {
-        Command::new(env!("CARGO_BIN_EXE_cosched"))
-            .args(["slurm", "serve", "--policy", policy, "--interval", "0.5", "--exit-idle", "2", "--json", "--db"])
-            .arg(self.dir.path().join("s.db"))
-            .args(args)
-            .env("SLURM_CONF", &self.conf)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    }
-
-    /// Each finished job as the completion log records it.
-    fn records(&self) -> Vec<Rec> {
-        let out = self.slurm("sacct", &["--completion", "-X", "-n", "-P", "-a", "-o", "JobIDRaw,JobName,UID,NodeList,Start,End", "-S", "now-1hour"]);
-        out.lines()
-            .map(|l| {
-                let f: Vec<&str> = l.split('|').collect();
-                Rec { id: f[0].parse().unwrap(), name: f[1].into(), uid: f[2].parse().unwrap_or(0), nodes: hosts(f[3]), start: unix(f[4]), end: unix(f[5]) }
-            })
-            .collect()
-    }
-
-    /// Slurm's state of `job` now (`RUNNING`, `SUSPENDED`, ...).
-    fn state(&self, job: u64) -> String {
-        self.slurm("squeue", &["-h", "-j", &job.to_string(), "-o", "%T"]).trim().to_string()
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let out = self.script("stop");
-        if !out.status.success() {
-            eprintln!("slurm-local.sh stop: {}", String::from_utf8_lossy(&out.stderr));
-        }
-    }
-}
-
-/// `c[1-2,4]` or `c1,c3` as names.
-fn hosts(s: &str) -> Vec<String> {
-    let s = s.trim();
-    if let Some((stem, rest)) = s.split_once('[') {
-        return rest
-            .trim_end_matches(']')
-            .split(',')
-            .flat_map(|r| {
-                let (a, b) = r.split_once('-').unwrap_or((r, r));
-                (a.parse::<u32>().unwrap()..=b.parse::<u32>().unwrap()).map(move |k| format!("{stem}{k}"))
-            })
-            .collect();
-    }
-    s.split(',').filter(|x| !x.is_empty() && *x != "(null)").map(str::to_string).collect()
-}
-
-fn unix(s: &str) -> i64 {
-    let out = Command::new("date").args(["-u", "-d", s, "+%s"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
-}
-
-/// Waits for serve to exit (at most `limit`) and returns its report.
-fn report(mut child: Child, limit: Duration) -> serde_json::Value {
-    let began = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if began.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!("serve still running after {limit:?}: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "serve: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+/// Four nodes of two CPUs and 1000 MB; serve woken by no epilog.
+fn cluster() -> Cluster {
+    Cluster::with(Spec { nodes: 4, cpus: Some(2), mem_mb: Some(NODE_MEM_MB), hook_at: "none", user: None })
 }
 
 /// With a policy that fills nodes (`noplan`): two `--exclusive` jobs never
@@ -194,16 +30,16 @@ fn report(mut child: Child, limit: Duration) -> serde_json::Value {
 /// `-N 2` starts on two nodes, and its decision names both.
 #[test]
 fn exclusive_jobs_run_alone_memory_is_never_oversubscribed_and_a_two_node_job_gets_two_nodes() {
-    need_slurm!();
-    let c = Cluster::start();
-    let mut ids = vec![c.sleep("x1", 3, &["-n1", "--exclusive"]), c.sleep("x2", 3, &["-n1", "--exclusive"])];
+    need_slurm!(no_kernel);
+    let c = cluster();
+    let mut ids = vec![c.sleep("x1", 3.0, &["-n1", "--exclusive"]), c.sleep("x2", 3.0, &["-n1", "--exclusive"])];
     for k in 0..3 {
-        ids.push(c.sleep(&format!("m{k}"), 3, &["-n1", "--mem=600"]));
+        ids.push(c.sleep(&format!("m{k}"), 3.0, &["-n1", "--mem=600"]));
     }
     for k in 0..3 {
-        ids.push(c.sleep(&format!("p{k}"), 3, &["-n1"]));
+        ids.push(c.sleep(&format!("p{k}"), 3.0, &["-n1"]));
     }
-    ids.push(c.sleep("two", 3, &["-N2", "-n2"]));
+    ids.push(c.sleep("two", 3.0, &["-N2", "-n2"]));
     let r = report(c.serve("noplan", &[]), Duration::from_secs(90));
     let recs = c.records();
     assert_eq!(recs.iter().filter(|r| ids.contains(&r.id)).count(), ids.len(), "{recs:?}");
@@ -229,11 +65,11 @@ fn exclusive_jobs_run_alone_memory_is_never_oversubscribed_and_a_two_node_job_ge
 /// first node with the first two jobs of either.
 #[test]
 fn under_scope_user_jobs_of_two_users_never_share_a_node() {
-    need_slurm!();
-    let c = Cluster::start();
+    need_slurm!(no_kernel);
+    let c = cluster();
     for k in 0..3 {
-        c.sleep(&format!("root{k}"), 3, &["-n1"]);
-        c.sleep(&format!("nobody{k}"), 3, &["-n1", "--uid=nobody", "--gid=nogroup"]);
+        c.sleep(&format!("root{k}"), 3.0, &["-n1"]);
+        c.sleep(&format!("nobody{k}"), 3.0, &["-n1", "--uid=nobody", "--gid=nogroup"]);
     }
     report(c.serve("noplan", &["--share-scope", "user"]), Duration::from_secs(60));
     let recs = c.records();
@@ -254,19 +90,19 @@ fn under_scope_user_jobs_of_two_users_never_share_a_node() {
 /// job ends; its AdminComment then holds cosched's signed resumption.
 #[test]
 fn surpass_suspends_the_earlier_job_through_slurm_and_resumes_it() {
-    need_slurm!();
-    let c = Cluster::start();
+    need_slurm!(no_kernel);
+    let c = cluster();
     let serve = c.serve("surpass", &[]);
-    let a = c.sleep("a", 8, &["-c2"]);
+    let a = c.sleep("a", 8.0, &["-c2"]);
     let began = Instant::now();
-    while c.state(a) != "RUNNING" {
+    while c.job_state(a) != "RUNNING" {
         assert!(began.elapsed() < Duration::from_secs(20), "a never started");
         std::thread::sleep(Duration::from_millis(200));
     }
-    let b = c.sleep("b", 3, &["-c2"]);
+    let b = c.sleep("b", 3.0, &["-c2"]);
     let mut seen_suspended = false;
     while began.elapsed() < Duration::from_secs(30) && !seen_suspended {
-        seen_suspended = c.state(a) == "SUSPENDED" && c.state(b) == "RUNNING";
+        seen_suspended = c.job_state(a) == "SUSPENDED" && c.job_state(b) == "RUNNING";
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(seen_suspended, "a was never suspended with b running");
@@ -296,8 +132,8 @@ fn surpass_suspends_the_earlier_job_through_slurm_and_resumes_it() {
 /// a quantum below a second is refused with exit code 2.
 #[test]
 fn timeshare_alternates_two_jobs_with_turns_of_a_second() {
-    need_slurm!();
-    let c = Cluster::start();
+    need_slurm!(no_kernel);
+    let c = cluster();
     let refused = Command::new(env!("CARGO_BIN_EXE_cosched"))
         .args(["slurm", "serve", "--policy", "timeshare:quantum=0.1", "--db"])
         .arg(c.dir.path().join("s.db"))
@@ -306,8 +142,8 @@ fn timeshare_alternates_two_jobs_with_turns_of_a_second() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("shorter than the Slurm engine's turns"));
-    let a = c.sleep("a", 8, &["-c2"]);
-    let b = c.sleep("b", 8, &["-c2"]);
+    let a = c.sleep("a", 8.0, &["-c2"]);
+    let b = c.sleep("b", 8.0, &["-c2"]);
     let r = report(c.serve("timeshare:quantum=1", &[]), Duration::from_secs(60));
     let acted: Vec<(u64, String)> = r["acted"].as_array().unwrap().iter().map(|x| (x["job"].as_u64().unwrap(), x["act"].as_str().unwrap().to_string())).collect();
     assert_eq!(acted.first(), Some(&(b, "park".to_string())), "{acted:?}");

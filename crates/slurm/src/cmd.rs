@@ -21,6 +21,21 @@ fn nonce() -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// The fault tests' way to stop `serve` at one point of a release exactly
+/// (`crates/cli/tests/slurm_faults.rs`): with `COSCHED_SLURM_FAULT=NAME` in
+/// its environment, the process SIGKILLs itself when it reaches the point
+/// `NAME`, as a crash or the OOM killer would stop it there. Only whoever
+/// starts `serve` sets its environment, and the worst it can do is stop it.
+fn fault_point(name: &str) {
+    if std::env::var_os("COSCHED_SLURM_FAULT").is_some_and(|v| v == name) {
+        // SAFETY: kill and getpid have no memory preconditions; a process
+        // may always signal itself.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SlurmError {
     #[error("`{cmd}` could not be run: {source} (are Slurm's client commands installed and on the PATH?)")]
@@ -175,14 +190,21 @@ impl Slurm {
         let id = format!("JobId={job}");
         self.run("scontrol", &["update", &id, &format!("ReqNodeList={node}")])?;
         self.run("scontrol", &["release", &job.to_string()])?;
+        fault_point("kill-after-release");
         self.run("scontrol", &["update", &id, &format!("AdminComment={note}")])?;
         Ok(())
     }
 
-    /// Holds a pending job for cosched again, with the submission rule's mark.
-    pub fn hold(&self, job: u64) -> Result<(), SlurmError> {
+    /// Holds a pending job for cosched again, with the submission rule's
+    /// mark, naming the program the job's first hold mark named (so a
+    /// job held again keeps it).
+    pub fn hold(&self, job: u64, program: Option<&str>) -> Result<(), SlurmError> {
         self.run("scontrol", &["hold", &job.to_string()])?;
-        self.run("scontrol", &["update", &format!("JobId={job}"), &format!("AdminComment={}", parse::HELD)])?;
+        let mark = match program.filter(|p| crate::mark::program_name_ok(p)) {
+            Some(p) => format!("{};program={p}", parse::HELD),
+            None => parse::HELD.to_string(),
+        };
+        self.run("scontrol", &["update", &format!("JobId={job}"), &format!("AdminComment={mark}")])?;
         Ok(())
     }
 

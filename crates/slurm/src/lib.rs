@@ -22,6 +22,7 @@ pub mod mark;
 pub mod output;
 pub mod parse;
 pub mod tick;
+pub mod units;
 
 pub use cmd::{Slurm, SlurmError};
 pub use hook::{Heard, Wake};

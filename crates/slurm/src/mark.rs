@@ -12,7 +12,13 @@
 //!
 //! ```text
 //! cosched;policy=exclusive;node=c1;beside=-;predicted=1.000;at=1795782851;sig=4f0c...
+//! cosched;policy=noplan;node=c2;beside=7;predicted=1.210;at=1795782900;program=stream;sig=9a1e...
 //! ```
+//!
+//! The program a job's batch script named (`#COSCHED program=NAME`, read by
+//! the submission rule into the hold mark) is carried into the decision's
+//! mark, signed with it: the hold mark is gone once the job is released, and
+//! a `serve` restarted while the job runs reads the program back from here.
 
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -166,6 +172,14 @@ pub struct Decision {
     /// What was done; a start's mark does not name it (marks of releases
     /// read as they always did).
     pub step: Step,
+    /// The program the job's hold mark named, if any.
+    pub program: Option<String>,
+}
+
+/// A program name as the submission rule admits it: letters, digits,
+/// `._-+`, at most 64 (so it never holds a mark's `;` or `=`).
+pub fn program_name_ok(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c))
 }
 
 impl Decision {
@@ -173,7 +187,10 @@ impl Decision {
         let beside: Vec<String> = self.beside.iter().map(u64::to_string).collect();
         let beside = if beside.is_empty() { "-".to_string() } else { beside.join(",") };
         let step = if self.step == Step::Start { String::new() } else { format!(";act={}", self.step.name()) };
-        format!("{MARK}policy={};node={};beside={beside};predicted={:.3};at={}{step}", self.policy, self.node, self.predicted, self.at)
+        // A name the rule would not admit is left out rather than let it
+        // change the mark's form.
+        let program = self.program.as_deref().filter(|p| program_name_ok(p)).map_or(String::new(), |p| format!(";program={p}"));
+        format!("{MARK}policy={};node={};beside={beside};predicted={:.3};at={}{program}{step}", self.policy, self.node, self.predicted, self.at)
     }
 
     /// The signed AdminComment of this decision on `job`.
@@ -209,6 +226,11 @@ impl Decision {
                 None => Step::Start,
                 Some(a) => Step::parse(a).ok_or_else(|| format!("act `{a}` is none of start, suspend, resume, park"))?,
             },
+            program: match fields.get("program") {
+                None => None,
+                Some(p) if program_name_ok(p) => Some(p.to_string()),
+                Some(p) => return Err(format!("program `{p}` is not a program name")),
+            },
         })
     }
 
@@ -235,7 +257,26 @@ mod tests {
     const JOB: Signed = Signed { id: 12, submit: Some(1_795_782_841), cpus: 2 };
 
     fn decision() -> Decision {
-        Decision { policy: "conflict-aware:threshold=50".into(), node: "c1".into(), beside: vec![10, 11], predicted: 1.2345, at: 1_795_782_900, step: Step::Start }
+        Decision { policy: "conflict-aware:threshold=50".into(), node: "c1".into(), beside: vec![10, 11], predicted: 1.2345, at: 1_795_782_900, step: Step::Start, program: None }
+    }
+
+    #[test]
+    fn the_program_a_hold_mark_named_is_signed_into_the_decision_and_read_back() {
+        let key = Key::from_bytes([7; 32]);
+        let d = Decision { program: Some("stream.v2".into()), step: Step::Suspend, ..decision() };
+        let text = d.write(&key, &JOB);
+        assert!(text.contains(";at=1795782900;program=stream.v2;act=suspend;sig="), "{text}");
+        assert_eq!(Decision::verify(&key, &JOB, &text).unwrap().program.as_deref(), Some("stream.v2"));
+        // Signed: another program cannot be written in, nor the name taken out.
+        assert!(Decision::verify(&key, &JOB, &text.replace("program=stream.v2", "program=dgemm")).is_err());
+        assert!(Decision::verify(&key, &JOB, &text.replace(";program=stream.v2", "")).is_err());
+        // A mark without one (written before, or for a job that named none) reads as none.
+        let plain = decision().write(&key, &JOB);
+        assert_eq!(Decision::verify(&key, &JOB, &plain).unwrap().program, None);
+        // A name the rule would not admit never enters the mark's form.
+        let odd = Decision { program: Some("a;node=c9".into()), ..decision() }.write(&key, &JOB);
+        assert_eq!(odd, plain);
+        assert!(Decision::read_unverified("cosched;policy=p;node=c1;beside=-;predicted=1;at=1;program=").is_err());
     }
 
     #[test]

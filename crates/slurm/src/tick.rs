@@ -691,7 +691,7 @@ mod tests {
     }
 
     fn mark(j: &QueueJob, node: &str, at: i64) -> String {
-        let d = crate::mark::Decision { policy: "noplan".into(), node: node.into(), beside: vec![], predicted: 1.0, at, step: Step::Start };
+        let d = crate::mark::Decision { policy: "noplan".into(), node: node.into(), beside: vec![], predicted: 1.0, at, step: Step::Start, program: None };
         d.write(&KEY, &Signed { id: j.id, submit: j.submit, cpus: j.cpus })
     }
 
@@ -1007,7 +1007,7 @@ mod tests {
         // suspended, and a resume (the turn passing) releases it there once
         // the running job is suspended.
         let mut parked = wide(held(2, "b"), 2);
-        let d = crate::mark::Decision { policy: "t".into(), node: "n1".into(), beside: vec![1], predicted: 1.0, at: NOW - 5, step: Step::Park };
+        let d = crate::mark::Decision { policy: "t".into(), node: "n1".into(), beside: vec![1], predicted: 1.0, at: NOW - 5, step: Step::Park, program: None };
         parked.admin_comment = d.write(&KEY, &Signed { id: 2, submit: parked.submit, cpus: 2 });
         let r = round(&[jobs[0].clone(), parked.clone()], &[node("n1", "allocated")]);
         assert!(r.queue.is_empty() && r.stranded.is_empty(), "{r:?}");

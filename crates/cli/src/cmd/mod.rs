@@ -24,3 +24,4 @@ pub mod run;
 pub mod runs;
 pub mod simulate;
 pub mod slurm;
+pub mod slurm_report;

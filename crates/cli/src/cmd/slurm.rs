@@ -39,6 +39,8 @@ pub enum SlurmCmd {
         what cosched released in that round (docs/slurm.md). Never fails: without a serve\n\
         listening it returns at once, and it waits at most --wait seconds.")]
     Hook(HookArgs),
+    #[command(about = super::slurm_report::ABOUT, after_help = super::slurm_report::AFTER_HELP)]
+    Report(super::slurm_report::ReportArgs),
 }
 
 #[derive(Args, Debug)]
@@ -109,7 +111,7 @@ pub struct ServeArgs {
     pub dry_run: bool,
 }
 
-fn target(a: TargetArgs) -> SlurmTarget {
+pub fn target(a: TargetArgs) -> SlurmTarget {
     SlurmTarget {
         conf: a.slurm_conf,
         partition: a.partition,
@@ -150,6 +152,7 @@ pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
             let _ = hook(&h.hook, &h.job, if h.submitted { 0.0 } else { h.wait }, h.submitted);
             Ok(())
         }
+        SlurmCmd::Report(r) => super::slurm_report::run(r),
         SlurmCmd::Status(t) => {
             let json = t.json.json;
             let r = status(&target(t))?;

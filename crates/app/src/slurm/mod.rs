@@ -24,27 +24,33 @@
 //! could take (non-positive, longer than the job, far below its solo
 //! time) is refused with the reason, never stored.
 
+mod learn;
+mod report;
+mod status;
+
+pub use learn::MIN_PLAUSIBLE_SLOWDOWN;
+pub use report::{report, tables, Hours, NodeUse, PairUse, ReportJob, ReportRequest, Slowdowns, SlurmReport, UserUse};
+pub use status::{batch_script, status, submit, JobRow, NodeRow, PairRow, StatusReport, SubmitRequest, Submitted};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cosched_measure::launch::{install_interrupt_handler, interrupted};
-use cosched_model::run::JobStatus;
 use cosched_model::text::printable;
 use cosched_model::workload::Workload;
 use cosched_predict::{Characterization, Predictor};
 use cosched_sched::registry::{policy_from_spec, resolve_spec};
 use cosched_sched::{JobId, SlowdownSource};
-use cosched_slurm::{
-    refused_policy, AcctJob, Action, Checks, Decision, Identity, JobState, Key, NodePolicies, QueueJob, Round, Scope, Signed, Slurm, SlurmError, Step, Wake,
-};
-use cosched_store::{ExecRunId, RunJobEnd, RunJobStart, RunStatus, Store};
+use cosched_slurm::{refused_policy, Action, Checks, Decision, Identity, JobState, Key, NodePolicies, QueueJob, Round, Scope, Signed, Slurm, SlurmError, Step, Wake};
+use cosched_store::Store;
 use serde::Serialize;
 
-use crate::common::{db_path, load_workload, open_store, provenance, Ctx};
+use crate::common::{db_path, load_workload, open_store, Ctx};
 use crate::error::{bad_input, stopped};
 use crate::source::solo_time;
 use crate::training::{available_training_set, build};
+use learn::Learning;
 
 /// Solo time assumed for a job cosched knows nothing about, seconds; it only
 /// sets how far along policies think such a job is.
@@ -53,17 +59,9 @@ const UNKNOWN_SOLO_S: f64 = 60.0;
 /// The prefix of a comment that ties a Slurm job to a workload job.
 pub const COMMENT_PREFIX: &str = "cosched:";
 
-/// A job's time below this fraction of its solo time is no run's: refused
-/// for learning (a printed `wall_s` of 1e-6, a clock gone wrong).
-pub const MIN_PLAUSIBLE_SLOWDOWN: f64 = 0.5;
-
 /// How long `status` and `serve` wait for the controller's first answer
 /// before saying what to check.
-const CHECK_WITHIN: Duration = Duration::from_secs(4);
-
-/// Jobs the controller forgot whose name and comment `serve` asks `sacct`
-/// for, at most, per round (two `sacct` each).
-const LOOKUPS_PER_ROUND: usize = 16;
+pub(crate) const CHECK_WITHIN: Duration = Duration::from_secs(4);
 
 #[derive(Debug, Clone)]
 pub struct SlurmTarget {
@@ -82,7 +80,7 @@ pub struct SlurmTarget {
 }
 
 impl SlurmTarget {
-    fn key_path(&self) -> PathBuf {
+    pub(crate) fn key_path(&self) -> PathBuf {
         self.key.clone().unwrap_or_else(|| db_path(self.db.as_deref()).with_file_name("slurm-mark.key"))
     }
 }
@@ -214,15 +212,15 @@ pub struct ServeReport {
 
 /// The workload's view of Slurm jobs: which workload job each one is, its
 /// program and solo time, and the fitted predictor.
-struct Catalog {
-    workload: Option<Workload>,
-    solo: Vec<Option<f64>>,
+pub(crate) struct Catalog {
+    pub(crate) workload: Option<Workload>,
+    pub(crate) solo: Vec<Option<f64>>,
     fitted: Option<(Box<dyn Predictor>, Vec<Characterization>)>,
     note: String,
 }
 
 impl Catalog {
-    fn load(target: &SlurmTarget, store: &Store) -> anyhow::Result<Catalog> {
+    pub(crate) fn load(target: &SlurmTarget, store: &Store) -> anyhow::Result<Catalog> {
         let Some(path) = &target.workload else {
             return Ok(Catalog {
                 workload: None,
@@ -265,13 +263,13 @@ impl Catalog {
     /// The workload job a Slurm job is: the batch script's `#COSCHED
     /// program=NAME` (read by the submission rule into the hold mark),
     /// else `--comment=cosched:NAME`, else its name.
-    fn index_of(&self, program: Option<&str>, comment: &str, name: &str) -> Option<usize> {
+    pub(crate) fn index_of(&self, program: Option<&str>, comment: &str, name: &str) -> Option<usize> {
         let w = self.workload.as_ref()?;
         let by = |n: &str| w.jobs.iter().position(|j| j.name == n);
         program.and_then(by).or_else(|| comment.strip_prefix(COMMENT_PREFIX).and_then(|n| by(n.trim()))).or_else(|| by(name))
     }
 
-    fn identify(&self, j: &QueueJob, program: Option<&str>) -> Identity {
+    pub(crate) fn identify(&self, j: &QueueJob, program: Option<&str>) -> Identity {
         let program = program.or(j.held_program());
         match self.index_of(program, &j.comment, &j.name) {
             Some(i) => {
@@ -293,9 +291,9 @@ impl Catalog {
 /// The fitted predictor over one round's jobs: job k is workload job
 /// `map[k]`. Jobs cosched cannot tie to the workload are predicted 1 beside
 /// anything (score 0), as `cosched run` predicts without measurements.
-struct RoundSource<'a> {
-    catalog: &'a Catalog,
-    map: Vec<Option<usize>>,
+pub(crate) struct RoundSource<'a> {
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) map: Vec<Option<usize>>,
 }
 
 impl SlowdownSource for RoundSource<'_> {
@@ -317,188 +315,12 @@ impl SlowdownSource for RoundSource<'_> {
     }
 }
 
-fn unix_now() -> i64 {
+pub(crate) fn unix_now() -> i64 {
     unix_f64() as i64
 }
 
-fn unix_f64() -> f64 {
+pub(crate) fn unix_f64() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// `time` seconds as a run of a job whose wall time Slurm recorded as
-/// `wall` and whose solo time is `solo`, or why no run takes that long.
-fn plausible(time: f64, wall: Option<f64>, solo: Option<f64>) -> Result<f64, String> {
-    if !(time.is_finite() && time > 0.0) {
-        return Err(format!("{time} s is not a positive time"));
-    }
-    // Slurm's times are whole seconds.
-    if let Some(w) = wall.filter(|w| time > w + 1.0) {
-        return Err(format!("{time} s is longer than the job's {w} s in Slurm"));
-    }
-    if let Some(s) = solo.filter(|s| time < s * MIN_PLAUSIBLE_SLOWDOWN) {
-        return Err(format!("{time} s is far below its solo time {s:.3} s (slowdown {:.3e} < {MIN_PLAUSIBLE_SLOWDOWN})", time / s));
-    }
-    Ok(time)
-}
-
-/// What the store learns from a finished Slurm job.
-struct Learner {
-    series: String,
-    policy: String,
-    /// Slurm job ids already recorded (the `pgid` column of slurm runs).
-    seen: BTreeSet<u64>,
-    runs: BTreeMap<String, ExecRunId>,
-}
-
-impl Learner {
-    fn new(store: &Store, partition: &str, policy: &str) -> anyhow::Result<Learner> {
-        let series = format!("slurm:{partition}:");
-        let mut seen = BTreeSet::new();
-        let mut runs = BTreeMap::new();
-        for r in store.runs()?.into_iter().filter(|r| r.series.starts_with(&series)) {
-            for j in store.run_jobs(r.id)? {
-                seen.insert(j.start.pgid as u64);
-            }
-            if r.status == RunStatus::Running && r.policy == policy {
-                if let Some(node) = r.params.get("node").and_then(|n| n.as_str()) {
-                    runs.insert(format!("{}\u{0}{node}", r.workload), r.id);
-                }
-            }
-        }
-        Ok(Learner { series, policy: policy.to_string(), seen, runs })
-    }
-
-    /// Records a finished job tied to workload job `index`.
-    #[allow(clippy::too_many_arguments)]
-    fn record(
-        &mut self,
-        store: &mut Store,
-        ctx: &Ctx,
-        w: &Workload,
-        index: usize,
-        solo: Option<f64>,
-        job: &AcctJob,
-        decision: Option<(Vec<u64>, f64)>,
-        work_s: Option<f64>,
-        rejected: &mut Vec<String>,
-    ) -> anyhow::Result<bool> {
-        if self.seen.contains(&job.id) {
-            return Ok(false);
-        }
-        let (Some(start), Some(end), Some(node)) = (job.start, job.end, job.nodes.first()) else {
-            // Never ran (cancelled while it waited): nothing to learn.
-            self.seen.insert(job.id);
-            return Ok(false);
-        };
-        let key = format!("{}\u{0}{node}", w.name);
-        let run = match self.runs.get(&key) {
-            Some(&r) => r,
-            None => {
-                let mut prov = provenance(ctx);
-                // The run's clock starts at the first job it records, so no
-                // recorded time is negative; later jobs start later.
-                prov.started_unix = start.max(0) as u64;
-                let partition = self.series.trim_start_matches("slurm:").trim_end_matches(':');
-                let params = serde_json::json!({ "node": node, "partition": partition });
-                // A series per node; a new run of it each time a policy starts serving it.
-                let series = format!("{}{node}", self.series);
-                let repeat = store.runs()?.iter().filter(|r| r.series == series && r.policy == self.policy).count() as u32;
-                let r = store.begin_run(&series, &w.name, &self.policy, repeat, &params.to_string(), &prov)?;
-                self.runs.insert(key, r);
-                r
-            }
-        };
-        let origin = store.run(run)?.map_or(start, |r| r.started_unix as i64);
-        if start < origin {
-            // Started before its node's run began (cosched was not serving):
-            // its co-runners are not all in this run.
-            self.seen.insert(job.id);
-            return Ok(false);
-        }
-        let attempt = store.run_jobs(run)?.iter().filter(|j| j.start.job_index == index as u32).count() as u32;
-        let (beside, predicted) = decision.unwrap_or((Vec::new(), 1.0));
-        let status = match &job.state {
-            JobState::Completed => JobStatus::Ok,
-            JobState::Failed => JobStatus::Failed(job.exit.0.max(1)),
-            JobState::Timeout => JobStatus::Timeout,
-            JobState::OutOfMemory => JobStatus::Oom,
-            _ if job.exit.1 > 0 => JobStatus::Signal(job.exit.1),
-            _ => JobStatus::Killed,
-        };
-        let wall = (end - start) as f64;
-        let time = work_s.unwrap_or(wall);
-        let slowdown = match solo.filter(|_| status.is_ok()).map(|s| plausible(time, Some(wall), Some(s)).map(|t| t / s)) {
-            Some(Ok(x)) => Some(x),
-            Some(Err(why)) => {
-                rejected.push(format!("job {}: slowdown not stored: {why}", job.id));
-                None
-            }
-            None => None,
-        };
-        store.run_job_started(
-            run,
-            &RunJobStart {
-                job: w.jobs[index].name.clone(),
-                job_index: index as u32,
-                attempt,
-                arrival_s: (start - origin) as f64,
-                start_s: (start - origin) as f64,
-                cpus: Vec::new(),
-                mems: Vec::new(),
-                // The Slurm job id: what identifies (and cancels) the job.
-                pgid: job.id as i32,
-                beside: beside.iter().map(u64::to_string).collect(),
-                predicted: if predicted > 0.0 { predicted } else { 1.0 },
-                solo_s: solo,
-            },
-        )?;
-        store.run_job_ended(run, index as u32, attempt, &RunJobEnd { end_s: (end - origin) as f64, status, work_s, slowdown })?;
-        self.seen.insert(job.id);
-        Ok(true)
-    }
-}
-
-/// How `serve` reads finished jobs.
-struct Accounting {
-    /// `sacct` answers (its database, or its completion log).
-    sacct: bool,
-    /// Only the completion log (`sacct --completion`) has them.
-    completion: bool,
-}
-
-/// Finished jobs to learn from: those the controller still knows, from its
-/// own record (the reading), then those only `sacct` has (an id it lists
-/// twice is left out: which record is the job's cannot be told).
-fn finished_jobs(slurm: &Slurm, partition: &str, queue: &[QueueJob], since: i64, acct: &mut Accounting) -> Vec<AcctJob> {
-    let mut out: Vec<AcctJob> = queue
-        .iter()
-        .filter(|j| j.state.is_final())
-        .map(|j| AcctJob {
-            id: j.id,
-            partition: j.partition.clone(),
-            state: j.state.clone(),
-            start: j.start,
-            end: j.end,
-            nodes: j.nodes.clone(),
-            cpus: j.cpus,
-            // A wait status: exit code above, signal below.
-            exit: (((j.exit_code >> 8) & 0xff) as i32, (j.exit_code & 0x7f) as i32),
-            user_id: j.user_id,
-        })
-        .collect();
-    if acct.sacct {
-        match slurm.finished(partition, since, &mut acct.completion) {
-            Ok(jobs) => {
-                let mut count: BTreeMap<u64, usize> = BTreeMap::new();
-                for j in &jobs {
-                    *count.entry(j.id).or_default() += 1;
-                }
-                out.extend(jobs.into_iter().filter(|j| count[&j.id] == 1 && !queue.iter().any(|q| q.id == j.id)));
-            }
-            Err(_) => acct.sacct = false,
-        }
-    }
-    out
 }
 
 /// Serves until SIGINT / SIGTERM (exit 130 / 143) or `exit_idle`.
@@ -528,7 +350,7 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     let mut policy = PerNode { spec: req.policy.clone(), nodes: BTreeMap::new() };
     let target = &req.target;
     let key = Key::load_or_create(&target.key_path()).map_err(bad_input)?;
-    let mut store = open_store(&db_path(target.db.as_deref()))?;
+    let store = open_store(&db_path(target.db.as_deref()))?;
     let catalog = Catalog::load(target, &store)?;
     ctx.step(&catalog.note);
     let slurm = Slurm { conf: target.conf.clone() };
@@ -536,16 +358,14 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     // naming what to check; once serving, a controller that stops
     // answering is waited for (the round is retried).
     slurm.check(CHECK_WITHIN).map_err(bad_input)?;
-    let mut learner = Learner::new(&store, &target.partition, &req.policy)?;
+    // Jobs that ended while cosched was down are learned too (once each), a day back.
+    let mut learning = Learning::new(store, &target.partition, &req.policy, unix_now() - 86_400)?;
     install_interrupt_handler();
-    let mut report = ServeReport { source: catalog.note.clone(), ..ServeReport::default() };
-    let began = Instant::now();
-    let began_unix = unix_now();
+    let report = ServeReport { source: catalog.note.clone(), ..ServeReport::default() };
+    let env = Env { slurm, req, scope, catalog, began: Instant::now() };
+    let serving = Serving { key, late: BTreeMap::new(), said: BTreeSet::new(), programs: BTreeMap::new() };
+    let mut st = State { report, decisions: BTreeMap::new(), serving };
     let mut idle_since: Option<Instant> = None;
-    let mut acct = Accounting { sacct: true, completion: false };
-    let mut decisions: BTreeMap<u64, (Vec<u64>, f64)> = BTreeMap::new();
-    let mut serving = Serving { key, late: BTreeMap::new(), said: BTreeSet::new(), rejected_said: 0, programs: BTreeMap::new() };
-    let mut looked_up: BTreeSet<u64> = BTreeSet::new();
     let mut down_reported = false;
     let wake = match &req.hook {
         Some(name) => Some(Wake::bind(name).map_err(|e| {
@@ -557,14 +377,15 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
     let mut waiting = Vec::new();
     let mut ended: BTreeSet<u64> = BTreeSet::new();
     let mut first = true;
+    let began = env.began;
     loop {
         if let Some(sig) = interrupted() {
-            let notice = format!("stopped serving after {} rounds; held jobs stay held in Slurm until cosched serves again", report.rounds);
+            let notice = format!("stopped serving after {} rounds; held jobs stay held in Slurm until cosched serves again", st.report.rounds);
             return Err(stopped(sig, notice));
         }
         let read_at = unix_f64();
         let round_began = Instant::now();
-        match round(&slurm, req, scope, &catalog, &mut policy, began, &mut report, &mut decisions, &mut serving, ctx) {
+        match round(&env, &mut policy, &mut st, ctx) {
             Ok((queue, active)) => {
                 if down_reported {
                     ctx.step("the Slurm controller answers again");
@@ -573,7 +394,7 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
                 for j in queue.iter().filter(|j| j.state.is_final() || j.state == JobState::Completing) {
                     // Jobs that ended before this serve began are not its to time.
                     if ended.insert(j.id) && !first && j.start.is_some() {
-                        report.noticed.push(Noticed { job: j.id, unix: read_at, woken: !waiting.is_empty() });
+                        st.report.noticed.push(Noticed { job: j.id, unix: read_at, woken: !waiting.is_empty() });
                     }
                 }
                 // Answered now: Slurm's pass at the end of the woken
@@ -582,73 +403,21 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
                     w.answer(&waiting);
                 }
                 waiting.clear();
-                // Accounting is read only when a job ended that is not
-                // learned yet, and at the first round, a day back, so jobs
-                // that ended while cosched was down are learned too (once
-                // each): each read spawns `sacct`, which a busy node pays.
-                let unlearned = |j: &QueueJob| j.state.is_final() && !learner.seen.contains(&j.id);
-                if let (Some(w), true) = (&catalog.workload, first || queue.iter().any(unlearned)) {
-                    let since = began_unix - 86_400;
-                    let mut lookups = 0;
-                    for job in finished_jobs(&slurm, &target.partition, &queue, since, &mut acct) {
-                        if learner.seen.contains(&job.id) || job.partition != target.partition {
-                            continue;
-                        }
-                        let known = queue.iter().find(|q| q.id == job.id);
-                        let (comment, name, admin) = match known {
-                            Some(q) => (q.comment.clone(), q.name.clone(), q.admin_comment.clone()),
-                            None if lookups < LOOKUPS_PER_ROUND && looked_up.insert(job.id) => {
-                                lookups += 1;
-                                let text = |f: &str| slurm.acct_text(job.id, f, since, acct.completion).unwrap_or_default();
-                                (text("Comment"), text("JobName"), String::new())
-                            }
-                            None => continue,
-                        };
-                        let program = serving.programs.get(&job.id).map(String::as_str);
-                        let Some(index) = catalog.index_of(program, &comment, &name) else { continue };
-                        let wall = job.start.zip(job.end).map(|(s, e)| (e - s) as f64);
-                        // Only a time there is a solo reference to check against is read.
-                        let work_s = known.filter(|_| catalog.solo[index].is_some()).and_then(|q| match cosched_slurm::output::read_output(q) {
-                            Ok(text) => match cosched_slurm::output::kernel_work_s(&text).map(|t| plausible(t, wall, catalog.solo[index])) {
-                                Some(Ok(t)) => Some(t),
-                                Some(Err(why)) => {
-                                    report.rejected.push(format!("job {}: printed time refused, Slurm's used: {why}", job.id));
-                                    None
-                                }
-                                None => None,
-                            },
-                            // Not a kernel's file to read: Slurm's times are enough.
-                            Err(_) => None,
-                        });
-                        let decision = decisions
-                            .get(&job.id)
-                            .cloned()
-                            .or_else(|| Decision::read_unverified(&admin).ok().map(|d| (d.beside, d.predicted)));
-                        let mut rejected = Vec::new();
-                        if learner.record(&mut store, ctx, w, index, catalog.solo[index], &job, decision, work_s, &mut rejected)? {
-                            report.learned += 1;
-                        }
-                        report.rejected.extend(rejected);
-                    }
-                    for r in &report.rejected[serving.rejected_said..] {
-                        ctx.step(&printable(r));
-                    }
-                    serving.rejected_said = report.rejected.len();
-                }
+                learning.learn(&env.slurm, &env.catalog, &queue, &mut st, ctx)?;
                 first = false;
-                report.round_s.push(round_began.elapsed().as_secs_f64());
-                if req.rounds.is_some_and(|n| report.rounds >= n) {
-                    return Ok(report);
+                st.report.round_s.push(round_began.elapsed().as_secs_f64());
+                if req.rounds.is_some_and(|n| st.report.rounds >= n) {
+                    return Ok(st.report);
                 }
                 idle_since = if active { None } else { Some(idle_since.unwrap_or_else(Instant::now)) };
                 if let (Some(limit), Some(since)) = (req.exit_idle, idle_since) {
                     if since.elapsed().as_secs_f64() >= limit {
-                        return Ok(report);
+                        return Ok(st.report);
                     }
                 }
             }
             Err(e) if e.transient() => {
-                report.unreachable += 1;
+                st.report.unreachable += 1;
                 if let Some(w) = &wake {
                     w.answer(&waiting);
                 }
@@ -661,7 +430,7 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
             // Output no parser can read (a Slurm upgrade, a truncated
             // answer): this round is skipped and the next reads anew.
             Err(SlurmError::Parse(e)) => {
-                report.unreadable += 1;
+                st.report.unreadable += 1;
                 ctx.step(&format!("round skipped: {}", printable(&e.to_string())));
             }
             Err(e) => return Err(e.into()),
@@ -675,8 +444,8 @@ pub fn serve(req: &ServeRequest, ctx: &Ctx) -> anyhow::Result<ServeReport> {
         match &wake {
             Some(w) => {
                 waiting = w.wait(Duration::from_secs_f64(pause))?;
-                report.woken += u64::from(!waiting.is_empty());
-                report.submissions += waiting.iter().filter(|w| w.text.starts_with("submit ")).count() as u64;
+                st.report.woken += u64::from(!waiting.is_empty());
+                st.report.submissions += waiting.iter().filter(|w| w.text.starts_with("submit ")).count() as u64;
             }
             None => std::thread::sleep(Duration::from_secs_f64(pause)),
         }
@@ -690,7 +459,6 @@ struct Serving {
     late: BTreeMap<u64, (u32, i64)>,
     /// Reasons already logged, so each is logged once.
     said: BTreeSet<String>,
-    rejected_said: usize,
     /// Programs the hold marks named (`#COSCHED program=NAME`), by job.
     programs: BTreeMap<u64, String>,
 }
@@ -705,21 +473,37 @@ impl Serving {
     }
 }
 
+/// What a round reads and decides with, fixed while `serve` runs.
+struct Env<'a> {
+    slurm: Slurm,
+    req: &'a ServeRequest,
+    scope: Scope,
+    catalog: Catalog,
+    began: Instant,
+}
+
+/// What rounds change: the report, cosched's decisions by job, and what
+/// `serve` remembers between rounds.
+pub(crate) struct State {
+    pub(crate) report: ServeReport,
+    /// Each released job's co-runners and predicted slowdown.
+    pub(crate) decisions: BTreeMap<u64, (Vec<u64>, f64)>,
+    serving: Serving,
+}
+
+impl State {
+    /// Programs the hold marks (or cosched's own marks) named, by job.
+    pub(crate) fn programs(&self) -> &BTreeMap<u64, String> {
+        &self.serving.programs
+    }
+}
+
 /// One round: read, decide, release. Returns the queue it read and whether
 /// cosched has anything to act on (jobs waiting for it, placed or released).
-#[allow(clippy::too_many_arguments)]
-fn round(
-    slurm: &Slurm,
-    req: &ServeRequest,
-    scope: Scope,
-    catalog: &Catalog,
-    policy: &mut dyn NodePolicies,
-    began: Instant,
-    report: &mut ServeReport,
-    decisions: &mut BTreeMap<u64, (Vec<u64>, f64)>,
-    serving: &mut Serving,
-    ctx: &Ctx,
-) -> Result<(Vec<QueueJob>, bool), SlurmError> {
+fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) -> Result<(Vec<QueueJob>, bool), SlurmError> {
+    let Env { slurm, req, scope, catalog, began } = env;
+    let (scope, began) = (*scope, *began);
+    let State { report, decisions, serving } = st;
     let partition = &req.target.partition;
     let (queue, skipped) = slurm.queue(partition)?;
     let nodes = slurm.nodes(partition)?;
@@ -737,6 +521,13 @@ fn round(
     for q in &queue {
         if let Some(p) = q.held_program() {
             serving.programs.insert(q.id, p.to_string());
+        } else if !serving.programs.contains_key(&q.id) && q.admin_comment.starts_with(cosched_slurm::parse::MARK) {
+            // Released before this serve began: the program is in cosched's
+            // own signed decision, trusted only if it verifies.
+            let signed = Signed { id: q.id, submit: q.submit, cpus: q.cpus };
+            if let Some(p) = Decision::verify(&serving.key, &signed, &q.admin_comment).ok().and_then(|d| d.program) {
+                serving.programs.insert(q.id, p);
+            }
         }
     }
     let programs = &serving.programs;
@@ -761,7 +552,8 @@ fn round(
         // cosched's signed decision on `job`, for its AdminComment.
         let note = |job: u64, node: &str, beside: &[u64], predicted: f64, step: Step| {
             let q = queue.iter().find(|q| q.id == job).expect("decided jobs are read");
-            let d = Decision { policy: req.policy.clone(), node: node.to_string(), beside: beside.to_vec(), predicted, at: unix_now(), step };
+            let program = serving.programs.get(&job).cloned();
+            let d = Decision { policy: req.policy.clone(), node: node.to_string(), beside: beside.to_vec(), predicted, at: unix_now(), step, program };
             d.write(&serving.key, &Signed { id: q.id, submit: q.submit, cpus: q.cpus })
         };
         let done = match &a {
@@ -769,7 +561,7 @@ fn round(
             Action::Suspend { job, node, beside } => slurm.suspend(*job, &note(*job, node, beside, 1.0, Step::Suspend)),
             Action::Resume { job, node, beside, predicted } => slurm.resume(*job, &note(*job, node, beside, *predicted, Step::Resume)),
             Action::Park { job, node, beside } => slurm.park(*job, &note(*job, node, beside, 1.0, Step::Park)),
-            Action::Rehold { job, .. } => slurm.hold(*job),
+            Action::Rehold { job, .. } => slurm.hold(*job, serving.programs.get(job).map(String::as_str)),
         };
         match (done, a) {
             (Err(e), _) if e.transient() => return Err(e),
@@ -802,7 +594,7 @@ fn round(
     Ok((queue, active))
 }
 
-fn queue_map(r: &Round, queue: &[QueueJob], catalog: &Catalog, programs: &BTreeMap<u64, String>) -> Vec<Option<usize>> {
+pub(crate) fn queue_map(r: &Round, queue: &[QueueJob], catalog: &Catalog, programs: &BTreeMap<u64, String>) -> Vec<Option<usize>> {
     r.jobs
         .iter()
         .map(|rj| {
@@ -820,208 +612,4 @@ pub fn hook(name: &str, job: &str, wait: f64, submitted: bool) -> std::io::Resul
     let wait = if wait.is_finite() && wait > 0.0 { Duration::from_secs_f64(wait.min(60.0)) } else { Duration::ZERO };
     let what = if submitted { "submit" } else { "end" };
     cosched_slurm::hook::send(name, &format!("{what} {job}"), wait)
-}
-
-#[derive(Debug, Clone)]
-pub struct SubmitRequest {
-    pub target: SlurmTarget,
-    /// Where the batch scripts and the jobs' output go.
-    pub dir: PathBuf,
-    /// Submit each job at its arrival time (seconds after the first); else all at once.
-    pub arrivals: bool,
-}
-
-/// One job submitted with `sbatch`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Submitted {
-    pub name: String,
-    pub job: u64,
-    /// Seconds after the first submission.
-    pub at: f64,
-    /// Unix time, seconds, when `sbatch` returned.
-    pub unix: f64,
-    pub script: PathBuf,
-}
-
-/// The batch script of a workload job: its command between two time stamps
-/// (`cosched-start` / `cosched-end`, Unix seconds with nanoseconds), so a
-/// makespan through Slurm is measured from inside the jobs, not from
-/// Slurm's whole-second accounting.
-pub fn batch_script(argv: &[String]) -> String {
-    let quoted: Vec<String> = argv.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
-    format!(
-        "#!/bin/sh\n# Written by cosched slurm submit.\necho \"cosched-start $(date +%s.%N)\"\n{}\nrc=$?\necho \"cosched-end $(date +%s.%N)\"\nexit $rc\n",
-        quoted.join(" ")
-    )
-}
-
-/// Submits every job of the workload with `sbatch` to the partition, tied
-/// to its workload job by `--comment=cosched:NAME`: kernels with their work
-/// resolved from the store's calibrations, as `cosched run` runs them.
-pub fn submit(req: &SubmitRequest, ctx: &Ctx) -> anyhow::Result<Vec<Submitted>> {
-    let target = &req.target;
-    let Some(path) = &target.workload else { return Err(bad_input("--workload FILE is required")) };
-    let w = load_workload(path)?;
-    let store = open_store(&db_path(target.db.as_deref()))?;
-    let cals = store.calibrations()?;
-    std::fs::create_dir_all(&req.dir).map_err(|e| bad_input(format!("{}: {e}", req.dir.display())))?;
-    let mut scripts = Vec::new();
-    for job in &w.jobs {
-        let argv = cosched_measure::kernel::job_argv(job, &cals).map_err(|e| {
-            bad_input(format!("{}: job `{}`: {e} (run `cosched calibrate --workload {}` first)", path.display(), job.name, path.display()))
-        })?;
-        let script = req.dir.join(format!("{}.sh", job.name));
-        std::fs::write(&script, batch_script(&argv))?;
-        scripts.push(script);
-    }
-    let slurm = Slurm { conf: target.conf.clone() };
-    let mut order: Vec<usize> = (0..w.jobs.len()).collect();
-    order.sort_by(|&a, &b| w.jobs[a].arrival.total_cmp(&w.jobs[b].arrival));
-    let began = Instant::now();
-    let mut out = Vec::new();
-    for i in order {
-        let job = &w.jobs[i];
-        if req.arrivals {
-            let wait = job.arrival - began.elapsed().as_secs_f64();
-            if wait > 0.0 {
-                std::thread::sleep(Duration::from_secs_f64(wait));
-            }
-        }
-        let args = vec![
-            format!("--partition={}", target.partition),
-            format!("--job-name={}", job.name),
-            format!("--comment={COMMENT_PREFIX}{}", job.name),
-            "--ntasks=1".to_string(),
-            format!("--cpus-per-task={}", job.cores),
-            format!("--output={}", req.dir.join(format!("{}-%j.out", job.name)).display()),
-        ];
-        let id = slurm.sbatch(&args, &scripts[i])?;
-        ctx.step(&format!("submitted {} as job {id}", job.name));
-        out.push(Submitted { name: job.name.clone(), job: id, at: began.elapsed().as_secs_f64(), unix: unix_f64(), script: scripts[i].clone() });
-    }
-    Ok(out)
-}
-
-/// A job as `status` shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct JobRow {
-    pub id: u64,
-    pub name: String,
-    pub program: String,
-    pub state: String,
-    pub reason: String,
-    pub node: String,
-    /// cosched's decision as Slurm holds it (the AdminComment), or why it waits.
-    pub decision: String,
-}
-
-/// Two jobs sharing a node, with each one's predicted slowdown beside the other.
-#[derive(Debug, Clone, Serialize)]
-pub struct PairRow {
-    pub node: String,
-    pub a: u64,
-    pub b: u64,
-    pub slowdown_a: f64,
-    pub slowdown_b: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct NodeRow {
-    pub name: String,
-    pub state: String,
-    pub cpus: u32,
-    pub usable: bool,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct StatusReport {
-    pub partition: String,
-    pub nodes: Vec<NodeRow>,
-    pub jobs: Vec<JobRow>,
-    pub pairs: Vec<PairRow>,
-    pub source: String,
-}
-
-/// Pending and running jobs of the partition with cosched's decisions and
-/// the predicted slowdown of every pair sharing a node.
-pub fn status(target: &SlurmTarget) -> anyhow::Result<StatusReport> {
-    let store = open_store(&db_path(target.db.as_deref()))?;
-    let catalog = Catalog::load(target, &store)?;
-    let slurm = Slurm { conf: target.conf.clone() };
-    slurm.check(CHECK_WITHIN).map_err(bad_input)?;
-    let (queue, _) = slurm.queue(&target.partition)?;
-    let nodes = slurm.nodes(&target.partition)?;
-    // The key, if this user may read it: marks are then checked as serve checks them.
-    let path = target.key_path();
-    let key = path.exists().then(|| Key::load_or_create(&path).ok()).flatten();
-    let deferred = BTreeSet::new();
-    let checks = Checks { key: key.as_ref(), now: unix_now(), start_bound_s: i64::MAX, deferred: &deferred, scope: Scope::Any };
-    let r = Round::new(&queue, &nodes, &target.partition, &|j| catalog.identify(j, None), &checks);
-    let map = queue_map(&r, &queue, &catalog, &BTreeMap::new());
-    let source = RoundSource { catalog: &catalog, map };
-    let mut jobs = Vec::new();
-    for q in queue.iter().filter(|q| !q.state.is_final()) {
-        let decision = if q.held_for_cosched() {
-            "held: waiting for cosched".to_string()
-        } else if q.admin_comment.starts_with(cosched_slurm::parse::MARK) {
-            let signed = Signed { id: q.id, submit: q.submit, cpus: q.cpus };
-            let d = match &key {
-                Some(k) => Decision::verify(k, &signed, &q.admin_comment).map(|_| "verified"),
-                None => Decision::read_unverified(&q.admin_comment).map(|_| "not checked: no key"),
-            };
-            match d {
-                Ok(how) => format!("{} ({how})", q.admin_comment.split(";sig=").next().unwrap_or("").trim_start_matches("cosched;").replace(';', " ")),
-                Err(why) => format!("not cosched's decision: {why}"),
-            }
-        } else {
-            "not decided by cosched".to_string()
-        };
-        jobs.push(JobRow {
-            id: q.id,
-            name: q.name.clone(),
-            program: catalog.identify(q, None).program,
-            state: q.state.to_string(),
-            reason: q.reason.clone(),
-            node: if q.nodes.is_empty() { q.requested.join(",") } else { q.nodes.join(",") },
-            decision,
-        });
-    }
-    let mut pairs = Vec::new();
-    for n in &r.nodes {
-        for (x, &a) in n.placed.iter().enumerate() {
-            for &b in &n.placed[x + 1..] {
-                pairs.push(PairRow {
-                    node: n.name.clone(),
-                    a: r.jobs[a].slurm,
-                    b: r.jobs[b].slurm,
-                    slowdown_a: source.slowdown(a, &[b]),
-                    slowdown_b: source.slowdown(b, &[a]),
-                });
-            }
-        }
-    }
-    let nodes = nodes
-        .iter()
-        .filter(|n| n.partition == target.partition)
-        .map(|n| NodeRow { name: n.name.clone(), state: n.state.clone(), cpus: n.cpus, usable: n.usable() })
-        .collect();
-    Ok(StatusReport { partition: target.partition.clone(), nodes, jobs, pairs, source: catalog.note.clone() })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_time_no_run_could_take_is_refused_with_the_reason() {
-        assert_eq!(plausible(2.5, Some(3.0), Some(2.0)), Ok(2.5));
-        // Issue 36: a printed `{"wall_s": 0.000001}` was stored as a slowdown of 4.95e-7.
-        let e = plausible(0.000001, Some(3.0), Some(2.02)).unwrap_err();
-        assert!(e.contains("far below its solo time"), "{e}");
-        assert!(plausible(0.0, None, None).unwrap_err().contains("not a positive time"));
-        assert!(plausible(f64::NAN, None, None).is_err());
-        assert!(plausible(9.0, Some(3.0), None).unwrap_err().contains("longer than the job's 3 s"));
-        // Whole-second accounting: a 3.4 s run may read as 3 s.
-        assert_eq!(plausible(3.4, Some(3.0), None), Ok(3.4));
-    }
 }
