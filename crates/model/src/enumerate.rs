@@ -318,7 +318,7 @@ pub fn twin_groups(s: &[Vec<f64>]) -> [(&'static str, Vec<usize>); 3] {
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| s[a][a].total_cmp(&s[b][b]).then(a.cmp(&b)));
     let third = n / 3;
-    let mut sorted = |v: &[usize]| {
+    let sorted = |v: &[usize]| {
         let mut v = v.to_vec();
         v.sort_unstable();
         v
