@@ -128,7 +128,7 @@ pub fn pairs_in(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx) 
     // one program: its co-runs are measured once, as its first job, and
     // `matrix_of` gives every twin the same cells. Eight jobs of two
     // programs are 3 co-runs, not 36.
-    let reps = representatives(&w);
+    let reps = representatives(w);
     let pool_of = |j: &cosched_model::workload::Job| w.pools.iter().position(|p| p.name == j.pool).unwrap_or(0);
     let jobs: Vec<PairJob> = reps
         .iter()
@@ -172,7 +172,7 @@ pub fn pairs_in(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx) 
             for r in &prior {
                 tracker.observe(&repeat_label(r), reading_of(&r.regime).as_ref(), &mut |_| {});
             }
-            return report(req, &w, &prior, tracker.out, store.pair_level_medians(id)?);
+            return report(req, w, &prior, tracker.out, store.pair_level_medians(id)?);
         }
         _ => {
             if req.resume {
@@ -257,7 +257,7 @@ pub fn pairs_in(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx) 
         }
     }
     let all = store.pair_runs(campaign)?;
-    let mut r = report(req, &w, &all, tracker.out, store.pair_level_medians(campaign)?)?;
+    let mut r = report(req, w, &all, tracker.out, store.pair_level_medians(campaign)?)?;
     r.skipped_known = known.len();
     Ok(r)
 }

@@ -124,7 +124,7 @@ pub fn training_set_in(
         None => (train, sources),
     };
     let lacking = |has: &dyn Fn(&Characterization) -> bool| -> Vec<&str> {
-        w.jobs.iter().filter(|j| !train.programs.get(&j.name).is_some_and(|c| has(c))).map(|j| j.name.as_str()).collect()
+        w.jobs.iter().filter(|j| !train.programs.get(&j.name).is_some_and(has)).map(|j| j.name.as_str()).collect()
     };
     let no_profile = lacking(&|c| c.profile.is_some());
     if !no_profile.is_empty() {

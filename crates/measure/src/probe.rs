@@ -57,6 +57,9 @@ pub struct ProbePlan<'a> {
     pub gate: Option<RegimeGate<'a>>,
 }
 
+/// Receives each level's repeats with their readings, one per repeat.
+pub type ProbeSink<'a> = dyn FnMut(&ProbeLevel, &PairMeasurement, &[Option<Reading>]) -> Result<(), String> + 'a;
+
 /// Measures the job at every level of `plan`. `stressor_argv(level)` gives the command
 /// of the stressor at that level (its work sized by calibration); `read`
 /// reads the round trip between the plan's `read_cpus` before and after
@@ -73,7 +76,7 @@ pub fn probe_job(
     plan: ProbePlan,
     read: &mut ReadRoundTrip,
     stressor_argv: &mut dyn FnMut(&ProbeLevel) -> Result<Vec<String>, String>,
-    sink: &mut dyn FnMut(&ProbeLevel, &PairMeasurement, &[Option<Reading>]) -> Result<(), String>,
+    sink: &mut ProbeSink,
     on_level: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<ProbePoint>, ProbeError> {
     let ProbePlan { job, stressor_cpus, levels, repeats, read_cpus, mut gate } = plan;
