@@ -242,8 +242,8 @@ check "react over a Lua script without its path" 2 "$(rc $C simulate --scenario 
 check "Lua example that suspends simulates" 0 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy lua:path=examples/lua/suspend-harm.lua)"
 badmove="$W/badmove.lua"
 printf 'function decide(view)\n  if #view.running > 0 then return {{move = view.running[1].id, cores = {99}}} end\n  return {{start = view.queue[1].id}}\nend\n' >"$badmove"
-$C simulate --scenario examples/scenarios/seed000.toml --orders 1 --policy "lua:path=$badmove" >/dev/null 2>"$W/err"
-check "Lua move onto a core the pool lacks: refused, fallback" 1 "$(grep -c 'has no core 99' "$W/err")"
+$C simulate --scenario examples/scenarios/seed000.toml --orders 1 --policy "lua:path=$badmove" >"$W/out" 2>/dev/null
+check "Lua move onto a core the pool lacks: refused, fallback" 1 "$(grep -c 'has no core 99' "$W/out")"
 
 echo "== SIGKILL trial: $KILLS kills"
 km="cosched-adv-kill-$$"

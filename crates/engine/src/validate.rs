@@ -291,7 +291,7 @@ pub fn check_view(view: &View, decisions: &[Decision]) -> Result<Vec<Act>, (usiz
     // running jobs before suspended ones (which hold none until resumed),
     // as the Slurm engine lays out the jobs cons_tres placed.
     for (named, suspended) in [(true, false), (true, true), (false, false), (false, true)] {
-        let these = view.running.iter().filter(|r| !r.cpus.is_empty() == named && r.suspended == suspended && pool_ok(r.pool));
+        let these = view.running.iter().filter(|r| r.cpus.is_empty() != named && r.suspended == suspended && pool_ok(r.pool));
         for r in these {
             let cpus = if named { r.cpus.to_vec() } else { map.choose(r.pool, r.cores, &Cores::Compact, true).unwrap_or_default() };
             if !r.suspended {
