@@ -381,9 +381,12 @@ fn num(v: Option<f64>) -> String {
     v.map_or("-".into(), |x| format!("{x:.3}"))
 }
 
+/// One table of the report: its title, headers and rows.
+pub type Table = (&'static str, Vec<&'static str>, Vec<Vec<String>>);
+
 /// Headers and rows of the report's three tables, as the terminal and the
 /// page show them.
-pub fn tables(r: &SlurmReport) -> [(&'static str, Vec<&'static str>, Vec<Vec<String>>); 3] {
+pub fn tables(r: &SlurmReport) -> [Table; 3] {
     let s = |s: &Slowdowns| vec![s.n.to_string(), num(s.realized), num(s.predicted), num(s.abs_error)];
     let h = |h: &Hours| vec![format!("{:.3}", h.exclusive), format!("{:.3}", h.used), format!("{:.3}", h.saved)];
     fn head(first: &[&'static str], hours: bool) -> Vec<&'static str> {
