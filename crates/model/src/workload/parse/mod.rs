@@ -353,6 +353,7 @@ fn expand(
 
 #[cfg(test)]
 mod tests {
+    use super::check::canonical;
     use super::*;
 
     #[test]
