@@ -6,7 +6,7 @@
 //! process and no directory; they skip with a printed reason when Slurm or
 //! root is missing. One cluster at a time: they share the host's cores.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
