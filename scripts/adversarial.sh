@@ -116,6 +116,19 @@ work = 1
 params = { array_mib = 1000000000 }')
 check "check: array_mib = 1e9" 2 "$(rc timeout 20 $C check "$f")"
 check "check /dev/zero (bounded read)" 2 "$(rc timeout 20 $C check /dev/zero)"
+for case in \
+    "progress regex that does not compile|progress = 'step (\\d+'" \
+    "progress regex without a capture group|progress = 'step \\d+'" \
+    "progress regex whose first group is total|progress = '(?P<total>\\d+) (\\d+)'" \
+    "progress naming both regex and file|progress = { regex = 'a(\\d)', file = 'p' }" ; do
+    what=${case%%|*}; line=${case#*|}
+    f=$(wl prog "[[jobs]]
+name = \"a\"
+command = \"true\"
+$line")
+    check "check: $what" 2 "$(rc timeout 20 $C check "$f")"
+    check "  names the file, line 4 and progress" 1 "$(grep -c "prog.toml:4:.*progress" "$W/err")"
+done
 s=$(wl sc '[[pools]]
 name = "p"
 cores = 1

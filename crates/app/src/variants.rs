@@ -51,6 +51,9 @@ pub(crate) fn node_variants(j: &Job, w: &Workload, cals: &BTreeMap<String, Calib
                 stdout: v.stdout.as_ref().map(Into::into),
                 stderr: v.stderr.as_ref().map(Into::into),
                 variants: Vec::new(),
+                // The job's `progress` key reads the output of whichever
+                // way it runs.
+                progress: v.progress.clone(),
             })
         })
         .collect()

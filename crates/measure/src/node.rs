@@ -77,6 +77,8 @@ pub struct NodeJob {
     /// own: what a start of variant k (`StartPlan::variant`) runs is
     /// `variants[k - 1]`.
     pub variants: Vec<NodeJob>,
+    /// The workload's `progress` key: where its online estimate reads.
+    pub progress: Option<cosched_model::workload::ProgressSource>,
 }
 
 pub use cosched_model::run::JobStatus;
@@ -480,7 +482,17 @@ impl Executor for NodeExecutor<'_> {
         let spawned = running.is_some();
         let watch = spawned.then(|| {
             let file = progress_file.clone().unwrap_or_default();
-            crate::observe::Watch::new(crate::observe::for_job(job.kernel, &file, pgid, job.cores))
+            crate::observe::Watch::new(crate::observe::for_job(&crate::observe::Sources {
+                kernel: job.kernel,
+                counter: &file,
+                pgid,
+                cores: job.cores,
+                progress: job.progress.as_ref(),
+                output: &log,
+                own_output: launch.own_output,
+                user: self.cfg.user,
+                workdir: job.workdir.as_deref(),
+            }))
         });
         self.active.push(Active {
             job: plan.job,

@@ -5,6 +5,9 @@
 //! - a `cosched-kernel` job: its own work counter, which the kernel writes
 //!   to the file `COSCHED_PROGRESS_FILE` names (`DONE TOTAL MONO_NS`,
 //!   dated by CLOCK_MONOTONIC, so a late read still dates it exactly);
+//! - a job with a workload `progress` key: the newest line of its output
+//!   its regex matches ([`OutputLines`]), or the file it names
+//!   ([`ProgressFile`]), dated by the file's last write;
 //! - any other job: the CPU time of its process group (`/proc/PID/stat`
 //!   of its live members): a weak signal, since a job waiting on I/O or
 //!   memory burns little CPU whether it runs alone or beside others.
@@ -19,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cosched_engine::online::{Reading, Sample, Signal};
+use cosched_model::workload::ProgressSource;
 
 /// Reads without a reading before an observer says it yields nothing.
 pub const SILENT_AFTER: u32 = 8;
@@ -78,12 +82,161 @@ impl Watch {
     }
 }
 
-/// The observer of a job: its kernel's counter file, else its group's CPU time.
-pub fn for_job(kernel: bool, progress_file: &Path, pgid: i32, cores: u32) -> Box<dyn Observer> {
-    if kernel {
-        Box::new(KernelFile { path: progress_file.to_path_buf() })
-    } else {
-        Box::new(CpuTime { pgid, cores, base: None })
+/// Where a job's observer reads: chosen once, at its start ([`for_job`]).
+pub struct Sources<'a> {
+    /// A `cosched-kernel` job, and the counter file it writes.
+    pub kernel: bool,
+    pub counter: &'a Path,
+    pub pgid: i32,
+    pub cores: u32,
+    /// The workload's `progress` key, if the job has one.
+    pub progress: Option<&'a ProgressSource>,
+    /// The file the job's stdout goes to, and whether cosched made it (in
+    /// its own log directory) rather than the workload's `output`.
+    pub output: &'a Path,
+    pub own_output: bool,
+    /// Who the job runs as: a file it names is read as that user.
+    pub user: Option<(u32, u32)>,
+    /// The job's working directory, where a relative `progress` file is.
+    pub workdir: Option<&'a Path>,
+}
+
+/// The observer of a job: its workload's `progress` key when it has one,
+/// else its kernel's counter file, else its group's CPU time.
+pub fn for_job(s: &Sources) -> Box<dyn Observer> {
+    match s.progress {
+        Some(ProgressSource::Output { regex, total }) => match OutputLines::new(s.output, s.own_output, s.user, regex, *total) {
+            Ok(o) => Box::new(o),
+            // The parser compiled it already; a pattern that fails here
+            // leaves the job without an estimate, said once.
+            Err(why) => Box::new(Broken { why }),
+        },
+        Some(ProgressSource::File { path, total }) => {
+            let path = match s.workdir {
+                Some(d) if Path::new(path).is_relative() => d.join(path),
+                _ => PathBuf::from(path),
+            };
+            Box::new(ProgressFile { path, total: *total })
+        }
+        None if s.kernel => Box::new(KernelFile { path: s.counter.to_path_buf() }),
+        None => Box::new(CpuTime { pgid: s.pgid, cores: s.cores, base: None }),
+    }
+}
+
+/// An observer that can never read: says why, once.
+struct Broken {
+    why: String,
+}
+
+impl Observer for Broken {
+    fn name(&self) -> &'static str {
+        "progress regex"
+    }
+    fn read(&mut self, _: f64, _: Instant) -> Result<Option<Reading>, String> {
+        Err(self.why.clone())
+    }
+}
+
+/// A number as a workload's counter writes it: digits, a fraction, an
+/// exponent (`12`, `0.5`, `3e4`); nothing else.
+fn counter_value(s: &str) -> Option<f64> {
+    s.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0)
+}
+
+/// How long ago, on the machine's clock, `path` was last written: a line
+/// printed before the read is dated when it was printed.
+fn written_ago(m: &std::fs::Metadata) -> f64 {
+    m.modified().ok().and_then(|t| t.elapsed().ok()).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// A command's progress read from its output: the newest line the
+/// workload's `progress` regex matches, its first capture group the work
+/// done, its group `total` (else the key's `total`) the whole. The output
+/// is read as [`crate::files::read_tail`] reads it: a regular file only,
+/// opened non-blocking without following a link, its last 64 KiB, each
+/// line cut to [`crate::files::LINE_CHARS`] characters.
+pub struct OutputLines {
+    path: PathBuf,
+    own: bool,
+    user: Option<(u32, u32)>,
+    regex: regex_lite::Regex,
+    total: Option<f64>,
+}
+
+impl OutputLines {
+    pub fn new(path: &Path, own: bool, user: Option<(u32, u32)>, regex: &str, total: Option<f64>) -> Result<OutputLines, String> {
+        let regex = cosched_model::workload::progress_regex(regex)?;
+        Ok(OutputLines { path: path.to_path_buf(), own, user, regex, total })
+    }
+
+    /// The work done and the whole in the newest matching line of `text`,
+    /// and whether that line is the last one.
+    pub fn newest(&self, text: &str) -> Option<(f64, Option<f64>, bool)> {
+        let lines: Vec<&str> = text.lines().collect();
+        lines.iter().enumerate().rev().find_map(|(k, line)| {
+            let line = match line.char_indices().nth(crate::files::LINE_CHARS) {
+                Some((at, _)) => &line[..at],
+                None => line,
+            };
+            let c = self.regex.captures(line)?;
+            let done = counter_value(c.get(1)?.as_str())?;
+            let total = c.name("total").and_then(|t| counter_value(t.as_str())).or(self.total);
+            Some((done, total, k + 1 == lines.len()))
+        })
+    }
+}
+
+impl Observer for OutputLines {
+    fn name(&self) -> &'static str {
+        "progress regex"
+    }
+
+    fn read(&mut self, now: f64, _at: Instant) -> Result<Option<Reading>, String> {
+        let tail = if self.own { crate::files::read_own_tail(&self.path, self.user) } else { crate::files::read_tail(&self.path, self.user) };
+        if let Some(why) = tail.not_read {
+            return Err(why);
+        }
+        let Some((done, total, last)) = self.newest(&tail.text) else { return Ok(None) };
+        // The newest line dated by the file's last write when nothing was
+        // written after it; else now (a later line moved the date on).
+        let ago = if last { std::fs::symlink_metadata(&self.path).map_or(0.0, |m| written_ago(&m)) } else { 0.0 };
+        Ok(Some(Reading { time: now - ago, done, total, solo_rate: None, signal: Signal::Progress }))
+    }
+}
+
+/// A file the program rewrites with its progress, `DONE` or `DONE TOTAL`
+/// (`DONE/TOTAL` too), dated by its last write.
+pub struct ProgressFile {
+    pub path: PathBuf,
+    pub total: Option<f64>,
+}
+
+/// `DONE`, `DONE TOTAL` or `DONE/TOTAL`: the first line of a progress file.
+pub fn parse_progress_line(text: &str) -> Option<(f64, Option<f64>)> {
+    let line = text.lines().next()?;
+    let mut w = line.split(|c: char| c.is_whitespace() || c == '/').filter(|s| !s.is_empty());
+    let done = counter_value(w.next()?)?;
+    let total = match w.next() {
+        Some(t) => Some(counter_value(t).filter(|t| *t > 0.0)?),
+        None => None,
+    };
+    Some((done, total))
+}
+
+impl Observer for ProgressFile {
+    fn name(&self) -> &'static str {
+        "progress file"
+    }
+
+    fn read(&mut self, now: f64, _at: Instant) -> Result<Option<Reading>, String> {
+        let (text, ago) = match read_small_dated(&self.path) {
+            Ok(t) => t,
+            // Not written yet: the program has not started counting.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", self.path.display())),
+        };
+        let Some((done, total)) = parse_progress_line(&text) else { return Ok(None) };
+        Ok(Some(Reading { time: now - ago, done, total: total.or(self.total), solo_rate: None, signal: Signal::Progress }))
     }
 }
 
@@ -102,6 +255,18 @@ fn read_small(path: &Path) -> std::io::Result<String> {
     let mut text = String::new();
     (&mut f).take(256).read_to_string(&mut text)?;
     Ok(text)
+}
+
+/// [`read_small`] with how long ago the file was last written, seconds.
+fn read_small_dated(path: &Path) -> std::io::Result<(String, f64)> {
+    let mut f = File::options().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    (&mut f).take(256).read_to_string(&mut text)?;
+    Ok((text, written_ago(&m)))
 }
 
 /// `DONE TOTAL MONO_NS` as the kernel writes it.
@@ -215,5 +380,67 @@ mod tests {
         let r = p.read(10.0, Instant::now()).unwrap().unwrap();
         assert_eq!((r.done, r.total), (50.0, Some(100.0)));
         assert!(r.time <= 10.0, "dated at the write, before the read");
+    }
+
+    #[test]
+    fn a_synthetic_output_stream_at_half_the_solo_rate_estimates_a_slowdown_of_two() {
+        // Alone the job makes its 40 steps in 4 s (10 a second); here it
+        // prints one every 0.2 s (5 a second), between lines of noise.
+        let o = OutputLines::new(Path::new("unused"), false, None, r"step (\d+) of (?P<total>\d+)", None).unwrap();
+        let mut t = cosched_engine::online::Tracker::default();
+        let mut text = String::new();
+        for k in 0..=10 {
+            text.push_str(&format!("step {k} of 40\nsolver: residual 1e-{k}\n"));
+            let (done, total, last) = o.newest(&text).unwrap();
+            assert_eq!((done, total, last), (f64::from(k), Some(40.0), false));
+            t.push(&Reading { time: 0.2 * f64::from(k), done, total, solo_rate: None, signal: Signal::Progress });
+        }
+        let e = t.estimate(2.0, 4.0).unwrap();
+        assert!((e.slowdown - 2.0).abs() < 1e-9 && e.lo <= e.slowdown && e.hi >= e.slowdown, "{e:?}");
+        assert_eq!((e.n, e.signal), (10, Signal::Progress));
+    }
+
+    #[test]
+    fn the_newest_matching_line_counts_and_the_keys_total_stands_in_for_a_missing_group() {
+        let o = OutputLines::new(Path::new("unused"), false, None, r"it=(\d+)", Some(500.0)).unwrap();
+        assert_eq!(o.newest("it=3\nit=4\n"), Some((4.0, Some(500.0), true)));
+        assert_eq!(o.newest("it=3\ndone\n"), Some((3.0, Some(500.0), false)));
+        assert_eq!(o.newest("it=x\nnothing\n"), None);
+        // A line past the bound is matched on its first LINE_CHARS characters.
+        let long = format!("{}it=9\n", "x".repeat(crate::files::LINE_CHARS));
+        assert_eq!(o.newest(&long), None);
+    }
+
+    #[test]
+    fn an_output_file_is_read_and_a_directory_or_unmatched_output_is_said_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("job.log");
+        std::fs::write(&log, "start\nstep 7 of 20\n").unwrap();
+        let mut o = OutputLines::new(&log, false, None, r"step (\d+) of (?P<total>\d+)", None).unwrap();
+        let r = o.read(5.0, Instant::now()).unwrap().unwrap();
+        assert_eq!((r.done, r.total, r.signal), (7.0, Some(20.0), Signal::Progress));
+        assert!(r.time <= 5.0, "dated at the write, before the read");
+        let mut d = OutputLines::new(dir.path(), false, None, r"(\d+)", None).unwrap();
+        assert!(d.read(1.0, Instant::now()).is_err());
+        std::fs::write(&log, "hello\n").unwrap();
+        let mut w = Watch::new(Box::new(OutputLines::new(&log, false, None, r"step (\d+)", None).unwrap()));
+        let said: Vec<Sample> = (0..3 * SILENT_AFTER).filter_map(|k| w.sample(f64::from(k), Instant::now())).collect();
+        assert_eq!(said, vec![Sample::Silent(format!("progress regex: nothing after {SILENT_AFTER} readings"))]);
+    }
+
+    #[test]
+    fn a_progress_file_reads_done_and_an_optional_total() {
+        assert_eq!(parse_progress_line("12\n"), Some((12.0, None)));
+        assert_eq!(parse_progress_line("12 100"), Some((12.0, Some(100.0))));
+        assert_eq!(parse_progress_line("12/100\nignored"), Some((12.0, Some(100.0))));
+        assert_eq!(parse_progress_line("12 0"), None);
+        assert_eq!(parse_progress_line("twelve"), None);
+        assert_eq!(parse_progress_line(""), None);
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = ProgressFile { path: dir.path().join("p"), total: Some(50.0) };
+        assert_eq!(f.read(1.0, Instant::now()), Ok(None));
+        std::fs::write(&f.path, "10\n").unwrap();
+        let r = f.read(3.0, Instant::now()).unwrap().unwrap();
+        assert_eq!((r.done, r.total), (10.0, Some(50.0)));
     }
 }

@@ -37,6 +37,7 @@ fn job(name: &str, cmd: &str) -> NodeJob {
         stdout: None,
         stderr: None,
         variants: vec![],
+        progress: None,
     }
 }
 

@@ -31,6 +31,7 @@ fn job(name: &str, cmd: &str, timeout: Option<f64>, memory_mib: Option<u64>) -> 
         stdout: None,
         stderr: None,
         variants: vec![],
+        progress: None,
     }
 }
 

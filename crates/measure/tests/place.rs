@@ -73,6 +73,7 @@ fn sh(name: &str, pool: usize) -> NodeJob {
         stdout: None,
         stderr: None,
         variants: Vec::new(),
+        progress: None,
     }
 }
 

@@ -45,6 +45,10 @@
 //! priority = 1                  # 1..=1000, default 1: under `timeshare` a turn of p quanta
 //! env = { OMP_SCHEDULE = "static" }  # optional: extra environment variables (strings)
 //! workdir = "run/"              # optional: the job's working directory
+//! progress = "step (\\d+) of (?P<total>\\d+)"  # optional: how its progress is read while
+//! #                             # it runs: a regex over its output lines (first group: the
+//! #                             # work done, group `total`: the whole), or a table
+//! #                             # { regex = "...", total = N } / { file = "PATH", total = N }
 //! output = "out/{job}-{run}-{repeat}.log"  # optional: where stdout and stderr go, or
 //! # output = { stdout = "out/{job}.out", stderr = "out/{job}.err" }
 //! #                             # placeholders {job}, {run} (run id), {repeat} (1-based)
@@ -275,6 +279,44 @@ pub struct Job {
     /// Other ways to run it, in preference order after its own.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<Variant>,
+    /// How its progress is read while it runs (`progress`); `None`: its
+    /// kernel's counter, else its CPU time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<ProgressSource>,
+}
+
+/// Where a job's progress is read while it runs: its `progress` key, for
+/// the online slowdown estimate of a command (issue 38).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProgressSource {
+    /// A regular expression over the job's output lines: its first capture
+    /// group is the work done, its group named `total` (else `total`) the
+    /// whole work.
+    Output { regex: String, total: Option<f64> },
+    /// A file the program rewrites with `DONE` or `DONE TOTAL`; a relative
+    /// path is in the job's working directory.
+    File { path: String, total: Option<f64> },
+}
+
+/// Bytes the compiled program of a `progress` regex may take: a pattern is
+/// read every sampling interval over up to 64 KiB of output.
+const PROGRESS_REGEX_SIZE: usize = 1 << 20;
+
+/// `pattern` compiled as a `progress` regex: it must compile and have a
+/// first capture group that is not `total` (the work done).
+pub fn progress_regex(pattern: &str) -> Result<regex_lite::Regex, String> {
+    let re = regex_lite::RegexBuilder::new(pattern)
+        .size_limit(PROGRESS_REGEX_SIZE)
+        .build()
+        .map_err(|e| format!("`{pattern}` is not a regular expression: {}", e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")))?;
+    if re.captures_len() < 2 {
+        return Err(format!("`{pattern}` has no capture group; its first one is the work done, e.g. `step (\\d+)`"));
+    }
+    if re.capture_names().nth(1).flatten() == Some("total") {
+        return Err(format!("`{pattern}`: the first capture group is `total`; the first one is the work done"));
+    }
+    Ok(re)
 }
 
 /// Another way to run a job: its program, amount, threads, cores and pool,

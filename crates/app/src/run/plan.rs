@@ -152,6 +152,7 @@ impl Jobs {
                 stdout: j.stdout.as_ref().map(PathBuf::from),
                 stderr: j.stderr.as_ref().map(PathBuf::from),
                 variants: node_variants(j, w, &cals)?,
+                progress: j.progress.clone(),
             });
             jobs.sim.push(SimJob {
                 name: j.name.clone(),

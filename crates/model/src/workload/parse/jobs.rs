@@ -39,6 +39,7 @@ impl Parser<'_, '_> {
             workdir: None,
             stdout: None,
             stderr: None,
+            progress: None,
             variant_tables: Vec::new(),
             speed: None,
         };
@@ -150,6 +151,7 @@ impl Parser<'_, '_> {
                 "workdir" => {
                     j.workdir = self.cx.text(e, "a directory path, e.g. workdir = \"run/\"").map(|s| s.v)
                 }
+                "progress" => j.progress = self.progress(e),
                 "output" => {
                     if let Some((out, err)) = self.output(e) {
                         j.stdout = Some(out);
@@ -372,5 +374,60 @@ impl Parser<'_, '_> {
             }
         }
         out
+    }
+
+    /// `progress`: a regular expression over the job's output lines, or a
+    /// table `{ regex = "...", total = N }` or `{ file = "PATH", total = N }`.
+    pub(super) fn progress(&mut self, e: &Entry) -> Option<ProgressSource> {
+        let expected = "a regular expression whose first capture group is the work done (a named group `total` the whole), \
+                        or a table { regex = \"...\" } or { file = \"PATH\" }, either with an optional total = N";
+        let regex = |cx: &mut Cx, s: At<String>| -> Option<String> {
+            match super::super::progress_regex(&s.v) {
+                Ok(_) => Some(s.v),
+                Err(why) => {
+                    cx.error(s.val.start, format!("`progress`: {why}"), format!("expected {expected}"));
+                    None
+                }
+            }
+        };
+        match &e.item.value {
+            Value::String(_) => {
+                let s = self.cx.text(e, expected)?;
+                Some(ProgressSource::Output { regex: regex(self.cx, s)?, total: None })
+            }
+            Value::Table(keys) => {
+                let (mut pattern, mut file, mut total) = (None, None, None);
+                let mut ok = true;
+                for t in keys {
+                    match t.key.as_str() {
+                        "regex" => pattern = self.cx.text(t, expected).and_then(|s| regex(self.cx, s)),
+                        "file" => file = self.cx.text(t, "a path, e.g. file = \"progress.txt\"").map(|s| s.v),
+                        "total" => total = self.cx.number(t, |v| v > 0.0 && v <= 1e18, "a positive number, the job's whole work in the counter's units").map(|n| n.v),
+                        _ => {
+                            self.cx.unknown_key(t, "in `progress`", &["regex", "file", "total"]);
+                            ok = false;
+                        }
+                    }
+                }
+                let named = keys.iter().filter(|t| t.key == "regex" || t.key == "file").count();
+                if named != 1 {
+                    self.cx.error(e.item.span.start, "`progress` names neither or both of `regex` and `file`", format!("expected {expected}"));
+                    return None;
+                }
+                if !ok {
+                    return None;
+                }
+                match (pattern, file) {
+                    (Some(regex), None) => Some(ProgressSource::Output { regex, total }),
+                    (None, Some(path)) => Some(ProgressSource::File { path, total }),
+                    // The one given was wrong, and said so.
+                    _ => None,
+                }
+            }
+            _ => {
+                self.cx.wrong_type(e, expected);
+                None
+            }
+        }
     }
 }

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use super::tree::{self, Entry, Item, Lines, TreeError, Value};
 use super::limits::{MAX_CPUS, MAX_ENV, MAX_JOBS, MAX_MEMORY_MIB, MAX_NAME_CHARS, MAX_PIDS, MAX_PRIORITY, MAX_SECONDS, MAX_TEXT_BYTES, MAX_VARIANTS};
-use super::{variant_name, Amount, Diagnostic, Diagnostics, Job, NodeLimits, Pool, PoolKind, Program, Variant, Workload, OUTPUT_PLACEHOLDERS};
+use super::{variant_name, Amount, Diagnostic, Diagnostics, Job, NodeLimits, Pool, PoolKind, Program, ProgressSource, Variant, Workload, OUTPUT_PLACEHOLDERS};
 use crate::kernel::{self, KernelSpec, ParamKind, KERNELS};
 
 use keys::{list, suggest};
@@ -41,6 +41,7 @@ pub(super) const JOB_KEYS: &[&str] = &[
     "env",
     "workdir",
     "output",
+    "progress",
     "variants",
 ];
 /// Keys of a `[[jobs.variants]]` table: what a way to run a job may change.
@@ -174,6 +175,7 @@ struct RawJob {
     workdir: Option<String>,
     stdout: Option<String>,
     stderr: Option<String>,
+    progress: Option<ProgressSource>,
     /// `[[jobs.variants]]` tables, checked once the job is.
     variant_tables: Vec<(Range<usize>, Vec<Entry>)>,
     speed: Option<At<f64>>,
@@ -344,6 +346,7 @@ fn expand(
                 workdir: j.workdir.clone(),
                 stdout: j.stdout.clone(),
                 stderr: j.stderr.clone(),
+                progress: j.progress.clone(),
                 variants: c.variants.clone(),
             });
         }
@@ -380,5 +383,30 @@ mod tests {
         assert_eq!(default_name("examples/mixed.toml"), "mixed");
         assert_eq!(default_name(""), "workload");
         assert_eq!(default_name("-"), "workload");
+    }
+
+    #[test]
+    fn a_progress_key_is_a_regex_or_a_file_and_a_bad_one_names_file_line_and_key() {
+        let job = |p: &str| format!("[[jobs]]\nname = \"s\"\ncommand = \"sh -c true\"\nprogress = {p}\n");
+        let parse = |p: &str| super::super::parse_workload(&job(p), "w.toml", Some(2));
+        let w = parse(r"'step (\d+) of (?P<total>\d+)'").unwrap();
+        assert_eq!(w.jobs[0].progress, Some(ProgressSource::Output { regex: r"step (\d+) of (?P<total>\d+)".into(), total: None }));
+        let w = parse(r"{ regex = 'it=(\d+)', total = 500 }").unwrap();
+        assert_eq!(w.jobs[0].progress, Some(ProgressSource::Output { regex: r"it=(\d+)".into(), total: Some(500.0) }));
+        let w = parse(r#"{ file = "p.txt" }"#).unwrap();
+        assert_eq!(w.jobs[0].progress, Some(ProgressSource::File { path: "p.txt".into(), total: None }));
+        for (bad, says) in [
+            (r"'step (\d+'", "is not a regular expression"),
+            (r"'step \d+'", "has no capture group"),
+            (r"'(?P<total>\d+) (\d+)'", "first capture group is `total`"),
+            (r"{ regex = 'a(\d)', file = 'x' }", "neither or both"),
+            ("{ total = 3 }", "neither or both"),
+            (r"{ regex = 'a(\d)', every = 1 }", "`every`"),
+            ("{ file = 'p', total = 0 }", "positive"),
+            ("3", "regular expression"),
+        ] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.contains("w.toml:4:") && e.contains(says), "{bad}: {e}");
+        }
     }
 }
