@@ -1,106 +1,93 @@
-//! `cosched demo`: the main job, end to end on this node, on the mixed
-//! example workload (embedded, so it runs from any directory):
-//! calibrate -> profile -> a small pairs matrix -> predict -> simulate the
-//! policies -> real runs of conflict-aware, noplan and exclusive -> one
-//! HTML report. Each stage is the application's function of the verb of
-//! the same name, called with small settings, so the demo shows exactly
-//! what the verbs do.
+//! `cosched demo`: the main job, end to end on this node, on a workload
+//! where the choice matters here. It reads the node's cache regime and
+//! picks the evidence workload whose decisive pairs contend in it:
+//! memory-half when the two CPUs share a last-level cache (two STREAM
+//! triads side by side slow each other down), io-half when they do not
+//! (two file-I/O jobs contend in either regime). Then calibrate -> profile
+//! -> pairs -> predict -> `evaluate` best-match against noplan on seeded
+//! orders with its stop rule, the simulator and the oracle beside them ->
+//! a verdict with its intervals, in one HTML report. Each stage is the
+//! application's function of the verb of the same name, so the demo shows
+//! exactly what the verbs do.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cosched_model::workload::Workload;
+use cosched_model::compare::{CacheRegime, Paired, Verdict};
+use cosched_model::workload::{Job, Workload};
 use cosched_predict::{predictor_by_name, predictor_names, Params as PredictParams, Predictor};
-use cosched_report::boxplot::{BoxPlot, BoxStats};
 use cosched_report::html::Page;
-use cosched_sched::montecarlo::{run_orders, summarize};
-use cosched_sched::scenario::{Program, Scenario};
-use cosched_sched::{Platform, PoolInfo};
 
 use crate::common::{load_workload, open_store, Ctx};
+use crate::compare::{EvaluateReport, EvaluateRequest, Figure};
 use crate::error::bad_input;
 use crate::pairs::{PairsReport, PairsRequest};
 use crate::profile::{ProfileReport, ProfileSettings, Syscalls};
-use crate::run::{RunReport, RunRequest};
 
-/// The README's mixed example workload, as shipped.
-const MIXED: &str = include_str!("../../../examples/mixed.toml");
-/// The longest solo time in `MIXED`; `--seconds` rescales it.
-const MIXED_LONGEST_S: f64 = 2.0;
-/// The programs of the pairs matrix: one per class of the SCN paper (S, N, C)
-/// and the SX-Aurora paper's system-call job, single-core, so every pair fits the node.
-const PAIR_JOBS: [&str; 4] = ["triad", "flops", "llc", "sys"];
-/// Pairs whose worse slowdown is below this many percent over 1 are noise on
-/// this node; a threshold below it would refuse pairs that do not hurt.
-const NOISE_PCT: f64 = 5.0;
+/// The evidence workloads, as shipped (embedded, so the demo runs from any directory).
+const MEMORY_HALF: &str = include_str!("../../../examples/memory-half.toml");
+const IO_HALF: &str = include_str!("../../../examples/io-half.toml");
+/// Every job's solo time in both; `--seconds` rescales it.
+const EVIDENCE_SOLO_S: f64 = 1.5;
+/// The policy under test and the baseline it is read against.
+const POLICY: &str = "best-match";
+const BASELINE: &str = "noplan";
+/// Orders before the series may stop: five orders resolve only when all
+/// five differ in the same direction (the sign test's 95 % interval).
+const MIN_ORDERS: usize = 5;
+const MAX_ORDERS: usize = 12;
+/// The seed of the orders, so two demos on two nodes run the same orders.
+const SEED: u64 = 1;
 
-/// A conflict-aware threshold (percent over 1 of a pair's worse slowdown)
-/// that bites on the measured matrix: halfway between the median pair and
-/// the worst, so the worst pairs are refused and the ordinary ones are not.
-/// `None` when no pair reaches [`NOISE_PCT`].
-fn biting_threshold(m: &[Vec<f64>]) -> Option<f64> {
-    let n = m.len();
-    let mut scores: Vec<f64> = Vec::new();
-    for i in 0..n {
-        for j in i..n {
-            scores.push((m[i][j].max(m[j][i]) - 1.0).max(0.0) * 100.0);
+/// Which evidence workload the demo runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DemoWorkload {
+    /// The one that matters in the cache regime read at the start.
+    Auto,
+    MemoryHalf,
+    IoHalf,
+}
+
+impl DemoWorkload {
+    pub const NAMES: [&'static str; 3] = ["auto", "memory-half", "io-half"];
+
+    pub fn parse(s: &str) -> Result<DemoWorkload, String> {
+        match s {
+            "auto" => Ok(DemoWorkload::Auto),
+            "memory-half" => Ok(DemoWorkload::MemoryHalf),
+            "io-half" => Ok(DemoWorkload::IoHalf),
+            _ => Err(format!("`{s}`: expected one of {}", DemoWorkload::NAMES.join(", "))),
         }
     }
-    let worst = scores.iter().copied().fold(0.0, f64::max);
-    if worst < NOISE_PCT {
-        return None;
-    }
-    let median = cosched_model::stats::median(&scores);
-    Some(((median + worst) / 2.0).max(NOISE_PCT).floor())
 }
 
-/// The program pairs a threshold refuses, as `a + b (1.42)`.
-fn pairs_above(w: &Workload, m: &[Vec<f64>], cut: Option<f64>) -> Vec<String> {
-    let Some(t) = cut else { return Vec::new() };
-    let mut out = Vec::new();
-    for i in 0..m.len() {
-        for j in i..m.len() {
-            let s = m[i][j].max(m[j][i]);
-            if (s - 1.0) * 100.0 > t {
-                out.push(format!("{} + {} ({s:.2})", w.jobs[i].name, w.jobs[j].name));
-            }
-        }
+/// The workload for a regime: memory bandwidth decides only when the
+/// caches are shared; file I/O decides in either regime, so it is also
+/// the choice when the regime cannot be read (one CPU, or no reading).
+pub fn workload_for(regime: Option<CacheRegime>) -> DemoWorkload {
+    match regime {
+        Some(CacheRegime::Shared) => DemoWorkload::MemoryHalf,
+        _ => DemoWorkload::IoHalf,
     }
-    out
 }
 
-/// The simulated policies: noplan, best-match, conflict-aware at the
-/// biting threshold (both idle rules) and at inf (= noplan, the control).
-fn demo_policies(cut: Option<f64>) -> Vec<cosched_sched::Spec> {
-    let spec = |name: &str, kv: &[(&str, String)]| {
-        cosched_sched::Spec::new(name, kv.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<cosched_sched::Params>())
-    };
-    let mut v = vec![spec("noplan", &[]), spec("best-match", &[])];
-    if let Some(t) = cut {
-        v.push(spec("conflict-aware", &[("threshold", format!("{t}"))]));
-        v.push(spec("conflict-aware", &[("threshold", format!("{t}")), ("idle", "gain".into())]));
+fn why_it_matters(w: DemoWorkload) -> &'static str {
+    match w {
+        DemoWorkload::MemoryHalf => "four STREAM triads and four core-bound loops: two triads side by side share the memory bus and, when the CPUs share a last-level cache, slow each other down; a triad beside a loop barely moves",
+        _ => "four file-I/O jobs and four core-bound loops: two I/O jobs side by side contend for the disk in either cache regime; an I/O job beside a loop barely moves",
     }
-    v.push(spec("conflict-aware", &[("threshold", "inf".into())]));
-    v
-}
-
-/// The real runs: best-match under test, conflict-aware at the biting
-/// threshold when there is one, then the exclusive and noplan baselines.
-fn run_policies(cut: Option<f64>) -> Vec<String> {
-    let mut v = vec!["best-match".to_string()];
-    if let Some(t) = cut {
-        v.push(format!("conflict-aware:threshold={t}"));
-    }
-    v.extend(["exclusive".to_string(), "noplan".to_string()]);
-    v
 }
 
 #[derive(Debug, Clone)]
 pub struct DemoRequest {
     /// Repeats of each profile and pairs measurement.
     pub repeats: usize,
-    /// Solo time of the workload's longest jobs, in seconds.
+    /// Every job's solo time, in seconds.
     pub seconds: f64,
+    /// The whole demo's time aim: it sets the most orders of the
+    /// evaluation (never fewer than five).
+    pub budget: Duration,
+    pub workload: DemoWorkload,
     /// Directory of the report; default: a new one under the temporary directory.
     pub out: Option<PathBuf>,
     /// Database kept; default: a temporary one.
@@ -110,19 +97,29 @@ pub struct DemoRequest {
 /// Every stage's result, in stage order.
 #[derive(Debug)]
 pub struct DemoReport {
+    /// CPU 0-1 round trip at the start, ns, and the regime it means.
+    pub round_trip_ns: Option<f64>,
+    pub regime: Option<CacheRegime>,
+    /// The workload chosen, and why.
+    pub workload: String,
+    pub why: String,
     /// The calibration table.
     pub calibration: String,
     pub profile: ProfileReport,
     pub pairs: PairsReport,
-    /// Each measured pair's slowdown by every fitted predictor: header and rows.
+    /// Each program pair's slowdown by every fitted predictor: header and rows.
     pub predictions: (Vec<String>, Vec<Vec<String>>),
+    /// Predictors that gave every pair the same slowdown: their column
+    /// carries no information about this workload.
+    pub constant: Vec<String>,
     /// What the predictors were fitted on, and those that could not be.
     pub fitted_on: String,
     pub unfitted: Vec<String>,
-    pub predict_note: String,
-    /// Simulated increase rates: orders, jobs, header and rows.
-    pub simulation: (usize, usize, Vec<String>, Vec<Vec<String>>),
-    pub run: RunReport,
+    pub evaluation: EvaluateReport,
+    /// The verdict sentences, most telling first.
+    pub verdict: Vec<String>,
+    /// At least one figure resolved in the policy's favour and none against it.
+    pub resolved_better: bool,
     pub elapsed_s: f64,
     /// The report's index.html.
     pub index: PathBuf,
@@ -130,11 +127,10 @@ pub struct DemoReport {
     pub db: Option<PathBuf>,
 }
 
-/// The mixed workload with every duration scaled by `factor`; with
-/// `only`, just those jobs (same name, so their measurements are the
-/// workload's).
-pub fn scaled_mixed(factor: f64, only: Option<&[&str]>) -> String {
-    let (head, jobs) = MIXED.split_once("[[jobs]]").expect("the example has jobs");
+/// `text` (a workload file) with every `seconds = ` and `arrival = `
+/// scaled by `factor`, and with `only`, just those jobs.
+pub fn scaled(text: &str, factor: f64, only: Option<&[&str]>) -> String {
+    let (head, jobs) = text.split_once("[[jobs]]").expect("the example has jobs");
     let mut out = String::from(head);
     for block in jobs.split("[[jobs]]") {
         let name = block
@@ -162,14 +158,6 @@ fn scale_line(line: &str, factor: f64) -> String {
             }
         }
     }
-    if let Some(i) = line.find("--cpu-ops ") {
-        let start = i + "--cpu-ops ".len();
-        let num: String = line[start..].chars().take_while(|c| c.is_ascii_digit()).collect();
-        if let Ok(v) = num.parse::<f64>() {
-            let ops = ((v * factor).round() as u64).max(1);
-            return format!("{}{ops}{}", &line[..start], &line[start + num.len()..]);
-        }
-    }
     line.to_string()
 }
 
@@ -181,6 +169,22 @@ fn fmt_num(v: f64) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// One job of each program (twins are one program), in workload order.
+fn representatives(w: &Workload) -> Vec<&Job> {
+    let mut seen = std::collections::BTreeSet::new();
+    w.jobs.iter().filter(|j| seen.insert(j.program_key())).collect()
+}
+
+/// The names of the columns whose every row reads the same: a predictor
+/// that says one thing of every pair tells the pairs apart no better than
+/// guessing, and the table says so rather than let it look like a finding.
+pub fn constant_columns(head: &[String], rows: &[Vec<String>], first: usize) -> Vec<String> {
+    (first..head.len())
+        .filter(|&c| rows.len() > 1 && rows.iter().all(|r| r.get(c) == rows[0].get(c)))
+        .map(|c| head[c].clone())
+        .collect()
 }
 
 pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
@@ -205,36 +209,57 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     // verbs would install these.
     cosched_measure::launch::install_interrupt_handler();
     cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::AtPausePoints);
+    let stage = |n: u32, what: &str| ctx.step(&format!("stage {n}/6 [{:.0}s]: {what}", started.elapsed().as_secs_f64()));
 
-    let factor = a.seconds / MIXED_LONGEST_S;
-    let wl_path = work.path().join("mixed.toml");
-    let pairs_path = work.path().join("mixed-pairs.toml");
-    crate::common::write_file(&wl_path, &scaled_mixed(factor, None))?;
-    crate::common::write_file(&pairs_path, &scaled_mixed(factor, Some(&PAIR_JOBS)))?;
+    stage(1, "read the cache regime: CPU 0-1 round trip");
+    let round_trip_ns = crate::common::round_trip_now();
+    let regime = round_trip_ns.map(CacheRegime::of_round_trip);
+    let choice = match a.workload {
+        DemoWorkload::Auto => workload_for(regime),
+        w => w,
+    };
+    let (text, wl_name) = match choice {
+        DemoWorkload::MemoryHalf => (MEMORY_HALF, "memory-half"),
+        _ => (IO_HALF, "io-half"),
+    };
+    let regime_text = match (round_trip_ns, regime) {
+        (Some(ns), Some(g)) => format!("{} (CPU 0-1 round trip {ns:.0} ns)", g.name()),
+        _ => "unknown (no CPU pair to read)".to_string(),
+    };
+    let why = format!(
+        "{wl_name}: {}{}",
+        why_it_matters(choice),
+        if a.workload == DemoWorkload::Auto { ", so it is the workload where the choice matters in this regime" } else { " (chosen by --workload)" }
+    );
+    ctx.step(&format!("cache regime: {regime_text}; workload {why}"));
+    let factor = a.seconds / EVIDENCE_SOLO_S;
+    let wl_path = work.path().join(format!("{wl_name}.toml"));
+    crate::common::write_file(&wl_path, &scaled(text, factor, None))?;
     let w = load_workload(&wl_path)?;
-    let pw = load_workload(&pairs_path)?;
-    let mut page = Page::new("cosched demo: the mixed workload, end to end");
+    let mut page = Page::new(&format!("cosched demo: {wl_name}, best-match against noplan"));
     page.note(&format!(
-        "{} jobs of the mixed example workload scaled to {}s for the longest; {} repeat(s) per profile and pair; database {}.",
+        "{} jobs of the {wl_name} example workload, each {}s alone; {} repeat(s) per profile and pair; database {}.",
         w.jobs.len(),
         a.seconds,
         a.repeats,
         if a.db.is_some() { db_path.display().to_string() } else { "temporary".into() }
     ));
-    let stage = |n: u32, what: &str| ctx.step(&format!("stage {n}/6 [{:.0}s]: {what}", started.elapsed().as_secs_f64()));
+    page.section("1. Cache regime").paragraph(&format!(
+        "Cache regime at the start: {regime_text}. Tens of nanoseconds mean the two CPUs share a last-level cache, hundreds that a cache line crosses between caches (a VM's vCPUs may move between the two). Workload: {why}."
+    ));
 
-    stage(1, "calibrate each kernel configuration the workload sizes by seconds");
+    stage(2, "calibrate each kernel configuration the workload sizes by seconds");
     crate::calibrate::calibrate_missing(&w, &mut store, ctx)?;
     let cals: Vec<_> = store.calibrations()?.into_values().collect();
     let cal_text = crate::calibrate::render(&cals);
-    page.section("1. Calibrate")
+    page.section("2. Calibrate")
         .paragraph("Each kernel's solo rate on this node (work units per second), so a job given in seconds does a fixed amount of work.")
         .table(&crate::calibrate::HEAD, &crate::calibrate::rows(&cals));
 
-    stage(2, "profile every job alone (solo time, host load U, system calls, I/O)");
-    let all: Vec<&cosched_model::workload::Job> = w.jobs.iter().collect();
+    stage(3, "profile one job of each program alone (solo time, host load U, system calls, I/O)");
+    let reps = representatives(&w);
     let settings = ProfileSettings { interval: Duration::from_millis(100), repeats: a.repeats, syscalls: Syscalls::PROC };
-    let profile = crate::profile::profile_in(&w, &all, &mut store, &settings, ctx)?;
+    let profile = crate::profile::profile_in(&w, &reps, &mut store, &settings, ctx)?;
     let m = store.measurements(&w.name)?;
     let mut prof_rows = Vec::new();
     for (_, p) in &m.profiles {
@@ -246,38 +271,37 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             jp.syscall_rate.or(jp.summary.syscall_rate).map_or("-".into(), |r| format!("{r:.0}")),
         ]);
     }
-    page.section("2. Profile")
-        .paragraph("Every job alone, pinned as when shared, its process tree sampled every 100 ms.")
+    page.section("3. Profile")
+        .paragraph("One job of each program alone, pinned as when shared, its process tree sampled every 100 ms.")
         .table(&["job", "solo s, median (min-max)", "host load U", "syscalls/s (/proc, lower bound)"], &prof_rows);
 
-    stage(3, &format!("pairs matrix of {}: every pair co-run, {} repeat(s)", PAIR_JOBS.join(", "), a.repeats));
+    stage(4, &format!("pairs: every pair of programs co-run, {} repeat(s)", a.repeats));
     let svg_path = out.join("pairs-heatmap.svg");
-    crate::calibrate::calibrate_missing(&pw, &mut store, ctx)?;
     let pairs = crate::pairs::pairs_in(
         &PairsRequest {
-            workload: pairs_path.clone(),
+            workload: wl_path.clone(),
             repeats: a.repeats,
             min_repeats: a.repeats,
             target: 0.05,
             resume: false,
             in_regime: None,
-            regime_wait: std::time::Duration::ZERO,
+            regime_wait: Duration::ZERO,
             skip_known: false,
             settle: None,
             svg: Some(svg_path.clone()),
             db: Some(db_path.clone()),
         },
-        &pw,
+        &w,
         &mut store,
         ctx,
     )?;
     let m = store.measurements(&w.name)?;
-    let matrix = cosched_learn::matrix::matrix_of(&pw, m.pairs.as_ref().map(|p| p.1.as_slice()).unwrap_or(&[]));
-    page.section("3. Pairs")
-        .paragraph("Each pair co-run on its own cores, the shorter job re-launched until the longer ends; slowdown = co-run time / solo time of the same repeat.")
+    let matrix = cosched_learn::matrix::matrix_of(&w, m.pairs.as_ref().map(|p| p.1.as_slice()).unwrap_or(&[]));
+    page.section("4. Pairs")
+        .paragraph("Each pair co-run on its own cores, the shorter job re-launched until the longer ends; slowdown = co-run time / solo time of the same repeat. Twins (copies of one program) are measured once.")
         .svg(&std::fs::read_to_string(&svg_path).unwrap_or_default());
 
-    stage(4, "predict: fit every registered predictor on the store's measurements");
+    stage(5, "predict: fit every registered predictor on the store's measurements");
     let (train, sources) = crate::training::available_training_set(&m, &w)?;
     let mut fitted: Vec<(String, Box<dyn Predictor>)> = Vec::new();
     let mut unfitted = Vec::new();
@@ -288,159 +312,188 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             Err(e) => unfitted.push(format!("{name}: {e}")),
         }
     }
-    let mut head = vec!["victim", "beside", "matrix"];
-    head.extend(fitted.iter().map(|(n, _)| n.as_str()));
+    let mut head: Vec<String> = ["victim", "beside", "measured"].map(String::from).to_vec();
+    head.extend(fitted.iter().map(|(n, _)| n.clone()));
     let mut pred_rows = Vec::new();
-    for (i, v) in PAIR_JOBS.iter().enumerate() {
-        for (j, o) in PAIR_JOBS.iter().enumerate() {
-            let mut row = vec![v.to_string(), o.to_string(), matrix.get(i, j).map_or("-".into(), |s| format!("{:.2}", s.median))];
+    let index_of = |j: &Job| w.jobs.iter().position(|x| x.name == j.name).expect("a job of the workload");
+    for v in &reps {
+        for o in &reps {
+            let mut row = vec![v.name.clone(), o.name.clone(), matrix.get(index_of(v), index_of(o)).map_or("-".into(), |s| format!("{:.2}", s.median))];
             for (_, p) in &fitted {
-                row.push(format!("{:.2}", p.predict_pair(&train.programs[*v], &train.programs[*o]).slowdown));
+                row.push(format!("{:.2}", p.predict_pair(&train.programs[&v.name], &train.programs[&o.name]).slowdown));
             }
             pred_rows.push(row);
         }
     }
-    page.section("4. Predict")
+    let constant = constant_columns(&head, &pred_rows, 3);
+    let head_refs: Vec<&str> = head.iter().map(String::as_str).collect();
+    page.section("5. Predict")
         .paragraph(&format!(
-            "Predicted slowdown of each pair (1.00 = no harm; 1.50 = 50 % longer than alone) by every predictor that could be fitted, fitted on all measured pairs ({}); held-out accuracy is `cosched evaluate-predictors`.",
+            "Predicted slowdown of each pair of programs (1.00 = no harm; 1.50 = 50 % longer than alone) by every predictor that could be fitted, fitted on this demo's measurements ({}); held-out accuracy is `cosched evaluate-predictors`. The policies below decide with `measured`: the measured pairs.",
             sources.describe()
         ))
-        .table(&head, &pred_rows);
-    let note = "matrix: the measured median of each pair.";
-    page.note(note);
+        .table(&head_refs, &pred_rows);
+    if !constant.is_empty() {
+        page.note(&format!(
+            "Constant here (the same slowdown for every pair, so no information about this workload): {}.",
+            constant.join(", ")
+        ));
+    }
     if !unfitted.is_empty() {
         page.note(&format!("Not fitted: {}", unfitted.join("; ")));
     }
-
-    stage(5, "simulate the policies on a scenario built from the measured matrix");
-    let scenario = scenario_of(&pw, &train, &matrix, 3);
-    let cut = biting_threshold(&scenario.slowdown);
-    let avoided = pairs_above(&pw, &scenario.slowdown, cut);
-    let policies = demo_policies(cut);
-    let orders = 500;
-    let results = run_orders(&scenario, &policies, orders, 1).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let summaries = summarize(&policies, &results);
-    let pct = |v: f64| format!("{:+.1} %", v * 100.0);
-    let sim_rows: Vec<Vec<String>> = summaries
-        .iter()
-        .map(|s| vec![s.policy.clone(), pct(s.makespan.median), pct(s.makespan.q1), pct(s.makespan.q3), pct(s.worst_slowdown.median)])
-        .collect();
-    let sim_head = ["policy", "makespan median", "q1", "q3", "worst run time median"];
-    let boxes = BoxPlot {
-        title: "Simulated makespan, increase rate vs exclusive (negative = shorter)".into(),
-        y_label: "makespan increase rate vs exclusive".into(),
-        boxes: summaries
-            .iter()
-            .map(|s| BoxStats {
-                label: s.policy.clone(),
-                min: s.makespan.min,
-                q1: s.makespan.q1,
-                median: s.makespan.median,
-                q3: s.makespan.q3,
-                max: s.makespan.max,
-                mean: s.makespan.mean,
-            })
-            .collect(),
-        percent: true,
-        reference: Some(0.0),
-    };
-    let why = match cut {
-        Some(t) => format!(
-            "conflict-aware's threshold is set from the measured matrix so that it bites: T = {t:.0} means a pair is avoided when either job would run more than {:.2} times slower than alone, which here holds for {}; best-match picks, at each start, the waiting job of least predicted extra slowdown instead of refusing.",
-            1.0 + t / 100.0,
-            avoided.join(", ")
-        ),
-        None => "No measured pair slows a job down by 5 % or more on this node now, so no threshold can bite: every policy co-runs as noplan does, and the figures differ only by chance.".to_string(),
-    };
-    page.section("5. Simulate")
-        .paragraph(&format!(
-            "The SX-Aurora co-execution paper's Monte-Carlo evaluation: {orders} random orders of 3 instances of each paired program, solo times from the profiles, slowdowns from the measured matrix; increase rates against exclusive (sequential) execution: makespan, and the worst job's run time over its solo time. {why}"
-        ))
-        .svg(&boxes.svg())
-        .table(&sim_head, &sim_rows);
     drop(store);
 
-    let run_policies = run_policies(cut);
-    stage(6, &format!("real runs of the mixed workload: {}", run_policies.join(", ")));
-    page.section("6. Real runs");
-    page.paragraph("The workload executed on this node under each policy, each repeat after a solo pass that gives every job its solo reference; the policies decide with the `measured` predictor (measured pairs, else `learned`). The section \"Pairs each policy held apart\" below says which pairs each one avoided.");
-    let run = crate::run::run_into(
-        &RunRequest {
+    // One order: a solo pass of every job, then each policy's run on the
+    // two cores (about half the solo pass each), and about a quarter of a
+    // second per job launch for starting, timing and recording it. The
+    // time aim sets the most orders (never below the five a verdict
+    // needs); each order after the fifth stops as soon as the comparison
+    // is resolved.
+    let solo_sum: f64 = w.jobs.len() as f64 * a.seconds;
+    let order_s = 2.0 * solo_sum + 0.25 * 3.0 * w.jobs.len() as f64 + 1.0;
+    let oracle_s = solo_sum + 0.25 * 2.0 * w.jobs.len() as f64;
+    let room = a.budget.as_secs_f64() - started.elapsed().as_secs_f64() - oracle_s;
+    let max_orders = ((room / order_s).floor().max(0.0) as usize).clamp(MIN_ORDERS, MAX_ORDERS);
+    stage(6, &format!("evaluate {POLICY} against {BASELINE}: seeded orders until resolved, {MIN_ORDERS} to {max_orders}"));
+    let eval_dir = out.join("evaluate");
+    let evaluation = crate::compare::evaluate(
+        &EvaluateRequest {
             workload: wl_path.clone(),
-            policy: run_policies[0].clone(),
-            baselines: run_policies[1..].to_vec(),
+            policies: vec![POLICY.into()],
+            baseline: BASELINE.into(),
+            metric: Figure::WorstSlowdown,
             predictor: "measured".into(),
-            repeats: 1,
-            report: Some(out.clone()),
-            resume: false,
+            seed: SEED,
+            min_orders: MIN_ORDERS,
+            max_orders,
+            budget: None,
+            regime: None,
+            regime_wait: Duration::ZERO,
+            oracle_replays: 1,
+            report: Some(eval_dir.clone()),
             cgroups: "auto".into(),
             lock: None,
             db: Some(db_path.clone()),
-            solo: crate::run::SoloMode::Interleaved,
-            order_seed: None,
-            order: None,
-            first_repeat: 0,
         },
         ctx,
-        &mut page,
     )?;
+    let (verdict, resolved_better) = verdict_of(&evaluation, wl_name);
+    page.section("6. Evaluate");
+    page.paragraph(&format!(
+        "The workload run for real under {POLICY} and {BASELINE} on the same seeded job orders (seed {SEED}), each order after a solo pass that gives every job its solo reference, until the worst-slowdown comparison is resolved (at least {MIN_ORDERS} orders, at most {max_orders}, the most the demo's time aim holds); the same orders simulated on the measured pairs, and the oracle's best schedule of that model run for real beside them."
+    ));
+    for v in &verdict {
+        page.paragraph(v);
+    }
+    page.link("evaluate/index.html", "The evaluation's own report: every order, figure and interval");
     let elapsed = started.elapsed().as_secs_f64();
     page.note(&format!("The demo took {elapsed:.0} s."));
     let index = out.join("index.html");
     crate::common::write_file(&index, &page.render())?;
     Ok(DemoReport {
+        round_trip_ns,
+        regime,
+        workload: wl_name.to_string(),
+        why,
         calibration: cal_text,
         profile,
         pairs,
-        predictions: (head.iter().map(|h| h.to_string()).collect(), pred_rows),
+        predictions: (head, pred_rows),
+        constant,
         fitted_on: sources.describe(),
         unfitted,
-        predict_note: note.to_string(),
-        simulation: (orders, scenario.job_program.len(), sim_head.iter().map(|h| h.to_string()).collect(), sim_rows),
-        run,
+        evaluation,
+        verdict,
+        resolved_better,
         elapsed_s: elapsed,
         index,
         db: a.db.clone(),
     })
 }
 
-/// A simulation scenario of `count` instances of each job of `w`: solo
-/// times from the profiles (else 1 s), slowdowns from the measured matrix
-/// (1 where not measured).
-fn scenario_of(w: &Workload, train: &cosched_predict::TrainingSet, matrix: &cosched_model::matrix::SlowdownMatrix, count: usize) -> Scenario {
-    let n = w.jobs.len();
-    let programs: Vec<Program> = w
-        .jobs
-        .iter()
-        .map(|j| {
-            let prof = train.programs.get(&j.name).and_then(|c| c.profile.as_ref());
-            Program {
-                name: j.name.clone(),
-                pool: 0,
-                solo: prof.map_or(1.0, |p| p.solo_s.median.max(1e-3)),
-                count,
-                cores: j.cores,
-                // Without host loads the conflict score is the worse measured
-                // slowdown of a pair (in percent over 1), as the real runs'
-                // predictors score it, so simulated and real thresholds agree.
-                host_load: None,
-                measured: j.name.clone(),
-                variants: Vec::new(),
-            }
-        })
-        .collect();
-    let slowdown = (0..n).map(|i| (0..n).map(|j| matrix.get(i, j).map_or(1.0, |s| s.median.max(1e-6))).collect()).collect();
-    let cores = w.host_pool().and_then(|p| p.cores).unwrap_or(2);
-    Scenario {
-        platform: Platform { pools: vec![PoolInfo { name: "host".into(), cores, kind: cosched_model::workload::PoolKind::Cpu }] },
-        nodes: 1,
-        programs,
-        slowdown,
-        measured_matrix: true,
-        origin: format!("the pairs measured by this demo on {}", w.name),
-        job_program: (0..n).flat_map(|i| std::iter::repeat(i).take(count)).collect(),
-        topology: None,
+fn figure_words(f: Figure) -> &'static str {
+    match f {
+        Figure::WorstSlowdown => "worst slowdown",
+        Figure::MeanTurnaround => "mean turnaround",
+        Figure::Makespan => "makespan",
     }
+}
+
+/// `worst slowdown 1.12 against 1.71: -30.1 % [-45.0, -10.2], resolved`.
+fn figure_sentence(f: Figure, p: &Paired) -> String {
+    let unit = if f == Figure::WorstSlowdown { "" } else { " s" };
+    format!(
+        "{} {:.2}{unit} against {:.2}{unit}: {:+.1} % [{:+.1}, {:+.1}], {}",
+        figure_words(f),
+        p.first.median,
+        p.second.median,
+        p.median_rel_diff * 100.0,
+        p.ci.0 * 100.0,
+        p.ci.1 * 100.0,
+        match p.verdict {
+            Verdict::FirstBetter => "resolved: lower",
+            Verdict::SecondBetter => "resolved: higher",
+            Verdict::Unresolved if p.n < cosched_model::compare::MIN_PAIRS_TO_RESOLVE => "unresolved (fewer than five orders)",
+            Verdict::Unresolved => "unresolved (the interval holds 0)",
+        }
+    )
+}
+
+/// The verdict sentences of an evaluation of one policy against the
+/// baseline, read within one cache regime when the orders spanned two,
+/// and whether the policy won at least one figure beyond noise and lost none.
+pub fn verdict_of(r: &EvaluateReport, workload: &str) -> (Vec<String>, bool) {
+    let (comps, scope) = match &r.within_regime {
+        Some((g, n, comps)) => (comps.as_slice(), format!("the {n} orders that stayed in the {} regime", g.name())),
+        None => {
+            let regime = match r.regimes.as_slice() {
+                [g] => format!(" in the {} regime", g.name()),
+                _ => String::new(),
+            };
+            let n = r.comparisons.iter().filter_map(|c| c.real.as_ref().map(|p| p.n)).max().unwrap_or(0);
+            (r.comparisons.as_slice(), format!("{n} orders{regime}"))
+        }
+    };
+    let order = [Figure::WorstSlowdown, Figure::MeanTurnaround, Figure::Makespan];
+    let found: Vec<(Figure, &Paired)> =
+        order.iter().filter_map(|&f| comps.iter().find(|c| c.figure == f).and_then(|c| c.real.as_ref()).map(|p| (f, p))).collect();
+    let won: Vec<&str> = found.iter().filter(|(_, p)| p.verdict == Verdict::FirstBetter).map(|(f, _)| figure_words(*f)).collect();
+    let lost: Vec<&str> = found.iter().filter(|(_, p)| p.verdict == Verdict::SecondBetter).map(|(f, _)| figure_words(*f)).collect();
+    let headline = if found.is_empty() {
+        format!("Verdict: no order of {workload} gave {POLICY} and {BASELINE} both a figure, so there is nothing to compare.")
+    } else if !won.is_empty() && lost.is_empty() {
+        format!("Verdict: on {workload}, over {scope}, {POLICY} beat {BASELINE} beyond noise on {}.", won.join(" and "))
+    } else if !lost.is_empty() {
+        format!("Verdict: on {workload}, over {scope}, {POLICY} did worse than {BASELINE} beyond noise on {}{}.", lost.join(" and "), if won.is_empty() { String::new() } else { format!(" and better on {}", won.join(" and ")) })
+    } else {
+        format!(
+            "Verdict: on {workload}, over {scope}, no difference between {POLICY} and {BASELINE} is resolved yet: every interval holds 0. More orders narrow it: `cosched demo --budget 10m`, or `cosched evaluate` on the workload."
+        )
+    };
+    let mut out = vec![headline];
+    for (f, p) in &found {
+        out.push(format!("{POLICY} against {BASELINE}, {}.", figure_sentence(*f, p)));
+    }
+    if r.within_regime.is_some() {
+        if let Some(p) = r.comparisons.iter().find(|c| c.figure == Figure::WorstSlowdown).and_then(|c| c.real.as_ref()) {
+            out.push(format!(
+                "Over all {} orders, across the regime switch (a mixed reading, shown for completeness): {}.",
+                r.orders.len(),
+                figure_sentence(Figure::WorstSlowdown, p)
+            ));
+        }
+    }
+    for o in &r.oracle {
+        if let Some((_, d)) = o.above_replayed.iter().find(|(l, _)| l.starts_with(POLICY)) {
+            out.push(format!(
+                "The oracle's best {} schedule of the model, run for real: {POLICY}'s median is {:+.1} % from it.",
+                figure_words(o.objective),
+                d * 100.0
+            ));
+        }
+    }
+    (out, !won.is_empty() && lost.is_empty())
 }
 
 #[cfg(test)]
@@ -448,23 +501,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_embedded_workload_scales_every_duration_and_keeps_a_subset_valid() {
-        let half = scaled_mixed(0.5, None);
-        let w = cosched_model::workload::parse_workload(&half, "mixed.toml", Some(2)).unwrap();
-        assert_eq!(w.jobs.len(), 8);
-        let secs: Vec<&str> = half.lines().filter(|l| l.starts_with("seconds = ")).collect();
-        assert_eq!(secs, ["seconds = 1.0"; 7].iter().enumerate().map(|(i, s)| match i {
-            3 => "seconds = 0.75",
-            5 => "seconds = 0.5",
-            _ => s,
-        }).collect::<Vec<_>>());
-        assert!(half.contains("--cpu-ops 1000\""));
-        assert!(half.contains("arrival = 0.5"));
-        let sub = scaled_mixed(1.0, Some(&PAIR_JOBS));
-        let s = cosched_model::workload::parse_workload(&sub, "mixed.toml", Some(2)).unwrap();
-        assert_eq!(s.name, "mixed");
-        assert_eq!(s.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), PAIR_JOBS);
-        assert_eq!(sub.matches("seconds = 2.0").count(), 3, "factor 1 changes nothing");
+    fn the_embedded_workloads_scale_every_duration_and_stay_valid() {
+        for text in [MEMORY_HALF, IO_HALF] {
+            let half = scaled(text, 0.5, None);
+            let w = cosched_model::workload::parse_workload(&half, "w.toml", Some(2)).unwrap();
+            assert_eq!(w.jobs.len(), 8);
+            let secs: Vec<&str> = half.lines().filter(|l| l.starts_with("seconds = ")).collect();
+            assert_eq!(secs, ["seconds = 0.75"; 2]);
+            assert_eq!(representatives(&w).len(), 2, "four twins of each of two programs");
+        }
+        let one = scaled(MEMORY_HALF, 1.0, Some(&["triad"]));
+        let w = cosched_model::workload::parse_workload(&one, "w.toml", Some(2)).unwrap();
+        assert!(w.jobs.iter().all(|j| j.name.starts_with("triad")), "only the named job's block is kept");
     }
 
     #[test]
@@ -473,33 +521,78 @@ mod tests {
         assert_eq!(fmt_num(1.0), "1.0");
         assert_eq!(fmt_num(0.3333333), "0.333");
     }
-}
-
-#[cfg(test)]
-mod threshold_tests {
-    use super::*;
 
     #[test]
-    fn the_demo_threshold_refuses_the_worst_pairs_and_not_the_ordinary_ones() {
-        // Scores (percent over 1 of each pair's worse slowdown): aa 80, ab 2,
-        // ac 0, bb 0, bc 10, cc 40: median 6, worst 80 -> T = 43.
-        let m = vec![vec![1.80, 1.02, 1.00], vec![1.00, 1.00, 1.10], vec![1.00, 1.05, 1.40]];
-        assert_eq!(biting_threshold(&m), Some(43.0));
-        // Only pairs above it are avoided: a + a (80) but not c + c (40).
-        let w = cosched_model::workload::parse_workload(
-            "[[jobs]]\nname = \"a\"\nkernel = \"idle\"\nwork = 1\n[[jobs]]\nname = \"b\"\nkernel = \"idle\"\nwork = 1\n[[jobs]]\nname = \"c\"\nkernel = \"idle\"\nwork = 1\n",
-            "w.toml",
-            Some(2),
-        )
-        .unwrap();
-        assert_eq!(pairs_above(&w, &m, Some(43.0)), vec!["a + a (1.80)".to_string()]);
+    fn the_regime_picks_the_workload_where_the_choice_matters() {
+        assert_eq!(workload_for(Some(CacheRegime::Shared)), DemoWorkload::MemoryHalf);
+        assert_eq!(workload_for(Some(CacheRegime::Apart)), DemoWorkload::IoHalf);
+        assert_eq!(workload_for(None), DemoWorkload::IoHalf, "I/O contends whatever the regime");
+        assert_eq!(DemoWorkload::parse("io-half"), Ok(DemoWorkload::IoHalf));
+        assert!(DemoWorkload::parse("mixed").unwrap_err().contains("auto, memory-half, io-half"));
+    }
+
+    fn report(comparisons: Vec<crate::compare::Comparison>, within: Option<(CacheRegime, usize, Vec<crate::compare::Comparison>)>) -> EvaluateReport {
+        EvaluateReport {
+            workload: "w".into(),
+            policies: vec![BASELINE.into(), POLICY.into()],
+            seed: SEED,
+            orders: Vec::new(),
+            stop: cosched_model::compare::Stop::Resolved,
+            regimes: if within.is_some() { vec![CacheRegime::Shared, CacheRegime::Apart] } else { vec![CacheRegime::Shared] },
+            within_regime: within,
+            required_regime: None,
+            waited_out: false,
+            figures: Vec::new(),
+            comparisons,
+            oracle: Vec::new(),
+            slowdown_source: String::new(),
+            index: None,
+        }
+    }
+
+    fn comparison(f: Figure, policy: &[f64], baseline: &[f64]) -> crate::compare::Comparison {
+        crate::compare::Comparison { policy: POLICY.into(), figure: f, real: cosched_model::compare::paired(policy, baseline), simulated: None, agrees: None }
     }
 
     #[test]
-    fn no_threshold_when_no_pair_hurts_and_conflict_aware_is_left_out() {
-        let m = vec![vec![1.01, 1.03], vec![0.98, 1.00]];
-        assert_eq!(biting_threshold(&m), None);
-        assert_eq!(run_policies(None), ["best-match", "exclusive", "noplan"]);
-        assert_eq!(run_policies(Some(43.0)), ["best-match", "conflict-aware:threshold=43", "exclusive", "noplan"]);
+    fn the_verdict_names_each_figure_won_with_its_medians_and_interval() {
+        let r = report(
+            vec![
+                comparison(Figure::WorstSlowdown, &[1.1, 1.2, 1.1, 1.0, 1.1], &[1.7, 1.6, 1.8, 1.7, 1.5]),
+                comparison(Figure::MeanTurnaround, &[10.0, 11.0, 12.0, 10.0, 11.0], &[11.0, 10.0, 12.5, 10.5, 11.0]),
+            ],
+            None,
+        );
+        let (v, won) = verdict_of(&r, "memory-half");
+        assert!(won);
+        assert_eq!(v[0], "Verdict: on memory-half, over 5 orders in the shared cache regime, best-match beat noplan beyond noise on worst slowdown.");
+        // Differences -0.353, -0.250, -0.389, -0.412, -0.267: the median and the full range of five.
+        assert_eq!(v[1], "best-match against noplan, worst slowdown 1.10 against 1.70: -35.3 % [-41.2, -25.0], resolved: lower.");
+        assert!(v[2].starts_with("best-match against noplan, mean turnaround 11.00 s against 11.00 s: ") && v[2].ends_with("unresolved (the interval holds 0)."), "{}", v[2]);
+    }
+
+    #[test]
+    fn a_verdict_reads_the_orders_of_one_regime_and_never_resolves_on_fewer_than_five() {
+        let all = vec![comparison(Figure::WorstSlowdown, &[1.1; 6], &[1.7; 6])];
+        let few = vec![comparison(Figure::WorstSlowdown, &[1.1; 3], &[1.7; 3])];
+        let (v, won) = verdict_of(&report(all, Some((CacheRegime::Shared, 3, few))), "memory-half");
+        assert!(!won, "three orders in the regime resolve nothing");
+        assert!(v[0].contains("over the 3 orders that stayed in the shared cache regime, no difference"), "{}", v[0]);
+        assert!(v[1].ends_with("unresolved (fewer than five orders)."), "{}", v[1]);
+        assert!(v[2].starts_with("Over all 0 orders, across the regime switch"), "the mixed reading is labelled: {}", v[2]);
+        let lost = report(vec![comparison(Figure::Makespan, &[2.0; 5], &[1.0; 5])], None);
+        let (v, won) = verdict_of(&lost, "io-half");
+        assert!(!won && v[0].contains("best-match did worse than noplan beyond noise on makespan"), "{}", v[0]);
+    }
+
+    #[test]
+    fn a_predictor_that_says_the_same_of_every_pair_is_flagged_constant() {
+        let head: Vec<String> = ["victim", "beside", "measured", "mechanism", "pairwise"].map(String::from).to_vec();
+        let rows = vec![
+            vec!["a".into(), "a".into(), "1.50".into(), "1.10".into(), "1.40".into()],
+            vec!["a".into(), "b".into(), "1.00".into(), "1.10".into(), "1.02".into()],
+        ];
+        assert_eq!(constant_columns(&head, &rows, 3), ["mechanism"]);
+        assert!(constant_columns(&head, &rows[..1], 3).is_empty(), "one row says nothing either way");
     }
 }

@@ -146,7 +146,7 @@ fn demo_simulate_and_run_reports_render_without_overflow_empty_figures_or_broken
 
     let demo = dir.path().join("demo");
     let out = cosched()
-        .args(["demo", "--repeats", "1", "--seconds", "0.06", "--out"])
+        .args(["demo", "--repeats", "1", "--seconds", "0.06", "--budget", "1s", "--out"])
         .arg(&demo)
         .arg("--db")
         .arg(dir.path().join("demo.db"))

@@ -67,6 +67,9 @@ pub struct Paired {
     pub verdict: Verdict,
 }
 
+/// The fewest paired orders whose interval may exclude zero.
+pub const MIN_PAIRS_TO_RESOLVE: usize = 5;
+
 /// Compares paired samples: `first[k]` and `second[k]` were measured on the
 /// same order k. Pairs where either value is not a positive finite number
 /// are left out (a failed run has no figure). `None` without any pair.
@@ -80,7 +83,11 @@ pub fn paired(first: &[f64], second: &[f64]) -> Option<Paired> {
     d.sort_by(f64::total_cmp);
     let (lo, hi) = median_ci_ranks(d.len());
     let ci = (d[lo], d[hi]);
-    let verdict = if ci.1 < 0.0 {
+    // Below five pairs even a unanimous sign happens by chance more than
+    // one time in sixteen, so no interval from them excludes zero at ~95 %.
+    let verdict = if d.len() < MIN_PAIRS_TO_RESOLVE {
+        Verdict::Unresolved
+    } else if ci.1 < 0.0 {
         Verdict::FirstBetter
     } else if ci.0 > 0.0 {
         Verdict::SecondBetter
@@ -177,6 +184,16 @@ mod tests {
         let mixed = [9.0, 10.0, 12.5, 10.0, 11.0];
         assert_eq!(paired(&mixed, &noplan).unwrap().verdict, Verdict::Unresolved);
         assert_eq!(paired(&noplan, &better).unwrap().verdict, Verdict::SecondBetter);
+    }
+
+    #[test]
+    fn fewer_than_five_orders_never_resolve_even_when_unanimous() {
+        for n in 1..5 {
+            let c = paired(&vec![1.0; n], &vec![2.0; n]).unwrap();
+            assert_eq!((c.n, c.verdict), (n, Verdict::Unresolved), "{n} orders");
+            assert!(c.ci.1 < 0.0, "the interval itself is still reported");
+        }
+        assert_eq!(paired(&[1.0; 5], &[2.0; 5]).unwrap().verdict, Verdict::FirstBetter);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::compare::{evaluate, stop_text, tables, EvaluateRequest, Figure};
+use cosched_app::compare::{evaluate, stop_text, tables, EvaluateReport, EvaluateRequest, Figure};
 use cosched_report::table;
 
 use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs, parse_budget, parse_regime};
@@ -110,11 +110,17 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     if a.json.json {
         return print_json(&r);
     }
-    for (title, heads, rows) in tables(&r) {
+    print(&r, a.metric);
+    Ok(())
+}
+
+/// The report's tables, why the series stopped and which orders count.
+pub fn print(r: &EvaluateReport, metric: Figure) {
+    for (title, heads, rows) in tables(r) {
         let h: Vec<&str> = heads.iter().map(String::as_str).collect();
         println!("{title}:\n{}\n", table(&h, &rows));
     }
-    println!("Stopped after {} orders: {} ({}).", r.orders.len(), stop_text(r.stop), a.metric.name());
+    println!("Stopped after {} orders: {} ({}).", r.orders.len(), stop_text(r.stop), metric.name());
     if let Some(g) = r.required_regime {
         let kept = r.orders.iter().filter(|o| o.regime == Some(g) && !o.switched).count();
         println!("Counted {kept} of {} orders: those in the {} regime throughout.", r.orders.len(), g.name());
@@ -128,7 +134,6 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     if let Some(i) = &r.index {
         println!("report: {}", i.display());
     }
-    Ok(())
 }
 
 #[cfg(test)]

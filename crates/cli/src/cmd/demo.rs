@@ -1,38 +1,47 @@
-//! `cosched demo`: the main job, end to end on this node, on the mixed
-//! example workload: calibrate -> profile -> a small pairs matrix -> predict
-//! -> simulate the policies -> real runs -> one HTML report. Each stage
-//! prints what its verb prints.
+//! `cosched demo`: the main job, end to end on this node, on the evidence
+//! workload where the choice matters in the cache regime it reads: regime
+//! -> calibrate -> profile -> pairs -> predict -> evaluate best-match
+//! against noplan -> a verdict with its intervals, in one HTML report.
+//! Each stage prints what its verb prints.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::demo::{demo, DemoRequest};
+use cosched_app::demo::{demo, DemoRequest, DemoWorkload};
 use cosched_report::table;
 
-use super::common::ctx;
+use super::common::{ctx, parse_budget};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    cosched demo                              # about 2 minutes on a 2-core node\n  \
-    cosched demo --repeats 1 --seconds 0.3    # the CI smoke run, well under 90 s\n  \
-    cosched demo --db demo.db --out demo-report/\n\n\
-    Stages: calibrate the kernels, profile every job of the mixed example\n\
-    workload, measure the pairs of four programs (stream, compute, cache,\n\
-    syscall), fit the predictors and show their predicted slowdowns, simulate\n\
-    the policies on a scenario built from the measured matrix, then run the\n\
-    workload for real under best-match, conflict-aware (at a threshold the\n\
-    measured pairs make bite), exclusive and noplan. One HTML\n\
-    report holds every stage; its path is printed. Results go to a temporary\n\
-    database unless --db is given.")]
+    cosched demo                                        # under 3 minutes on a 2-core node\n  \
+    cosched demo --repeats 1 --seconds 0.3 --budget 1m  # the CI smoke run\n  \
+    cosched demo --budget 10m                           # more orders, narrower intervals\n  \
+    cosched demo --workload io-half --db demo.db --out demo-report/\n\n\
+    Stages: read the node's cache regime (the CPU 0-1 round trip) and pick\n\
+    the workload where interference decides in it: memory-half (STREAM\n\
+    triads) when the CPUs share a last-level cache, io-half (file I/O) when\n\
+    they do not; calibrate the kernels, profile one job of each program,\n\
+    measure the pairs, fit the predictors, then run the workload for real\n\
+    under best-match and noplan on the same seeded orders until the worst\n\
+    slowdown comparison is resolved (5 to 12 orders, as --budget allows),\n\
+    with the simulator and the oracle beside them, and end with a verdict\n\
+    and its 95 % intervals. One HTML report holds every stage; its path is\n\
+    printed. Results go to a temporary database unless --db is given.")]
 pub struct DemoArgs {
     /// Repeats of each profile and pairs measurement.
     #[arg(long, default_value_t = 2)]
     pub repeats: usize,
-    /// Solo time of the workload's longest jobs, in seconds (the mixed
-    /// example's 2 s; every job, arrival and the stress-ng job's operations
-    /// are scaled alike).
+    /// Every job's solo time, in seconds (the examples' 1.5 s, scaled).
     #[arg(long, default_value_t = 1.0, value_name = "S")]
     pub seconds: f64,
+    /// The demo's time aim, e.g. 180s, 3m or 1h: it sets the most orders the
+    /// evaluation may run (at least five, at most twelve).
+    #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "3m")]
+    pub budget: std::time::Duration,
+    /// The workload: auto (chosen by the cache regime), memory-half or io-half.
+    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = DemoWorkload::parse)]
+    pub workload: DemoWorkload,
     /// Write the report here (default: a new directory under the temporary
     /// directory, kept after the demo).
     #[arg(long, value_name = "DIR")]
@@ -44,7 +53,15 @@ pub struct DemoArgs {
 }
 
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
-    let r = demo(&DemoRequest { repeats: a.repeats, seconds: a.seconds, out: a.out, db: a.db }, &ctx())?;
+    let r = demo(
+        &DemoRequest { repeats: a.repeats, seconds: a.seconds, budget: a.budget, workload: a.workload, out: a.out, db: a.db },
+        &ctx(),
+    )?;
+    let regime = match (r.round_trip_ns, r.regime) {
+        (Some(ns), Some(g)) => format!("{} (CPU 0-1 round trip {ns:.0} ns)", g.name()),
+        _ => "unknown".into(),
+    };
+    println!("cache regime: {regime}\nworkload {}\n", r.why);
     println!("{}\n", r.calibration);
     super::profile::print(&r.profile);
     super::pairs::print(&r.pairs, false);
@@ -52,16 +69,18 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
     println!("{}", table(&head, rows));
     println!("fitted on {}", r.fitted_on);
+    if !r.constant.is_empty() {
+        println!("constant here (the same for every pair: no information about this workload): {}", r.constant.join(", "));
+    }
     for u in &r.unfitted {
         println!("not fitted: {u}");
     }
     println!();
-    println!("{}\n", r.predict_note);
-    let (orders, jobs, head, rows) = &r.simulation;
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    println!("Simulated increase rates vs exclusive, {orders} random orders of {jobs} jobs:");
-    println!("{}\n", table(&head, rows));
-    super::run::print(&r.run);
+    super::compare::print(&r.evaluation, cosched_app::compare::Figure::WorstSlowdown);
+    println!();
+    for v in &r.verdict {
+        println!("{v}");
+    }
     println!("\ndemo done in {:.0} s", r.elapsed_s);
     println!("report: {}", r.index.display());
     match &r.db {
@@ -85,5 +104,16 @@ mod tests {
         assert_eq!(a.db, None, "the demo must not write into $COSCHED_DB");
         let Verb::Demo(a) = Cli::try_parse_from(["cosched", "demo", "--db", "x.db"]).unwrap().verb else { panic!() };
         assert_eq!(a.db.as_deref(), Some(std::path::Path::new("x.db")));
+    }
+
+    #[test]
+    fn demo_takes_a_time_aim_and_a_workload_by_name() {
+        let Verb::Demo(a) = Cli::try_parse_from(["cosched", "demo"]).unwrap().verb else { panic!() };
+        assert_eq!((a.budget.as_secs(), a.workload), (180, cosched_app::demo::DemoWorkload::Auto));
+        let Verb::Demo(a) = Cli::try_parse_from(["cosched", "demo", "--budget", "10m", "--workload", "io-half"]).unwrap().verb else {
+            panic!()
+        };
+        assert_eq!((a.budget.as_secs(), a.workload), (600, cosched_app::demo::DemoWorkload::IoHalf));
+        assert!(Cli::try_parse_from(["cosched", "demo", "--workload", "mixed"]).is_err());
     }
 }
