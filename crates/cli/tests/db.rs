@@ -389,3 +389,36 @@ fn a_bundle_exported_then_imported_into_a_new_store_round_trips_and_a_cut_one_is
     assert!(text(&out.stderr).contains("cut.bundle"), "{}", text(&out.stderr));
     assert_eq!(std::fs::read(&to).unwrap(), before, "a refused bundle changes nothing");
 }
+
+/// The project's own measurements (data/): every shipped bundle imports
+/// into an empty store with this binary's schema, holds the campaigns
+/// data/README.md lists, and a second import adds nothing.
+#[test]
+fn every_shipped_dataset_imports_into_an_empty_store_with_the_campaigns_its_readme_lists() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
+    let readme = std::fs::read_to_string(data.join("README.md")).unwrap();
+    let mut bundles: Vec<_> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "bundle"))
+        .collect();
+    bundles.sort();
+    assert!(!bundles.is_empty(), "data/ ships at least one bundle");
+    for b in &bundles {
+        let name = b.file_name().unwrap().to_str().unwrap();
+        assert!(readme.contains(&format!("`{name}`")), "data/README.md describes {name}");
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cosched.db");
+        let d = db.to_str().unwrap();
+        let out = cosched(&["db", "import", b.to_str().unwrap(), "--db", d], None);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let out = cosched(&["db", "info", "--json", "--db", d], None);
+        let info: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for c in info["campaigns"].as_array().unwrap() {
+            let w = c["workload"].as_str().unwrap();
+            assert!(readme.contains(&format!("{name}` | `{w}`")) || readme.contains(&format!("| `{w}` |")), "data/README.md lists {w} of {name}");
+        }
+        let again = cosched(&["db", "import", b.to_str().unwrap(), "--db", d], None);
+        assert!(text(&again.stdout).contains("0 rows added"), "{name}: {}", text(&again.stdout));
+    }
+}
