@@ -23,7 +23,7 @@ pub fn jobs_csv(jobs: &[ClusterJob], programs: &[String], s: &Schedule, cfg: &Co
     for (i, j) in jobs.iter().enumerate() {
         let a = &s.alloc[i];
         let mut ids: Vec<u64> = Vec::new();
-        for &n in &a.nodes {
+        for n in a.nodes.iter() {
             let base = n as u64 * cfg.cores as u64;
             if a.cores.is_empty() {
                 ids.extend((0..cfg.cores as u64).map(|c| base + c));
@@ -102,7 +102,7 @@ fn csv_field(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Alloc, Scheduler};
+    use crate::engine::{Alloc, Nodes, Scheduler};
     use crate::swf::parse;
     use crate::workload::{jobs, Keep, Mapping};
 
@@ -121,7 +121,7 @@ mod tests {
         let s = Schedule {
             start: vec![0.0, 5.0],
             finish: vec![12.0, 15.0],
-            alloc: vec![Alloc { nodes: vec![1], cores: vec![2] }, Alloc { nodes: vec![0], cores: vec![] }],
+            alloc: vec![Alloc { nodes: Nodes::one(1), cores: vec![2] }, Alloc { nodes: Nodes::one(0), cores: vec![] }],
             shared: vec![true, false],
         };
         let csv = jobs_csv(&j, &["a,b".to_string()], &s, &cfg, "w");
