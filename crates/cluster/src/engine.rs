@@ -34,7 +34,7 @@
 //! **FCFS** stops at the first job that cannot start.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::ops::Bound;
 use std::fmt;
 
@@ -46,6 +46,7 @@ use cosched_model::workload::PoolKind;
 use serde::Serialize;
 
 use crate::nodeset::NodeSet;
+pub use crate::nodeset::Nodes;
 use crate::workload::ClusterJob;
 
 /// The batch scheduler's queue policy.
@@ -100,7 +101,7 @@ impl Config {
 /// Where a job ran.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Alloc {
-    pub nodes: Vec<u32>,
+    pub nodes: Nodes,
     /// The cores it held on its node when it shared one; empty: whole nodes.
     pub cores: Vec<u32>,
 }
@@ -144,15 +145,19 @@ struct Run {
     rate: f64,
 }
 
+/// A node's own state. A job holding whole nodes touches only its first
+/// node's (its progress); its nodes are otherwise its runs in `idle` and
+/// `busy`, so its start and end cost per run, not per node.
 struct Node {
+    /// Cores held by jobs sharing the node (part-node jobs only).
     used: u32,
-    /// Every job holding cores here.
+    /// Every part-node job holding cores here.
     jobs: Vec<usize>,
     /// Jobs whose progress this node tracks (a multi-node job on its first node).
     runs: Vec<Run>,
     since: f64,
     version: u64,
-    /// Latest `start + walltime` of its jobs.
+    /// Latest `start + walltime` of its part-node jobs.
     est_free: f64,
     /// Free cores by index (sharing only).
     core_free: Vec<bool>,
@@ -186,7 +191,7 @@ struct Reservation {
     open_idle: usize,
     /// R's idle nodes are the idle nodes numbered below this: R takes the
     /// lowest-numbered idle ones, and a pass only takes nodes out of `idle`,
-    /// so `idle.below(bound)` is R's and `idle.from(bound)` the rest.
+    /// so the idle nodes below the bound are R's and those above the rest.
     idle_bound: usize,
 }
 
@@ -200,17 +205,19 @@ struct Sim<'a, 'p, 'd> {
     policy: Option<&'p mut (dyn Policy + 'd)>,
     nodes: Vec<Node>,
     idle: NodeSet,
-    /// Nodes running something, by (latest `start + walltime`, node): the
-    /// reservation reads the k it needs from here instead of every node.
-    busy: BTreeSet<(OrdF64, Reverse<usize>)>,
+    /// Nodes running something as runs `(latest start + walltime, first)
+    /// -> end`: a whole-node job's runs, or one partly used node. The
+    /// reservation reads the runs it needs from here, never every node.
+    busy: BTreeMap<(OrdF64, Reverse<usize>), usize>,
     /// Partially used nodes by free cores (sharing only).
     by_free: Vec<BTreeSet<usize>>,
     heap: BinaryHeap<Reverse<(OrdF64, usize, u64)>>,
     waiting: BTreeSet<usize>,
     now: f64,
-    /// `in_r[n] == r_stamp`: node n is in the current reservation.
-    in_r: Vec<u64>,
-    r_stamp: u64,
+    /// The current reservation's nodes R as runs sorted by first node,
+    /// kept only when a policy may share nodes (only placement beside
+    /// running jobs asks whether a node is in R).
+    r_runs: Vec<(usize, usize)>,
     out: Schedule,
     pool: [PoolInfo; 1],
     running_count: usize,
@@ -273,17 +280,16 @@ pub fn simulate<'a, 'p, 'd>(
             })
             .collect(),
         idle: NodeSet::full(cfg.nodes),
-        busy: BTreeSet::new(),
+        busy: BTreeMap::new(),
         by_free: vec![BTreeSet::new(); cfg.cores as usize + 1],
         heap: BinaryHeap::new(),
         waiting: BTreeSet::new(),
         now: 0.0,
-        in_r: vec![0; cfg.nodes],
-        r_stamp: 0,
+        r_runs: Vec::new(),
         out: Schedule {
             start: vec![f64::NAN; n],
             finish: vec![f64::NAN; n],
-            alloc: vec![Alloc { nodes: Vec::new(), cores: Vec::new() }; n],
+            alloc: vec![Alloc { nodes: Nodes::default(), cores: Vec::new() }; n],
             shared: vec![false; n],
         },
         pool: [PoolInfo { name: "node".into(), cores: cfg.cores, kind: PoolKind::Cpu }],
@@ -354,6 +360,7 @@ impl Sim<'_, '_, '_> {
         let mut reservation: Option<Reservation> = None;
         let mut behind = 0usize;
         let mut cursor = 0usize;
+        let shares = self.policy.as_ref().is_some_and(|p| p.shares_nodes());
         while let Some(&j) = self.waiting.range(cursor..).next() {
             cursor = j + 1;
             match &mut reservation {
@@ -367,7 +374,9 @@ impl Sim<'_, '_, '_> {
                     reservation = Some(self.reserve(j));
                 }
                 Some(r) => {
-                    if behind >= self.cfg.depth {
+                    // Without an idle node only a start beside running jobs
+                    // could backfill: none where no policy shares nodes.
+                    if behind >= self.cfg.depth || (self.idle.len() == 0 && !shares) {
                         return Ok(());
                     }
                     behind += 1;
@@ -384,8 +393,10 @@ impl Sim<'_, '_, '_> {
     /// walltime` (`now` if it overran). The shadow is the k-th earliest free
     /// time; R is the k latest-free of the nodes free by the shadow, busy
     /// before idle at equal times (so idle nodes stay outside R where they
-    /// can), lower numbers first at equal times. Busy nodes are kept ordered
-    /// by free time, so this reads O(k) of them, never every node.
+    /// can), lower numbers first at equal times. Busy nodes are kept as runs
+    /// ordered by free time, so this reads the runs that hold the k nodes,
+    /// never every node; R's busy runs are listed only when a policy may
+    /// share nodes, the one reader of them.
     fn reserve(&mut self, j: usize) -> Reservation {
         let k = self.cfg.width(self.jobs[j].procs);
         let now = self.now;
@@ -393,41 +404,67 @@ impl Sim<'_, '_, '_> {
         let shadow = if idle >= k {
             now
         } else {
-            let (OrdF64(t), _) = *self.busy.iter().nth(k - idle - 1).expect("a job is never wider than the cluster");
-            t.max(now)
+            let mut left = k - idle;
+            let mut at = None;
+            for (&(OrdF64(t), Reverse(a)), &b) in &self.busy {
+                if b - a >= left {
+                    at = Some(t);
+                    break;
+                }
+                left -= b - a;
+            }
+            at.expect("a job is never wider than the cluster").max(now)
         };
-        self.r_stamp += 1;
-        // Busy nodes free after now and by the shadow, latest first.
+        let listed = self.policy.as_ref().is_some_and(|p| p.shares_nodes());
+        let mut r = std::mem::take(&mut self.r_runs);
+        r.clear();
         let mut taken = 0;
+        // Busy nodes free after now and by the shadow, latest first; at one
+        // time runs come lowest first, as their nodes do.
         let later = (Bound::Excluded((OrdF64(now), Reverse(0))), Bound::Included((OrdF64(shadow), Reverse(0))));
         if shadow > now {
-            for &(_, Reverse(n)) in self.busy.range(later).rev().take(k) {
-                self.in_r[n] = self.r_stamp;
-                taken += 1;
+            for (&(_, Reverse(a)), &b) in self.busy.range(later).rev() {
+                if taken == k {
+                    break;
+                }
+                let m = (b - a).min(k - taken);
+                if listed {
+                    r.push((a, a + m));
+                }
+                taken += m;
             }
         }
         // Then busy nodes free now (done or overran), which tie at `now`:
         // lowest numbers first.
         if taken < k {
-            let mut due: Vec<usize> = self.busy.range(..=(OrdF64(now), Reverse(0))).map(|&(_, Reverse(n))| n).collect();
+            let mut due: Vec<(usize, usize)> = self.busy.range(..=(OrdF64(now), Reverse(0))).map(|(&(_, Reverse(a)), &b)| (a, b)).collect();
             due.sort_unstable();
-            for &n in due.iter().take(k - taken) {
-                self.in_r[n] = self.r_stamp;
-                taken += 1;
+            for (a, b) in due {
+                if taken == k {
+                    break;
+                }
+                let m = (b - a).min(k - taken);
+                if listed {
+                    r.push((a, a + m));
+                }
+                taken += m;
             }
         }
         // Then idle nodes, lowest numbers first.
         let r_idle = k - taken;
-        let mut idle_bound = 0;
-        for n in self.idle.from(0).take(r_idle) {
-            self.in_r[n] = self.r_stamp;
-            idle_bound = n + 1;
+        let idle_bound = self.idle.bound_of_lowest(r_idle);
+        if listed {
+            self.idle.take(0, idle_bound, r_idle, &mut r);
+            r.sort_unstable();
         }
+        self.r_runs = r;
         Reservation { shadow, open_idle: idle - r_idle, idle_bound }
     }
 
+    /// Whether node `n` is in the current reservation (listed only when a policy may share nodes).
     fn in_r(&self, n: usize) -> bool {
-        self.in_r[n] == self.r_stamp
+        let i = self.r_runs.partition_point(|&(a, _)| a <= n);
+        i > 0 && n < self.r_runs[i - 1].1
     }
 
     /// Starts `j` now if it can; with a reservation, only where it keeps it.
@@ -441,38 +478,43 @@ impl Sim<'_, '_, '_> {
         if sharable && self.policy.as_ref().is_some_and(|p| p.shares_nodes()) {
             let shadow = res.as_ref().map(|r| r.shadow);
             if let Some(n) = self.shared_node(j, long, shadow)? {
-                self.place(j, &[n])?;
+                self.place_part(j, n)?;
                 return Ok(true);
             }
         }
         if self.idle.len() < k {
             return Ok(false);
         }
-        let chosen: Vec<usize> = match res {
-            None => self.idle.from(0).take(k).collect(),
+        let mut chosen = Vec::new();
+        let got = match res {
+            None => self.idle.take(0, usize::MAX, k, &mut chosen),
             Some(r) if long => {
                 if r.open_idle < k {
                     return Ok(false);
                 }
                 r.open_idle -= k;
-                self.idle.from(r.idle_bound).take(k).collect()
+                self.idle.take(r.idle_bound, usize::MAX, k, &mut chosen)
             }
             Some(r) => {
                 // Ends by the shadow: R's idle nodes first, since it returns
                 // them in time; outside R only what R's idle nodes lack.
-                let mut c: Vec<usize> = self.idle.below(r.idle_bound).take(k).collect();
-                if c.len() < k {
-                    let more = k - c.len();
-                    c.extend(self.idle.from(r.idle_bound).take(more));
+                let mut got = self.idle.take(0, r.idle_bound, k, &mut chosen);
+                if got < k {
+                    let more = k - got;
+                    got += self.idle.take(r.idle_bound, usize::MAX, more, &mut chosen);
                     r.open_idle -= more;
                 }
-                c
+                got
             }
         };
-        if chosen.len() < k {
+        if got < k {
             return Ok(false);
         }
-        self.place(j, &chosen)?;
+        if sharable {
+            self.place_part(j, chosen[0].0)?;
+        } else {
+            self.place_whole(j, &chosen)?;
+        }
         Ok(true)
     }
 
@@ -560,7 +602,7 @@ impl Sim<'_, '_, '_> {
     fn unlist(&mut self, n: usize) {
         let node = &self.nodes[n];
         if node.jobs.is_empty() {
-            self.idle.remove(n);
+            self.idle.remove(n, n + 1);
         } else {
             self.busy.remove(&(OrdF64(node.est_free), Reverse(n)));
             if self.sharing() {
@@ -572,59 +614,66 @@ impl Sim<'_, '_, '_> {
     fn list(&mut self, n: usize) {
         let node = &self.nodes[n];
         if node.jobs.is_empty() {
-            self.idle.insert(n);
+            self.idle.insert(n, n + 1);
         } else {
-            self.busy.insert((OrdF64(node.est_free), Reverse(n)));
+            self.busy.insert((OrdF64(node.est_free), Reverse(n)), n + 1);
             if self.sharing() && node.used < self.cfg.cores {
                 self.by_free[(self.cfg.cores - node.used) as usize].insert(n);
             }
         }
     }
 
-    fn place(&mut self, j: usize, on: &[usize]) -> Result<(), ClusterError> {
-        let jobs = self.jobs;
-        let job = &jobs[j];
-        let whole = !(self.sharing() && on.len() == 1 && job.procs < self.cfg.cores);
-        let cores = if whole { self.cfg.cores } else { job.procs };
+    /// Starts part-node job `j` on node `n`, beside what runs there.
+    fn place_part(&mut self, j: usize, n: usize) -> Result<(), ClusterError> {
+        let job = &self.jobs[j];
         let end = self.now + job.walltime;
-        let mut held = Vec::new();
-        for &n in on {
-            self.unlist(n);
-            let node = &mut self.nodes[n];
-            if !node.jobs.is_empty() {
-                self.out.shared[j] = true;
-                for &o in &node.jobs {
-                    self.out.shared[o] = true;
-                }
+        self.unlist(n);
+        let node = &mut self.nodes[n];
+        if !node.jobs.is_empty() {
+            self.out.shared[j] = true;
+            for &o in &node.jobs {
+                self.out.shared[o] = true;
             }
-            node.used += cores;
-            debug_assert!(node.used <= self.cfg.cores);
-            node.jobs.push(j);
-            node.est_free = if node.jobs.len() == 1 { end } else { node.est_free.max(end) };
-            if !whole {
-                for (c, free) in node.core_free.iter_mut().enumerate() {
-                    if held.len() == cores as usize {
-                        break;
-                    }
-                    if *free {
-                        *free = false;
-                        held.push(c as u32);
-                    }
-                }
-            } else if !node.core_free.is_empty() {
-                node.core_free.iter_mut().for_each(|c| *c = false);
-            }
-            self.list(n);
         }
+        node.used += job.procs;
+        debug_assert!(node.used <= self.cfg.cores);
+        node.jobs.push(j);
+        node.est_free = if node.jobs.len() == 1 { end } else { node.est_free.max(end) };
+        let mut held = Vec::with_capacity(job.procs as usize);
+        for (c, free) in node.core_free.iter_mut().enumerate() {
+            if held.len() == job.procs as usize {
+                break;
+            }
+            if *free {
+                *free = false;
+                held.push(c as u32);
+            }
+        }
+        self.list(n);
+        self.out.alloc[j] = Alloc { nodes: Nodes::one(n as u32), cores: held };
+        self.started(j, n)
+    }
+
+    /// Starts job `j` on the whole idle nodes of `runs`, held as those runs.
+    fn place_whole(&mut self, j: usize, runs: &[(usize, usize)]) -> Result<(), ClusterError> {
+        let end = self.now + self.jobs[j].walltime;
+        for &(a, b) in runs {
+            self.idle.remove(a, b);
+            self.busy.insert((OrdF64(end), Reverse(a)), b);
+        }
+        self.out.alloc[j] = Alloc { nodes: Nodes::from_runs(runs), cores: Vec::new() };
+        self.started(j, runs[0].0)
+    }
+
+    /// Job `j` runs from now, its progress tracked on node `home`.
+    fn started(&mut self, j: usize, home: usize) -> Result<(), ClusterError> {
         self.waiting.remove(&j);
         self.out.start[j] = self.now;
-        self.out.alloc[j] = Alloc { nodes: on.iter().map(|&n| n as u32).collect(), cores: held };
         self.running_count += 1;
-        let home = on[0];
         let now = self.now;
         let node = &mut self.nodes[home];
         advance(node, now);
-        node.runs.push(Run { job: j, left: job.run, rate: 1.0 });
+        node.runs.push(Run { job: j, left: self.jobs[j].run, rate: 1.0 });
         node.version += 1;
         node.refused.clear();
         self.reschedule(home)
@@ -655,21 +704,22 @@ impl Sim<'_, '_, '_> {
         for &j in &ended {
             self.out.finish[j] = now;
             self.running_count -= 1;
-            let on: Vec<u32> = self.out.alloc[j].nodes.clone();
-            let whole = self.out.alloc[j].cores.is_empty();
-            for &m in &on {
-                let m = m as usize;
+            if self.out.alloc[j].cores.is_empty() {
+                // Whole nodes: its runs go back to idle as they are.
+                let end = self.out.start[j] + jobs[j].walltime;
+                for &(a, b) in self.out.alloc[j].nodes.runs() {
+                    let (a, b) = (a as usize, b as usize);
+                    self.busy.remove(&(OrdF64(end), Reverse(a)));
+                    self.idle.insert(a, b);
+                }
+            } else {
+                let m = self.out.alloc[j].nodes.runs()[0].0 as usize;
                 self.unlist(m);
-                let cores = if whole { self.cfg.cores } else { self.jobs[j].procs };
                 let node = &mut self.nodes[m];
-                node.used -= cores;
+                node.used -= jobs[j].procs;
                 node.jobs.retain(|&o| o != j);
-                if whole {
-                    node.core_free.iter_mut().for_each(|c| *c = true);
-                } else {
-                    for &c in &self.out.alloc[j].cores {
-                        node.core_free[c as usize] = true;
-                    }
+                for &c in &self.out.alloc[j].cores {
+                    node.core_free[c as usize] = true;
                 }
                 node.est_free = node.jobs.iter().map(|&o| self.out.start[o] + jobs[o].walltime).fold(f64::NEG_INFINITY, f64::max);
                 self.list(m);

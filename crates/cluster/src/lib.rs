@@ -20,5 +20,5 @@ pub mod swf;
 pub mod synthetic;
 pub mod workload;
 
-pub use engine::{simulate, Alloc, ClusterError, Config, Schedule, Scheduler};
+pub use engine::{simulate, Alloc, ClusterError, Config, Nodes, Schedule, Scheduler};
 pub use workload::{ClusterJob, Keep, Mapping};

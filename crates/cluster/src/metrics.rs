@@ -127,7 +127,7 @@ pub fn cdf(values: &[f64], points: usize) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Alloc;
+    use crate::engine::{Alloc, Nodes};
     use crate::swf::parse;
     use crate::workload::{jobs, Keep, Mapping};
 
@@ -139,7 +139,7 @@ mod tests {
         let sched = Schedule {
             start: vec![0.0, 20.0],
             finish: vec![5.0, 170.0],
-            alloc: vec![Alloc { nodes: vec![0], cores: vec![] }; 2],
+            alloc: vec![Alloc { nodes: Nodes::one(0), cores: vec![] }; 2],
             shared: vec![false, true],
         };
         let p = per_job(&j, &sched);

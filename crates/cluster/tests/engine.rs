@@ -102,7 +102,7 @@ fn best_match_leaves_a_node_to_the_better_partner_waiting_behind() {
     let js = jobs(&[(0.0, 2, 100.0, 100.0, 0), (1.0, 1, 50.0, 50.0, 0), (1.0, 1, 50.0, 50.0, 1)]);
     let m = vec![vec![1.93, 1.05], vec![1.02, 1.01]];
     let cfg = Config::new(2, 4, Scheduler::Easy);
-    let nodes = |s: &Schedule| s.alloc.iter().map(|a| a.nodes.clone()).collect::<Vec<_>>();
+    let nodes = |s: &Schedule| s.alloc.iter().map(|a| a.nodes.iter().collect::<Vec<u32>>()).collect::<Vec<_>>();
     let best = run(&js, &cfg, &m, Some("best-match:window=0"));
     assert_eq!(nodes(&best), vec![vec![0], vec![1], vec![0]]);
     assert_eq!(best.shared, vec![true, false, true]);
@@ -204,7 +204,7 @@ fn check_capacity(js: &[ClusterJob], s: &Schedule, cfg: &Config) -> Result<(), T
     let mut events: Vec<(f64, bool, usize, usize)> = Vec::new();
     for (i, a) in s.alloc.iter().enumerate() {
         prop_assert!(a.cores.is_empty() || a.cores.len() == js[i].procs as usize);
-        for &n in &a.nodes {
+        for n in a.nodes.iter() {
             events.push((s.start[i], true, i, n as usize));
             events.push((s.finish[i], false, i, n as usize));
         }

@@ -52,7 +52,7 @@ fn digest(s: &Schedule) -> u64 {
         eat(s.start[i].to_bits());
         eat(s.finish[i].to_bits());
         eat(s.alloc[i].nodes.len() as u64);
-        s.alloc[i].nodes.iter().for_each(|&n| eat(n as u64));
+        s.alloc[i].nodes.iter().for_each(|n| eat(n as u64));
         eat(s.alloc[i].cores.len() as u64);
         s.alloc[i].cores.iter().for_each(|&c| eat(c as u64));
         eat(s.shared[i] as u64);
@@ -139,7 +139,9 @@ fn the_digest_sees_one_start_or_one_node_moved() {
     let mut later = s.clone();
     later.start[9000] = f64::from_bits(later.start[9000].to_bits() + 1);
     let mut moved = s.clone();
-    moved.alloc[9000].nodes[0] ^= 1;
+    let mut nodes: Vec<u32> = moved.alloc[9000].nodes.iter().collect();
+    nodes[0] ^= 1;
+    moved.alloc[9000].nodes = nodes.into_iter().collect();
     assert_ne!(digest(&s), digest(&later));
     assert_ne!(digest(&s), digest(&moved));
 }

@@ -70,7 +70,7 @@ fn random_traces_for_a_time_budget() {
     let start = std::time::Instant::now();
     let mut runs = 0u64;
     while start.elapsed().as_secs_f64() < secs {
-        let text = if runs % 2 == 0 {
+        let text = if runs.is_multiple_of(2) {
             traces.new_tree(&mut runner).unwrap().current().join("\n")
         } else {
             String::from_utf8_lossy(&bytes.new_tree(&mut runner).unwrap().current()).into_owned()
