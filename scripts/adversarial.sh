@@ -120,7 +120,9 @@ for case in \
     "progress regex that does not compile|progress = 'step (\\d+'" \
     "progress regex without a capture group|progress = 'step \\d+'" \
     "progress regex whose first group is total|progress = '(?P<total>\\d+) (\\d+)'" \
-    "progress naming both regex and file|progress = { regex = 'a(\\d)', file = 'p' }" ; do
+    "progress naming both regex and file|progress = { regex = 'a(\\d)', file = 'p' }" \
+    "progress counting a counter cosched does not read|progress = { counters = 'cycles' }" \
+    "progress naming counters and a file|progress = { counters = 'instructions', file = 'p' }" ; do
     what=${case%%|*}; line=${case#*|}
     f=$(wl prog "[[jobs]]
 name = \"a\"

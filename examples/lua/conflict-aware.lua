@@ -13,7 +13,10 @@
 --
 -- Written for speed, since `cosched bench simulate` holds it to the Rust
 -- policy's: numeric loops rather than ipairs (a function call per step),
--- the view's fields in locals, the threshold test inline.
+-- the view's fields in locals, the threshold test inline, and no table
+-- made per decision: the scratch tables and the decision tables are kept
+-- from call to call and emptied (`table.clear` keeps their size), since
+-- cosched reads a decision's answer before it asks again.
 
 -- Parameters of the spec other than path, budget, fallback, governor and
 -- grant arrive in `params`; `threshold=inf` arrives as math.huge.
@@ -23,16 +26,32 @@ local threshold = params.threshold or 100
 -- accepted, so that inf means noplan whatever the source says.
 local always = threshold == math.huge
 
+-- Jobs on the node (running, then started by this decision), ids started
+-- by this decision, the decisions, the heads of the pool queues, and the
+-- decision tables handed out so far ({start = id}, rewritten on reuse).
+local on, taken, out, heads, starts = {}, {}, {}, {}, {}
+local clear = table.clear
+
+-- Appends {start = id} to `out`.
+local function start(id)
+  local n = #out + 1
+  local d = starts[n]
+  if d == nil then d = {}; starts[n] = d end
+  d.start = id
+  out[n] = d
+end
+
 function decide(view)
   local queue, pools, score = view.queue, view.pools, view.score
   local nq = #queue
-  -- Jobs on the node: running, then started by this decision.
-  local on, non = {}, #view.running
-  for i = 1, non do on[i] = view.running[i] end
-  local taken, out = {}, {} -- ids started by this decision; the decisions
+  local running = view.running
+  local non = #running
+  clear(on); clear(taken); clear(out)
+  for i = 1, non do on[i] = running[i] end
 
   if non == 0 then
-    local heads, nh = {}, 0
+    clear(heads)
+    local nh = 0
     for p = 1, #pools do
       for i = 1, nq do
         local q = queue[i]
@@ -58,7 +77,7 @@ function decide(view)
         if n > most then best, most = h, n end
       end
       non = non + 1; on[non] = best; taken[best.id] = true
-      out[#out + 1] = {start = best.id}
+      start(best.id)
     end
   end
 
@@ -88,7 +107,7 @@ function decide(view)
       end
       if pick and pick.cores <= free then
         non = non + 1; on[non] = pick; taken[pick.id] = true
-        out[#out + 1] = {start = pick.id}
+        start(pick.id)
       else
         break
       end

@@ -246,12 +246,14 @@ struct Script {
     decide: Function,
     observe: Option<Function>,
     view: Table,
-    /// The tables only cosched reaches: `[1]` the pool tables by index,
-    /// `[2]` the job tables by id + 1 (made the first time the view shows
-    /// a job, the same for its whole life). Kept apart from the view, which
-    /// the script may change, so that each decision only sets `free` and
-    /// `progress` in tables that are surely these.
-    own: Table,
+    /// The tables only cosched reaches: the pool tables by index, the job
+    /// tables by id + 1 (made the first time the view shows a job, the
+    /// same for its whole life). Kept apart from the view, which the script
+    /// may change, so that each decision only sets `free` and `progress` in
+    /// tables that are surely these; held as handles, not read out of a
+    /// table at each decision (each read made and dropped a reference).
+    pools: Table,
+    jobs: Table,
     /// Whether this order's pool tables are made.
     pooled: bool,
     /// The strings of `raw::KEYS`, interned once.
@@ -424,12 +426,8 @@ impl Script {
         })()
         .map_err(|e| format!("{path}: {}", message(&e)))?;
         let table = || lua.create_table().map_err(|e| format!("{path}: {}", message(&e)));
-        let (view, queue, running, own) = (table()?, table()?, table()?, table()?);
-        let keys = (|| {
-            own.raw_set(1, lua.create_table()?)?;
-            own.raw_set(2, lua.create_table()?)?;
-            lua.create_sequence_from(raw::KEYS)
-        })()
+        let (view, queue, running, pools, jobs) = (table()?, table()?, table()?, table()?, table()?);
+        let keys = lua.create_sequence_from(raw::KEYS)
         .map_err(|e| format!("{path}: {}", message(&e)))?;
         let wakes = source.contains("wake_at");
         let reads_cpus = source.contains("cpus");
@@ -455,7 +453,8 @@ impl Script {
             estimate,
             reads_cpus,
             view,
-            own,
+            pools,
+            jobs,
             pooled: false,
             keys,
 
@@ -524,8 +523,8 @@ impl Script {
             self.view.raw_set("running", &self.running)?;
             // Emptied, not made anew: they keep their size from order to
             // order, so filling them does not grow them step by step.
-            self.own.raw_get::<Table>(1)?.clear()?;
-            self.own.raw_get::<Table>(2)?.clear()
+            self.pools.clear()?;
+            self.jobs.clear()
         })()
         .map_err(|e| format!("{path}: {}", message(&e)))?;
         self.pooled = false;
@@ -574,7 +573,6 @@ impl Script {
     /// was a protected call of its own, and those were most of a decision's
     /// cost.
     fn decide(&mut self, view: &View, governor: Level) -> Result<Vec<Decision>, String> {
-        let (pools, jobs): (Table, Table) = (|| Ok::<_, mlua::Error>((self.own.raw_get(1)?, self.own.raw_get(2)?)))().map_err(|e| format!("{}: {}", self.at, message(&e)))?;
         let most = view.queue.iter().map(|q| q.id).chain(view.running.iter().map(|r| r.id)).max().unwrap_or(0);
         {
             let mut known = self.lent.known.borrow_mut();
@@ -595,7 +593,7 @@ impl Script {
         let out = {
             let _lent = self.lent.lend(view.slowdown);
             let pass = raw::Pass { view, governor, pooled: self.pooled, shown: &mut self.shown, known: &self.lent.known, ran: &mut self.ran };
-            let args = (&self.view, &self.queue, &self.running, &pools, &jobs, &self.keys, &self.decide);
+            let args = (&self.view, &self.queue, &self.running, &self.pools, &self.jobs, &self.keys, &self.decide);
             // SAFETY: the closure runs inside mlua's protected call with the
             // seven values of `raw`'s contract as its stack slots 1 to 7, in
             // that order; `raw::decide` keeps to the contract written there.

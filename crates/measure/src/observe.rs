@@ -1,19 +1,26 @@
 //! Progress observers of running jobs (issue 38): the I/O half of the
 //! online slowdown estimate, whose maths is `cosched_engine::online`.
-//! One observer per job, chosen at its start ([`for_job`]):
+//! One observer per job, chosen at its start ([`for_job`]), the first
+//! of these that applies:
 //!
-//! - a `cosched-kernel` job: its own work counter, which the kernel writes
-//!   to the file `COSCHED_PROGRESS_FILE` names (`DONE TOTAL MONO_NS`,
-//!   dated by CLOCK_MONOTONIC, so a late read still dates it exactly);
-//! - a job with a workload `progress` key: the newest line of its output
-//!   its regex matches ([`OutputLines`]), or the file it names
-//!   ([`ProgressFile`]), dated by the file's last write;
-//! - any other job: the CPU time of its process group (`/proc/PID/stat`
-//!   of its live members): a weak signal, since a job waiting on I/O or
-//!   memory burns little CPU whether it runs alone or beside others.
+//! 1. a `cosched-kernel` job: its own work counter, which the kernel writes
+//!    to the file `COSCHED_PROGRESS_FILE` names (`DONE TOTAL MONO_NS`,
+//!    dated by CLOCK_MONOTONIC, so a late read still dates it exactly);
+//! 2. a job with a workload `progress` key: the newest line of its output
+//!    its regex matches ([`OutputLines`]), or the file it names
+//!    ([`ProgressFile`]), dated by the file's last write, or its hardware
+//!    counters (`counters = "instructions"`, [`Counters`]);
+//! 3. its hardware counters, when the run found the instructions of its
+//!    solo run (the app fills the key from the job's stored profile) and
+//!    this machine counts them;
+//! 4. any other job: the CPU time of its process group (`/proc/PID/stat`
+//!    of its live members): a weak signal, since a job waiting on I/O or
+//!    memory burns little CPU whether it runs alone or beside others.
 //!
 //! An observer that has yielded nothing after [`SILENT_AFTER`] reads says
-//! so once (`Sample::Silent`) and is asked on: the job runs untouched.
+//! so once (`Sample::Silent`) and is asked on: the job runs untouched. A
+//! counters observer on a machine whose counters do not count says so at
+//! its first read ([`crate::perf::instructions_counting`]).
 
 use std::fs::File;
 use std::io::Read;
@@ -101,15 +108,18 @@ pub struct Sources<'a> {
     pub workdir: Option<&'a Path>,
 }
 
-/// The observer of a job: its workload's `progress` key when it has one,
-/// else its kernel's counter file, else its group's CPU time.
+/// The observer of a job: its kernel's counter file, else its workload's
+/// `progress` key when it has one, else its group's CPU time.
 pub fn for_job(s: &Sources) -> Box<dyn Observer> {
+    if s.kernel {
+        return Box::new(KernelFile { path: s.counter.to_path_buf() });
+    }
     match s.progress {
         Some(ProgressSource::Output { regex, total }) => match OutputLines::new(s.output, s.own_output, s.user, regex, *total) {
             Ok(o) => Box::new(o),
             // The parser compiled it already; a pattern that fails here
             // leaves the job without an estimate, said once.
-            Err(why) => Box::new(Broken { why }),
+            Err(why) => Box::new(Broken { name: "progress regex", why }),
         },
         Some(ProgressSource::File { path, total }) => {
             let path = match s.workdir {
@@ -118,19 +128,103 @@ pub fn for_job(s: &Sources) -> Box<dyn Observer> {
             };
             Box::new(ProgressFile { path, total: *total })
         }
-        None if s.kernel => Box::new(KernelFile { path: s.counter.to_path_buf() }),
+        Some(ProgressSource::Counters { total }) => match crate::perf::instructions_counting() {
+            Ok(()) => Box::new(Counters::new(*total, Box::new(GroupInstructions::open(s.pgid)))),
+            Err(why) => Box::new(Broken { name: "counters", why: format!("not counting: {why}") }),
+        },
         None => Box::new(CpuTime { pgid: s.pgid, cores: s.cores, base: None }),
+    }
+}
+
+/// Where a [`Counters`] observer reads its count: instructions retired so
+/// far (`Ok(None)`: none open yet).
+pub trait Count: Send {
+    fn count(&mut self) -> Result<Option<u64>, String>;
+}
+
+/// The instructions of a process group: one counter with `inherit` on
+/// every thread of its live members, opened once, at the job's start
+/// (right after its exec), so every thread and process made after is
+/// folded into one of them. Opening again later would count twice (a
+/// counter read includes its inherited children), so a thread made in the
+/// moment between the exec and the open is the one thing missed.
+pub struct GroupInstructions {
+    counters: Vec<crate::perf::Counter>,
+    why: Option<String>,
+}
+
+impl GroupInstructions {
+    pub fn open(pgid: i32) -> GroupInstructions {
+        let mut counters = Vec::new();
+        let mut why = None;
+        for pid in crate::launch::live_members(pgid) {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { continue };
+            for tid in tasks.flatten().filter_map(|t| t.file_name().to_str().and_then(|s| s.parse::<i32>().ok())) {
+                match crate::perf::open_running_instructions(tid) {
+                    Ok(c) => counters.push(c),
+                    // A thread that ended meanwhile is no loss.
+                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                    Err(e) => why = Some(format!("perf_event_open of instructions on thread {tid}: {e}")),
+                }
+            }
+        }
+        GroupInstructions { counters, why }
+    }
+}
+
+impl Count for GroupInstructions {
+    fn count(&mut self) -> Result<Option<u64>, String> {
+        if let Some(why) = &self.why {
+            return Err(why.clone());
+        }
+        if self.counters.is_empty() {
+            return Err("no thread of the job to count (it ended before its counters opened)".into());
+        }
+        let mut sum = 0u64;
+        for c in &self.counters {
+            sum += c.read().map_err(|e| format!("reading an instructions counter: {e}"))?;
+        }
+        Ok(Some(sum))
+    }
+}
+
+/// Instructions retired per second against the solo run's rate: a job's
+/// `total` instructions alone over its solo time. A job makes the same
+/// instructions beside others (fixed work), only slower, so this is its
+/// progress where it prints none; spin-waiting (an MPI rank polling, an
+/// OpenMP barrier spinning) retires instructions without progress and
+/// makes a slowdown look smaller than it is.
+pub struct Counters {
+    total: Option<f64>,
+    source: Box<dyn Count>,
+}
+
+impl Counters {
+    pub fn new(total: Option<f64>, source: Box<dyn Count>) -> Counters {
+        Counters { total, source }
+    }
+}
+
+impl Observer for Counters {
+    fn name(&self) -> &'static str {
+        "counters"
+    }
+
+    fn read(&mut self, now: f64, _at: Instant) -> Result<Option<Reading>, String> {
+        let Some(n) = self.source.count()? else { return Ok(None) };
+        Ok(Some(Reading { time: now, done: n as f64, total: self.total, solo_rate: None, signal: Signal::Counters }))
     }
 }
 
 /// An observer that can never read: says why, once.
 struct Broken {
+    name: &'static str,
     why: String,
 }
 
 impl Observer for Broken {
     fn name(&self) -> &'static str {
-        "progress regex"
+        self.name
     }
     fn read(&mut self, _: f64, _: Instant) -> Result<Option<Reading>, String> {
         Err(self.why.clone())
@@ -426,6 +520,91 @@ mod tests {
         let mut w = Watch::new(Box::new(OutputLines::new(&log, false, None, r"step (\d+)", None).unwrap()));
         let said: Vec<Sample> = (0..3 * SILENT_AFTER).filter_map(|k| w.sample(f64::from(k), Instant::now())).collect();
         assert_eq!(said, vec![Sample::Silent(format!("progress regex: nothing after {SILENT_AFTER} readings"))]);
+    }
+
+    /// Counts handed out in order, as a counter read at each sample would.
+    struct Stream(std::vec::IntoIter<u64>);
+    impl Count for Stream {
+        fn count(&mut self) -> Result<Option<u64>, String> {
+            Ok(self.0.next())
+        }
+    }
+
+    #[test]
+    fn a_synthetic_instruction_stream_at_a_third_of_the_solo_rate_estimates_three() {
+        // Alone: 6e9 instructions in 2 s (3e9 a second). Here: 1e9 a
+        // second, read every 0.25 s, starting at an arbitrary count.
+        let counts: Vec<u64> = (0..=8).map(|k| 5_000_000 + k * 250_000_000).collect();
+        let mut c = Counters::new(Some(6e9), Box::new(Stream(counts.into_iter())));
+        let mut t = cosched_engine::online::Tracker::default();
+        for k in 0..=8 {
+            let r = c.read(10.0 + 0.25 * f64::from(k), Instant::now()).unwrap().unwrap();
+            assert_eq!((r.signal, r.total), (Signal::Counters, Some(6e9)));
+            t.push(&r);
+        }
+        let e = t.estimate(12.0, 2.0).unwrap();
+        assert_eq!((e.slowdown, e.lo, e.hi, e.n, e.signal), (3.0, 3.0, 3.0, 8, Signal::Counters));
+        assert_eq!(c.read(13.0, Instant::now()), Ok(None), "the stream ended: nothing yet");
+    }
+
+    #[test]
+    fn counters_on_this_node_yield_rates_or_say_not_counting_exactly_once() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).process_group(0).spawn().unwrap();
+        let pgid = child.id() as i32;
+        let progress = ProgressSource::Counters { total: Some(1e9) };
+        let dir = tempfile::tempdir().unwrap();
+        let sources = Sources {
+            kernel: false,
+            counter: Path::new(""),
+            pgid,
+            cores: 1,
+            progress: Some(&progress),
+            output: &dir.path().join("out"),
+            own_output: true,
+            user: None,
+            workdir: None,
+        };
+        let mut w = Watch::new(for_job(&sources));
+        assert_eq!(w.name(), "counters");
+        let said: Vec<Sample> = (0..3 * SILENT_AFTER)
+            .filter_map(|k| {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                w.sample(f64::from(k) * 0.005, Instant::now())
+            })
+            .collect();
+        let _ = child.kill();
+        let _ = child.wait();
+        match crate::perf::instructions_counting() {
+            Ok(()) => {
+                eprintln!("instructions count on this node: {} readings", said.len());
+                assert_eq!(said.len(), (3 * SILENT_AFTER) as usize, "{said:?}");
+                let counts: Vec<f64> = said.iter().map(|s| if let Sample::Reading(r) = s { r.done } else { panic!("{s:?}") }).collect();
+                assert!(counts.windows(2).all(|w| w[1] >= w[0]) && counts[counts.len() - 1] > counts[0], "{counts:?}");
+            }
+            Err(why) => {
+                eprintln!("instructions do not count on this node: {why}");
+                assert_eq!(said, vec![Sample::Silent(format!("counters: not counting: {why}"))]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_kernel_job_reads_its_own_counter_before_a_progress_key() {
+        let progress = ProgressSource::Counters { total: None };
+        let s = Sources {
+            kernel: true,
+            counter: Path::new("k.progress"),
+            pgid: 0,
+            cores: 1,
+            progress: Some(&progress),
+            output: Path::new("out"),
+            own_output: true,
+            user: None,
+            workdir: None,
+        };
+        assert_eq!(for_job(&s).name(), "kernel counter");
+        assert_eq!(for_job(&Sources { kernel: false, progress: None, ..s }).name(), "cpu time");
     }
 
     #[test]

@@ -148,6 +148,10 @@ impl Counter {
         if exclude_kernel {
             flags |= ATTR_EXCLUDE_KERNEL;
         }
+        Counter::open_flags(pid, type_, config, flags, name)
+    }
+
+    fn open_flags(pid: i32, type_: u32, config: u64, flags: u64, name: String) -> std::io::Result<Counter> {
         let attr = PerfEventAttr {
             type_,
             size: std::mem::size_of::<PerfEventAttr>() as u32,
@@ -235,6 +239,41 @@ pub fn open_hw_counters(pid: i32) -> Vec<Counter> {
                 .ok()
         })
         .collect()
+}
+
+/// Opens a counter of instructions retired on a task that already runs,
+/// counting from now on, with `inherit` so every thread and process it
+/// creates from now on is folded into the one count; kernel-mode
+/// instructions too where allowed, else user-space only.
+pub fn open_running_instructions(tid: i32) -> std::io::Result<Counter> {
+    let flags = ATTR_INHERIT | ATTR_EXCLUDE_HV;
+    Counter::open_flags(tid, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, flags, "instructions".into())
+        .or_else(|_| Counter::open_flags(tid, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, flags | ATTR_EXCLUDE_KERNEL, "instructions:u".into()))
+}
+
+/// Whether instructions retired count on this machine, found once per
+/// process: a user-space counter on the calling thread over a short busy
+/// loop. `Err` says why not (no hardware PMU: a KVM guest without a
+/// virtual one, `perf_event_paranoid` above 2, or a counter that reads 0).
+/// Generic hardware counters count on some of the machines cosched runs on
+/// and not on others, so this is asked at run time, never assumed.
+pub fn instructions_counting() -> Result<(), String> {
+    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+    PROBE.get_or_init(probe_instructions).clone()
+}
+
+fn probe_instructions() -> Result<(), String> {
+    let c = Counter::open_flags(0, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_HV, "instructions:u".into())
+        .map_err(|e| format!("perf_event_open of instructions: {e} (no hardware counters on this machine)"))?;
+    let mut x = 1u64;
+    for k in 0..100_000u64 {
+        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(k));
+    }
+    match c.read() {
+        Ok(0) => Err("instructions counted 0 over a busy loop: the counter does not count here".into()),
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!("reading an instructions counter: {e}")),
+    }
 }
 
 /// What the `perf` tool can count here, found once per process by running

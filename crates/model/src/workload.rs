@@ -297,6 +297,10 @@ pub enum ProgressSource {
     /// A file the program rewrites with `DONE` or `DONE TOTAL`; a relative
     /// path is in the job's working directory.
     File { path: String, total: Option<f64> },
+    /// Instructions retired by the job's processes (hardware counters,
+    /// where this machine counts them), `total` the instructions of its
+    /// whole run alone.
+    Counters { total: Option<f64> },
 }
 
 /// Bytes the compiled program of a `progress` regex may take: a pattern is

@@ -9,7 +9,7 @@ use cosched_measure::cgroup::{Isolation, Preference};
 use cosched_measure::kernel::job_argv;
 use cosched_measure::node::{invoking_user, NodeJob};
 use cosched_model::placement::Strategy;
-use cosched_model::workload::{Amount, Workload};
+use cosched_model::workload::{Amount, Job, ProgressSource, Workload};
 use cosched_sched::{Params, SimJob};
 use cosched_store::Store;
 
@@ -152,7 +152,7 @@ impl Jobs {
                 stdout: j.stdout.as_ref().map(PathBuf::from),
                 stderr: j.stderr.as_ref().map(PathBuf::from),
                 variants: node_variants(j, w, &cals)?,
-                progress: j.progress.clone(),
+                progress: j.progress.clone().or_else(|| stored_instructions(store, j)),
             });
             jobs.sim.push(SimJob {
                 name: j.name.clone(),
@@ -279,4 +279,18 @@ pub(super) fn series_params(a: &RunRequest, w: &Workload, jobs: &[NodeJob], main
         None => params,
     }
     .to_string()
+}
+
+/// A command's hardware counters as its progress where it has no
+/// `progress` key (a kernel counts its own): the instructions of its
+/// stored solo profile, when this machine counts them (docs/policies.md,
+/// the observers' order).
+fn stored_instructions(store: &Store, j: &Job) -> Option<ProgressSource> {
+    if j.kernel().is_some() || cosched_measure::perf::instructions_counting().is_err() {
+        return None;
+    }
+    let (_, p) = store.latest_job_profile(&j.program_key()).ok()??;
+    let c = &p.summary.summary.counters;
+    let total = c.get("instructions").or_else(|| c.get("instructions:u")).copied()?;
+    (total > 0.0).then_some(ProgressSource::Counters { total: Some(total) })
 }

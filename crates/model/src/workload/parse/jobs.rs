@@ -380,7 +380,7 @@ impl Parser<'_, '_> {
     /// table `{ regex = "...", total = N }` or `{ file = "PATH", total = N }`.
     pub(super) fn progress(&mut self, e: &Entry) -> Option<ProgressSource> {
         let expected = "a regular expression whose first capture group is the work done (a named group `total` the whole), \
-                        or a table { regex = \"...\" } or { file = \"PATH\" }, either with an optional total = N";
+                        or a table { regex = \"...\" }, { file = \"PATH\" } or { counters = \"instructions\" }, each with an optional total = N";
         let regex = |cx: &mut Cx, s: At<String>| -> Option<String> {
             match super::super::progress_regex(&s.v) {
                 Ok(_) => Some(s.v),
@@ -396,30 +396,43 @@ impl Parser<'_, '_> {
                 Some(ProgressSource::Output { regex: regex(self.cx, s)?, total: None })
             }
             Value::Table(keys) => {
-                let (mut pattern, mut file, mut total) = (None, None, None);
+                let (mut pattern, mut file, mut counters, mut total) = (None, None, None, None);
                 let mut ok = true;
                 for t in keys {
                     match t.key.as_str() {
                         "regex" => pattern = self.cx.text(t, expected).and_then(|s| regex(self.cx, s)),
                         "file" => file = self.cx.text(t, "a path, e.g. file = \"progress.txt\"").map(|s| s.v),
+                        "counters" => {
+                            let what = "counters = \"instructions\" (instructions retired, the one hardware counter read)";
+                            counters = match self.cx.text(t, what) {
+                                Some(s) if s.v == "instructions" => Some(()),
+                                Some(s) => {
+                                    self.cx.error(s.val.start, format!("`progress`: unknown counter `{}`", s.v), format!("expected {what}"));
+                                    ok = false;
+                                    None
+                                }
+                                None => None,
+                            }
+                        }
                         "total" => total = self.cx.number(t, |v| v > 0.0 && v <= 1e18, "a positive number, the job's whole work in the counter's units").map(|n| n.v),
                         _ => {
-                            self.cx.unknown_key(t, "in `progress`", &["regex", "file", "total"]);
+                            self.cx.unknown_key(t, "in `progress`", &["regex", "file", "counters", "total"]);
                             ok = false;
                         }
                     }
                 }
-                let named = keys.iter().filter(|t| t.key == "regex" || t.key == "file").count();
+                let named = keys.iter().filter(|t| ["regex", "file", "counters"].contains(&t.key.as_str())).count();
                 if named != 1 {
-                    self.cx.error(e.item.span.start, "`progress` names neither or both of `regex` and `file`", format!("expected {expected}"));
+                    self.cx.error(e.item.span.start, "`progress` names none or more than one of `regex`, `file` and `counters`", format!("expected {expected}"));
                     return None;
                 }
                 if !ok {
                     return None;
                 }
-                match (pattern, file) {
-                    (Some(regex), None) => Some(ProgressSource::Output { regex, total }),
-                    (None, Some(path)) => Some(ProgressSource::File { path, total }),
+                match (pattern, file, counters) {
+                    (Some(regex), None, None) => Some(ProgressSource::Output { regex, total }),
+                    (None, Some(path), None) => Some(ProgressSource::File { path, total }),
+                    (None, None, Some(())) => Some(ProgressSource::Counters { total }),
                     // The one given was wrong, and said so.
                     _ => None,
                 }

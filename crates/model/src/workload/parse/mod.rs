@@ -395,12 +395,15 @@ mod tests {
         assert_eq!(w.jobs[0].progress, Some(ProgressSource::Output { regex: r"it=(\d+)".into(), total: Some(500.0) }));
         let w = parse(r#"{ file = "p.txt" }"#).unwrap();
         assert_eq!(w.jobs[0].progress, Some(ProgressSource::File { path: "p.txt".into(), total: None }));
+        let w = parse(r#"{ counters = "instructions", total = 4e9 }"#).unwrap();
+        assert_eq!(w.jobs[0].progress, Some(ProgressSource::Counters { total: Some(4e9) }));
         for (bad, says) in [
             (r"'step (\d+'", "is not a regular expression"),
             (r"'step \d+'", "has no capture group"),
             (r"'(?P<total>\d+) (\d+)'", "first capture group is `total`"),
-            (r"{ regex = 'a(\d)', file = 'x' }", "neither or both"),
-            ("{ total = 3 }", "neither or both"),
+            (r"{ regex = 'a(\d)', file = 'x' }", "more than one of"),
+            ("{ total = 3 }", "none or more than one of"),
+            (r#"{ counters = "cycles" }"#, "unknown counter `cycles`"),
             (r"{ regex = 'a(\d)', every = 1 }", "`every`"),
             ("{ file = 'p', total = 0 }", "positive"),
             ("3", "regular expression"),
