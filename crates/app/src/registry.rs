@@ -62,7 +62,7 @@ pub fn names_for(id: &str) -> Option<Vec<String>> {
         "predictor" | "predictors" => of(predictors()),
         "kernel" | "kernels" => cosched_model::kernel::KERNELS.iter().map(|k| k.name.to_string()).collect(),
         "in_regime" | "regime" => vec!["shared".into(), "apart".into()],
-        "metric" => crate::compare::Figure::ALL.iter().map(|f| f.name().to_string()).collect(),
+        "metric" => crate::evaluate::Figure::ALL.iter().map(|f| f.name().to_string()).collect(),
         "solo" => vec!["interleaved".into(), "stored".into()],
         _ => return None,
     })

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_model::stats::{median, Summary};
 use cosched_store::{ExecRunId, RunRecord, Store};
 

@@ -90,7 +90,7 @@ pub struct InRegimeArgs {
     /// Count only repeats run wholly in this cache regime: shared (the two
     /// CPUs share a last-level cache) or apart; wait for it before each repeat.
     #[arg(long, value_name = "REGIME", value_parser = parse_regime)]
-    pub in_regime: Option<cosched_model::compare::CacheRegime>,
+    pub in_regime: Option<cosched_model::regime::CacheRegime>,
     /// With --in-regime: stop (resumable) once the regime has stayed away
     /// this long, e.g. 30m or 2h.
     #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "30m", requires = "in_regime")]
@@ -98,10 +98,10 @@ pub struct InRegimeArgs {
 }
 
 /// `shared` or `apart`, as `--regime` and `--in-regime` take them.
-pub fn parse_regime(s: &str) -> Result<cosched_model::compare::CacheRegime, String> {
+pub fn parse_regime(s: &str) -> Result<cosched_model::regime::CacheRegime, String> {
     match s {
-        "shared" => Ok(cosched_model::compare::CacheRegime::Shared),
-        "apart" => Ok(cosched_model::compare::CacheRegime::Apart),
+        "shared" => Ok(cosched_model::regime::CacheRegime::Shared),
+        "apart" => Ok(cosched_model::regime::CacheRegime::Apart),
         _ => Err(format!("`{s}`: expected shared or apart")),
     }
 }
