@@ -33,6 +33,7 @@ use serde::Serialize;
 
 use crate::common::{create_dir, db_path, load_workload, node_cpu_count, open_store, write_file, Ctx};
 use crate::error::bad_input;
+use crate::render::{Doc, Render};
 use crate::run::{run_into, RunFigures, RunRequest, SoloMode};
 use crate::source::predicted_source;
 
@@ -162,6 +163,9 @@ pub struct EvaluateReport {
     pub oracle: Vec<OracleRow>,
     pub slowdown_source: String,
     pub index: Option<PathBuf>,
+    /// The figure the stop rule watched.
+    #[serde(skip)]
+    pub metric: Figure,
 }
 
 /// The oracle for one objective, and each policy's median relative to it.
@@ -439,6 +443,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         oracle: oracle_rows,
         slowdown_source: source_note,
         index: None,
+        metric: a.metric,
     };
     if let Some(dir) = &a.report {
         create_dir(dir)?;
@@ -625,8 +630,8 @@ fn real_row(c: &Comparison) -> Vec<String> {
 }
 
 /// The tables of a report: (title, headers, rows), in the order people read
-/// them; the CLI prints them and the HTML page shows them.
-pub fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
+/// them; the text and the HTML page show them.
+fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
     let mut out = Vec::new();
     let heads: Vec<String> = std::iter::once("policy".to_string())
         .chain(Figure::ALL.iter().map(|f| format!("{} median [q1, q3]", f.name())))
@@ -726,6 +731,31 @@ pub fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)
     h.extend(r.policies.iter().map(|l| format!("{l}: makespan / mean TAT / worst slowdown")));
     out.push(("Every order".to_string(), h, orders));
     out
+}
+
+impl Render for EvaluateReport {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        for (title, heads, rows) in tables(self) {
+            let h: Vec<&str> = heads.iter().map(String::as_str).collect();
+            d.line(format!("{title}:")).table(&h, rows).line("");
+        }
+        d.line(format!("Stopped after {} orders: {} ({}).", self.orders.len(), stop_text(self.stop), self.metric.name()));
+        if let Some(g) = self.required_regime {
+            let kept = self.orders.iter().filter(|o| o.regime == Some(g) && !o.switched).count();
+            d.line(format!("Counted {kept} of {} orders: those in the {} regime throughout.", self.orders.len(), g.name()));
+            if self.waited_out {
+                d.line("The series ended waiting for that regime (--regime-wait).");
+            }
+        } else if self.regimes.len() > 1 {
+            d.line("warning: the orders span a cache-regime switch (see the round trips above); compare within one regime.");
+        }
+        d.line(format!("slowdowns of the model: {}", self.slowdown_source));
+        if let Some(i) = &self.index {
+            d.line(format!("report: {}", i.display()));
+        }
+        d
+    }
 }
 
 fn write_page(page: &mut Page, r: &EvaluateReport, metric: Figure) {
@@ -863,6 +893,7 @@ mod tests {
             oracle: vec![],
             slowdown_source: String::new(),
             index: None,
+            metric: Figure::Makespan,
         };
         let csv = orders_csv(&r);
         assert_eq!(csv.lines().nth(1), Some("0,,\"a:x=1,y=2\",0,1,2,3,0"));

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::common::{create_dir, db_path, file_safe, load_workload, open_existing_store, provenance, write_file, Conditions, Ctx};
 use crate::error::bad_input;
+use crate::render::{Doc, Render};
 use crate::source::PAIRS_TABLE;
 use crate::training::{build, training_set, training_set_in, Sources};
 
@@ -53,14 +54,33 @@ pub struct EvaluatePredictorsRequest {
     pub db: Option<PathBuf>,
 }
 
-#[derive(Debug)]
+/// `cosched evaluate-predictors` (and `bench predictors`).
+#[derive(Debug, Serialize)]
 pub struct EvaluatePredictorsReport {
     pub counts: Counts,
     pub level: f64,
     pub rows: Vec<Row>,
     pub svgs: Vec<PathBuf>,
     /// What the rows were computed on, for people.
+    #[serde(skip)]
     pub description: String,
+    /// Where the accuracy section was written (`--markdown`).
+    #[serde(skip)]
+    pub markdown: Option<PathBuf>,
+}
+
+impl Render for EvaluatePredictorsReport {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        d.line(render(&self.rows)).line(&self.description);
+        for s in &self.svgs {
+            d.line(format!("scatter: {}", s.display()));
+        }
+        if let Some(md) = &self.markdown {
+            d.line(format!("accuracy section written to {}", md.display()));
+        }
+        d
+    }
 }
 
 /// One predictor's evaluation.
@@ -192,7 +212,7 @@ pub fn evaluate_predictors(a: &EvaluatePredictorsRequest, ctx: &Ctx) -> anyhow::
         let section = markdown_section(&rows, &description, &provenance(ctx), &a.workload);
         rewrite_section(md, &section)?;
     }
-    Ok(EvaluatePredictorsReport { counts, level: a.level, rows, svgs, description })
+    Ok(EvaluatePredictorsReport { counts, level: a.level, rows, svgs, description, markdown: a.markdown.clone() })
 }
 
 /// Fills each row's [`Row::pearson_on_halves_pairs`] and says it in a
@@ -228,10 +248,48 @@ fn on_halves_pairs(rows: &mut [Row]) -> Option<String> {
     ))
 }
 
+/// `cosched bench predictors`: each predictor's accuracy, leave one
+/// program out, without the predictions themselves.
+#[derive(Debug)]
+pub struct PredictorBench {
+    pub report: EvaluatePredictorsReport,
+}
+
+impl Serialize for PredictorBench {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Row<'a> {
+            accuracy: &'a Accuracy,
+            folds: &'a str,
+            predictor: &'a str,
+        }
+        #[derive(Serialize)]
+        struct Json<'a> {
+            counts: &'a Counts,
+            folds: &'a str,
+            level: f64,
+            rows: Vec<Row<'a>>,
+        }
+        let r = &self.report;
+        let rows = r.rows.iter().map(|x| Row { accuracy: &x.accuracy, folds: &x.folds, predictor: &x.predictor }).collect();
+        Json { counts: &r.counts, folds: "leave-one-program-out", level: r.level, rows }.serialize(s)
+    }
+}
+
+impl Render for PredictorBench {
+    fn doc(&self) -> Doc {
+        let r = &self.report;
+        let mut d = Doc::new();
+        d.line(format!("predictors on {} (baselines: c-all of the SX-Aurora paper, scn of Haritatos et al.)", r.counts.workload));
+        d.line(render(&r.rows)).line(&r.description);
+        d
+    }
+}
+
 /// `bench predictors`: every registered predictor under
 /// leave-one-program-out, the baselines of the SX-Aurora paper (c-all) and the SCN paper
 /// (scn) first; nothing stored.
-pub fn bench(workload: &Path, level: f64, db: Option<&Path>, ctx: &Ctx) -> anyhow::Result<EvaluatePredictorsReport> {
+pub fn bench(workload: &Path, level: f64, db: Option<&Path>, ctx: &Ctx) -> anyhow::Result<PredictorBench> {
     check_level(level)?;
     let mut names = vec!["c-all".to_string(), "scn".to_string()];
     for (n, _) in predictor_names() {
@@ -247,7 +305,7 @@ pub fn bench(workload: &Path, level: f64, db: Option<&Path>, ctx: &Ctx) -> anyho
     let folds = Folds::LeaveOneProgramOut;
     let rows = compute(&train, &names, folds, level, ctx)?;
     let description = describe(&c, folds, level);
-    Ok(EvaluatePredictorsReport { counts: c, level, rows, svgs: Vec::new(), description })
+    Ok(PredictorBench { report: EvaluatePredictorsReport { counts: c, level, rows, svgs: Vec::new(), description, markdown: None } })
 }
 
 fn parse_folds(s: &str) -> anyhow::Result<Folds> {

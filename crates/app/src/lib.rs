@@ -46,6 +46,7 @@ pub mod profile;
 pub mod progress;
 pub mod regime;
 pub mod registry;
+pub mod render;
 pub mod runs;
 pub mod run;
 pub mod simulate;

@@ -136,7 +136,7 @@ fn times(store: &Store, run: ExecRunId, n: usize) -> anyhow::Result<Vec<Option<(
 }
 
 /// Table rows: job, policy, regime, passes, reference, slowdown.
-pub fn rows(checks: &[RegimeCheck]) -> Vec<Vec<String>> {
+pub(crate) fn rows(checks: &[RegimeCheck]) -> Vec<Vec<String>> {
     checks
         .iter()
         .map(|c| {

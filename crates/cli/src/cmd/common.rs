@@ -73,14 +73,19 @@ pub fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints a registry (`simulate --list-policies`, `predict --list`).
-pub fn print_listing(l: &cosched_app::registry::Listing, json: bool) -> anyhow::Result<()> {
+/// Prints a verb's result: its JSON with `--json`, else its text.
+pub fn emit(r: &impl cosched_app::render::Render, json: bool) -> anyhow::Result<()> {
     if json {
-        print_json(&l.json)
+        print_json(r)
     } else {
-        print!("{}", l.text);
+        print!("{}", r.doc().text());
         Ok(())
     }
+}
+
+/// Prints a registry (`simulate --list-policies`, `predict --list`).
+pub fn print_listing(l: &cosched_app::registry::Listing, json: bool) -> anyhow::Result<()> {
+    emit(l, json)
 }
 
 /// `--in-regime` and `--regime-wait`, as the measuring verbs that gate their

@@ -61,7 +61,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
     println!("Simulated increase rates vs exclusive, {orders} random orders of {jobs} jobs:");
     println!("{}\n", table(&head, rows));
-    super::run::print(&r.run);
+    print!("{}", cosched_app::render::Render::doc(&r.run).text());
     println!("\ndemo done in {:.0} s", r.elapsed_s);
     println!("report: {}", r.index.display());
     match &r.db {

@@ -5,10 +5,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::evaluate::{evaluate, stop_text, tables, EvaluateRequest, Figure};
-use cosched_report::table;
+use cosched_app::evaluate::{evaluate, EvaluateRequest, Figure};
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs, parse_budget, parse_regime};
+use super::common::{ctx, emit, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs, parse_budget, parse_regime};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -106,29 +105,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         lock: a.lock,
         db: a.db.db,
     };
-    let r = evaluate(&req, &ctx())?;
-    if a.json.json {
-        return print_json(&r);
-    }
-    for (title, heads, rows) in tables(&r) {
-        let h: Vec<&str> = heads.iter().map(String::as_str).collect();
-        println!("{title}:\n{}\n", table(&h, &rows));
-    }
-    println!("Stopped after {} orders: {} ({}).", r.orders.len(), stop_text(r.stop), a.metric.name());
-    if let Some(g) = r.required_regime {
-        let kept = r.orders.iter().filter(|o| o.regime == Some(g) && !o.switched).count();
-        println!("Counted {kept} of {} orders: those in the {} regime throughout.", r.orders.len(), g.name());
-        if r.waited_out {
-            println!("The series ended waiting for that regime (--regime-wait).");
-        }
-    } else if r.regimes.len() > 1 {
-        println!("warning: the orders span a cache-regime switch (see the round trips above); compare within one regime.");
-    }
-    println!("slowdowns of the model: {}", r.slowdown_source);
-    if let Some(i) = &r.index {
-        println!("report: {}", i.display());
-    }
-    Ok(())
+    emit(&evaluate(&req, &ctx())?, a.json.json)
 }
 
 #[cfg(test)]

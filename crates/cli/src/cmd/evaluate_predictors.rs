@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::evaluate_predictors::{evaluate_predictors, render, EvaluatePredictorsRequest};
+use cosched_app::evaluate_predictors::{evaluate_predictors, EvaluatePredictorsRequest};
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
+use super::common::{ctx, emit, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -108,17 +108,5 @@ pub fn run(a: EvaluatePredictorsArgs) -> anyhow::Result<()> {
         kb: a.kb.scope()?,
         db: a.db.db,
     };
-    let r = evaluate_predictors(&req, &ctx())?;
-    if a.json.json {
-        return print_json(&serde_json::json!({"counts": r.counts, "level": r.level, "rows": r.rows, "svgs": r.svgs}));
-    }
-    println!("{}", render(&r.rows));
-    println!("{}", r.description);
-    for s in &r.svgs {
-        println!("scatter: {}", s.display());
-    }
-    if let Some(md) = &a.markdown {
-        println!("accuracy section written to {}", md.display());
-    }
-    Ok(())
+    emit(&evaluate_predictors(&req, &ctx())?, a.json.json)
 }
