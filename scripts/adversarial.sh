@@ -260,6 +260,16 @@ printf 'function decide(view)\n  if #view.running > 0 then return {{move = view.
 $C simulate --scenario examples/scenarios/seed000.toml --orders 1 --policy "lua:path=$badmove" >"$W/out" 2>/dev/null
 check "Lua move onto a core the pool lacks: refused, fallback" 1 "$(grep -c 'has no core 99' "$W/out")"
 
+echo "== 12. messages that say the right thing (issue 40)"
+check "runs --db on a missing database: empty list" 0 "$(rc $C runs --db "$W/none.db")"
+check "runs --json on it prints []" "[]" "$($C runs --db "$W/none.db" --json 2>/dev/null)"
+check "db info --db missing" 2 "$(rc $C db info --db "$W/none.db")"
+check "  does not tell a user who passed --db to pass it" no "$(has 'pass --db')"
+check "predict --db missing" 2 "$(rc $C predict --predictor scn --workload examples/predict12.toml --db "$W/none.db" stream ng-stream)"
+check "  does not tell a user who passed --db to pass it" no "$(has 'pass --db')"
+check "check examples/scenarios/*.toml without a database" 0 "$(rc $C check --db "$W/none.db" examples/scenarios/*.toml)"
+check "  no database created" no "$([ -e "$W/none.db" ] && echo yes || echo no)"
+
 echo "== SIGKILL trial: $KILLS kills"
 km="cosched-adv-kill-$$"
 kw=$(wl kill "[[pools]]

@@ -1,6 +1,6 @@
 //! `cosched bench ...`: benchmarks that measure figures side by side in one
 //! run: our kernels against references, the profile sampler's cost, the
-//! simulator's speed. (`bench predictors` is [`crate::evaluate::bench`].)
+//! simulator's speed. (`bench predictors` is [`crate::evaluate_predictors::bench`].)
 
 use std::time::Duration;
 

@@ -13,6 +13,7 @@ use cosched_report::{fmt_ci_auto, si, table};
 
 use crate::common::{db_path, load_workload, open_store, parse_cpus, Ctx, GIT_COMMIT};
 use crate::error::bad_input;
+use crate::render::{Doc, Render};
 
 /// Kernels at their defaults, or a workload's kernel configurations.
 #[derive(Debug, Clone)]
@@ -40,6 +41,7 @@ pub struct JobWork {
     pub work: String,
 }
 
+/// `cosched calibrate`; `--json` is the array of calibrations.
 #[derive(Debug)]
 pub struct CalibrateReport {
     /// What was measured (and stored).
@@ -47,6 +49,29 @@ pub struct CalibrateReport {
     /// With a workload: each job's resolved work.
     pub jobs: Option<Vec<JobWork>>,
     pub db: PathBuf,
+}
+
+impl serde::Serialize for CalibrateReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.calibrations.serialize(s)
+    }
+}
+
+impl Render for CalibrateReport {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        let rate = format!("units/s median [{}]", cosched_report::interval_name(self.calibrations.iter().map(|c| c.rate.n)));
+        let mut head: [&str; 7] = HEAD;
+        head[3] = &rate;
+        d.table(&head, rows(&self.calibrations));
+        if let Some(jobs) = &self.jobs {
+            d.line("");
+            let rows = jobs.iter().map(|j| vec![j.job.clone(), j.configuration.clone(), j.asked.clone(), j.work.clone()]).collect();
+            d.table(&["job", "configuration", "asked", "work"], rows);
+        }
+        d.line(format!("stored in {}", self.db.display()));
+        d
+    }
 }
 
 pub fn calibrate(req: &CalibrateRequest, ctx: &Ctx) -> anyhow::Result<CalibrateReport> {
@@ -216,4 +241,50 @@ pub fn rows(cals: &[Calibration]) -> Vec<Vec<String>> {
 /// The calibration table, as `calibrate`, `bench kernels` and the demo show it.
 pub fn render(cals: &[Calibration]) -> String {
     table(&HEAD, &rows(cals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_model::provenance::Provenance;
+    use cosched_model::stats::Summary;
+
+    fn cal(rates: &[f64]) -> Calibration {
+        let provenance = Provenance {
+            hostname: "h".into(),
+            cpu_model: "c".into(),
+            cores: 1,
+            kernel_version: "k".into(),
+            cosched_version: "v".into(),
+            git_commit: "g".into(),
+            started_unix: 0,
+            command: "t".into(),
+            seed: None,
+        };
+        Calibration {
+            key: "k".into(),
+            kernel: "compute".into(),
+            params: BTreeMap::new(),
+            threads: 1,
+            unit: "flop".into(),
+            work_per_run: 10,
+            rate: Summary::of(rates).unwrap(),
+            figure: None,
+            provenance,
+        }
+    }
+
+    #[test]
+    fn the_rate_interval_is_called_a_range_below_six_repeats_and_json_is_the_calibrations() {
+        let r = CalibrateReport { calibrations: vec![cal(&[1e3, 2e3, 3e3])], jobs: None, db: PathBuf::from("x.db") };
+        let text = r.doc().text();
+        let head: Vec<&str> = text.lines().next().unwrap().split('|').map(str::trim).collect();
+        assert_eq!(head[1..8], ["kernel", "unit", "work/run", "units/s median [range]", "spread", "n", "figure"], "{text}");
+        assert!(text.contains("2.000k [1.000k, 3.000k]") && text.ends_with("stored in x.db\n"), "{text}");
+        let six = CalibrateReport { calibrations: vec![cal(&[1.0; 6])], jobs: None, db: PathBuf::from("x.db") };
+        assert!(six.doc().text().contains("units/s median [95% CI]"));
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json.as_array().map(Vec::len), Some(1), "{json}");
+        assert_eq!(json[0]["kernel"], "compute");
+    }
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use cosched_measure::identity::program_key;
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use serde::Serialize;
 
 use cosched_learn::knowledge::{knowledge_base, KbFilter};

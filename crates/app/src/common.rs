@@ -352,7 +352,7 @@ pub(crate) fn nap(d: std::time::Duration) {
 }
 
 /// The cache-line round trip between CPUs 0 and 1, nanoseconds: whether the
-/// two share a last-level cache right now (`model::compare::CacheRegime`).
+/// two share a last-level cache right now (`model::regime::CacheRegime`).
 fn measure_round_trip() -> Result<f64, String> {
     // The reading every pair and probe repeat takes (a few ms: the median
     // of 7 batches of 1,000 by one thread pair), so a run's regime and a

@@ -11,6 +11,8 @@ pub use cosched_store::TABLES;
 
 use crate::common::{db_path, open_read_only_store, store_input_error, Conditions};
 use crate::error::bad_input;
+use crate::render::{Doc, Render};
+use cosched_model::topology::format_bytes;
 
 /// One campaign as `db info` lists it.
 #[derive(Debug)]
@@ -28,20 +30,25 @@ pub struct CampaignRow {
     pub figures: bool,
 }
 
-#[derive(Debug)]
+/// `cosched db info`; `--json` is the store's own description with the
+/// figures campaigns and the integrity check added.
+#[derive(Debug, Serialize)]
 pub struct DbInfo {
-    pub path: PathBuf,
-    pub schema_version: u32,
+    /// Path, schema version, sizes, rows per table, every campaign.
+    #[serde(flatten)]
+    pub stored: cosched_store::DbInfo,
+    /// The campaigns a workload's figures of their kind come from.
+    pub figures_campaigns: Vec<i64>,
+    /// SQLite's integrity_check: `["ok"]` when the file is sound, else each problem.
+    pub integrity: Vec<String>,
     /// The schema version this build writes.
+    #[serde(skip)]
     pub latest_version: u32,
-    pub size_bytes: u64,
-    pub wal_bytes: u64,
-    /// Rows per table, in schema order.
-    pub tables: Vec<(String, u64)>,
+    /// The campaigns as the table lists them.
+    #[serde(skip)]
     pub campaigns: Vec<CampaignRow>,
-    /// All of it as the store describes itself.
-    pub json: serde_json::Value,
-    /// SQLite's integrity_check: each problem, none when the file is sound.
+    /// Each problem the integrity check found, none when the file is sound.
+    #[serde(skip)]
     pub problems: Vec<String>,
 }
 
@@ -66,21 +73,56 @@ pub fn info(db: Option<&Path>) -> anyhow::Result<DbInfo> {
             figures: is_figures,
         });
     }
-    let mut json = serde_json::to_value(&info)?;
-    json["figures_campaigns"] = serde_json::json!(figures);
     let problems = store.integrity_check()?;
-    json["integrity"] = serde_json::json!(if problems.is_empty() { vec!["ok".to_string()] } else { problems.clone() });
     Ok(DbInfo {
-        path: info.path.clone(),
-        schema_version: info.schema_version,
+        integrity: if problems.is_empty() { vec!["ok".to_string()] } else { problems.clone() },
+        stored: info,
+        figures_campaigns: figures,
         latest_version: latest_version(),
-        size_bytes: info.size_bytes,
-        wal_bytes: info.wal_bytes,
-        tables: info.tables.iter().map(|t| (t.table.clone(), t.rows as u64)).collect(),
         campaigns,
-        json,
         problems,
     })
+}
+
+impl Render for DbInfo {
+    fn doc(&self) -> Doc {
+        let i = &self.stored;
+        let mut d = Doc::new();
+        d.line(format!("database  {}", i.path.display()));
+        d.line(format!("schema    version {} (this cosched writes {})", i.schema_version, self.latest_version));
+        let wal = if i.wal_bytes > 0 { format!(" + {} write-ahead log", format_bytes(i.wal_bytes)) } else { String::new() };
+        d.line(format!("size      {}{wal}", format_bytes(i.size_bytes)));
+        let sound = if self.problems.is_empty() { "ok".to_string() } else { format!("DAMAGED: {}", self.problems.join("; ")) };
+        d.line(format!("integrity {sound}\n"));
+        d.table(&["table", "rows"], i.tables.iter().map(|t| vec![t.table.clone(), t.rows.to_string()]).collect());
+        d.line("");
+        if self.campaigns.is_empty() {
+            d.line("no campaigns yet");
+            return d;
+        }
+        let rows = self
+            .campaigns
+            .iter()
+            .map(|c| {
+                vec![
+                    c.id.to_string(),
+                    c.kind.clone(),
+                    c.workload.clone(),
+                    c.status.clone(),
+                    c.runs.to_string(),
+                    format_utc(c.started_unix),
+                    c.node.as_ref().map_or("-".into(), |k| k.describe()),
+                    if c.figures { "yes".into() } else { String::new() },
+                ]
+            })
+            .collect();
+        d.table(&["campaign", "kind", "workload", "status", "runs", "started (UTC)", "node at start", "figures"], rows);
+        d.line(
+            "figures: the campaign a workload's figures of its kind come from (predict, evaluate-predictors, simulate, run):\n\
+             among those holding runs, the newest done one, else the newest one.",
+        );
+        d
+    }
 }
 
 /// `cosched db check`: SQLite's integrity_check of the database, which may
@@ -249,15 +291,20 @@ impl Imported {
         format!("{}: exported by cosched {} on {} at {at} (schema {})", self.path.display(), i.cosched_version, i.hostname, i.schema_version)
     }
 
-    /// Table, rows, added, already there: the tables the bundle holds rows of.
-    pub fn rows(&self) -> Vec<Vec<String>> {
-        let row = |t: &cosched_store::Merged| vec![t.table.clone(), t.rows.to_string(), t.added.to_string(), (t.rows - t.added).to_string()];
-        self.tables.iter().filter(|t| t.rows > 0).map(row).collect()
-    }
-
     /// Rows added to the store.
     pub fn added(&self) -> u64 {
         self.tables.iter().map(|t| t.added).sum()
+    }
+}
+
+impl Render for Imported {
+    fn doc(&self) -> Doc {
+        let row = |t: &cosched_store::Merged| vec![t.table.clone(), t.rows.to_string(), t.added.to_string(), (t.rows - t.added).to_string()];
+        let mut d = Doc::new();
+        d.line(self.header());
+        d.table(&["table", "rows", "added", "already there"], self.tables.iter().filter(|t| t.rows > 0).map(row).collect());
+        d.line(format!("{} rows added to {}", self.added(), self.db.display()));
+        d
     }
 }
 

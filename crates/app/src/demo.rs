@@ -19,7 +19,7 @@ use cosched_predict::{predictor_by_name, predictor_names, Params as PredictParam
 use cosched_report::html::Page;
 
 use crate::common::{load_workload, open_store, Ctx};
-use crate::compare::{EvaluateReport, EvaluateRequest, Figure};
+use crate::evaluate::{EvaluateReport, EvaluateRequest, Figure};
 use crate::error::bad_input;
 use crate::pairs::{PairsReport, PairsRequest};
 use crate::profile::{ProfileReport, ProfileSettings, Syscalls};
@@ -357,7 +357,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     let max_orders = ((room / order_s).floor().max(0.0) as usize).clamp(MIN_ORDERS, MAX_ORDERS);
     stage(6, &format!("evaluate {POLICY} against {BASELINE}: seeded orders until resolved, {MIN_ORDERS} to {max_orders}"));
     let eval_dir = out.join("evaluate");
-    let evaluation = crate::compare::evaluate(
+    let evaluation = crate::evaluate::evaluate(
         &EvaluateRequest {
             workload: wl_path.clone(),
             policies: vec![POLICY.into()],
@@ -531,7 +531,7 @@ mod tests {
         assert!(DemoWorkload::parse("mixed").unwrap_err().contains("auto, memory-half, io-half"));
     }
 
-    fn report(comparisons: Vec<crate::compare::Comparison>, within: Option<(CacheRegime, usize, Vec<crate::compare::Comparison>)>) -> EvaluateReport {
+    fn report(comparisons: Vec<crate::evaluate::Comparison>, within: Option<(CacheRegime, usize, Vec<crate::evaluate::Comparison>)>) -> EvaluateReport {
         EvaluateReport {
             workload: "w".into(),
             policies: vec![BASELINE.into(), POLICY.into()],
@@ -550,8 +550,8 @@ mod tests {
         }
     }
 
-    fn comparison(f: Figure, policy: &[f64], baseline: &[f64]) -> crate::compare::Comparison {
-        crate::compare::Comparison { policy: POLICY.into(), figure: f, real: cosched_model::compare::paired(policy, baseline), simulated: None, agrees: None }
+    fn comparison(f: Figure, policy: &[f64], baseline: &[f64]) -> crate::evaluate::Comparison {
+        crate::evaluate::Comparison { policy: POLICY.into(), figure: f, real: cosched_model::compare::paired(policy, baseline), simulated: None, agrees: None }
     }
 
     #[test]

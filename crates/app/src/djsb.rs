@@ -16,6 +16,7 @@ use cosched_sched::{policy_from_spec, simulate, PairTable, Platform, PoolInfo, S
 
 use crate::common::{create_dir, node_cpu_count, write_file, Ctx};
 use crate::error::bad_input;
+use crate::render::{Doc, Render};
 use crate::run::{run, RunRequest, SoloMode};
 
 /// The policies the paper compares, its "no threads" configuration.
@@ -71,14 +72,42 @@ pub struct DjsbRow {
     pub paper: Option<[f64; 4]>,
 }
 
-#[derive(Debug)]
+/// `cosched djsb`; also written as djsb.json beside the workload.
+#[derive(Debug, serde::Serialize)]
 pub struct DjsbReport {
-    pub rows: Vec<DjsbRow>,
-    /// Every run's figures: (policy, repeat, figures).
-    pub runs: Vec<(String, u32, Djsb)>,
-    pub workload: PathBuf,
     pub engine: String,
-    pub json: serde_json::Value,
+    pub params: DjsbParams,
+    #[serde(rename = "policies")]
+    pub rows: Vec<DjsbRow>,
+    /// Every run's figures.
+    pub runs: Vec<DjsbRun>,
+    pub workload: PathBuf,
+}
+
+/// One run's figures.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DjsbRun {
+    pub policy: String,
+    pub repeat: u32,
+    pub djsb: Djsb,
+}
+
+impl Render for DjsbReport {
+    fn doc(&self) -> Doc {
+        let f = |s: &Option<Summary>| s.as_ref().map_or("-".into(), |s| cosched_report::fmt_spread(s, 2));
+        let rows = self
+            .rows
+            .iter()
+            .map(|x| {
+                let paper = x.paper.map_or("-".into(), |p| format!("{:.2} / {:.2} / {:.2} / {:.2}", p[0], p[1], p[2], p[3]));
+                vec![x.policy.clone(), f(&x.e_simulation), f(&x.e_analysis), f(&x.w_analysis), f(&x.dynamicity), paper]
+            })
+            .collect();
+        let mut d = Doc::new();
+        d.line(format!("djsb on {} ({}):", self.engine, self.workload.display()));
+        d.table(&["policy", "E simulation", "E analysis", "W analysis", "D", "paper E_sim / E_ana / W / D"], rows);
+        d
+    }
 }
 
 fn paper(label: &str) -> Option<[f64; 4]> {
@@ -206,14 +235,9 @@ pub fn run_djsb(r: &DjsbRequest, ctx: &Ctx) -> anyhow::Result<DjsbReport> {
             }
         })
         .collect();
-    let json = serde_json::json!({
-        "engine": engine,
-        "workload": workload.display().to_string(),
-        "params": r.params,
-        "policies": rows,
-        "runs": runs.iter().map(|(p, k, d)| serde_json::json!({"policy": p, "repeat": k, "djsb": d})).collect::<Vec<_>>(),
-    });
+    let runs = runs.into_iter().map(|(policy, repeat, djsb)| DjsbRun { policy, repeat, djsb }).collect();
+    let report = DjsbReport { engine, params: r.params, rows, runs, workload };
     // Beside the workload, so a campaign's figures outlive the terminal.
-    write_file(&r.dir.join("djsb.json"), &serde_json::to_string_pretty(&json)?)?;
-    Ok(DjsbReport { rows, runs, workload, engine, json })
+    write_file(&r.dir.join("djsb.json"), &serde_json::to_string_pretty(&report)?)?;
+    Ok(report)
 }

@@ -8,6 +8,7 @@ use cosched_report::svg::histogram;
 
 use crate::common::write_file;
 use crate::error::bad_input;
+use crate::render::{Doc, Render};
 
 #[derive(Debug, Clone)]
 pub struct EnumerateRequest {
@@ -32,12 +33,86 @@ pub struct Evaluated {
     pub svg: PathBuf,
 }
 
+/// `cosched enumerate`; `--json` gives the counts as strings (they pass
+/// 2^53) and, with a matrix, the landscape and the optima.
 #[derive(Debug)]
 pub struct EnumerateReport {
     pub programs: usize,
     pub schedules: u128,
     pub twin_free_schedules: u128,
     pub evaluated: Option<Evaluated>,
+}
+
+impl serde::Serialize for EnumerateReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Json<'a> {
+            programs: usize,
+            nodes: usize,
+            schedules: String,
+            twin_free_schedules: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            landscape: Option<&'a Landscape>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            optimal: Option<&'a Option<Optimum>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            optimal_twin_free: Option<&'a Option<Optimum>>,
+        }
+        let e = self.evaluated.as_ref();
+        Json {
+            programs: self.programs,
+            nodes: self.programs,
+            schedules: self.schedules.to_string(),
+            twin_free_schedules: self.twin_free_schedules.to_string(),
+            landscape: e.map(|e| &e.landscape),
+            optimal: e.map(|e| &e.optimal),
+            optimal_twin_free: e.map(|e| &e.optimal_twin_free),
+        }
+        .serialize(s)
+    }
+}
+
+impl Render for EnumerateReport {
+    fn doc(&self) -> Doc {
+        let (n, all, free) = (self.programs, self.schedules, self.twin_free_schedules);
+        let mut d = Doc::new();
+        let Some(e) = &self.evaluated else {
+            d.table(&["programs", "nodes", "schedules", "twin-free schedules"], vec![vec![n.to_string(), n.to_string(), all.to_string(), free.to_string()]]);
+            return d;
+        };
+        let land = &e.landscape;
+        let spread = |p: &cosched_model::enumerate::Population| {
+            [
+                format!("{:.4} / {:.4} / {:.4}", p.average.min, p.average.mean, p.average.max),
+                format!("{:.4} / {:.4} / {:.4}", p.worst.min, p.worst.mean, p.worst.max),
+            ]
+        };
+        let mut rows = Vec::new();
+        let [avg, worst] = spread(&land.all);
+        rows.push(vec!["all".to_string(), all.to_string(), avg, worst]);
+        if let Some(tf) = &land.twin_free {
+            let [avg, worst] = spread(tf);
+            rows.push(vec!["twin-free".into(), free.to_string(), avg, worst]);
+        }
+        // The Terrible Twins paper's Table 2 groups (a placement may hold
+        // twins of several groups); programs 0-based, as in the placements.
+        for g in &land.twin_groups {
+            if let Some(p) = &g.population {
+                let who: Vec<String> = g.programs.iter().map(|p| p.to_string()).collect();
+                let label = if g.name == "all twins" { g.name.to_string() } else { format!("{} ({})", g.name, who.join(",")) };
+                let [avg, worst] = spread(p);
+                rows.push(vec![label, p.count.to_string(), avg, worst]);
+            }
+        }
+        d.table(&["placements", "count", "average slowdown min / mean / max", "worst slowdown min / mean / max"], rows);
+        for (what, o) in [("optimal", &e.optimal), ("optimal twin-free", &e.optimal_twin_free)] {
+            if let Some(o) = o {
+                d.line(format!("{what}: {:?} (average {:.4}, worst {:.4})", o.placement, o.slowdown.average, o.slowdown.worst));
+            }
+        }
+        d.line(format!("histogram: {}", e.svg.display()));
+        d
+    }
 }
 
 pub fn enumerate(a: &EnumerateRequest) -> anyhow::Result<EnumerateReport> {

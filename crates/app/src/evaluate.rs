@@ -1,705 +1,803 @@
-//! `cosched evaluate-predictors`: every predictor's accuracy on a workload's
-//! measured pairs, cross-validated so that a held-out program's pairs never
-//! reach the fit; stored rows, a scatter SVG per predictor and, on request,
-//! the accuracy section of docs/predictors.md. Also the predictions real
-//! runs made against what they measured (`--from-runs`).
+//! `cosched evaluate`: policies compared on real runs of the same seeded
+//! job orders, until their difference is resolved or a budget is spent,
+//! beside the same comparison in the simulator and the offline oracle.
+//!
+//! Each order k is one round: a solo pass (every job alone: the round's
+//! solo references), then every policy on the workload's jobs listed in
+//! the seed's order k (`sched::montecarlo::order`, the orders the SX-Aurora paper's
+//! simulation draws), in a rotated sequence so the node's drift favours
+//! none. After each round, each policy is compared with the baseline on
+//! the same orders (`model::compare::paired`); the series stops once every
+//! comparison of the chosen figure is resolved after the minimum number of
+//! orders, or when the orders or the time run out, and says which. The
+//! cache regime of each round (the CPU 0-1 round trip read before its solo
+//! pass) is recorded, and a comparison spanning a regime switch is flagged.
+//!
+//! The simulator replays the same orders with the stored pairwise
+//! slowdowns (the `measured` predictor) and the solo passes' median times,
+//! and the oracle (`sched::oracle`) gives the best list schedule of that
+//! model: how far each policy is from what the node could have done.
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
-use cosched_model::workload::Workload;
-use cosched_predict::{evaluate as cross_validate, predictor_names, Accuracy, CvPrediction, Folds, TrainingSet};
-use cosched_report::scatter::{scatter, Point};
-use cosched_report::markdown_table;
-use cosched_store::EvaluationRecord;
+use cosched_model::compare::{paired, stop_rule, Paired, Quartiles, Stop, Verdict};
+use cosched_model::regime::CacheRegime;
+use cosched_model::metrics::compute;
+use cosched_model::workload::PoolKind;
+use cosched_report::html::Page;
+use cosched_sched::oracle::{oracle, Objective, Oracle};
+use cosched_sched::{simulate, PairTable, Platform, PoolInfo, SimJob, SlowdownSource};
 use serde::Serialize;
 
-use crate::common::{create_dir, db_path, file_safe, load_workload, open_existing_store, provenance, write_file, Conditions, Ctx};
+use crate::common::{create_dir, db_path, load_workload, node_cpu_count, open_store, write_file, Ctx};
 use crate::error::bad_input;
-use crate::source::PAIRS_TABLE;
-use crate::training::{build, training_set, training_set_in, Sources};
-
-/// A slowdown above this is a severe conflict unless a request says otherwise.
-pub const DEFAULT_SEVERE: f64 = cosched_predict::DEFAULT_SEVERE;
+use crate::render::{Doc, Render};
+use crate::run::{run_into, RunFigures, RunRequest, SoloMode};
+use crate::source::predicted_source;
 
 #[derive(Debug, Clone)]
 pub struct EvaluateRequest {
     pub workload: PathBuf,
-    /// Fold method: leave-one-program-out, in-sample or repeat-halves.
-    pub folds: String,
-    /// A slowdown above this is a severe conflict.
-    pub level: f64,
-    /// Predictor specs; empty: every registered one.
-    pub predictors: Vec<String>,
-    /// Score the predictions real runs made instead.
-    pub from_runs: bool,
-    /// Cross-workload: fit on the programs and pairs of these workloads
-    /// (the store's knowledge base, [`crate::knowledge`]) and predict every
-    /// measured pair of `workload` from its programs' solo
-    /// characterizations alone.
-    pub train: Vec<PathBuf>,
-    /// Directory for one scatter SVG per predictor.
-    pub svg_dir: Option<PathBuf>,
-    /// Markdown file whose generated accuracy section is rewritten.
-    pub markdown: Option<PathBuf>,
-    /// Store the results.
-    pub store: bool,
-    /// The cache regime whose repeats the folds (or the cross-workload
-    /// fit and test) use (`shared`, `apart`, `any`); `None`: the node's
-    /// now. Not with `from_runs`.
-    pub regime: Option<String>,
-    /// Cross-workload: both sides' campaigns only from this node and time
-    /// on. With `train` only.
-    pub kb: crate::knowledge::KbScope,
+    /// Policies to compare with the baseline, as NAME or NAME:KEY=VALUE,...
+    pub policies: Vec<String>,
+    pub baseline: String,
+    /// The figure whose resolution stops the series.
+    pub metric: Figure,
+    pub predictor: String,
+    pub seed: u64,
+    pub min_orders: usize,
+    pub max_orders: usize,
+    /// Wall-clock budget; no new order starts once it is spent.
+    pub budget: Option<Duration>,
+    /// Only orders run in this cache regime count: before each order the
+    /// regime is read and, if it is another, read again every 30 s for at
+    /// most `regime_wait`; orders that switched part-way are left out.
+    pub regime: Option<CacheRegime>,
+    pub regime_wait: Duration,
+    /// Real runs of each oracle schedule after the orders (0: none), so a
+    /// policy's real runs are also measured against the oracle's real runs
+    /// rather than only against the model's figure for it.
+    pub oracle_replays: u32,
+    pub report: Option<PathBuf>,
+    pub cgroups: String,
+    pub lock: Option<PathBuf>,
     pub db: Option<PathBuf>,
 }
 
-#[derive(Debug)]
-pub struct EvaluateReport {
-    pub counts: Counts,
-    pub level: f64,
-    pub rows: Vec<Row>,
-    pub svgs: Vec<PathBuf>,
-    /// What the rows were computed on, for people.
-    pub description: String,
+/// A figure of a run, lower is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Figure {
+    Makespan,
+    MeanTurnaround,
+    WorstSlowdown,
 }
 
-/// One predictor's evaluation.
-#[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub predictor: String,
-    pub folds: String,
-    pub accuracy: Accuracy,
-    pub predictions: Vec<CvPrediction>,
-    /// Cross-workload only: the severe cut set on the training side.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trained_cut: Option<cosched_predict::cv::TrainedCut>,
-    /// Pearson on only the pairs the repeat-halves row scores (those with
-    /// enough repeats to split): the noise floor's own pairs, so the two
-    /// compare like for like.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pearson_on_halves_pairs: Option<f64>,
-}
+impl Figure {
+    pub const ALL: [Figure; 3] = [Figure::Makespan, Figure::MeanTurnaround, Figure::WorstSlowdown];
 
-/// What an evaluation ran on.
-#[derive(Debug, Clone, Serialize)]
-pub struct Counts {
-    pub workload: String,
-    pub programs: usize,
-    pub ordered_pairs: usize,
-    pub repeats: usize,
-    pub sources: Sources,
-    /// The node's conditions when the pairs campaign started (and resumed).
-    pub pairs_conditions: Vec<Conditions>,
-}
-
-/// What the "recall at P" column is, for the notes under the table
-/// (spelled out; a test holds it to `DEFAULT_AT_PRECISION`).
-const AT_NOTE: &str = "recall at P >= 0.7: the best severe recall of any cut swept over the predictions that keeps precision >= 0.7, and that cut (how well the predictions rank severe pairs, whatever their scale)";
-
-const BEGIN: &str = "<!-- accuracy:begin";
-const END: &str = "<!-- accuracy:end -->";
-
-pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport> {
-    let folds = parse_folds(&a.folds)?;
-    check_level(a.level)?;
-    let specs = specs(&a.predictors)?;
-    if a.regime.is_some() && a.from_runs {
-        return Err(bad_input("--regime selects the repeats of measured pairs; it does not go with --from-runs (real runs record no regime per job)"));
-    }
-    if !a.kb.is_empty() && a.train.is_empty() {
-        return Err(bad_input("--kb-node and --kb-since narrow the knowledge base of a cross-workload evaluation; give --train"));
-    }
-    let regime = if a.from_runs {
-        None
-    } else {
-        Some(crate::regime::choose(a.regime.as_deref(), crate::regime::read_now)?)
-    };
-    let w = load_workload(&a.workload)?;
-    let mut store = open_existing_store(&db_path(a.db.as_deref()))?;
-    let mut cross_note = None;
-    let choice = regime.as_ref().map_or(cosched_predict::regime::RegimeChoice::Any, |r| r.regime);
-    let (counts, mut rows) = if a.from_runs {
-        from_runs(&store, &w, a.level)?
-    } else if !a.train.is_empty() {
-        let (counts, rows, note) = cross_workload_rows(&store, &w, &a.train, &specs, a.level, choice, &a.kb, ctx)?;
-        cross_note = Some(note);
-        (counts, rows)
-    } else {
-        let (train, sources) = training_set_in(&store, &w, &a.workload, None, choice)?;
-        let counts = counts(&store, &w, &train, sources)?;
-        let rows = compute(&train, &specs, folds, a.level, ctx)?;
-        (counts, rows)
-    };
-
-    if a.store {
-        let records: Vec<EvaluationRecord> = rows
-            .iter()
-            .map(|r| EvaluationRecord {
-                workload: w.name.clone(),
-                predictor: r.predictor.clone(),
-                folds: r.folds.clone(),
-                level: a.level,
-                n: r.accuracy.n as u32,
-                within_5: r.accuracy.within_5,
-                within_30: r.accuracy.within_30,
-                mae: r.accuracy.mae,
-                pearson: r.accuracy.pearson,
-                spearman: r.accuracy.spearman,
-                precision: r.accuracy.precision,
-                recall: r.accuracy.recall,
-                recall_at_precision: r.accuracy.recall_at.map(|x| x.recall),
-                at_precision_cut: r.accuracy.recall_at.and_then(|x| x.cut),
-                trained_cut: r.trained_cut.map(|t| t.cut),
-                trained_cut_precision: r.trained_cut.and_then(|t| t.precision),
-                trained_cut_recall: r.trained_cut.and_then(|t| t.recall),
-                sources: serde_json::to_value(&counts.sources).expect("sources serialize"),
-                predictions: serde_json::to_value(&r.predictions).expect("predictions serialize"),
-            })
-            .collect();
-        store.add_evaluations(&records, &provenance(ctx))?;
-    }
-    let mut svgs = Vec::new();
-    if let Some(dir) = &a.svg_dir {
-        create_dir(dir)?;
-        for r in &rows {
-            let file = dir.join(format!("predict-{}-{}-{}.svg", file_safe(&w.name), file_safe(&r.predictor), file_safe(&r.folds)));
-            write_file(&file, &scatter_of(&w.name, r))?;
-            svgs.push(file);
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Makespan => "makespan",
+            Figure::MeanTurnaround => "mean-turnaround",
+            Figure::WorstSlowdown => "worst-slowdown",
         }
     }
-    let description = if let Some(note) = cross_note {
-        note
-    } else if a.from_runs {
-        format!(
-            "workload {}: {} job(s) of {} real run(s) that ended ok with a measured slowdown; predicted = the run's \
-             source beside the jobs running at the job's start, measured = run time / stored solo time (co-runners may \
-             have changed during the job); one row per source the runs decided with; severe: above {}.",
-            counts.workload, counts.repeats, counts.programs, a.level
-        )
-    } else {
-        describe(&counts, folds, a.level)
-    };
-    let description = match on_halves_pairs(&mut rows) {
-        Some(line) => format!("{description}\n{line}"),
-        None => description,
-    };
-    let description = match (&regime, &counts.sources.regime) {
-        (Some(r), Some(used)) => format!("{description}\nFor {}: {}.", r.describe(), used.describe()),
-        (Some(r), None) => format!("{description}\nFor {}.", r.describe()),
-        _ => description,
-    };
-    if let Some(md) = &a.markdown {
-        let section = markdown_section(&rows, &description, &provenance(ctx), &a.workload);
-        rewrite_section(md, &section)?;
+
+    fn of(self, f: &RunFigures) -> Option<f64> {
+        match self {
+            Figure::Makespan => f.makespan,
+            Figure::MeanTurnaround => f.avg_turnaround,
+            Figure::WorstSlowdown => f.worst_slowdown,
+        }
     }
-    Ok(EvaluateReport { counts, level: a.level, rows, svgs, description })
 }
 
-/// Fills each row's [`Row::pearson_on_halves_pairs`] and says it in a
-/// line: the repeat-halves row is scored only on pairs with four or more
-/// repeats, the others on every pair, and a pair of two repeats carries
-/// more noise than the halves show. `None` without a repeat-halves row.
-fn on_halves_pairs(rows: &mut [Row]) -> Option<String> {
-    let halves = rows.iter().find(|r| r.folds == Folds::RepeatHalves.name())?;
-    let (n, floor) = (halves.accuracy.n, halves.accuracy.pearson);
-    let pairs: std::collections::BTreeSet<(&str, &str)> =
-        halves.predictions.iter().map(|p| (p.victim.as_str(), p.aggressor.as_str())).collect();
-    let on_pairs: Vec<Option<f64>> = rows
+impl std::str::FromStr for Figure {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Figure, String> {
+        Figure::ALL.into_iter().find(|f| f.name() == s).ok_or_else(|| {
+            format!("`{s}`: expected one of {}", Figure::ALL.map(|f| f.name()).join(", "))
+        })
+    }
+}
+
+/// One order as it ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct OrderRow {
+    /// Zero-based order index (the seed's order k).
+    pub order: u32,
+    /// CPU 0-1 round trip before the order's solo pass, ns.
+    pub round_trip_ns: Option<f64>,
+    pub regime: Option<CacheRegime>,
+    /// A run of the order read another regime than its solo pass: the host
+    /// moved the vCPUs within the order.
+    pub switched: bool,
+    /// Per policy (baseline first): its run's figures.
+    pub runs: Vec<RunFigures>,
+}
+
+/// A policy against the baseline on one figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub policy: String,
+    pub figure: Figure,
+    /// On the real runs.
+    pub real: Option<Paired>,
+    /// On the simulator, same orders.
+    pub simulated: Option<Paired>,
+    /// The medians differ in the same direction on both.
+    pub agrees: Option<bool>,
+}
+
+/// Per policy and figure, quartiles over the orders.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyFigures {
+    pub policy: String,
+    pub real: Vec<(Figure, Option<Quartiles>)>,
+    pub simulated: Vec<(Figure, Option<Quartiles>)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EvaluateReport {
+    pub workload: String,
+    /// Baseline first, then the policies, as labels.
+    pub policies: Vec<String>,
+    pub seed: u64,
+    pub orders: Vec<OrderRow>,
+    pub stop: Stop,
+    /// Regimes seen; more than one means the comparison spans a switch.
+    pub regimes: Vec<CacheRegime>,
+    /// When the orders span a switch: the real comparisons over the orders
+    /// that stayed in the most frequent regime (no switch within them).
+    pub within_regime: Option<(CacheRegime, usize, Vec<Comparison>)>,
+    /// `--regime`: the only regime whose orders count.
+    pub required_regime: Option<CacheRegime>,
+    /// The series ended because the node stayed in another regime.
+    pub waited_out: bool,
+    pub figures: Vec<PolicyFigures>,
+    pub comparisons: Vec<Comparison>,
+    /// The best schedules of the model for makespan and mean turnaround.
+    pub oracle: Vec<OracleRow>,
+    pub slowdown_source: String,
+    pub index: Option<PathBuf>,
+    /// The figure the stop rule watched.
+    #[serde(skip)]
+    pub metric: Figure,
+}
+
+/// The oracle for one objective, and each policy's median relative to it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OracleRow {
+    pub objective: Figure,
+    pub oracle: Oracle,
+    /// (policy, real median / oracle - 1, simulated median / oracle - 1).
+    pub above: Vec<(String, Option<f64>, Option<f64>)>,
+    /// The oracle's schedule run for real: its figure over the replays.
+    pub replayed: Option<Quartiles>,
+    /// (policy, real median / replayed median - 1).
+    pub above_replayed: Vec<(String, f64)>,
+    /// Why the schedule was not replayed, when replays were asked for.
+    pub not_replayed: Option<String>,
+}
+
+/// Runs the comparison (module doc).
+pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport> {
+    let w = load_workload(&a.workload)?;
+    if a.policies.is_empty() {
+        return Err(bad_input("name at least one --policy to compare with the baseline"));
+    }
+    if a.min_orders == 0 || a.max_orders < a.min_orders {
+        return Err(bad_input(format!("--min-orders {} and --max-orders {}: need 1 <= min <= max", a.min_orders, a.max_orders)));
+    }
+    let mut specs = vec![spec_of(&a.baseline, "--baseline")?];
+    for p in &a.policies {
+        specs.push(spec_of(p, "--policy")?);
+    }
+    let labels: Vec<String> = specs.iter().map(crate::policy::PolicySpec::label).collect();
+    if labels.iter().collect::<BTreeSet<_>>().len() != labels.len() {
+        return Err(bad_input(format!("each policy once: {}", labels.join(", "))));
+    }
+    let started = Instant::now();
+    // Held across every order's runs, so nothing measures in between.
+    let _lock = crate::lock::take("evaluate", a.lock.as_deref())?;
+    // Ctrl-Z waits for the order in flight to end: its runs' figures are
+    // wall times.
+    cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::AtPausePoints);
+    let mut orders: Vec<OrderRow> = Vec::new();
+    let mut solo_sum: Vec<Vec<f64>> = vec![Vec::new(); w.jobs.len()];
+    let mut stop = Stop::Continue;
+    let mut page = Page::new("cosched evaluate");
+    // With a required regime, the orders that count: read in it before the
+    // pass and by every run.
+    let keep = |o: &OrderRow| a.regime.is_none_or(|g| o.regime == Some(g) && !o.switched);
+    let mut waited_out = false;
+    while stop == Stop::Continue {
+        cosched_measure::launch::pause_point();
+        let k = orders.len() as u32;
+        if let Some(want) = a.regime {
+            // Every 3 s: this VM gives the shared regime in windows of about
+            // a minute, and an order of memory-half takes under half of one.
+            if !wait_for_regime(want, a.regime_wait, Duration::from_secs(3), &crate::common::round_trip_now, ctx)? {
+                waited_out = true;
+                stop = Stop::Budget;
+                break;
+            }
+        }
+        ctx.step(&format!("order {} of at most {} (seed {}, order {k})", k + 1, a.max_orders, a.seed));
+        let req = RunRequest {
+            workload: a.workload.clone(),
+            policy: a.baseline.clone(),
+            baselines: a.policies.clone(),
+            predictor: a.predictor.clone(),
+            repeats: 1,
+            report: None,
+            resume: false,
+            cgroups: a.cgroups.clone(),
+            lock: a.lock.clone(),
+            db: a.db.clone(),
+            solo: SoloMode::Interleaved,
+            order_seed: Some(a.seed),
+            order: None,
+            first_repeat: k,
+        };
+        let mut scratch = Page::new("");
+        let r = run_into(&req, ctx, &mut scratch)?;
+        for (i, m) in r.solo_medians.iter().enumerate() {
+            if let Some(t) = m {
+                solo_sum[i].push(*t);
+            }
+        }
+        let rt = r.pass_round_trip.get(&k).copied();
+        let runs: Vec<RunFigures> =
+            labels.iter().filter_map(|l| r.figures.iter().find(|f| &f.policy == l && f.repeat == k).cloned()).collect();
+        let regime = rt.map(CacheRegime::of_round_trip);
+        let switched = runs.iter().filter_map(|f| f.round_trip_ns).any(|ns| Some(CacheRegime::of_round_trip(ns)) != regime);
+        orders.push(OrderRow { order: k, round_trip_ns: rt, regime, switched, runs });
+        if !keep(orders.last().expect("just pushed")) {
+            ctx.step(&format!("order {} ran in another regime or switched part-way: left out of the comparison", k + 1));
+        }
+        let kept: Vec<OrderRow> = orders.iter().filter(|o| keep(o)).cloned().collect();
+        let comps: Vec<Option<Paired>> = labels[1..].iter().map(|l| real_paired(&kept, &labels[0], l, a.metric)).collect();
+        let out_of_time = a.budget.is_some_and(|b| started.elapsed() >= b);
+        // Orders left out still spend the --max-orders allowance, so a
+        // series in the wrong regime ends.
+        stop = stop_rule(&comps, kept.len(), a.min_orders, a.max_orders, out_of_time || orders.len() >= a.max_orders);
+        for (l, c) in labels[1..].iter().zip(&comps) {
+            if let Some(c) = c {
+                ctx.step(&format!(
+                    "{l} vs {}: {} median {:+.1} % [{:+.1}, {:+.1}] over {} orders: {}",
+                    labels[0],
+                    a.metric.name(),
+                    c.median_rel_diff * 100.0,
+                    c.ci.0 * 100.0,
+                    c.ci.1 * 100.0,
+                    c.n,
+                    verdict_text(c.verdict)
+                ));
+            }
+        }
+    }
+
+    if let Some(g) = a.regime.filter(|_| !orders.iter().any(|o| keep(o))) {
+        anyhow::bail!(
+            "no order ran in the {} regime{} ({} order(s) ran in another or switched part-way)",
+            g.name(),
+            if waited_out { format!(" within the {:.0} min --regime-wait", a.regime_wait.as_secs_f64() / 60.0) } else { String::new() },
+            orders.len()
+        );
+    }
+    // The model: stored pairwise slowdowns, the passes' median solo times.
+    let store = open_store(&db_path(a.db.as_deref()))?;
+    let (source, source_note, _) = predicted_source(&store, &w, "measured")?;
+    let n = w.jobs.len();
+    let table = PairTable::new((0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { source.slowdown(i, &[j]) }).collect()).collect())
+        .map_err(anyhow::Error::msg)?;
+    let node = node_cpu_count();
+    let pools: Vec<PoolInfo> =
+        w.pools.iter().map(|p| PoolInfo { name: p.name.clone(), cores: p.cores.unwrap_or(node), kind: p.kind }).collect();
+    if w.pools.iter().any(|p| p.kind != PoolKind::Cpu) {
+        ctx.step("accelerator pools share the host's CPUs on this node; the model treats each pool as its own cores");
+    }
+    let platform = Platform { pools };
+    // Twins (one program key) share one solo time, the median of all their
+    // passes: more samples, and the oracle can treat them as one class.
+    let solo_of = |i: usize| -> f64 {
+        let key = w.jobs[i].program_key();
+        let all: Vec<f64> =
+            (0..w.jobs.len()).filter(|&k| w.jobs[k].program_key() == key).flat_map(|k| solo_sum[k].iter().copied()).collect();
+        if all.is_empty() {
+            1.0
+        } else {
+            cosched_model::stats::median(&all)
+        }
+    };
+    let sim: Vec<SimJob> = w
+        .jobs
         .iter()
-        .map(|r| {
-            let (p, m): (Vec<f64>, Vec<f64>) = r
-                .predictions
-                .iter()
-                .filter(|p| pairs.contains(&(p.victim.as_str(), p.aggressor.as_str())))
-                .map(|p| (p.predicted.slowdown, p.measured))
-                .unzip();
-            cosched_predict::metrics::pearson(&p, &m)
+        .enumerate()
+        .map(|(i, j)| SimJob {
+            name: j.name.clone(),
+            arrival: j.arrival,
+            solo: solo_of(i),
+            pool: w.pools.iter().position(|p| p.name == j.pool).expect("the parser checked the pool"),
+            cores: j.cores,
+            program: j.program_key(),
+            variants: crate::variants::sim_variants(j, &w, solo_of(i)),
         })
         .collect();
-    let mut parts = Vec::new();
-    for (r, pearson) in rows.iter_mut().zip(on_pairs).filter(|(r, _)| r.folds != Folds::RepeatHalves.name()) {
-        r.pearson_on_halves_pairs = pearson;
-        parts.push(format!("{} {}", r.predictor, opt(pearson, 3)));
+    let mut sim_figs: Vec<Vec<RunFigures>> = Vec::new();
+    let makers = crate::policy::Policies::simulation();
+    for o in orders.iter().filter(|o| keep(o)) {
+        let order = cosched_sched::montecarlo::order(n, a.seed, o.order as usize);
+        let jobs: Vec<SimJob> = order.iter().map(|&j| sim[j].clone()).collect();
+        let t = PairTable::new((0..n).map(|p| (0..n).map(|q| table_cell(&table, order[p], order[q])).collect()).collect())
+            .map_err(anyhow::Error::msg)?;
+        let mut row = Vec::new();
+        // The model's replay has no topology: a spec's placement changes
+        // only the real runs.
+        for (l, spec) in labels.iter().zip(&specs) {
+            let mut policy = makers.build(spec.name(), &spec.params()).map_err(bad_input)?;
+            policy.set_priorities(&crate::policy::priorities(&w));
+            let trace = simulate(&platform, &jobs, &t, policy.as_mut()).map_err(|e| anyhow::anyhow!("simulating {l}: {e}"))?;
+            let m = compute(&trace, &jobs.iter().map(|j| j.solo).collect::<Vec<_>>())?;
+            row.push(RunFigures {
+                policy: l.clone(),
+                repeat: o.order,
+                run: 0,
+                makespan: Some(m.makespan),
+                avg_turnaround: Some(m.avg_turnaround),
+                worst_turnaround: Some(m.worst_turnaround),
+                worst_slowdown: Some(m.worst_slowdown),
+                failed: 0,
+                round_trip_ns: None,
+            });
+        }
+        sim_figs.push(row);
     }
-    Some(format!(
-        "Pearson on only the {n} pairs repeat-halves scores (its own {}; the others above are on every pair): {}.",
-        opt(floor, 3),
-        parts.join(", ")
-    ))
-}
 
-/// `bench predictors`: every registered predictor under
-/// leave-one-program-out, the baselines of the SX-Aurora paper (c-all) and the SCN paper
-/// (scn) first; nothing stored.
-pub fn bench(workload: &Path, level: f64, db: Option<&Path>, ctx: &Ctx) -> anyhow::Result<EvaluateReport> {
-    check_level(level)?;
-    let mut names = vec!["c-all".to_string(), "scn".to_string()];
-    for (n, _) in predictor_names() {
-        if !names.iter().any(|x| x == n) {
-            names.push(n.to_string());
+    let real_rows: Vec<&Vec<RunFigures>> = orders.iter().filter(|o| keep(o)).map(|o| &o.runs).collect();
+    let sim_rows: Vec<&Vec<RunFigures>> = sim_figs.iter().collect();
+    let quart = |v: Vec<f64>| Quartiles::of(&v.into_iter().filter(|x| x.is_finite()).collect::<Vec<_>>());
+    let figures: Vec<PolicyFigures> = labels
+        .iter()
+        .map(|l| PolicyFigures {
+            policy: l.clone(),
+            real: Figure::ALL.iter().map(|&f| (f, quart(pick(&real_rows, l, f)))).collect(),
+            simulated: Figure::ALL.iter().map(|&f| (f, quart(pick(&sim_rows, l, f)))).collect(),
+        })
+        .collect();
+    let mut comparisons = Vec::new();
+    for l in &labels[1..] {
+        for f in Figure::ALL {
+            let real = paired(&pick(&real_rows, l, f), &pick(&real_rows, &labels[0], f));
+            let simulated = paired(&pick(&sim_rows, l, f), &pick(&sim_rows, &labels[0], f));
+            let agrees = match (&real, &simulated) {
+                (Some(r), Some(s)) => Some(r.median_rel_diff.signum() == s.median_rel_diff.signum()),
+                _ => None,
+            };
+            comparisons.push(Comparison { policy: l.clone(), figure: f, real, simulated, agrees });
         }
     }
-    let names = specs(&names)?;
-    let w = load_workload(workload)?;
-    let store = open_existing_store(&db_path(db))?;
-    let (train, sources) = training_set(&store, &w, workload, false)?;
-    let c = counts(&store, &w, &train, sources)?;
-    let folds = Folds::LeaveOneProgramOut;
-    let rows = compute(&train, &names, folds, level, ctx)?;
-    let description = describe(&c, folds, level);
-    Ok(EvaluateReport { counts: c, level, rows, svgs: Vec::new(), description })
+    let mut oracle_rows = Vec::new();
+    for (fig, obj) in [(Figure::Makespan, Objective::Makespan), (Figure::MeanTurnaround, Objective::MeanTurnaround)] {
+        let o = oracle(&platform, &sim, &table, obj, a.seed).map_err(|e| anyhow::anyhow!("oracle: {e}"))?;
+        let above = labels
+            .iter()
+            .map(|l| {
+                let med = |rows: &[&Vec<RunFigures>]| {
+                    let v: Vec<f64> = pick(rows, l, fig).into_iter().filter(|x| x.is_finite()).collect();
+                    (!v.is_empty()).then(|| cosched_model::stats::median(&v) / o.value - 1.0)
+                };
+                (l.clone(), med(&real_rows), med(&sim_rows))
+            })
+            .collect();
+        oracle_rows.push(OracleRow { objective: fig, oracle: o, above, replayed: None, above_replayed: Vec::new(), not_replayed: None });
+    }
+    if a.oracle_replays > 0 {
+        replay_oracles(a, &w, &mut oracle_rows, &real_rows, orders.len() as u32, ctx)?;
+    }
+    let mut regimes: BTreeSet<CacheRegime> = orders.iter().filter_map(|o| o.regime).collect();
+    for o in &orders {
+        for f in &o.runs {
+            if let Some(ns) = f.round_trip_ns {
+                regimes.insert(CacheRegime::of_round_trip(ns));
+            }
+        }
+    }
+    let regimes: Vec<CacheRegime> = regimes.into_iter().collect();
+    let within_regime = (regimes.len() > 1 && a.regime.is_none())
+        .then(|| {
+            let count = |g: CacheRegime| orders.iter().filter(|o| o.regime == Some(g) && !o.switched).count();
+            let g = regimes.iter().copied().max_by_key(|&g| count(g))?;
+            let kept: Vec<&Vec<RunFigures>> = orders.iter().filter(|o| o.regime == Some(g) && !o.switched).map(|o| &o.runs).collect();
+            let comps = labels[1..]
+                .iter()
+                .flat_map(|l| {
+                    Figure::ALL.map(|f| Comparison {
+                        policy: l.clone(),
+                        figure: f,
+                        real: paired(&pick(&kept, l, f), &pick(&kept, &labels[0], f)),
+                        simulated: None,
+                        agrees: None,
+                    })
+                })
+                .collect();
+            Some((g, kept.len(), comps))
+        })
+        .flatten();
+    let mut report = EvaluateReport {
+        workload: w.name.clone(),
+        policies: labels,
+        seed: a.seed,
+        orders,
+        stop,
+        regimes,
+        within_regime,
+        required_regime: a.regime,
+        waited_out,
+        figures,
+        comparisons,
+        oracle: oracle_rows,
+        slowdown_source: source_note,
+        index: None,
+        metric: a.metric,
+    };
+    if let Some(dir) = &a.report {
+        create_dir(dir)?;
+        write_page(&mut page, &report, a.metric);
+        write_file(&dir.join("index.html"), &page.render())?;
+        write_file(&dir.join("evaluate.json"), &serde_json::to_string_pretty(&report)?)?;
+        write_file(&dir.join("orders.csv"), &orders_csv(&report))?;
+        report.index = Some(dir.join("index.html"));
+    }
+    Ok(report)
 }
 
-fn parse_folds(s: &str) -> anyhow::Result<Folds> {
-    Folds::from_name(s).ok_or_else(|| {
-        let known: Vec<&str> = Folds::ALL.iter().map(|f| f.name()).collect();
-        bad_input(format!("--folds {s}: unknown fold method; expected one of {}", known.join(", ")))
-    })
+fn table_cell(t: &PairTable, i: usize, j: usize) -> f64 {
+    if i == j {
+        1.0
+    } else {
+        t.slowdown(i, &[j])
+    }
 }
 
-fn check_level(level: f64) -> anyhow::Result<()> {
-    if !(level.is_finite() && level > 0.0) {
-        return Err(bad_input("--level must be a positive slowdown, e.g. 1.3"));
+/// A policy spec parsed as `cosched run` parses it; its label is the one
+/// `run` stores (every parameter, keys sorted), so the runs of each policy
+/// are found by it.
+fn spec_of(spec: &str, what: &str) -> anyhow::Result<crate::policy::PolicySpec> {
+    crate::policy::parse(spec).map_err(|e| bad_input(format!("{what} {spec}: {e}")))
+}
+
+/// Figure `f` of policy `l` in each order's runs (NaN where it has none).
+fn pick(rows: &[&Vec<RunFigures>], l: &str, f: Figure) -> Vec<f64> {
+    rows.iter().map(|r| r.iter().find(|x| x.policy == l).and_then(|x| f.of(x)).unwrap_or(f64::NAN)).collect()
+}
+
+/// Runs each oracle schedule for real, `a.oracle_replays` times, and sets
+/// every policy's real median against the replays' median. The oracle's
+/// order is replayed under noplan, which starts jobs strictly in queue
+/// order: the oracle's strict discipline, and its greedy one too when
+/// every job of a pool needs the same cores (then a job that does not fit
+/// cannot be passed by one that does). Otherwise the schedule cannot be
+/// replayed and the row says so. Orders equal for both objectives are run
+/// once.
+fn replay_oracles(
+    a: &EvaluateRequest,
+    w: &cosched_model::workload::Workload,
+    rows: &mut [OracleRow],
+    real_rows: &[&Vec<RunFigures>],
+    first_repeat: u32,
+    ctx: &Ctx,
+) -> anyhow::Result<()> {
+    let uniform = w.pools.iter().all(|p| {
+        let mut widths = w.jobs.iter().filter(|j| j.pool == p.name).map(|j| j.cores);
+        let first = widths.next();
+        widths.all(|c| Some(c) == first)
+    });
+    let mut done: Vec<(Vec<usize>, Vec<RunFigures>)> = Vec::new();
+    let mut next_repeat = first_repeat;
+    for row in rows.iter_mut() {
+        if !row.oracle.strict && !uniform {
+            row.not_replayed = Some("a greedy order of jobs of different widths, which no registered policy carries out".into());
+            continue;
+        }
+        let order = row.oracle.order.clone();
+        if !done.iter().any(|(o, _)| *o == order) {
+            ctx.step(&format!(
+                "the {} oracle's schedule, run for real {} time(s)",
+                row.objective.name(),
+                a.oracle_replays
+            ));
+            let req = RunRequest {
+                workload: a.workload.clone(),
+                policy: "noplan".into(),
+                baselines: Vec::new(),
+                predictor: a.predictor.clone(),
+                repeats: a.oracle_replays,
+                report: None,
+                resume: false,
+                cgroups: a.cgroups.clone(),
+                lock: a.lock.clone(),
+                db: a.db.clone(),
+                // Makespan and turnaround need no solo reference.
+                solo: SoloMode::Stored,
+                first_repeat: next_repeat,
+                order_seed: None,
+                order: Some(order.clone()),
+            };
+            next_repeat += a.oracle_replays;
+            let mut scratch = Page::new("");
+            let r = run_into(&req, ctx, &mut scratch)?;
+            done.push((order.clone(), r.figures));
+        }
+        let figs = &done.iter().find(|(o, _)| *o == order).expect("run above").1;
+        let values: Vec<f64> = figs.iter().filter_map(|f| row.objective.of(f)).filter(|x| x.is_finite()).collect();
+        let Some(q) = Quartiles::of(&values) else { continue };
+        row.above_replayed = row
+            .above
+            .iter()
+            .filter_map(|(l, _, _)| {
+                let v: Vec<f64> = pick(real_rows, l, row.objective).into_iter().filter(|x| x.is_finite()).collect();
+                (!v.is_empty()).then(|| (l.clone(), cosched_model::stats::median(&v) / q.median - 1.0))
+            })
+            .collect();
+        row.replayed = Some(q);
     }
     Ok(())
 }
 
-/// The naive baselines (the SCN paper judges its models against such
-/// guesses): every accuracy table shows them, so each predictor's figures
-/// read against guessing.
-const BASELINES: [&str; 2] = ["median", "blind"];
-
-/// The predictors to evaluate, each checked now so a typo is exit code 2
-/// before anything is read; the baselines are added when not named.
-fn specs(models: &[String]) -> anyhow::Result<Vec<String>> {
-    let mut v: Vec<String> = if models.is_empty() {
-        predictor_names().iter().map(|(n, _)| n.to_string()).collect()
-    } else {
-        models.to_vec()
-    };
-    for b in BASELINES {
-        if !v.iter().any(|m| m == b) {
-            v.push(b.to_string());
+/// Reads the regime with `read` until it is `want` (true) or `wait` has
+/// passed (false), every `every`, saying what it read (at first, then once
+/// a minute).
+fn wait_for_regime(want: CacheRegime, wait: Duration, every: Duration, read: &dyn Fn() -> Option<f64>, ctx: &Ctx) -> anyhow::Result<bool> {
+    let since = Instant::now();
+    let mut said: Option<Instant> = None;
+    cosched_measure::launch::install_interrupt_handler();
+    loop {
+        if let Some(sig) = cosched_measure::launch::interrupted() {
+            return Err(crate::error::stopped(sig, "interrupted while waiting for the cache regime; the orders run so far are stored"));
         }
-    }
-    for s in &v {
-        build(s)?;
-    }
-    Ok(v)
-}
-
-fn counts(store: &cosched_store::Store, w: &Workload, train: &TrainingSet, sources: Sources) -> anyhow::Result<Counts> {
-    let pairs_conditions = if sources.pairs > 0 {
-        store.conditions(cosched_store::CampaignId(sources.pairs))?.iter().map(Conditions::from).collect()
-    } else {
-        Vec::new()
-    };
-    Ok(Counts {
-        workload: w.name.clone(),
-        programs: train.program_keys().len(),
-        ordered_pairs: train.pairs.len(),
-        repeats: train.pairs.iter().map(|p| p.slowdowns.len()).sum(),
-        sources,
-        pairs_conditions,
-    })
-}
-
-/// Cross-workload rows: each predictor fitted on the knowledge base of the
-/// programs of the `train` workload files (without any pair of a program of
-/// `w`), scored on the measured pairs of `w`'s programs (either side's
-/// pairs from whichever workload's campaigns measured them); `measured` on
-/// repeat halves of `w` beside them, the node's own noise floor in the same
-/// campaigns. Both sides take each pair's repeats of `regime` where it has
-/// any. Programs a workload's campaigns measured that its file no longer
-/// runs (a command since changed) are on neither side.
-fn cross_workload_rows(
-    store: &cosched_store::Store,
-    w: &Workload,
-    train_files: &[PathBuf],
-    specs: &[String],
-    level: f64,
-    regime: cosched_predict::regime::RegimeChoice,
-    scope: &crate::knowledge::KbScope,
-    ctx: &Ctx,
-) -> anyhow::Result<(Counts, Vec<Row>, String)> {
-    use crate::knowledge::{jobs_by_program, knowledge_base, KbFilter};
-    let mut names = Vec::new();
-    let mut train_programs = std::collections::BTreeSet::new();
-    for f in train_files {
-        let t = load_workload(f)?;
-        if t.name == w.name {
-            return Err(bad_input(format!("--train {}: the workload under test, `{}`, cannot train itself", f.display(), w.name)));
+        let now = read();
+        if now.map(CacheRegime::of_round_trip) == Some(want) {
+            return Ok(true);
         }
-        train_programs.extend(jobs_by_program(store, &t)?.into_keys());
-        names.push(t.name);
-    }
-    let regime = regime.only();
-    let filter = |programs| KbFilter {
-        workloads: Vec::new(),
-        node: scope.node.clone(),
-        since_unix: scope.since_unix,
-        regime,
-        programs: Some(programs),
-        // Scored and fitted on the regime's own measurements only.
-        strict_regime: true,
-    };
-    // Each side is its programs and their pairs measured under any
-    // workload file: a program added to a workload later (`pairs
-    // --skip-known`) keeps the pairs its first workload measured.
-    let train = knowledge_base(store, &filter(train_programs))?;
-    let test_programs = jobs_by_program(store, w)?.into_keys().collect();
-    let test = knowledge_base(store, &filter(test_programs))?;
-    if train.set.pairs.is_empty() {
-        return Err(bad_input(format!("--train: the store holds no measured pairs of {}; run `cosched pairs` on them first", names.join(", "))));
-    }
-    if test.set.pairs.is_empty() {
-        return Err(bad_input(format!("{}: the store holds no measured pairs to test on; run `cosched pairs --workload` on it first", w.name)));
-    }
-    let progress = ctx.progress.task("evaluate", specs.len() as u64 + 1);
-    let mut rows = Vec::new();
-    // Across workloads some programs may lack a profile or probe: a
-    // predictor that cannot be fitted is reported, the others still scored.
-    let mut unfitted = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        progress.set(i as u64, spec);
-        let spec2 = spec.clone();
-        let make = move || build(&spec2).expect("checked before");
-        match cosched_predict::cv::cross_workload(&make, &train.set, &test.set) {
-            Ok(predictions) => {
-                let scored = cosched_predict::cv::scored(&predictions);
-                let accuracy = Accuracy::of(&scored, level);
-                let trained_cut = cosched_predict::cv::cross_workload_cut(
-                    &make,
-                    &train.set,
-                    &test.set,
-                    &scored,
-                    level,
-                    cosched_predict::DEFAULT_AT_PRECISION,
-                );
-                rows.push(Row { predictor: spec.clone(), folds: "cross-workload".into(), accuracy, predictions, trained_cut, pearson_on_halves_pairs: None });
-            }
-            Err(e) => unfitted.push(format!("{spec}: {e}")),
+        let waited = since.elapsed();
+        if waited >= wait {
+            ctx.step(&format!("the node did not enter the {} regime within {:.0} min: no further order", want.name(), wait.as_secs_f64() / 60.0));
+            return Ok(false);
         }
+        if said.is_none_or(|t| t.elapsed() >= Duration::from_secs(60)) {
+            ctx.step(&format!(
+                "waiting for the {} regime: CPU 0-1 round trip {} (waited {:.0} of {:.0} min)",
+                want.name(),
+                now.map_or("unreadable".into(), |ns| format!("{ns:.0} ns")),
+                waited.as_secs_f64() / 60.0,
+                wait.as_secs_f64() / 60.0
+            ));
+            said = Some(Instant::now());
+        }
+        crate::common::nap(every.min(wait.saturating_sub(waited)).max(Duration::from_millis(1)));
     }
-    if let Some(m) = specs.iter().find(|s| s.split(':').next() == Some("measured")) {
-        let m2 = m.clone();
-        let make = move || build(&m2).expect("checked before");
-        let (predictions, accuracy) = cross_validate(&make, &test.set, Folds::RepeatHalves, level)?;
-        rows.push(Row { predictor: m.clone(), folds: Folds::RepeatHalves.name().into(), accuracy, predictions, trained_cut: None, pearson_on_halves_pairs: None });
-    }
-    progress.finish();
-    let counts = Counts {
-        workload: w.name.clone(),
-        programs: test.set.program_keys().len(),
-        ordered_pairs: test.set.pairs.len(),
-        repeats: test.set.pairs.iter().map(|p| p.slowdowns.len()).sum(),
-        sources: Sources {
-            profile: Vec::new(),
-            probe: Vec::new(),
-            pairs: 0,
-            pairs_status: String::new(),
-            pair_runs: 0,
-            run_pairs: 0,
-            online_pairs: 0,
-            campaigns: test.parts.iter().flat_map(|p| p.campaigns.clone()).collect(),
-            knowledge: None,
-            regime: None,
-            older_pairs: 0,
-        },
-        pairs_conditions: Vec::new(),
-    };
-    let used = |kb: &crate::knowledge::KnowledgeBase| -> String {
-        let all: Vec<crate::common::UsedCampaign> = kb.parts.iter().flat_map(|p| p.campaigns.iter().cloned()).collect();
-        crate::common::describe_campaigns(&all).into_iter().map(|line| format!("\n  {line}")).collect()
-    };
-    let severe = severe_pairs_with_solo(store, w, &test, level)?;
-    let note = format!(
-        "cross-workload: fitted on {} (without any pair of a tested program), from:{}\ntested on the measured pairs of {}: {} from their programs' \
-         solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above {level:.2}; {AT_NOTE}; trained cut: that cut chosen on the training programs' own leave-one-program-out predictions, then applied to the tested pairs (what a scheduler fitted on them would get){}.{}{}",
-        train.describe(),
-        used(&train),
-        w.name,
-        test.describe(),
-        used(&test),
-        scope.describe(),
-        severe.iter().map(|l| format!("\n  {l}")).collect::<String>(),
-        unfitted.iter().map(|u| format!("\nnot fitted: {u}")).collect::<String>()
-    );
-    Ok((counts, rows, note))
 }
 
-/// The tested pairs measured severe, each with how far apart its victim's
-/// own solo runs were in the pairs campaigns the test used
-/// (`pairs::solo_spreads`): a victim whose solo runs spread beyond
-/// `pairs::UNSTABLE_SOLO` may be "severe" by its own two speeds, which no
-/// predictor can foresee (docs/measurements.md, 2026-11-25).
-fn severe_pairs_with_solo(
-    store: &cosched_store::Store,
-    w: &Workload,
-    test: &crate::knowledge::KnowledgeBase,
-    level: f64,
-) -> anyhow::Result<Vec<String>> {
-    let jobs = crate::knowledge::jobs_by_program(store, w)?;
-    let mut campaigns = Vec::new();
-    for c in test.parts.iter().flat_map(|p| &p.campaigns).filter(|c| c.kind == "pairs" && c.workload == w.name) {
-        let id = cosched_store::CampaignId(c.id);
-        let record = anyhow::Context::with_context(store.campaign(id)?, || format!("pairs campaign {id} is no longer stored"))?;
-        campaigns.push((crate::knowledge::identities(&record)?, store.pair_runs(id)?));
-    }
-    let spreads = cosched_learn::matrix::solo_spreads(&runs_by_program(campaigns));
-    let spread_of = |key: &str| -> Option<f64> { spreads.iter().find(|s| s.job == key).map(|s| s.spread()) };
-    let name_of = |key: &str| jobs.get(key).and_then(|j| j.first()).cloned().unwrap_or_else(|| key.to_string());
-    Ok(severe_lines(&test.set.pairs, level, &spread_of, &name_of))
+fn real_paired(orders: &[OrderRow], base: &str, l: &str, f: Figure) -> Option<Paired> {
+    let get = |p: &str| -> Vec<f64> {
+        orders.iter().map(|o| o.runs.iter().find(|x| x.policy == p).and_then(|x| f.of(x)).unwrap_or(f64::NAN)).collect()
+    };
+    paired(&get(l), &get(base))
 }
 
-/// A campaign's job names and their program keys and cores
-/// (`knowledge::identities`).
-type JobKeys = std::collections::BTreeMap<String, (String, u32)>;
+/// `better`, `worse` or `unresolved`, from the first policy's side.
+pub fn verdict_text(v: Verdict) -> &'static str {
+    match v {
+        Verdict::FirstBetter => "better",
+        Verdict::SecondBetter => "worse",
+        Verdict::Unresolved => "unresolved",
+    }
+}
 
-/// Each campaign's pair runs with their two jobs named by program key.
-/// Solo times are gathered by program, not by job name: a job whose
-/// command changed between campaigns is another program under the same
-/// name, and its old solo runs say nothing of the new one's. A run of a
-/// job without a key is left out.
-fn runs_by_program(campaigns: Vec<(JobKeys, Vec<cosched_store::PairRunRecord>)>) -> Vec<cosched_store::PairRunRecord> {
+/// Why the series ended, for people.
+pub fn stop_text(s: Stop) -> &'static str {
+    match s {
+        Stop::Resolved => "every comparison of the chosen figure was resolved",
+        Stop::Budget => "the orders or the time budget ran out before every comparison was resolved",
+        Stop::Continue => "still running",
+    }
+}
+
+/// `1.23 [1.10, 1.31]`: median [q1, q3].
+pub fn fmt_quartiles(q: &Option<Quartiles>) -> String {
+    q.map_or("-".into(), |q| format!("{:.2} [{:.2}, {:.2}]", q.median, q.q1, q.q3))
+}
+
+/// `-3.1 % [-5.0, -1.2]`.
+pub fn fmt_paired(p: &Option<Paired>) -> String {
+    p.as_ref().map_or("-".into(), |p| format!("{:+.1} % [{:+.1}, {:+.1}]", p.median_rel_diff * 100.0, p.ci.0 * 100.0, p.ci.1 * 100.0))
+}
+
+/// Policy, figure, real difference, verdict, whether the IQRs are apart.
+fn real_row(c: &Comparison) -> Vec<String> {
+    vec![
+        c.policy.clone(),
+        c.figure.name().to_string(),
+        fmt_paired(&c.real),
+        c.real.as_ref().map_or("-".into(), |p| verdict_text(p.verdict).to_string()),
+        c.real.as_ref().map_or("-".into(), |p| if p.first.disjoint(&p.second) { "yes" } else { "no" }.to_string()),
+    ]
+}
+
+/// The tables of a report: (title, headers, rows), in the order people read
+/// them; the text and the HTML page show them.
+fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
     let mut out = Vec::new();
-    for (ids, runs) in campaigns {
-        for mut r in runs {
-            let (Some((v, _)), Some((a, _))) = (ids.get(&r.fg_job), ids.get(&r.bg_job)) else { continue };
-            (r.fg_job, r.bg_job) = (v.clone(), a.clone());
-            out.push(r);
-        }
-    }
-    out
-}
-
-/// One line per pair measured above `level`, worst first, with its victim's
-/// solo spread; a header line first, none when no pair is severe.
-fn severe_lines(
-    pairs: &[cosched_predict::PairSamples],
-    level: f64,
-    spread_of: &dyn Fn(&str) -> Option<f64>,
-    name_of: &dyn Fn(&str) -> String,
-) -> Vec<String> {
-    let mut severe: Vec<(&cosched_predict::PairSamples, f64)> =
-        pairs.iter().map(|p| (p, p.median())).filter(|(_, m)| *m > level).collect();
-    severe.sort_by(|a, b| b.1.total_cmp(&a.1));
-    if severe.is_empty() {
-        return Vec::new();
-    }
-    let unstable = cosched_learn::matrix::UNSTABLE_SOLO;
-    let mut out = vec![format!("measured severe, with the victim's own solo spread (10th-90th percentile; above {unstable} it may be the victim's two speeds, not its co-runner):")];
-    for (p, m) in severe {
-        let spread = match spread_of(&p.victim) {
-            Some(x) if x > unstable => format!("solo {x:.2}x apart: unstable"),
-            Some(x) => format!("solo {x:.2}x"),
-            None => "solo spread not known".to_string(),
-        };
-        out.push(format!("{} beside {}: {m:.2} ({spread})", name_of(&p.victim), name_of(&p.aggressor)));
-    }
-    out
-}
-
-/// Cross-validates every predictor; under leave-one-program-out `measured`
-/// is also scored on repeat halves: the noise floor of the pair matrix.
-fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64, ctx: &Ctx) -> anyhow::Result<Vec<Row>> {
-    let mut jobs: Vec<(String, Folds)> = specs.iter().map(|s| (s.clone(), folds)).collect();
-    if folds == Folds::LeaveOneProgramOut {
-        if let Some(m) = specs.iter().find(|s| s.split(':').next() == Some("measured")) {
-            jobs.push((m.clone(), Folds::RepeatHalves));
-        }
-    }
-    let progress = ctx.progress.task("evaluate", jobs.len() as u64);
-    let mut rows = Vec::new();
-    for (i, (spec, f)) in jobs.iter().enumerate() {
-        progress.set(i as u64, &format!("{spec} ({})", f.name()));
-        let spec2 = spec.clone();
-        let make = move || build(&spec2).expect("checked before");
-        let (predictions, accuracy) =
-            cross_validate(&make, train, *f, level).map_err(|e| anyhow::anyhow!("evaluating {spec}: {e}"))?;
-        rows.push(Row { predictor: spec.clone(), folds: f.name().to_string(), accuracy, predictions, trained_cut: None, pearson_on_halves_pairs: None });
-    }
-    progress.finish();
-    Ok(rows)
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.0} %", v * 100.0)
-}
-
-fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map(|x| format!("{x:.d$}", d = digits)).unwrap_or_else(|| "-".into())
-}
-
-/// The accuracy table, one row per predictor. "recall at P >= 0.7" sweeps
-/// the cut over the predictions (the ranking's best); "trained cut" is the
-/// cross-workload cut set on the training side, with its precision and
-/// recall on the tested pairs.
-pub fn render(rows: &[Row]) -> String {
-    let trained = rows.iter().any(|r| r.trained_cut.is_some());
-    let body: Vec<Vec<String>> = rows
+    let heads: Vec<String> = std::iter::once("policy".to_string())
+        .chain(Figure::ALL.iter().map(|f| format!("{} median [q1, q3]", f.name())))
+        .collect();
+    let real: Vec<Vec<String>> = r
+        .figures
         .iter()
-        .map(|r| {
-            let a = &r.accuracy;
+        .map(|p| std::iter::once(p.policy.clone()).chain(p.real.iter().map(|(_, q)| fmt_quartiles(q))).collect())
+        .collect();
+    out.push((format!("Real runs, {} orders (seconds; worst slowdown against each order's solo pass)", r.orders.len()), heads.clone(), real));
+    let sim: Vec<Vec<String>> = r
+        .figures
+        .iter()
+        .map(|p| std::iter::once(p.policy.clone()).chain(p.simulated.iter().map(|(_, q)| fmt_quartiles(q))).collect())
+        .collect();
+    out.push(("Simulated, the same orders on the stored pairwise slowdowns".to_string(), heads, sim));
+    let base = r.policies.first().cloned().unwrap_or_default();
+    let comp: Vec<Vec<String>> = r
+        .comparisons
+        .iter()
+        .map(|c| {
+            let mut row = real_row(c);
+            row.push(fmt_paired(&c.simulated));
+            row.push(c.agrees.map_or("-".into(), |a| if a { "yes" } else { "no" }.to_string()));
+            row
+        })
+        .collect();
+    out.push((
+        format!("Against {base}, order by order: median relative difference [95 % interval] (negative = lower = better)"),
+        ["policy", "figure", "real", "verdict", "IQRs apart", "simulated", "same sign"].map(String::from).to_vec(),
+        comp,
+    ));
+    if let Some((g, n, comps)) = &r.within_regime {
+        let rows: Vec<Vec<String>> = comps.iter().map(real_row).collect();
+        out.push((
+            format!("The same, over the {n} orders that stayed in one regime ({})", g.name()),
+            ["policy", "figure", "real", "verdict", "IQRs apart"].map(String::from).to_vec(),
+            rows,
+        ));
+    }
+    let oracle: Vec<Vec<String>> = r
+        .oracle
+        .iter()
+        .flat_map(|o| {
+            let search = match o.oracle.search {
+                cosched_sched::oracle::Search::Exhaustive { schedules } => format!("all {schedules} orders"),
+                cosched_sched::oracle::Search::Local { schedules, .. } => format!("local search, {schedules} schedules"),
+            };
+            let replayed = match (&o.replayed, &o.not_replayed) {
+                (Some(q), _) => format!("{:.2} s [{:.2}, {:.2}]", q.median, q.q1, q.q3),
+                (None, Some(why)) => format!("- ({why})"),
+                (None, None) => "-".into(),
+            };
+            o.above.iter().map(move |(l, real, sim)| {
+                let pct = |v: &Option<f64>| v.map_or("-".into(), |v| format!("{:+.1} %", v * 100.0));
+                let vs_replay = o.above_replayed.iter().find(|(k, _)| k == l).map(|(_, v)| *v);
+                vec![
+                    o.objective.name().to_string(),
+                    format!("{:.2} s ({search})", o.oracle.value),
+                    replayed.clone(),
+                    l.clone(),
+                    pct(real),
+                    pct(&vs_replay),
+                    pct(sim),
+                ]
+            })
+        })
+        .collect();
+    out.push((
+        "Distance to the oracle (the model's best list schedule, and that schedule run for real): each policy's median above it"
+            .to_string(),
+        ["figure", "oracle (model)", "oracle run for real, median [q1, q3]", "policy", "real vs model", "real vs real", "simulated"]
+            .map(String::from)
+            .to_vec(),
+        oracle,
+    ));
+    let orders: Vec<Vec<String>> = r
+        .orders
+        .iter()
+        .map(|o| {
             let mut row = vec![
-                r.predictor.clone(),
-                r.folds.clone(),
-                a.n.to_string(),
-                pct(a.within_5),
-                pct(a.within_30),
-                format!("{:.3}", a.mae),
-                opt(a.pearson, 3),
-                opt(a.pearson_less_one, 3),
-                opt(a.spearman, 3),
-                opt(a.precision, 2),
-                opt(a.recall, 2),
-                recall_at(a.recall_at),
+                (o.order + 1).to_string(),
+                o.round_trip_ns.map_or("-".into(), |ns| format!("{ns:.0} ns")),
+                o.regime.map_or("-".into(), |g| g.name().to_string()) + if o.switched { " (switched within the order)" } else { "" },
             ];
-            if trained {
-                row.push(r.trained_cut.map_or_else(
-                    || "-".into(),
-                    |t| format!("{:.2}: {} / {}", t.cut, opt(t.precision, 2), opt(t.recall, 2)),
-                ));
+            for l in &r.policies {
+                let f = o.runs.iter().find(|x| &x.policy == l);
+                row.push(f.map_or("-".into(), |f| {
+                    let v = |x: Option<f64>| x.map_or("-".into(), |x| format!("{x:.2}"));
+                    format!("{} / {} / {}", v(f.makespan), v(f.avg_turnaround), v(f.worst_slowdown))
+                }));
             }
             row
         })
         .collect();
-    let at = format!("recall at P >= {}", cosched_predict::DEFAULT_AT_PRECISION);
-    let mut head = vec![
-        "predictor",
-        "folds",
-        "pairs",
-        "within 5 %",
-        "within 30 %",
-        "MAE",
-        "Pearson",
-        "Pearson -1",
-        "Spearman",
-        "severe precision",
-        "severe recall",
-        at.as_str(),
-    ];
-    if trained {
-        head.push("trained cut: P / R");
-    }
-    markdown_table(&head, &body)
+    let mut h = vec!["order".to_string(), "CPU 0-1 round trip".to_string(), "regime".to_string()];
+    h.extend(r.policies.iter().map(|l| format!("{l}: makespan / mean TAT / worst slowdown")));
+    out.push(("Every order".to_string(), h, orders));
+    out
 }
 
-/// "0.80 (cut 1.16)": the best recall at the precision and the cut it
-/// takes; "0.00" when no cut keeps the precision, "-" with nothing severe.
-fn recall_at(r: Option<cosched_predict::RecallAt>) -> String {
-    match r {
-        None => "-".into(),
-        Some(r) => match r.cut {
-            Some(cut) => format!("{:.2} (cut {cut:.2})", r.recall),
-            None => format!("{:.2}", r.recall),
-        },
-    }
-}
-
-fn describe(c: &Counts, folds: Folds, level: f64) -> String {
-    let severe = "Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above";
-    let used: String = crate::common::describe_campaigns(&c.sources.campaigns).into_iter().map(|line| format!("\nfrom {line}")).collect();
-    let text = format!(
-        "workload {}: {} programs, {} measured ordered pairs ({} repeats) from pairs campaign {} ({}{}){}, \
-         profiles {:?}, probes {:?}.\nfolds: {}{}; {severe} {level:.2}; {AT_NOTE}.",
-        c.workload,
-        c.programs,
-        c.ordered_pairs,
-        c.repeats,
-        c.sources.pairs,
-        c.sources.pairs_status,
-        c.pairs_conditions
-            .iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let when = if i == 0 { "at its start".to_string() } else { format!("at resume {i}") };
-                format!("; node {when}: {}", k.describe())
-            })
-            .collect::<String>(),
-        if c.sources.older_pairs > 0 {
-            format!(" and {} from other campaigns of its programs (older ones, or other workload files)", c.sources.older_pairs)
-        } else {
-            String::new()
-        },
-        c.sources.profile,
-        c.sources.probe,
-        folds.name(),
-        if folds == Folds::LeaveOneProgramOut {
-            " (each pair predicted by a fit without any pair of its victim's program)"
-        } else if folds == Folds::InSample {
-            " (fitted and tested on the same pairs: not a prediction)"
-        } else {
-            " (fitted on repeats 0, 1, 4, 5, ..., tested on the median of repeats 2, 3, 6, 7, ...)"
-        },
-    );
-    text + &used
-}
-
-fn scatter_of(workload: &str, r: &Row) -> String {
-    let a = &r.accuracy;
-    let points: Vec<Point> = r
-        .predictions
-        .iter()
-        .map(|p| Point {
-            measured: p.measured,
-            predicted: p.predicted.slowdown,
-            lo: p.predicted.lo,
-            hi: p.predicted.hi,
-            label: format!("{} beside {}", p.victim, p.aggressor),
-        })
-        .collect();
-    scatter(
-        &format!("{} on {workload} ({})", r.predictor, r.folds),
-        &format!(
-            "within 5 %: {}, within 30 %: {}, MAE {:.3}, Pearson {}\nsevere (> {:.2}): recall {} at precision {}; recall at precision >= {}: {}",
-            pct(a.within_5),
-            pct(a.within_30),
-            a.mae,
-            opt(a.pearson, 3),
-            a.level,
-            opt(a.recall, 2),
-            opt(a.precision, 2),
-            cosched_predict::DEFAULT_AT_PRECISION,
-            recall_at(a.recall_at),
-        ),
-        &points,
-        Some(a.level),
-    )
-}
-
-fn markdown_section(rows: &[Row], description: &str, prov: &cosched_model::provenance::Provenance, path: &Path) -> String {
-    format!(
-        "{BEGIN} generated by `cosched evaluate-predictors --workload {} --markdown FILE`; edits are overwritten -->\n\
-         Measured on `{}` ({}, {} cores), cosched {} ({}), {}.\n\n{}\n\n{}\n{END}",
-        path.display(),
-        prov.hostname,
-        prov.cpu_model,
-        prov.cores,
-        prov.cosched_version,
-        prov.git_commit,
-        cosched_store::format_unix_utc(prov.started_unix),
-        render(rows),
-        description.replace('\n', "\n\n"),
-    )
-}
-
-/// Replaces the generated section of a Markdown file, or appends one.
-fn rewrite_section(path: &Path, section: &str) -> anyhow::Result<()> {
-    // Read as the sudo user too: the text goes back out in a file of theirs.
-    let text = cosched_measure::files::as_user(cosched_measure::node::invoking_user(), || std::fs::read_to_string(path))
-        .map_err(|e| bad_input(format!("{}: {e}", path.display())))?;
-    let out = match (text.find(BEGIN), text.find(END)) {
-        (Some(b), Some(e)) if b < e => format!("{}{}{}", &text[..b], section, &text[e + END.len()..]),
-        (None, None) => format!("{}\n\n{}\n", text.trim_end_matches('\n'), section),
-        _ => {
-            return Err(bad_input(format!(
-                "{}: the accuracy markers are unbalanced; keep one `{BEGIN} ... -->` line before one `{END}` line",
-                path.display()
-            )))
+impl Render for EvaluateReport {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        for (title, heads, rows) in tables(self) {
+            let h: Vec<&str> = heads.iter().map(String::as_str).collect();
+            d.line(format!("{title}:")).table(&h, rows).line("");
         }
-    };
-    crate::common::write_file(path, &out)
+        d.line(format!("Stopped after {} orders: {} ({}).", self.orders.len(), stop_text(self.stop), self.metric.name()));
+        if let Some(g) = self.required_regime {
+            let kept = self.orders.iter().filter(|o| o.regime == Some(g) && !o.switched).count();
+            d.line(format!("Counted {kept} of {} orders: those in the {} regime throughout.", self.orders.len(), g.name()));
+            if self.waited_out {
+                d.line("The series ended waiting for that regime (--regime-wait).");
+            }
+        } else if self.regimes.len() > 1 {
+            d.line("warning: the orders span a cache-regime switch (see the round trips above); compare within one regime.");
+        }
+        d.line(format!("slowdowns of the model: {}", self.slowdown_source));
+        if let Some(i) = &self.index {
+            d.line(format!("report: {}", i.display()));
+        }
+        d
+    }
+}
+
+fn write_page(page: &mut Page, r: &EvaluateReport, metric: Figure) {
+    page.set_title(&format!("cosched evaluate: {}", r.workload));
+    page.paragraph(&format!(
+        "Workload `{}`; policies compared with `{}` on {} seeded orders (seed {}); stopped because {} ({}).",
+        r.workload,
+        r.policies.first().map_or("", String::as_str),
+        r.orders.len(),
+        r.seed,
+        stop_text(r.stop),
+        metric.name()
+    ));
+    if r.regimes.len() > 1 {
+        page.note("The orders span a cache-regime switch: compare within one regime (see the orders table).");
+    }
+    for (title, heads, rows) in tables(r) {
+        let h: Vec<&str> = heads.iter().map(String::as_str).collect();
+        page.section(&title).table(&h, &rows);
+    }
+    page.section("Data").link("evaluate.json", "everything above (JSON)").link("orders.csv", "every order's figures (CSV)");
+}
+
+fn orders_csv(r: &EvaluateReport) -> String {
+    let mut s = String::from("order,round_trip_ns,policy,run,makespan_s,mean_turnaround_s,worst_slowdown,failed\n");
+    let o = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
+    for row in &r.orders {
+        for f in &row.runs {
+            s.push_str(&format!(
+                "{},{},\"{}\",{},{},{},{},{}\n",
+                row.order,
+                o(row.round_trip_ns),
+                f.policy.replace('"', "\"\""),
+                f.run,
+                o(f.makespan),
+                o(f.avg_turnaround),
+                o(f.worst_slowdown),
+                f.failed
+            ));
+        }
+    }
+    s
 }
 
 #[cfg(test)]
@@ -707,190 +805,97 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_description_names_the_node_at_the_start_and_at_each_resume() {
-        let k = |ns: f64| Conditions { taken_unix: 0, load: [1.0, 0.5, 0.25], c2c: Some((vec![0, 1], ns)), huge_pages: None };
-        let c = Counts {
-            workload: "w".into(),
-            programs: 2,
-            ordered_pairs: 4,
-            repeats: 8,
-            sources: Sources {
-                profile: vec![1],
-                probe: vec![2],
-                pairs: 3,
-                pairs_status: "done".into(),
-                pair_runs: 4,
-                run_pairs: 0,
-                online_pairs: 0,
-                campaigns: Vec::new(),
-                knowledge: None,
-                regime: None,
-                older_pairs: 0,
-            },
-            pairs_conditions: vec![k(76.0), k(452.0)],
+    fn an_order_waits_for_the_required_regime_and_gives_up_after_the_wait() {
+        use std::cell::Cell;
+        let silent = crate::progress::Silent;
+        let ctx = Ctx::new(&silent, "test");
+        // Apart, apart, unreadable, then shared: the fourth reading ends the wait.
+        let readings = [380.0, 360.0, f64::NAN, 44.0];
+        let i = Cell::new(0);
+        let read = || {
+            let k = i.get();
+            i.set(k + 1);
+            readings.get(k).copied().filter(|x| x.is_finite())
         };
-        let text = describe(&c, Folds::LeaveOneProgramOut, 1.3);
-        assert!(
-            text.contains("pairs campaign 3 (done; node at its start: load 1.00 0.50 0.25, CPU 0-1 round trip 76 ns; node at resume 1: load 1.00 0.50 0.25, CPU 0-1 round trip 452 ns)"),
-            "{text}"
-        );
+        let ms = Duration::from_millis(1);
+        assert!(wait_for_regime(CacheRegime::Shared, Duration::from_secs(60), ms, &read, &ctx).unwrap());
+        assert_eq!(i.get(), 4);
+        // Never apart within the wait: false, after reading at least once.
+        let always_shared = || Some(50.0);
+        assert!(!wait_for_regime(CacheRegime::Apart, Duration::from_millis(5), ms, &always_shared, &ctx).unwrap());
     }
 
     #[test]
-    fn severe_pairs_are_listed_worst_first_with_an_unstable_victim_marked() {
-        let ps = |v: &str, a: &str, s: &[f64]| cosched_predict::PairSamples { victim: v.into(), aggressor: a.into(), slowdowns: s.to_vec() };
-        let pairs = [ps("k-ssl", "k-ssl", &[1.5, 1.52, 1.4]), ps("k-fio", "k-fiow", &[1.32]), ps("k-ssl", "k-bc", &[0.99])];
-        let spread = |k: &str| match k {
-            "k-ssl" => Some(1.72),
-            "k-fio" => Some(1.04),
-            _ => None,
-        };
-        let name = |k: &str| k.trim_start_matches("k-").to_string();
-        let lines = severe_lines(&pairs, 1.3, &spread, &name);
-        assert_eq!(lines.len(), 3, "{lines:?}");
-        assert_eq!(lines[1], "ssl beside ssl: 1.50 (solo 1.72x apart: unstable)");
-        assert_eq!(lines[2], "fio beside fiow: 1.32 (solo 1.04x)");
-        assert!(severe_lines(&pairs, 1.6, &spread, &name).is_empty());
+    fn labels_are_the_ones_run_stores_whatever_the_order_given() {
+        let label = |s: &str| spec_of(s, "--policy").unwrap().label();
+        let a = label("conflict-aware:threshold=50,idle=gain");
+        assert_eq!(a, label("conflict-aware:idle=gain,threshold=50"));
+        assert_eq!(a, "conflict-aware:idle=gain,threshold=50");
+        assert_eq!(label("noplan:placement=scatter"), "noplan:placement=scatter");
+        assert_eq!(label("conflict-aware:placement=compact"), "conflict-aware:idle=always,placement=compact,threshold=100");
     }
 
     #[test]
-    fn a_job_whose_command_changed_has_the_solo_spread_of_its_new_program_only() {
-        // `numpy-add` ran 1.0 s or 1.4 s alone under its old command (huge
-        // pages by luck) and 1.20-1.22 s under its new one, in a later
-        // campaign of the same workload.
-        let run = |job: &str, i: usize, solo: f64| cosched_store::PairRunRecord {
-            repeat: i as u32,
-            fg_solo_s: solo,
-            fg_corun_s: solo,
-            ..crate::pairs::twin_tests::rec(job, "loop", 1.0, 1.0)
-        };
-        let keys = |add: &str| -> JobKeys {
-            [("numpy-add".to_string(), (add.to_string(), 1)), ("loop".to_string(), ("k-loop".to_string(), 1))].into()
-        };
-        let old: Vec<_> = (0..6).map(|i| run("numpy-add", i, if i % 2 == 0 { 1.0 } else { 1.4 })).collect();
-        let new: Vec<_> = (0..6).map(|i| run("numpy-add", i, 1.2 + 0.004 * i as f64)).collect();
-        let mut stray = run("other", 0, 9.0);
-        stray.bg_job = "unknown".into();
-        let runs = runs_by_program(vec![(keys("k-old"), old), (keys("k-new"), [new, vec![stray]].concat())]);
-        assert_eq!(runs.len(), 12, "the run of jobs without a key is left out");
-        let s = cosched_learn::matrix::solo_spreads(&runs);
-        let of = |k: &str| s.iter().find(|x| x.job == k).unwrap();
-        assert!(of("k-old").unstable() && !of("k-new").unstable(), "{s:?}");
-        assert_eq!((of("k-old").n, of("k-new").n, of("k-loop").n), (6, 6, 12));
-        // By job name the two programs would have read as one unstable job.
-        let by_name = cosched_learn::matrix::solo_spreads(&runs.iter().map(|r| cosched_store::PairRunRecord { fg_job: "numpy-add".into(), ..r.clone() }).collect::<Vec<_>>());
-        assert!(by_name.iter().find(|x| x.job == "numpy-add").unwrap().unstable());
+    fn figures_parse_by_their_names_and_refuse_others() {
+        for f in Figure::ALL {
+            assert_eq!(f.name().parse::<Figure>(), Ok(f));
+        }
+        assert!("speed".parse::<Figure>().unwrap_err().contains("makespan, mean-turnaround, worst-slowdown"));
     }
 
-    #[test]
-    fn pearson_on_the_halves_pairs_leaves_out_the_pairs_too_few_repeats_could_split() {
-        let pred = |v: &str, o: &str, p: f64, m: f64| CvPrediction {
-            victim: v.into(),
-            aggressor: o.into(),
-            held_out: None,
-            measured: m,
-            repeats: 4,
-            predicted: cosched_predict::Prediction::exact(p),
-        };
-        let row = |name: &str, folds: Folds, predictions: Vec<CvPrediction>| Row {
-            predictor: name.into(),
-            folds: folds.name().into(),
-            accuracy: Accuracy::of(&cosched_predict::cv::scored(&predictions), 1.3),
-            predictions,
-            trained_cut: None,
-            pearson_on_halves_pairs: None,
-        };
-        // The halves split (a, b), (b, a), (a, a); (b, b) had two repeats.
-        let halves = vec![pred("a", "b", 1.1, 1.0), pred("b", "a", 1.4, 1.5), pred("a", "a", 1.2, 1.2)];
-        // On the three, predictions 1.0, 1.5, 1.2 against 1.0, 1.5, 1.2:
-        // Pearson 1; the fourth pair, far off, would pull it down.
-        let all = vec![pred("a", "b", 1.0, 1.0), pred("b", "a", 1.5, 1.5), pred("a", "a", 1.2, 1.2), pred("b", "b", 2.0, 1.0)];
-        let mut rows = vec![row("p", Folds::LeaveOneProgramOut, all), row("measured", Folds::RepeatHalves, halves)];
-        let line = on_halves_pairs(&mut rows).unwrap();
-        assert!((rows[0].pearson_on_halves_pairs.unwrap() - 1.0).abs() < 1e-12, "{line}");
-        assert!(rows[0].accuracy.pearson.unwrap() < 0.5, "on every pair the outlier counts");
-        assert_eq!(rows[1].pearson_on_halves_pairs, None, "the halves row is the floor itself");
-        assert!(line.starts_with("Pearson on only the 3 pairs repeat-halves scores") && line.contains("p 1.000"), "{line}");
-        assert_eq!(on_halves_pairs(&mut rows[..1]), None);
-    }
-
-    #[test]
-    fn the_notes_name_the_precision_the_sweep_keeps() {
-        let p = cosched_predict::DEFAULT_AT_PRECISION;
-        assert!(AT_NOTE.starts_with(&format!("recall at P >= {p}: ")) && AT_NOTE.contains(&format!("precision >= {p},")), "{AT_NOTE}");
-        let r = cosched_predict::RecallAt { min_precision: p, recall: 0.8, precision: Some(0.75), cut: Some(1.156) };
-        assert_eq!(recall_at(Some(r)), "0.80 (cut 1.16)");
-        assert_eq!(recall_at(Some(cosched_predict::RecallAt { cut: None, precision: None, recall: 0.0, ..r })), "0.00");
-        assert_eq!(recall_at(None), "-");
-    }
-
-    #[test]
-    fn the_generated_section_replaces_only_itself() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("x.md");
-        std::fs::write(&p, format!("# T\n\nintro\n\n{BEGIN} old -->\nstale\n{END}\n\n## After\n")).unwrap();
-        rewrite_section(&p, &format!("{BEGIN} new -->\nfresh\n{END}")).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&p).unwrap(),
-            format!("# T\n\nintro\n\n{BEGIN} new -->\nfresh\n{END}\n\n## After\n")
-        );
-        std::fs::write(&p, format!("{END}\n{BEGIN}")).unwrap();
-        assert!(rewrite_section(&p, "x").is_err());
-    }
-}
-
-/// The predictions real runs made before each job started against the
-/// slowdowns the runs measured, one row per source the runs decided with
-/// (`cosched run` records it; `pairs-table` for runs from before it did).
-/// In the counts, `programs` is the number of runs and `repeats` of jobs.
-fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::Result<(Counts, Vec<Row>)> {
-    let runs: Vec<_> = store.runs()?.into_iter().filter(|r| r.workload == w.name).collect();
-    let mut by_source: std::collections::BTreeMap<String, Vec<CvPrediction>> = Default::default();
-    let mut run_ids = Vec::new();
-    for r in &runs {
-        let source = r.params.get("predictor").and_then(|v| v.as_str()).unwrap_or(PAIRS_TABLE).to_string();
-        for j in store.run_jobs(r.id)? {
-            let Some(measured) = j.end.as_ref().filter(|e| e.status.is_ok()).and_then(|e| e.slowdown) else { continue };
-            by_source.entry(source.clone()).or_default().push(CvPrediction {
-                victim: format!("{} (run {})", j.start.job, r.id.0),
-                aggressor: if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join("+") },
-                held_out: None,
-                measured,
-                repeats: 1,
-                predicted: cosched_predict::Prediction::exact(j.start.predicted),
-            });
-            if run_ids.last() != Some(&r.id.0) {
-                run_ids.push(r.id.0);
-            }
+    fn figs(policy: &str, makespan: f64, tat: f64, worst: f64) -> RunFigures {
+        RunFigures {
+            policy: policy.into(),
+            repeat: 0,
+            run: 0,
+            makespan: Some(makespan),
+            avg_turnaround: Some(tat),
+            worst_turnaround: None,
+            worst_slowdown: Some(worst),
+            failed: 0,
+            round_trip_ns: None,
         }
     }
-    if by_source.is_empty() {
-        anyhow::bail!(
-            "{}: no job of a real run of `{}` ended ok with a measured slowdown; run `cosched run --workload FILE` first",
-            store.path().display(),
-            w.name
-        );
+
+    #[test]
+    fn orders_pair_each_policy_with_the_baseline_of_the_same_order() {
+        let orders: Vec<OrderRow> = (0..5)
+            .map(|k| OrderRow {
+                order: k,
+                round_trip_ns: Some(60.0),
+                regime: Some(CacheRegime::Shared),
+                switched: false,
+                runs: vec![figs("noplan", 10.0 + k as f64, 6.0, 1.5), figs("best-match", 9.5 + k as f64, 5.0, 1.05)],
+            })
+            .collect();
+        let c = real_paired(&orders, "noplan", "best-match", Figure::WorstSlowdown).unwrap();
+        assert_eq!(c.n, 5);
+        assert_eq!(c.verdict, Verdict::FirstBetter);
+        assert!((c.median_rel_diff - (1.05 / 1.5 - 1.0)).abs() < 1e-12);
+        // Makespans rise with k in both; paired by order, best-match is lower every time.
+        assert_eq!(real_paired(&orders, "noplan", "best-match", Figure::Makespan).unwrap().verdict, Verdict::FirstBetter);
     }
-    let rows: Vec<Row> = by_source
-        .into_iter()
-        .map(|(source, predictions)| {
-            let pairs: Vec<(f64, f64)> = predictions.iter().map(|p| (p.predicted.slowdown, p.measured)).collect();
-            Row { predictor: source, folds: "real-runs".into(), accuracy: Accuracy::of(&pairs, level), predictions, trained_cut: None, pearson_on_halves_pairs: None }
-        })
-        .collect();
-    let jobs = rows.iter().map(|r| r.predictions.len()).sum();
-    let sources = Sources {
-        profile: Vec::new(),
-        probe: Vec::new(),
-        pairs: 0,
-        pairs_status: format!("runs {}", run_ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
-        pair_runs: 0,
-        run_pairs: 0,
-        online_pairs: 0,
-        campaigns: Vec::new(),
-        knowledge: None,
-        regime: None,
-        older_pairs: 0,
-    };
-    Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
+
+    #[test]
+    fn the_orders_csv_quotes_labels_with_commas() {
+        let r = EvaluateReport {
+            workload: "w".into(),
+            policies: vec!["a:x=1,y=2".into()],
+            seed: 1,
+            orders: vec![OrderRow { order: 0, round_trip_ns: None, regime: None, switched: false, runs: vec![figs("a:x=1,y=2", 1.0, 2.0, 3.0)] }],
+            stop: Stop::Budget,
+            regimes: vec![],
+            within_regime: None,
+            required_regime: None,
+            waited_out: false,
+            figures: vec![],
+            comparisons: vec![],
+            oracle: vec![],
+            slowdown_source: String::new(),
+            index: None,
+            metric: Figure::Makespan,
+        };
+        let csv = orders_csv(&r);
+        assert_eq!(csv.lines().nth(1), Some("0,,\"a:x=1,y=2\",0,1,2,3,0"));
+    }
 }

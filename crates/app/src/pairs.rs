@@ -16,7 +16,7 @@ use cosched_measure::kernel::job_argv;
 use cosched_measure::launch::{handle_terminal_stop, install_interrupt_handler, interrupted, TerminalStop};
 use cosched_measure::c2c::read_round_trip;
 use cosched_measure::pairs::{run_campaign_in, Campaign, CampaignError, PairJob, PairRun, RegimeGate};
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_measure::place::observed_level;
 use cosched_model::matrix::{unordered_pairs, SlowdownMatrix, StopRule};
 use cosched_model::stats::Summary;
@@ -481,7 +481,7 @@ pub(crate) mod twin_tests {
     /// shared, same-numa when apart, none when it changed mid-repeat.
     #[test]
     fn each_repeat_is_stored_with_its_regime_and_the_level_observed() {
-        use cosched_model::compare::CacheRegime;
+        use cosched_model::regime::CacheRegime;
         use cosched_model::placement::SharingLevel;
         let xml = include_str!("../../model/tests/fixtures/topology/vm-epyc-2c.hwloc2.xml");
         let vm = cosched_model::topology::parse_hwloc_xml(xml).unwrap();

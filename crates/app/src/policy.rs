@@ -139,16 +139,32 @@ pub fn governor_file() -> PathBuf {
     }
 }
 
+/// The governor's level and where it is kept (`cosched governor`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GovernorState {
+    pub file: PathBuf,
+    /// `high` or `low`.
+    pub level: &'static str,
+}
+
+impl crate::render::Render for GovernorState {
+    fn doc(&self) -> crate::render::Doc {
+        let mut d = crate::render::Doc::new();
+        d.line(format!("governor: {} ({})", self.level, self.file.display()));
+        d
+    }
+}
+
 /// `cosched governor [high|low]`: the level now (high when never set), after
 /// setting it when asked.
-pub fn governor(set: Option<&str>, file: Option<PathBuf>) -> anyhow::Result<(PathBuf, Level)> {
+pub fn governor(set: Option<&str>, file: Option<PathBuf>) -> anyhow::Result<GovernorState> {
     let file = file.unwrap_or_else(governor_file);
     if let Some(word) = set {
         let level = Level::parse(word).map_err(crate::bad_input)?;
         cosched_lua::live::write_governor(&file, level).map_err(anyhow::Error::msg)?;
     }
     let level = cosched_lua::live::read_governor(&file).map_err(crate::bad_input)?.unwrap_or(Level::High);
-    Ok((file, level))
+    Ok(GovernorState { file, level: level.name() })
 }
 
 #[cfg(test)]

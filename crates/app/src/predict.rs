@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use cosched_predict::{CoSchedule, Placed};
 use serde::Serialize;
 
-use crate::common::{db_path, load_workload, open_read_only_store, UsedCampaign};
+use crate::common::{db_path, describe_campaigns, load_workload, open_read_only_store, UsedCampaign};
 use crate::error::bad_input;
 use crate::regime::ChosenRegime;
+use crate::render::{Doc, Render};
 use crate::training::{build, training_set_in};
 
 #[derive(Debug, Clone)]
@@ -37,11 +38,15 @@ pub struct JobPrediction {
     pub hi: f64,
 }
 
-#[derive(Debug)]
+/// `cosched predict`; `--json` names the predictor `model`.
+#[derive(Debug, Serialize)]
 pub struct PredictReport {
+    /// The predictor as asked for: NAME or NAME:key=value,...
+    pub model: String,
     pub jobs: Vec<JobPrediction>,
     /// Measured ordered pairs the predictor was fitted on.
     pub pairs: usize,
+    #[serde(skip)]
     pub workload: String,
     /// The campaigns the predictor was fitted on.
     pub campaigns: Vec<UsedCampaign>,
@@ -87,6 +92,7 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
         })
         .collect();
     Ok(PredictReport {
+        model: a.predictor.clone(),
         jobs,
         pairs: train.pairs.len(),
         workload: w.name.clone(),
@@ -95,4 +101,35 @@ pub fn predict(a: &PredictRequest) -> anyhow::Result<PredictReport> {
         regime,
         regime_use: sources.regime,
     })
+}
+
+impl Render for PredictReport {
+    fn doc(&self) -> Doc {
+        let rows = self
+            .jobs
+            .iter()
+            .map(|j| {
+                let interval = format!("[{:.3}, {:.3}]", j.lo, j.hi);
+                vec![j.job.clone(), j.pool.clone(), j.cores.to_string(), format!("{:.3}", j.slowdown), interval]
+            })
+            .collect();
+        let mut d = Doc::new();
+        d.table(&["job", "pool", "cores", "predicted slowdown", "interval (~80 %)"], rows);
+        d.line(format!(
+            "{}, fitted on {} measured ordered pairs of {}{}; slowdown = co-run time / solo time beside all the other jobs listed.",
+            self.model,
+            self.pairs,
+            self.workload,
+            if self.knowledge.is_some() { " and of other workloads" } else { "" }
+        ));
+        for line in describe_campaigns(&self.campaigns) {
+            d.line(format!("from {line}"));
+        }
+        if let Some(k) = &self.knowledge {
+            d.line(format!("and from other workloads' measurements of the same and other programs: {k}"));
+        }
+        let used = self.regime_use.as_ref().map_or(String::new(), |u| format!("; {}", u.describe()));
+        d.line(format!("for {}{used}", self.regime.describe()));
+        d
+    }
 }

@@ -19,7 +19,7 @@ use cosched_measure::launch::{handle_terminal_stop, install_interrupt_handler, i
 use cosched_measure::pairs::RegimeGate;
 use cosched_measure::probe::{probe_job, stressor_params, ProbeError, ProbePlan};
 use cosched_model::calibration::calibration_key;
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_model::probe::{default_ladder, ProbeLevel, ProbePoint};
 use cosched_model::topology::{CacheKind, Node};
 use cosched_model::workload::{Job, PoolKind, Workload};

@@ -10,7 +10,7 @@
 //! (`cosched_predict::regime`).
 
 use cosched_measure::c2c::{RegimeWatch, Switch};
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_predict::regime::RegimeChoice;
 use serde::Serialize;
 

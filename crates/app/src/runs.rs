@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::common::{db_path, open_read_only_store};
 use crate::error::bad_input;
+use crate::render::{ratio, secs, Doc, Render};
 
 #[derive(Debug, Clone, Default)]
 pub struct RunsRequest {
@@ -28,6 +29,7 @@ pub struct RunRow {
     pub series: String,
     pub workload: String,
     pub policy: String,
+    /// 0-based, as stored (the text shows it 1-based, as `cosched run` does).
     pub repeat: u32,
     pub status: String,
     /// UTC, `YYYY-MM-DD HH:MM:SS`.
@@ -64,6 +66,74 @@ pub struct RunShow {
     pub command: String,
     pub host: String,
     pub git_commit: String,
+}
+
+/// `cosched runs`: the runs listed; `--json` is the array of rows.
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub struct RunList {
+    pub runs: Vec<RunRow>,
+}
+
+const HEAD: [&str; 10] =
+    ["run", "started (UTC)", "workload", "policy", "repeat", "status", "jobs", "makespan s", "mean TAT s", "worst slowdown"];
+
+fn line(r: &RunRow) -> Vec<String> {
+    let not_ok = if r.not_ok.is_empty() { "all ok".to_string() } else { r.not_ok.join("; ") };
+    vec![
+        r.id.to_string(),
+        r.started.clone(),
+        r.workload.clone(),
+        r.policy.clone(),
+        // 1-based, as `cosched run` counts repeats (the store's is 0-based).
+        (r.repeat + 1).to_string(),
+        r.status.clone(),
+        format!("{} ({not_ok})", r.jobs),
+        secs(r.makespan_s),
+        secs(r.mean_turnaround_s),
+        ratio(r.worst_slowdown),
+    ]
+}
+
+impl Render for RunList {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        if self.runs.is_empty() {
+            d.line("no runs in the database yet (`cosched run --workload FILE` makes one)");
+        } else {
+            d.table(&HEAD, self.runs.iter().map(line).collect());
+        }
+        d
+    }
+}
+
+impl Render for RunShow {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        d.table(&HEAD, vec![line(&self.run)]);
+        d.line(format!("series {}, on {}, commit {}: {}\n", self.run.series, self.host, self.git_commit, self.command));
+        let rows = self
+            .jobs
+            .iter()
+            .map(|j| {
+                vec![
+                    j.job.clone(),
+                    cosched_model::topology::format_cpulist(&j.cpus),
+                    format!("{:.2}", j.arrival_s),
+                    format!("{:.2}", j.start_s),
+                    secs(j.end_s),
+                    j.status.clone(),
+                    j.attempts.max(1).to_string(),
+                    format!("{:.3}", j.predicted),
+                    ratio(j.slowdown),
+                    if j.beside.is_empty() { "-".into() } else { j.beside.join(", ") },
+                ]
+            })
+            .collect();
+        let head = ["job", "CPUs", "arrival s", "start s", "end s", "status", "attempts", "predicted", "slowdown", "beside at start"];
+        d.table(&head, rows);
+        d
+    }
 }
 
 /// The final attempt of each job with its number of attempts.
@@ -111,10 +181,10 @@ fn row(r: &RunRecord, jobs: &[(u32, RunJobRecord)]) -> RunRow {
 }
 
 /// Runs of the database, oldest first (the newest `last` when set).
-pub fn runs(req: &RunsRequest) -> anyhow::Result<Vec<RunRow>> {
+pub fn runs(req: &RunsRequest) -> anyhow::Result<RunList> {
     // No database yet is no runs yet, as sacct lists no jobs: not an error.
     let store = match cosched_store::Store::open_read_only(&db_path(req.db.as_deref())) {
-        Err(cosched_store::StoreError::Missing { .. }) => return Ok(Vec::new()),
+        Err(cosched_store::StoreError::Missing { .. }) => return Ok(RunList { runs: Vec::new() }),
         other => other.map_err(crate::common::store_input_error)?,
     };
     let mut out = Vec::new();
@@ -129,7 +199,7 @@ pub fn runs(req: &RunsRequest) -> anyhow::Result<Vec<RunRow>> {
     if req.last > 0 && out.len() > req.last {
         out.drain(..out.len() - req.last);
     }
-    Ok(out)
+    Ok(RunList { runs: out })
 }
 
 /// One run with every job's final attempt.

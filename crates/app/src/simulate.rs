@@ -15,9 +15,11 @@ use cosched_sched::oracle::{oracle, Objective, Oracle, Search};
 use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
 use cosched_sched::{Params, Spec};
 use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, Store};
+use serde::Serialize;
 
 use crate::common::{create_dir, db_path, open_read_only_store, write_file, UsedCampaign};
 use crate::error::bad_input;
+use crate::render::{Doc, Render};
 use crate::policy::Policies;
 
 /// A policy as given (the label keeps only what the spec says), resolved
@@ -65,36 +67,167 @@ pub const HEAD: [&str; 7] = ["policy", "median", "q1", "q3", "min", "max", "mean
 /// The columns of the oracle table of a [`SimulateReport`].
 pub const ORACLE_HEAD: [&str; 3] = ["", "makespan s", "vs the oracle's best makespan"];
 
-#[derive(Debug)]
+/// `cosched simulate`: `--json` and the report's summary.json are its
+/// `Serialize`, the tables its [`Render`].
+#[derive(Debug, Serialize)]
 pub struct SimulateReport {
-    /// One table of increase rates per figure: its title and one row per
-    /// policy ([`HEAD`]).
-    pub sections: Vec<(String, Vec<Vec<String>>)>,
-    /// The performance score of exclusive and of each policy ([`HEAD`]).
-    pub scores: Vec<Vec<String>>,
-    /// The oracle's best schedules and each policy's median makespan
-    /// against them ([`ORACLE_HEAD`]), or why there is none.
-    pub oracle: Result<Vec<Vec<String>>, String>,
-    /// On a scenario with a topology: what it is, and each policy under
-    /// each placement in absolute figures ([`PLACEMENT_HEAD`]).
-    pub placement: Option<(String, Vec<Vec<String>>)>,
+    pub scenario: String,
+    pub jobs: usize,
+    pub nodes: usize,
+    pub orders: usize,
+    pub seed: u64,
+    pub elapsed_seconds: f64,
     /// Where the slowdowns came from.
-    pub origin: String,
+    pub slowdowns: String,
     /// The stored campaigns the scenario's measured cells and host loads
     /// came from; empty when it read none.
     pub campaigns: Vec<UsedCampaign>,
-    pub jobs: usize,
-    pub orders: usize,
-    pub seed: u64,
-    pub elapsed_s: f64,
-    /// The report's index.html and the trace file, when written.
-    pub index: Option<PathBuf>,
-    pub trace: Option<PathBuf>,
+    /// What the rates are against: always `exclusive`.
+    pub baseline: &'static str,
+    /// Exclusive execution's performance score.
+    pub baseline_score: Spread,
+    /// The policies as given.
+    pub policies: Vec<String>,
+    /// The scenario's topology file, when it has one.
+    pub topology: Option<String>,
+    /// The placement strategies the outcomes ran under.
+    pub placements: Vec<&'static str>,
+    /// On a scenario with a topology: each policy under each placement in
+    /// absolute figures, medians over the orders with the quartiles.
+    pub placement_table: Option<Vec<PlacementRow>>,
+    /// Each policy's increase rates and score over the orders.
+    pub summaries: Vec<PolicySummary>,
+    /// The oracle's best schedules and each policy's median makespan
+    /// against them, or why there is none.
+    pub oracle: OracleFigures,
+    pub median_makespans: Vec<MedianMakespan>,
     /// What Lua policies reported (script errors, fallbacks), one line per
     /// kind with its count and first occurrence; empty without them.
-    pub notes: Vec<String>,
-    /// The whole result as `--json` prints it.
-    pub json: serde_json::Value,
+    pub policy_notes: Vec<String>,
+    /// What the placement table is on (topology, levels).
+    #[serde(skip)]
+    pub placement_title: Option<String>,
+    /// The report's index.html and the trace file, when written.
+    #[serde(skip)]
+    pub index: Option<PathBuf>,
+    #[serde(skip)]
+    pub trace: Option<PathBuf>,
+}
+
+/// One policy under one placement ([`PLACEMENT_HEAD`]): `median (q1-q3)`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlacementRow {
+    pub policy: String,
+    pub placement: String,
+    pub makespan: String,
+    pub worst_slowdown: String,
+    pub mean_slowdown: String,
+}
+
+/// A policy's median makespan over the orders, seconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct MedianMakespan {
+    pub policy: String,
+    pub seconds: f64,
+}
+
+/// The oracle of a scenario, or why it has none (`{"none": why}`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum OracleFigures {
+    Found {
+        makespan: BestMakespan,
+        mean_turnaround: BestTurnaround,
+        makespan_lower_bound: f64,
+        policies: Vec<AboveOracle>,
+    },
+    None {
+        none: String,
+    },
+}
+
+/// The schedule of the shortest makespan, and its mean turnaround.
+#[derive(Debug, Clone, Serialize)]
+pub struct BestMakespan {
+    pub value: f64,
+    pub search: Search,
+    pub mean_turnaround: f64,
+}
+
+/// The schedule of the shortest mean turnaround, and its makespan.
+#[derive(Debug, Clone, Serialize)]
+pub struct BestTurnaround {
+    pub value: f64,
+    pub search: Search,
+    pub makespan: f64,
+}
+
+/// A policy's median makespan against the oracle's best.
+#[derive(Debug, Clone, Serialize)]
+pub struct AboveOracle {
+    pub policy: String,
+    pub median_makespan: f64,
+    pub above_oracle: f64,
+}
+
+impl Render for SimulateReport {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        for (title, pick, _) in SECTIONS {
+            d.line(format!("Increase rate of {title} vs exclusive (sequential):"));
+            d.table(&HEAD, self.summaries.iter().map(|s| rate_row(&s.policy, pick(s))).collect()).line("");
+        }
+        d.line("Performance score (nOS-V: best makespan of all strategies on the order / this one's; 1 = best):");
+        d.table(&HEAD, score_rows(&self.baseline_score, &self.summaries)).line("");
+        if let (Some(title), Some(rows)) = (&self.placement_title, &self.placement_table) {
+            d.line(format!("Placement on {title} (medians over the orders, quartiles in brackets):"));
+            d.table(&PLACEMENT_HEAD, placement_rows(rows)).line("");
+        }
+        match &self.oracle {
+            OracleFigures::Found { makespan: m, mean_turnaround: t, makespan_lower_bound: bound, policies } => {
+                let mut rows = vec![
+                    vec![format!("oracle, best makespan ({})", search(&m.search)), format!("{:.3}", m.value), "-".into()],
+                    vec![
+                        format!("oracle, best mean turnaround {:.3} s ({})", t.value, search(&t.search)),
+                        format!("{:.3}", t.makespan),
+                        pct(t.makespan / m.value - 1.0),
+                    ],
+                    vec!["lower bound of any schedule".into(), format!("{bound:.3}"), pct(bound / m.value - 1.0)],
+                ];
+                rows.extend(policies.iter().map(|p| vec![format!("{}, median", p.policy), format!("{:.3}", p.median_makespan), pct(p.above_oracle)]));
+                d.line("Oracle (the best list schedule of the scenario's jobs, knowing every slowdown; crates/sched/src/oracle.rs):");
+                d.table(&ORACLE_HEAD, rows).line("");
+            }
+            OracleFigures::None { none } => {
+                d.line(format!("oracle: none ({none})\n"));
+            }
+        }
+        if let Some(index) = &self.index {
+            d.line(format!("report: {}", index.display()));
+        }
+        if let Some(file) = &self.trace {
+            d.line(format!("trace: {}", file.display()));
+        }
+        for n in &self.policy_notes {
+            d.line(format!("lua policy: {n}"));
+        }
+        d.line(format!("slowdowns: {}", self.slowdowns));
+        for line in crate::common::describe_campaigns(&self.campaigns) {
+            d.line(format!("from {line}"));
+        }
+        d.line(format!("{} jobs, {} orders, seed {}, {:.2} s", self.jobs, self.orders, self.seed, self.elapsed_seconds));
+        d
+    }
+}
+
+fn score_rows(baseline: &Spread, summaries: &[PolicySummary]) -> Vec<Vec<String>> {
+    let mut rows = vec![score_row("exclusive", baseline)];
+    rows.extend(summaries.iter().map(|s| score_row(&s.policy, &s.score)));
+    rows
+}
+
+fn placement_rows(rows: &[PlacementRow]) -> Vec<Vec<String>> {
+    rows.iter().map(|r| vec![r.policy.clone(), r.placement.clone(), r.makespan.clone(), r.worst_slowdown.clone(), r.mean_slowdown.clone()]).collect()
 }
 
 /// Measurements for scenarios: pairs campaigns and profiles from the store
@@ -265,42 +398,45 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
             (label.clone(), Spread::of(&v).expect("orders >= 1").median)
         })
         .collect();
-    let placement = placement_table(&scenario, &policies, &results);
-    let best = best_schedules(&scenario, a.seed);
-    let oracle_json = match &best {
-        Ok((m, t)) => serde_json::json!({
-            "makespan": {"value": m.value, "search": m.search, "mean_turnaround": m.metrics.avg_turnaround},
-            "mean_turnaround": {"value": t.value, "search": t.search, "makespan": t.metrics.makespan},
-            "makespan_lower_bound": m.makespan_bound,
-            "policies": medians.iter().map(|(p, v)| serde_json::json!({"policy": p, "median_makespan": v, "above_oracle": v / m.value - 1.0})).collect::<Vec<_>>(),
-        }),
-        Err(why) => serde_json::json!({"none": why}),
+    let (placement_title, placement_table) = match placement_table(&scenario, &policies, &results) {
+        Some((t, rows)) => (Some(t), Some(rows)),
+        None => (None, None),
     };
-    let doc = serde_json::json!({
-        "scenario": path.display().to_string(),
-        "jobs": jobs,
-        "nodes": scenario.nodes,
-        "orders": a.orders,
-        "seed": a.seed,
-        "elapsed_seconds": elapsed,
-        "slowdowns": scenario.origin,
-        "campaigns": *fetch.used.borrow(),
-        "baseline": "exclusive",
-        "baseline_score": baseline_score,
-        "policies": given.iter().map(Spec::label).collect::<Vec<_>>(),
-        "topology": scenario.topology.as_ref().map(|t| t.file.clone()),
-        "placements": placed_names(&scenario, &policies),
-        "placement_table": placement.as_ref().map(|(_, rows)| rows.iter().map(|r| serde_json::json!({
-            "policy": r[0], "placement": r[1], "makespan": r[2], "worst_slowdown": r[3], "mean_slowdown": r[4],
-        })).collect::<Vec<_>>()),
-        "summaries": summaries,
-        "oracle": oracle_json,
-        "median_makespans": medians.iter().map(|(p, v)| serde_json::json!({"policy": p, "seconds": v})).collect::<Vec<_>>(),
-        "policy_notes": makers.log().summary(),
-    });
+    let oracle = match best_schedules(&scenario, a.seed) {
+        Ok((m, t)) => OracleFigures::Found {
+            makespan: BestMakespan { value: m.value, search: m.search, mean_turnaround: m.metrics.avg_turnaround },
+            mean_turnaround: BestTurnaround { value: t.value, search: t.search, makespan: t.metrics.makespan },
+            makespan_lower_bound: m.makespan_bound,
+            policies: medians.iter().map(|(p, v)| AboveOracle { policy: p.clone(), median_makespan: *v, above_oracle: v / m.value - 1.0 }).collect(),
+        },
+        Err(why) => OracleFigures::None { none: why },
+    };
+    let mut report = SimulateReport {
+        scenario: path.display().to_string(),
+        jobs,
+        nodes: scenario.nodes,
+        orders: a.orders,
+        seed: a.seed,
+        elapsed_seconds: elapsed,
+        slowdowns: scenario.origin.clone(),
+        campaigns: fetch.used.take(),
+        baseline: "exclusive",
+        baseline_score,
+        policies: given.iter().map(Spec::label).collect(),
+        topology: scenario.topology.as_ref().map(|t| t.file.clone()),
+        placements: placed_names(&scenario, &policies),
+        placement_table,
+        summaries,
+        oracle,
+        median_makespans: medians.into_iter().map(|(policy, seconds)| MedianMakespan { policy, seconds }).collect(),
+        policy_notes: makers.log().summary(),
+        placement_title,
+        index: None,
+        trace: None,
+    };
     if let Some(dir) = &a.report {
-        let found = Found { summaries: &summaries, baseline_score: &baseline_score, results: &results, labels: &labels, doc: &doc, placement: placement.as_ref() };
-        write_report(dir, path, a, &found)?;
+        write_report(dir, path, a, &report, &results, &labels)?;
+        report.index = Some(dir.join("index.html"));
     }
     if let Some(file) = &a.trace {
         let spec = match &a.trace_policy {
@@ -308,42 +444,9 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
             None => policies[0].clone(),
         };
         write_trace(&scenario, &spec, a.seed, a.trace_order, file, &build)?;
+        report.trace = Some(file.clone());
     }
-    let sections = SECTIONS
-        .iter()
-        .map(|(title, pick, _)| (title.to_string(), summaries.iter().map(|s| rate_row(&s.policy, pick(s))).collect()))
-        .collect();
-    let mut scores = vec![score_row("exclusive", &baseline_score)];
-    scores.extend(summaries.iter().map(|s| score_row(&s.policy, &s.score)));
-    let oracle = best.map(|(m, t)| {
-        let mut rows = vec![
-            vec![format!("oracle, best makespan ({})", search(&m.search)), format!("{:.3}", m.value), "-".into()],
-            vec![
-                format!("oracle, best mean turnaround {:.3} s ({})", t.value, search(&t.search)),
-                format!("{:.3}", t.metrics.makespan),
-                pct(t.metrics.makespan / m.value - 1.0),
-            ],
-            vec!["lower bound of any schedule".into(), format!("{:.3}", m.makespan_bound), pct(m.makespan_bound / m.value - 1.0)],
-        ];
-        rows.extend(medians.iter().map(|(p, v)| vec![format!("{p}, median"), format!("{v:.3}"), pct(v / m.value - 1.0)]));
-        rows
-    });
-    Ok(SimulateReport {
-        sections,
-        scores,
-        oracle,
-        placement,
-        origin: scenario.origin.clone(),
-        campaigns: fetch.used.take(),
-        jobs,
-        orders: a.orders,
-        seed: a.seed,
-        elapsed_s: elapsed,
-        index: a.report.as_ref().map(|d| d.join("index.html")),
-        trace: a.trace.clone(),
-        notes: makers.log().summary(),
-        json: doc,
-    })
+    Ok(report)
 }
 
 /// The oracle's best list schedules for makespan and for mean turnaround,
@@ -429,22 +532,8 @@ fn write_trace(
     write_file(file, &text)
 }
 
-/// What a simulation found, as the report shows it.
-struct Found<'a> {
-    summaries: &'a [PolicySummary],
-    /// Exclusive execution's score, what the rates are against.
-    baseline_score: &'a Spread,
-    /// Every order's result under every policy.
-    results: &'a [OrderResult],
-    labels: &'a [String],
-    /// The JSON document `--json` prints.
-    doc: &'a serde_json::Value,
-    /// The placement comparison: its note and rows.
-    placement: Option<&'a (String, Vec<Vec<String>>)>,
-}
-
-fn write_report(dir: &Path, scenario: &Path, a: &SimulateRequest, found: &Found) -> anyhow::Result<()> {
-    let Found { summaries, baseline_score, results, labels, doc, placement } = *found;
+fn write_report(dir: &Path, scenario: &Path, a: &SimulateRequest, doc: &SimulateReport, results: &[OrderResult], labels: &[String]) -> anyhow::Result<()> {
+    let (summaries, baseline_score) = (&doc.summaries, &doc.baseline_score);
     create_dir(dir)?;
     let headers = HEAD;
     let mut page = Page::new(&format!("Simulation of {}", scenario.display()));
@@ -452,12 +541,12 @@ fn write_report(dir: &Path, scenario: &Path, a: &SimulateRequest, found: &Found)
         "{} jobs, {} random orders (seed {}), every order run under each policy and under exclusive (sequential execution). \
          Rates are (policy - exclusive) / exclusive on the same order; boxes span the quartiles, whiskers the whole range, \
          the red line is the median and the dot the mean. Slowdowns: {}.",
-        doc["jobs"], a.orders, a.seed, doc["slowdowns"].as_str().unwrap_or("")
+        doc.jobs, a.orders, a.seed, doc.slowdowns
     ));
-    if let Some((title, rows)) = placement {
+    if let (Some(title), Some(rows)) = (&doc.placement_title, &doc.placement_table) {
         page.section("Placement")
             .paragraph(&format!("{title}. Each policy under each placement strategy, medians over the orders with the quartiles (docs/placement.md)."))
-            .table(&PLACEMENT_HEAD, rows);
+            .table(&PLACEMENT_HEAD, &placement_rows(rows));
     }
     let mut csv = String::from("policy,metric,median,q1,q3,min,max,mean\n");
     let push_csv = |csv: &mut String, policy: &str, metric: &str, x: &Spread| {
@@ -498,8 +587,7 @@ fn write_report(dir: &Path, scenario: &Path, a: &SimulateRequest, found: &Found)
     }
     .svg();
     write_file(&dir.join("score.svg"), &svg)?;
-    let mut rows = vec![score_row("exclusive", baseline_score)];
-    rows.extend(summaries.iter().map(|s| score_row(&s.policy, &s.score)));
+    let rows = score_rows(baseline_score, summaries);
     page.section("Performance score (nOS-V)")
         .paragraph("On each order, the shortest makespan of all strategies run on it (every policy and exclusive) over this strategy's: 1 is the best strategy on that order.")
         .svg(&svg)
@@ -572,7 +660,7 @@ fn placed_names(scenario: &Scenario, policies: &[Spec]) -> Vec<&'static str> {
 
 /// Each policy under each placement in absolute figures, medians over the
 /// orders with the quartiles: what placement changes, side by side.
-fn placement_table(scenario: &Scenario, policies: &[Spec], results: &[OrderResult]) -> Option<(String, Vec<Vec<String>>)> {
+fn placement_table(scenario: &Scenario, policies: &[Spec], results: &[OrderResult]) -> Option<(String, Vec<PlacementRow>)> {
     let topo = scenario.topology.as_ref()?;
     let mut rows = Vec::new();
     for (col, spec) in policies.iter().enumerate() {
@@ -581,13 +669,13 @@ fn placement_table(scenario: &Scenario, policies: &[Spec], results: &[OrderResul
             let x = Spread::of(&v).expect("orders >= 1");
             format!("{:.d$} ({:.d$}-{:.d$})", x.median, x.q1, x.q3, d = digits)
         };
-        rows.push(vec![
-            spec.policy_label(),
-            placed_name(scenario, spec).unwrap_or("-").to_string(),
-            cell(|m| m.makespan, 1),
-            cell(|m| m.worst_slowdown, 3),
-            cell(|m| m.avg_slowdown, 3),
-        ]);
+        rows.push(PlacementRow {
+            policy: spec.policy_label(),
+            placement: placed_name(scenario, spec).unwrap_or("-").to_string(),
+            makespan: cell(|m| m.makespan, 1),
+            worst_slowdown: cell(|m| m.worst_slowdown, 3),
+            mean_slowdown: cell(|m| m.avg_slowdown, 3),
+        });
     }
     let levels: Vec<&str> = topo.levels.levels().iter().map(|l| l.name()).collect();
     let title = format!(

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_model::stats::{median, Summary};
 use cosched_store::{ExecRunId, RunRecord, Store};
 
@@ -136,7 +136,7 @@ fn times(store: &Store, run: ExecRunId, n: usize) -> anyhow::Result<Vec<Option<(
 }
 
 /// Table rows: job, policy, regime, passes, reference, slowdown.
-pub fn rows(checks: &[RegimeCheck]) -> Vec<Vec<String>> {
+pub(crate) fn rows(checks: &[RegimeCheck]) -> Vec<Vec<String>> {
     checks
         .iter()
         .map(|c| {

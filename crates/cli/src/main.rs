@@ -51,9 +51,9 @@ enum Verb {
     /// Predict each job's slowdown in a co-schedule with a registered predictor.
     Predict(cmd::predict::PredictArgs),
     /// Compare policies on real runs of the same seeded job orders until the difference is resolved (with the simulator and the oracle).
-    Evaluate(cmd::compare::EvaluateArgs),
+    Evaluate(cmd::evaluate::EvaluateArgs),
     /// Every predictor's accuracy on a workload's measured pairs (cross-validated, stored, SVG).
-    EvaluatePredictors(cmd::evaluate::EvaluateArgs),
+    EvaluatePredictors(cmd::evaluate_predictors::EvaluatePredictorsArgs),
     /// The SX-Aurora co-execution paper's Monte-Carlo evaluation of policies over random job orders (increase rates vs sequential).
     Simulate(cmd::simulate::SimulateArgs),
     /// Show or set the node's resource governor level (high / low) that Lua policies read while running.
@@ -104,8 +104,8 @@ fn main() {
         Verb::Run(a) => cmd::run::run(a),
         Verb::Djsb(a) => cmd::djsb::run(a),
         Verb::Predict(a) => cmd::predict::run(a),
-        Verb::Evaluate(a) => cmd::compare::run(a),
-        Verb::EvaluatePredictors(a) => cmd::evaluate::run(a),
+        Verb::Evaluate(a) => cmd::evaluate::run(a),
+        Verb::EvaluatePredictors(a) => cmd::evaluate_predictors::run(a),
         Verb::Runs(a) => cmd::runs::run(a),
         Verb::Generate(a) => cmd::generate::run(a, command()),
         Verb::Slurm(a) => cmd::slurm::run(a),

@@ -69,3 +69,63 @@ fn a_run_left_running_by_a_dead_runner_is_marked_interrupted_when_a_run_next_tak
     assert_eq!(s.run_journal(orphan).unwrap().last().unwrap().detail, cosched_store::ORPHAN_NOTE);
     assert_eq!(s.run(elsewhere).unwrap().unwrap().status, cosched_store::RunStatus::Running, "another node's run is its own");
 }
+
+/// A database that holds no runs yet lists none and exits 0, as sacct does,
+/// in text and in JSON.
+#[test]
+fn runs_on_a_database_without_runs_exits_0_with_an_empty_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("empty.db");
+    drop(cosched_store::Store::open(&db).unwrap());
+    let db = db.to_str().unwrap();
+    let out = cosched(&["runs", "--db", db], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "no runs in the database yet (`cosched run --workload FILE` makes one)\n");
+    let out = cosched(&["runs", "--db", db, "--json"], dir.path());
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "[]\n");
+}
+
+/// `runs` and `runs show` number repeats from 1 and write CPU lists as
+/// `cosched run` does (`0-1`); JSON keeps the stored 0-based repeat.
+#[test]
+fn runs_show_numbers_repeats_from_one_and_writes_cpu_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    {
+        let mut s = cosched_store::Store::open(&db).unwrap();
+        let run = s.begin_run("s", "w", "noplan", 0, "{}", &common::prov()).unwrap();
+        let start = cosched_store::RunJobStart {
+            job: "a".into(),
+            job_index: 0,
+            attempt: 0,
+            arrival_s: 0.0,
+            start_s: 0.5,
+            cpus: vec![0, 1],
+            mems: vec![],
+            pgid: 1,
+            beside: vec![],
+            predicted: 1.0,
+            solo_s: Some(2.0),
+        };
+        s.run_job_started(run, &start).unwrap();
+        let end = cosched_store::RunJobEnd { end_s: 2.5, status: cosched_model::run::JobStatus::Ok, work_s: None, slowdown: Some(1.0) };
+        s.run_job_ended(run, 0, 0, &end).unwrap();
+        s.finish_run(run, cosched_store::RunStatus::Done, 2.5, "").unwrap();
+    }
+    let db = db.to_str().unwrap();
+    let out = cosched(&["runs", "--db", db], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let list = String::from_utf8_lossy(&out.stdout).into_owned();
+    let row = list.lines().nth(2).unwrap_or_default().to_string();
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells[1..11], ["1", "1970-01-01 00:00:01", "w", "noplan", "1", "done", "1 (all ok)", "2.50", "2.50", "1.000"], "{list}");
+    let out = cosched(&["runs", "show", "1", "--db", db], dir.path());
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let job = text.lines().find(|l| l.starts_with("| a ")).unwrap_or_default().to_string();
+    let cells: Vec<&str> = job.split('|').map(str::trim).collect();
+    assert_eq!(cells[1..11], ["a", "0-1", "0.00", "0.50", "2.50", "ok", "1", "1.000", "1.000", "-"], "{text}");
+    let out = cosched(&["runs", "show", "1", "--db", db, "--json"], dir.path());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["run"]["repeat"].as_u64(), v["jobs"][0]["cpus"].clone()), (Some(0), serde_json::json!([0, 1])));
+}

@@ -14,6 +14,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{median_ci_ranks, median_sorted, quantile_sorted};
+/// The cache regime lives in [`crate::regime`]; measure, store, learn and
+/// predict still name it here.
+pub use crate::regime::{CacheRegime, SHARED_CACHE_MAX_NS};
 
 /// Which of two policies did better on one figure, as far as the repeats tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,40 +136,6 @@ pub fn stop_rule(comparisons: &[Option<Paired>], orders_done: usize, min_orders:
     }
 }
 
-/// Whether two CPUs shared a last-level cache when their cache-line round
-/// trip was measured (`cosched node --latency`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CacheRegime {
-    /// Tens of nanoseconds: the line stays in one cache.
-    Shared,
-    /// Hundreds: the line crosses a chiplet or socket.
-    Apart,
-}
-
-/// Round trips below this are a shared cache. Our VM's two vCPUs read
-/// 55-78 ns when they shared one and 362-461 ns when they did not
-/// (2026-11-23/24, 143 readings); on bare metal a shared L3 gives tens of
-/// ns and a socket crossing well over 200.
-pub const SHARED_CACHE_MAX_NS: f64 = 200.0;
-
-impl CacheRegime {
-    pub fn of_round_trip(ns: f64) -> CacheRegime {
-        if ns < SHARED_CACHE_MAX_NS {
-            CacheRegime::Shared
-        } else {
-            CacheRegime::Apart
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CacheRegime::Shared => "shared cache",
-            CacheRegime::Apart => "caches apart",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,13 +192,6 @@ mod tests {
         assert_eq!(stop_rule(&[res, unres.clone()], 20, 5, 20, false), Stop::Budget);
         assert_eq!(stop_rule(&[unres], 6, 5, 20, true), Stop::Budget);
         assert_eq!(stop_rule(&[None], 9, 5, 20, false), Stop::Continue);
-    }
-
-    #[test]
-    fn regimes_split_at_two_hundred_nanoseconds() {
-        assert_eq!(CacheRegime::of_round_trip(55.0), CacheRegime::Shared);
-        assert_eq!(CacheRegime::of_round_trip(76.0), CacheRegime::Shared);
-        assert_eq!(CacheRegime::of_round_trip(362.0), CacheRegime::Apart);
     }
 
     proptest! {

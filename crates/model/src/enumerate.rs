@@ -250,11 +250,6 @@ impl Histogram {
         (self.hi - self.lo) / self.counts.len() as f64
     }
 
-    /// Lower edge of bin `i`.
-    pub fn bin_start(&self, i: usize) -> f64 {
-        self.lo + self.bin_width() * i as f64
-    }
-
     pub fn total(&self) -> u64 {
         self.counts.iter().sum()
     }

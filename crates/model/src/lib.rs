@@ -19,6 +19,7 @@ pub mod topology;
 pub mod workload;
 pub mod calibration;
 pub mod compare;
+pub mod regime;
 pub mod profile;
 pub mod provenance;
 pub mod enumerate;

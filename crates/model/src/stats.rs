@@ -85,12 +85,16 @@ pub fn median(values: &[f64]) -> f64 {
     median_sorted(&v)
 }
 
+/// The fewest samples whose median gets a ~95 % interval narrower than
+/// their full range; below it [`median_ci_ranks`] gives the range.
+pub const CI_MIN_SAMPLES: usize = 6;
+
 /// 0-based ranks (lo, hi) of the order statistics bounding a ~95% interval for
 /// the median of `n` samples. For small n the interval is the full range; the
 /// binomial tail is computed exactly, so no normal approximation is assumed.
 pub fn median_ci_ranks(n: usize) -> (usize, usize) {
     assert!(n > 0);
-    if n < 6 {
+    if n < CI_MIN_SAMPLES {
         // With fewer than 6 samples even [min, max] covers the median with
         // less than 95%; report the full range and let the caller show n.
         return (0, n - 1);

@@ -5,6 +5,7 @@
 pub mod boxplot;
 pub mod cdf;
 pub mod curves;
+pub mod doc;
 pub mod gantt;
 pub mod html;
 pub mod scatter;
@@ -61,6 +62,14 @@ mod table_tests {
     }
 
     #[test]
+    fn intervals_of_fewer_than_six_samples_are_called_the_range() {
+        assert_eq!(interval_name([3, 5]), "range");
+        assert_eq!(interval_name([6, 20]), "95% CI");
+        assert_eq!(interval_name([5, 6]), "95% CI, range below 6 repeats");
+        assert_eq!(interval_name([]), "95% CI");
+    }
+
+    #[test]
     fn a_table_wider_than_the_terminal_wraps_within_its_width() {
         let t = table_for_width(&["policy", "why"], &rows(), 50);
         assert!(t.lines().count() > 3, "wrapped onto continuation lines:\n{t}");
@@ -73,6 +82,26 @@ mod table_tests {
             // Under `cargo test` stdout is not a terminal, so `table` stays whole too.
             assert_eq!(t.lines().count(), 3, "{t}");
         }
+    }
+}
+
+/// What the brackets of `median [lo, hi]` are over summaries of these
+/// sample sizes: the ~95 % confidence interval of the median, which below
+/// six samples is their whole range (`stats::median_ci_ranks`), so it is
+/// called that.
+pub fn interval_name(ns: impl IntoIterator<Item = usize>) -> &'static str {
+    let (mut few, mut enough) = (false, false);
+    for n in ns {
+        if n < cosched_model::stats::CI_MIN_SAMPLES {
+            few = true;
+        } else {
+            enough = true;
+        }
+    }
+    match (few, enough) {
+        (true, false) => "range",
+        (true, true) => "95% CI, range below 6 repeats",
+        _ => "95% CI",
     }
 }
 

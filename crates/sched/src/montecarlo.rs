@@ -68,7 +68,7 @@ pub fn order(jobs: usize, seed: u64, index: usize) -> Vec<usize> {
     v
 }
 
-/// One policy's outcome on one order.
+/// One policy's figures on one order (what `OrderResult::outcomes` holds).
 ///
 /// Increase rates against the order's exclusive run (0.25 = 25 % more). With
 /// every job queued at 0, turnaround includes the wait behind the whole list,
@@ -77,7 +77,7 @@ pub fn order(jobs: usize, seed: u64, index: usize) -> Vec<usize> {
 /// slowdown rates measure: exclusive's slowdowns are all 1, so with equal solo
 /// times `avg_slowdown` is the SX-Aurora paper's figure 11 and `worst_slowdown` figure 13.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Outcome {
+pub struct PolicyOnOrder {
     pub metrics: Metrics,
     pub makespan: f64,
     pub avg_turnaround: f64,
@@ -97,7 +97,7 @@ pub struct OrderResult {
     pub order: Vec<usize>,
     pub baseline: Metrics,
     /// In the order of the `policies` argument.
-    pub outcomes: Vec<Outcome>,
+    pub outcomes: Vec<PolicyOnOrder>,
     /// Exclusive's performance score on this order.
     pub baseline_score: f64,
 }
@@ -208,7 +208,7 @@ pub fn run_orders_with(
                 .iter()
                 .map(|(placement, spec)| {
                     let m = run_one(scenario, &jobs, &table, index, spec, build, placement.as_ref())?;
-                    Ok(Outcome {
+                    Ok(PolicyOnOrder {
                         makespan: increase_rate(m.makespan, baseline.makespan),
                         avg_turnaround: increase_rate(m.avg_turnaround, baseline.avg_turnaround),
                         worst_turnaround: increase_rate(m.worst_turnaround, baseline.worst_turnaround),
@@ -265,7 +265,7 @@ impl Spread {
 }
 
 /// One policy's increase rates over all orders (the SX-Aurora paper's figures 11-13
-/// are `avg_slowdown`, `makespan` and `worst_slowdown`; see [`Outcome`]).
+/// are `avg_slowdown`, `makespan` and `worst_slowdown`; see [`PolicyOnOrder`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PolicySummary {
     pub policy: String,
@@ -304,7 +304,7 @@ pub fn summarize_labelled(labels: &[String], results: &[OrderResult]) -> Vec<Pol
         .iter()
         .enumerate()
         .map(|(i, label)| {
-            let col = |f: fn(&Outcome) -> f64| -> Spread {
+            let col = |f: fn(&PolicyOnOrder) -> f64| -> Spread {
                 let v: Vec<f64> = results.iter().map(|r| f(&r.outcomes[i])).collect();
                 Spread::of(&v).expect("results are not empty")
             };

@@ -380,11 +380,6 @@ impl Round {
         round
     }
 
-    /// Slurm ids of the round's jobs, by [`JobId`].
-    pub fn slurm_ids(&self) -> Vec<u64> {
-        self.jobs.iter().map(|j| j.slurm).collect()
-    }
-
     /// Asks the policy of each node (the queue shared, each start taken out
     /// of it) until it returns no decision for any node; `t` is the
     /// engine's clock and `now` the Unix time progress is reckoned at.

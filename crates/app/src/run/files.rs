@@ -154,7 +154,14 @@ pub(super) fn write_report(page: &mut Page, dir: &Path, s: &Series, views: &[Run
         page.section("Policy swaps, refused swaps and fallbacks (Lua policies)").table(&["run", "t s", "event", "detail"], &events);
     }
     write("jobs.csv", &jobs_csv)?;
-    let json: Vec<_> = views.iter().map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "jobs": v.jobs})).collect();
+    /// One run of runs.json.
+    #[derive(serde::Serialize)]
+    struct RunFile<'a> {
+        jobs: &'a [cosched_store::RunJobRecord],
+        metrics: &'a Option<cosched_model::metrics::Metrics>,
+        run: &'a cosched_store::RunRecord,
+    }
+    let json: Vec<RunFile> = views.iter().map(|v| RunFile { jobs: &v.jobs, metrics: &v.metrics, run: &v.rec }).collect();
     write("runs.json", &serde_json::to_string_pretty(&json)?)?;
     let data = page.section("Data").link("jobs.csv", "jobs of every run (CSV)");
     for v in views {

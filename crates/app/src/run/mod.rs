@@ -32,7 +32,7 @@ use crate::error::bad_input;
 use crate::source::predicted_source;
 
 pub(crate) use journal::final_attempts;
-pub use report::{DjsbRun, RunFigures, RunJobs, RunReport, FIGURES, JOB_HEAD, RATE_HEAD, RUN_HEAD};
+pub use report::{DjsbRun, JobLine, JobSlowdowns, PolicySummary, RunFigures, RunJobs, RunReport, ScoredRun, SoloPassTrip, FIGURES, JOB_HEAD, RATE_HEAD, RUN_HEAD};
 pub use solo::{SoloChoice, SoloRef, SoloRefs, SOLO_PASS};
 
 #[derive(Debug, Clone)]

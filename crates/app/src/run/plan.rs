@@ -257,28 +257,42 @@ pub(super) fn plans(a: &RunRequest, n: usize, main: &PolicySpec, baselines: &[(P
 /// The series' settings as stored with each run: `--resume` finds the
 /// series by them.
 pub(super) fn series_params(a: &RunRequest, w: &Workload, jobs: &[NodeJob], main: &str, baselines: &[String], predictor: &str) -> String {
-    let params = serde_json::json!({
-        "workload": w.name,
-        "jobs": jobs.iter().map(|j| serde_json::json!({"name": j.name, "argv": j.argv, "cores": j.cores})).collect::<Vec<_>>(),
-        "policy": main,
-        "baseline": baselines,
-        // What decided (and predicted), for `evaluate-predictors --from-runs`.
-        "predictor": predictor,
-        "repeats": a.repeats,
-        "solo": a.solo,
-        "order_seed": a.order_seed,
-    });
-    // Only when given, so series stored before orders could be given keep
-    // their settings (and `--resume` finds them).
-    match &a.order {
-        Some(o) => {
-            let mut p = params;
-            p["order"] = serde_json::json!(o);
-            p
-        }
-        None => params,
+    // Keys in name order and compact, as this string was always stored:
+    // `--resume` finds a series by comparing it whole.
+    #[derive(serde::Serialize)]
+    struct Job<'a> {
+        argv: &'a [String],
+        cores: u32,
+        name: &'a str,
     }
-    .to_string()
+    #[derive(serde::Serialize)]
+    struct SeriesParams<'a> {
+        baseline: &'a [String],
+        jobs: Vec<Job<'a>>,
+        // Only when given, so series stored before orders could be given
+        // keep their settings (and `--resume` finds them).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        order: Option<&'a [usize]>,
+        order_seed: Option<u64>,
+        policy: &'a str,
+        // What decided (and predicted), for `evaluate-predictors --from-runs`.
+        predictor: &'a str,
+        repeats: u32,
+        solo: super::SoloMode,
+        workload: &'a str,
+    }
+    let params = SeriesParams {
+        baseline: baselines,
+        jobs: jobs.iter().map(|j| Job { argv: &j.argv, cores: j.cores, name: &j.name }).collect(),
+        order: a.order.as_deref(),
+        order_seed: a.order_seed,
+        policy: main,
+        predictor,
+        repeats: a.repeats,
+        solo: a.solo,
+        workload: &w.name,
+    };
+    serde_json::to_string(&params).expect("series settings serialize")
 }
 
 /// A command's hardware counters as its progress where it has no

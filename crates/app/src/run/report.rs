@@ -13,7 +13,10 @@ use cosched_report::html::Page;
 use cosched_sched::{Platform, SimJob};
 use cosched_store::{ExecRunId, JournalEntry, RunJobRecord, RunRecord, Store};
 
+use cosched_measure::cgroup::Mechanism;
+
 use super::files::{write_report, Tables};
+use crate::render::{Doc, Render};
 use super::journal::{final_attempts, suspensions, trace_of};
 use super::solo::{SoloInfo, SOLO_PASS};
 use super::{RunRequest, Series};
@@ -31,14 +34,91 @@ pub const FIGURES: [&str; 4] = ["makespan", "avg turnaround", "worst turnaround"
 /// The columns of [`RunReport::rates`].
 pub const RATE_HEAD: [&str; 3] = ["baseline", "figure", "median (min .. max, n)"];
 
-/// The jobs of one run, as a table of [`JOB_HEAD`] rows.
+/// The jobs of one run (the table of [`JOB_HEAD`]).
 #[derive(Debug)]
 pub struct RunJobs {
     pub policy: String,
     /// Zero-based.
     pub repeat: u32,
     pub run: i64,
-    pub rows: Vec<Vec<String>>,
+    pub jobs: Vec<JobLine>,
+}
+
+/// One job's final attempt in a run, as its table shows it.
+#[derive(Debug, Clone)]
+pub struct JobLine {
+    pub job: String,
+    /// `ok`, `failed 3`, `running`...
+    pub status: String,
+    pub cpus: Vec<u32>,
+    pub mems: Vec<u32>,
+    pub start_s: f64,
+    pub end_s: Option<f64>,
+    /// Time spent suspended, when it was.
+    pub suspended_s: Option<f64>,
+    pub beside: Vec<String>,
+    pub predicted: f64,
+    pub measured: Option<f64>,
+    pub solo_s: Option<f64>,
+    /// Which solo reference the slowdown divides by.
+    pub solo_reference: String,
+}
+
+impl JobLine {
+    /// The cells of [`JOB_HEAD`].
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.job.clone(),
+            self.status.clone(),
+            cosched_model::topology::format_cpulist(&self.cpus),
+            if self.mems.is_empty() { "-".into() } else { cosched_model::topology::format_cpulist(&self.mems) },
+            format!("{:.2}", self.start_s),
+            f2(self.end_s),
+            f2(self.suspended_s),
+            if self.beside.is_empty() { "-".into() } else { self.beside.join(",") },
+            format!("{:.2}", self.predicted),
+            f2(self.measured),
+            f2(self.solo_s),
+            self.solo_reference.clone(),
+        ]
+    }
+}
+
+fn f2(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.2}"))
+}
+
+/// One policy's figures over its repeats (`--json`'s `summary`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PolicySummary {
+    pub policy: String,
+    /// Each of [`FIGURES`]: median, spread and n over the repeats.
+    pub figures: BTreeMap<String, Option<Summary>>,
+}
+
+/// One job's measured slowdown under each policy of the series.
+#[derive(Debug, Clone)]
+pub struct JobSlowdowns {
+    pub job: String,
+    /// In the order of [`RunReport::labels`].
+    pub slowdowns: Vec<Option<Summary>>,
+}
+
+/// A run as stored, with what was scored from it (`--json`'s `runs`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScoredRun {
+    pub run: RunRecord,
+    pub metrics: Option<Metrics>,
+    pub worst_measured_slowdown: Option<f64>,
+    pub jobs: Vec<RunJobRecord>,
+    pub policy_events: Vec<JournalEntry>,
+}
+
+/// The CPU 0-1 round trip read before a repeat's solo pass.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SoloPassTrip {
+    pub repeat: u32,
+    pub round_trip_ns: f64,
 }
 
 /// One run's figures.
@@ -59,55 +139,158 @@ pub struct RunFigures {
     pub round_trip_ns: Option<f64>,
 }
 
-/// A series of runs, as tables for people and one JSON document.
-#[derive(Debug)]
+/// A series of runs: `--json` is its `Serialize`, the text its [`Render`].
+#[derive(Debug, serde::Serialize)]
 pub struct RunReport {
-    /// The policy's label and the baselines', as runs record them.
+    pub workload: String,
+    /// The policy's label, as runs record it.
+    #[serde(skip)]
     pub main: String,
     pub baselines: Vec<String>,
-    /// The jobs of the policy's last repeat.
-    pub last_main: Option<RunJobs>,
-    /// One row per run ([`RUN_HEAD`]).
-    pub runs: Vec<Vec<String>>,
-    /// Per policy, each of [`FIGURES`] as median (min-max, n).
-    pub summary: Vec<Vec<String>>,
-    /// Per job, its median measured slowdown (min-max, n) under each of
-    /// `labels`.
-    pub per_job: Vec<Vec<String>>,
-    /// Does a job alone measure 1.00: per job, policy and cache regime, run
-    /// times against the median of the solo passes in that regime
-    /// ([`crate::steady::HEAD`]); only runs in one regime throughout.
-    pub per_regime: Vec<Vec<String>>,
     /// The policy's label, then the baselines'.
+    #[serde(skip)]
     pub labels: Vec<String>,
-    /// Increase rates against each baseline ([`RATE_HEAD`]).
-    pub rates: Vec<Vec<String>>,
-    /// The report's index.html, when one was written.
-    pub index: Option<PathBuf>,
-    /// Each job of this invocation's runs that did not end ok: which, in
-    /// which run, its status and the last line of its output. Not empty
-    /// means exit code 1.
-    pub not_ok: Vec<String>,
-    /// Every run's figures, typed (solo passes included).
-    pub figures: Vec<RunFigures>,
+    /// Isolation mechanisms in use: what each does and why.
+    pub mechanisms: Vec<Mechanism>,
+    pub slowdown_source: String,
+    /// Which solo references slowdowns divide by.
+    pub solo: super::SoloMode,
+    /// Every run with its metrics and jobs as stored.
+    pub runs: Vec<ScoredRun>,
+    /// Per policy, each of [`FIGURES`] over the repeats.
+    pub summary: Vec<PolicySummary>,
+    /// Per baseline, each of [`FIGURES`]: the policy's increase rate
+    /// against it, repeat by repeat.
+    pub increase_rates: BTreeMap<String, BTreeMap<String, Option<Summary>>>,
+    /// Does a job alone measure 1.00: per job, policy and cache regime, run
+    /// times against the median of the solo passes in that regime; only
+    /// runs in one regime throughout.
+    pub per_regime: Vec<crate::steady::RegimeCheck>,
     /// Per policy label (the policy, then the baselines): the pairs it held
     /// apart over its runs, `(waiting job, running job, times)`, most
     /// frequent first ([`crate::held`]).
     pub held_apart: Vec<(String, Vec<(String, String, usize)>)>,
-    /// The CPU 0-1 round trip (ns) read before each solo pass this
-    /// invocation ran, by repeat.
-    pub pass_round_trip: BTreeMap<u32, f64>,
-    /// Each workload job's median solo time over the series' solo passes
-    /// (`None` without a pass that ran it ok).
-    pub solo_medians: Vec<Option<f64>>,
-    /// Workload, mechanisms, slowdown source, each run with its metrics and
-    /// jobs as stored, summaries and increase rates.
-    pub json: serde_json::Value,
+    /// The CPU 0-1 round trip read before each solo pass this invocation ran.
+    pub solo_passes: Vec<SoloPassTrip>,
     /// The ParaStation paper's djsb figures of each run (solo passes aside), when
     /// the workload has sessions arriving after the first: the first job
     /// is the simulation, the later ones analysis sessions
     /// (`model::djsb`), solo times from the series' passes.
     pub djsb: Vec<DjsbRun>,
+    /// The jobs of the policy's last repeat.
+    #[serde(skip)]
+    pub last_main: Option<RunJobs>,
+    /// Per job, its measured slowdown under each of `labels`.
+    #[serde(skip)]
+    pub per_job: Vec<JobSlowdowns>,
+    /// The report's index.html, when one was written.
+    #[serde(skip)]
+    pub index: Option<PathBuf>,
+    /// Each job of this invocation's runs that did not end ok: which, in
+    /// which run, its status and the last line of its output. Not empty
+    /// means exit code 1.
+    #[serde(skip)]
+    pub not_ok: Vec<String>,
+    /// Every run's figures, typed (solo passes included).
+    #[serde(skip)]
+    pub figures: Vec<RunFigures>,
+    /// The CPU 0-1 round trip (ns) read before each solo pass this
+    /// invocation ran, by repeat.
+    #[serde(skip)]
+    pub pass_round_trip: BTreeMap<u32, f64>,
+    /// Each workload job's median solo time over the series' solo passes
+    /// (`None` without a pass that ran it ok).
+    #[serde(skip)]
+    pub solo_medians: Vec<Option<f64>>,
+}
+
+fn run_rows(figures: &[RunFigures]) -> Vec<Vec<String>> {
+    figures
+        .iter()
+        .map(|f| {
+            vec![
+                f.policy.clone(),
+                (f.repeat + 1).to_string(),
+                f2(f.makespan),
+                f2(f.avg_turnaround),
+                f2(f.worst_turnaround),
+                f2(f.worst_slowdown),
+                f.failed.to_string(),
+                f.run.to_string(),
+            ]
+        })
+        .collect()
+}
+
+fn spread(s: Option<&Option<Summary>>) -> String {
+    s.and_then(Option::as_ref).map_or("-".into(), |s| cosched_report::fmt_spread(s, 2))
+}
+
+fn summary_rows(summary: &[PolicySummary]) -> Vec<Vec<String>> {
+    summary.iter().map(|p| std::iter::once(p.policy.clone()).chain(FIGURES.iter().map(|f| spread(p.figures.get(*f)))).collect()).collect()
+}
+
+fn rate_rows(baselines: &[String], rates: &BTreeMap<String, BTreeMap<String, Option<Summary>>>) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for b in baselines {
+        for f in FIGURES {
+            let s = rates.get(b).and_then(|r| r.get(f)).and_then(Option::as_ref);
+            let cell = s.map_or("-".into(), |s| format!("{:+.1} % ({:+.1} .. {:+.1} %, n={})", s.median * 100.0, s.min * 100.0, s.max * 100.0, s.n));
+            rows.push(vec![b.clone(), f.to_string(), cell]);
+        }
+    }
+    rows
+}
+
+impl Render for RunReport {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        if let Some(v) = &self.last_main {
+            d.line(format!("Jobs of {} repeat {} (run {}):", v.policy, v.repeat + 1, v.run));
+            d.table(&JOB_HEAD, v.jobs.iter().map(JobLine::cells).collect()).line("");
+        }
+        d.line("Runs:").table(&RUN_HEAD, run_rows(&self.figures)).line("");
+        d.line("Measured slowdown per job, median (min-max, n repeats):");
+        let mut h = vec!["job"];
+        h.extend(self.labels.iter().map(String::as_str));
+        let per_job = self.per_job.iter().map(|j| std::iter::once(j.job.clone()).chain(j.slowdowns.iter().map(|s| spread(Some(s)))).collect()).collect();
+        d.table(&h, per_job).line("");
+        if !self.per_regime.is_empty() {
+            d.line("The same per cache regime: run time / median of the solo passes in that regime (runs and passes whose CPU 0-1 readings before and after agree):");
+            d.table(&crate::steady::HEAD, crate::steady::rows(&self.per_regime)).line("");
+        }
+        d.line("Per policy, median (min-max, n repeats):");
+        let mut h = vec!["policy"];
+        h.extend(FIGURES);
+        d.table(&h, summary_rows(&self.summary)).line("");
+        if !self.baselines.is_empty() {
+            d.line(format!("Increase rate of {} vs each baseline, repeat by repeat (negative = better):", self.main));
+            d.table(&RATE_HEAD, rate_rows(&self.baselines, &self.increase_rates)).line("");
+        }
+        d.line("Pairs each policy held apart (a waiting job that fit was passed over, or its cores idled, while these ran):");
+        for (label, pairs) in &self.held_apart {
+            d.line(format!("  {label}: {}", crate::held::describe(label, pairs, 6)));
+        }
+        d.line("");
+        if !self.djsb.is_empty() {
+            d.line("djsb (ParaStation; the first job is the simulation, later ones analysis sessions; C = 10 s):");
+            let rows = self
+                .djsb
+                .iter()
+                .map(|r| {
+                    let f = &r.figures;
+                    let v = [f.e_simulation, f.e_analysis, f.w_analysis, f.dynamicity].map(|x| format!("{x:.2}"));
+                    [vec![r.policy.clone(), (r.repeat + 1).to_string()], v.to_vec()].concat()
+                })
+                .collect();
+            d.table(&["policy", "repeat", "E simulation", "E analysis", "W analysis", "D"], rows).line("");
+        }
+        d.line("slowdown = run time / solo reference (kernels: their work phase), time suspended left out; predicted = the policy's source before the start.");
+        if let Some(index) = &self.index {
+            d.line(format!("report: {}", index.display()));
+        }
+        d
+    }
 }
 
 /// One run's djsb figures.
@@ -149,21 +332,18 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
         let policy_events = journal.iter().filter(|e| e.event.starts_with("policy-")).cloned().collect();
         views.push(RunView { rec: r.clone(), trace, metrics, jobs, failed, worst_measured, journal, policy_events });
     }
-    let f2 = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
-    let run_rows: Vec<Vec<String>> = views
+    let figures_of_runs: Vec<RunFigures> = views
         .iter()
-        .map(|v| {
-            let m = v.metrics.as_ref();
-            vec![
-                v.rec.policy.clone(),
-                (v.rec.repeat + 1).to_string(),
-                f2(m.map(|m| m.makespan)),
-                f2(m.map(|m| m.avg_turnaround)),
-                f2(m.map(|m| m.worst_turnaround)),
-                f2(v.worst_measured),
-                v.failed.to_string(),
-                v.rec.id.to_string(),
-            ]
+        .map(|v| RunFigures {
+            policy: v.rec.policy.clone(),
+            repeat: v.rec.repeat,
+            run: v.rec.id.0,
+            makespan: v.metrics.map(|m| m.makespan),
+            avg_turnaround: v.metrics.map(|m| m.avg_turnaround),
+            worst_turnaround: v.metrics.map(|m| m.worst_turnaround),
+            worst_slowdown: v.worst_measured,
+            failed: v.failed,
+            round_trip_ns: solo.run_round_trip.get(&(v.rec.policy.clone(), v.rec.repeat)).copied(),
         })
         .collect();
 
@@ -176,24 +356,22 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
         ("worst slowdown", |v| v.worst_measured),
     ];
     let labels: Vec<String> = std::iter::once(main.to_string()).chain(baselines.iter().cloned()).collect();
-    let mut summary_rows = Vec::new();
-    let mut summary_json = Vec::new();
-    for l in &labels {
-        let mut row = vec![l.clone()];
-        let mut obj = serde_json::Map::new();
-        for (name, pick) in figures {
-            let vals: Vec<f64> = views.iter().filter(|v| &v.rec.policy == l).filter_map(pick).collect();
-            let s = Summary::of(&vals);
-            row.push(s.map_or("-".into(), |s| cosched_report::fmt_spread(&s, 2)));
-            obj.insert(name.into(), serde_json::to_value(s)?);
-        }
-        summary_rows.push(row);
-        summary_json.push(serde_json::json!({"policy": l, "figures": obj}));
-    }
-    let mut rate_rows = Vec::new();
-    let mut rate_json = serde_json::Map::new();
+    let summary: Vec<PolicySummary> = labels
+        .iter()
+        .map(|l| PolicySummary {
+            policy: l.clone(),
+            figures: figures
+                .iter()
+                .map(|(name, pick)| {
+                    let vals: Vec<f64> = views.iter().filter(|v| &v.rec.policy == l).filter_map(pick).collect();
+                    (name.to_string(), Summary::of(&vals))
+                })
+                .collect(),
+        })
+        .collect();
+    let mut increase_rates = BTreeMap::new();
     for b in baselines {
-        let mut per = serde_json::Map::new();
+        let mut per = BTreeMap::new();
         for (name, pick) in figures {
             let mut rates = Vec::new();
             for v in views.iter().filter(|v| v.rec.policy == main) {
@@ -202,61 +380,61 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
                     rates.push(increase_rate(x, y));
                 }
             }
-            let s = Summary::of(&rates);
-            rate_rows.push(vec![
-                b.clone(),
-                name.to_string(),
-                s.map_or("-".into(), |s| format!("{:+.1} % ({:+.1} .. {:+.1} %, n={})", s.median * 100.0, s.min * 100.0, s.max * 100.0, s.n)),
-            ]);
-            per.insert(name.into(), serde_json::to_value(s)?);
+            per.insert(name.to_string(), Summary::of(&rates));
         }
-        rate_json.insert(b.clone(), serde_json::Value::Object(per));
+        increase_rates.insert(b.clone(), per);
     }
     // Per job and policy: the median measured slowdown over the repeats,
     // the figure that says whether the solo reference times what runs time
     // (a job alone should measure 1.00).
-    let mut per_job = Vec::new();
-    for (i, job) in w.jobs.iter().enumerate() {
-        let mut row = vec![job.name.clone()];
-        for l in &labels {
-            let vals: Vec<f64> = views
+    let per_job: Vec<JobSlowdowns> = w
+        .jobs
+        .iter()
+        .enumerate()
+        .map(|(i, job)| JobSlowdowns {
+            job: job.name.clone(),
+            slowdowns: labels
                 .iter()
-                .filter(|v| &v.rec.policy == l)
-                .filter_map(|v| final_attempts(&v.jobs, w.jobs.len()).into_iter().find(|j| j.start.job_index as usize == i))
-                .filter_map(|j| j.end.as_ref()?.slowdown)
-                .collect();
-            row.push(Summary::of(&vals).map_or("-".into(), |s| cosched_report::fmt_spread(&s, 2)));
-        }
-        per_job.push(row);
-    }
+                .map(|l| {
+                    let vals: Vec<f64> = views
+                        .iter()
+                        .filter(|v| &v.rec.policy == l)
+                        .filter_map(|v| final_attempts(&v.jobs, w.jobs.len()).into_iter().find(|j| j.start.job_index as usize == i))
+                        .filter_map(|j| j.end.as_ref()?.slowdown)
+                        .collect();
+                    Summary::of(&vals)
+                })
+                .collect(),
+        })
+        .collect();
     let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
     let regime_checks = crate::steady::per_regime(&crate::steady::load(store, runs, w.jobs.len(), SOLO_PASS)?, &names);
     let last_main = views.iter().rev().find(|v| v.rec.policy == main);
-    let job_rows = |v: &RunView| -> Vec<Vec<String>> {
+    let job_lines = |v: &RunView| -> Vec<JobLine> {
         final_attempts(&v.jobs, w.jobs.len())
             .iter()
             .map(|j| {
                 let e = j.end.as_ref();
-                vec![
-                    j.start.job.clone(),
-                    e.map_or("running".into(), |e| match e.status.value() {
+                JobLine {
+                    job: j.start.job.clone(),
+                    status: e.map_or("running".into(), |e| match e.status.value() {
                         Some(c) => format!("{} {c}", e.status.name()),
                         None => e.status.name().into(),
                     }),
-                    cosched_model::topology::format_cpulist(&j.start.cpus),
-                    if j.start.mems.is_empty() { "-".into() } else { cosched_model::topology::format_cpulist(&j.start.mems) },
-                    format!("{:.2}", j.start.start_s),
-                    f2(e.map(|e| e.end_s)),
-                    match e.map(|e| suspensions(&v.journal, &j.start.job, j.start.start_s, e.end_s)) {
-                        Some(p) if !p.is_empty() => format!("{:.2}", p.iter().map(|(a, b)| b - a).sum::<f64>()),
-                        _ => "-".into(),
+                    cpus: j.start.cpus.clone(),
+                    mems: j.start.mems.clone(),
+                    start_s: j.start.start_s,
+                    end_s: e.map(|e| e.end_s),
+                    suspended_s: match e.map(|e| suspensions(&v.journal, &j.start.job, j.start.start_s, e.end_s)) {
+                        Some(p) if !p.is_empty() => Some(p.iter().map(|(a, b)| b - a).sum::<f64>()),
+                        _ => None,
                     },
-                    if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join(",") },
-                    format!("{:.2}", j.start.predicted),
-                    f2(e.and_then(|e| e.slowdown)),
-                    f2(j.start.solo_s),
-                    solo.describe(j, &v.rec),
-                ]
+                    beside: j.start.beside.clone(),
+                    predicted: j.start.predicted,
+                    measured: e.and_then(|e| e.slowdown),
+                    solo_s: j.start.solo_s,
+                    solo_reference: solo.describe(j, &v.rec),
+                }
             })
             .collect()
     };
@@ -285,55 +463,30 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
         .collect();
 
     if let Some(dir) = &a.report {
-        let tables = Tables { runs: &run_rows, summary: &summary_rows, rates: &rate_rows, jobs: &job_rows, mechanisms: &mechanisms, held_apart: &held_apart };
+        let job_rows = |v: &RunView| -> Vec<Vec<String>> { job_lines(v).iter().map(JobLine::cells).collect() };
+        let (runs, summary, rates) = (run_rows(&figures_of_runs), summary_rows(&summary), rate_rows(baselines, &increase_rates));
+        let tables = Tables { runs: &runs, summary: &summary, rates: &rates, jobs: &job_rows, mechanisms: &mechanisms, held_apart: &held_apart };
         write_report(page, dir, s, &views, &tables)?;
     }
-    let runs_json: Vec<_> = views
-        .iter()
-        .map(|v| serde_json::json!({"run": v.rec, "metrics": v.metrics, "worst_measured_slowdown": v.worst_measured, "jobs": v.jobs, "policy_events": v.policy_events}))
-        .collect();
     let djsb_rows = djsb_runs(w, sim, platform, &views, solo);
-    let json = serde_json::json!({
-        "workload": w.name,
-        "djsb": djsb_rows,
-        "mechanisms": mechanisms,
-        "slowdown_source": s.source_note,
-        "runs": runs_json,
-        "summary": summary_json,
-        "baselines": baselines,
-        "increase_rates": rate_json,
-        "solo": solo.mode,
-        "per_regime": regime_checks,
-        "held_apart": held_apart,
-        "solo_passes": solo.pass_round_trip.iter().map(|(r, ns)| serde_json::json!({"repeat": r, "round_trip_ns": ns})).collect::<Vec<_>>(),
-    });
     Ok(RunReport {
+        workload: w.name.clone(),
         main: main.to_string(),
         baselines: baselines.to_vec(),
-        last_main: last_main.map(|v| RunJobs { policy: v.rec.policy.clone(), repeat: v.rec.repeat, run: v.rec.id.0, rows: job_rows(v) }),
-        runs: run_rows,
-        summary: summary_rows,
+        labels,
+        mechanisms,
+        slowdown_source: s.source_note.clone(),
+        solo: solo.mode,
+        last_main: last_main.map(|v| RunJobs { policy: v.rec.policy.clone(), repeat: v.rec.repeat, run: v.rec.id.0, jobs: job_lines(v) }),
+        summary,
+        increase_rates,
         per_job,
-        per_regime: crate::steady::rows(&regime_checks),
-        labels: labels.clone(),
-        rates: rate_rows,
+        per_regime: regime_checks,
         held_apart,
+        solo_passes: solo.pass_round_trip.iter().map(|(r, ns)| SoloPassTrip { repeat: *r, round_trip_ns: *ns }).collect(),
         index: a.report.as_ref().map(|d| d.join("index.html")),
         not_ok: Vec::new(),
-        figures: views
-            .iter()
-            .map(|v| RunFigures {
-                policy: v.rec.policy.clone(),
-                repeat: v.rec.repeat,
-                run: v.rec.id.0,
-                makespan: v.metrics.map(|m| m.makespan),
-                avg_turnaround: v.metrics.map(|m| m.avg_turnaround),
-                worst_turnaround: v.metrics.map(|m| m.worst_turnaround),
-                worst_slowdown: v.worst_measured,
-                failed: v.failed,
-                round_trip_ns: solo.run_round_trip.get(&(v.rec.policy.clone(), v.rec.repeat)).copied(),
-            })
-            .collect(),
+        figures: figures_of_runs,
         djsb: djsb_rows,
         pass_round_trip: solo.pass_round_trip.clone(),
         solo_medians: (0..w.jobs.len())
@@ -342,7 +495,10 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
                 (!t.is_empty()).then(|| cosched_model::stats::median(&t))
             })
             .collect(),
-        json,
+        runs: views
+            .into_iter()
+            .map(|v| ScoredRun { run: v.rec, metrics: v.metrics, worst_measured_slowdown: v.worst_measured, jobs: v.jobs, policy_events: v.policy_events })
+            .collect(),
     })
 }
 

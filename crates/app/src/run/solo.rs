@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_store::{RunJobRecord, RunRecord};
 
 use super::journal::final_attempts;

@@ -103,11 +103,16 @@ impl Learner {
                 // recorded time is negative; later jobs start later.
                 prov.started_unix = start.max(0) as u64;
                 let partition = self.series.trim_start_matches("slurm:").trim_end_matches(':');
-                let params = serde_json::json!({ "node": node, "partition": partition });
+                #[derive(serde::Serialize)]
+                struct SeriesParams<'a> {
+                    node: &'a str,
+                    partition: &'a str,
+                }
+                let params = serde_json::to_string(&SeriesParams { node, partition })?;
                 // A series per node; a new run of it each time a policy starts serving it.
                 let series = format!("{}{node}", self.series);
                 let repeat = store.runs()?.iter().filter(|r| r.series == series && r.policy == self.policy).count() as u32;
-                let r = store.begin_run(&series, &w.name, &self.policy, repeat, &params.to_string(), &prov)?;
+                let r = store.begin_run(&series, &w.name, &self.policy, repeat, &params, &prov)?;
                 self.runs.insert(key, r);
                 r
             }

@@ -29,7 +29,7 @@ mod report;
 mod status;
 
 pub use learn::MIN_PLAUSIBLE_SLOWDOWN;
-pub use report::{report, tables, Hours, NodeUse, PairUse, ReportJob, ReportRequest, Slowdowns, SlurmReport, UserUse};
+pub use report::{report, Hours, NodeUse, PairUse, ReportJob, ReportRequest, Slowdowns, SlurmReport, UserUse};
 pub use status::{batch_script, status, submit, JobRow, NodeRow, PairRow, StatusReport, SubmitRequest, Submitted};
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -28,6 +28,8 @@ use serde::Serialize;
 use super::{unix_now, SlurmTarget};
 use crate::common::{create_dir, db_path, load_workload, open_store, write_file};
 use crate::error::bad_input;
+use crate::render::{Doc, Render};
+use cosched_model::text::printable;
 
 #[derive(Debug, Clone)]
 pub struct ReportRequest {
@@ -382,11 +384,11 @@ fn num(v: Option<f64>) -> String {
 }
 
 /// One table of the report: its title, headers and rows.
-pub type Table = (&'static str, Vec<&'static str>, Vec<Vec<String>>);
+type Table = (&'static str, Vec<&'static str>, Vec<Vec<String>>);
 
 /// Headers and rows of the report's three tables, as the terminal and the
 /// page show them.
-pub fn tables(r: &SlurmReport) -> [Table; 3] {
+fn tables(r: &SlurmReport) -> [Table; 3] {
     let s = |s: &Slowdowns| vec![s.n.to_string(), num(s.realized), num(s.predicted), num(s.abs_error)];
     let h = |h: &Hours| vec![format!("{:.3}", h.exclusive), format!("{:.3}", h.used), format!("{:.3}", h.saved)];
     fn head(first: &[&'static str], hours: bool) -> Vec<&'static str> {
@@ -405,6 +407,28 @@ pub fn tables(r: &SlurmReport) -> [Table; 3] {
         ("Per pair of programs (the first program's jobs beside the second)", head(&["program", "beside"], false), pairs),
         ("Per user", head(&["user", "jobs", "co-located"], true), users),
     ]
+}
+
+impl Render for SlurmReport {
+    /// Text from Slurm (node, user and program names, notes) is shown with
+    /// its control characters escaped.
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        for n in &self.notes {
+            d.line(printable(n));
+        }
+        let t = &self.total;
+        d.line(format!("\n{} jobs; node-hours alone {:.3}, used {:.3}, saved by sharing {:.3}\n", self.jobs.len(), t.exclusive, t.used, t.saved));
+        for (title, head, rows) in tables(self) {
+            let rows = rows.iter().map(|row| row.iter().map(|c| printable(c).into_owned()).collect()).collect();
+            d.line(format!("{title}:")).table(&head, rows).line("");
+        }
+        d.line("realized = a job's time / its solo time; predicted = cosched's prediction at its release; |error| = |realized - predicted|.");
+        if let Some(index) = &self.index {
+            d.line(format!("report: {}", index.display()));
+        }
+        d
+    }
 }
 
 fn html(r: &SlurmReport) -> String {

@@ -8,7 +8,7 @@ use cosched_app::common::parse_interval;
 use cosched_app::profile::Syscalls;
 use cosched_report::{fmt_spread, table};
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, WorkloadArgs};
+use super::common::{ctx, emit, print_json, DbArgs, JsonArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -48,7 +48,7 @@ pub struct PredictorsBench {
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// A slowdown above this is a severe conflict.
-    #[arg(long, default_value_t = cosched_app::evaluate::DEFAULT_SEVERE, value_name = "X")]
+    #[arg(long, default_value_t = cosched_app::evaluate_predictors::DEFAULT_SEVERE, value_name = "X")]
     pub level: f64,
     #[command(flatten)]
     pub json: JsonArgs,
@@ -132,17 +132,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
 }
 
 fn predictors(a: PredictorsBench) -> anyhow::Result<()> {
-    let r = cosched_app::evaluate::bench(&a.workload.workload, a.level, a.db.db.as_deref(), &ctx())?;
-    if a.json.json {
-        let rows: Vec<_> =
-            r.rows.iter().map(|r| serde_json::json!({"predictor": r.predictor, "folds": r.folds, "accuracy": r.accuracy})).collect();
-        let folds = "leave-one-program-out";
-        return print_json(&serde_json::json!({"counts": r.counts, "level": r.level, "folds": folds, "rows": rows}));
-    }
-    println!("predictors on {} (baselines: c-all of the SX-Aurora paper, scn of Haritatos et al.)", r.counts.workload);
-    println!("{}", cosched_app::evaluate::render(&r.rows));
-    println!("{}", r.description);
-    Ok(())
+    emit(&cosched_app::evaluate_predictors::bench(&a.workload.workload, a.level, a.db.db.as_deref(), &ctx())?, a.json.json)
 }
 
 fn profile(a: ProfileBench) -> anyhow::Result<()> {

@@ -1,10 +1,9 @@
 //! `cosched calibrate`: measure each kernel's solo rate and store it.
 
 use clap::Args;
-use cosched_app::calibrate::{calibrate, render, CalibrateRequest};
-use cosched_report::table;
+use cosched_app::calibrate::{calibrate, CalibrateRequest};
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs};
+use super::common::{ctx, emit, DbArgs, JsonArgs};
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
@@ -44,19 +43,5 @@ pub fn run(a: CalibrateArgs) -> anyhow::Result<()> {
         cpus: a.cpus,
         db: a.db.db,
     };
-    let r = calibrate(&req, &ctx())?;
-    if a.json.json {
-        return print_json(&r.calibrations);
-    }
-    match &r.jobs {
-        None => println!("{}", render(&r.calibrations)),
-        Some(jobs) => {
-            println!("{}\n", render(&r.calibrations));
-            let rows: Vec<Vec<String>> =
-                jobs.iter().map(|j| vec![j.job.clone(), j.configuration.clone(), j.asked.clone(), j.work.clone()]).collect();
-            println!("{}", table(&["job", "configuration", "asked", "work"], &rows));
-        }
-    }
-    println!("stored in {}", r.db.display());
-    Ok(())
+    emit(&calibrate(&req, &ctx())?, a.json.json)
 }

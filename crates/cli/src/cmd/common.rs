@@ -73,14 +73,19 @@ pub fn print_json(v: &impl serde::Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Prints a registry (`simulate --list-policies`, `predict --list`).
-pub fn print_listing(l: &cosched_app::registry::Listing, json: bool) -> anyhow::Result<()> {
+/// Prints a verb's result: its JSON with `--json`, else its text.
+pub fn emit(r: &impl cosched_app::render::Render, json: bool) -> anyhow::Result<()> {
     if json {
-        print_json(&l.json)
+        print_json(r)
     } else {
-        print!("{}", l.text);
+        print!("{}", r.doc().text());
         Ok(())
     }
+}
+
+/// Prints a registry (`simulate --list-policies`, `predict --list`).
+pub fn print_listing(l: &cosched_app::registry::Listing, json: bool) -> anyhow::Result<()> {
+    emit(l, json)
 }
 
 /// `--in-regime` and `--regime-wait`, as the measuring verbs that gate their
@@ -90,7 +95,7 @@ pub struct InRegimeArgs {
     /// Count only repeats run wholly in this cache regime: shared (the two
     /// CPUs share a last-level cache) or apart; wait for it before each repeat.
     #[arg(long, value_name = "REGIME", value_parser = parse_regime)]
-    pub in_regime: Option<cosched_model::compare::CacheRegime>,
+    pub in_regime: Option<cosched_model::regime::CacheRegime>,
     /// With --in-regime: stop (resumable) once the regime has stayed away
     /// this long, e.g. 30m or 2h.
     #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "30m", requires = "in_regime")]
@@ -98,10 +103,10 @@ pub struct InRegimeArgs {
 }
 
 /// `shared` or `apart`, as `--regime` and `--in-regime` take them.
-pub fn parse_regime(s: &str) -> Result<cosched_model::compare::CacheRegime, String> {
+pub fn parse_regime(s: &str) -> Result<cosched_model::regime::CacheRegime, String> {
     match s {
-        "shared" => Ok(cosched_model::compare::CacheRegime::Shared),
-        "apart" => Ok(cosched_model::compare::CacheRegime::Apart),
+        "shared" => Ok(cosched_model::regime::CacheRegime::Shared),
+        "apart" => Ok(cosched_model::regime::CacheRegime::Apart),
         _ => Err(format!("`{s}`: expected shared or apart")),
     }
 }

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
-use cosched_app::db::{export, format_utc, info, Exported, ExportRequest, Format as AppFormat};
+use cosched_app::db::{export, info, Exported, ExportRequest, Format as AppFormat};
 use cosched_model::topology::format_bytes;
 use cosched_report::table;
 
-use super::common::{print_json, DbArgs, JsonArgs};
+use super::common::{emit, DbArgs, JsonArgs};
 
 #[derive(Args, Debug)]
 pub struct DbCmdArgs {
@@ -116,14 +116,7 @@ pub fn run(a: DbCmdArgs) -> anyhow::Result<()> {
             Ok(())
         }
         DbCmd::Import { file, json, db } => {
-            let r = cosched_app::db::import_bundle(db.db.as_deref(), &file)?;
-            if json.json {
-                return print_json(&r);
-            }
-            println!("{}", r.header());
-            println!("{}", table(&["table", "rows", "added", "already there"], &r.rows()));
-            println!("{} rows added to {}", r.added(), r.db.display());
-            Ok(())
+            emit(&cosched_app::db::import_bundle(db.db.as_deref(), &file)?, json.json)
         }
         DbCmd::Check(a) => cosched_app::db::check(a.db.db.as_deref()).map(|p| println!("{}: ok (integrity_check)", p.display())),
         DbCmd::Recover { out, db } => {
@@ -139,47 +132,7 @@ pub fn run(a: DbCmdArgs) -> anyhow::Result<()> {
 }
 
 fn show_info(a: InfoArgs) -> anyhow::Result<()> {
-    let info = info(a.db.db.as_deref())?;
-    if a.json.json {
-        return print_json(&info.json);
-    }
-    println!("database  {}", info.path.display());
-    println!("schema    version {} (this cosched writes {})", info.schema_version, info.latest_version);
-    let wal = if info.wal_bytes > 0 { format!(" + {} write-ahead log", format_bytes(info.wal_bytes)) } else { String::new() };
-    println!("size      {}{wal}", format_bytes(info.size_bytes));
-    let sound = if info.problems.is_empty() { "ok".to_string() } else { format!("DAMAGED: {}", info.problems.join("; ")) };
-    println!("integrity {sound}\n");
-    let rows: Vec<Vec<String>> = info.tables.iter().map(|(t, n)| vec![t.clone(), n.to_string()]).collect();
-    println!("{}\n", table(&["table", "rows"], &rows));
-    if info.campaigns.is_empty() {
-        println!("no campaigns yet");
-        return Ok(());
-    }
-    let rows: Vec<Vec<String>> = info
-        .campaigns
-        .iter()
-        .map(|c| {
-            vec![
-                c.id.to_string(),
-                c.kind.clone(),
-                c.workload.clone(),
-                c.status.clone(),
-                c.runs.to_string(),
-                format_utc(c.started_unix),
-                c.node.as_ref().map_or("-".into(), |k| k.describe()),
-                if c.figures { "yes".into() } else { String::new() },
-            ]
-        })
-        .collect();
-    println!(
-        "{}",
-        table(&["campaign", "kind", "workload", "status", "runs", "started (UTC)", "node at start", "figures"], &rows)
-    );
-    println!(
-        "figures: the campaign a workload's figures of its kind come from (predict, evaluate-predictors, simulate, run):\n\
-         among those holding runs, the newest done one, else the newest one."
-    );
-    Ok(())
+    emit(&info(a.db.db.as_deref())?, a.json.json)
 }
 
 /// The export's examples and every table, from the store's own list so the

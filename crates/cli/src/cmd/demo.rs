@@ -76,7 +76,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         println!("not fitted: {u}");
     }
     println!();
-    super::compare::print(&r.evaluation, cosched_app::compare::Figure::WorstSlowdown);
+    print!("{}", cosched_app::render::Render::doc(&r.evaluation).text());
     println!();
     for v in &r.verdict {
         println!("{v}");

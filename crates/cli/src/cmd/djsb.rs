@@ -5,9 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 use cosched_app::djsb::{run_djsb, DjsbRequest};
 use cosched_model::djsb::DjsbParams;
-use cosched_report::table;
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs};
+use super::common::{ctx, emit, DbArgs, JsonArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -80,20 +79,5 @@ pub fn run(a: DjsbArgs) -> anyhow::Result<()> {
         lock: None,
         resume: a.resume,
     };
-    let r = run_djsb(&req, &ctx())?;
-    if a.json.json {
-        return print_json(&r.json);
-    }
-    let f = |s: &Option<cosched_model::stats::Summary>| s.as_ref().map_or("-".into(), |s| cosched_report::fmt_spread(s, 2));
-    let rows: Vec<Vec<String>> = r
-        .rows
-        .iter()
-        .map(|x| {
-            let paper = x.paper.map_or("-".into(), |p| format!("{:.2} / {:.2} / {:.2} / {:.2}", p[0], p[1], p[2], p[3]));
-            vec![x.policy.clone(), f(&x.e_simulation), f(&x.e_analysis), f(&x.w_analysis), f(&x.dynamicity), paper]
-        })
-        .collect();
-    println!("djsb on {} ({}):", r.engine, r.workload.display());
-    println!("{}", table(&["policy", "E simulation", "E analysis", "W analysis", "D", "paper E_sim / E_ana / W / D"], &rows));
-    Ok(())
+    emit(&run_djsb(&req, &ctx())?, a.json.json)
 }

@@ -1,94 +1,87 @@
-//! `cosched evaluate-predictors`: every predictor's accuracy on a workload's
-//! measured pairs, cross-validated so that a held-out program's pairs never
-//! reach the fit; a table, JSON, stored rows, a scatter SVG per predictor
-//! and, on request, the accuracy section of docs/predictors.md.
+//! `cosched evaluate`: policies compared on real runs of the same seeded
+//! orders until their difference is resolved, beside the simulator and the
+//! oracle.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::evaluate::{evaluate, render, EvaluateRequest};
+use cosched_app::evaluate::{evaluate, EvaluateRequest, Figure};
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
+use super::common::{ctx, emit, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs, parse_budget, parse_regime};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml --predictor scn --predictor learned --json\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml --svg-dir plots/ --level 1.5\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml --markdown docs/predictors.md\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml --train examples/characterize.toml\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml --train examples/apps/apps.toml --regime apart --kb-since 2026-11-24\n\n\
-    Leave-one-program-out: for each program, every predictor is fitted on the pairs\n\
-    that do not involve it and predicts the measured pairs in which it is the victim,\n\
-    so every measured ordered pair is predicted once by a fit that never saw its\n\
-    victim beside anything (its solo profile and probe are used: they are known\n\
-    before scheduling). `measured` is then its fallback; its repeat-halves row (the\n\
-    median of repeats 0, 1, 4, 5, ... of each pair predicting the median of\n\
-    repeats 2, 3, 6, 7, ...; in blocks of two, so each half holds both CPU placements)\n\
-    shows the node's noise floor instead.\n\
-    Within 5 % / 30 %: share of pairs with |predicted - measured| / measured below\n\
-    that; Pearson -1: the lowest Pearson with any one pair left out (a set of\n\
-    near-equal slowdowns around one large one correlates on that pair alone);\n\
-    severe: slowdown above --level, flagged where the prediction is above it;\n\
-    recall at P >= 0.7: the cut swept down the predictions, the best severe\n\
-    recall of a cut that keeps precision >= 0.7 and that cut (the ranking's\n\
-    best; a cut well below --level says the predictions shrink towards 1).\n\
-    With --train, trained cut: that cut chosen on the training programs' own\n\
-    leave-one-program-out predictions, and its precision / recall on the\n\
-    tested pairs (what a scheduler fitted on them would get). A line under\n\
-    the table gives each predictor's Pearson on only the pairs repeat-halves\n\
-    scores (four or more repeats), like for like with the floor. Results are\n\
-    stored (table predictor_evaluations).\n\
-    With --train (repeatable): cross-workload. Every predictor is fitted on the\n\
-    store's measurements of the --train workloads, joined by program (the same\n\
-    kernel, parameters, work and cores, or the same executable content and\n\
-    arguments, in any workload file) and without any pair of a program of\n\
-    --workload, then predicts --workload's measured pairs from its programs' solo\n\
-    profiles and probes alone. Both sides hold the programs the workload files run\n\
-    now and their pairs measured under any workload file (so a workload grown\n\
-    with `pairs --skip-known` is whole), each pair from the newest campaign of a\n\
-    workload that measured it (re-measured pairs replace older ones), only its\n\
-    repeats of --regime (pairs without one are left out).")]
+    cosched evaluate --workload examples/memory-half.toml --policy best-match --policy conflict-aware\n  \
+    cosched evaluate --workload w.toml --policy best-match --baseline noplan --metric worst-slowdown --max-orders 12\n  \
+    cosched evaluate --workload w.toml --policy no-twins --budget 20m --report out/ --json | jq .comparisons\n  \
+    cosched evaluate --workload examples/memory-half.toml --policy best-match --regime shared --regime-wait 2h\n\n\
+    Each order is one round: a solo pass (every job alone: that round's solo\n\
+    references), then the baseline and every policy on the workload's jobs\n\
+    listed in the seed's order k (the orders `cosched simulate` draws), in a\n\
+    rotated sequence. After each round every policy is compared with the\n\
+    baseline order by order: the median relative difference of each figure\n\
+    with its 95 % interval (sign-test order statistics); the series stops once\n\
+    the --metric comparisons are all resolved after --min-orders, or at\n\
+    --max-orders or --budget, and says which. The CPU 0-1 round trip before\n\
+    each solo pass gives the cache regime of each order; a comparison that\n\
+    spans a regime switch is flagged; with --regime only orders read in that\n\
+    regime before and during their runs count, and each order waits for it.\n\
+    The same orders are simulated on the\n\
+    stored pairwise slowdowns (run `cosched pairs` first), and the oracle\n\
+    gives the best list schedule of that model; that schedule is then run\n\
+    for real (--oracle-replays times), so each policy's real runs are read\n\
+    against the oracle's real runs as well as against the model.")]
 pub struct EvaluateArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
-    /// Fold method: leave-one-program-out, in-sample or repeat-halves.
-    #[arg(long, default_value = "leave-one-program-out", value_name = "METHOD")]
-    pub folds: String,
-    /// A slowdown above this is a severe conflict (precision and recall).
-    #[arg(long, default_value_t = cosched_app::evaluate::DEFAULT_SEVERE, value_name = "X")]
-    pub level: f64,
-    /// A predictor to evaluate, NAME or NAME:key=value (repeatable);
-    /// default: every registered one.
-    #[arg(long = "predictor", alias = "model", value_name = "M")]
-    pub predictors: Vec<String>,
-    /// Evaluate the predictions made during real runs against their outcomes.
-    #[arg(long, conflicts_with = "train")]
-    pub from_runs: bool,
-    /// Train on this workload's programs and pairs (repeatable) and test on
-    /// --workload's pairs: cross-workload instead of --folds.
-    #[arg(long, value_name = "FILE")]
-    pub train: Vec<PathBuf>,
-    /// Directory for one scatter SVG per predictor,
-    /// predict-<workload>-<predictor>.svg (default: none written).
-    #[arg(long, value_name = "DIR")]
-    pub svg_dir: Option<PathBuf>,
-    /// Rewrite the generated accuracy section of this Markdown file (between
-    /// its `<!-- accuracy:begin -->` and `<!-- accuracy:end -->` lines).
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Do not store the results.
-    #[arg(long)]
-    pub no_store: bool,
-    /// Fit and score on the repeats of this cache regime: shared, apart or
-    /// any (each pair's and probe's repeats in it where it has any, else all
-    /// of them). Default: the node's regime now, any when it cannot be read.
-    #[arg(long, value_name = "REGIME", conflicts_with = "from_runs")]
-    pub regime: Option<String>,
+    /// A policy to compare with the baseline (NAME or NAME:KEY=VALUE,...); repeat for several.
+    #[arg(long = "policy", value_name = "P", required = true)]
+    pub policies: Vec<String>,
+    /// The policy every other is compared with.
+    #[arg(long, value_name = "P", default_value = "noplan")]
+    pub baseline: String,
+    /// The figure whose resolution ends the series: makespan, mean-turnaround or worst-slowdown.
+    #[arg(long, value_name = "FIGURE", default_value = "mean-turnaround")]
+    pub metric: Figure,
+    /// Seed of the orders; the same seed gives the same orders on any machine.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Orders run before the series may stop.
+    #[arg(long, default_value_t = 5)]
+    pub min_orders: usize,
+    /// Orders run at most.
+    #[arg(long, default_value_t = 15)]
+    pub max_orders: usize,
+    /// Start no new order after this long, e.g. 900s, 20m or 1h.
+    #[arg(long, value_name = "TIME", value_parser = parse_budget)]
+    pub budget: Option<std::time::Duration>,
+    /// Count only orders run in this cache regime: shared (the CPUs share a
+    /// last-level cache) or apart; each order waits for it (--regime-wait).
+    #[arg(long, value_name = "REGIME", value_parser = parse_regime)]
+    pub regime: Option<cosched_model::regime::CacheRegime>,
+    /// How long to wait for --regime before an order, e.g. 30m or 2h.
+    #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "30m", requires = "regime")]
+    pub regime_wait: std::time::Duration,
+    /// Run each oracle schedule this many times for real after the orders
+    /// (0: none), so the distance to the oracle is also read real run
+    /// against real run.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub oracle_replays: u32,
+    // The predictor the policies decide with; default `measured`.
     #[command(flatten)]
-    pub kb: KbArgs,
+    pub predictor: PredictorArgs,
+    /// Write index.html, evaluate.json and orders.csv here.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
     #[command(flatten)]
     pub json: JsonArgs,
+    /// cgroup hierarchy: auto, v1, v2 or none (affinity and signals only).
+    #[arg(long, default_value = "auto", value_name = "MODE", value_parser = ["auto", "v1", "v2", "none"])]
+    pub cgroups: String,
+    /// Node lock file, for tests only: two runners with different lock
+    /// files share the node (default /run/lock/cosched-node.lock).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub lock: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -96,29 +89,34 @@ pub struct EvaluateArgs {
 pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
     let req = EvaluateRequest {
         workload: a.workload.workload,
-        folds: a.folds,
-        level: a.level,
-        predictors: a.predictors,
-        from_runs: a.from_runs,
-        train: a.train,
-        svg_dir: a.svg_dir,
-        markdown: a.markdown.clone(),
-        store: !a.no_store,
+        policies: a.policies,
+        baseline: a.baseline,
+        metric: a.metric,
+        predictor: a.predictor.predictor.unwrap_or_else(|| "measured".into()),
+        seed: a.seed,
+        min_orders: a.min_orders,
+        max_orders: a.max_orders,
+        budget: a.budget,
         regime: a.regime,
-        kb: a.kb.scope()?,
+        regime_wait: a.regime_wait,
+        oracle_replays: a.oracle_replays,
+        report: a.report,
+        cgroups: a.cgroups,
+        lock: a.lock,
         db: a.db.db,
     };
-    let r = evaluate(&req, &ctx())?;
-    if a.json.json {
-        return print_json(&serde_json::json!({"counts": r.counts, "level": r.level, "rows": r.rows, "svgs": r.svgs}));
+    emit(&evaluate(&req, &ctx())?, a.json.json)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cmd::common::parse_budget;
+
+    #[test]
+    fn budgets_read_seconds_minutes_and_hours() {
+        assert_eq!(parse_budget("90").unwrap().as_secs(), 90);
+        assert_eq!(parse_budget("20m").unwrap().as_secs(), 1200);
+        assert_eq!(parse_budget("1.5h").unwrap().as_secs(), 5400);
+        assert!(parse_budget("-1m").is_err() && parse_budget("soon").is_err() && parse_budget("1e300s").is_err());
     }
-    println!("{}", render(&r.rows));
-    println!("{}", r.description);
-    for s in &r.svgs {
-        println!("scatter: {}", s.display());
-    }
-    if let Some(md) = &a.markdown {
-        println!("accuracy section written to {}", md.display());
-    }
-    Ok(())
 }

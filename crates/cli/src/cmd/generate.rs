@@ -180,7 +180,7 @@ mod tests {
             assert!(crate::cmd::common::parse_regime(&n).is_ok(), "{n}");
         }
         for n in cosched_app::registry::names_for("metric").unwrap() {
-            assert!(cosched_app::compare::Figure::from_str(&n).is_ok(), "{n}");
+            assert!(cosched_app::evaluate::Figure::from_str(&n).is_ok(), "{n}");
         }
     }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::common::{print_json, JsonArgs};
+use super::common::{emit, JsonArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -28,10 +28,5 @@ pub struct GovernorArgs {
 }
 
 pub fn run(a: GovernorArgs) -> anyhow::Result<()> {
-    let (file, level) = cosched_app::policy::governor(a.level.as_deref(), a.file)?;
-    if a.json.json {
-        return print_json(&serde_json::json!({"level": level.name(), "file": file}));
-    }
-    println!("governor: {} ({})", level.name(), file.display());
-    Ok(())
+    emit(&cosched_app::policy::governor(a.level.as_deref(), a.file)?, a.json.json)
 }

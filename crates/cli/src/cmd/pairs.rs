@@ -129,10 +129,12 @@ pub fn print(r: &PairsReport, ratio: bool) {
         .collect();
     let h: Vec<&str> = headers.iter().map(String::as_str).collect();
     println!("{}", table(&h, &rows));
+    let ns = (0..m.jobs.len()).flat_map(|i| (0..m.jobs.len()).filter_map(move |j| m.get(i, j).map(|s| s.n)));
+    let interval = cosched_report::interval_name(ns);
     if ratio {
-        println!("\ninterference ratio = performance beside the column job / alone = 1 / slowdown; median [95% CI], n repeats.");
+        println!("\ninterference ratio = performance beside the column job / alone = 1 / slowdown; median [{interval}], n repeats.");
     } else {
-        println!("\nslowdown of the row job beside the column job = co-run / solo time of the same repeat; median [95% CI], n repeats.");
+        println!("\nslowdown of the row job beside the column job = co-run / solo time of the same repeat; median [{interval}], n repeats.");
     }
     for line in &r.shared_cpus {
         println!("shared CPUs (placed as `cosched run` places them): {line}");

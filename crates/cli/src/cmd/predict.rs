@@ -5,9 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use cosched_app::predict::{predict, PredictRequest};
-use cosched_report::table;
 
-use super::common::{print_listing, print_json, DbArgs, JsonArgs, KbArgs, PredictorArgs};
+use super::common::{emit, print_listing, DbArgs, JsonArgs, KbArgs, PredictorArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -55,32 +54,6 @@ pub fn run(a: PredictArgs) -> anyhow::Result<()> {
     }
     let spec = a.predictor.predictor.ok_or_else(|| cosched_app::bad_input("--predictor NAME is required (see --list)"))?;
     let workload = a.workload.expect("clap requires --workload");
-    let r = predict(&PredictRequest { predictor: spec.clone(), workload, jobs: a.jobs, regime: a.regime, kb: a.kb.scope()?, db: a.db.db })?;
-    if a.json.json {
-        return print_json(&serde_json::json!({"model": spec, "jobs": r.jobs, "pairs": r.pairs, "campaigns": r.campaigns,
-            "knowledge": r.knowledge, "regime": r.regime, "regime_use": r.regime_use}));
-    }
-    let rows: Vec<Vec<String>> = r
-        .jobs
-        .iter()
-        .map(|j| {
-            let interval = format!("[{:.3}, {:.3}]", j.lo, j.hi);
-            vec![j.job.clone(), j.pool.clone(), j.cores.to_string(), format!("{:.3}", j.slowdown), interval]
-        })
-        .collect();
-    println!("{}", table(&["job", "pool", "cores", "predicted slowdown", "interval (~80 %)"], &rows));
-    println!(
-        "{spec}, fitted on {} measured ordered pairs of {}{}; slowdown = co-run time / solo time beside all the other jobs listed.",
-        r.pairs,
-        r.workload,
-        if r.knowledge.is_some() { " and of other workloads" } else { "" }
-    );
-    for line in cosched_app::common::describe_campaigns(&r.campaigns) {
-        println!("from {line}");
-    }
-    if let Some(k) = &r.knowledge {
-        println!("and from other workloads' measurements of the same and other programs: {k}");
-    }
-    println!("for {}{}", r.regime.describe(), r.regime_use.as_ref().map_or(String::new(), |u| format!("; {}", u.describe())));
-    Ok(())
+    let r = predict(&PredictRequest { predictor: spec, workload, jobs: a.jobs, regime: a.regime, kb: a.kb.scope()?, db: a.db.db })?;
+    emit(&r, a.json.json)
 }

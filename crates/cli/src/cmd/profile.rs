@@ -110,9 +110,10 @@ pub fn print(r: &ProfileReport) {
             row
         })
         .collect();
+    let solo = format!("solo s, median [{}]", cosched_report::interval_name(profiles.iter().map(|(_, p)| p.solo_s.n)));
     let mut headers: Vec<String> = [
         "job",
-        "solo s, median [95% CI]",
+        &solo,
         "timed by",
         "U mean / peak",
         "cores used",

@@ -4,10 +4,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::run::{run as run_series, RunReport, RunRequest, FIGURES, JOB_HEAD, RATE_HEAD, RUN_HEAD};
-use cosched_report::table;
+use cosched_app::run::{run as run_series, RunRequest};
 
-use super::common::{ctx, print_json, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs};
+use super::common::{ctx, emit, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -108,11 +107,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         first_repeat: 0,
     };
     let r = run_series(&req, &ctx())?;
-    if a.json.json {
-        print_json(&r.json)?;
-        return not_ok(&r.not_ok);
-    }
-    print(&r);
+    emit(&r, a.json.json)?;
     not_ok(&r.not_ok)
 }
 
@@ -124,51 +119,3 @@ pub fn not_ok(jobs: &[String]) -> anyhow::Result<()> {
     Err(anyhow::anyhow!("{} job(s) did not end ok:\n  {}", jobs.len(), jobs.join("\n  ")))
 }
 
-/// The last run's jobs, every run, the per-policy summary and the increase
-/// rates; also the demo's.
-pub fn print(r: &RunReport) {
-    if let Some(v) = &r.last_main {
-        println!("Jobs of {} repeat {} (run {}):", v.policy, v.repeat + 1, v.run);
-        println!("{}\n", table(&JOB_HEAD, &v.rows));
-    }
-    println!("Runs:");
-    println!("{}\n", table(&RUN_HEAD, &r.runs));
-    println!("Measured slowdown per job, median (min-max, n repeats):");
-    let mut h = vec!["job"];
-    h.extend(r.labels.iter().map(String::as_str));
-    println!("{}\n", table(&h, &r.per_job));
-    if !r.per_regime.is_empty() {
-        println!("The same per cache regime: run time / median of the solo passes in that regime (runs and passes whose CPU 0-1 readings before and after agree):");
-        println!("{}\n", table(&cosched_app::steady::HEAD, &r.per_regime));
-    }
-    println!("Per policy, median (min-max, n repeats):");
-    let mut h = vec!["policy"];
-    h.extend(FIGURES);
-    println!("{}\n", table(&h, &r.summary));
-    if !r.baselines.is_empty() {
-        println!("Increase rate of {} vs each baseline, repeat by repeat (negative = better):", r.main);
-        println!("{}\n", table(&RATE_HEAD, &r.rates));
-    }
-    println!("Pairs each policy held apart (a waiting job that fit was passed over, or its cores idled, while these ran):");
-    for (label, pairs) in &r.held_apart {
-        println!("  {label}: {}", cosched_app::held::describe(label, pairs, 6));
-    }
-    println!();
-    if !r.djsb.is_empty() {
-        println!("djsb (ParaStation; the first job is the simulation, later ones analysis sessions; C = 10 s):");
-        let rows: Vec<Vec<String>> = r
-            .djsb
-            .iter()
-            .map(|d| {
-                let f = &d.figures;
-                let v = [f.e_simulation, f.e_analysis, f.w_analysis, f.dynamicity].map(|x| format!("{x:.2}"));
-                [vec![d.policy.clone(), (d.repeat + 1).to_string()], v.to_vec()].concat()
-            })
-            .collect();
-        println!("{}\n", table(&["policy", "repeat", "E simulation", "E analysis", "W analysis", "D"], &rows));
-    }
-    println!("slowdown = run time / solo reference (kernels: their work phase), time suspended left out; predicted = the policy's source before the start.");
-    if let Some(index) = &r.index {
-        println!("report: {}", index.display());
-    }
-}

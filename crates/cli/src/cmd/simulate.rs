@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::simulate::{placement_names, simulate, SimulateRequest, HEAD, ORACLE_HEAD, PLACEMENT_HEAD};
+use cosched_app::simulate::{placement_names, simulate, SimulateRequest};
 use cosched_report::table;
 
-use super::common::{print_listing, DbArgs, JsonArgs};
+use super::common::{emit, print_listing, DbArgs, JsonArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -166,41 +166,5 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         db: a.db.db,
         placements: a.placements,
     };
-    let r = simulate(&req)?;
-    if a.json.json {
-        println!("{}", r.json);
-        return Ok(());
-    }
-    for (title, rows) in &r.sections {
-        println!("Increase rate of {title} vs exclusive (sequential):");
-        println!("{}\n", table(&HEAD, rows));
-    }
-    println!("Performance score (nOS-V: best makespan of all strategies on the order / this one's; 1 = best):");
-    println!("{}\n", table(&HEAD, &r.scores));
-    if let Some((title, rows)) = &r.placement {
-        println!("Placement on {title} (medians over the orders, quartiles in brackets):");
-        println!("{}\n", table(&PLACEMENT_HEAD, rows));
-    }
-    match &r.oracle {
-        Ok(rows) => {
-            println!("Oracle (the best list schedule of the scenario's jobs, knowing every slowdown; crates/sched/src/oracle.rs):");
-            println!("{}\n", table(&ORACLE_HEAD, rows));
-        }
-        Err(why) => println!("oracle: none ({why})\n"),
-    }
-    if let Some(index) = &r.index {
-        println!("report: {}", index.display());
-    }
-    if let Some(file) = &r.trace {
-        println!("trace: {}", file.display());
-    }
-    for n in &r.notes {
-        println!("lua policy: {n}");
-    }
-    println!("slowdowns: {}", r.origin);
-    for line in cosched_app::common::describe_campaigns(&r.campaigns) {
-        println!("from {line}");
-    }
-    println!("{} jobs, {} orders, seed {}, {:.2} s", r.jobs, r.orders, r.seed, r.elapsed_s);
-    Ok(())
+    emit(&simulate(&req)?, a.json.json)
 }

@@ -3,11 +3,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::slurm::{report, tables, ReportRequest};
-use cosched_model::text::printable;
-use cosched_report::table;
+use cosched_app::slurm::{report, ReportRequest};
 
-use super::common::print_json;
+use super::common::emit;
 use super::slurm::{target, TargetArgs};
 
 pub const ABOUT: &str = "What sharing did: realized slowdowns of co-located jobs against predictions and running alone, node-hours saved";
@@ -35,22 +33,5 @@ pub struct ReportArgs {
 
 pub fn run(a: ReportArgs) -> anyhow::Result<()> {
     let json = a.target.json.json;
-    let r = report(&ReportRequest { target: target(a.target), days: a.days, dir: a.report })?;
-    if json {
-        return print_json(&r);
-    }
-    for n in &r.notes {
-        println!("{}", printable(n));
-    }
-    let t = &r.total;
-    println!("\n{} jobs; node-hours alone {:.3}, used {:.3}, saved by sharing {:.3}\n", r.jobs.len(), t.exclusive, t.used, t.saved);
-    for (title, head, rows) in tables(&r) {
-        let rows: Vec<Vec<String>> = rows.iter().map(|row| row.iter().map(|c| printable(c).into_owned()).collect()).collect();
-        println!("{title}:\n{}\n", table(&head, &rows));
-    }
-    println!("realized = a job's time / its solo time; predicted = cosched's prediction at its release; |error| = |realized - predicted|.");
-    if let Some(index) = &r.index {
-        println!("report: {}", index.display());
-    }
-    Ok(())
+    emit(&report(&ReportRequest { target: target(a.target), days: a.days, dir: a.report })?, json)
 }
