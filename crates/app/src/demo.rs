@@ -536,6 +536,7 @@ mod tests {
             workload: "w".into(),
             policies: vec![BASELINE.into(), POLICY.into()],
             seed: SEED,
+            metric: Figure::WorstSlowdown,
             orders: Vec::new(),
             stop: cosched_model::compare::Stop::Resolved,
             regimes: if within.is_some() { vec![CacheRegime::Shared, CacheRegime::Apart] } else { vec![CacheRegime::Shared] },
