@@ -223,8 +223,11 @@ impl Drop for Active {
         // Waiting for a frozen leader would never end: kill and thaw first.
         self.kill_suspended();
         drop(self.running.take());
-        if let Some(g) = &self.cgroup {
-            let _ = g.remove();
+        // A cgroup removed is a cgroup found empty: nothing of the job is
+        // left, and the scan of every process's environment (most of a
+        // short job's cost) is not needed.
+        if self.cgroup.as_ref().is_some_and(|g| g.remove().is_ok()) {
+            return;
         }
         // Without a cgroup, a daemon the job double-forked is found as an
         // orphan re-parented to us (we are its subreaper) by its marks.
@@ -710,7 +713,10 @@ pub fn set_group_affinity(pgid: i32, cpus: &[u32]) -> Result<(), String> {
 /// A process that kills the runner's jobs when the runner dies: one per
 /// cosched process, started with its first job ([`watch_group`]).
 ///
-/// It reads `+ PGID PROCS-FILE...` and `- PGID` lines from a pipe; when the
+/// It reads `+ PGID PROCS-FILE...` and `- PGID` lines from a pipe (`-`: the
+/// job ended and the runner removed its groups, so they are forgotten
+/// with it: a long run no longer ends with a `rmdir` process per group
+/// of every job it ever ran, issue 42's tail); when the
 /// pipe reaches end-of-file (the runner exited or was killed, since only the
 /// runner holds the write end) it SIGKILLs every listed process group and
 /// every process in the listed cgroups, thaws those cgroups (a frozen job
@@ -726,10 +732,12 @@ const WATCHDOG: &str = r#"trap '' INT TERM HUP
 pgs=""; files=""
 while read op pg rest; do
   case "$op" in
-    +) pgs="$pgs $pg"; files="$files $rest" ;;
-    -) n=""; for p in $pgs; do [ "$p" = "$pg" ] || n="$n $p"; done; pgs="$n" ;;
+    +) pgs="$pgs $pg"; for f in $rest; do files="$files $pg:$f"; done ;;
+    -) n=""; for p in $pgs; do [ "$p" = "$pg" ] || n="$n $p"; done; pgs="$n"
+       n=""; for e in $files; do [ "${e%%:*}" = "$pg" ] || n="$n $e"; done; files="$n" ;;
   esac
 done
+n=""; for e in $files; do n="$n ${e#*:}"; done; files="$n"
 for p in $pgs; do kill -s KILL -- "-$p" 2>/dev/null; done
 for f in $files; do
   d="${f%/cgroup.procs}"
