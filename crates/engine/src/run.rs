@@ -203,33 +203,35 @@ struct LoopState<'a> {
 /// Turns must never overlap: a policy that passes the turn may say
 /// "resume the incoming job, suspend the outgoing one" (`timeshare` does),
 /// and carried out in that order both run between the thaw and the
-/// freeze. So every suspension of a job that no earlier decision of the
-/// round touches is carried out first; that only frees cores sooner, so
-/// every later decision that was valid stays valid. A start the round
-/// then suspends (a job arriving outside its turn) becomes one start that
-/// begins suspended ([`Executor::start_suspended`]), so it never runs
-/// beside the job whose turn it is while the loop goes on.
+/// freeze. So a suspension moves ahead of the resumptions of other jobs
+/// just before it. Only past resumptions: a resumption chooses no cores,
+/// so every start and move sees the cores it saw in the policy's order
+/// and places its job where the simulator does. A start directly followed
+/// by its own suspension (a job arriving outside its turn) becomes one
+/// start that begins suspended ([`Executor::start_suspended`]), so it is
+/// stopped before anything else happens.
 fn turn_order(decisions: Vec<Decision>) -> Vec<(Decision, bool)> {
-    let mut first = Vec::new();
-    let mut rest: Vec<(Decision, bool)> = Vec::with_capacity(decisions.len());
+    let mut out: Vec<(Decision, bool)> = Vec::with_capacity(decisions.len());
     for d in decisions {
         if let Decision::Suspend { job } = d {
-            match rest.iter().rposition(|(e, _)| e.job() == job) {
-                None if !first.iter().any(|(e, _): &(Decision, bool)| e.job() == job) => {
-                    first.push((d, false));
-                    continue;
-                }
-                Some(k) if matches!(rest[k], (Decision::Start { .. } | Decision::StartOn { .. } | Decision::StartVariant { .. }, false)) => {
-                    rest[k].1 = true;
-                    continue;
-                }
-                _ => {}
+            let mut at = out.len();
+            while at > 0 && matches!(out[at - 1], (Decision::Resume { job: other }, _) if other != job) {
+                at -= 1;
             }
+            if at == out.len() {
+                if let Some(last) = out.last_mut().filter(|(e, born)| {
+                    !born && e.job() == job && matches!(e, Decision::Start { .. } | Decision::StartOn { .. } | Decision::StartVariant { .. })
+                }) {
+                    last.1 = true;
+                    continue;
+                }
+            }
+            out.insert(at, (d, false));
+            continue;
         }
-        rest.push((d, false));
+        out.push((d, false));
     }
-    first.extend(rest);
-    first
+    out
 }
 
 /// Carries out one checked decision through the executor and records it;
@@ -295,8 +297,9 @@ fn apply(act: Act, suspended: bool, jobs: &[SimJob], source: &dyn SlowdownSource
 /// notices it later (a resumed run continues the clock of the killed one).
 ///
 /// Decisions are checked by `validate::check_decision` and carried out in
-/// order, except that a round's suspensions go first and a start the
-/// round suspends begins suspended ([`turn_order`]: turns never overlap);
+/// order, except that a suspension goes ahead of the resumptions just
+/// before it and a start its suspension directly follows begins suspended
+/// ([`turn_order`]: turns never overlap);
 /// suspensions, resumptions and moves go into the trace as events.
 /// Progress and the observed slowdown leave out the time a job spent
 /// suspended. Jobs left suspended when nothing else runs or arrives are a
@@ -626,16 +629,20 @@ mod tests {
     }
 
     #[test]
-    fn suspensions_go_first_unless_the_round_touched_the_job_before() {
+    fn a_suspension_goes_ahead_of_the_resumptions_before_it_and_a_start_it_follows_begins_suspended() {
         let s = |job| Decision::Suspend { job };
         let r = |job| Decision::Resume { job };
         let m = |job| Decision::Move { job, cores: vec![1] };
         let st = |job| Decision::Start { job, pool: 0 };
-        let got = turn_order(vec![r(1), s(0), st(2), s(2), m(3), s(3), r(4), s(4)]);
-        assert_eq!(got, [(s(0), false), (r(1), false), (st(2), true), (m(3), false), (s(3), false), (r(4), false), (s(4), false)]);
-        // A start resumed or moved before the round suspends it stays a start.
-        let got = turn_order(vec![st(5), m(5), s(5)]);
-        assert_eq!(got, [(st(5), false), (m(5), false), (s(5), false)]);
+        let got = turn_order(vec![r(1), s(0), st(2), s(2), m(3), r(5), s(3), r(4), s(4)]);
+        assert_eq!(
+            got,
+            [(s(0), false), (r(1), false), (st(2), true), (m(3), false), (s(3), false), (r(5), false), (r(4), false), (s(4), false)]
+        );
+        // A start with a decision between it and its suspension stays a
+        // start: the decision between saw its cores held.
+        let got = turn_order(vec![st(5), st(6), s(5)]);
+        assert_eq!(got, [(st(5), false), (st(6), false), (s(5), false)]);
     }
 
     fn decision() -> impl Strategy<Value = Decision> {
@@ -652,7 +659,7 @@ mod tests {
         /// that begins suspended standing for the start and its suspension)
         /// and runs every suspension before the resumptions it was after.
         #[test]
-        fn turn_order_keeps_each_jobs_decisions_and_puts_suspensions_before_resumptions(ds in proptest::collection::vec(decision(), 0..10)) {
+        fn turn_order_keeps_each_jobs_decisions_and_the_placing_order_and_puts_suspensions_before_resumptions(ds in proptest::collection::vec(decision(), 0..10)) {
             let got = turn_order(ds.clone());
             for job in 0..4 {
                 let want: Vec<&Decision> = ds.iter().filter(|d| d.job() == job).collect();
@@ -665,14 +672,22 @@ mod tests {
                 }
                 prop_assert_eq!(want.into_iter().cloned().collect::<Vec<_>>(), have);
             }
-            let early: Vec<Decision> = ds
-                .iter()
-                .enumerate()
-                .filter(|(i, d)| matches!(d, Decision::Suspend { .. }) && ds[..*i].iter().all(|e| e.job() != d.job()))
-                .map(|(_, d)| d.clone())
-                .collect();
-            let firsts: Vec<Decision> = got[..early.len()].iter().map(|(d, _)| d.clone()).collect();
-            prop_assert_eq!(early, firsts);
+            for w in got.windows(2) {
+                if let ((Decision::Resume { job: x }, _), (Decision::Suspend { job: y }, _)) = (&w[0], &w[1]) {
+                    prop_assert_eq!(x, y, "{:?}", got);
+                }
+            }
+            // Starts and moves keep their order among themselves and the
+            // suspensions (the cores they see are the policy's).
+            let placing = |v: Vec<Decision>| -> Vec<Decision> { v.into_iter().filter(|d| !matches!(d, Decision::Resume { .. })).collect() };
+            let mut flat: Vec<Decision> = Vec::new();
+            for (d, born) in &got {
+                flat.push(d.clone());
+                if *born {
+                    flat.push(Decision::Suspend { job: d.job() });
+                }
+            }
+            prop_assert_eq!(placing(ds.clone()), placing(flat));
         }
     }
 }
