@@ -64,6 +64,9 @@ check "bench simulate --scaling mix summing to 1.5: refused" 2 "$(rc $C bench si
 check "  the error names the mix" yes "$(has 'mix=0.5,0.5,0.5')"
 check "bench simulate --scaling nodes=0: refused" 2 "$(rc $C bench simulate --scaling 'nodes=0')"
 check "bench simulate --scaling sharing=nosuch: refused" 2 "$(rc $C bench simulate --scaling 'sharing=nosuch')"
+check "bench turns --quantum 0: refused" 2 "$(rc $C bench turns --quantum 0 --pair none --turns 1)"
+check "bench turns --pair nosuch: refused" 2 "$(rc $C bench turns --pair nosuch)"
+check "  the error names the pairs" yes "$(has 'compute-1t, compute-2t, stream-2t')"
 got=$($C bench simulate --scaling 'sharing=exclusive jobs=3000 nodes=50' --repeats 1 --json 2>/dev/null |
     python3 -c 'import json, sys; r = json.load(sys.stdin)["scaling"]["runs"]; print(r[0]["makespan"] == r[1]["makespan"], r[1]["shared_jobs"])')
 check "bench --scaling: policy exclusive = exclusive EASY, none shared" "True 0" "$got"

@@ -586,3 +586,164 @@ mod tests {
         }
     }
 }
+
+#[derive(Debug, Clone)]
+pub struct TurnsBenchRequest {
+    /// Runs of each makespan configuration (a median of them is printed).
+    pub repeats: usize,
+    /// Stops and starts per mechanism for the latency figures.
+    pub turns: usize,
+    /// `timeshare` quanta, seconds.
+    pub quanta: Vec<f64>,
+    /// Seconds of work of each job alone.
+    pub seconds: f64,
+    /// Pairs to run (`compute-1t`, `compute-2t`, `stream-2t`); empty: all;
+    /// `none`: only the latency figures.
+    pub pairs: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct TurnsBenchReport {
+    /// Per mechanism: stop, go and turn latency, medians with spread.
+    pub latency: Vec<Vec<String>>,
+    pub makespan_head: Vec<String>,
+    /// Per pair: exclusive, then each quantum's makespan and its ratio.
+    pub makespan: Vec<Vec<String>>,
+    pub json: serde_json::Value,
+}
+
+/// The pairs of `bench turns`: name, kernel, threads (= the pool's cores),
+/// kernel parameters in TOML.
+const TURN_PAIRS: [(&str, &str, u32, &str); 3] =
+    [("compute-1t", "compute", 1, "{}"), ("compute-2t", "compute", 2, "{}"), ("stream-2t", "stream", 2, "{ array_mib = 64 }")];
+
+/// Issue 42's turn cost: each stop-and-go mechanism's latency on a busy
+/// one-thread job, then the makespan of two equal jobs under `timeshare`
+/// at each quantum over their makespan under `exclusive`, whole `cosched
+/// run` processes of this binary alternating repeat by repeat.
+pub fn turns(a: &TurnsBenchRequest, ctx: &Ctx) -> anyhow::Result<TurnsBenchReport> {
+    if a.repeats == 0 || a.turns == 0 {
+        return Err(bad_input("--repeats and --turns must be at least 1"));
+    }
+    if !(a.seconds.is_finite() && a.seconds > 0.0) || a.quanta.iter().any(|q| !(q.is_finite() && *q >= 0.001)) {
+        return Err(bad_input("--seconds must be above 0 and every --quantum at least 0.001"));
+    }
+    let pairs: Vec<_> = if a.pairs.iter().any(|p| p == "none") {
+        Vec::new()
+    } else if a.pairs.is_empty() {
+        TURN_PAIRS.to_vec()
+    } else {
+        a.pairs
+            .iter()
+            .map(|p| {
+                TURN_PAIRS.iter().find(|t| t.0 == p).copied().ok_or_else(|| {
+                    bad_input(format!("--pair `{p}`: expected one of {}", TURN_PAIRS.map(|t| t.0).join(", ")))
+                })
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    let lock = crate::lock::take("bench turns", None)?;
+    cosched_measure::launch::install_interrupt_handler();
+    ctx.step(&format!("{} stops and starts of a busy one-thread job per mechanism (CPU 0)", a.turns));
+    let ms = |v: &[f64]| Summary::of(&v.iter().map(|x| x * 1e3).collect::<Vec<_>>()).expect("turns >= 1");
+    let mut latency = Vec::new();
+    let mut lat_json = Vec::new();
+    for (name, pref) in cosched_measure::freeze::mechanisms() {
+        match cosched_measure::freeze::turn_cost(pref, a.turns, 0) {
+            Ok(c) => {
+                let turn: Vec<f64> = c.stop_s.iter().zip(&c.go_s).map(|(s, g)| s + g).collect();
+                latency.push(vec![name.to_string(), fmt_spread(&ms(&c.stop_s), 3), fmt_spread(&ms(&c.go_s), 3), fmt_spread(&ms(&turn), 3)]);
+                lat_json.push(serde_json::json!({"mechanism": name, "stop_s": c.stop_s, "go_s": c.go_s}));
+            }
+            Err(why) => {
+                latency.push(vec![name.to_string(), format!("not available: {why}"), String::new(), String::new()]);
+                lat_json.push(serde_json::json!({"mechanism": name, "unavailable": why}));
+            }
+        }
+    }
+    let mut makespan_head = vec!["pair".to_string(), "exclusive s".to_string()];
+    for q in &a.quanta {
+        makespan_head.push(format!("timeshare {} s", fmt_num(*q)));
+        makespan_head.push("/ exclusive".to_string());
+    }
+    let mut makespan = Vec::new();
+    let mut ms_json = Vec::new();
+    if !pairs.is_empty() {
+        let dir = tempfile::tempdir()?;
+        let exe = std::env::current_exe()?;
+        let policies: Vec<String> =
+            std::iter::once("exclusive".to_string()).chain(a.quanta.iter().map(|q| format!("timeshare:quantum={q}"))).collect();
+        for (name, kernel, threads, params) in pairs {
+            let cpus: Vec<u32> = (0..threads).collect();
+            let p: std::collections::BTreeMap<String, String> = if kernel == "stream" {
+                [("array_mib".to_string(), "64".to_string())].into()
+            } else {
+                Default::default()
+            };
+            let params_all = cosched_model::kernel::kernel(kernel).expect("a catalogue kernel").resolve_params(&p).map_err(anyhow::Error::msg)?;
+            ctx.step(&format!("{name}: sizing {kernel} x{threads} threads to ~{} s; then {} repeats of {}", a.seconds, a.repeats, policies.join(", ")));
+            let work = kernel_work_for(kernel, &params_all, threads, &cpus, a.seconds)?;
+            let wl = dir.path().join(format!("{name}.toml"));
+            let job = |n: &str| format!("[[jobs]]\nname = \"{n}\"\nkernel = \"{kernel}\"\nparams = {params}\nthreads = {threads}\nwork = {work}\n");
+            std::fs::write(&wl, format!("name = \"turns-{name}\"\n[[pools]]\nname = \"host\"\ncores = {threads}\n{}{}", job("a"), job("b")))?;
+            let mut spans: Vec<Vec<f64>> = vec![Vec::new(); policies.len()];
+            let bar = ctx.progress.task(name, (a.repeats * policies.len()) as u64);
+            for r in 0..a.repeats {
+                // The order rotates so drift on a shared node falls on each alike.
+                for k in 0..policies.len() {
+                    let i = (k + r) % policies.len();
+                    spans[i].push(run_makespan(&exe, &wl, &policies[i], dir.path(), r * policies.len() + k)?);
+                    bar.set((r * policies.len() + k + 1) as u64, &policies[i]);
+                }
+            }
+            bar.finish();
+            let med: Vec<Summary> = spans.iter().map(|v| Summary::of(v).expect("repeats >= 1")).collect();
+            let mut row = vec![name.to_string(), fmt_spread(&med[0], 3)];
+            for m in &med[1..] {
+                row.push(fmt_spread(m, 3));
+                row.push(format!("{:.3}", m.median / med[0].median));
+            }
+            makespan.push(row);
+            ms_json.push(serde_json::json!({"pair": name, "work": work, "policies": policies, "makespans_s": spans}));
+        }
+    }
+    drop(lock);
+    let load = cosched_measure::provenance::load_average().ok();
+    let json = serde_json::json!({"latency": lat_json, "makespan": ms_json, "load_average": load});
+    Ok(TurnsBenchReport { latency, makespan_head, makespan, json })
+}
+
+/// One whole `cosched run` of workload `wl` under `policy` (stored solo
+/// times: no solo pass), its own store and lock: the makespan its trace
+/// says (first start to last end, `--report`'s trace CSV).
+fn run_makespan(exe: &std::path::Path, wl: &std::path::Path, policy: &str, dir: &std::path::Path, n: usize) -> anyhow::Result<f64> {
+    let report = dir.join(format!("report-{n}"));
+    let out = std::process::Command::new(exe)
+        .args(["run", "--solo", "stored", "--policy", policy, "--workload"])
+        .arg(wl)
+        .arg("--db")
+        .arg(dir.join(format!("run-{n}.db")))
+        .arg("--lock")
+        .arg(dir.join("run.lock"))
+        .arg("--report")
+        .arg(&report)
+        .env("COSCHED_DATA_DIR", dir)
+        .output()?;
+    if !out.status.success() {
+        anyhow::bail!("cosched run --policy {policy}: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
+    }
+    let csv = std::fs::read_dir(&report)?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with("trace-run") && f.ends_with(".csv")))
+        .ok_or_else(|| anyhow::anyhow!("cosched run --report {}: no trace-run*.csv", report.display()))?;
+    let trace = cosched_model::trace::Trace::from_csv(&std::fs::read_to_string(&csv)?).map_err(anyhow::Error::msg)?;
+    let at = |k: cosched_model::metrics::EventKind| trace.events.iter().filter(move |e| e.kind == k).map(|e| e.time);
+    let first = at(cosched_model::metrics::EventKind::Start).fold(f64::INFINITY, f64::min);
+    let last = at(cosched_model::metrics::EventKind::Finish).fold(f64::NEG_INFINITY, f64::max);
+    if !(first.is_finite() && last.is_finite()) {
+        anyhow::bail!("{}: no start or finish", csv.display());
+    }
+    let _ = std::fs::remove_dir_all(&report);
+    Ok(last - first)
+}

@@ -82,6 +82,15 @@ pub trait Executor {
     fn suspend(&mut self, job: JobId) -> Result<f64, ExecError> {
         Err(ExecError::Fatal(format!("this engine cannot suspend (job {job})")))
     }
+    /// Starts a job that the same round suspends: the policy started it
+    /// outside its turn. Returns its start time and the time it is known
+    /// stopped. An executor of real processes overrides this to stop the
+    /// job before anything else happens (it must not run beside the job
+    /// whose turn it is); the default starts, then suspends.
+    fn start_suspended(&mut self, plan: &StartPlan) -> Result<(f64, f64), ExecError> {
+        let start = self.start(plan)?;
+        Ok((start, self.suspend(plan.job)?))
+    }
     /// Lets a suspended job go on; returns the time.
     fn resume(&mut self, job: JobId) -> Result<f64, ExecError> {
         Err(ExecError::Fatal(format!("this engine cannot resume (job {job})")))
@@ -188,8 +197,46 @@ struct LoopState<'a> {
     events: &'a mut Vec<Event>,
 }
 
-/// Carries out one checked decision through the executor and records it.
-fn apply(act: Act, jobs: &[SimJob], source: &dyn SlowdownSource, exec: &mut dyn Executor, state: LoopState) -> Result<(), RunError> {
+/// The order in which one round's decisions are carried out, each with
+/// whether it is a start that begins suspended.
+///
+/// Turns must never overlap: a policy that passes the turn may say
+/// "resume the incoming job, suspend the outgoing one" (`timeshare` does),
+/// and carried out in that order both run between the thaw and the
+/// freeze. So a suspension moves ahead of the resumptions of other jobs
+/// just before it. Only past resumptions: a resumption chooses no cores,
+/// so every start and move sees the cores it saw in the policy's order
+/// and places its job where the simulator does. A start directly followed
+/// by its own suspension (a job arriving outside its turn) becomes one
+/// start that begins suspended ([`Executor::start_suspended`]), so it is
+/// stopped before anything else happens.
+fn turn_order(decisions: Vec<Decision>) -> Vec<(Decision, bool)> {
+    let mut out: Vec<(Decision, bool)> = Vec::with_capacity(decisions.len());
+    for d in decisions {
+        if let Decision::Suspend { job } = d {
+            let mut at = out.len();
+            while at > 0 && matches!(out[at - 1], (Decision::Resume { job: other }, _) if other != job) {
+                at -= 1;
+            }
+            if at == out.len() {
+                if let Some(last) = out.last_mut().filter(|(e, born)| {
+                    !born && e.job() == job && matches!(e, Decision::Start { .. } | Decision::StartOn { .. } | Decision::StartVariant { .. })
+                }) {
+                    last.1 = true;
+                    continue;
+                }
+            }
+            out.insert(at, (d, false));
+            continue;
+        }
+        out.push((d, false));
+    }
+    out
+}
+
+/// Carries out one checked decision through the executor and records it;
+/// `suspended`: a start that begins suspended.
+fn apply(act: Act, suspended: bool, jobs: &[SimJob], source: &dyn SlowdownSource, exec: &mut dyn Executor, state: LoopState) -> Result<(), RunError> {
     let LoopState { queue, running, map, events } = state;
     let find = |running: &mut Vec<Active>, job: JobId| running.iter_mut().position(|a| a.id == job).expect("checked: it runs");
     match act {
@@ -197,11 +244,20 @@ fn apply(act: Act, jobs: &[SimJob], source: &dyn SlowdownSource, exec: &mut dyn 
             queue.retain(|&q| q != job);
             let beside: Vec<JobId> = running.iter().filter(|a| a.suspended_at.is_none()).map(|a| a.id).collect();
             let predicted = source.slowdown(job, &beside);
-            let start = exec.start(&StartPlan { job, pool, cpus: cpus.clone(), beside, predicted, variant })?;
-            map.hold(pool, &cpus);
+            let plan = StartPlan { job, pool, cpus: cpus.clone(), beside, predicted, variant };
+            let (start, stopped) = if suspended {
+                let (s, t) = exec.start_suspended(&plan)?;
+                (s, Some(t))
+            } else {
+                (exec.start(&plan)?, None)
+            };
             let (_, cores, solo) = jobs[job].variant(variant).expect("checked: the variant exists");
-            running.push(Active { id: job, pool, cores, solo, start, cpus, suspended_at: None, suspended_s: 0.0 });
             events.push(Event { time: start, job, kind: EventKind::Start });
+            match stopped {
+                Some(t) => events.push(Event { time: t, job, kind: EventKind::Suspend }),
+                None => map.hold(pool, &cpus),
+            }
+            running.push(Active { id: job, pool, cores, solo, start, cpus, suspended_at: stopped, suspended_s: 0.0 });
         }
         Act::Suspend { job } => {
             let t = exec.suspend(job)?;
@@ -241,7 +297,10 @@ fn apply(act: Act, jobs: &[SimJob], source: &dyn SlowdownSource, exec: &mut dyn 
 /// notices it later (a resumed run continues the clock of the killed one).
 ///
 /// Decisions are checked by `validate::check_decision` and carried out in
-/// order; suspensions, resumptions and moves go into the trace as events.
+/// order, except that a suspension goes ahead of the resumptions just
+/// before it and a start its suspension directly follows begins suspended
+/// ([`turn_order`]: turns never overlap);
+/// suspensions, resumptions and moves go into the trace as events.
 /// Progress and the observed slowdown leave out the time a job spent
 /// suspended. Jobs left suspended when nothing else runs or arrives are a
 /// stall, not a hang.
@@ -346,7 +405,7 @@ pub fn run_node_placed(
             if decisions.is_empty() {
                 break;
             }
-            for d in decisions {
+            for (d, suspended) in turn_order(decisions) {
                 let state = |j: JobId| match running.iter().find(|a| a.id == j) {
                     Some(a) if a.suspended_at.is_some() => JobState::Suspended,
                     Some(_) => JobState::Running,
@@ -372,7 +431,7 @@ pub fn run_node_placed(
                     }
                 }
                 drop(neighbours);
-                apply(act, jobs, source, exec, LoopState { queue: &mut queue, running: &mut running, map: &mut map, events })?;
+                apply(act, suspended, jobs, source, exec, LoopState { queue: &mut queue, running: &mut running, map: &mut map, events })?;
             }
             // As in the simulator: a policy that only starts jobs on free
             // cores is not asked again about a full node.
@@ -464,4 +523,171 @@ fn observe(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use cosched_model::workload::PoolKind;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::policy::{Cores, PoolInfo, View};
+
+    struct Flat;
+
+    impl SlowdownSource for Flat {
+        fn slowdown(&self, _: JobId, _: &[JobId]) -> f64 {
+            1.0
+        }
+        fn score(&self, _: JobId, _: JobId) -> f64 {
+            0.0
+        }
+    }
+
+    /// Virtual time that moves only in `wait`, the calls in the order the
+    /// loop made them, and every job ending on the third wait: the
+    /// executor's side of the protocol, as the simulator's node keeps it.
+    #[derive(Default)]
+    struct Calls {
+        t: f64,
+        waits: usize,
+        log: Vec<String>,
+        started: Vec<(JobId, f64)>,
+    }
+
+    impl Executor for Calls {
+        fn now(&mut self) -> f64 {
+            self.t
+        }
+        fn start(&mut self, plan: &StartPlan) -> Result<f64, ExecError> {
+            self.log.push(format!("start {}", plan.job));
+            self.started.push((plan.job, self.t));
+            Ok(self.t)
+        }
+        fn start_suspended(&mut self, plan: &StartPlan) -> Result<(f64, f64), ExecError> {
+            self.log.push(format!("start suspended {}", plan.job));
+            self.started.push((plan.job, self.t));
+            Ok((self.t, self.t))
+        }
+        fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {
+            self.waits += 1;
+            self.t = until.unwrap_or(self.t + 1.0);
+            if self.waits < 3 {
+                return Ok(Vec::new());
+            }
+            let end = self.t;
+            Ok(self.started.iter().map(|&(job, start)| Outcome { job, status: JobStatus::Ok, start, end, work_s: None, cpus: vec![] }).collect())
+        }
+        fn suspend(&mut self, job: JobId) -> Result<f64, ExecError> {
+            self.log.push(format!("suspend {job}"));
+            Ok(self.t)
+        }
+        fn resume(&mut self, job: JobId) -> Result<f64, ExecError> {
+            self.log.push(format!("resume {job}"));
+            Ok(self.t)
+        }
+    }
+
+    /// Answers as `timeshare` does on a 1-core pool: both jobs started at
+    /// once, the second suspended; at t = 1 the turn passes, resume first.
+    struct Turns {
+        round: usize,
+    }
+
+    impl Policy for Turns {
+        fn decide(&mut self, v: &View) -> Vec<Decision> {
+            self.round += 1;
+            let on = |job| Decision::StartOn { job, pool: 0, cores: Cores::Given(vec![0]), overbook: true };
+            match (self.round, v.time) {
+                (1, _) => vec![on(0), on(1), Decision::Suspend { job: 1 }],
+                (_, t) if t >= 1.0 && v.running.iter().any(|r| r.id == 1 && r.suspended) => {
+                    vec![Decision::Resume { job: 1 }, Decision::Suspend { job: 0 }]
+                }
+                _ => vec![],
+            }
+        }
+        fn acts_on_running(&self) -> bool {
+            true
+        }
+        fn wake_at(&self) -> Option<f64> {
+            (self.round < 4).then_some(1.0)
+        }
+    }
+
+    #[test]
+    fn the_outgoing_job_is_suspended_before_the_incoming_one_resumes_and_a_start_outside_its_turn_begins_suspended() {
+        let p = Platform { pools: vec![PoolInfo { name: "host".into(), cores: 1, kind: PoolKind::Cpu }] };
+        let j = |n: &str| SimJob { name: n.into(), arrival: 0.0, solo: 1.0, pool: 0, cores: 1, program: n.into(), variants: vec![] };
+        let mut exec = Calls::default();
+        let trace = run_node(&p, &[j("a"), j("b")], &Flat, &mut Turns { round: 0 }, &mut exec, &[]).unwrap();
+        assert_eq!(exec.log, ["start 0", "start suspended 1", "suspend 0", "resume 1"]);
+        let kinds: Vec<(JobId, EventKind)> = trace.events.iter().filter(|e| e.kind != EventKind::Arrive).map(|e| (e.job, e.kind)).collect();
+        assert_eq!(
+            &kinds[..5],
+            [(0, EventKind::Start), (1, EventKind::Start), (1, EventKind::Suspend), (0, EventKind::Suspend), (1, EventKind::Resume)]
+        );
+    }
+
+    #[test]
+    fn a_suspension_goes_ahead_of_the_resumptions_before_it_and_a_start_it_follows_begins_suspended() {
+        let s = |job| Decision::Suspend { job };
+        let r = |job| Decision::Resume { job };
+        let m = |job| Decision::Move { job, cores: vec![1] };
+        let st = |job| Decision::Start { job, pool: 0 };
+        let got = turn_order(vec![r(1), s(0), st(2), s(2), m(3), r(5), s(3), r(4), s(4)]);
+        assert_eq!(
+            got,
+            [(s(0), false), (r(1), false), (st(2), true), (m(3), false), (s(3), false), (r(5), false), (r(4), false), (s(4), false)]
+        );
+        // A start with a decision between it and its suspension stays a
+        // start: the decision between saw its cores held.
+        let got = turn_order(vec![st(5), st(6), s(5)]);
+        assert_eq!(got, [(st(5), false), (st(6), false), (s(5), false)]);
+    }
+
+    fn decision() -> impl Strategy<Value = Decision> {
+        (0usize..4, 0usize..4).prop_map(|(k, job)| match k {
+            0 => Decision::Start { job, pool: 0 },
+            1 => Decision::Suspend { job },
+            2 => Decision::Resume { job },
+            _ => Decision::Move { job, cores: vec![0] },
+        })
+    }
+
+    proptest! {
+        /// Reordering keeps each job's own decisions in order (a start
+        /// that begins suspended standing for the start and its suspension)
+        /// and runs every suspension before the resumptions it was after.
+        #[test]
+        fn turn_order_keeps_each_jobs_decisions_and_the_placing_order_and_puts_suspensions_before_resumptions(ds in proptest::collection::vec(decision(), 0..10)) {
+            let got = turn_order(ds.clone());
+            for job in 0..4 {
+                let want: Vec<&Decision> = ds.iter().filter(|d| d.job() == job).collect();
+                let mut have: Vec<Decision> = Vec::new();
+                for (d, susp) in got.iter().filter(|(d, _)| d.job() == job) {
+                    have.push(d.clone());
+                    if *susp {
+                        have.push(Decision::Suspend { job });
+                    }
+                }
+                prop_assert_eq!(want.into_iter().cloned().collect::<Vec<_>>(), have);
+            }
+            for w in got.windows(2) {
+                if let ((Decision::Resume { job: x }, _), (Decision::Suspend { job: y }, _)) = (&w[0], &w[1]) {
+                    prop_assert_eq!(x, y, "{:?}", got);
+                }
+            }
+            // Starts and moves keep their order among themselves and the
+            // suspensions (the cores they see are the policy's).
+            let placing = |v: Vec<Decision>| -> Vec<Decision> { v.into_iter().filter(|d| !matches!(d, Decision::Resume { .. })).collect() };
+            let mut flat: Vec<Decision> = Vec::new();
+            for (d, born) in &got {
+                flat.push(d.clone());
+                if *born {
+                    flat.push(Decision::Suspend { job: d.job() });
+                }
+            }
+            prop_assert_eq!(placing(ds.clone()), placing(flat));
+        }
+    }
 }

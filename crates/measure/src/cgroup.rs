@@ -121,6 +121,8 @@ pub enum CgroupError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("cgroup {0}: processes are still inside after killing them")]
     Busy(String),
+    #[error("{}: still `{last}` {within} s after asking for `{want}` (a task in uninterruptible sleep stops only when it wakes)", path.display())]
+    NotSettled { path: PathBuf, want: &'static str, last: String, within: u64 },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CgroupError + '_ {
@@ -573,31 +575,47 @@ impl JobCgroup {
     }
 
     /// Freezes (`true`) or thaws the job; returns once the kernel says the
-    /// group is in that state (bounded wait).
+    /// group is in that state (v1 `freezer.state` reads `FROZEN` or
+    /// `THAWED`, v2 `cgroup.events` reads `frozen 1` or `frozen 0`), and an
+    /// error naming what it last read when that does not come within
+    /// [`crate::freeze::STOP_WITHIN`]: a turn must never begin beside a
+    /// job that may still run.
     pub fn set_frozen(&self, frozen: bool) -> Result<(), CgroupError> {
-        if self.version == 2 {
+        let (file, want) = if self.version == 2 {
             let d = self.dir_of("unified").expect("a v2 group has its directory");
             write_file(&d.join("cgroup.freeze"), if frozen { "1" } else { "0" })?;
-            let want = if frozen { "frozen 1" } else { "frozen 0" };
-            for _ in 0..500 {
-                if read_file(&d.join("cgroup.events"))?.lines().any(|l| l.trim() == want) {
-                    return Ok(());
+            (d.join("cgroup.events"), if frozen { "frozen 1" } else { "frozen 0" })
+        } else {
+            let Some(d) = self.dir_of("freezer") else { return Ok(()) };
+            let state = d.join("freezer.state");
+            write_file(&state, if frozen { "FROZEN" } else { "THAWED" })?;
+            (state, if frozen { "FROZEN" } else { "THAWED" })
+        };
+        let mut last = String::new();
+        let mut failed = None;
+        let done = crate::freeze::poll_until(crate::freeze::STOP_WITHIN, || match read_file(&file) {
+            Ok(text) => {
+                let hit = text.lines().any(|l| l.trim() == want);
+                last = text.trim().replace('\n', "; ");
+                if !hit && self.version == 1 {
+                    // v1 retries the tasks still running (FREEZING) on
+                    // each write; a failed write shows in the next read.
+                    let _ = write_file(&file, want);
                 }
-                std::thread::sleep(Duration::from_millis(2));
+                hit
             }
+            Err(e) => {
+                failed = Some(e);
+                true
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if done {
             return Ok(());
         }
-        let Some(d) = self.dir_of("freezer") else { return Ok(()) };
-        let state = d.join("freezer.state");
-        let want = if frozen { "FROZEN" } else { "THAWED" };
-        for _ in 0..500 {
-            write_file(&state, want)?;
-            if read_file(&state)?.trim() == want {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        Ok(())
+        Err(CgroupError::NotSettled { path: file, want, last, within: crate::freeze::STOP_WITHIN.as_secs() })
     }
 
     /// Moves the job onto other CPUs (re-pinning, the ParaStation paper's sidestep).

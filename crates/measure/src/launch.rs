@@ -535,6 +535,38 @@ pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
     Ok(Running { child: Some(child), pid, start, stdout, stderr })
 }
 
+/// Blocks until one of the processes `pids` (children of ours, not yet
+/// reaped) exits, a signal arrives, or `within` passes, whichever is
+/// first (with no `pids`, it sleeps `within`).
+/// A runner that slept a fixed poll period between looks at its jobs lost
+/// half that period per job on average (issue 42: jobs of `true` cost
+/// 5-6 ms each under `cosched run`); a pidfd per child wakes it the moment
+/// one ends. Without pidfds (Linux before 5.3) it sleeps `within`.
+pub fn wait_any_exit(pids: &[i32], within: Duration) {
+    let mut fds: Vec<libc::pollfd> = Vec::with_capacity(pids.len());
+    for &pid in pids {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new file
+        // descriptor or -1; it touches no memory of ours.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd < 0 {
+            continue;
+        }
+        fds.push(libc::pollfd { fd: fd as i32, events: libc::POLLIN, revents: 0 });
+    }
+    if fds.is_empty() {
+        std::thread::sleep(within);
+        return;
+    }
+    let ms = within.as_millis().clamp(1, i32::MAX as u128) as i32;
+    // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()`
+    // pollfd structures for the duration of the call.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    for f in &fds {
+        // SAFETY: each fd was opened above and is closed exactly once.
+        unsafe { libc::close(f.fd) };
+    }
+}
+
 impl Running {
     pub fn pid(&self) -> i32 {
         self.pid

@@ -11,6 +11,7 @@ pub mod identity;
 pub mod cgroup;
 pub mod corun;
 pub mod files;
+pub mod freeze;
 pub mod kernel;
 pub mod launch;
 pub mod node;

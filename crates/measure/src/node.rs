@@ -223,8 +223,11 @@ impl Drop for Active {
         // Waiting for a frozen leader would never end: kill and thaw first.
         self.kill_suspended();
         drop(self.running.take());
-        if let Some(g) = &self.cgroup {
-            let _ = g.remove();
+        // A cgroup removed is a cgroup found empty: nothing of the job is
+        // left, and the scan of every process's environment (most of a
+        // short job's cost) is not needed.
+        if self.cgroup.as_ref().is_some_and(|g| g.remove().is_ok()) {
+            return;
         }
         // Without a cgroup, a daemon the job double-forked is found as an
         // orphan re-parented to us (we are its subreaper) by its marks.
@@ -248,6 +251,143 @@ pub struct NodeExecutor<'a> {
 }
 
 impl<'a> NodeExecutor<'a> {
+    /// Starts a job; `suspended`: stops it at once, before its start is
+    /// handed to the sink, and returns when it is known stopped too.
+    fn launch(&mut self, plan: &StartPlan, suspended: bool) -> Result<(f64, Option<f64>), ExecError> {
+        if let Some(sig) = interrupted() {
+            self.kill_all()?;
+            return Err(ExecError::Interrupted(sig));
+        }
+        let job = self.spec(plan.job, plan.variant)?;
+        let cpus = self.cpus_of(job.pool, &plan.cpus)?;
+        let log = job.stdout.clone().unwrap_or_else(|| self.cfg.log_dir.join(format!("{}.log", job.name.replace('/', "_"))));
+        let memory_bytes = match job.memory_mib {
+            Some(m) => Some(m.checked_mul(1 << 20).ok_or_else(|| {
+                ExecError::Fatal(format!("job `{}`: memory_mib = {m} does not fit in 64 bits of bytes", job.name))
+            })?),
+            None => None,
+        };
+        let mems = self.mems_of(&cpus);
+        let limits = Limits { cpus: cpus.clone(), mems: mems.clone(), memory_bytes, pids_max: Some(job.pids_max.unwrap_or(DEFAULT_PIDS)) };
+        let cgroup = self
+            .cfg
+            .isolation
+            .create(&self.cfg.scope, &job.name, &limits)
+            .map_err(|e| ExecError::Fatal(format!("creating the cgroup of job `{}`: {e}", job.name)))?;
+        let mut launch = Launch::new(job.argv.clone());
+        launch.capture_stdout = false;
+        launch.output = Some(log.clone());
+        launch.own_output = job.stdout.is_none();
+        launch.stderr_output = job.stderr.clone();
+        launch.workdir = job.workdir.clone();
+        launch.env = job_env(job, &cpus, &self.cfg.env);
+        // A kernel reports its work done here (made for the job's user,
+        // since the kernel opens it as the user).
+        let progress_file = job.kernel.then(|| self.cfg.log_dir.join(format!("{}.progress", job.name.replace('/', "_"))));
+        if let Some(p) = &progress_file {
+            if crate::files::create_own_file(p, self.cfg.user).is_ok() {
+                launch.env.push((PROGRESS_ENV.to_string(), p.display().to_string()));
+            }
+        }
+        if !self.cfg.isolation.limits_memory() {
+            launch.data_limit = memory_bytes;
+        }
+        let marks: Vec<String> = std::iter::once(format!("COSCHED_JOB={}", job.name))
+            .chain(self.cfg.env.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect();
+        launch.user = self.cfg.user;
+        launch.parent_death_signal = Some(Signal::SIGKILL);
+        if !self.cfg.isolation.pins() {
+            launch.cpus = Some(cpus.clone());
+        }
+        if let Some(g) = &cgroup {
+            launch.cgroup_procs = g.procs_files();
+        }
+        let start = self.time();
+        let since = Instant::now();
+        let beside: Vec<String> = plan.beside.iter().map(|&b| self.jobs[b].name.clone()).collect();
+        let mut spawn_error = None;
+        let running = match spawn(&launch) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                spawn_error = Some(format!("cosched: {e}"));
+                let note = format!("cosched: {e}\n");
+                let _ = if launch.own_output {
+                    crate::files::write_own_file(&log, note.as_bytes(), self.cfg.user)
+                } else {
+                    crate::files::write_file(&log, note.as_bytes(), self.cfg.user)
+                };
+                None
+            }
+        };
+        // The watchdog knows the job's group and cgroups from `spawn`.
+        let pgid = running.as_ref().map_or(0, |r| r.pid());
+        let spawned = running.is_some();
+        let watch = spawned.then(|| {
+            let file = progress_file.clone().unwrap_or_default();
+            crate::observe::Watch::new(crate::observe::for_job(&crate::observe::Sources {
+                kernel: job.kernel,
+                counter: &file,
+                pgid,
+                cores: job.cores,
+                progress: job.progress.as_ref(),
+                output: &log,
+                own_output: launch.own_output,
+                user: self.cfg.user,
+                workdir: job.workdir.as_deref(),
+            }))
+        });
+        self.active.push(Active {
+            job: plan.job,
+            variant: plan.variant,
+            start,
+            since,
+            cpus: cpus.clone(),
+            predicted: plan.predicted,
+            running,
+            cgroup,
+            own_log: launch.own_output,
+            spawn_error,
+            log,
+            timed_out: false,
+            marks,
+            suspended_at: None,
+            suspended_s: 0.0,
+            watch,
+            progress_file,
+        });
+        // Stopped before anything else (the store's write of its start
+        // among them), so it runs only the instant between its exec and
+        // the freeze beside the job whose turn it is.
+        let stopped = if suspended && spawned { Some(self.stop(plan.job)?) } else { None };
+        (self.sink)(NodeEvent::Started(Started { job: plan.job, start, cpus, mems, pgid, beside, predicted: plan.predicted }))
+            .map_err(ExecError::Fatal)?;
+        if let Some(t) = stopped {
+            (self.sink)(NodeEvent::Suspended { job: plan.job, t }).map_err(ExecError::Fatal)?;
+        }
+        if !spawned {
+            self.failed_starts.push((plan.job, start));
+        }
+        Ok((start, stopped))
+    }
+
+    /// Stops a running job (freezer, else SIGSTOP) and returns once it is
+    /// known stopped ([`crate::freeze`]), with the time then.
+    fn stop(&mut self, job: JobId) -> Result<f64, ExecError> {
+        let freezes = self.cfg.isolation.freezes();
+        let a = self.active_mut(job)?;
+        if a.suspended_at.is_none() {
+            match (&a.cgroup, &a.running) {
+                (Some(g), _) if freezes => g.set_frozen(true).map_err(|e| ExecError::Fatal(format!("freezing job {job}: {e}")))?,
+                (_, Some(r)) => crate::freeze::stop_group(r.pid()).map_err(|e| ExecError::Fatal(format!("stopping job {job}: {e}")))?,
+                // It never started: nothing to stop.
+                (_, None) => {}
+            }
+            a.suspended_at = Some(Instant::now());
+        }
+        Ok(self.time())
+    }
+
     pub fn new(
         cfg: NodeConfig,
         jobs: &'a [NodeJob],
@@ -411,114 +551,18 @@ impl Executor for NodeExecutor<'_> {
     }
 
     fn start(&mut self, plan: &StartPlan) -> Result<f64, ExecError> {
-        if let Some(sig) = interrupted() {
-            self.kill_all()?;
-            return Err(ExecError::Interrupted(sig));
-        }
-        let job = self.spec(plan.job, plan.variant)?;
-        let cpus = self.cpus_of(job.pool, &plan.cpus)?;
-        let log = job.stdout.clone().unwrap_or_else(|| self.cfg.log_dir.join(format!("{}.log", job.name.replace('/', "_"))));
-        let memory_bytes = match job.memory_mib {
-            Some(m) => Some(m.checked_mul(1 << 20).ok_or_else(|| {
-                ExecError::Fatal(format!("job `{}`: memory_mib = {m} does not fit in 64 bits of bytes", job.name))
-            })?),
-            None => None,
-        };
-        let mems = self.mems_of(&cpus);
-        let limits = Limits { cpus: cpus.clone(), mems: mems.clone(), memory_bytes, pids_max: Some(job.pids_max.unwrap_or(DEFAULT_PIDS)) };
-        let cgroup = self
-            .cfg
-            .isolation
-            .create(&self.cfg.scope, &job.name, &limits)
-            .map_err(|e| ExecError::Fatal(format!("creating the cgroup of job `{}`: {e}", job.name)))?;
-        let mut launch = Launch::new(job.argv.clone());
-        launch.capture_stdout = false;
-        launch.output = Some(log.clone());
-        launch.own_output = job.stdout.is_none();
-        launch.stderr_output = job.stderr.clone();
-        launch.workdir = job.workdir.clone();
-        launch.env = job_env(job, &cpus, &self.cfg.env);
-        // A kernel reports its work done here (made for the job's user,
-        // since the kernel opens it as the user).
-        let progress_file = job.kernel.then(|| self.cfg.log_dir.join(format!("{}.progress", job.name.replace('/', "_"))));
-        if let Some(p) = &progress_file {
-            if crate::files::create_own_file(p, self.cfg.user).is_ok() {
-                launch.env.push((PROGRESS_ENV.to_string(), p.display().to_string()));
-            }
-        }
-        if !self.cfg.isolation.limits_memory() {
-            launch.data_limit = memory_bytes;
-        }
-        let marks: Vec<String> = std::iter::once(format!("COSCHED_JOB={}", job.name))
-            .chain(self.cfg.env.iter().map(|(k, v)| format!("{k}={v}")))
-            .collect();
-        launch.user = self.cfg.user;
-        launch.parent_death_signal = Some(Signal::SIGKILL);
-        if !self.cfg.isolation.pins() {
-            launch.cpus = Some(cpus.clone());
-        }
-        if let Some(g) = &cgroup {
-            launch.cgroup_procs = g.procs_files();
-        }
-        let start = self.time();
-        let since = Instant::now();
-        let beside: Vec<String> = plan.beside.iter().map(|&b| self.jobs[b].name.clone()).collect();
-        let mut spawn_error = None;
-        let running = match spawn(&launch) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                spawn_error = Some(format!("cosched: {e}"));
-                let note = format!("cosched: {e}\n");
-                let _ = if launch.own_output {
-                    crate::files::write_own_file(&log, note.as_bytes(), self.cfg.user)
-                } else {
-                    crate::files::write_file(&log, note.as_bytes(), self.cfg.user)
-                };
-                None
-            }
-        };
-        // The watchdog knows the job's group and cgroups from `spawn`.
-        let pgid = running.as_ref().map_or(0, |r| r.pid());
-        let spawned = running.is_some();
-        let watch = spawned.then(|| {
-            let file = progress_file.clone().unwrap_or_default();
-            crate::observe::Watch::new(crate::observe::for_job(&crate::observe::Sources {
-                kernel: job.kernel,
-                counter: &file,
-                pgid,
-                cores: job.cores,
-                progress: job.progress.as_ref(),
-                output: &log,
-                own_output: launch.own_output,
-                user: self.cfg.user,
-                workdir: job.workdir.as_deref(),
-            }))
-        });
-        self.active.push(Active {
-            job: plan.job,
-            variant: plan.variant,
-            start,
-            since,
-            cpus: cpus.clone(),
-            predicted: plan.predicted,
-            running,
-            cgroup,
-            own_log: launch.own_output,
-            spawn_error,
-            log,
-            timed_out: false,
-            marks,
-            suspended_at: None,
-            suspended_s: 0.0,
-            watch,
-            progress_file,
-        });
-        (self.sink)(NodeEvent::Started(Started { job: plan.job, start, cpus, mems, pgid, beside, predicted: plan.predicted }))
-            .map_err(ExecError::Fatal)?;
-        if !spawned {
-            self.failed_starts.push((plan.job, start));
-        }
-        Ok(start)
+        self.launch(plan, false).map(|(start, _)| start)
+    }
+
+    fn start_suspended(&mut self, plan: &StartPlan) -> Result<(f64, f64), ExecError> {
+        let (start, stopped) = self.launch(plan, true)?;
+        Ok((start, stopped.unwrap_or(start)))
+    }
+
+    fn suspend(&mut self, job: JobId) -> Result<f64, ExecError> {
+        let t = self.stop(job)?;
+        (self.sink)(NodeEvent::Suspended { job, t }).map_err(ExecError::Fatal)?;
+        Ok(t)
     }
 
     fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {
@@ -577,7 +621,11 @@ impl Executor for NodeExecutor<'_> {
             if !ended.is_empty() || until.is_some_and(|u| self.time() >= u) || (self.active.is_empty() && until.is_none()) {
                 return Ok(ended);
             }
-            std::thread::sleep(self.poll);
+            // Woken by the first job to end rather than a fixed nap: the
+            // nap was most of a short job's overhead.
+            let pids: Vec<i32> = self.active.iter().filter_map(|a| a.running.as_ref().map(|r| r.pid())).collect();
+            let left = until.map_or(self.poll, |u| self.poll.min(std::time::Duration::from_secs_f64((u - self.time()).max(0.0))));
+            crate::launch::wait_any_exit(&pids, left);
         }
     }
 
@@ -607,26 +655,6 @@ impl Executor for NodeExecutor<'_> {
         (self.sink)(NodeEvent::Settled(settled.clone())).map_err(ExecError::Fatal)
     }
 
-    fn suspend(&mut self, job: JobId) -> Result<f64, ExecError> {
-        let freezes = self.cfg.isolation.freezes();
-        let t = self.time();
-        let a = self.active_mut(job)?;
-        if a.suspended_at.is_none() {
-            match (&a.cgroup, &a.running) {
-                (Some(g), _) if freezes => g.set_frozen(true).map_err(|e| ExecError::Fatal(format!("freezing job {job}: {e}")))?,
-                (_, Some(r)) => {
-                    killpg(Pid::from_raw(r.pid()), Signal::SIGSTOP).map_err(|e| ExecError::Fatal(format!("stopping job {job}: {e}")))?;
-                    wait_stopped(r.pid());
-                }
-                // It never started: nothing to stop.
-                (_, None) => {}
-            }
-            a.suspended_at = Some(Instant::now());
-        }
-        (self.sink)(NodeEvent::Suspended { job, t }).map_err(ExecError::Fatal)?;
-        Ok(t)
-    }
-
     fn resume(&mut self, job: JobId) -> Result<f64, ExecError> {
         let freezes = self.cfg.isolation.freezes();
         let t = self.time();
@@ -635,8 +663,7 @@ impl Executor for NodeExecutor<'_> {
             a.suspended_s += since.elapsed().as_secs_f64();
             match (&a.cgroup, &a.running) {
                 (Some(g), _) if freezes => g.set_frozen(false).map_err(|e| ExecError::Fatal(format!("thawing job {job}: {e}")))?,
-                (_, Some(r)) => killpg(Pid::from_raw(r.pid()), Signal::SIGCONT)
-                    .map_err(|e| ExecError::Fatal(format!("continuing job {job}: {e}")))?,
+                (_, Some(r)) => crate::freeze::cont_group(r.pid()).map_err(|e| ExecError::Fatal(format!("continuing job {job}: {e}")))?,
                 (_, None) => {}
             }
         }
@@ -663,25 +690,6 @@ impl Executor for NodeExecutor<'_> {
     }
 }
 
-/// Returns once every live member of group `pgid` is stopped (signals are
-/// delivered asynchronously: a member running on another CPU goes on for a
-/// moment), or after a bounded wait.
-fn wait_stopped(pgid: i32) {
-    let running = || {
-        live_members(pgid).into_iter().any(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().next()).unwrap_or("T");
-            state != "T" && state != "t"
-        })
-    };
-    for _ in 0..500 {
-        if !running() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-}
-
 /// Pins every thread of every live process of group `pgid` to `cpus`: the
 /// fallback of a cpuset. A thread that exits meanwhile is skipped.
 pub fn set_group_affinity(pgid: i32, cpus: &[u32]) -> Result<(), String> {
@@ -705,7 +713,10 @@ pub fn set_group_affinity(pgid: i32, cpus: &[u32]) -> Result<(), String> {
 /// A process that kills the runner's jobs when the runner dies: one per
 /// cosched process, started with its first job ([`watch_group`]).
 ///
-/// It reads `+ PGID PROCS-FILE...` and `- PGID` lines from a pipe; when the
+/// It reads `+ PGID PROCS-FILE...` and `- PGID` lines from a pipe (`-`: the
+/// job ended and the runner removed its groups, so they are forgotten
+/// with it: a long run no longer ends with a `rmdir` process per group
+/// of every job it ever ran, issue 42's tail); when the
 /// pipe reaches end-of-file (the runner exited or was killed, since only the
 /// runner holds the write end) it SIGKILLs every listed process group and
 /// every process in the listed cgroups, thaws those cgroups (a frozen job
@@ -721,10 +732,12 @@ const WATCHDOG: &str = r#"trap '' INT TERM HUP
 pgs=""; files=""
 while read op pg rest; do
   case "$op" in
-    +) pgs="$pgs $pg"; files="$files $rest" ;;
-    -) n=""; for p in $pgs; do [ "$p" = "$pg" ] || n="$n $p"; done; pgs="$n" ;;
+    +) pgs="$pgs $pg"; for f in $rest; do files="$files $pg:$f"; done ;;
+    -) n=""; for p in $pgs; do [ "$p" = "$pg" ] || n="$n $p"; done; pgs="$n"
+       n=""; for e in $files; do [ "${e%%:*}" = "$pg" ] || n="$n $e"; done; files="$n" ;;
   esac
 done
+n=""; for e in $files; do n="$n ${e#*:}"; done; files="$n"
 for p in $pgs; do kill -s KILL -- "-$p" 2>/dev/null; done
 for f in $files; do
   d="${f%/cgroup.procs}"

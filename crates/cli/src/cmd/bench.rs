@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use cosched_app::bench::{KernelsBenchRequest, ProfileBenchRequest, SimulateBenchRequest};
+use cosched_app::bench::{KernelsBenchRequest, ProfileBenchRequest, SimulateBenchRequest, TurnsBenchRequest};
 use cosched_app::common::parse_interval;
 use cosched_app::profile::Syscalls;
 use cosched_report::{fmt_spread, table};
@@ -18,8 +18,12 @@ pub struct BenchArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum BenchWhat {
-    /// The stream kernel against a C STREAM triad, and every kernel's rate with spread.
-    #[command(after_help = "Examples:\n  cosched bench kernels\n  cosched bench kernels --repeats 9 --kernel stream --kernel compute --json")]
+    /// The stream kernel against a C STREAM triad, every kernel's rate with spread, and its rate at a quarter of the work.
+    #[command(after_help = "Prints three tables: the triad of the stream kernel and of C STREAM (cc -O2) alternating \
+on the same CPU, their ratio (aim >= 0.95); each kernel's rate, sized by a warm-up to ~0.3 s; and linearity, each kernel's \
+rate at a quarter of that work over its rate at the full work (aim within 3 % of 1.00: set-up, first touch and the \
+stream kernel's warm-up pass are outside the timed phase).\n\n\
+Examples:\n  cosched bench kernels\n  cosched bench kernels --repeats 9 --kernel stream --kernel compute --json")]
     Kernels(KernelsBench),
     /// What the profile sampler costs a job: its run time sampled over its run time not sampled.
     #[command(after_help = "Each repeat runs the kernel without sampling, sampled every --interval and \
@@ -34,6 +38,18 @@ cosched bench profile --interval 500ms --syscalls proc --json")]
 (d) a Lua policy beside the same Rust policy: examples/lua/conflict-aware.lua and conflict-aware on the same orders;\n  (e) `simulate --swf`'s engine on a synthetic trace of --jobs jobs on --nodes nodes of 16 cores:\n      exclusive EASY, and EASY with conflict-aware sharing nodes (aim < 10 s);\n  \
 (f) the same engine's scaling: a generated trace per job count and node count, exclusive EASY and each sharing policy (10k jobs on 100 to 10k nodes beside the other cases); --scaling runs it alone, and its SPEC (default) is `jobs=10000,100000 nodes=100,1000,10000,100000 cores=16 load=0.95 mix=0.6,0.25,0.15 seed=7 sharing=conflict-aware:threshold=50` (mix: shares of part-node, 1-4 node and wide jobs; sharing= repeats; sharing=none: exclusive only).\n\nExamples:\n  cosched bench simulate\n  cosched bench simulate --repeats 5 --json\n  cosched bench simulate --scaling\n  cosched bench simulate --scaling 'jobs=1000000 nodes=100000' --repeats 1")]
     Simulate(SimulateBench),
+    /// What a timeshare turn costs: stop and go latency per mechanism, and makespans against exclusive.
+    #[command(after_help = "Prints two tables. Latency: --turns stops and starts of a busy one-thread job on \
+CPU 0 per mechanism this node has (cgroup v1 freezer, cgroup v2 cgroup.freeze, SIGSTOP/SIGCONT to the process group), \
+each timed from the request until the kernel says it is done (frozen, thawed; every thread stopped or running): \
+a turn of timeshare costs one stop and one go. Makespan: two equal jobs (--seconds each alone) of each pair, \
+compute with 1 thread on a 1-core pool, compute and stream (64 MiB arrays) with 2 threads on a 2-core pool, \
+run by whole `cosched run` processes under exclusive and under timeshare at each --quantum, alternating repeat \
+by repeat; medians (min-max, n) and timeshare over exclusive (issue 42's aim: within 3 % at 0.02 s). \
+Figures on a node busy with other work mean little: the load average is printed.\n\n\
+Examples:\n  cosched bench turns\n  cosched bench turns --pair none --turns 1000\n  \
+cosched bench turns --pair compute-1t --quantum 0.02 --repeats 7 --json")]
+    Turns(TurnsBench),
     /// Every predictor's accuracy on a workload's measured pairs, c-all and scn as baselines.
     #[command(after_help = "Prints the table of `cosched evaluate-predictors` (leave-one-program-out) with \
 the baselines of the SX-Aurora paper (c-all) and the SCN paper (scn) first, the fold method and the counts behind it; \
@@ -102,6 +118,27 @@ pub struct KernelsBench {
 }
 
 #[derive(Args, Debug)]
+pub struct TurnsBench {
+    /// Runs of each makespan configuration.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+    /// Stops and starts per mechanism.
+    #[arg(long, default_value_t = 200)]
+    pub turns: usize,
+    /// timeshare quanta, seconds (repeatable).
+    #[arg(long = "quantum", value_name = "S", default_values_t = [0.02, 0.1])]
+    pub quanta: Vec<f64>,
+    /// Seconds of work of each job alone.
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    /// compute-1t, compute-2t, stream-2t (repeatable; default all; `none`: latency only).
+    #[arg(long = "pair", value_name = "NAME")]
+    pub pairs: Vec<String>,
+    #[command(flatten)]
+    pub json: JsonArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct SimulateBench {
     /// Repeats of each measurement.
     #[arg(long, default_value_t = 3)]
@@ -128,7 +165,24 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Profile(p) => profile(p),
         BenchWhat::Simulate(s) => simulate(s),
         BenchWhat::Predictors(p) => predictors(p),
+        BenchWhat::Turns(t) => turns(t),
     }
+}
+
+fn turns(a: TurnsBench) -> anyhow::Result<()> {
+    let req = TurnsBenchRequest { repeats: a.repeats, turns: a.turns, quanta: a.quanta, seconds: a.seconds, pairs: a.pairs };
+    let r = cosched_app::bench::turns(&req, &ctx())?;
+    if a.json.json {
+        return print_json(&r.json);
+    }
+    println!("{}", table(&["mechanism", "stop ms, median (min-max, n)", "go ms", "turn (stop + go) ms"], &r.latency));
+    if !r.makespan.is_empty() {
+        let head: Vec<&str> = r.makespan_head.iter().map(String::as_str).collect();
+        println!("\n{}", table(&head, &r.makespan));
+        println!("makespan: first start to last end of the two jobs, median (min-max, n) over whole `cosched run` processes");
+    }
+    println!("load average (1, 5, 15 min) at the end: {}", r.json["load_average"]);
+    Ok(())
 }
 
 fn predictors(a: PredictorsBench) -> anyhow::Result<()> {
