@@ -10,9 +10,11 @@ use cosched_report::html::Page;
 use cosched_model::placement::{strategy_by_name, Strategy, STRATEGIES};
 use cosched_sched::montecarlo::{
     default_policies, labels, run_orders_with, summarize_labelled, trace_of_with, MonteCarloError, OrderResult, PolicySummary, Spread,
+    SAMPLE_EVERY_S,
 };
+use cosched_model::compare::{paired, Paired, Verdict};
 use cosched_sched::oracle::{oracle, Objective, Oracle, Search};
-use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic};
+use cosched_sched::scenario::{MatrixSource, MeasuredMatrix, Measurements, Scenario, Statistic, Told};
 use cosched_sched::{Params, Spec};
 use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, Store};
 use serde::Serialize;
@@ -50,6 +52,10 @@ pub struct SimulateRequest {
     /// Placement strategies by name (a scenario with a `[topology]`);
     /// several run side by side on the same orders. Empty: the scenario's.
     pub placements: Vec<String>,
+    /// What the policies are shown instead of the scenario's slowdowns:
+    /// `blind` (every pair 1) or a scenario file over the same programs;
+    /// the runs then read progress every 0.25 s of virtual time (issue 38).
+    pub told: Option<String>,
 }
 
 /// Every registered placement strategy's name, as `--placement` takes them.
@@ -63,6 +69,9 @@ pub const PLACEMENT_HEAD: [&str; 5] = ["policy", "placement", "makespan s", "wor
 
 /// The columns of every table of a [`SimulateReport`].
 pub const HEAD: [&str; 7] = ["policy", "median", "q1", "q3", "min", "max", "mean"];
+
+/// The columns of the paired table of a [`SimulateReport`].
+pub const PAIRED_HEAD: [&str; 4] = ["policy", "worst slowdown", "makespan", "mean turnaround"];
 
 /// The columns of the oracle table of a [`SimulateReport`].
 pub const ORACLE_HEAD: [&str; 3] = ["", "makespan s", "vs the oracle's best makespan"];
@@ -95,6 +104,13 @@ pub struct SimulateReport {
     /// On a scenario with a topology: each policy under each placement in
     /// absolute figures, medians over the orders with the quartiles.
     pub placement_table: Option<Vec<PlacementRow>>,
+    /// What the policies were shown when not the scenario's slowdowns
+    /// (`--told`), in words.
+    pub told: Option<String>,
+    /// Each policy after the first against the first, order by order:
+    /// worst slowdown, makespan and mean turnaround (`model::compare`);
+    /// empty with one policy.
+    pub paired: Vec<PairedRow>,
     /// Each policy's increase rates and score over the orders.
     pub summaries: Vec<PolicySummary>,
     /// The oracle's best schedules and each policy's median makespan
@@ -122,6 +138,17 @@ pub struct PlacementRow {
     pub makespan: String,
     pub worst_slowdown: String,
     pub mean_slowdown: String,
+}
+
+/// One policy against the first on the same orders: each figure's median
+/// paired relative difference with its interval (`None`: no pair).
+#[derive(Debug, Clone, Serialize)]
+pub struct PairedRow {
+    pub policy: String,
+    pub against: String,
+    pub worst_slowdown: Option<Paired>,
+    pub makespan: Option<Paired>,
+    pub mean_turnaround: Option<Paired>,
 }
 
 /// A policy's median makespan over the orders, seconds.
@@ -177,6 +204,13 @@ impl Render for SimulateReport {
             d.line(format!("Increase rate of {title} vs exclusive (sequential):"));
             d.table(&HEAD, self.summaries.iter().map(|s| rate_row(&s.policy, pick(s))).collect()).line("");
         }
+        if let Some(first) = self.paired.first() {
+            d.line(format!(
+                "Against {}, order by order (median of policy / {} - 1, ~95 % sign-test interval; * resolved):",
+                first.against, first.against
+            ));
+            d.table(&PAIRED_HEAD, self.paired.iter().map(paired_row).collect()).line("");
+        }
         d.line("Performance score (nOS-V: best makespan of all strategies on the order / this one's; 1 = best):");
         d.table(&HEAD, score_rows(&self.baseline_score, &self.summaries)).line("");
         if let (Some(title), Some(rows)) = (&self.placement_title, &self.placement_table) {
@@ -212,6 +246,9 @@ impl Render for SimulateReport {
             d.line(format!("lua policy: {n}"));
         }
         d.line(format!("slowdowns: {}", self.slowdowns));
+        if let Some(told) = &self.told {
+            d.line(format!("policies told: {told}"));
+        }
         for line in crate::common::describe_campaigns(&self.campaigns) {
             d.line(format!("from {line}"));
         }
@@ -224,6 +261,46 @@ fn score_rows(baseline: &Spread, summaries: &[PolicySummary]) -> Vec<Vec<String>
     let mut rows = vec![score_row("exclusive", baseline)];
     rows.extend(summaries.iter().map(|s| score_row(&s.policy, &s.score)));
     rows
+}
+
+fn paired_row(r: &PairedRow) -> Vec<String> {
+    let cell = |p: &Option<Paired>| match p {
+        Some(p) => format!(
+            "{:+.1} % [{:+.1}, {:+.1}]{}",
+            p.median_rel_diff * 100.0,
+            p.ci.0 * 100.0,
+            p.ci.1 * 100.0,
+            if p.verdict == Verdict::Unresolved { "" } else { " *" }
+        ),
+        None => "-".into(),
+    };
+    vec![r.policy.clone(), cell(&r.worst_slowdown), cell(&r.makespan), cell(&r.mean_turnaround)]
+}
+
+/// Each policy after the first against the first on the same orders.
+fn paired_rows(labels: &[String], results: &[OrderResult]) -> Vec<PairedRow> {
+    let col = |i: usize, f: fn(&cosched_model::metrics::Metrics) -> f64| -> Vec<f64> { results.iter().map(|r| f(&r.outcomes[i].metrics)).collect() };
+    (1..labels.len())
+        .map(|i| PairedRow {
+            policy: labels[i].clone(),
+            against: labels[0].clone(),
+            worst_slowdown: paired(&col(i, |m| m.worst_slowdown), &col(0, |m| m.worst_slowdown)),
+            makespan: paired(&col(i, |m| m.makespan), &col(0, |m| m.makespan)),
+            mean_turnaround: paired(&col(i, |m| m.avg_turnaround), &col(0, |m| m.avg_turnaround)),
+        })
+        .collect()
+}
+
+/// What `--told` names: `blind`, or a scenario file over the same
+/// programs (its measured cells fetched as the scenario's are).
+fn told_of(scenario: &Scenario, told: &str, fetch: &Fetch) -> anyhow::Result<(Told, String)> {
+    if told == "blind" {
+        return Ok((Told::Blind, "blind (every pair 1)".into()));
+    }
+    let path = Path::new(told);
+    let other = Scenario::load_with(path, Some(fetch)).map_err(|e| bad_input(format!("--told: {e}")))?;
+    let t = scenario.told_from(&other).map_err(|e| bad_input(format!("--told: {}: {e}", path.display())))?;
+    Ok((t, format!("{} ({})", path.display(), other.origin)))
 }
 
 fn placement_rows(rows: &[PlacementRow]) -> Vec<Vec<String>> {
@@ -345,6 +422,12 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     if a.orders == 0 {
         return Err(bad_input("--orders must be at least 1"));
     }
+    let mut told_words = None;
+    if let Some(told) = &a.told {
+        let (t, words) = told_of(&scenario, told, &fetch)?;
+        scenario = scenario.with_told(t);
+        told_words = Some(format!("{words}; progress read every {SAMPLE_EVERY_S} s of virtual time, so policies also see online estimates"));
+    }
     let mut strategies: Vec<Strategy> = Vec::new();
     for name in &a.placements {
         let s = strategy_by_name(name).map_err(|e| bad_input(format!("--placement: {e}")))?;
@@ -381,11 +464,12 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     let build = |n: &str, p: &Params| makers.build(n, p);
     let started = Instant::now();
     let results = run_orders_with(&scenario, &policies, a.orders, a.seed, &build).map_err(|e| match e {
-        MonteCarloError::Policy(m) => bad_input(m),
+        MonteCarloError::Policy(m) | MonteCarloError::Input(m) => bad_input(m),
         other => anyhow::Error::new(other),
     })?;
     let labels = labels(&policies);
     let summaries = summarize_labelled(&labels, &results);
+    let paired = paired_rows(&labels, &results);
     let elapsed = started.elapsed().as_secs_f64();
     let jobs = scenario.job_program.len();
 
@@ -426,6 +510,8 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         topology: scenario.topology.as_ref().map(|t| t.file.clone()),
         placements: placed_names(&scenario, &policies),
         placement_table,
+        told: told_words,
+        paired,
         summaries,
         oracle,
         median_makespans: medians.into_iter().map(|(policy, seconds)| MedianMakespan { policy, seconds }).collect(),
@@ -520,7 +606,7 @@ fn write_trace(
     build: &cosched_sched::montecarlo::Build<'_>,
 ) -> anyhow::Result<()> {
     let (jobs, trace) = trace_of_with(scenario, spec, seed, index, build).map_err(|e| match e {
-        MonteCarloError::Policy(m) => bad_input(m),
+        MonteCarloError::Policy(m) | MonteCarloError::Input(m) => bad_input(m),
         other => anyhow::Error::new(other),
     })?;
     let trace = trace.export(&scenario.platform, &jobs);

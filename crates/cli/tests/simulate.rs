@@ -455,3 +455,24 @@ fn a_placement_needs_a_topology_and_a_registered_name() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("round-robin"));
 }
+
+#[test]
+fn told_blind_compares_react_with_its_inner_policy_order_by_order() {
+    let scenario = scenario("io-half-long.toml");
+    let out = cosched(&[
+        "simulate", "--scenario", &scenario, "--orders", "20", "--seed", "7", "--told", "blind", "--json",
+        "--policy", "best-match", "--policy", "react:inner=best-match,threshold=1.3,action=suspend",
+    ]);
+    let v = json(&out);
+    assert!(v["told"].as_str().unwrap().starts_with("blind"), "{v}");
+    let row = &v["paired"][0];
+    assert_eq!(row["against"], "best-match");
+    // Told blind, best-match pairs two I/O jobs in every order (1.617); react
+    // suspends one of them once its estimate settles.
+    assert!(row["worst_slowdown"]["median_rel_diff"].as_f64().unwrap() < 0.0, "{row}");
+    assert_eq!(row["worst_slowdown"]["n"], 20);
+    // A file without the scenario's programs, or several nodes: exit 2.
+    let out = cosched(&["simulate", "--scenario", &scenario, "--orders", "2", "--told", &example()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no program `io`"), "{}", String::from_utf8_lossy(&out.stderr));
+}

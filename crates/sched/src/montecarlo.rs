@@ -1,6 +1,12 @@
 //! The SX-Aurora paper's Monte-Carlo evaluation: many random orders of a scenario's
 //! job list, each run under every policy and under `exclusive`, scored as
 //! increase rates against that sequential baseline.
+//!
+//! A scenario that tells the policies other slowdowns than the truth
+//! (`Scenario::told`) runs each order through the node runner's loop on a
+//! [`VirtualNode`] read every [`SAMPLE_EVERY_S`]: the policies see the told
+//! matrix plus what the run learns from progress, the truth drives
+//! progress, as on a real node whose predictor is wrong (issue 38).
 
 use std::fmt;
 
@@ -14,9 +20,10 @@ use serde::Serialize;
 use crate::policy::Policy;
 use crate::registry::{policy_by_name, Params};
 use crate::scenario::Scenario;
-use crate::sim::{simulate_placed, SimError, SimJob, SimOptions, Trace};
+use crate::runner::{run_node_placed, RunError};
+use crate::sim::{simulate_placed, SimError, SimJob, SimOptions, Trace, VirtualNode};
 use cosched_engine::placement::Placement;
-use crate::source::SlowdownSource;
+use crate::source::{ProgramTable, SlowdownSource};
 use crate::spec::{strategy_name, Spec};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +34,17 @@ pub enum MonteCarloError {
     Sim { order: usize, policy: String, error: SimError },
     /// The trace could not be scored.
     Metrics { order: usize, policy: String, error: String },
+    /// The scenario cannot be run this way (the user's input).
+    Input(String),
+    /// A run with a told matrix failed: a policy stalled or asked for the impossible.
+    Run { order: usize, policy: String, error: RunError },
 }
+
+/// Seconds of virtual time between readings of the jobs' progress when
+/// the policies are told other slowdowns than the truth: the node
+/// runner's sampling interval (`measure::observe::DEFAULT_EVERY_S`), so
+/// estimates settle as late as on a real node.
+pub const SAMPLE_EVERY_S: f64 = 0.25;
 
 impl fmt::Display for MonteCarloError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -39,6 +56,8 @@ impl fmt::Display for MonteCarloError {
             MonteCarloError::Metrics { order, policy, error } => {
                 write!(f, "order {order}, policy {policy}: cannot score the trace: {error}")
             }
+            MonteCarloError::Input(m) => f.write_str(m),
+            MonteCarloError::Run { order, policy, error } => write!(f, "order {order}, policy {policy}: {error}"),
         }
     }
 }
@@ -112,27 +131,73 @@ fn registry(name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
     policy_by_name(name, params)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_one(
     scenario: &Scenario,
     jobs: &[SimJob],
     table: &dyn SlowdownSource,
+    told: Option<&ProgramTable>,
     index: usize,
     spec: &Spec,
     build: &Build<'_>,
     placement: Option<&Placement>,
 ) -> Result<Metrics, MonteCarloError> {
     let mut policy = build(&spec.name, &spec.params).map_err(MonteCarloError::Policy)?;
-    let label = || spec.label();
-    let opts = SimOptions { nodes: scenario.nodes, window: None };
-    let trace = simulate_placed(&scenario.platform, jobs, table, table, policy.as_mut(), &opts, placement)
-        .map_err(|error| MonteCarloError::Sim { order: index, policy: label(), error })?
-        .events;
+    let events = run_policy(scenario, jobs, table, told, index, spec, policy.as_mut(), placement)?.events;
     let solo: Vec<f64> = jobs.iter().map(|j| j.solo).collect();
-    compute(&trace, &solo).map_err(|e| MonteCarloError::Metrics {
+    compute(&events, &solo).map_err(|e| MonteCarloError::Metrics {
         order: index,
-        policy: label(),
+        policy: spec.label(),
         error: format!("{e:?}"),
     })
+}
+
+/// One run of `jobs`: the simulator when the policy sees the truth, else
+/// the runner's loop on a sampled virtual node (one node).
+#[allow(clippy::too_many_arguments)]
+fn run_policy(
+    scenario: &Scenario,
+    jobs: &[SimJob],
+    table: &dyn SlowdownSource,
+    told: Option<&ProgramTable>,
+    index: usize,
+    spec: &Spec,
+    policy: &mut dyn Policy,
+    placement: Option<&Placement>,
+) -> Result<Trace, MonteCarloError> {
+    let label = || spec.label();
+    let Some(told) = told else {
+        let opts = SimOptions { nodes: scenario.nodes, window: None };
+        return simulate_placed(&scenario.platform, jobs, table, table, policy, &opts, placement)
+            .map_err(|error| MonteCarloError::Sim { order: index, policy: label(), error });
+    };
+    let mut node = VirtualNode::new(jobs, table).sampled(SAMPLE_EVERY_S);
+    if let Some(p) = placement {
+        node = node.placed(p);
+    }
+    let t = run_node_placed(&scenario.platform, jobs, told, policy, &mut node, &[], placement)
+        .map_err(|error| MonteCarloError::Run { order: index, policy: label(), error })?;
+    let mut variant = vec![0; jobs.len()];
+    let mut cpus = if placement.is_some() { vec![Vec::new(); jobs.len()] } else { Vec::new() };
+    for s in node.starts() {
+        variant[s.job] = s.variant;
+        if let Some(p) = placement {
+            cpus[s.job] = p.pus(s.pool, &s.cpus);
+        }
+    }
+    Ok(Trace { events: t.events, node: vec![0; jobs.len()], variant, cpus })
+}
+
+/// Refuses a told matrix where the runner's loop cannot carry it: it
+/// drives one node.
+fn check_told(scenario: &Scenario) -> Result<(), MonteCarloError> {
+    if scenario.told.is_some() && scenario.nodes != 1 {
+        return Err(MonteCarloError::Input(format!(
+            "a told matrix runs on one node (the node runner's loop, read every {SAMPLE_EVERY_S} s); the scenario has {} nodes",
+            scenario.nodes
+        )));
+    }
+    Ok(())
 }
 
 /// One policy's run of order `index`: the jobs in that order and the trace,
@@ -149,14 +214,14 @@ pub fn trace_of_with(
     index: usize,
     build: &Build<'_>,
 ) -> Result<(Vec<SimJob>, Trace), MonteCarloError> {
+    check_told(scenario)?;
     let mut policy = build(&spec.name, &spec.params).map_err(MonteCarloError::Policy)?;
     let placed = placement_of(scenario, spec)?;
     let ord = order(scenario.job_program.len(), seed, index);
     let jobs = scenario.jobs_in(&ord);
     let table = scenario.source_in(&ord);
-    let opts = SimOptions { nodes: scenario.nodes, window: None };
-    let trace = simulate_placed(&scenario.platform, &jobs, &table, &table, policy.as_mut(), &opts, placed.as_ref())
-        .map_err(|error| MonteCarloError::Sim { order: index, policy: spec.label(), error })?;
+    let told = scenario.told_in(&ord);
+    let trace = run_policy(scenario, &jobs, &table, told.as_ref(), index, spec, policy.as_mut(), placed.as_ref())?;
     Ok((jobs, trace))
 }
 
@@ -190,6 +255,7 @@ pub fn run_orders_with(
 ) -> Result<Vec<OrderResult>, MonteCarloError> {
     // Refuse bad names and placements before any thread starts rather than
     // once per order.
+    check_told(scenario)?;
     let mut runs: Vec<(Option<Placement>, &Spec)> = Vec::new();
     for spec in policies {
         build(&spec.name, &spec.params).map_err(MonteCarloError::Policy)?;
@@ -203,11 +269,12 @@ pub fn run_orders_with(
             let ord = order(n, seed, index);
             let jobs = scenario.jobs_in(&ord);
             let table = scenario.source_in(&ord);
-            let baseline = run_one(scenario, &jobs, &table, index, &Spec::new("exclusive", Params::new()), build, own)?;
+            let told = scenario.told_in(&ord);
+            let baseline = run_one(scenario, &jobs, &table, told.as_ref(), index, &Spec::new("exclusive", Params::new()), build, own)?;
             let outcomes = runs
                 .iter()
                 .map(|(placement, spec)| {
-                    let m = run_one(scenario, &jobs, &table, index, spec, build, placement.as_ref())?;
+                    let m = run_one(scenario, &jobs, &table, told.as_ref(), index, spec, build, placement.as_ref())?;
                     Ok(PolicyOnOrder {
                         makespan: increase_rate(m.makespan, baseline.makespan),
                         avg_turnaround: increase_rate(m.avg_turnaround, baseline.avg_turnaround),

@@ -20,6 +20,8 @@ use super::common::{emit, print_listing, DbArgs, JsonArgs};
     cosched simulate --scenario s.toml --orders 1 --trace trace.csv --trace-policy best-match\n  \
     cosched simulate --scenario examples/scenarios/seed000.toml --policy conflict-aware \\\n      \
     --policy lua:path=examples/lua/conflict-aware.lua,threshold=100   # a Lua policy (docs/lua.md)\n  \
+    cosched simulate --scenario examples/scenarios/io-half-long.toml --told blind \\\n      \
+    --policy best-match --policy react:inner=best-match,threshold=1.3,action=suspend\n  \
     cosched simulate --list-policies\n  \
     cosched simulate --scenario examples/scenarios/epyc-8ccx-nps4.toml --orders 200 \\\n      \
     --policy noplan --placement compact,scatter,interference-aware   # docs/placement.md\n  \
@@ -34,6 +36,9 @@ use super::common::{emit, print_listing, DbArgs, JsonArgs};
     Run time is finish - start of a job (the SX-Aurora paper's turn-around time, measured as\n\
     slowdown since solo times may differ); turnaround adds the wait in the queue.\n\
     Default policies: noplan and conflict-aware at threshold 50, 100, 150, inf.\n\
+    With two policies or more, each is compared with the first order by order\n\
+    (median paired relative difference with its ~95 % sign-test interval).\n\
+    --told shows the policies other slowdowns than the truth (docs/policies.md, react).\n\
     The performance score (nOS-V) of a policy on an order is the shortest\n\
     makespan of all strategies run on it (exclusive included) over its own.\n\
     The oracle table gives the best list schedule of the jobs for makespan and\n\
@@ -66,6 +71,12 @@ pub struct SimulateArgs {
     #[arg(long = "placement", value_name = "NAME", value_delimiter = ',',
           value_parser = clap::builder::PossibleValuesParser::new(placement_names()))]
     pub placements: Vec<String>,
+    /// Show the policies other slowdowns than the scenario's (which still
+    /// drive progress): `blind` (every pair 1) or a scenario FILE over the
+    /// same programs; progress is then read every 0.25 s of virtual time,
+    /// so `react` sees online estimates (one node).
+    #[arg(long, value_name = "blind|FILE")]
+    pub told: Option<String>,
     /// List the placement strategies and exit.
     #[arg(long)]
     pub list_placements: bool,
@@ -165,6 +176,7 @@ pub fn run(a: SimulateArgs) -> anyhow::Result<()> {
         trace_policy: a.trace_policy,
         db: a.db.db,
         placements: a.placements,
+        told: a.told,
     };
     emit(&simulate(&req)?, a.json.json)
 }

@@ -193,6 +193,22 @@ pub struct Scenario {
     pub job_program: Vec<usize>,
     /// The node's topology (`[topology]`), when the file gives one.
     pub topology: Option<ScenarioTopology>,
+    /// What the policies are shown instead of the truth (`simulate
+    /// --told`); `None`: they see `slowdown` itself.
+    pub told: Option<Told>,
+}
+
+/// Slowdowns shown to the policies that differ from the ones that drive
+/// progress, so a misprediction and the reaction to it can be replayed
+/// (issue 38). A run with them reads its jobs' progress in virtual time,
+/// so policies also see online estimates (`montecarlo::SAMPLE_EVERY_S`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Told {
+    /// Every pair 1: a predictor that calls every pair harmless (`blind`).
+    Blind,
+    /// Over the scenario's programs: `slowdown[i][j]` program i beside
+    /// program j, with host loads when every program has one.
+    Matrix { slowdown: Vec<Vec<f64>>, host_loads: Option<Vec<f64>>, origin: String },
 }
 
 
@@ -573,6 +589,7 @@ impl Scenario {
             origin,
             job_program,
             topology,
+            told: None,
         })
     }
 
@@ -629,6 +646,42 @@ impl Scenario {
             Some(topo) => t.with_levels(topo.levels.clone()).expect("levels were validated at parse time"),
             None => t,
         }
+    }
+
+    /// What `other` (another scenario over the same programs, matched by
+    /// name) says of this one's programs, to be shown to the policies.
+    pub fn told_from(&self, other: &Scenario) -> Result<Told, String> {
+        let index: Vec<usize> = self
+            .programs
+            .iter()
+            .map(|p| {
+                other.programs.iter().position(|q| q.name == p.name).ok_or_else(|| {
+                    let known: Vec<&str> = other.programs.iter().map(|q| q.name.as_str()).collect();
+                    format!("no program `{}`; expected every program of the scenario among {}", p.name, known.join(", "))
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let slowdown = index.iter().map(|&a| index.iter().map(|&b| other.slowdown[a][b]).collect()).collect();
+        let host_loads = index.iter().map(|&a| other.programs[a].host_load).collect::<Option<Vec<f64>>>();
+        Ok(Told::Matrix { slowdown, host_loads, origin: other.origin.clone() })
+    }
+
+    /// The same scenario with the policies shown `told`.
+    pub fn with_told(mut self, told: Told) -> Scenario {
+        self.told = Some(told);
+        self
+    }
+
+    /// What the policies are shown of `jobs_in(order)` when it is not the
+    /// truth; `None` without [`Scenario::told`].
+    pub fn told_in(&self, order: &[usize]) -> Option<ProgramTable> {
+        let prog: Vec<usize> = order.iter().map(|&k| self.job_program[k]).collect();
+        let n = self.programs.len();
+        let t = match self.told.as_ref()? {
+            Told::Blind => ProgramTable::new(prog, vec![vec![1.0; n]; n], None),
+            Told::Matrix { slowdown, host_loads, .. } => ProgramTable::new(prog, slowdown.clone(), host_loads.clone()),
+        };
+        Some(t.expect("told cells come from a validated scenario"))
     }
 
     /// Where starts are placed: the topology with its strategy, if any.
