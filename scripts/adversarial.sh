@@ -336,6 +336,8 @@ check "resumes that failed" 0 "$resumefail"
 check "jobs lost (never ended ok)" 0 "$lost"
 check "jobs run ok twice" 0 "$dup"
 
+check "demo --workload NAME not offered -> usage error" 2 "$(rc $C demo --workload mixed)"
+
 echo
 echo "$fails of $n checks failed (workdir $W)"
 [ "$fails" = 0 ]

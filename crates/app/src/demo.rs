@@ -17,12 +17,14 @@ use cosched_model::compare::{CacheRegime, Paired, Verdict};
 use cosched_model::workload::{Job, Workload};
 use cosched_predict::{predictor_by_name, predictor_names, Params as PredictParams, Predictor};
 use cosched_report::html::Page;
+use serde::Serialize;
 
 use crate::common::{load_workload, open_store, Ctx};
 use crate::evaluate::{EvaluateReport, EvaluateRequest, Figure};
 use crate::error::bad_input;
 use crate::pairs::{PairsReport, PairsRequest};
 use crate::profile::{ProfileReport, ProfileSettings, Syscalls};
+use crate::render::{Doc, Render};
 
 /// The evidence workloads, as shipped (embedded, so the demo runs from any directory).
 const MEMORY_HALF: &str = include_str!("../../../examples/memory-half.toml");
@@ -107,11 +109,8 @@ pub struct DemoReport {
     pub calibration: String,
     pub profile: ProfileReport,
     pub pairs: PairsReport,
-    /// Each program pair's slowdown by every fitted predictor: header and rows.
-    pub predictions: (Vec<String>, Vec<Vec<String>>),
-    /// Predictors that gave every pair the same slowdown: their column
-    /// carries no information about this workload.
-    pub constant: Vec<String>,
+    /// Each program pair's slowdown, measured and by every fitted predictor.
+    pub predictions: Predictions,
     /// What the predictors were fitted on, and those that could not be.
     pub fitted_on: String,
     pub unfitted: Vec<String>,
@@ -177,13 +176,76 @@ fn representatives(w: &Workload) -> Vec<&Job> {
     w.jobs.iter().filter(|j| seen.insert(j.program_key())).collect()
 }
 
-/// The names of the columns whose every row reads the same: a predictor
-/// that says one thing of every pair tells the pairs apart no better than
-/// guessing, and the table says so rather than let it look like a finding.
-pub fn constant_columns(head: &[String], rows: &[Vec<String>], first: usize) -> Vec<String> {
-    (first..head.len())
-        .filter(|&c| rows.len() > 1 && rows.iter().all(|r| r.get(c) == rows[0].get(c)))
-        .map(|c| head[c].clone())
+/// The predict stage: each program pair (victim beside another), its
+/// measured slowdown and every fitted predictor's, as numbers; `--json`
+/// is this value and the table is drawn from it in [`Render::doc`].
+#[derive(Debug, Clone, Serialize)]
+pub struct Predictions {
+    /// The fitted predictors, in the order of each row's `predicted`.
+    pub predictors: Vec<String>,
+    pub rows: Vec<PredictionRow>,
+    /// Predictors that gave every pair the same slowdown: their column
+    /// carries no information about this workload.
+    pub constant: Vec<String>,
+}
+
+/// One ordered pair of programs.
+#[derive(Debug, Clone, Serialize)]
+pub struct PredictionRow {
+    /// The program whose slowdown this is.
+    pub victim: String,
+    /// The program it ran beside.
+    pub beside: String,
+    /// The median measured slowdown, when the pair was measured.
+    pub measured: Option<f64>,
+    /// One slowdown per predictor, in [`Predictions::predictors`] order.
+    pub predicted: Vec<f64>,
+}
+
+impl Predictions {
+    /// The rows, with the predictors that say the same of every pair found.
+    pub fn new(predictors: Vec<String>, rows: Vec<PredictionRow>) -> Predictions {
+        let constant = constant_predictors(&predictors, &rows);
+        Predictions { predictors, rows, constant }
+    }
+
+    fn head(&self) -> Vec<&str> {
+        ["victim", "beside", "measured"].into_iter().chain(self.predictors.iter().map(String::as_str)).collect()
+    }
+
+    /// The table's cells, two decimals as the slowdowns are read.
+    fn cells(&self) -> Vec<Vec<String>> {
+        self.rows
+            .iter()
+            .map(|r| {
+                let mut row = vec![r.victim.clone(), r.beside.clone(), r.measured.map_or("-".into(), |m| format!("{m:.2}"))];
+                row.extend(r.predicted.iter().map(|p| format!("{p:.2}")));
+                row
+            })
+            .collect()
+    }
+}
+
+impl Render for Predictions {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        d.table(&self.head(), self.cells());
+        if !self.constant.is_empty() {
+            d.line(format!("constant here (the same for every pair: no information about this workload): {}", self.constant.join(", ")));
+        }
+        d
+    }
+}
+
+/// The predictors whose every row reads the same as shown (two decimals):
+/// a predictor that says one thing of every pair tells the pairs apart no
+/// better than guessing, and the table says so rather than let it look
+/// like a finding. One row says nothing either way.
+fn constant_predictors(predictors: &[String], rows: &[PredictionRow]) -> Vec<String> {
+    let shown = |r: &PredictionRow, c: usize| r.predicted.get(c).map(|p| format!("{p:.2}"));
+    (0..predictors.len())
+        .filter(|&c| rows.len() > 1 && rows.iter().all(|r| shown(r, c) == shown(&rows[0], c)))
+        .map(|c| predictors[c].clone())
         .collect()
 }
 
@@ -312,31 +374,29 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             Err(e) => unfitted.push(format!("{name}: {e}")),
         }
     }
-    let mut head: Vec<String> = ["victim", "beside", "measured"].map(String::from).to_vec();
-    head.extend(fitted.iter().map(|(n, _)| n.clone()));
-    let mut pred_rows = Vec::new();
+    let mut rows = Vec::new();
     let index_of = |j: &Job| w.jobs.iter().position(|x| x.name == j.name).expect("a job of the workload");
     for v in &reps {
         for o in &reps {
-            let mut row = vec![v.name.clone(), o.name.clone(), matrix.get(index_of(v), index_of(o)).map_or("-".into(), |s| format!("{:.2}", s.median))];
-            for (_, p) in &fitted {
-                row.push(format!("{:.2}", p.predict_pair(&train.programs[&v.name], &train.programs[&o.name]).slowdown));
-            }
-            pred_rows.push(row);
+            rows.push(PredictionRow {
+                victim: v.name.clone(),
+                beside: o.name.clone(),
+                measured: matrix.get(index_of(v), index_of(o)).map(|s| s.median),
+                predicted: fitted.iter().map(|(_, p)| p.predict_pair(&train.programs[&v.name], &train.programs[&o.name]).slowdown).collect(),
+            });
         }
     }
-    let constant = constant_columns(&head, &pred_rows, 3);
-    let head_refs: Vec<&str> = head.iter().map(String::as_str).collect();
+    let predictions = Predictions::new(fitted.iter().map(|(n, _)| n.clone()).collect(), rows);
     page.section("5. Predict")
         .paragraph(&format!(
             "Predicted slowdown of each pair of programs (1.00 = no harm; 1.50 = 50 % longer than alone) by every predictor that could be fitted, fitted on this demo's measurements ({}); held-out accuracy is `cosched evaluate-predictors`. The policies below decide with `measured`: the measured pairs.",
             sources.describe()
         ))
-        .table(&head_refs, &pred_rows);
-    if !constant.is_empty() {
+        .table(&predictions.head(), &predictions.cells());
+    if !predictions.constant.is_empty() {
         page.note(&format!(
             "Constant here (the same slowdown for every pair, so no information about this workload): {}.",
-            constant.join(", ")
+            predictions.constant.join(", ")
         ));
     }
     if !unfitted.is_empty() {
@@ -399,8 +459,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         calibration: cal_text,
         profile,
         pairs,
-        predictions: (head, pred_rows),
-        constant,
+        predictions,
         fitted_on: sources.describe(),
         unfitted,
         evaluation,
@@ -548,6 +607,7 @@ mod tests {
             oracle: Vec::new(),
             slowdown_source: String::new(),
             index: None,
+            metric: Figure::WorstSlowdown,
         }
     }
 
@@ -588,12 +648,33 @@ mod tests {
 
     #[test]
     fn a_predictor_that_says_the_same_of_every_pair_is_flagged_constant() {
-        let head: Vec<String> = ["victim", "beside", "measured", "mechanism", "pairwise"].map(String::from).to_vec();
-        let rows = vec![
-            vec!["a".into(), "a".into(), "1.50".into(), "1.10".into(), "1.40".into()],
-            vec!["a".into(), "b".into(), "1.00".into(), "1.10".into(), "1.02".into()],
-        ];
-        assert_eq!(constant_columns(&head, &rows, 3), ["mechanism"]);
-        assert!(constant_columns(&head, &rows[..1], 3).is_empty(), "one row says nothing either way");
+        let row = |b: &str, m: Option<f64>, p: [f64; 2]| PredictionRow { victim: "a".into(), beside: b.into(), measured: m, predicted: p.to_vec() };
+        let names: Vec<String> = ["mechanism", "pairwise"].map(String::from).to_vec();
+        let p = Predictions::new(names.clone(), vec![row("a", Some(1.5), [1.101, 1.4]), row("b", None, [1.099, 1.02])]);
+        assert_eq!(p.constant, ["mechanism"], "1.101 and 1.099 both read 1.10");
+        assert!(Predictions::new(names, vec![row("a", Some(1.5), [1.1, 1.4])]).constant.is_empty(), "one row says nothing either way");
+    }
+
+    #[test]
+    fn the_prediction_table_is_drawn_from_the_typed_rows_and_json_keeps_the_numbers() {
+        let p = Predictions::new(
+            vec!["mechanism".into()],
+            vec![
+                PredictionRow { victim: "triad".into(), beside: "loop".into(), measured: Some(1.234), predicted: vec![1.1] },
+                PredictionRow { victim: "loop".into(), beside: "triad".into(), measured: None, predicted: vec![1.1] },
+            ],
+        );
+        let text = p.doc().text();
+        let want = cosched_report::table(
+            &["victim", "beside", "measured", "mechanism"],
+            &[["triad", "loop", "1.23", "1.10"].map(String::from).to_vec(), ["loop", "triad", "-", "1.10"].map(String::from).to_vec()],
+        );
+        assert!(text.starts_with(&want), "{text}");
+        assert!(text.ends_with("no information about this workload): mechanism\n"), "{text}");
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["rows"][0]["measured"], 1.234);
+        assert_eq!(json["rows"][1]["measured"], serde_json::Value::Null);
+        assert_eq!(json["rows"][0]["predicted"][0], 1.1);
+        assert_eq!(json["constant"][0], "mechanism");
     }
 }

@@ -55,6 +55,10 @@ fn complete(words: &[&str]) -> Vec<String> {
 
 #[test]
 fn bash_completes_policy_predictor_and_fixed_values_from_the_registries_not_file_names() {
+    if Command::new("bash").arg("--version").output().is_err() {
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "bash is not installed");
+        return;
+    }
     let policies = complete(&["cosched", "run", "--policy", ""]);
     for p in ["best-match", "noplan", "exclusive", "conflict-aware", "timeshare", "lua"] {
         assert!(policies.contains(&p.to_string()), "--policy offers {p}: {policies:?}");
@@ -67,6 +71,13 @@ fn bash_completes_policy_predictor_and_fixed_values_from_the_registries_not_file
     assert_eq!(complete(&["cosched", "pairs", "--in-regime", ""]), ["shared", "apart"]);
     let kernels = complete(&["cosched", "bench", "profile", "--kernel", ""]);
     assert!(kernels.contains(&"stream".to_string()), "{kernels:?}");
+    assert_eq!(complete(&["cosched", "demo", "--workload", ""]), ["auto", "memory-half", "io-half"]);
+    assert_eq!(complete(&["cosched", "run", "--solo", ""]), ["interleaved", "stored"]);
+    assert_eq!(complete(&["cosched", "simulate", "--map", ""]), ["exe", "user", "random"]);
+    let placements = complete(&["cosched", "simulate", "--placement", ""]);
+    assert!(placements.contains(&"compact".to_string()) && placements.contains(&"scatter".to_string()), "{placements:?}");
+    let metrics = complete(&["cosched", "evaluate", "--metric", ""]);
+    assert!(metrics.contains(&"worst-slowdown".to_string()), "{metrics:?}");
 }
 
 #[test]

@@ -6,9 +6,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser;
 use clap::Args;
 use cosched_app::demo::{demo, DemoRequest, DemoWorkload};
-use cosched_report::table;
+use cosched_app::render::Render;
 
 use super::common::{ctx, parse_budget};
 
@@ -40,7 +41,8 @@ pub struct DemoArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "3m")]
     pub budget: std::time::Duration,
     /// The workload: auto (chosen by the cache regime), memory-half or io-half.
-    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = DemoWorkload::parse)]
+    #[arg(long, value_name = "NAME", default_value = "auto",
+          value_parser = clap::builder::PossibleValuesParser::new(DemoWorkload::NAMES).try_map(|s: String| DemoWorkload::parse(&s)))]
     pub workload: DemoWorkload,
     /// Write the report here (default: a new directory under the temporary
     /// directory, kept after the demo).
@@ -65,18 +67,13 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     println!("{}\n", r.calibration);
     super::profile::print(&r.profile);
     super::pairs::print(&r.pairs, false);
-    let (head, rows) = &r.predictions;
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    println!("{}", table(&head, rows));
+    print!("{}", Render::doc(&r.predictions).text());
     println!("fitted on {}", r.fitted_on);
-    if !r.constant.is_empty() {
-        println!("constant here (the same for every pair: no information about this workload): {}", r.constant.join(", "));
-    }
     for u in &r.unfitted {
         println!("not fitted: {u}");
     }
     println!();
-    print!("{}", cosched_app::render::Render::doc(&r.evaluation).text());
+    print!("{}", Render::doc(&r.evaluation).text());
     println!();
     for v in &r.verdict {
         println!("{v}");
