@@ -607,7 +607,6 @@ mod tests {
             oracle: Vec::new(),
             slowdown_source: String::new(),
             index: None,
-            metric: Figure::WorstSlowdown,
         }
     }
 
