@@ -131,22 +131,22 @@ fn registry(name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
     policy_by_name(name, params)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_one(
-    scenario: &Scenario,
-    jobs: &[SimJob],
-    table: &dyn SlowdownSource,
-    told: Option<&ProgramTable>,
+/// One order of a scenario as every policy runs it: its jobs in that
+/// order, the true slowdowns, and what the policies are told instead.
+struct OrderInput<'a> {
+    scenario: &'a Scenario,
+    jobs: &'a [SimJob],
+    table: &'a dyn SlowdownSource,
+    told: Option<&'a ProgramTable>,
     index: usize,
-    spec: &Spec,
-    build: &Build<'_>,
-    placement: Option<&Placement>,
-) -> Result<Metrics, MonteCarloError> {
+}
+
+fn run_one(o: &OrderInput<'_>, spec: &Spec, build: &Build<'_>, placement: Option<&Placement>) -> Result<Metrics, MonteCarloError> {
     let mut policy = build(&spec.name, &spec.params).map_err(MonteCarloError::Policy)?;
-    let events = run_policy(scenario, jobs, table, told, index, spec, policy.as_mut(), placement)?.events;
-    let solo: Vec<f64> = jobs.iter().map(|j| j.solo).collect();
+    let events = run_policy(o, spec, policy.as_mut(), placement)?.events;
+    let solo: Vec<f64> = o.jobs.iter().map(|j| j.solo).collect();
     compute(&events, &solo).map_err(|e| MonteCarloError::Metrics {
-        order: index,
+        order: o.index,
         policy: spec.label(),
         error: format!("{e:?}"),
     })
@@ -154,17 +154,8 @@ fn run_one(
 
 /// One run of `jobs`: the simulator when the policy sees the truth, else
 /// the runner's loop on a sampled virtual node (one node).
-#[allow(clippy::too_many_arguments)]
-fn run_policy(
-    scenario: &Scenario,
-    jobs: &[SimJob],
-    table: &dyn SlowdownSource,
-    told: Option<&ProgramTable>,
-    index: usize,
-    spec: &Spec,
-    policy: &mut dyn Policy,
-    placement: Option<&Placement>,
-) -> Result<Trace, MonteCarloError> {
+fn run_policy(o: &OrderInput<'_>, spec: &Spec, policy: &mut dyn Policy, placement: Option<&Placement>) -> Result<Trace, MonteCarloError> {
+    let OrderInput { scenario, jobs, table, told, index } = *o;
     let label = || spec.label();
     let Some(told) = told else {
         let opts = SimOptions { nodes: scenario.nodes, window: None };
@@ -221,7 +212,8 @@ pub fn trace_of_with(
     let jobs = scenario.jobs_in(&ord);
     let table = scenario.source_in(&ord);
     let told = scenario.told_in(&ord);
-    let trace = run_policy(scenario, &jobs, &table, told.as_ref(), index, spec, policy.as_mut(), placed.as_ref())?;
+    let input = OrderInput { scenario, jobs: &jobs, table: &table, told: told.as_ref(), index };
+    let trace = run_policy(&input, spec, policy.as_mut(), placed.as_ref())?;
     Ok((jobs, trace))
 }
 
@@ -270,11 +262,12 @@ pub fn run_orders_with(
             let jobs = scenario.jobs_in(&ord);
             let table = scenario.source_in(&ord);
             let told = scenario.told_in(&ord);
-            let baseline = run_one(scenario, &jobs, &table, told.as_ref(), index, &Spec::new("exclusive", Params::new()), build, own)?;
+            let input = OrderInput { scenario, jobs: &jobs, table: &table, told: told.as_ref(), index };
+            let baseline = run_one(&input, &Spec::new("exclusive", Params::new()), build, own)?;
             let outcomes = runs
                 .iter()
                 .map(|(placement, spec)| {
-                    let m = run_one(scenario, &jobs, &table, told.as_ref(), index, spec, build, placement.as_ref())?;
+                    let m = run_one(&input, spec, build, placement.as_ref())?;
                     Ok(PolicyOnOrder {
                         makespan: increase_rate(m.makespan, baseline.makespan),
                         avg_turnaround: increase_rate(m.avg_turnaround, baseline.avg_turnaround),
