@@ -36,7 +36,7 @@ pub struct PredictArgs {
     #[arg(value_name = "JOB", required_unless_present = "list")]
     pub jobs: Vec<String>,
     /// Fit on the repeats of this cache regime: shared (the CPU round trip
-    /// below 200 ns), apart, or any. Default: the node's regime now (read
+    /// below 100 ns), apart, or any. Default: the node's regime now (read
     /// once), any when it cannot be read.
     #[arg(long, value_name = "REGIME")]
     pub regime: Option<String>,
