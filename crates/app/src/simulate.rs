@@ -53,8 +53,10 @@ pub struct SimulateRequest {
     /// several run side by side on the same orders. Empty: the scenario's.
     pub placements: Vec<String>,
     /// What the policies are shown instead of the scenario's slowdowns:
-    /// `blind` (every pair 1) or a scenario file over the same programs;
-    /// the runs then read progress every 0.25 s of virtual time (issue 38).
+    /// `blind` (every pair 1), `scaled:K[,K...]` (each cell's excess
+    /// scaled by K; several are a sweep) or a scenario file over the same
+    /// programs; the runs then read progress every 0.25 s of virtual time
+    /// (issue 38).
     pub told: Option<String>,
 }
 
@@ -72,6 +74,9 @@ pub const HEAD: [&str; 7] = ["policy", "median", "q1", "q3", "min", "max", "mean
 
 /// The columns of the paired table of a [`SimulateReport`].
 pub const PAIRED_HEAD: [&str; 4] = ["policy", "worst slowdown", "makespan", "mean turnaround"];
+
+/// The columns of the misprediction sweep of a [`SimulateReport`].
+pub const SWEEP_HEAD: [&str; 5] = ["K", "policy", "worst slowdown", "makespan", "mean turnaround"];
 
 /// The columns of the oracle table of a [`SimulateReport`].
 pub const ORACLE_HEAD: [&str; 3] = ["", "makespan s", "vs the oracle's best makespan"];
@@ -107,6 +112,10 @@ pub struct SimulateReport {
     /// What the policies were shown when not the scenario's slowdowns
     /// (`--told`), in words.
     pub told: Option<String>,
+    /// `--told scaled:K,K,...`: for each scale, each policy after the
+    /// first against the first on the same orders (the tables above are
+    /// the first scale's); empty otherwise.
+    pub told_sweep: Vec<SweepRow>,
     /// Each policy after the first against the first, order by order:
     /// worst slowdown, makespan and mean turnaround (`model::compare`);
     /// empty with one policy.
@@ -149,6 +158,14 @@ pub struct PairedRow {
     pub worst_slowdown: Option<Paired>,
     pub makespan: Option<Paired>,
     pub mean_turnaround: Option<Paired>,
+}
+
+/// One scale of a `--told scaled:K,...` sweep: the told cells are
+/// `1 + scale (s - 1)`; the paired rows as [`SimulateReport::paired`].
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepRow {
+    pub scale: f64,
+    pub paired: Vec<PairedRow>,
 }
 
 /// A policy's median makespan over the orders, seconds.
@@ -210,6 +227,18 @@ impl Render for SimulateReport {
                 first.against, first.against
             ));
             d.table(&PAIRED_HEAD, self.paired.iter().map(paired_row).collect()).line("");
+        }
+        if let Some(first) = self.told_sweep.first().and_then(|s| s.paired.first()) {
+            d.line(format!(
+                "Misprediction sweep: policies told 1 + K x (s - 1) for each true cell s (K = 0 blind, 1 the truth); against {}, order by order (* resolved):",
+                first.against
+            ));
+            let rows = self
+                .told_sweep
+                .iter()
+                .flat_map(|s| s.paired.iter().map(move |r| std::iter::once(format!("{}", s.scale)).chain(paired_row(r)).collect()))
+                .collect();
+            d.table(&SWEEP_HEAD, rows).line("");
         }
         d.line("Performance score (nOS-V: best makespan of all strategies on the order / this one's; 1 = best):");
         d.table(&HEAD, score_rows(&self.baseline_score, &self.summaries)).line("");
@@ -291,11 +320,33 @@ fn paired_rows(labels: &[String], results: &[OrderResult]) -> Vec<PairedRow> {
         .collect()
 }
 
-/// What `--told` names: `blind`, or a scenario file over the same
-/// programs (its measured cells fetched as the scenario's are).
+/// The scales of `--told scaled:K[,K...]`, `None` for another `--told`.
+fn told_scales(told: &str) -> anyhow::Result<Option<Vec<f64>>> {
+    let Some(list) = told.strip_prefix("scaled:") else { return Ok(None) };
+    let scales = list
+        .split(',')
+        .map(|k| match k.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+            _ => Err(bad_input(format!("--told scaled:{list}: `{k}` is not a scale (a number >= 0, e.g. scaled:0,0.5,1)"))),
+        })
+        .collect::<anyhow::Result<Vec<f64>>>()?;
+    Ok(Some(scales))
+}
+
+/// What `--told` names: `blind`, `scaled:K` (the first of a sweep), or a
+/// scenario file over the same programs (its measured cells fetched as
+/// the scenario's are).
 fn told_of(scenario: &Scenario, told: &str, fetch: &Fetch) -> anyhow::Result<(Told, String)> {
     if told == "blind" {
         return Ok((Told::Blind, "blind (every pair 1)".into()));
+    }
+    if let Some(scales) = told_scales(told)? {
+        let t = scenario.told_scaled(scales[0]).map_err(|e| bad_input(format!("--told: {e}")))?;
+        let words = match &t {
+            Told::Matrix { origin, .. } => origin.clone(),
+            Told::Blind => unreachable!("a scaled matrix is a matrix"),
+        };
+        return Ok((t, words));
     }
     let path = Path::new(told);
     let other = Scenario::load_with(path, Some(fetch)).map_err(|e| bad_input(format!("--told: {e}")))?;
@@ -470,6 +521,19 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     let labels = labels(&policies);
     let summaries = summarize_labelled(&labels, &results);
     let paired = paired_rows(&labels, &results);
+    let mut told_sweep = Vec::new();
+    if let Some(scales) = a.told.as_deref().map(told_scales).transpose()?.flatten().filter(|s| s.len() > 1) {
+        told_sweep.push(SweepRow { scale: scales[0], paired: paired.clone() });
+        for &k in &scales[1..] {
+            let told = scenario.told_scaled(k).map_err(|e| bad_input(format!("--told: {e}")))?;
+            let at_k = scenario.clone().with_told(told);
+            let r = run_orders_with(&at_k, &policies, a.orders, a.seed, &build).map_err(|e| match e {
+                MonteCarloError::Policy(m) | MonteCarloError::Input(m) => bad_input(m),
+                other => anyhow::Error::new(other),
+            })?;
+            told_sweep.push(SweepRow { scale: k, paired: paired_rows(&labels, &r) });
+        }
+    }
     let elapsed = started.elapsed().as_secs_f64();
     let jobs = scenario.job_program.len();
 
@@ -511,6 +575,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         placements: placed_names(&scenario, &policies),
         placement_table,
         told: told_words,
+        told_sweep,
         paired,
         summaries,
         oracle,

@@ -476,3 +476,33 @@ fn told_blind_compares_react_with_its_inner_policy_order_by_order() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no program `io`"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_told_sweep_runs_each_scale_on_the_same_orders_and_scale_zero_is_blind() {
+    let scenario = scenario("io-half-long.toml");
+    let base = ["simulate", "--scenario", &scenario, "--orders", "8", "--seed", "7", "--json",
+        "--policy", "best-match", "--policy", "react:inner=best-match,threshold=1.3,action=suspend"];
+    let sweep = json(&cosched(&[&base[..], &["--told", "scaled:0,1"]].concat()));
+    let blind = json(&cosched(&[&base[..], &["--told", "blind"]].concat()));
+    let rows = sweep["told_sweep"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{sweep}");
+    assert_eq!((rows[0]["scale"].as_f64(), rows[1]["scale"].as_f64()), (Some(0.0), Some(1.0)));
+    // Every cell told 1 is the blind predictor exactly: same orders, same figures.
+    assert_eq!(rows[0]["paired"], blind["paired"]);
+    // The first scale is also the report's own tables.
+    assert_eq!(rows[0]["paired"], sweep["paired"]);
+    // Told the truth, best-match never pairs two I/O jobs while a loop
+    // waits, so react has nothing worse to undo than blind best-match had.
+    let worst = |r: &serde_json::Value| r["paired"][0]["worst_slowdown"]["median_rel_diff"].as_f64().unwrap();
+    assert!(worst(&rows[1]) >= worst(&rows[0]), "{sweep}");
+    // One scale is no sweep; a bad scale, or one that makes a cell no
+    // slowdown, is the user's input.
+    let one = json(&cosched(&[&base[..], &["--told", "scaled:0.5"]].concat()));
+    assert!(one["told_sweep"].as_array().unwrap().is_empty());
+    assert!(one["told"].as_str().unwrap().contains("scaled by 0.5"), "{one}");
+    for (told, says) in [("scaled:x", "`x` is not a scale"), ("scaled:-1", "`-1` is not a scale")] {
+        let out = cosched(&[&base[..], &["--told", told]].concat());
+        assert_eq!(out.status.code(), Some(2), "{told}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}

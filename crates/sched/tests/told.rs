@@ -155,3 +155,24 @@ fn told_the_truth_best_match_without_a_window_decides_as_the_simulator_where_its
     assert_eq!(starts(&plain, "best-match:window=0"), starts(&sampled, "best-match:window=0"));
     assert_ne!(starts(&plain, "best-match"), starts(&sampled, "best-match"));
 }
+
+#[test]
+fn a_scaled_told_matrix_scales_each_cells_excess_and_refuses_what_is_no_slowdown() {
+    let truth = Scenario::parse(TWO, "two.toml").unwrap();
+    let cells = |t: Told| match t {
+        Told::Matrix { slowdown, host_loads, .. } => {
+            assert!(host_loads.is_none());
+            slowdown
+        }
+        Told::Blind => panic!("a scale tells a matrix"),
+    };
+    assert_eq!(cells(truth.told_scaled(0.0).unwrap()), vec![vec![1.0, 1.0], vec![1.0, 1.0]]);
+    assert_eq!(cells(truth.told_scaled(1.0).unwrap()), truth.slowdown);
+    assert_eq!(cells(truth.told_scaled(0.5).unwrap()), vec![vec![1.0, 2.0], vec![2.0, 1.0]]);
+    assert_eq!(cells(truth.told_scaled(2.0).unwrap()), vec![vec![1.0, 5.0], vec![5.0, 1.0]]);
+    assert!(truth.told_scaled(-0.5).unwrap_err().contains("expected a number >= 0"));
+    // A speed-up of 0.5 scaled by 3 would be told -0.5.
+    let fast = TWO.replace("[[1.0, 3.0], [3.0, 1.0]]", "[[1.0, 0.5], [3.0, 1.0]]");
+    let e = Scenario::parse(&fast, "f.toml").unwrap().told_scaled(3.0).unwrap_err();
+    assert!(e.contains("`a` beside `b` (0.5) would be told -0.500"), "{e}");
+}

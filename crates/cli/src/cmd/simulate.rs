@@ -22,6 +22,8 @@ use super::common::{emit, print_listing, DbArgs, JsonArgs};
     --policy lua:path=examples/lua/conflict-aware.lua,threshold=100   # a Lua policy (docs/lua.md)\n  \
     cosched simulate --scenario examples/scenarios/io-half-long.toml --told blind \\\n      \
     --policy best-match --policy react:inner=best-match,threshold=1.3,action=suspend\n  \
+    cosched simulate --scenario examples/scenarios/io-half-long.toml --told scaled:0,0.5,1,2 \\\n      \
+    --policy best-match --policy react:inner=best-match,threshold=1.3,action=suspend   # sweep the misprediction\n  \
     cosched simulate --list-policies\n  \
     cosched simulate --scenario examples/scenarios/epyc-8ccx-nps4.toml --orders 200 \\\n      \
     --policy noplan --placement compact,scatter,interference-aware   # docs/placement.md\n  \
@@ -72,10 +74,12 @@ pub struct SimulateArgs {
           value_parser = clap::builder::PossibleValuesParser::new(placement_names()))]
     pub placements: Vec<String>,
     /// Show the policies other slowdowns than the scenario's (which still
-    /// drive progress): `blind` (every pair 1) or a scenario FILE over the
-    /// same programs; progress is then read every 0.25 s of virtual time,
-    /// so `react` sees online estimates (one node).
-    #[arg(long, value_name = "blind|FILE")]
+    /// drive progress): `blind` (every pair 1), `scaled:K` (each cell s
+    /// told as 1 + K (s - 1); `scaled:0,0.5,1,2` sweeps the misprediction's
+    /// size, each policy against the first at each K) or a scenario FILE
+    /// over the same programs; progress is then read every 0.25 s of
+    /// virtual time, so `react` sees online estimates (one node).
+    #[arg(long, value_name = "blind|scaled:K[,K...]|FILE")]
     pub told: Option<String>,
     /// List the placement strategies and exit.
     #[arg(long)]
