@@ -259,6 +259,8 @@ check "react over a Lua script simulates" 0 "$(rc $C simulate --scenario example
 check "simulate --told blind runs react on estimates" 0 "$(rc $C simulate --scenario examples/scenarios/io-half-long.toml --orders 2 --told blind --policy best-match --policy react:inner=best-match)"
 check "simulate --told a missing file: refused" 2 "$(rc $C simulate --scenario examples/scenarios/io-half-long.toml --orders 2 --told "$W/nosuch.toml")"
 check "simulate --told a file without the programs: refused" 2 "$(rc $C simulate --scenario examples/scenarios/io-half-long.toml --orders 2 --told examples/scenarios/seed000.toml)"
+check "simulate --told scaled:nan: refused" 2 "$(rc $C simulate --scenario examples/scenarios/io-half-long.toml --orders 2 --told scaled:nan)"
+check "simulate --told scaled:0,1 sweeps" 0 "$(rc $C simulate --scenario examples/scenarios/io-half-long.toml --orders 2 --told scaled:0,1 --policy best-match --policy react:inner=best-match)"
 { echo "nodes = 2"; cat examples/scenarios/io-half-long.toml; } > "$W/two-nodes.toml"
 check "simulate --told on two nodes: refused" 2 "$(rc $C simulate --scenario "$W/two-nodes.toml" --orders 2 --told blind)"
 check "react over a Lua script without its path" 2 "$(rc $C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy react:inner=lua)"
