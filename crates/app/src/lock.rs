@@ -4,7 +4,7 @@
 //! bandwidth, so a calibration taken beside a running workload measures the
 //! workload (one did so with a 77 % spread). Every verb that runs measured
 //! work (calibrate, profile, pairs, probe, run, evaluate, demo, bench, node
-//! --latency) takes one lock, `cosched_measure::node::RunLock` at its
+//! --latency) takes one lock, `cosched_measure::runlock::RunLock` at its
 //! node-wide path; a second one is refused with the holder's pid and
 //! command. The process keeps it until it exits, and a verb that calls
 //! another (demo runs `run`) takes it once.
@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cosched_measure::node::RunLock;
+use cosched_measure::runlock::RunLock;
 
 static HELD: AtomicBool = AtomicBool::new(false);
 

@@ -228,6 +228,22 @@ fn every_source_file_opens_with_a_module_doc() {
     }
 }
 
+/// The most lines any source file holds, tests included (issue 43): past
+/// it a file holds more than one thing; split it by what it is for.
+const MAX_SOURCE_FILE_LINES: usize = 1000;
+
+#[test]
+fn no_source_file_is_over_a_thousand_lines() {
+    for dir in crate_dirs() {
+        let mut files = Vec::new();
+        sources(&workspace().join("crates").join(&dir).join("src"), &mut files);
+        for f in files {
+            let n = std::fs::read_to_string(&f).unwrap().lines().count();
+            assert!(n <= MAX_SOURCE_FILE_LINES, "{} has {n} lines (at most {MAX_SOURCE_FILE_LINES}): split it by what each part is for", f.display());
+        }
+    }
+}
+
 #[test]
 fn architecture_md_describes_every_crate() {
     let doc = std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();

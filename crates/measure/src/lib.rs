@@ -20,6 +20,7 @@ pub mod pairs;
 pub mod perf;
 pub mod place;
 pub mod probe;
+pub mod runlock;
 pub mod profile;
 pub mod provenance;
 pub mod sampler;
