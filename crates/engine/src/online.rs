@@ -103,6 +103,9 @@ pub struct Tracker {
     signal: Option<Signal>,
     total: Option<f64>,
     solo_rate: Option<f64>,
+    /// The last reading's (time, done), kept across phases: how far the
+    /// job is does not depend on who runs beside it.
+    last: Option<(f64, f64)>,
 }
 
 impl Tracker {
@@ -118,6 +121,7 @@ impl Tracker {
         }
         self.total = r.total.or(self.total);
         self.solo_rate = r.solo_rate.or(self.solo_rate);
+        self.last = Some((r.time, r.done));
         match self.points.last() {
             // A reading that does not advance the clock adds no segment.
             Some(&(t, _)) if r.time <= t => {}
@@ -126,6 +130,16 @@ impl Tracker {
         if self.points.len() > MAX_SEGMENTS + 1 {
             self.points.remove(0);
         }
+    }
+
+    /// The share of its work done by the last reading, and when it was
+    /// read: `None` without a total (CPU time, counters without one) or
+    /// from a weak signal, whose units are not the job's work.
+    pub fn done(&self) -> Option<(f64, f64)> {
+        let (time, done) = self.last?;
+        let total = self.total.filter(|t| t.is_finite() && *t > 0.0)?;
+        self.signal.filter(|s| s.decisive())?;
+        Some((time, (done / total).clamp(0.0, 1.0)))
     }
 
     /// The estimate at `time` for a job whose solo time is `solo_s`;

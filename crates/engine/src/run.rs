@@ -397,7 +397,8 @@ pub fn run_node_placed(
                 .map(|a| {
                     let suspended_s = a.suspended_until(now);
                     let held = Held { pool: a.pool, cores: a.cores, cpus: &a.cpus, suspended: a.suspended_at.is_some(), suspended_s };
-                    view::running(a.id, a.solo, &jobs[a.id].program, held, Work::Ran(now - a.start - suspended_s))
+                    let work = read_work(a, &running, &online, source, now).unwrap_or(Work::Ran(now - a.start - suspended_s));
+                    view::running(a.id, a.solo, &jobs[a.id].program, held, work)
                 })
                 .collect();
             let view = view::view(now, &q, &r, &platform.pools, source);
@@ -493,6 +494,24 @@ pub fn run_node_placed(
             observe(exec, source, &programs, &running, &mut online, &mut estimates_out)?;
         }
     }
+}
+
+/// How far a running job is by its own progress readings, where the run
+/// reads them with a total: the last reading's share, carried forward to
+/// `now` at the rate expected beside the jobs running now (its online
+/// estimate, else the prediction). A job known only by its time run reads
+/// as if it ran at its solo rate, which a slowed job overtakes: a policy
+/// looking past the running jobs' ends (best-match's rollout) would see
+/// them end too soon. `None`: no reading to go by.
+fn read_work(a: &Active, running: &[Active], online: &OnlineState, source: &dyn SlowdownSource, now: f64) -> Option<Work> {
+    if a.suspended_at.is_some() {
+        return None;
+    }
+    let (at, done) = online.trackers.get(&a.id)?.done()?;
+    let beside: Vec<JobId> = running.iter().filter(|b| b.id != a.id && b.suspended_at.is_none()).map(|b| b.id).collect();
+    let s = online.estimates.get(&a.id).map(|e| e.slowdown).unwrap_or_else(|| source.slowdown(a.id, &beside));
+    let s = if s.is_finite() && s > 0.0 { s } else { 1.0 };
+    Some(Work::Read(done + (now - at).max(0.0) / (a.solo * s)))
 }
 
 /// Reads the running jobs' progress, updates their estimates and learns

@@ -7,7 +7,8 @@
 //! What differs between engines is only what they know, and that is said
 //! by the arguments, not by a convention of each engine: how much of a
 //! running job's work is done ([`Work`]: simulators know the work left,
-//! real engines only the time run), and which cores it holds ([`Held`]:
+//! real engines the time run, or the job's own progress where they read
+//! it), and which cores it holds ([`Held`]:
 //! the cluster simulator counts cores without naming them).
 
 use crate::platform::SimJob;
@@ -26,6 +27,11 @@ pub enum Work {
     /// solo estimate is still running and must never look done to a policy
     /// looking ahead past the running jobs' ends.
     Ran(f64),
+    /// The share of its work done, as a real engine that reads the job's
+    /// progress reckons it now (its last reading, carried forward at the
+    /// rate the job is expected to make beside its co-runners). Capped
+    /// below 1 like [`Work::Ran`]: the job has not ended.
+    Read(f64),
 }
 
 /// The most progress a job known only by its time run reads ([`Work::Ran`]).
@@ -38,6 +44,7 @@ impl Work {
         match self {
             Work::Left(left) => (1.0 - left / solo).clamp(0.0, 1.0),
             Work::Ran(ran) => (ran / solo).clamp(0.0, RAN_PROGRESS_CAP),
+            Work::Read(share) => share.clamp(0.0, RAN_PROGRESS_CAP),
         }
     }
 }
@@ -113,6 +120,9 @@ mod tests {
         // Overrunning its estimate, a real job still has work left.
         assert_eq!(Work::Ran(150.0).progress(100.0), RAN_PROGRESS_CAP);
         assert_eq!(Work::Ran(-1.0).progress(100.0), 0.0);
+        // Read progress is the engine's reckoning, never done either.
+        assert_eq!(Work::Read(0.25).progress(100.0), 0.25);
+        assert_eq!(Work::Read(1.2).progress(100.0), RAN_PROGRESS_CAP);
     }
 
     #[test]

@@ -34,7 +34,7 @@
 //!   ([`crate::runlock::RunLock`]) until its last process is gone.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Instant;
 

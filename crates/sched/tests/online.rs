@@ -186,3 +186,38 @@ fn the_wrapper_leaves_a_lone_harmed_job_and_one_without_an_estimate_alone() {
     let view = View { time: 1.0, queue: &[], running: &running, pools: &pools, slowdown: &seen };
     assert_eq!(policy_from_spec("react:inner=noplan").unwrap().decide(&view), vec![cosched_sched::Decision::Suspend { job: 1 }]);
 }
+
+/// Noplan's decisions, recording the progress each decision saw of job A.
+struct Spy {
+    inner: Box<dyn cosched_sched::Policy>,
+    seen: Vec<(f64, f64)>,
+}
+
+impl cosched_sched::Policy for Spy {
+    fn decide(&mut self, view: &View) -> Vec<cosched_sched::Decision> {
+        if let Some(a) = view.running.iter().find(|r| r.id == 0) {
+            self.seen.push((view.time, a.progress));
+        }
+        self.inner.decide(view)
+    }
+}
+
+#[test]
+fn a_read_job_shows_its_policy_the_progress_it_made_not_its_time_run() {
+    // A runs beside B1 at a third of its pace from 0 to 30: at 30 it has
+    // done 10 of its 100 solo-seconds, progress 0.1, where its time run
+    // reads 0.3. Read every second, the loop carries A's last reading
+    // forward at its settled estimate (3) and shows 0.1; unread, 0.3.
+    let seen_at_30 = |sampled: bool| {
+        let (p, j, t, b) = (platform(), jobs(), truth(), blind());
+        let mut node = VirtualNode::new(&j, &t);
+        if sampled {
+            node = node.sampled(1.0);
+        }
+        let mut spy = Spy { inner: policy_from_spec("noplan").unwrap(), seen: Vec::new() };
+        run_node(&p, &j, &b, &mut spy, &mut node, &[]).unwrap();
+        spy.seen.iter().find(|(time, _)| close(*time, 30.0)).map(|&(_, progress)| progress).unwrap()
+    };
+    assert!(close(seen_at_30(true), 0.1), "{}", seen_at_30(true));
+    assert!(close(seen_at_30(false), 0.3), "{}", seen_at_30(false));
+}
