@@ -30,6 +30,17 @@
 //! schedules and says so. Either way [`lower_bound`] gives a makespan no
 //! schedule of any kind can beat, so the gap of a local-search answer is
 //! bounded.
+//!
+//! **Budget.** A schedule of n jobs costs n simulated job starts, twice
+//! (both disciplines), so a fixed count of schedules costs O(n) times more
+//! on a big scenario: 20,000 schedules of 10,000 jobs ran for hours. The
+//! search therefore also stops at [`START_BUDGET`] simulated job starts
+//! per objective: the walk of every order is taken only when it fits, and
+//! the local search gets at most `START_BUDGET / 2n` schedules (never fewer
+//! than its three starting orders). Up to 25 jobs the schedule budget binds
+//! first, so small scenarios are searched as before; past it the answer is
+//! the best found within the budget ([`Search::Local`], with
+//! [`Oracle::job_starts`] the starts spent), not proven best.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -49,9 +60,12 @@ pub const EXHAUSTIVE_MAX: u64 = 50_000;
 
 /// Schedules a local search simulates when the orders are too many to walk.
 pub const LOCAL_BUDGET: usize = 20_000;
-/// Jobs the oracle takes at most: its search simulates the whole job list
-/// up to [`LOCAL_BUDGET`] times per objective, which past this many jobs
-/// runs for hours (a scenario may hold a million).
+/// Simulated job starts the search of one objective may spend (module doc:
+/// Budget): 20,000 schedules of 25 jobs, both disciplines each. The three
+/// starting orders and the final replay of the best come on top.
+pub const START_BUDGET: u64 = 1_000_000;
+/// Jobs the oracle takes at most: grouping twins and the lower bound
+/// compare every pair of jobs (a scenario may hold a million).
 pub const MAX_JOBS: usize = 10_000;
 
 /// What the oracle minimises.
@@ -107,6 +121,9 @@ pub struct Oracle {
     pub search: Search,
     /// A makespan no schedule can beat ([`lower_bound`]).
     pub makespan_bound: f64,
+    /// Job starts simulated to find it, the final replay included: at most
+    /// [`START_BUDGET`] plus eight schedules' worth (module doc: Budget).
+    pub job_starts: u64,
 }
 
 /// Starts jobs in a fixed priority order: the schedule an order stands for
@@ -279,16 +296,22 @@ pub fn oracle(
         members[c].push(j);
     }
     let makespan_bound = lower_bound(platform, jobs, truth);
+    let n_starts = jobs.len() as u64;
+    let starts = std::sync::atomic::AtomicU64::new(0);
     // Both disciplines of an order; the better one (greedy on a tie)
     // stands for the order.
     let score_both = |order: &[JobId]| -> Result<(f64, bool), SimError> {
+        starts.fetch_add(2 * n_starts, std::sync::atomic::Ordering::Relaxed);
         let g = objective.of(&evaluate_order(platform, jobs, truth, order, false)?.0);
         let s = objective.of(&evaluate_order(platform, jobs, truth, order, true)?.0);
         Ok(if s < g { (s, true) } else { (g, false) })
     };
     let better = |a: &(f64, Vec<JobId>), b: &(f64, Vec<JobId>)| a.0 < b.0 || (a.0 == b.0 && a.1 < b.1);
 
-    let (best_value, best_order, search) = match distinct_orders(jobs).filter(|&n| n <= EXHAUSTIVE_MAX) {
+    let walk = |n: u64| n <= EXHAUSTIVE_MAX && n.saturating_mul(2 * n_starts) <= START_BUDGET;
+    // Schedules the local search may simulate, its three starts included.
+    let local_budget = LOCAL_BUDGET.min(usize::try_from(START_BUDGET / (2 * n_starts)).unwrap_or(usize::MAX)).max(3);
+    let (best_value, best_order, search) = match distinct_orders(jobs).filter(|&n| walk(n)) {
         Some(count) => {
             let mut first: Vec<usize> = class.clone();
             first.sort_unstable();
@@ -312,15 +335,15 @@ pub fn oracle(
             let n = jobs.len();
             // Start from the file order and from shortest- and
             // longest-first; keep the best as the incumbent.
-            let mut starts: Vec<Vec<JobId>> = vec![(0..n).collect()];
+            let mut seeds: Vec<Vec<JobId>> = vec![(0..n).collect()];
             let mut by_solo: Vec<JobId> = (0..n).collect();
             by_solo.sort_by(|&a, &b| jobs[a].solo.total_cmp(&jobs[b].solo));
-            starts.push(by_solo.clone());
+            seeds.push(by_solo.clone());
             by_solo.reverse();
-            starts.push(by_solo);
+            seeds.push(by_solo);
             let mut spent = 0usize;
             let mut best: Option<(f64, Vec<JobId>)> = None;
-            for s in starts {
+            for s in seeds {
                 let v = score_both(&s)?.0;
                 spent += 1;
                 if best.as_ref().map_or(true, |b| better(&(v, s.clone()), b)) {
@@ -329,7 +352,7 @@ pub fn oracle(
             }
             let (mut cur_v, mut cur) = best.clone().expect("three starts");
             let mut stale = 0usize;
-            while spent < LOCAL_BUDGET {
+            while spent < local_budget {
                 let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
                 if class[cur[a]] == class[cur[b]] {
                     stale += 1;
@@ -367,7 +390,8 @@ pub fn oracle(
     };
     let (_, strict) = score_both(&best_order)?;
     let (metrics, trace) = evaluate_order(platform, jobs, truth, &best_order, strict)?;
-    Ok(Oracle { objective, value: best_value, order: best_order, strict, metrics, trace, search, makespan_bound })
+    let job_starts = starts.into_inner() + n_starts;
+    Ok(Oracle { objective, value: best_value, order: best_order, strict, metrics, trace, search, makespan_bound, job_starts })
 }
 
 #[cfg(test)]
@@ -468,6 +492,43 @@ mod tests {
         // Same seed, same answer.
         let again = oracle(&platform(2), &jobs, &t, Objective::Makespan, 7).unwrap();
         assert_eq!(again.order, o.order);
+    }
+
+    #[test]
+    fn ten_thousand_jobs_on_one_node_stop_at_the_start_budget() {
+        // issue 36: 20,000 schedules of 10,000 jobs did not end in 300 s.
+        // Arrivals spread so the queue stays short and each simulation
+        // cheap: what is pinned is the count of starts, not the time.
+        let n = 10_000;
+        let node = platform(16);
+        let jobs: Vec<SimJob> = (0..n)
+            .map(|i| SimJob { program: format!("p{}", i % 4), solo: 10.0 + (i % 7) as f64, arrival: 1.5 * i as f64, ..job("x", 0.0) })
+            .collect();
+        let slow = vec![vec![1.0, 1.3, 1.1, 1.0], vec![1.3, 1.8, 1.2, 1.0], vec![1.1, 1.2, 1.0, 1.4], vec![1.0, 1.0, 1.4, 1.1]];
+        let t = crate::source::ProgramTable::new((0..n).map(|i| i % 4).collect(), slow, None).unwrap();
+        let o = oracle(&node, &jobs, &t, Objective::Makespan, 5).unwrap();
+        let per_schedule = 2 * n as u64;
+        let budget = (START_BUDGET / per_schedule) as usize;
+        assert_eq!(o.search, Search::Local { schedules: budget, seed: 5 });
+        // The budget's schedules, the best one scored again, its replay.
+        assert_eq!(o.job_starts, budget as u64 * per_schedule + per_schedule + n as u64);
+        assert!(o.job_starts <= START_BUDGET + 2 * per_schedule);
+        assert!(o.value >= o.makespan_bound - 1e-9);
+        // No worse than the file order, one of its starting points.
+        let (m, _) = evaluate_order(&node, &jobs, &t, &(0..n).collect::<Vec<_>>(), false).unwrap();
+        assert!(o.value <= m.makespan + 1e-9, "{} > {}", o.value, m.makespan);
+    }
+
+    #[test]
+    fn small_scenarios_keep_the_schedule_budget_and_the_full_walk() {
+        // 25 jobs: the start budget still allows all 20,000 schedules.
+        assert!(LOCAL_BUDGET as u64 * 2 * 25 <= START_BUDGET);
+        // Eight distinct jobs: every one of 8! orders is walked, as before.
+        let jobs: Vec<SimJob> = (0..8).map(|i| job(&format!("p{i}"), 1.0 + i as f64)).collect();
+        let t = PairTable::new(vec![vec![1.0; 8]; 8]).unwrap();
+        let o = oracle(&platform(2), &jobs, &t, Objective::MeanTurnaround, 1).unwrap();
+        assert_eq!(o.search, Search::Exhaustive { schedules: 40_320 });
+        assert_eq!(o.job_starts, (40_320 + 1) * 16 + 8);
     }
 
     proptest::proptest! {
