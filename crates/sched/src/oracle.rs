@@ -237,6 +237,9 @@ struct Waiting {
     len: usize,
 }
 
+/// A set's best job: its (rank, stamp) key, the job, the set.
+type Head<'b> = ((usize, u64), JobId, &'b Bucket);
+
 #[derive(Debug, Clone)]
 struct Bucket {
     pool: usize,
@@ -326,14 +329,14 @@ impl Waiting {
         }
         // Each pool's best-ranked job, whether it fits or not; then the
         // best-ranked of those that fit, the first pool on a tie.
-        let mut head: Vec<Option<((usize, u64), JobId, &Bucket)>> = vec![None; view.pools.len()];
+        let mut head: Vec<Option<Head>> = vec![None; view.pools.len()];
         for h in heads {
             let slot = &mut head[h.2.pool];
             if slot.is_none_or(|s| h.0 < s.0) {
                 *slot = Some(h);
             }
         }
-        let mut best: Option<((usize, u64), JobId, &Bucket)> = None;
+        let mut best: Option<Head> = None;
         for h in head.into_iter().flatten() {
             if free_in(h.2.pool) >= h.2.cores && best.is_none_or(|b| h.0 .0 < b.0 .0) {
                 best = Some(h);
@@ -516,7 +519,7 @@ pub fn oracle(
             for s in seeds {
                 let v = score_both(&s)?.0;
                 spent += 1;
-                if best.as_ref().map_or(true, |b| better(&(v, s.clone()), b)) {
+                if best.as_ref().is_none_or(|b| better(&(v, s.clone()), b)) {
                     best = Some((v, s));
                 }
             }
