@@ -302,8 +302,10 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if a.only_node {
         let node = node_case(a, ctx)?;
-        let json = serde_json::json!({"threads": threads, "node": node.json});
-        return Ok(SimulateBenchReport { rows: node.rows, threads, json });
+        let mut json = serde_json::Map::new();
+        json.insert("threads".into(), threads.into());
+        json.insert("node".into(), node.json);
+        return Ok(SimulateBenchReport { rows: node.rows, threads, json: json.into() });
     }
     if a.only_scaling {
         let scaling = scaling_case(a, ctx)?;
@@ -481,6 +483,33 @@ type Timing = (cosched_model::stats::Summary, cosched_model::stats::Summary);
 /// Jobs of the one-node cases (g) and (h): the oracle's most.
 const NODE_JOBS: usize = 10_000;
 
+/// (g) and (h) as `--json` prints them.
+#[derive(serde::Serialize)]
+struct NodeJson {
+    runs: Vec<NodeRun>,
+    oracle: NodeOracle,
+}
+
+#[derive(serde::Serialize)]
+struct NodeRun {
+    policy: &'static str,
+    jobs: usize,
+    events: usize,
+    seconds: Summary,
+    cpu_seconds: Summary,
+}
+
+#[derive(serde::Serialize)]
+struct NodeOracle {
+    search: cosched_sched::oracle::Search,
+    jobs: usize,
+    job_starts: u64,
+    value: f64,
+    bound: f64,
+    seconds: Summary,
+    cpu_seconds: Summary,
+}
+
 /// (g) [`NODE_JOBS`] jobs on one node of 4 cores (`synthetic::cluster` at
 /// load 0.95 by solo times; pair slowdowns multiply, so the queue runs to
 /// thousands) under the common policies and a list order (shortest first),
@@ -494,7 +523,7 @@ fn node_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCase>
     let w = synthetic::cluster(1, 4, NODE_JOBS, 20, 0.95, 7);
     let mut by_solo: Vec<usize> = (0..NODE_JOBS).collect();
     by_solo.sort_by(|&x, &y| w.jobs[x].solo.total_cmp(&w.jobs[y].solo));
-    let (mut rows, mut json) = (Vec::new(), Vec::new());
+    let (mut rows, mut runs) = (Vec::new(), Vec::new());
     let per = |s: &cosched_model::stats::Summary| format!("{:.1} CPU us / job", s.median * 1e6 / NODE_JOBS as f64);
     let list = |strict: bool| if strict { ListOrder::strict(&by_solo) } else { ListOrder::greedy(&by_solo) };
     let names = ["noplan", "exclusive", "best-match:window=0", "list greedy", "list greedy, scan", "list strict", "list strict, scan"];
@@ -518,7 +547,7 @@ fn node_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCase>
             anyhow::bail!("(g) {name}: the plain scan gave another trace than the index");
         }
         rows.push(vec![format!("(g) {NODE_JOBS} jobs on one node of 4 cores, {name}"), fmt_spread(&t.0, 3), fmt_spread(&t.1, 3), "1".into(), per(&t.1)]);
-        json.push(serde_json::json!({"policy": name, "jobs": NODE_JOBS, "events": events.len(), "seconds": t.0, "cpu_seconds": t.1}));
+        runs.push(NodeRun { policy: name, jobs: NODE_JOBS, events: events.len(), seconds: t.0, cpu_seconds: t.1 });
         last = Some(events);
     }
     ctx.step(&format!("(h) the oracle (makespan) on the same {NODE_JOBS} jobs, within its start budget"));
@@ -531,8 +560,8 @@ fn node_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCase>
         "10".into(),
         per(&t.1),
     ]);
-    json.push(serde_json::json!({"oracle": o.search, "jobs": NODE_JOBS, "job_starts": o.job_starts, "value": o.value, "bound": o.makespan_bound, "seconds": t.0, "cpu_seconds": t.1}));
-    Ok(ScalingCase { rows, json: serde_json::Value::Array(json) })
+    let oracle = NodeOracle { search: o.search, jobs: NODE_JOBS, job_starts: o.job_starts, value: o.value, bound: o.makespan_bound, seconds: t.0, cpu_seconds: t.1 };
+    Ok(ScalingCase { rows, json: serde_json::to_value(NodeJson { runs, oracle })? })
 }
 
 /// (e) `cosched simulate --swf`'s engine on a synthetic trace (cosched-cluster):
