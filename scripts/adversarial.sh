@@ -70,6 +70,13 @@ check "  the error names the pairs" yes "$(has 'compute-1t, compute-2t, stream-2
 got=$($C bench simulate --scaling 'sharing=exclusive jobs=3000 nodes=50' --repeats 1 --json 2>/dev/null |
     python3 -c 'import json, sys; r = json.load(sys.stdin)["scaling"]["runs"]; print(r[0]["makespan"] == r[1]["makespan"], r[1]["shared_jobs"])')
 check "bench --scaling: policy exclusive = exclusive EASY, none shared" "True 0" "$got"
+# issue 36: the oracle on 10,000 jobs (its most) ran 20,000 schedules of them for hours;
+# now it stops at its start budget and the list order reads an index, not the queue.
+printf '[[pools]]\nname = "host"\ncores = 2\nkind = "cpu"\n[[programs]]\nname = "a"\npool = "host"\nsolo = 10.0\ncount = 5000\n[[programs]]\nname = "b"\npool = "host"\nsolo = 12.0\ncount = 5000\n[slowdown]\nmatrix = [[1.8, 1.1], [1.2, 1.0]]\n' >"$W/tenk.toml"
+check "simulate: oracle on 10,000 jobs ends (budget)" 0 "$(rc timeout 300 $C simulate --scenario "$W/tenk.toml" --orders 1 --policy noplan)"
+check "  it says the search stopped at its budget" yes "$(grep -q 'best of 50 schedules within its budget' "$W/out" && echo yes || echo no)"
+got=$($C bench simulate --node --repeats 1 --json 2>/dev/null | python3 -c 'import json, sys; n = json.load(sys.stdin)["node"]; print(len(n["runs"]), n["oracle"]["job_starts"])')
+check "bench simulate --node: 7 runs, the oracle's starts" "7 1030000" "$got"
 if [ $root = 1 ] && id nobody >/dev/null 2>&1; then
     u=$(id -u nobody); g=$(id -g nobody)
     envw=$(wl envw '[[pools]]

@@ -194,6 +194,8 @@ pub struct SimulateBenchRequest {
     pub scaling: String,
     /// Only case (f).
     pub only_scaling: bool,
+    /// Only the one-node cases (g) and (h).
+    pub only_node: bool,
 }
 
 /// Case (f) of `bench simulate`: `simulate --swf`'s engine on synthetic
@@ -298,6 +300,13 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
         return Err(bad_input("--repeats, --orders, --jobs and --nodes must be at least 1"));
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if a.only_node {
+        let node = node_case(a, ctx)?;
+        let mut json = serde_json::Map::new();
+        json.insert("threads".into(), threads.into());
+        json.insert("node".into(), node.json);
+        return Ok(SimulateBenchReport { rows: node.rows, threads, json: json.into() });
+    }
     if a.only_scaling {
         let scaling = scaling_case(a, ctx)?;
         let json = serde_json::json!({"threads": threads, "scaling": scaling.json});
@@ -342,8 +351,10 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
 
     let swf = swf_case(a, ctx)?;
     let scaling = scaling_case(a, ctx)?;
+    let node = node_case(a, ctx)?;
 
     let json = serde_json::json!({
+                "node": node.json,
                 "scaling": scaling.json,
                 "swf": swf.iter().map(|(p, t, shared)| serde_json::json!({"schedule": p, "jobs": a.jobs, "nodes": a.nodes, "cores": 16, "shared_jobs": shared, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
                 "threads": threads,
@@ -389,6 +400,7 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
         ]);
     }
     rows.extend(scaling.rows);
+    rows.extend(node.rows);
     Ok(SimulateBenchReport { rows, threads, json })
 }
 
@@ -467,6 +479,90 @@ fn scaling_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCa
 }
 
 type Timing = (cosched_model::stats::Summary, cosched_model::stats::Summary);
+
+/// Jobs of the one-node cases (g) and (h): the oracle's most.
+const NODE_JOBS: usize = 10_000;
+
+/// (g) and (h) as `--json` prints them.
+#[derive(serde::Serialize)]
+struct NodeJson {
+    runs: Vec<NodeRun>,
+    oracle: NodeOracle,
+}
+
+#[derive(serde::Serialize)]
+struct NodeRun {
+    policy: &'static str,
+    jobs: usize,
+    events: usize,
+    seconds: Summary,
+    cpu_seconds: Summary,
+}
+
+#[derive(serde::Serialize)]
+struct NodeOracle {
+    search: cosched_sched::oracle::Search,
+    jobs: usize,
+    job_starts: u64,
+    value: f64,
+    bound: f64,
+    seconds: Summary,
+    cpu_seconds: Summary,
+}
+
+/// (g) [`NODE_JOBS`] jobs on one node of 4 cores (`synthetic::cluster` at
+/// load 0.95 by solo times; pair slowdowns multiply, so the queue runs to
+/// thousands) under the common policies and a list order (shortest first),
+/// greedy and strict, each by its index and by the plain scan of the queue,
+/// which must give the same trace or the case fails; (h) the oracle on the
+/// same jobs, stopped by its start budget (issue 36).
+fn node_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCase> {
+    use cosched_sched::oracle::{oracle, ListOrder, Objective};
+    use cosched_sched::registry::resolve;
+    use cosched_sched::{simulate_with, synthetic, Policy, SimOptions, Spec};
+    let w = synthetic::cluster(1, 4, NODE_JOBS, 20, 0.95, 7);
+    let mut by_solo: Vec<usize> = (0..NODE_JOBS).collect();
+    by_solo.sort_by(|&x, &y| w.jobs[x].solo.total_cmp(&w.jobs[y].solo));
+    let (mut rows, mut runs) = (Vec::new(), Vec::new());
+    let per = |s: &cosched_model::stats::Summary| format!("{:.1} CPU us / job", s.median * 1e6 / NODE_JOBS as f64);
+    let list = |strict: bool| if strict { ListOrder::strict(&by_solo) } else { ListOrder::greedy(&by_solo) };
+    let names = ["noplan", "exclusive", "best-match:window=0", "list greedy", "list greedy, scan", "list strict", "list strict, scan"];
+    let mut last: Option<Vec<cosched_sched::Event>> = None;
+    for name in names {
+        ctx.step(&format!("(g) {NODE_JOBS} jobs on one node of 4 cores, {name}"));
+        let build = || -> anyhow::Result<Box<dyn Policy>> {
+            Ok(match name {
+                "list greedy" => Box::new(list(false)),
+                "list greedy, scan" => Box::new(list(false).plain()),
+                "list strict" => Box::new(list(true)),
+                "list strict, scan" => Box::new(list(true).plain()),
+                spec => resolve(&Spec::parse(spec).map_err(anyhow::Error::msg)?).and_then(|r| r.build()).map_err(anyhow::Error::msg)?,
+            })
+        };
+        let (t, events) = timed(a.repeats, || {
+            let mut p = build()?;
+            Ok(simulate_with(&w.platform, &w.jobs, &w.table, &w.table, p.as_mut(), &SimOptions::default())?.events)
+        })?;
+        if name.ends_with(", scan") && last.as_ref() != Some(&events) {
+            anyhow::bail!("(g) {name}: the plain scan gave another trace than the index");
+        }
+        rows.push(vec![format!("(g) {NODE_JOBS} jobs on one node of 4 cores, {name}"), fmt_spread(&t.0, 3), fmt_spread(&t.1, 3), "1".into(), per(&t.1)]);
+        runs.push(NodeRun { policy: name, jobs: NODE_JOBS, events: events.len(), seconds: t.0, cpu_seconds: t.1 });
+        last = Some(events);
+    }
+    ctx.step(&format!("(h) the oracle (makespan) on the same {NODE_JOBS} jobs, within its start budget"));
+    let (t, o) = timed(1, || oracle(&w.platform, &w.jobs, &w.table, Objective::Makespan, 1).map_err(anyhow::Error::new))?;
+    let gap = 100.0 * (o.value / o.makespan_bound - 1.0);
+    rows.push(vec![
+        format!("(h) oracle on the same jobs: {:?}, {} job starts, {gap:.1} % above its lower bound", o.search, o.job_starts),
+        fmt_spread(&t.0, 3),
+        fmt_spread(&t.1, 3),
+        "10".into(),
+        per(&t.1),
+    ]);
+    let oracle = NodeOracle { search: o.search, jobs: NODE_JOBS, job_starts: o.job_starts, value: o.value, bound: o.makespan_bound, seconds: t.0, cpu_seconds: t.1 };
+    Ok(ScalingCase { rows, json: serde_json::to_value(NodeJson { runs, oracle })? })
+}
 
 /// (e) `cosched simulate --swf`'s engine on a synthetic trace (cosched-cluster):
 /// exclusive EASY, and EASY with conflict-aware sharing nodes over the

@@ -623,7 +623,7 @@ fn best_schedules(scenario: &Scenario, seed: u64) -> Result<(Oracle, Oracle), St
 fn search(s: &Search) -> String {
     match s {
         Search::Exhaustive { schedules } => format!("exhaustive, {schedules} schedules"),
-        Search::Local { schedules, seed } => format!("local search, {schedules} schedules, seed {seed}"),
+        Search::Local { schedules, seed } => format!("local search, best of {schedules} schedules within its budget, seed {seed}"),
     }
 }
 

@@ -258,6 +258,12 @@ pub fn simulate_placed(
     let mut arrivals: Vec<JobId> = (0..jobs.len()).collect();
     // Stable sort: equal arrivals keep workload order, which is queue order.
     arrivals.sort_by(|&a, &b| jobs[a].arrival.total_cmp(&jobs[b].arrival));
+    // Each job's place in `arrivals`: the queue is sorted by it, so a
+    // started job is found in the policy's view by bisection.
+    let mut place: Vec<usize> = vec![0; jobs.len()];
+    for (k, &id) in arrivals.iter().enumerate() {
+        place[id] = k;
+    }
     let mut next_arrival = 0;
     // Arrived jobs in queue order; started ones stay as holes that scans
     // skip, and `head` moves past the leading ones.
@@ -288,9 +294,10 @@ pub fn simulate_placed(
     // it is rebuilt from the queue's head for each question.
     let mut qbuf: Vec<QueuedJob> = Vec::new();
     // Without a window the view is `qbuf[qhead..]`: a start takes its job
-    // out by moving the jobs before it one place back, and starts are
-    // mostly near the head, so few move (`Vec::remove` moved every job
-    // behind it: quadratic in the queue on a million jobs).
+    // out by moving the jobs on its shorter side one place, those before
+    // it back (starts are mostly near the head, so few move; `Vec::remove`
+    // alone moved every job behind it: quadratic in the queue on a million
+    // jobs) or those after it forward (a list order starts anywhere).
     let mut qhead = 0usize;
     let mut beside: Vec<JobId> = Vec::new();
     let mut running_total = 0usize;
@@ -443,9 +450,14 @@ pub fn simulate_placed(
                                 state[job] = 2;
                                 waiting -= 1;
                                 if opts.window.is_none() {
-                                    let pos = qhead + qbuf[qhead..].iter().position(|q| q.id == job).expect("waiting jobs are in the view");
-                                    qbuf[qhead..=pos].rotate_right(1);
-                                    qhead += 1;
+                                    let pos = qhead
+                                        + qbuf[qhead..].binary_search_by_key(&place[job], |q| place[q.id]).expect("waiting jobs are in the view");
+                                    if pos - qhead <= qbuf.len() - 1 - pos {
+                                        qbuf[qhead..=pos].rotate_right(1);
+                                        qhead += 1;
+                                    } else {
+                                        qbuf.remove(pos);
+                                    }
                                     if qhead >= 4096 && 2 * qhead >= qbuf.len() {
                                         qbuf.drain(..qhead);
                                         qhead = 0;

@@ -36,7 +36,7 @@ cosched bench profile --interval 500ms --syscalls proc --json")]
     #[command(after_help = "Prints, as medians with min-max over --repeats:\n  (a) the SX-Aurora co-execution paper's Monte-Carlo: --orders orders of the 38-job example under 4 policies (aim < 1 s);\n  \
 (b) the Terrible Twins paper's exhaustive enumeration of N = 10 programs with a random matrix, and the optimum (aim < 5 s);\n  (c) a synthetic run of --jobs jobs on --nodes nodes of 4 cores under noplan and best-match (aim < 10 s);\n  \
 (d) a Lua policy beside the same Rust policy: examples/lua/conflict-aware.lua and conflict-aware on the same orders;\n  (e) `simulate --swf`'s engine on a synthetic trace of --jobs jobs on --nodes nodes of 16 cores:\n      exclusive EASY, and EASY with conflict-aware sharing nodes (aim < 10 s);\n  \
-(f) the same engine's scaling: a generated trace per job count and node count, exclusive EASY and each sharing policy (10k jobs on 100 to 10k nodes beside the other cases); --scaling runs it alone, and its SPEC (default) is `jobs=10000,100000 nodes=100,1000,10000,100000 cores=16 load=0.95 mix=0.6,0.25,0.15 seed=7 sharing=conflict-aware:threshold=50` (mix: shares of part-node, 1-4 node and wide jobs; sharing= repeats; sharing=none: exclusive only).\n\nExamples:\n  cosched bench simulate\n  cosched bench simulate --repeats 5 --json\n  cosched bench simulate --scaling\n  cosched bench simulate --scaling 'jobs=1000000 nodes=100000' --repeats 1")]
+(f) the same engine's scaling: a generated trace per job count and node count, exclusive EASY and each sharing policy (10k jobs on 100 to 10k nodes beside the other cases); --scaling runs it alone, and its SPEC (default) is `jobs=10000,100000 nodes=100,1000,10000,100000 cores=16 load=0.95 mix=0.6,0.25,0.15 seed=7 sharing=conflict-aware:threshold=50` (mix: shares of part-node, 1-4 node and wide jobs; sharing= repeats; sharing=none: exclusive only);\n  (g) 10,000 jobs on one node of 4 cores under noplan, exclusive, best-match and a list order (greedy, strict), the list order by its index and by a scan of the queue (same trace);\n  (h) the oracle on those jobs within its start budget; --node runs (g) and (h) alone.\n\nExamples:\n  cosched bench simulate\n  cosched bench simulate --repeats 5 --json\n  cosched bench simulate --scaling\n  cosched bench simulate --node --repeats 1\n  cosched bench simulate --scaling 'jobs=1000000 nodes=100000' --repeats 1")]
     Simulate(SimulateBench),
     /// What a timeshare turn costs: stop and go latency per mechanism, and makespans against exclusive.
     #[command(after_help = "Prints two tables. Latency: --turns stops and starts of a busy one-thread job on \
@@ -155,6 +155,9 @@ pub struct SimulateBench {
     /// Only the scaling table (f), of SPEC (KEY=VALUE ...; see below).
     #[arg(long, value_name = "SPEC", num_args = 0..=1, default_missing_value = "")]
     pub scaling: Option<String>,
+    /// Only the one-node cases (g) and (h).
+    #[arg(long, conflicts_with = "scaling")]
+    pub node: bool,
     #[command(flatten)]
     pub json: JsonArgs,
 }
@@ -246,7 +249,7 @@ fn kernels(a: KernelsBench) -> anyhow::Result<()> {
 }
 
 fn simulate(a: SimulateBench) -> anyhow::Result<()> {
-    let req = SimulateBenchRequest { repeats: a.repeats, orders: a.orders, jobs: a.jobs, nodes: a.nodes, only_scaling: a.scaling.is_some(), scaling: a.scaling.unwrap_or_default() };
+    let req = SimulateBenchRequest { repeats: a.repeats, orders: a.orders, jobs: a.jobs, nodes: a.nodes, only_scaling: a.scaling.is_some(), scaling: a.scaling.unwrap_or_default(), only_node: a.node };
     let r = cosched_app::bench::simulate(&req, &ctx())?;
     if a.json.json {
         println!("{}", r.json);
@@ -254,7 +257,7 @@ fn simulate(a: SimulateBench) -> anyhow::Result<()> {
     }
     let head = ["case", "wall s, median (min-max, n)", "CPU s (all threads)", "aim, wall s", "cost"];
     println!("{}", table(&head, &r.rows));
-    println!("{} threads; (a) and (d) are parallel over orders, (b), (c), (e) and (f) run on one thread.", r.threads);
+    println!("{} threads; (a) and (d) are parallel over orders, (b), (c) and (e)-(h) run on one thread.", r.threads);
     // Wall times mean little on a busy node; say how busy it was.
     if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
         println!("load average (1, 5, 15 min) at the end: {}", l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
