@@ -124,6 +124,20 @@ pub fn fmt_spread(s: &Summary, digits: usize) -> String {
     format!("{:.d$} ({:.d$}-{:.d$}, n={})", s.median, s.min, s.max, s.n, d = digits)
 }
 
+/// A CSV file's text: the header, then one line per row, a field quoted
+/// only where it needs it (a comma, a quote or a line break; RFC 4180) and
+/// every line ending in `\n`. Through the `csv` crate, as every CSV cosched
+/// writes, so one quoting rule holds across its files.
+pub fn csv_text(headers: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let io = "writing CSV to memory cannot fail";
+    w.write_record(headers).expect(io);
+    for r in rows {
+        w.write_record(&r).expect(io);
+    }
+    String::from_utf8(w.into_inner().expect(io)).expect("CSV of UTF-8 fields is UTF-8")
+}
+
 /// A rate with an SI prefix: 1234567 -> "1.23M".
 pub fn si(v: f64) -> String {
     let (div, suffix) = match v.abs() {
@@ -159,6 +173,16 @@ mod tests {
     fn auto_decimals_keep_small_figures_readable() {
         assert_eq!(fmt_ci_auto(&Summary::of(&[0.2, 0.21, 0.22]).unwrap()), "0.210 [0.200, 0.220]");
         assert_eq!(fmt_ci_auto(&Summary::of(&[1234.4]).unwrap()), "1234 [1234, 1234]");
+    }
+
+    #[test]
+    fn csv_quotes_only_what_needs_it_and_round_trips_commas_quotes_and_newlines() {
+        let awkward = "best-match:aging=4,window=8 \"x\"\nnext";
+        let text = csv_text(&["policy", "median"], [vec!["noplan".into(), "1.5".into()], vec![awkward.into(), "2".into()]]);
+        assert_eq!(text, "policy,median\nnoplan,1.5\n\"best-match:aging=4,window=8 \"\"x\"\"\nnext\",2\n");
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let got: Vec<Vec<String>> = r.records().map(|rec| rec.unwrap().iter().map(String::from).collect()).collect();
+        assert_eq!(got, [vec!["noplan".to_string(), "1.5".into()], vec![awkward.into(), "2".into()]]);
     }
 
     #[test]
