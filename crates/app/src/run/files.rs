@@ -41,7 +41,7 @@ pub(super) struct Tables<'a> {
     /// A run's job table ([`JOB_HEAD`]).
     pub(super) jobs: &'a JobRows<'a>,
     pub(super) mechanisms: &'a [Mechanism],
-    pub(super) held_apart: &'a [(String, Vec<(String, String, usize)>)],
+    pub(super) held_apart: &'a [(String, crate::held::HeldPairs)],
 }
 
 /// Writes the report's files into `dir`: index.html (the page), a Gantt SVG
