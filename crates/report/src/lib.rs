@@ -44,13 +44,51 @@ fn new_table(headers: &[&str], rows: &[Vec<String>], arrangement: ContentArrange
     for r in rows {
         t.add_row(r.clone());
     }
-    // Numbers line up on the right; the first column (a name) stays left.
+    // Numbers line up on the right; names and text read from the left.
+    let numbers = numeric_columns(rows);
     for (i, col) in t.column_iter_mut().enumerate() {
-        if i > 0 {
+        if numbers.get(i).copied().unwrap_or(false) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
     t
+}
+
+/// Which columns hold numbers (right-aligned in tables): every cell a
+/// figure (`1.52`, `-3 %`, `+0.4`, `12 [10, 14]`, `3.1 s`) or a placeholder
+/// (`-`, empty), and at least one a figure. Text columns (names, reasons,
+/// CPU lists such as `0-3`, dates) stay left-aligned.
+pub fn numeric_columns(rows: &[Vec<String>]) -> Vec<bool> {
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..width)
+        .map(|i| {
+            let cells = rows.iter().filter_map(|r| r.get(i)).map(|c| c.trim());
+            let mut any = false;
+            for c in cells {
+                if c.is_empty() || c == "-" {
+                    continue;
+                }
+                if !figure(c) {
+                    return false;
+                }
+                any = true;
+            }
+            any
+        })
+        .collect()
+}
+
+/// A figure: an optional sign, digits, then nothing that makes it a word
+/// (a unit, a percent sign or a bracketed interval may follow after a
+/// space). `0-3` and `2026-11-28` are lists and dates, not figures.
+fn figure(c: &str) -> bool {
+    let body = c.strip_prefix(['+', '-', '\u{2212}']).unwrap_or(c);
+    let num_end = body.find(|ch: char| !(ch.is_ascii_digit() || ch == '.')).unwrap_or(body.len());
+    let (num, rest) = body.split_at(num_end);
+    if num.is_empty() || !num.starts_with(|ch: char| ch.is_ascii_digit()) || num.parse::<f64>().is_err() {
+        return false;
+    }
+    rest.is_empty() || rest.starts_with(' ') || rest.starts_with(['%', 'x', 'k', 'M', 'G', 'e', 'E'])
 }
 
 #[cfg(test)]
@@ -67,6 +105,19 @@ mod table_tests {
         assert_eq!(interval_name([6, 20]), "95% CI");
         assert_eq!(interval_name([5, 6]), "95% CI, range below 6 repeats");
         assert_eq!(interval_name([]), "95% CI");
+    }
+
+    #[test]
+    fn numbers_are_right_aligned_and_text_columns_left() {
+        let rows = vec![
+            vec!["noplan".into(), "1.52 [1.40, 1.60]".into(), "-3.1 %".into(), "0-3".into(), "held back: a beside b".into(), "-".into()],
+            vec!["best-match:window=8".into(), "12".into(), "+0.4 %".into(), "4,5".into(), "none".into(), "2.5 s".into()],
+        ];
+        assert_eq!(numeric_columns(&rows), [false, true, true, false, false, true]);
+        let t = table(&["policy", "median", "rate", "cpus", "why", "time"], &rows);
+        let line = t.lines().nth(3).unwrap();
+        assert!(line.contains("| none "), "text left-aligned: {t}");
+        assert!(line.contains(" 12 |"), "numbers right-aligned: {t}");
     }
 
     #[test]
