@@ -390,3 +390,55 @@ mod histogram_tests {
         assert!(svg.contains("twin-free") && svg.contains(">1.30<"), "axis spans lo..lo+bins*w on round ticks: {svg}");
     }
 }
+
+#[cfg(test)]
+mod canvas_tests {
+    use super::*;
+
+    fn view_box(svg: &str) -> [f64; 4] {
+        let v = svg.split("viewBox=\"").nth(1).unwrap().split('"').next().unwrap();
+        let n: Vec<f64> = v.split(' ').map(|x| x.parse().unwrap()).collect();
+        [n[0], n[1], n[2], n[3]]
+    }
+
+    #[test]
+    fn the_picture_grows_to_hold_a_long_title_and_a_rotated_label() {
+        let mut c = Canvas::new(100.0, 50.0, 12.0);
+        c.text(Text::new(8.0, 22.0, "a title far wider than one hundred pixels").size(15.0).bold());
+        c.text(Text::new(10.0, 45.0, "rotated label").end().rotate(-30.0));
+        let svg = c.finish();
+        let [x, y, w, h] = view_box(&svg);
+        let title = text_width("a title far wider than one hundred pixels", 15.0, true);
+        assert!(x + w >= 8.0 + title, "right edge {} holds the title's {title}", x + w);
+        assert!(x < 0.0 && y <= 0.0 && h >= 50.0, "the end-anchored label reaches left of 0: {svg}");
+        assert!(svg.contains(r#"transform="rotate(-30 10.0 45.0)""#) && svg.contains(r#"text-anchor="end""#));
+        let plain = Canvas::new(100.0, 50.0, 12.0).finish();
+        assert_eq!(view_box(&plain), [0.0, 0.0, 100.0, 50.0], "no text: the nominal area");
+    }
+
+    #[test]
+    fn estimated_widths_rank_wide_letters_above_narrow_ones() {
+        assert!(text_width("WWWW", 12.0, false) > text_width("iiii", 12.0, false) * 2.5);
+        assert!(text_width("abc", 12.0, true) > text_width("abc", 12.0, false));
+        assert_eq!(text_width("", 12.0, false), 0.0);
+    }
+
+    #[test]
+    fn ticks_fall_on_one_two_five_steps_inside_the_range() {
+        let (t, step) = ticks(0.61, 1.21, 6);
+        assert_eq!(step, 0.1);
+        assert_eq!(t.iter().map(|v| format!("{v:.1}")).collect::<Vec<_>>(), ["0.7", "0.8", "0.9", "1.0", "1.1", "1.2"]);
+        assert_eq!(ticks(-0.35, 0.0, 6).0.last(), Some(&0.0), "zero is printed as 0, not -0");
+        let mut seed = 12345u64;
+        for _ in 0..500 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let lo = ((seed >> 11) % 100_000) as f64 / 1000.0 - 50.0;
+            let span = 10f64.powf(((seed >> 40) % 700) as f64 / 100.0 - 3.0);
+            let (t, step) = ticks(lo, lo + span, 6);
+            let mantissa = step / 10f64.powf(step.log10().floor());
+            assert!([1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6), "step {step}");
+            assert!((2..=13).contains(&t.len()), "{} ticks for [{lo}, {}]", t.len(), lo + span);
+            assert!(t.iter().all(|v| *v >= lo - step * 1e-6 && *v <= lo + span + step * 1e-6));
+        }
+    }
+}
