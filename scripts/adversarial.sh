@@ -287,6 +287,17 @@ check "  does not tell a user who passed --db to pass it" no "$(has 'pass --db')
 check "check examples/scenarios/*.toml without a database" 0 "$(rc $C check --db "$W/none.db" examples/scenarios/*.toml)"
 check "  no database created" no "$([ -e "$W/none.db" ] && echo yes || echo no)"
 
+echo "== 13. one CSV writer, SVGs that hold their text (issue 40)"
+# A policy label with commas is one field of orders.csv and summary.csv, read back whole.
+$C simulate --scenario examples/scenarios/seed000.toml --orders 2 --policy noplan \
+    --policy 'best-match:aging=2,window=4' --report "$W/csvrep" >/dev/null 2>&1
+csvread() { python3 -c 'import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+print(all(len(r) == len(rows[0]) for r in rows) and any(f.startswith("best-match:") and "," in f for r in rows[1:] for f in r))' "$1" 2>/dev/null; }
+check "simulate orders.csv: a label with commas stays one field" True "$(csvread "$W/csvrep/orders.csv")"
+check "simulate summary.csv: a label with commas stays one field" True "$(csvread "$W/csvrep/summary.csv")"
+check "  every SVG has a viewBox (sized from its text)" 0 "$(grep -L 'viewBox=' "$W"/csvrep/*.svg 2>/dev/null | wc -l)"
+
 echo "== SIGKILL trial: $KILLS kills"
 km="cosched-adv-kill-$$"
 kw=$(wl kill "[[pools]]

@@ -82,7 +82,7 @@ pub fn kernels(a: &KernelsBenchRequest, ctx: &Ctx) -> anyhow::Result<KernelsBenc
             ]
         })
         .collect();
-    Ok(KernelsBenchReport { triad, ratio: cmp.ratio.clone(), calibrations: cals, linearity, json })
+    Ok(KernelsBenchReport { triad, ratio: cmp.ratio, calibrations: cals, linearity, json })
 }
 
 #[derive(Debug, Clone)]

@@ -77,7 +77,7 @@ impl Render for CalibrateReport {
 pub fn calibrate(req: &CalibrateRequest, ctx: &Ctx) -> anyhow::Result<CalibrateReport> {
     if let Some(path) = &req.workload {
         let w = load_workload(path)?;
-        if req.repeats == 0 || !(req.run_seconds > 0.0) {
+        if req.repeats == 0 || req.run_seconds.is_nan() || req.run_seconds <= 0.0 {
             return Err(bad_input("--repeats must be >= 1 and --run-seconds > 0"));
         }
         let _lock = crate::lock::take("calibrate", None)?;

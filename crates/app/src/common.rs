@@ -380,6 +380,32 @@ pub(crate) fn node_pools(w: &cosched_model::workload::Workload) -> Result<cosche
     cosched_measure::place::NodePools::new(&pools, &node_cpus)
 }
 
+
+/// What every verb's exit code means (the man pages' EXIT STATUS, where a
+/// verb says no more).
+pub const EXIT_STATUS: &str = "0 ok; 1 the work failed (the output names what and why); 2 bad usage or input \
+    (the file, line and field); 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).";
+
+/// The environment variables cosched reads, with what each chooses (the man pages' ENVIRONMENT).
+pub const ENVIRONMENT: &[(&str, &str)] = &[
+    ("COSCHED_DB", "The database when --db is not given."),
+    ("COSCHED_DATA_DIR", "Where cosched.db lives when neither --db nor COSCHED_DB is given (default ~/.local/share/cosched)."),
+    ("COSCHED_RUN_LOCK", "The node lock file of the verbs that measure (default /run/lock/cosched-node.lock)."),
+    ("COSCHED_GOVERNOR", "The file holding the resource governor level that Lua policies read (cosched governor)."),
+    ("COSCHED_KERNEL", "The cosched-kernel binary jobs of kind kernel run (default: beside cosched, else on the PATH)."),
+    ("COSCHED_SWF_MAX_MIB", "The largest SWF trace simulate --swf reads, in MiB (default 256)."),
+    ("SLURM_CONF", "The Slurm configuration the slurm verbs' commands read (Slurm's own variable)."),
+    ("COSCHED_SLURM_HOOK", "The name the epilog's cosched slurm hook wakes cosched slurm serve on."),
+    ("SUDO_UID, SUDO_GID", "Under sudo, files the user names are opened with the invoking user's identity."),
+];
+
+/// The files cosched uses without being told (the man pages' FILES).
+pub const FILES: &[(&str, &str)] = &[
+    ("~/.local/share/cosched/cosched.db", "The default performance database (SQLite), its journal beside it."),
+    ("/run/lock/cosched-node.lock", "The node lock: one measuring verb at a time on a node."),
+    ("slurm-mark.key", "Beside the database: the key that signs cosched slurm serve's decisions (mode 0600)."),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,28 +454,3 @@ mod tests {
         assert_eq!(file_safe("twins:base=probe"), "twins_base_probe");
     }
 }
-
-/// What every verb's exit code means (the man pages' EXIT STATUS, where a
-/// verb says no more).
-pub const EXIT_STATUS: &str = "0 ok; 1 the work failed (the output names what and why); 2 bad usage or input \
-    (the file, line and field); 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM).";
-
-/// The environment variables cosched reads, with what each chooses (the man pages' ENVIRONMENT).
-pub const ENVIRONMENT: &[(&str, &str)] = &[
-    ("COSCHED_DB", "The database when --db is not given."),
-    ("COSCHED_DATA_DIR", "Where cosched.db lives when neither --db nor COSCHED_DB is given (default ~/.local/share/cosched)."),
-    ("COSCHED_RUN_LOCK", "The node lock file of the verbs that measure (default /run/lock/cosched-node.lock)."),
-    ("COSCHED_GOVERNOR", "The file holding the resource governor level that Lua policies read (cosched governor)."),
-    ("COSCHED_KERNEL", "The cosched-kernel binary jobs of kind kernel run (default: beside cosched, else on the PATH)."),
-    ("COSCHED_SWF_MAX_MIB", "The largest SWF trace simulate --swf reads, in MiB (default 256)."),
-    ("SLURM_CONF", "The Slurm configuration the slurm verbs' commands read (Slurm's own variable)."),
-    ("COSCHED_SLURM_HOOK", "The name the epilog's cosched slurm hook wakes cosched slurm serve on."),
-    ("SUDO_UID, SUDO_GID", "Under sudo, files the user names are opened with the invoking user's identity."),
-];
-
-/// The files cosched uses without being told (the man pages' FILES).
-pub const FILES: &[(&str, &str)] = &[
-    ("~/.local/share/cosched/cosched.db", "The default performance database (SQLite), its journal beside it."),
-    ("/run/lock/cosched-node.lock", "The node lock: one measuring verb at a time on a node."),
-    ("slurm-mark.key", "Beside the database: the key that signs cosched slurm serve's decisions (mode 0600)."),
-];

@@ -281,7 +281,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         }
     }
 
-    if let Some(g) = a.regime.filter(|_| !orders.iter().any(|o| keep(o))) {
+    if let Some(g) = a.regime.filter(|_| !orders.iter().any(&keep)) {
         anyhow::bail!(
             "no order ran in the {} regime{} ({} order(s) ran in another or switched part-way)",
             g.name(),

@@ -141,7 +141,7 @@ pub fn evaluate_predictors(a: &EvaluatePredictorsRequest, ctx: &Ctx) -> anyhow::
     let (counts, mut rows) = if a.from_runs {
         from_runs(&store, &w, a.level)?
     } else if !a.train.is_empty() {
-        let (counts, rows, note) = cross_workload_rows(&store, &w, &a.train, &specs, a.level, choice, &a.kb, ctx)?;
+        let (counts, rows, note) = cross_workload_rows(&store, &w, a, &specs, choice, ctx)?;
         cross_note = Some(note);
         (counts, rows)
     } else {
@@ -373,16 +373,15 @@ fn counts(store: &cosched_store::Store, w: &Workload, train: &TrainingSet, sourc
 fn cross_workload_rows(
     store: &cosched_store::Store,
     w: &Workload,
-    train_files: &[PathBuf],
+    a: &EvaluatePredictorsRequest,
     specs: &[String],
-    level: f64,
     regime: cosched_predict::regime::RegimeChoice,
-    scope: &crate::knowledge::KbScope,
     ctx: &Ctx,
 ) -> anyhow::Result<(Counts, Vec<Row>, String)> {
     use crate::knowledge::{jobs_by_program, knowledge_base, KbFilter};
     let mut names = Vec::new();
     let mut train_programs = std::collections::BTreeSet::new();
+    let (train_files, level, scope) = (&a.train, a.level, &a.kb);
     for f in train_files {
         let t = load_workload(f)?;
         if t.name == w.name {
@@ -760,6 +759,63 @@ fn rewrite_section(path: &Path, section: &str) -> anyhow::Result<()> {
     crate::common::write_file(path, &out)
 }
 
+
+/// The predictions real runs made before each job started against the
+/// slowdowns the runs measured, one row per source the runs decided with
+/// (`cosched run` records it; `pairs-table` for runs from before it did).
+/// In the counts, `programs` is the number of runs and `repeats` of jobs.
+fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::Result<(Counts, Vec<Row>)> {
+    let runs: Vec<_> = store.runs()?.into_iter().filter(|r| r.workload == w.name).collect();
+    let mut by_source: std::collections::BTreeMap<String, Vec<CvPrediction>> = Default::default();
+    let mut run_ids = Vec::new();
+    for r in &runs {
+        let source = r.params.get("predictor").and_then(|v| v.as_str()).unwrap_or(PAIRS_TABLE).to_string();
+        for j in store.run_jobs(r.id)? {
+            let Some(measured) = j.end.as_ref().filter(|e| e.status.is_ok()).and_then(|e| e.slowdown) else { continue };
+            by_source.entry(source.clone()).or_default().push(CvPrediction {
+                victim: format!("{} (run {})", j.start.job, r.id.0),
+                aggressor: if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join("+") },
+                held_out: None,
+                measured,
+                repeats: 1,
+                predicted: cosched_predict::Prediction::exact(j.start.predicted),
+            });
+            if run_ids.last() != Some(&r.id.0) {
+                run_ids.push(r.id.0);
+            }
+        }
+    }
+    if by_source.is_empty() {
+        anyhow::bail!(
+            "{}: no job of a real run of `{}` ended ok with a measured slowdown; run `cosched run --workload FILE` first",
+            store.path().display(),
+            w.name
+        );
+    }
+    let rows: Vec<Row> = by_source
+        .into_iter()
+        .map(|(source, predictions)| {
+            let pairs: Vec<(f64, f64)> = predictions.iter().map(|p| (p.predicted.slowdown, p.measured)).collect();
+            Row { predictor: source, folds: "real-runs".into(), accuracy: Accuracy::of(&pairs, level), predictions, trained_cut: None, pearson_on_halves_pairs: None }
+        })
+        .collect();
+    let jobs = rows.iter().map(|r| r.predictions.len()).sum();
+    let sources = Sources {
+        profile: Vec::new(),
+        probe: Vec::new(),
+        pairs: 0,
+        pairs_status: format!("runs {}", run_ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
+        pair_runs: 0,
+        run_pairs: 0,
+        online_pairs: 0,
+        campaigns: Vec::new(),
+        knowledge: None,
+        regime: None,
+        older_pairs: 0,
+    };
+    Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -895,60 +951,4 @@ mod tests {
         std::fs::write(&p, format!("{END}\n{BEGIN}")).unwrap();
         assert!(rewrite_section(&p, "x").is_err());
     }
-}
-
-/// The predictions real runs made before each job started against the
-/// slowdowns the runs measured, one row per source the runs decided with
-/// (`cosched run` records it; `pairs-table` for runs from before it did).
-/// In the counts, `programs` is the number of runs and `repeats` of jobs.
-fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::Result<(Counts, Vec<Row>)> {
-    let runs: Vec<_> = store.runs()?.into_iter().filter(|r| r.workload == w.name).collect();
-    let mut by_source: std::collections::BTreeMap<String, Vec<CvPrediction>> = Default::default();
-    let mut run_ids = Vec::new();
-    for r in &runs {
-        let source = r.params.get("predictor").and_then(|v| v.as_str()).unwrap_or(PAIRS_TABLE).to_string();
-        for j in store.run_jobs(r.id)? {
-            let Some(measured) = j.end.as_ref().filter(|e| e.status.is_ok()).and_then(|e| e.slowdown) else { continue };
-            by_source.entry(source.clone()).or_default().push(CvPrediction {
-                victim: format!("{} (run {})", j.start.job, r.id.0),
-                aggressor: if j.start.beside.is_empty() { "-".into() } else { j.start.beside.join("+") },
-                held_out: None,
-                measured,
-                repeats: 1,
-                predicted: cosched_predict::Prediction::exact(j.start.predicted),
-            });
-            if run_ids.last() != Some(&r.id.0) {
-                run_ids.push(r.id.0);
-            }
-        }
-    }
-    if by_source.is_empty() {
-        anyhow::bail!(
-            "{}: no job of a real run of `{}` ended ok with a measured slowdown; run `cosched run --workload FILE` first",
-            store.path().display(),
-            w.name
-        );
-    }
-    let rows: Vec<Row> = by_source
-        .into_iter()
-        .map(|(source, predictions)| {
-            let pairs: Vec<(f64, f64)> = predictions.iter().map(|p| (p.predicted.slowdown, p.measured)).collect();
-            Row { predictor: source, folds: "real-runs".into(), accuracy: Accuracy::of(&pairs, level), predictions, trained_cut: None, pearson_on_halves_pairs: None }
-        })
-        .collect();
-    let jobs = rows.iter().map(|r| r.predictions.len()).sum();
-    let sources = Sources {
-        profile: Vec::new(),
-        probe: Vec::new(),
-        pairs: 0,
-        pairs_status: format!("runs {}", run_ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
-        pair_runs: 0,
-        run_pairs: 0,
-        online_pairs: 0,
-        campaigns: Vec::new(),
-        knowledge: None,
-        regime: None,
-        older_pairs: 0,
-    };
-    Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
 }

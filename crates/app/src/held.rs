@@ -152,6 +152,9 @@ pub fn avoided_pairs(held: &[HeldBack]) -> Vec<(String, String, usize)> {
 /// One line for a policy's held-apart pairs, at most `limit` of them.
 /// Exclusive holds every pair apart by definition, so listing them says
 /// nothing.
+/// Pairs a policy held apart: `(waiting job, running job, times)`.
+pub type HeldPairs = Vec<(String, String, usize)>;
+
 pub fn describe(policy: &str, pairs: &[(String, String, usize)], limit: usize) -> String {
     if policy == "exclusive" {
         return "every pair (one job at a time)".into();

@@ -95,7 +95,7 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
     if req.min_repeats == 0 || req.repeats < req.min_repeats {
         return Err(bad_input("need 1 <= --min-repeats <= --repeats"));
     }
-    if !(req.target > 0.0) {
+    if req.target.is_nan() || req.target <= 0.0 {
         return Err(bad_input("--target must be a positive share, e.g. 0.05"));
     }
     if let Some(l) = req.settle.filter(|l| !(l.is_finite() && *l > 0.0)) {

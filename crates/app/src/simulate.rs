@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cosched_report::boxplot::{BoxPlot, BoxStats};
+use cosched_report::csv_text;
 use cosched_report::html::Page;
 use cosched_model::placement::{strategy_by_name, Strategy, STRATEGIES};
 use cosched_sched::montecarlo::{
@@ -699,9 +700,10 @@ fn write_report(dir: &Path, scenario: &Path, a: &SimulateRequest, doc: &Simulate
             .paragraph(&format!("{title}. Each policy under each placement strategy, medians over the orders with the quartiles (docs/placement.md)."))
             .table(&PLACEMENT_HEAD, &placement_rows(rows));
     }
-    let mut csv = String::from("policy,metric,median,q1,q3,min,max,mean\n");
-    let push_csv = |csv: &mut String, policy: &str, metric: &str, x: &Spread| {
-        csv.push_str(&format!("{},{metric},{},{},{},{},{},{}\n", csv_field(policy), x.median, x.q1, x.q3, x.min, x.max, x.mean));
+    let mut csv: Vec<Vec<String>> = Vec::new();
+    let push_csv = |csv: &mut Vec<Vec<String>>, policy: &str, metric: &str, x: &Spread| {
+        let figures = [x.median, x.q1, x.q3, x.min, x.max, x.mean].map(|v| v.to_string());
+        csv.push([policy.to_string(), metric.to_string()].into_iter().chain(figures).collect());
     };
     for (title, pick, file) in SECTIONS {
         let plot = BoxPlot {
@@ -747,44 +749,26 @@ fn write_report(dir: &Path, scenario: &Path, a: &SimulateRequest, doc: &Simulate
     for s in summaries {
         push_csv(&mut csv, &s.policy, "score", &s.score);
     }
-    write_file(&dir.join("summary.csv"), &csv)?;
+    write_file(&dir.join("summary.csv"), &csv_text(&["policy", "metric", "median", "q1", "q3", "min", "max", "mean"], csv))?;
     write_file(&dir.join("summary.json"), &serde_json::to_string_pretty(doc)?)?;
-    let mut orders = String::from("order,policy,makespan,avg_turnaround,worst_turnaround,avg_slowdown,worst_slowdown,avg_wait,score\n");
+    let mut orders: Vec<Vec<String>> = Vec::new();
     for r in results {
-        let line = |orders: &mut String, name: &str, m: &cosched_model::metrics::Metrics, score: f64| {
-            orders.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{}\n",
-                r.index,
-                csv_field(name),
-                m.makespan,
-                m.avg_turnaround,
-                m.worst_turnaround,
-                m.avg_slowdown,
-                m.worst_slowdown,
-                m.avg_wait,
-                score
-            ));
+        let line = |orders: &mut Vec<Vec<String>>, name: &str, m: &cosched_model::metrics::Metrics, score: f64| {
+            let figures = [m.makespan, m.avg_turnaround, m.worst_turnaround, m.avg_slowdown, m.worst_slowdown, m.avg_wait, score];
+            orders.push([r.index.to_string(), name.to_string()].into_iter().chain(figures.map(|v| v.to_string())).collect());
         };
         line(&mut orders, "exclusive", &r.baseline, r.baseline_score);
         for (label, o) in labels.iter().zip(&r.outcomes) {
             line(&mut orders, label, &o.metrics, o.score);
         }
     }
-    write_file(&dir.join("orders.csv"), &orders)?;
+    let head = ["order", "policy", "makespan", "avg_turnaround", "worst_turnaround", "avg_slowdown", "worst_slowdown", "avg_wait", "score"];
+    write_file(&dir.join("orders.csv"), &csv_text(&head, orders))?;
     page.section("Files")
         .link("summary.csv", "summary.csv: every table above")
         .link("summary.json", "summary.json: the same as `cosched simulate --json`")
         .link("orders.csv", "orders.csv: each order's absolute figures under every strategy (seconds, slowdown ratios)");
     write_file(&dir.join("index.html"), &page.render())
-}
-
-/// Policy labels hold commas (`name:k=v,k=v`), so they are quoted in CSV.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 fn pct(rate: f64) -> String {

@@ -114,7 +114,10 @@ pub fn load(store: &Store, runs: &[RunRecord], n: usize, pass_label: &str) -> an
     Ok(out)
 }
 
-fn times(store: &Store, run: ExecRunId, n: usize) -> anyhow::Result<Vec<Option<(f64, Vec<u32>)>>> {
+/// A job's run time and CPUs, if its final attempt ended ok.
+type JobTime = Option<(f64, Vec<u32>)>;
+
+fn times(store: &Store, run: ExecRunId, n: usize) -> anyhow::Result<Vec<JobTime>> {
     let suspended: BTreeMap<String, ()> = store
         .run_journal(run)?
         .into_iter()

@@ -1,8 +1,9 @@
 //! The HTML reports as a person sees them: the demo's, `simulate --report`'s
 //! and `run --report`'s pages rendered in headless Chromium. A page fails
 //! when a table, figure or image sticks out past the page's width (instead
-//! of scrolling in its own box), an SVG or image is empty, or a link points
-//! at a file or anchor that is not there. Screenshots are saved under each
+//! of scrolling in its own box), an SVG or image is empty, an SVG's text
+//! reaches outside its picture (clipped: its bounding box against the
+//! viewBox), or a link points at a file or anchor that is not there. Screenshots are saved under each
 //! report's `screenshots/` directory, and copied to $COSCHED_SCREENSHOTS
 //! when set (how docs/screenshots/ is made).
 //!
@@ -44,6 +45,31 @@ window.addEventListener('load', () => {
     if (r.right > W + 1 && !scrolls(e)) bad.push(what + ' sticks out: right edge ' + Math.round(r.right) + ' > page width ' + W);
     if (e.tagName === 'IMG' && !(e.naturalWidth > 0)) bad.push(what + ' is an empty image');
     if (e.tagName.toLowerCase() === 'svg' && !e.ownerSVGElement && (r.width < 2 || r.height < 2 || e.childElementCount === 0)) bad.push(what + ' is an empty SVG');
+  });
+  // Every SVG text inside its picture: its box (getBBox, in its own user
+  // space, rotation included) mapped into the outermost SVG's user space
+  // and held against the viewBox (or width x height without one).
+  document.querySelectorAll('svg').forEach((svg, si) => {
+    if (svg.ownerSVGElement) return;
+    const vb = svg.viewBox.baseVal;
+    const box = (vb && vb.width > 0) ? vb : { x: 0, y: 0, width: svg.width.baseVal.value, height: svg.height.baseVal.value };
+    const toSvg = svg.getScreenCTM().inverse();
+    svg.querySelectorAll('text').forEach((t) => {
+      const b = t.getBBox();
+      if (b.width === 0 && b.height === 0) return;
+      const m = toSvg.multiply(t.getScreenCTM());
+      const xs = [], ys = [];
+      for (const [x, y] of [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]) {
+        const p = new DOMPoint(x, y).matrixTransform(m);
+        xs.push(p.x); ys.push(p.y);
+      }
+      const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+      const tol = 0.5;
+      if (x0 < box.x - tol || y0 < box.y - tol || x1 > box.x + box.width + tol || y1 > box.y + box.height + tol) {
+        bad.push('svg #' + si + ' clips its text "' + t.textContent.slice(0, 60) + '": box ' +
+          [x0, y0, x1, y1].map(Math.round).join(',') + ' outside ' + [box.x, box.y, box.x + box.width, box.y + box.height].map(Math.round).join(','));
+      }
+    });
   });
   if (document.documentElement.scrollWidth > W + 1) bad.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + W);
   const out = document.createElement('pre');
@@ -224,4 +250,26 @@ fn the_browser_check_catches_a_table_that_widens_the_page_and_an_empty_svg() {
     assert!(bad.iter().any(|b| b.contains("table #0 sticks out")), "{bad:?}");
     assert!(bad.iter().any(|b| b.contains("empty SVG")), "{bad:?}");
     assert!(bad.iter().any(|b| b.contains("scrolls sideways")), "{bad:?}");
+}
+
+#[test]
+fn the_browser_check_catches_svg_text_outside_its_picture() {
+    let Some(browser) = chromium() else {
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "no chromium on this machine (apt-get install chromium)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("index.html"),
+        "<!DOCTYPE html><html><body>\
+         <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"120\" height=\"60\"><text x=\"8\" y=\"22\">a title far too long for its picture</text></svg>\
+         <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"120\" height=\"60\" viewBox=\"0 0 120 60\"><text x=\"60\" y=\"30\" transform=\"rotate(-90 60 30)\">rotated out of it</text></svg>\
+         <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"120\" height=\"60\" viewBox=\"-10 0 140 60\"><text x=\"-6\" y=\"30\">fits</text></svg>\
+         </body></html>",
+    )
+    .unwrap();
+    let bad = check_report(browser, dir.path(), "clipped");
+    assert!(bad.iter().any(|b| b.contains("svg #0 clips its text \"a title far too long")), "{bad:?}");
+    assert!(bad.iter().any(|b| b.contains("svg #1 clips its text \"rotated out of it")), "{bad:?}");
+    assert!(!bad.iter().any(|b| b.contains("fits")), "a viewBox that holds the text passes: {bad:?}");
 }

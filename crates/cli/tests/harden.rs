@@ -159,7 +159,7 @@ fn an_env_job_sees_omp_and_cosched_variables_matching_its_cpuset() {
     let text = std::fs::read_to_string(dir.path().join(format!("out/show-{}-1.txt", r.id.0))).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     for want in [
-        format!("COSCHED_JOB=show"),
+        "COSCHED_JOB=show".to_string(),
         format!("COSCHED_RUN={}", r.id.0),
         "COSCHED_REPEAT=1".to_string(),
         format!("COSCHED_CPUS={}", cpus[0]),

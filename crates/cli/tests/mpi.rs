@@ -85,7 +85,7 @@ fn cgroups(pid: u32) -> Vec<String> {
     std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
         .unwrap_or_default()
         .lines()
-        .map(|l| l.splitn(2, ':').nth(1).unwrap_or("").to_string())
+        .map(|l| l.split_once(':').map_or("", |x| x.1).to_string())
         .collect()
 }
 

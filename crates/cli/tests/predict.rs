@@ -71,16 +71,16 @@ fn fill(db: &Path, with_probe: bool, with_pairs: bool) {
     }
     if with_pairs {
         let c = s.begin_campaign(CampaignKind::Pairs, "syn", "{}", &prov()).unwrap();
-        for i in 0..JOBS.len() {
-            for k in i..JOBS.len() {
+        for (i, fg) in JOBS.iter().enumerate() {
+            for (k, bg) in JOBS.iter().enumerate().skip(i) {
                 // Three repeats: repeat halves (blocks of two) need a third.
                 for repeat in 0..3 {
                     let wobble = 1.0 + 0.01 * repeat as f64;
                     s.add_pair_run(
                         c,
                         &PairRunRecord {
-                            fg_job: JOBS[i].0.into(),
-                            bg_job: JOBS[k].0.into(),
+                            fg_job: fg.0.into(),
+                            bg_job: bg.0.into(),
                             repeat,
                             fg_cpus: vec![0],
                             bg_cpus: vec![1],
@@ -321,8 +321,8 @@ fn fill_with_regimes(db: &Path) {
     let c = s.begin_campaign(CampaignKind::Pairs, "syn", "{}", &prov()).unwrap();
     let shared = cosched_store::RepeatRegime { cpus: vec![0, 1], before_ns: Some(70.0), after_ns: Some(72.0) };
     let apart = cosched_store::RepeatRegime { cpus: vec![0, 1], before_ns: Some(400.0), after_ns: Some(410.0) };
-    for i in 0..JOBS.len() {
-        for k in i..JOBS.len() {
+    for (i, fg) in JOBS.iter().enumerate() {
+        for (k, bg) in JOBS.iter().enumerate().skip(i) {
             for repeat in 0..2 {
                 let only_apart = (i, k) == (0, 1);
                 let (factor, regime) = match (only_apart, repeat) {
@@ -331,8 +331,8 @@ fn fill_with_regimes(db: &Path) {
                     (false, _) => (1.0, apart.clone()),
                 };
                 let run = PairRunRecord {
-                    fg_job: JOBS[i].0.into(),
-                    bg_job: JOBS[k].0.into(),
+                    fg_job: fg.0.into(),
+                    bg_job: bg.0.into(),
                     repeat,
                     fg_cpus: vec![0],
                     bg_cpus: vec![1],

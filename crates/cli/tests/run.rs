@@ -208,7 +208,7 @@ fn the_reports_trace_read_back_scores_as_the_run_printed() {
         let journal = store.run_journal(cosched_store::ExecRunId(id)).unwrap();
         assert!(journal.iter().any(|e| e.event == "start" && e.detail.starts_with("cpus 0 mems 0 pgid")), "{journal:?}");
         let csv = std::fs::read_to_string(rep.join("jobs.csv")).unwrap();
-        assert!(csv.lines().next().unwrap().ends_with(",beside,mems") && csv.lines().nth(1).unwrap().ends_with(",\"0\""), "{csv}");
+        assert!(csv.lines().next().unwrap().ends_with(",beside,mems") && csv.lines().nth(1).unwrap().ends_with(",0"), "{csv}");
     }
     assert_eq!(trace.jobs[0].program, "command sh -c 'sleep 0.05; echo a,\"b\"'", "{text}");
     assert_eq!(trace.jobs[2].status, Some(cosched_model::run::JobStatus::Failed(3)));

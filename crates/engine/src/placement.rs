@@ -61,6 +61,41 @@ pub struct PlaceCtx<'a> {
     pub predicted: &'a dyn SlowdownSource,
 }
 
+impl PlaceCtx<'_> {
+    /// The cores of `pool` (indices, ascending) a start of `job` on `n`
+    /// cores gets by `strategy`. `None`: place as without a topology (the
+    /// pool is off it, or an overbooking start does not fit in the free
+    /// cores, which `CoreMap::choose` shares out).
+    pub fn choose(
+        &self,
+        map: &CoreMap,
+        job: JobId,
+        pool: usize,
+        n: u32,
+        strategy: Strategy,
+        overbook: bool,
+    ) -> Option<Result<Vec<u32>, ChoiceError>> {
+        let p = self.placement;
+        let pus = p.pool_cpus(pool)?;
+        let busy: Vec<u32> = map.holders(pool).iter().zip(pus).filter(|(h, _)| **h > 0).map(|(_, &p)| p).collect();
+        let cost = |cand: &[u32]| -> f64 {
+            if strategy != Strategy::InterferenceAware {
+                return 0.0;
+            }
+            p.cost(self, job, cand)
+        };
+        match p.layout.place(strategy, pus, n, &busy, &cost) {
+            Some(placed) => {
+                let mut idx: Vec<u32> = placed.cpus.iter().filter_map(|&pu| p.slot[pu as usize].map(|s| s.1)).collect();
+                idx.sort_unstable();
+                Some(Ok(idx))
+            }
+            None if overbook => None,
+            None => Some(Err(ChoiceError::NoRoom { needs: n, free: map.free(pool) })),
+        }
+    }
+}
+
 impl Placement {
     /// `pools[p]`: the PUs of pool p's core indices, in index order, or
     /// `None` for a pool off the topology. A PU not on `node`, or in two
@@ -150,39 +185,6 @@ impl Placement {
         Some(best)
     }
 
-    /// The cores of `pool` (indices, ascending) a start of `job` on `n`
-    /// cores gets by `strategy`. `None`: place as without a topology (the
-    /// pool is off it, or an overbooking start does not fit in the free
-    /// cores, which `CoreMap::choose` shares out).
-    pub fn choose(
-        &self,
-        ctx: &PlaceCtx,
-        map: &CoreMap,
-        job: JobId,
-        pool: usize,
-        n: u32,
-        strategy: Strategy,
-        overbook: bool,
-    ) -> Option<Result<Vec<u32>, ChoiceError>> {
-        let pus = self.pool_cpus(pool)?;
-        let busy: Vec<u32> = map.holders(pool).iter().zip(pus).filter(|(h, _)| **h > 0).map(|(_, &p)| p).collect();
-        let cost = |cand: &[u32]| -> f64 {
-            if strategy != Strategy::InterferenceAware {
-                return 0.0;
-            }
-            self.cost(ctx, job, cand)
-        };
-        match self.layout.place(strategy, pus, n, &busy, &cost) {
-            Some(placed) => {
-                let mut idx: Vec<u32> = placed.cpus.iter().filter_map(|&p| self.slot[p as usize].map(|s| s.1)).collect();
-                idx.sort_unstable();
-                Some(Ok(idx))
-            }
-            None if overbook => None,
-            None => Some(Err(ChoiceError::NoRoom { needs: n, free: map.free(pool) })),
-        }
-    }
-
     /// What placing `job` on PUs `cand` costs in predicted harm: each
     /// neighbour's pair slowdowns above 1, at the level they would share.
     fn cost(&self, ctx: &PlaceCtx, job: JobId, cand: &[u32]) -> f64 {
@@ -259,9 +261,9 @@ mod tests {
         assert_eq!(p.level(0, &[0], 1, &[0]), None);
         let map = CoreMap::new([3, 2]);
         let ctx = PlaceCtx { placement: &p, running: &[], predicted: &Flat(1.0) };
-        assert_eq!(p.choose(&ctx, &map, 0, 1, 1, Strategy::Compact, false), None, "pool 1 is off the topology");
-        assert_eq!(p.choose(&ctx, &map, 0, 0, 2, Strategy::Compact, false), Some(Ok(vec![0, 1])), "PU 0 then its sibling 4");
-        assert_eq!(p.choose(&ctx, &map, 0, 0, 2, Strategy::Scatter, false), Some(Ok(vec![0, 2])), "one PU per socket");
+        assert_eq!(ctx.choose(&map, 0, 1, 1, Strategy::Compact, false), None, "pool 1 is off the topology");
+        assert_eq!(ctx.choose(&map, 0, 0, 2, Strategy::Compact, false), Some(Ok(vec![0, 1])), "PU 0 then its sibling 4");
+        assert_eq!(ctx.choose(&map, 0, 0, 2, Strategy::Scatter, false), Some(Ok(vec![0, 2])), "one PU per socket");
         let pools = [PoolInfo { name: "a".into(), cores: 3, kind: PoolKind::Cpu }, PoolInfo { name: "b".into(), cores: 2, kind: PoolKind::Cpu }];
         assert_eq!(p.check(&pools), Ok(()));
         assert!(p.check(&pools[..1]).unwrap_err().contains("maps 2 pools; the platform has 1"));
@@ -275,9 +277,9 @@ mod tests {
         let mut map = CoreMap::new([4]);
         map.hold(0, &[0, 1, 2]);
         let ctx = PlaceCtx { placement: &p, running: &[], predicted: &Flat(1.0) };
-        assert_eq!(p.choose(&ctx, &map, 0, 0, 2, Strategy::Compact, false), Some(Err(ChoiceError::NoRoom { needs: 2, free: 1 })));
-        assert_eq!(p.choose(&ctx, &map, 0, 0, 2, Strategy::Compact, true), None);
-        assert_eq!(p.choose(&ctx, &map, 0, 0, 1, Strategy::Compact, true), Some(Ok(vec![3])), "room enough: placed");
+        assert_eq!(ctx.choose(&map, 0, 0, 2, Strategy::Compact, false), Some(Err(ChoiceError::NoRoom { needs: 2, free: 1 })));
+        assert_eq!(ctx.choose(&map, 0, 0, 2, Strategy::Compact, true), None);
+        assert_eq!(ctx.choose(&map, 0, 0, 1, Strategy::Compact, true), Some(Ok(vec![3])), "room enough: placed");
     }
 
     #[test]
@@ -289,11 +291,11 @@ mod tests {
         map.hold(0, &[0]);
         let running = [Neighbour { job: 0, pool: 0, cpus: &[0] }];
         let ctx = PlaceCtx { placement: &p, running: &running, predicted: &Flat(1.5) };
-        assert_eq!(p.choose(&ctx, &map, 1, 0, 1, Strategy::InterferenceAware, false), Some(Ok(vec![2])));
+        assert_eq!(ctx.choose(&map, 1, 0, 1, Strategy::InterferenceAware, false), Some(Ok(vec![2])));
         assert!((p.cost(&ctx, 1, &[4]) - 1.0).abs() < 1e-12 && (p.cost(&ctx, 1, &[2]) - 0.05).abs() < 1e-12);
         // With nobody hurt, every domain costs nothing: the first, on a
         // core no job uses (PU 1) rather than job 0's sibling (PU 4).
         let ctx = PlaceCtx { predicted: &Flat(1.0), ..ctx };
-        assert_eq!(p.choose(&ctx, &map, 1, 0, 1, Strategy::InterferenceAware, false), Some(Ok(vec![1])));
+        assert_eq!(ctx.choose(&map, 1, 0, 1, Strategy::InterferenceAware, false), Some(Ok(vec![1])));
     }
 }

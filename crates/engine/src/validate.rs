@@ -196,7 +196,7 @@ fn check_one<J: Ways + ?Sized>(decision: &Decision, j: Option<&J>, st: JobState,
                 continue;
             }
             let placed = match (place, strategy) {
-                (Some(ctx), Some(s)) => ctx.placement.choose(ctx, map, job, pool, cores, s, overbook),
+                (Some(ctx), Some(s)) => ctx.choose(map, job, pool, cores, s, overbook),
                 _ => None,
             };
             match placed.unwrap_or_else(|| map.choose(pool, cores, how, overbook)) {
@@ -224,7 +224,7 @@ fn check_one<J: Ways + ?Sized>(decision: &Decision, j: Option<&J>, st: JobState,
             };
             let (pool, cores, _) = j.way(*variant).ok_or(Refusal::NoSuchVariant { job, variant: *variant, variants: j.ways() })?;
             let placed = match place {
-                Some(ctx) => ctx.placement.choose(ctx, map, job, pool, cores, ctx.placement.strategy(), false),
+                Some(ctx) => ctx.choose(map, job, pool, cores, ctx.placement.strategy(), false),
                 None => None,
             };
             let cpus = placed.unwrap_or_else(|| map.choose(pool, cores, &Cores::Compact, false)).map_err(|e| refusal(job, pool, e))?;
@@ -369,7 +369,7 @@ pub fn check_jobs(platform: &Platform, jobs: &[SimJob]) -> Result<(), String> {
         }
         for v in &j.variants {
             let fits = platform.pools.get(v.pool).is_some_and(|p| v.cores >= 1 && v.cores <= p.cores);
-            if !fits || !(v.solo.is_finite() && v.solo > 0.0) {
+            if !(fits && v.solo.is_finite() && v.solo > 0.0) {
                 return Err(format!(
                     "job {i} `{}`: variant `{}` (pool {}, {} cores, solo {}) does not fit the platform or has no positive solo time",
                     j.name, v.name, v.pool, v.cores, v.solo

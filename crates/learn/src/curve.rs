@@ -45,7 +45,8 @@ pub fn stressor_points(records: &[&ProbePointRecord]) -> BTreeMap<String, ProbeP
 
 fn curve<'a>(records: impl Iterator<Item = &'a ProbePointRecord>) -> Vec<ProbePoint> {
     // Per level: (repeat, job slowdown, stressor slowdown).
-    let mut levels: Vec<(ProbeLevel, Vec<(u32, f64, f64)>)> = Vec::new();
+    type Repeats = Vec<(u32, f64, f64)>;
+    let mut levels: Vec<(ProbeLevel, Repeats)> = Vec::new();
     for r in records {
         let level = ProbeLevel { size_kib: r.working_set_kib, intensity: r.intensity };
         let i = match levels.iter().position(|(l, _)| *l == level) {

@@ -209,7 +209,8 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
     // campaign's rank (points in the regime, id) and its points; the LLC
     // size of the newest probe campaign.
     type Level = (String, u64, u64);
-    let mut probe_levels: BTreeMap<String, BTreeMap<Level, ((bool, i64), Vec<ProbePointRecord>)>> = BTreeMap::new();
+    type Ranked = ((bool, i64), Vec<ProbePointRecord>);
+    let mut probe_levels: BTreeMap<String, BTreeMap<Level, Ranked>> = BTreeMap::new();
     let mut probe_llc: BTreeMap<String, (i64, Option<u64>)> = BTreeMap::new();
     let mut samples: Vec<SourcedSample> = Vec::new();
     // Per workload: the campaigns considered and the programs it knows.

@@ -186,8 +186,8 @@ mod tests {
     fn the_stop_rule_waits_for_the_minimum_then_for_resolution_or_the_budget() {
         let res = paired(&[1.0; 6], &[2.0; 6]);
         let unres = paired(&[1.0, 3.0], &[2.0, 2.0]);
-        assert_eq!(stop_rule(&[res.clone()], 4, 5, 20, false), Stop::Continue);
-        assert_eq!(stop_rule(&[res.clone()], 5, 5, 20, false), Stop::Resolved);
+        assert_eq!(stop_rule(std::slice::from_ref(&res), 4, 5, 20, false), Stop::Continue);
+        assert_eq!(stop_rule(std::slice::from_ref(&res), 5, 5, 20, false), Stop::Resolved);
         assert_eq!(stop_rule(&[res.clone(), unres.clone()], 5, 5, 20, false), Stop::Continue);
         assert_eq!(stop_rule(&[res, unres.clone()], 20, 5, 20, false), Stop::Budget);
         assert_eq!(stop_rule(&[unres], 6, 5, 20, true), Stop::Budget);

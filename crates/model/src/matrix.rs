@@ -180,9 +180,9 @@ pub fn matrix_from_samples(
         }
     }
     let mut m = SlowdownMatrix::new(jobs);
-    for i in 0..n {
-        for j in 0..n {
-            m.cells[i][j] = Summary::of(&lists[i][j]);
+    for (row, samples) in m.cells.iter_mut().zip(&lists) {
+        for (cell, s) in row.iter_mut().zip(samples) {
+            *cell = Summary::of(s);
         }
     }
     m

@@ -125,7 +125,7 @@ fn peak_rss_kib() -> u64 {
 
 #[test]
 fn random_workloads_never_panic_hang_or_grow_without_bound() {
-    let seed: u64 = std::env::var("COSCHED_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_19);
+    let seed: u64 = std::env::var("COSCHED_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5e_ed_19);
     let budget = std::env::var("COSCHED_FUZZ_SECONDS").ok().and_then(|s| s.parse::<f64>().ok());
     let mut r = Rng(seed | 1);
     let start = std::time::Instant::now();

@@ -58,7 +58,7 @@ fn epyc_eight_ccx_nps4() {
     // Compact takes the running job's SMT siblings; interference-aware the
     // next NUMA node's first CCX (same socket, weight 0.15, beats the same
     // node's other CCX, weight 0.5).
-    assert_eq!(place(&n, Strategy::Compact, &a, 8, &[stream.clone()]), placed(&[64, 65, 66, 67, 68, 69, 70, 71], &[0]));
+    assert_eq!(place(&n, Strategy::Compact, &a, 8, std::slice::from_ref(&stream)), placed(&[64, 65, 66, 67, 68, 69, 70, 71], &[0]));
     assert_eq!(
         place(&n, Strategy::InterferenceAware, &a, 8, &[stream]),
         placed(&[16, 17, 18, 19, 80, 81, 82, 83], &[1])

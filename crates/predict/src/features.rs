@@ -97,8 +97,8 @@ impl Features {
 /// DistGen levels, each weighted by how much the co-runner slows DistGen
 /// there, and the victim's slowdowns at those levels are averaged with the
 /// same weights. Returns (reading - 1, the co-runner's largest contention
-/// - 1); the reading is 1 (no excess) for a co-runner that slows DistGen
-/// nowhere.
+/// minus 1); the reading is 1 (no excess) for a co-runner that slows
+/// DistGen nowhere.
 pub fn probe_reading(victim: &Features, other: &Features) -> (f64, f64) {
     let weights: Vec<(ProbeLevel, f64)> =
         other.contentiousness.iter().map(|(l, c)| (*l, (c - 1.0).max(0.0))).collect();

@@ -111,10 +111,11 @@ impl Linear {
             }
         }
         for i in 0..m {
-            for j in 0..i {
-                a[i][j] = a[j][i];
+            let (above, row) = a.split_at_mut(i);
+            for (j, r) in above.iter().enumerate() {
+                row[0][j] = r[i];
             }
-            a[i][i] += lambda * nf;
+            row[0][i] += lambda * nf;
         }
         let w = solve_spd(a, b)?;
         let mut coef = vec![0.0; p];
@@ -148,6 +149,8 @@ pub(crate) fn clamp_to(mut x: Vec<f64>, ranges: &[(f64, f64)]) -> Vec<f64> {
 
 /// Solves `a w = b` for a symmetric positive (semi)definite `a` by Cholesky;
 /// `None` when `a` is singular.
+// Index loops read as the textbook's Cholesky steps, row against row.
+#[allow(clippy::needless_range_loop)]
 fn solve_spd(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
     let n = b.len();
     let scale = (0..n).map(|i| a[i][i].abs()).fold(0.0, f64::max).max(1.0);

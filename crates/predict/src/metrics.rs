@@ -336,7 +336,7 @@ mod tests {
             let a = Accuracy::of(&pairs, 1.3);
             prop_assert_eq!(a.within_5, 1.0);
             prop_assert_eq!(a.mae, 0.0);
-            prop_assert!(a.recall.map_or(true, |r| r == 1.0) && a.precision.map_or(true, |p| p == 1.0));
+            prop_assert!(a.recall.is_none_or(|r| r == 1.0) && a.precision.is_none_or(|p| p == 1.0));
             if let Some(r) = a.spearman { prop_assert!((r - 1.0).abs() < 1e-9); }
             if let Some(r) = a.recall_at { prop_assert_eq!((r.recall, r.precision), (1.0, Some(1.0))); }
         }

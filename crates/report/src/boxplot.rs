@@ -3,9 +3,7 @@
 //! range of the data), the box from the first to the third quartile, a line
 //! at the median and a dot at the mean.
 
-use std::fmt::Write;
-
-use crate::svg::esc;
+use crate::svg::{esc, nice_step, text_width, ticks, Canvas, Text};
 
 /// One box: the numbers it is drawn from.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,14 +30,9 @@ pub struct BoxPlot {
 }
 
 /// Round tick spacing for a range: 1, 2 or 5 times a power of ten, about
-/// five to ten ticks.
+/// six ticks.
 fn tick_step(span: f64) -> f64 {
-    if !(span.is_finite() && span > 0.0) {
-        return 1.0;
-    }
-    let raw = span / 6.0;
-    let p = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * p).find(|&s| s >= raw).unwrap_or(10.0 * p)
+    nice_step(span, 6)
 }
 
 impl BoxPlot {
@@ -84,50 +77,37 @@ impl BoxPlot {
     /// The plot as a standalone SVG document.
     pub fn svg(&self) -> String {
         let n = self.boxes.len().max(1);
-        let label_len = self.boxes.iter().map(|b| b.label.chars().count()).max().unwrap_or(4);
-        let (left, top, slot, ph) = (84.0, 46.0, 92.0_f64.max(7.0 * label_len.min(18) as f64), 300.0);
+        let label_w = self.boxes.iter().map(|b| text_width(&b.label, 12.0, false)).fold(0.0, f64::max);
+        // Labels are drawn at -30 degrees: a slot is as wide as the widest
+        // label's run along the axis allows, within reason.
+        let (left, top, slot, ph) = (84.0, 46.0, 92.0_f64.max((label_w * 0.87).min(140.0)), 300.0);
         let pw = slot * n as f64;
-        let bottom = 26.0 + 7.0 * label_len.min(40) as f64 * 0.6;
-        let (width, height) = (left + pw + 24.0, top + ph + bottom);
+        let bottom = 26.0 + label_w * 0.5;
         let (lo, hi) = self.range();
         let y = |v: f64| top + ph * (1.0 - (v - lo) / (hi - lo));
-        let mut s = String::new();
-        let _ = write!(
-            s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.0} {height:.0}" font-family="sans-serif" font-size="12">"##
-        );
-        let _ = write!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
-        let _ = write!(s, r##"<text x="8" y="22" font-size="15" font-weight="bold">{}</text>"##, esc(&self.title));
-        let step = tick_step(hi - lo);
-        let mut t = (lo / step).ceil() * step;
-        while t <= hi + step * 1e-9 {
+        let mut c = Canvas::new(left + pw + 24.0, top + ph + bottom, 12.0);
+        c.text(Text::new(8.0, 22.0, &self.title).size(15.0).bold());
+        let (tick_values, step) = ticks(lo, hi, 6);
+        let mut tick_w: f64 = 0.0;
+        for t in tick_values {
             let yy = y(t);
-            let _ = write!(
-                s,
-                r##"<line x1="{left}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                left + pw,
-                left - 6.0,
-                yy + 4.0,
-                esc(&self.fmt(t, step))
-            );
-            t += step;
+            let label = self.fmt(t, step);
+            tick_w = tick_w.max(text_width(&label, 12.0, false));
+            c.raw(&format!(r##"<line x1="{left}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#e4e4e4"/>"##, left + pw));
+            c.text(Text::new(left - 6.0, yy + 4.0, &label).end());
         }
         if let Some(r) = self.reference {
             let yy = y(r);
-            let _ = write!(s, r##"<line x1="{left}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#888" stroke-dasharray="4 3"/>"##, left + pw);
+            c.raw(&format!(r##"<line x1="{left}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#888" stroke-dasharray="4 3"/>"##, left + pw));
         }
-        let _ = write!(
-            s,
-            r##"<text x="16" y="{:.1}" text-anchor="middle" transform="rotate(-90 16 {:.1})">{}</text>"##,
-            top + ph / 2.0,
-            top + ph / 2.0,
-            esc(&self.y_label)
-        );
-        let _ = write!(s, r##"<rect x="{left}" y="{top}" width="{pw:.1}" height="{ph}" fill="none" stroke="#444"/>"##);
+        // The axis title stands left of the widest tick label.
+        let yl = (left - 6.0 - tick_w - 10.0).min(16.0);
+        c.text(Text::new(yl, top + ph / 2.0, &self.y_label).middle().rotate(-90.0));
+        c.raw(&format!(r##"<rect x="{left}" y="{top}" width="{pw:.1}" height="{ph}" fill="none" stroke="#444"/>"##));
         for (i, b) in self.boxes.iter().enumerate() {
             let cx = left + slot * (i as f64 + 0.5);
             let half = slot * 0.28;
-            let _ = write!(s, r##"<g class="box"><title>{}</title>"##, esc(&format!(
+            c.raw(&format!(r##"<g class="box"><title>{}</title>"##, esc(&format!(
                 "{}: min {}, q1 {}, median {}, q3 {}, max {}, mean {}",
                 b.label,
                 self.fmt(b.min, step / 100.0),
@@ -136,44 +116,35 @@ impl BoxPlot {
                 self.fmt(b.q3, step / 100.0),
                 self.fmt(b.max, step / 100.0),
                 self.fmt(b.mean, step / 100.0)
-            )));
-            let _ = write!(
-                s,
+            ))));
+            c.raw(&format!(
                 r##"<line x1="{cx:.1}" y1="{:.1}" x2="{cx:.1}" y2="{:.1}" stroke="#333"/><line x1="{cx:.1}" y1="{:.1}" x2="{cx:.1}" y2="{:.1}" stroke="#333"/>"##,
                 y(b.max),
                 y(b.q3),
                 y(b.q1),
                 y(b.min)
-            );
+            ));
             for v in [b.min, b.max] {
-                let _ = write!(s, r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#333"/>"##, cx - half / 2.0, y(v), cx + half / 2.0, y(v));
+                c.raw(&format!(r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#333"/>"##, cx - half / 2.0, y(v), cx + half / 2.0, y(v)));
             }
-            let _ = write!(
-                s,
+            c.raw(&format!(
                 r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#9ecae1" stroke="#333"/>"##,
                 cx - half,
                 y(b.q3),
                 2.0 * half,
                 (y(b.q1) - y(b.q3)).max(0.5)
-            );
-            let _ = write!(
-                s,
+            ));
+            c.raw(&format!(
                 r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#c00" stroke-width="2"/>"##,
                 cx - half,
                 y(b.median),
                 cx + half,
                 y(b.median)
-            );
-            let _ = write!(s, r##"<circle cx="{cx:.1}" cy="{:.1}" r="2.5" fill="#333"/></g>"##, y(b.mean));
-            let ly = top + ph + 14.0;
-            let _ = write!(
-                s,
-                r##"<text x="{cx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-30 {cx:.1} {ly:.1})">{}</text>"##,
-                esc(&b.label)
-            );
+            ));
+            c.raw(&format!(r##"<circle cx="{cx:.1}" cy="{:.1}" r="2.5" fill="#333"/></g>"##, y(b.mean)));
+            c.text(Text::new(cx, top + ph + 14.0, &b.label).end().rotate(-30.0));
         }
-        s.push_str("</svg>\n");
-        s
+        c.finish()
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::svg::esc;
+use crate::svg::{step_decimals, ticks, Canvas, Text};
 
 /// One series: its label and its CDF as (value, fraction at or below it),
 /// sorted by value.
@@ -42,33 +42,32 @@ pub fn cdf_plot(title: &str, x_label: &str, series: &[Series], log_x: bool, log_
         LEFT + t.clamp(0.0, 1.0) * PW
     };
     let y = |f: f64| TOP + PH - f.clamp(0.0, 1.0) * PH;
-    let mut s = String::new();
-    let _ = write!(s, r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W:.0}" height="{H:.0}" font-family="sans-serif" font-size="12">"##);
-    let _ = write!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
-    let _ = write!(s, r##"<text x="8" y="22" font-size="15" font-weight="bold">{}</text>"##, esc(title));
-    let _ = write!(s, r##"<rect x="{LEFT}" y="{TOP}" width="{PW}" height="{PH}" fill="none" stroke="#999"/>"##);
+    let mut c = Canvas::new(W, H, 12.0);
+    c.text(Text::new(8.0, 22.0, title).size(15.0).bold());
+    c.raw(&format!(r##"<rect x="{LEFT}" y="{TOP}" width="{PW}" height="{PH}" fill="none" stroke="#999"/>"##));
     for k in 0..=4 {
         let f = k as f64 / 4.0;
-        let _ = write!(s, r##"<line x1="{LEFT}" x2="{0}" y1="{1:.1}" y2="{1:.1}" stroke="#eee"/>"##, LEFT + PW, y(f));
-        let _ = write!(s, r##"<text x="{}" y="{:.1}" text-anchor="end">{f:.2}</text>"##, LEFT - 6.0, y(f) + 4.0);
+        c.raw(&format!(r##"<line x1="{LEFT}" x2="{0}" y1="{1:.1}" y2="{1:.1}" stroke="#eee"/>"##, LEFT + PW, y(f)));
+        c.text(Text::new(LEFT - 6.0, y(f) + 4.0, &format!("{f:.2}")).end());
     }
-    let ticks: Vec<f64> = if log_x {
+    let labelled: Vec<(f64, String)> = if log_x {
         let mut t = Vec::new();
         let mut v = 10f64.powf(lo.log10().ceil());
         while v <= hi * 1.0001 {
-            t.push(v);
+            t.push((v, tick_label(v)));
             v *= 10.0;
         }
         t
     } else {
-        (0..=4).map(|k| lo + (hi - lo) * k as f64 / 4.0).collect()
+        let (t, step) = ticks(lo, hi, 5);
+        t.into_iter().map(|v| (v, format!("{v:.*}", step_decimals(step)))).collect()
     };
-    for v in ticks {
-        let _ = write!(s, r##"<line x1="{0:.1}" x2="{0:.1}" y1="{TOP}" y2="{1}" stroke="#eee"/>"##, x(v), TOP + PH);
-        let _ = write!(s, r##"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"##, x(v), TOP + PH + 16.0, esc(&tick_label(v)));
+    for (v, label) in labelled {
+        c.raw(&format!(r##"<line x1="{0:.1}" x2="{0:.1}" y1="{TOP}" y2="{1}" stroke="#eee"/>"##, x(v), TOP + PH));
+        c.text(Text::new(x(v), TOP + PH + 16.0, &label).middle());
     }
-    let _ = write!(s, r##"<text x="{}" y="{}" text-anchor="middle">{}</text>"##, LEFT + PW / 2.0, TOP + PH + 34.0, esc(x_label));
-    let _ = write!(s, r##"<text x="14" y="{}" transform="rotate(-90 14 {0})" text-anchor="middle">fraction of jobs</text>"##, TOP + PH / 2.0);
+    c.text(Text::new(LEFT + PW / 2.0, TOP + PH + 34.0, x_label).middle());
+    c.text(Text::new(14.0, TOP + PH / 2.0, "fraction of jobs").middle().rotate(-90.0));
     for (i, series) in series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         let mut path = String::new();
@@ -79,13 +78,12 @@ pub fn cdf_plot(title: &str, x_label: &str, series: &[Series], log_x: bool, log_
             let _ = write!(path, "{cmd}{:.1},{:.1} L{:.1},{:.1} ", x(v), y(last_f), x(v), y(f));
             last_f = f;
         }
-        let _ = write!(s, r##"<path d="{}" fill="none" stroke="{colour}" stroke-width="1.5"/>"##, path.trim_end());
+        c.raw(&format!(r##"<path d="{}" fill="none" stroke="{colour}" stroke-width="1.5"/>"##, path.trim_end()));
         let ly = TOP + 14.0 + 18.0 * i as f64;
-        let _ = write!(s, r##"<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="{colour}" stroke-width="2"/>"##, LEFT + PW + 12.0, LEFT + PW + 32.0, ly - 4.0);
-        let _ = write!(s, r##"<text x="{}" y="{ly}">{}</text>"##, LEFT + PW + 36.0, esc(series.label));
+        c.raw(&format!(r##"<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="{colour}" stroke-width="2"/>"##, LEFT + PW + 12.0, LEFT + PW + 32.0, ly - 4.0));
+        c.text(Text::new(LEFT + PW + 36.0, ly, series.label));
     }
-    s.push_str("</svg>");
-    s
+    c.finish()
 }
 
 fn tick_label(v: f64) -> String {
@@ -108,7 +106,7 @@ mod tests {
         let b = [(0.0, 0.25), (1000.0, 1.0)];
         let svg = cdf_plot("wait <CDF>", "wait s", &[Series { label: "easy", points: &a }, Series { label: "noplan", points: &b }], true, 1.0);
         assert_eq!(svg.matches("<path").count(), 2);
-        assert!(svg.contains("wait &lt;CDF&gt;") && svg.contains(">noplan<") && svg.ends_with("</svg>"));
-        assert!(cdf_plot("t", "x", &[], false, 1.0).ends_with("</svg>"));
+        assert!(svg.contains("wait &lt;CDF&gt;") && svg.contains(">noplan<") && svg.ends_with("</svg>\n"));
+        assert!(cdf_plot("t", "x", &[], false, 1.0).ends_with("</svg>\n"));
     }
 }

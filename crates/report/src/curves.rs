@@ -9,12 +9,10 @@
 //! stressor stays in its private cache, between L2 and the LLC it competes
 //! for cache space, beyond the LLC for memory bandwidth.
 
-use std::fmt::Write;
-
 use cosched_model::probe::ProbePoint;
 use cosched_model::stats::Summary;
 
-use crate::svg::esc;
+use crate::svg::{esc, step_decimals, text_width, Canvas, Text};
 
 /// Cache sizes drawn as vertical markers; `None` leaves a marker out (the
 /// topology could not be read).
@@ -102,19 +100,10 @@ impl LinAxis {
         self.px0 + (v - self.lo) / (self.hi - self.lo) * (self.px1 - self.px0)
     }
 
-    fn ticks(&self) -> Vec<f64> {
-        let span = self.hi - self.lo;
-        let step = [0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0]
-            .into_iter()
-            .find(|s| span / s <= 6.0)
-            .unwrap_or(100.0);
-        let mut t = (self.lo / step).ceil() * step;
-        let mut out = Vec::new();
-        while t <= self.hi + 1e-9 {
-            out.push(t);
-            t += step;
-        }
-        out
+    /// Round ticks, 1-2-5 steps, and the decimals their labels need.
+    fn ticks(&self) -> (Vec<f64>, usize) {
+        let (t, step) = crate::svg::ticks(self.lo, self.hi, 6);
+        (t, step_decimals(step))
     }
 }
 
@@ -153,16 +142,11 @@ const X_PAD: f64 = 1.6;
 pub fn probe_curves(title: &str, points: &[ProbePoint], marks: CacheMarks) -> String {
     let width = LEFT + 2.0 * PLOT_W + GAP + 30.0;
     let height = TOP + PLOT_H + 100.0;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" font-family="sans-serif" font-size="12">"##
-    );
-    let _ = write!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
-    let _ = write!(s, r##"<text x="8" y="22" font-size="15" font-weight="bold">{}</text>"##, esc(title));
-    let _ = write!(
-        s,
-        r##"<text x="8" y="42" fill="#444">slowdown = co-run / solo time of the same repeat; dot: median, whisker: 95% interval (the range below 6 repeats)</text>"##
+    let mut c = Canvas::new(width, height, 12.0);
+    c.text(Text::new(8.0, 22.0, title).size(15.0).bold());
+    c.text(
+        Text::new(8.0, 42.0, "slowdown = co-run / solo time of the same repeat; dot: median, whisker: 95% interval (the range below 6 repeats)")
+            .attrs(r##"fill="#444""##),
     );
 
     let sizes = points
@@ -182,36 +166,29 @@ pub fn probe_curves(title: &str, points: &[ProbePoint], marks: CacheMarks) -> St
         let x0 = LEFT + i as f64 * (PLOT_W + GAP);
         let x = LogAxis::new(lo, hi, x0, x0 + PLOT_W);
         let y = slowdown_axis(points.iter().map(|p| (get(p).ci_lo, get(p).ci_hi)), TOP + PLOT_H, TOP);
-        panel(&mut s, label, &x, &y, &series, get, marks);
+        panel(&mut c, label, &x, &y, &series, get, marks);
     }
 
     // Legend: one swatch per intensity.
     let ly = TOP + PLOT_H + 62.0;
-    let mut lx = LEFT;
-    let _ = write!(
-        s,
-        r##"<text x="{lx:.1}" y="{:.1}" fill="#444">stressor intensity (share of time accessing memory):</text>"##,
-        ly + 4.0
-    );
-    lx += 330.0;
+    let caption = "stressor intensity (share of time accessing memory):";
+    c.text(Text::new(LEFT, ly + 4.0, caption).attrs(r##"fill="#444""##));
+    let mut lx = LEFT + text_width(caption, 12.0, false) + 12.0;
     for (k, (intensity, _)) in series.iter().enumerate() {
-        let c = PALETTE[k % PALETTE.len()];
-        let _ = write!(
-            s,
-            r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{c}" stroke-width="2"/><circle cx="{:.1}" cy="{ly:.1}" r="3.5" fill="{c}" class="legend"/><text x="{:.1}" y="{:.1}">{}</text>"##,
+        let col = PALETTE[k % PALETTE.len()];
+        c.raw(&format!(
+            r##"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{col}" stroke-width="2"/><circle cx="{:.1}" cy="{ly:.1}" r="3.5" fill="{col}" class="legend"/>"##,
             lx + 24.0,
             lx + 12.0,
-            lx + 30.0,
-            ly + 4.0,
-            esc(&fmt_intensity(*intensity))
-        );
-        lx += 80.0;
+        ));
+        let label = fmt_intensity(*intensity);
+        c.text(Text::new(lx + 30.0, ly + 4.0, &label));
+        lx += 30.0 + text_width(&label, 12.0, false) + 20.0;
     }
     if points.is_empty() {
-        let _ = write!(s, r##"<text x="{:.1}" y="{:.1}" fill="#a00">no probe points</text>"##, LEFT + 10.0, TOP + 20.0);
+        c.text(Text::new(LEFT + 10.0, TOP + 20.0, "no probe points").attrs(r##"fill="#a00""##));
     }
-    s.push_str("</svg>\n");
-    s
+    c.finish()
 }
 
 /// Points grouped by intensity in order of first appearance, each group
@@ -231,7 +208,7 @@ fn series_of(points: &[ProbePoint]) -> Vec<(f64, Vec<&ProbePoint>)> {
 }
 
 fn panel(
-    s: &mut String,
+    c: &mut Canvas,
     label: &str,
     x: &LogAxis,
     y: &LinAxis,
@@ -241,88 +218,58 @@ fn panel(
 ) {
     let (x0, x1) = (x.px0, x.px1);
     let (ytop, ybot) = (y.px1, y.px0);
-    let _ = write!(s, r##"<text x="{x0:.1}" y="{:.1}" font-weight="bold">{}</text>"##, ytop - 12.0, esc(label));
-    for t in y.ticks() {
+    c.text(Text::new(x0, ytop - 12.0, label).bold());
+    let (yticks, decimals) = y.ticks();
+    for t in yticks {
         let py = y.place(t);
         let (stroke, w) = if (t - 1.0).abs() < 1e-9 { ("#888", 1.2) } else { ("#e4e4e4", 1.0) };
-        let _ = write!(
-            s,
-            r##"<line x1="{x0:.1}" y1="{py:.1}" x2="{x1:.1}" y2="{py:.1}" stroke="{stroke}" stroke-width="{w}"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{t:.2}</text>"##,
-            x0 - 6.0,
-            py + 4.0
-        );
+        c.raw(&format!(r##"<line x1="{x0:.1}" y1="{py:.1}" x2="{x1:.1}" y2="{py:.1}" stroke="{stroke}" stroke-width="{w}"/>"##));
+        c.text(Text::new(x0 - 6.0, py + 4.0, &format!("{t:.decimals$}")).end().size(11.0));
     }
     for t in x.ticks(7) {
         let px = x.place(t as f64);
-        let _ = write!(
-            s,
-            r##"<line x1="{px:.1}" y1="{ybot:.1}" x2="{px:.1}" y2="{:.1}" stroke="#555"/><text x="{px:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
-            ybot + 5.0,
-            ybot + 18.0,
-            fmt_kib(t)
-        );
+        c.raw(&format!(r##"<line x1="{px:.1}" y1="{ybot:.1}" x2="{px:.1}" y2="{:.1}" stroke="#555"/>"##, ybot + 5.0));
+        c.text(Text::new(px, ybot + 18.0, &fmt_kib(t)).middle().size(11.0));
     }
-    let _ = write!(
-        s,
-        r##"<rect x="{x0:.1}" y="{ytop:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#999"/>"##,
-        x1 - x0,
-        ybot - ytop
-    );
+    c.raw(&format!(r##"<rect x="{x0:.1}" y="{ytop:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#999"/>"##, x1 - x0, ybot - ytop));
     for (name, kib) in [("L2", marks.l2_kib), ("LLC", marks.llc_kib)] {
         let Some(kib) = kib else { continue };
         let px = x.place(kib as f64);
-        let _ = write!(
-            s,
-            r##"<line x1="{px:.1}" y1="{ytop:.1}" x2="{px:.1}" y2="{ybot:.1}" stroke="#666" stroke-dasharray="5,4" class="cache-mark"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#444">{name} {}</text>"##,
-            px + 3.0,
-            ytop + 13.0,
-            fmt_kib(kib)
-        );
+        c.raw(&format!(r##"<line x1="{px:.1}" y1="{ytop:.1}" x2="{px:.1}" y2="{ybot:.1}" stroke="#666" stroke-dasharray="5,4" class="cache-mark"/>"##));
+        c.text(Text::new(px + 3.0, ytop + 13.0, &format!("{name} {}", fmt_kib(kib))).size(11.0).attrs(r##"fill="#444""##));
     }
-    let _ = write!(
-        s,
-        r##"<text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#333">stressor working set (log scale)</text>"##,
-        (x0 + x1) / 2.0,
-        ybot + 38.0
-    );
-    let (lx, ly) = (x0 - 48.0, (ytop + ybot) / 2.0);
-    let _ = write!(
-        s,
-        r##"<text x="{lx:.1}" y="{ly:.1}" text-anchor="middle" fill="#333" transform="rotate(-90 {lx:.1} {ly:.1})">slowdown</text>"##
-    );
+    c.text(Text::new((x0 + x1) / 2.0, ybot + 38.0, "stressor working set (log scale)").middle().attrs(r##"fill="#333""##));
+    c.text(Text::new(x0 - 48.0, (ytop + ybot) / 2.0, "slowdown").middle().rotate(-90.0).attrs(r##"fill="#333""##));
 
     for (k, (intensity, pts)) in series.iter().enumerate() {
-        let c = PALETTE[k % PALETTE.len()];
+        let col = PALETTE[k % PALETTE.len()];
         if pts.len() > 1 {
             let path: Vec<String> = pts
                 .iter()
                 .map(|p| format!("{:.1},{:.1}", x.place(p.level.size_kib as f64), y.place(get(p).median)))
                 .collect();
-            let _ =
-                write!(s, r##"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.8"/>"##, path.join(" "));
+            c.raw(&format!(r##"<polyline points="{}" fill="none" stroke="{col}" stroke-width="1.8"/>"##, path.join(" ")));
         }
         for p in pts {
             let v = get(p);
             let px = x.place(p.level.size_kib as f64);
             let (plo, phi, pm) = (y.place(v.ci_lo), y.place(v.ci_hi), y.place(v.median));
-            let _ = write!(
-                s,
-                r##"<path class="whisker" d="M{px:.1},{plo:.1}V{phi:.1}M{:.1},{plo:.1}H{:.1}M{:.1},{phi:.1}H{:.1}" stroke="{c}" fill="none"/>"##,
+            c.raw(&format!(
+                r##"<path class="whisker" d="M{px:.1},{plo:.1}V{phi:.1}M{:.1},{plo:.1}H{:.1}M{:.1},{phi:.1}H{:.1}" stroke="{col}" fill="none"/>"##,
                 px - 4.0,
                 px + 4.0,
                 px - 4.0,
                 px + 4.0
-            );
-            let _ = write!(
-                s,
-                r##"<circle cx="{px:.1}" cy="{pm:.1}" r="3.5" fill="{c}"><title>{}, intensity {}: {:.3} [{:.3}, {:.3}] n={}</title></circle>"##,
+            ));
+            c.raw(&format!(
+                r##"<circle cx="{px:.1}" cy="{pm:.1}" r="3.5" fill="{col}"><title>{}, intensity {}: {:.3} [{:.3}, {:.3}] n={}</title></circle>"##,
                 fmt_kib(p.level.size_kib),
                 esc(&fmt_intensity(*intensity)),
                 v.median,
                 v.ci_lo,
                 v.ci_hi,
                 v.n
-            );
+            ));
         }
     }
 }

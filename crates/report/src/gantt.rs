@@ -2,9 +2,7 @@
 //! attempt from its start to its end, coloured by its measured slowdown
 //! (grey where none was measured) and outlined by how it ended.
 
-use std::fmt::Write;
-
-use crate::svg::{esc, slowdown_colour};
+use crate::svg::{esc, slowdown_colour, slowdown_key, step_decimals, text_width, ticks, Canvas, Text};
 
 /// One bar: a job attempt on the CPUs it held.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,27 +16,25 @@ pub struct Bar {
     pub slowdown: Option<f64>,
 }
 
-/// The chart as an SVG document. `cpus` lists the rows (CPU numbers), with
-/// the pool each belongs to.
+/// The chart as an SVG document, with a key of its colours and outlines.
+/// `cpus` lists the rows (CPU numbers), with the pool each belongs to.
 pub fn gantt(title: &str, cpus: &[(u32, String)], bars: &[Bar]) -> String {
     let t_end = bars.iter().map(|b| b.end).fold(0.0_f64, f64::max).max(1e-9);
-    let left = 110.0;
+    let row_names: Vec<String> = cpus.iter().map(|(cpu, pool)| format!("CPU {cpu} ({pool})")).collect();
+    let left = 16.0 + row_names.iter().map(|n| text_width(n, 11.0, false)).fold(60.0, f64::max);
     let plot_w = 760.0;
     let row_h = 34.0;
     let top = 40.0;
-    let h = top + row_h * cpus.len().max(1) as f64 + 50.0;
+    let rows = cpus.len().max(1) as f64;
+    let h = top + row_h * rows + 100.0;
     let w = left + plot_w + 30.0;
     let x = |t: f64| left + plot_w * t / t_end;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = write!(s, r#"<text x="{left}" y="20" font-size="14">{}</text>"#, esc(title));
-    for (row, (cpu, pool)) in cpus.iter().enumerate() {
+    let mut c = Canvas::new(w, h, 11.0);
+    c.text(Text::new(left, 20.0, title).size(14.0));
+    for (row, (cpu, _)) in cpus.iter().enumerate() {
         let y = top + row_h * row as f64;
-        let _ = write!(s, r##"<text x="8" y="{:.1}">CPU {cpu} ({})</text>"##, y + row_h / 2.0 + 4.0, esc(pool));
-        let _ = write!(s, r##"<rect x="{left}" y="{y:.1}" width="{plot_w}" height="{row_h}" fill="#f7f7f7" stroke="#ddd"/>"##);
+        c.text(Text::new(8.0, y + row_h / 2.0 + 4.0, &row_names[row]));
+        c.raw(&format!(r##"<rect x="{left:.1}" y="{y:.1}" width="{plot_w}" height="{row_h}" fill="#f7f7f7" stroke="#ddd"/>"##));
         for b in bars.iter().filter(|b| b.cpus.contains(cpu)) {
             let (x0, x1) = (x(b.start), x(b.end).max(x(b.start) + 1.0));
             let fill = b.slowdown.map_or_else(|| "#cccccc".to_string(), slowdown_colour);
@@ -55,42 +51,44 @@ pub fn gantt(title: &str, cpus: &[(u32, String)], bars: &[Bar]) -> String {
                 b.status,
                 b.slowdown.map_or(String::new(), |v| format!(", slowdown {v:.2}"))
             );
-            let _ = write!(
-                s,
+            c.raw(&format!(
                 r##"<g><title>{}</title><rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>"##,
                 esc(&tip),
                 y + 3.0,
                 x1 - x0,
                 row_h - 6.0
-            );
+            ));
             let label = match (b.status.as_str(), b.slowdown) {
                 ("ok", Some(v)) => format!("{} {v:.2}", b.job),
                 ("ok", None) => b.job.clone(),
                 (st, _) => format!("{} ({st})", b.job),
             };
-            let _ = write!(s, r##"<text x="{:.1}" y="{:.1}">{}</text></g>"##, x0 + 3.0, y + row_h / 2.0 + 4.0, esc(&label));
+            // A label that would run past the time axis ends at the bar's end instead.
+            let ly = y + row_h / 2.0 + 4.0;
+            if x0 + 3.0 + text_width(&label, 11.0, false) > left + plot_w {
+                c.text(Text::new(x1 - 3.0, ly, &label).end());
+            } else {
+                c.text(Text::new(x0 + 3.0, ly, &label));
+            }
+            c.raw("</g>");
         }
     }
-    let axis_y = top + row_h * cpus.len().max(1) as f64;
-    let ticks = 6;
-    // Enough decimals that neighbouring ticks differ (a 0.5 s run's ticks
-    // are 0.08 s apart, which one decimal would print as 0.0, 0.1, 0.2, 0.2).
-    let step = t_end / ticks as f64;
-    let decimals = if step > 0.0 { (1.0 - step.log10().floor()).clamp(0.0, 4.0) as usize } else { 1 };
-    for i in 0..=ticks {
-        let t = t_end * i as f64 / ticks as f64;
-        let _ = write!(
-            s,
-            r##"<line x1="{0:.1}" y1="{axis_y:.1}" x2="{0:.1}" y2="{1:.1}" stroke="#999"/><text x="{0:.1}" y="{2:.1}" text-anchor="middle">{t:.3$}</text>"##,
-            x(t),
-            axis_y + 5.0,
-            axis_y + 18.0,
-            decimals
-        );
+    let axis_y = top + row_h * rows;
+    // Round ticks (1-2-5 steps) with enough decimals that neighbours differ.
+    let (tick_values, step) = ticks(0.0, t_end, 6);
+    for t in tick_values {
+        c.raw(&format!(r##"<line x1="{0:.1}" y1="{axis_y:.1}" x2="{0:.1}" y2="{1:.1}" stroke="#999"/>"##, x(t), axis_y + 5.0));
+        c.text(Text::new(x(t), axis_y + 18.0, &format!("{t:.*}", step_decimals(step))).middle());
     }
-    let _ = write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">seconds since the run began</text>"#, left + plot_w / 2.0, axis_y + 36.0);
-    s.push_str("</svg>\n");
-    s
+    c.text(Text::new(left + plot_w / 2.0, axis_y + 36.0, "seconds since the run began").middle());
+    let key_y = axis_y + 50.0;
+    let mut kx = slowdown_key(&mut c, 8.0, key_y, "fill: measured slowdown") + 12.0;
+    for (fill, stroke, what) in [("#cccccc", "#555555", "not measured"), ("#ffffff", "#cc0000", "failed, timeout or oom"), ("#ffffff", "#888888", "killed")] {
+        c.raw(&format!(r##"<rect x="{kx:.1}" y="{key_y:.1}" width="22" height="14" fill="{fill}" stroke="{stroke}" stroke-width="1.5" class="key"/>"##));
+        c.text(Text::new(kx + 27.0, key_y + 11.0, what));
+        kx += 27.0 + text_width(what, 11.0, false) + 14.0;
+    }
+    c.finish()
 }
 
 #[cfg(test)]
@@ -109,6 +107,7 @@ mod tests {
         assert!(svg.contains("c (timeout)"));
         assert!(svg.contains(&slowdown_colour(1.5)));
         // The time axis ends at the last end: 4.0 at the right edge.
-        assert!(svg.contains(">4.00</text>"), "ticks 0.67 s apart keep two decimals");
+        assert!(svg.contains(">4</text>") && svg.contains(">3</text>"), "round ticks 1 s apart: {svg}");
+        assert_eq!(svg.matches(r#"class="key""#).count(), 7 + 3, "slowdown swatches and outline key");
     }
 }

@@ -67,7 +67,8 @@ impl Page {
         self
     }
 
-    /// A table; cells after the first column are right-aligned (numbers).
+    /// A table; columns of numbers are right-aligned, text columns left
+    /// ([`crate::numeric_columns`]).
     pub fn table(&mut self, headers: &[&str], rows: &[Vec<String>]) -> &mut Page {
         self.blocks.push(Block::Table { headers: headers.iter().map(|h| h.to_string()).collect(), rows: rows.to_vec() });
         self
@@ -147,13 +148,14 @@ impl Page {
                         let _ = write!(s, "<th>{}</th>", esc(h));
                     }
                     s.push_str("</tr></thead>\n<tbody>\n");
+                    let numbers = crate::numeric_columns(rows);
                     for r in rows {
                         s.push_str("<tr>");
                         for (i, c) in r.iter().enumerate() {
-                            if i == 0 {
-                                let _ = write!(s, "<td>{}</td>", esc(c));
-                            } else {
+                            if numbers.get(i).copied().unwrap_or(false) {
                                 let _ = write!(s, "<td class=\"num\">{}</td>", esc(c));
+                            } else {
+                                let _ = write!(s, "<td>{}</td>", esc(c));
                             }
                         }
                         s.push_str("</tr>\n");
@@ -194,14 +196,14 @@ mod tests {
     #[test]
     fn page_escapes_text_and_keeps_blocks_in_order() {
         let mut p = Page::new("a <b> & c");
-        p.section("One & two").paragraph("x < y").table(&["k", "v"], &[vec!["<k>".into(), "1".into()]]);
+        p.section("One & two").paragraph("x < y").table(&["k", "v", "why"], &[vec!["<k>".into(), "1".into(), "a reason".into()]]);
         p.section("Plots").svg("<?xml version=\"1.0\"?>\n<svg><rect/></svg>").note("n").pre("a\tb").link("s.csv", "table as CSV");
         let h = p.render();
         assert!(h.starts_with("<!DOCTYPE html>"));
         assert!(h.contains("<title>a &lt;b&gt; &amp; c</title>"));
         assert!(h.contains("<h2 id=\"one-two\">One &amp; two</h2>"));
         assert!(h.contains("<a href=\"#plots\">Plots</a>"), "contents line");
-        assert!(h.contains("<td>&lt;k&gt;</td><td class=\"num\">1</td>"));
+        assert!(h.contains("<td>&lt;k&gt;</td><td class=\"num\">1</td><td>a reason</td>"), "numbers right, text left");
         assert!(h.contains("<figure><svg><rect/></svg></figure>"), "prolog dropped");
         assert!(!h.contains("<?xml"));
         let order: Vec<usize> = ["One &amp; two", "x &lt; y", "<table>", "Plots", "<figure>", "class=\"note\"", "<pre>", "s.csv"]

@@ -44,13 +44,51 @@ fn new_table(headers: &[&str], rows: &[Vec<String>], arrangement: ContentArrange
     for r in rows {
         t.add_row(r.clone());
     }
-    // Numbers line up on the right; the first column (a name) stays left.
+    // Numbers line up on the right; names and text read from the left.
+    let numbers = numeric_columns(rows);
     for (i, col) in t.column_iter_mut().enumerate() {
-        if i > 0 {
+        if numbers.get(i).copied().unwrap_or(false) {
             col.set_cell_alignment(CellAlignment::Right);
         }
     }
     t
+}
+
+/// Which columns hold numbers (right-aligned in tables): every cell a
+/// figure (`1.52`, `-3 %`, `+0.4`, `12 [10, 14]`, `3.1 s`) or a placeholder
+/// (`-`, empty), and at least one a figure. Text columns (names, reasons,
+/// CPU lists such as `0-3`, dates) stay left-aligned.
+pub fn numeric_columns(rows: &[Vec<String>]) -> Vec<bool> {
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..width)
+        .map(|i| {
+            let cells = rows.iter().filter_map(|r| r.get(i)).map(|c| c.trim());
+            let mut any = false;
+            for c in cells {
+                if c.is_empty() || c == "-" {
+                    continue;
+                }
+                if !figure(c) {
+                    return false;
+                }
+                any = true;
+            }
+            any
+        })
+        .collect()
+}
+
+/// A figure: an optional sign, digits, then nothing that makes it a word
+/// (a unit, a percent sign or a bracketed interval may follow after a
+/// space). `0-3` and `2026-11-28` are lists and dates, not figures.
+fn figure(c: &str) -> bool {
+    let body = c.strip_prefix(['+', '-', '\u{2212}']).unwrap_or(c);
+    let num_end = body.find(|ch: char| !(ch.is_ascii_digit() || ch == '.')).unwrap_or(body.len());
+    let (num, rest) = body.split_at(num_end);
+    if num.is_empty() || !num.starts_with(|ch: char| ch.is_ascii_digit()) || num.parse::<f64>().is_err() {
+        return false;
+    }
+    rest.is_empty() || rest.starts_with(' ') || rest.starts_with(['%', 'x', 'k', 'M', 'G', 'e', 'E'])
 }
 
 #[cfg(test)]
@@ -67,6 +105,19 @@ mod table_tests {
         assert_eq!(interval_name([6, 20]), "95% CI");
         assert_eq!(interval_name([5, 6]), "95% CI, range below 6 repeats");
         assert_eq!(interval_name([]), "95% CI");
+    }
+
+    #[test]
+    fn numbers_are_right_aligned_and_text_columns_left() {
+        let rows = vec![
+            vec!["noplan".into(), "1.52 [1.40, 1.60]".into(), "-3.1 %".into(), "0-3".into(), "held back: a beside b".into(), "-".into()],
+            vec!["best-match:window=8".into(), "12".into(), "+0.4 %".into(), "4,5".into(), "none".into(), "2.5 s".into()],
+        ];
+        assert_eq!(numeric_columns(&rows), [false, true, true, false, false, true]);
+        let t = table(&["policy", "median", "rate", "cpus", "why", "time"], &rows);
+        let line = t.lines().nth(3).unwrap();
+        assert!(line.contains("| none "), "text left-aligned: {t}");
+        assert!(line.contains(" 12 |"), "numbers right-aligned: {t}");
     }
 
     #[test]
@@ -124,6 +175,20 @@ pub fn fmt_spread(s: &Summary, digits: usize) -> String {
     format!("{:.d$} ({:.d$}-{:.d$}, n={})", s.median, s.min, s.max, s.n, d = digits)
 }
 
+/// A CSV file's text: the header, then one line per row, a field quoted
+/// only where it needs it (a comma, a quote or a line break; RFC 4180) and
+/// every line ending in `\n`. Through the `csv` crate, as every CSV cosched
+/// writes, so one quoting rule holds across its files.
+pub fn csv_text(headers: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let io = "writing CSV to memory cannot fail";
+    w.write_record(headers).expect(io);
+    for r in rows {
+        w.write_record(&r).expect(io);
+    }
+    String::from_utf8(w.into_inner().expect(io)).expect("CSV of UTF-8 fields is UTF-8")
+}
+
 /// A rate with an SI prefix: 1234567 -> "1.23M".
 pub fn si(v: f64) -> String {
     let (div, suffix) = match v.abs() {
@@ -159,6 +224,16 @@ mod tests {
     fn auto_decimals_keep_small_figures_readable() {
         assert_eq!(fmt_ci_auto(&Summary::of(&[0.2, 0.21, 0.22]).unwrap()), "0.210 [0.200, 0.220]");
         assert_eq!(fmt_ci_auto(&Summary::of(&[1234.4]).unwrap()), "1234 [1234, 1234]");
+    }
+
+    #[test]
+    fn csv_quotes_only_what_needs_it_and_round_trips_commas_quotes_and_newlines() {
+        let awkward = "best-match:aging=4,window=8 \"x\"\nnext";
+        let text = csv_text(&["policy", "median"], [vec!["noplan".into(), "1.5".into()], vec![awkward.into(), "2".into()]]);
+        assert_eq!(text, "policy,median\nnoplan,1.5\n\"best-match:aging=4,window=8 \"\"x\"\"\nnext\",2\n");
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let got: Vec<Vec<String>> = r.records().map(|rec| rec.unwrap().iter().map(String::from).collect()).collect();
+        assert_eq!(got, [vec!["noplan".to_string(), "1.5".into()], vec![awkward.into(), "2".into()]]);
     }
 
     #[test]

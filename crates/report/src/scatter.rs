@@ -3,9 +3,7 @@
 //! diagonal of a perfect prediction, the +-30 % band of the SCN paper, and the
 //! severe-conflict level on both axes.
 
-use std::fmt::Write;
-
-use crate::svg::esc;
+use crate::svg::{esc, step_decimals, ticks, Canvas, Text};
 
 /// One pair: measured slowdown (x), predicted slowdown (y) with its interval.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,101 +45,53 @@ pub fn scatter(title: &str, subtitle: &str, points: &[Point], level: Option<f64>
     let (lo, hi) = ((lo - pad).max(0.0), hi + pad);
     let x = |v: f64| LEFT + (v - lo) / (hi - lo) * PLOT;
     let y = |v: f64| TOP + PLOT - (v.clamp(lo, hi) - lo) / (hi - lo) * PLOT;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W:.0}" height="{H:.0}" font-family="sans-serif" font-size="12">"##
-    );
-    let _ = write!(s, r##"<rect width="100%" height="100%" fill="white"/>"##);
-    let _ = write!(s, r##"<text x="8" y="22" font-size="15" font-weight="bold">{}</text>"##, esc(title));
+    let mut c = Canvas::new(W, H, 12.0);
+    c.text(Text::new(8.0, 22.0, title).size(15.0).bold());
     // One line per `\n` of the subtitle (at most two fit above the plot).
     for (i, line) in subtitle.lines().take(2).enumerate() {
-        let _ = write!(s, r##"<text x="8" y="{}" fill="#444">{}</text>"##, 40 + 16 * i, esc(line));
+        c.text(Text::new(8.0, 40.0 + 16.0 * i as f64, line).attrs(r##"fill="#444""##));
     }
-    let _ = write!(
-        s,
-        r##"<rect x="{LEFT}" y="{TOP}" width="{PLOT}" height="{PLOT}" fill="none" stroke="#888"/>"##
-    );
+    c.raw(&format!(r##"<rect x="{LEFT}" y="{TOP}" width="{PLOT}" height="{PLOT}" fill="none" stroke="#888"/>"##));
     // The +-30 % band around the diagonal, then the diagonal.
     let band: Vec<String> = [(lo, lo * 1.3), (hi, hi * 1.3), (hi, hi * 0.7), (lo, lo * 0.7)]
         .iter()
         .map(|(m, p)| format!("{:.1},{:.1}", x(*m), y(*p)))
         .collect();
-    let _ = write!(
-        s,
-        r##"<clipPath id="plot"><rect x="{LEFT}" y="{TOP}" width="{PLOT}" height="{PLOT}"/></clipPath>"##
-    );
-    let _ = write!(s, r##"<polygon points="{}" fill="#e8f0fb" clip-path="url(#plot)"/>"##, band.join(" "));
-    let _ = write!(
-        s,
-        r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#4477aa"/>"##,
-        x(lo),
-        y(lo),
-        x(hi),
-        y(hi)
-    );
+    c.raw(&format!(r##"<clipPath id="plot"><rect x="{LEFT}" y="{TOP}" width="{PLOT}" height="{PLOT}"/></clipPath>"##));
+    c.raw(&format!(r##"<polygon points="{}" fill="#e8f0fb" clip-path="url(#plot)"/>"##, band.join(" ")));
+    c.raw(&format!(r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#4477aa"/>"##, x(lo), y(lo), x(hi), y(hi)));
     if let Some(l) = level.filter(|l| *l > lo && *l < hi) {
-        let _ = write!(
-            s,
+        c.raw(&format!(
             r##"<line x1="{:.1}" y1="{TOP}" x2="{:.1}" y2="{:.1}" stroke="#cc3311" stroke-dasharray="4 3"/>"##,
             x(l),
             x(l),
             TOP + PLOT
-        );
-        let _ = write!(
-            s,
+        ));
+        c.raw(&format!(
             r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#cc3311" stroke-dasharray="4 3"/>"##,
             y(l),
             LEFT + PLOT,
             y(l)
-        );
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" fill="#cc3311">severe &gt; {l:.2}</text>"##,
-            x(l) + 4.0,
-            TOP + 14.0
-        );
+        ));
+        c.text(Text::new(x(l) + 4.0, TOP + 14.0, &format!("severe > {l:.2}")).attrs(r##"fill="#cc3311""##));
     }
-    // Ticks: five per axis.
-    for i in 0..=5 {
-        let v = lo + (hi - lo) * i as f64 / 5.0;
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle">{v:.2}</text>"##,
-            x(v),
-            TOP + PLOT + 16.0
-        );
-        let _ = write!(
-            s,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{v:.2}</text>"##,
-            LEFT - 6.0,
-            y(v) + 4.0
-        );
+    // Round ticks (1-2-5 steps) on both axes.
+    let (tick_values, step) = ticks(lo, hi, 6);
+    for v in tick_values {
+        let label = format!("{v:.*}", step_decimals(step));
+        c.raw(&format!(r##"<line x1="{0:.1}" y1="{1}" x2="{0:.1}" y2="{2}" stroke="#888"/>"##, x(v), TOP + PLOT, TOP + PLOT + 4.0));
+        c.raw(&format!(r##"<line x1="{0}" y1="{1:.1}" x2="{2}" y2="{1:.1}" stroke="#888"/>"##, LEFT - 4.0, y(v), LEFT));
+        c.text(Text::new(x(v), TOP + PLOT + 16.0, &label).middle());
+        c.text(Text::new(LEFT - 6.0, y(v) + 4.0, &label).end());
     }
-    let _ = write!(
-        s,
-        r##"<text x="{:.1}" y="{:.1}" text-anchor="middle">measured slowdown (median of repeats)</text>"##,
-        LEFT + PLOT / 2.0,
-        TOP + PLOT + 36.0
-    );
-    let _ = write!(
-        s,
-        r##"<text x="16" y="{:.1}" text-anchor="middle" transform="rotate(-90 16 {:.1})">predicted slowdown (bar: interval)</text>"##,
-        TOP + PLOT / 2.0,
-        TOP + PLOT / 2.0
-    );
+    c.text(Text::new(LEFT + PLOT / 2.0, TOP + PLOT + 36.0, "measured slowdown (median of repeats)").middle());
+    c.text(Text::new(16.0, TOP + PLOT / 2.0, "predicted slowdown (bar: interval)").middle().rotate(-90.0));
     for p in points.iter().filter(|p| finite(p.measured) && finite(p.predicted)) {
         let px = x(p.measured);
         if p.hi > p.lo {
-            let _ = write!(
-                s,
-                r##"<line x1="{px:.1}" y1="{:.1}" x2="{px:.1}" y2="{:.1}" stroke="#999" stroke-width="1"/>"##,
-                y(p.lo),
-                y(p.hi)
-            );
+            c.raw(&format!(r##"<line x1="{px:.1}" y1="{:.1}" x2="{px:.1}" y2="{:.1}" stroke="#999" stroke-width="1"/>"##, y(p.lo), y(p.hi)));
         }
-        let _ = write!(
-            s,
+        c.raw(&format!(
             r##"<circle cx="{px:.1}" cy="{:.1}" r="3.5" fill="#222" fill-opacity="0.7"><title>{}: measured {:.3}, predicted {:.3} [{:.3}, {:.3}]</title></circle>"##,
             y(p.predicted),
             esc(&p.label),
@@ -149,16 +99,11 @@ pub fn scatter(title: &str, subtitle: &str, points: &[Point], level: Option<f64>
             p.predicted,
             p.lo,
             p.hi
-        );
+        ));
     }
-    let _ = write!(
-        s,
-        r##"<text x="{LEFT}" y="{:.1}" fill="#444">{} pairs; blue: perfect prediction, shaded: within 30 %</text>"##,
-        H - 8.0,
-        points.len()
-    );
-    s.push_str("</svg>\n");
-    s
+    let footer = format!("{} pairs; blue: perfect prediction, shaded: within 30 %", points.len());
+    c.text(Text::new(LEFT, H - 8.0, &footer).attrs(r##"fill="#444""##));
+    c.finish()
 }
 
 #[cfg(test)]
@@ -180,6 +125,7 @@ mod tests {
         assert!(svg.contains(&format!(r#"cx="{cx:.1}" cy="{cy:.1}""#)), "{svg}");
         assert_eq!(svg.matches("<circle").count(), 2);
         assert_eq!(svg.matches(r##"stroke="#999""##).count(), 1, "only a real interval gets a bar");
+        assert!(svg.contains(">1.2<") && svg.contains(">2.0<"), "round ticks 0.2 apart: {svg}");
         assert!(svg.contains("severe &gt; 1.30"));
     }
 }

@@ -202,7 +202,7 @@ fn scenario_topology_mistakes_are_named() {
     assert!(e.contains("pools[0].cpus: CPUs of a pool need a [topology]"), "{e}");
     let e = fails(&no_topology.replace("cpus = \"0,1,16,32\"", ""));
     assert!(e.contains("slowdown.levels: levels need a [topology]"), "{e}");
-    let plain = Scenario::parse(&no_topology.replace("cpus = \"0,1,16,32\"", "").split("[slowdown.levels]").next().unwrap().to_string(), "s.toml").unwrap();
+    let plain = Scenario::parse(no_topology.replace("cpus = \"0,1,16,32\"", "").split("[slowdown.levels]").next().unwrap(), "s.toml").unwrap();
     assert!(plain.with_placement(Strategy::Scatter).unwrap_err().contains("no [topology]"));
 }
 

@@ -101,26 +101,28 @@ impl Store {
     }
 
     /// Writes one table as CSV: a header row of column names, then one line
-    /// per row (RFC 4180 quoting; NULL is an empty field). Returns the
-    /// number of rows written.
+    /// per row (RFC 4180 quoting where a field needs it, through the `csv`
+    /// crate as every CSV cosched writes; NULL is an empty field). Returns
+    /// the number of rows written.
     pub fn export_csv(&self, table: &str, out: &mut dyn Write) -> Result<u64, StoreError> {
         let table = known_table(table)?;
         let tx = self.conn.unchecked_transaction().map_err(self.sql("starting a read"))?;
         let err = self.sql(&format!("reading {table}"));
         let mut stmt = tx.prepare(&format!("SELECT * FROM {table} ORDER BY {}", order_of(table))).map_err(&err)?;
         let names: Vec<String> = stmt.column_names().into_iter().map(String::from).collect();
-        let header: Vec<String> = names.iter().map(|n| csv_text(n)).collect();
-        writeln!(out, "{}", header.join(",")).map_err(StoreError::Write)?;
+        let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(out);
+        let wrote = |e: csv::Error| StoreError::Write(e.into());
+        w.write_record(&names).map_err(wrote)?;
         let mut rows = stmt.query([]).map_err(&err)?;
         let mut n = 0;
         while let Some(row) = rows.next().map_err(&err)? {
-            let mut fields = Vec::with_capacity(names.len());
             for i in 0..names.len() {
-                fields.push(csv_field(row.get_ref(i).map_err(&err)?));
+                w.write_field(csv_value(row.get_ref(i).map_err(&err)?)).map_err(wrote)?;
             }
-            writeln!(out, "{}", fields.join(",")).map_err(StoreError::Write)?;
+            w.write_record(None::<&[u8]>).map_err(wrote)?;
             n += 1;
         }
+        w.flush().map_err(StoreError::Write)?;
         Ok(n)
     }
 
@@ -177,21 +179,14 @@ impl Store {
     }
 }
 
-fn csv_text(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn csv_field(v: ValueRef) -> String {
+/// A stored value as CSV text, before quoting.
+fn csv_value(v: ValueRef) -> String {
     match v {
         ValueRef::Null => String::new(),
         ValueRef::Integer(i) => i.to_string(),
         // Debug keeps the decimal point of whole numbers and round-trips.
         ValueRef::Real(f) => format!("{f:?}"),
-        ValueRef::Text(t) => csv_text(&String::from_utf8_lossy(t)),
+        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
         ValueRef::Blob(b) => hex(b),
     }
 }
@@ -301,13 +296,36 @@ mod tests {
         assert_eq!(format_unix_utc(1_700_000_000), "2023-11-14 22:13:20");
     }
 
+    /// One table's CSV as `db export` writes it.
+    fn exported(texts: &[&str]) -> String {
+        let store = Store::open_in_memory().unwrap();
+        for t in texts {
+            store
+                .conn
+                .execute(
+                    "INSERT INTO provenance (hostname, cpu_model, cores, kernel_version, cosched_version, git_commit, command, started_unix) \
+                     VALUES ('h', 'c', 1, 'k', 'v', 'g', ?1, 0)",
+                    [t],
+                )
+                .unwrap();
+        }
+        let mut out = Vec::new();
+        store.export_csv("provenance", &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
-    fn csv_quotes_only_what_needs_it() {
-        assert_eq!(csv_text("plain"), "plain");
-        assert_eq!(csv_text("a,b"), "\"a,b\"");
-        assert_eq!(csv_text("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_text("two\nlines"), "\"two\nlines\"");
-        assert_eq!(csv_field(ValueRef::Real(2.0)), "2.0");
-        assert_eq!(csv_field(ValueRef::Null), "");
+    fn csv_quotes_only_what_needs_it_and_round_trips_commas_quotes_and_newlines() {
+        let awkward = "a,b \"hi\"\ntwo";
+        let csv = exported(&["plain", awkward]);
+        assert_eq!(csv.lines().nth(1), Some("1,h,c,1,k,v,g,plain,,0"), "plain fields stay bare, NULL is empty:\n{csv}");
+        assert!(csv.contains("\"a,b \"\"hi\"\"\ntwo\""), "quoted, inner quotes doubled:\n{csv}");
+        let mut r = csv::Reader::from_reader(csv.as_bytes());
+        let head = r.headers().unwrap().clone();
+        let value = head.iter().position(|h| h == "command").unwrap();
+        let got: Vec<String> = r.records().map(|rec| rec.unwrap()[value].to_string()).collect();
+        assert_eq!(got, ["plain", awkward]);
+        assert_eq!(csv_value(ValueRef::Real(2.0)), "2.0");
+        assert_eq!(csv_value(ValueRef::Null), "");
     }
 }

@@ -90,7 +90,8 @@ impl Store {
     /// and level (unlevelled last): each repeat counts once for each of its
     /// two jobs.
     pub fn pair_level_medians(&self, campaign: CampaignId) -> Result<Vec<LevelCell>> {
-        let mut by: BTreeMap<(String, String, (bool, Option<SharingLevel>)), Vec<f64>> = BTreeMap::new();
+        type Cell = (String, String, (bool, Option<SharingLevel>));
+        let mut by: BTreeMap<Cell, Vec<f64>> = BTreeMap::new();
         for r in self.pair_runs(campaign)? {
             // Levels sort closest first; repeats without one after them.
             let level = (r.level.is_none(), r.level);

@@ -220,7 +220,8 @@ impl Store {
         let in_regime = |p: &ProbePointRecord| regime.is_none_or(|g| p.regime.regime() == Some(g));
         // Per (job, level): the chosen campaign's rank (repeats in the
         // regime, then newer) and its points.
-        let mut chosen: BTreeMap<(String, Level), ((bool, i64), CampaignRecord, Vec<ProbePointRecord>)> = BTreeMap::new();
+        type Chosen = ((bool, i64), CampaignRecord, Vec<ProbePointRecord>);
+        let mut chosen: BTreeMap<(String, Level), Chosen> = BTreeMap::new();
         for c in self.campaigns()?.into_iter().filter(|c| c.workload == workload && c.kind == CampaignKind::Probe && c.status == CampaignStatus::Done) {
             let mut by_level: BTreeMap<(String, Level), Vec<ProbePointRecord>> = BTreeMap::new();
             for p in self.probe_points(c.id)? {
@@ -647,7 +648,8 @@ mod tests {
         };
         let run = s.begin_run("s", "w", "noplan", 0, "{}", &prov()).unwrap();
         // (job, start, end, status, slowdown, solo)
-        let jobs: [(&str, f64, f64, &str, f64, Option<f64>); 9] = [
+        type Job<'a> = (&'a str, f64, f64, &'a str, f64, Option<f64>);
+        let jobs: [Job; 9] = [
             ("a", 0.0, 2.0, "ok", 1.5, Some(1.0)),   // beside b only, b covers it: a sample
             ("b", 0.0, 3.0, "ok", 1.2, Some(2.0)),   // beside a, then c: co-runner changed
             ("c", 2.0, 3.0, "ok", 1.1, Some(1.0)),   // beside b only: a sample

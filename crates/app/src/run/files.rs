@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use cosched_measure::cgroup::Mechanism;
+use cosched_report::csv_text;
 use cosched_report::gantt::{gantt, Bar};
 use cosched_report::html::Page;
 use cosched_store::ExecRunId;
@@ -12,11 +13,11 @@ use super::journal::final_attempts;
 use super::report::{RunView, JOB_HEAD, RUN_HEAD};
 use super::Series;
 
-/// One CSV field, quoted (RFC 4180): policy labels hold commas
-/// (`conflict-aware:idle=always,threshold=100`) and job names may hold quotes.
-fn csv_field(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
+/// The columns of the report's jobs.csv, one row per job attempt.
+const JOBS_CSV_HEAD: [&str; 17] = [
+    "run", "policy", "repeat", "job", "attempt", "status", "status_value", "cpus", "arrival_s", "start_s", "end_s", "predicted",
+    "slowdown", "solo_s", "work_s", "beside", "mems",
+];
 
 /// Beside a run's trace: its policy's swaps, refused swaps and fallbacks.
 fn policy_file(run: ExecRunId) -> String {
@@ -28,6 +29,9 @@ fn trace_file(run: ExecRunId) -> String {
     format!("trace-run{}.csv", run.0)
 }
 
+/// A run's job table, built by the caller.
+type JobRows<'a> = dyn Fn(&RunView) -> Vec<Vec<String>> + 'a;
+
 /// The tables of a series' report, as [`super::report::show`] built them.
 pub(super) struct Tables<'a> {
     /// One row per run ([`RUN_HEAD`]).
@@ -35,9 +39,9 @@ pub(super) struct Tables<'a> {
     pub(super) summary: &'a [Vec<String>],
     pub(super) rates: &'a [Vec<String>],
     /// A run's job table ([`JOB_HEAD`]).
-    pub(super) jobs: &'a dyn Fn(&RunView) -> Vec<Vec<String>>,
+    pub(super) jobs: &'a JobRows<'a>,
     pub(super) mechanisms: &'a [Mechanism],
-    pub(super) held_apart: &'a [(String, Vec<(String, String, usize)>)],
+    pub(super) held_apart: &'a [(String, crate::held::HeldPairs)],
 }
 
 /// Writes the report's files into `dir`: index.html (the page), a Gantt SVG
@@ -94,7 +98,9 @@ pub(super) fn write_report(page: &mut Page, dir: &Path, s: &Series, views: &[Run
         &pv_rows,
     );
     page.note("predicted: the slowdown source beside the jobs running when the job started; observed: run time over stored solo time (co-runners may change during the run).");
-    let mut jobs_csv = String::from("run,policy,repeat,job,attempt,status,status_value,cpus,arrival_s,start_s,end_s,predicted,slowdown,solo_s,work_s,beside,mems\n");
+    // Policy labels hold commas (`conflict-aware:idle=always,threshold=100`),
+    // job names may hold quotes: `csv_text` quotes what needs it.
+    let mut jobs_csv: Vec<Vec<String>> = Vec::new();
     for v in views {
         let bars: Vec<Bar> = v
             .jobs
@@ -116,34 +122,30 @@ pub(super) fn write_report(page: &mut Page, dir: &Path, s: &Series, views: &[Run
         for j in &v.jobs {
             let e = j.end.as_ref();
             let o = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
-            jobs_csv.push_str(&format!(
-                "{},{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},\"{}\"\n",
-                v.rec.id,
-                csv_field(&v.rec.policy),
-                v.rec.repeat,
-                csv_field(&j.start.job),
-                j.start.attempt,
-                e.map_or("running", |e| e.status.name()),
+            jobs_csv.push(vec![
+                v.rec.id.to_string(),
+                v.rec.policy.clone(),
+                v.rec.repeat.to_string(),
+                j.start.job.clone(),
+                j.start.attempt.to_string(),
+                e.map_or("running", |e| e.status.name()).to_string(),
                 e.and_then(|e| e.status.value()).map_or(String::new(), |c| c.to_string()),
                 cosched_model::topology::format_cpulist(&j.start.cpus),
-                j.start.arrival_s,
-                j.start.start_s,
+                j.start.arrival_s.to_string(),
+                j.start.start_s.to_string(),
                 o(e.map(|e| e.end_s)),
-                j.start.predicted,
+                j.start.predicted.to_string(),
                 o(e.and_then(|e| e.slowdown)),
                 o(j.start.solo_s),
                 o(e.and_then(|e| e.work_s)),
-                csv_field(&j.start.beside.join(" ")),
+                j.start.beside.join(" "),
                 cosched_model::topology::format_cpulist(&j.start.mems),
-            ));
+            ]);
         }
         write(&trace_file(v.rec.id), &v.trace.to_csv())?;
         if !v.policy_events.is_empty() {
-            let mut csv = String::from("time,run,event,detail\n");
-            for e in &v.policy_events {
-                csv.push_str(&format!("{},{},{},{}\n", e.t_s, v.rec.id, e.event, csv_field(&e.detail)));
-            }
-            write(&policy_file(v.rec.id), &csv)?;
+            let rows = v.policy_events.iter().map(|e| vec![e.t_s.to_string(), v.rec.id.to_string(), e.event.clone(), e.detail.clone()]);
+            write(&policy_file(v.rec.id), &csv_text(&["time", "run", "event", "detail"], rows))?;
         }
     }
     let events: Vec<Vec<String>> = views
@@ -153,7 +155,7 @@ pub(super) fn write_report(page: &mut Page, dir: &Path, s: &Series, views: &[Run
     if !events.is_empty() {
         page.section("Policy swaps, refused swaps and fallbacks (Lua policies)").table(&["run", "t s", "event", "detail"], &events);
     }
-    write("jobs.csv", &jobs_csv)?;
+    write("jobs.csv", &csv_text(&JOBS_CSV_HEAD, jobs_csv))?;
     /// One run of runs.json.
     #[derive(serde::Serialize)]
     struct RunFile<'a> {
@@ -175,15 +177,4 @@ pub(super) fn write_report(page: &mut Page, dir: &Path, s: &Series, views: &[Run
     own.set_title(&format!("cosched run: {}", w.name));
     write("index.html", &own.render())?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn csv_fields_are_quoted_with_inner_quotes_doubled() {
-        assert_eq!(csv_field("conflict-aware:idle=always,threshold=100"), "\"conflict-aware:idle=always,threshold=100\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-    }
 }

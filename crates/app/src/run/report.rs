@@ -169,7 +169,7 @@ pub struct RunReport {
     /// Per policy label (the policy, then the baselines): the pairs it held
     /// apart over its runs, `(waiting job, running job, times)`, most
     /// frequent first ([`crate::held`]).
-    pub held_apart: Vec<(String, Vec<(String, String, usize)>)>,
+    pub held_apart: Vec<(String, crate::held::HeldPairs)>,
     /// The CPU 0-1 round trip read before each solo pass this invocation ran.
     pub solo_passes: Vec<SoloPassTrip>,
     /// The ParaStation paper's djsb figures of each run (solo passes aside), when
@@ -450,7 +450,7 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
         })
         .collect();
     let pool_cores: Vec<u32> = platform.pools.iter().map(|p| p.cores).collect();
-    let held_apart: Vec<(String, Vec<(String, String, usize)>)> = labels
+    let held_apart: Vec<(String, crate::held::HeldPairs)> = labels
         .iter()
         .map(|l| {
             let held: Vec<crate::held::HeldBack> = views

@@ -90,7 +90,8 @@ impl SoloRefs {
     pub fn lookup(&self, job: usize, cpus: &[u32], regime: Option<CacheRegime>) -> Option<SoloChoice> {
         let refs = self.by_job.get(&job)?;
         let same_regime = |r: &SoloRef| regime.is_some() && r.regime == regime;
-        let tiers: [(&'static str, &dyn Fn(&SoloRef) -> bool); 4] = [
+        type Tier<'t> = (&'static str, &'t dyn Fn(&SoloRef) -> bool);
+        let tiers: [Tier; 4] = [
             ("its CPUs, same regime", &|r| same_regime(r) && r.cpus == cpus),
             ("other CPUs, same regime", &|r| same_regime(r)),
             ("its CPUs, other regime", &|r| r.cpus == cpus),

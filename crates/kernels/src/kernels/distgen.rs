@@ -363,8 +363,8 @@ mod tests {
         let round = plan(&[1, 2], &[1.0, 1.0]); // 16 blocks x 2 sweeps, 32 blocks x 1
         let words = 32 * WORDS_PER_BLOCK;
         let chase_mem = Memory::new(words, &round, Mode::Chase);
-        for k in 0..2 {
-            let blocks = round[k].blocks;
+        for (k, leg) in round.iter().enumerate().take(2) {
+            let blocks = leg.blocks;
             let mut seen = std::collections::BTreeSet::new();
             let mut at = 0u64;
             for _ in 0..blocks {

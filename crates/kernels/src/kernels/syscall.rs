@@ -100,7 +100,7 @@ struct Tally {
 pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, KernelError> {
     let call = Call::parse(p)?;
     let rate = p.float("rate")?;
-    if rate != 0.0 && !(rate >= MIN_RATE) {
+    if rate != 0.0 && (rate.is_nan() || rate < MIN_RATE) {
         return Err(p.bad("rate", &format!("expected 0 (as fast as possible) or at least {MIN_RATE} calls/s, got {rate}")));
     }
     let started = Instant::now();

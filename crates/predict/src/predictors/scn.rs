@@ -91,7 +91,9 @@ impl Predictor for Scn {
         let obs = observations(train);
         self.overall = obs.iter().map(|o| o.2).sum::<f64>() / obs.len() as f64;
         self.overall_band = Band::of(&obs.iter().map(|o| (o.2, self.overall)).collect::<Vec<_>>());
-        let mut by_cell: BTreeMap<(u8, u8), Vec<(Option<f64>, f64)>> = BTreeMap::new();
+        // Per class pair: (regressor, measured slowdown) of each observation.
+        type Cell = Vec<(Option<f64>, f64)>;
+        let mut by_cell: BTreeMap<(u8, u8), Cell> = BTreeMap::new();
         for (v, o, m) in &obs {
             let (fv, fo) = (Features::of(v), Features::of(o));
             let (Some(cv), Some(co)) = (fv.class(), fo.class()) else { continue };

@@ -910,7 +910,7 @@ statistic = "mean"
         assert!(e.contains("programs[0].count: takes the job list to 100000000 jobs; expected at most 1000000"), "{e}");
         let e = fails(&format!("nodes = 100000000\n{}", prog("1.0", "1")));
         assert!(e.contains("nodes: 100000000 nodes; expected at most 100000"), "{e}");
-        let e = fails(&format!("[[pools]]\nname = \"p\"\ncores = 100000\nkind = \"cpu\"\n[[programs]]\nname = \"a\"\npool = \"p\"\nsolo = 1.0\ncount = 1\nhost_load = 0.5\n"));
+        let e = fails("[[pools]]\nname = \"p\"\ncores = 100000\nkind = \"cpu\"\n[[programs]]\nname = \"a\"\npool = \"p\"\nsolo = 1.0\ncount = 1\nhost_load = 0.5\n");
         assert!(e.contains("pools[0].cores: 100000 cores; expected at most 4096"), "{e}");
         let e = fails(&format!("{ONE}[[programs]]\nname = \"a\"\npool = \"p\"\nsolo = 1.0\ncount = 1\n[slowdown]\nmatrix = [[1e300]]\n"));
         assert!(e.contains("slowdown.matrix[0][0]: 1e300; expected a slowdown of at most 1000"), "{e}");

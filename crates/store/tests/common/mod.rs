@@ -63,7 +63,7 @@ pub fn pair(fg: &str, bg: &str, repeat: u32) -> PairRunRecord {
             1 => RepeatRegime { cpus: vec![0, 1], before_ns: Some(55.0 + f64::from(repeat)), after_ns: None },
             _ => RepeatRegime::default(),
         },
-        level: if repeat % 2 == 0 { Some(SharingLevel::SameLlc) } else { None },
+        level: if repeat.is_multiple_of(2) { Some(SharingLevel::SameLlc) } else { None },
     }
 }
 

@@ -173,7 +173,7 @@ impl Parser<'_, '_> {
                 "speed" => {
                     j.speed = self.cx.number(
                         e,
-                        |v| v > 0.0 && v <= MAX_SPEED && v >= 1.0 / MAX_SPEED,
+                        |v| (1.0 / MAX_SPEED..=MAX_SPEED).contains(&v),
                         &format!("a number > 0 (the variant's solo speed over the job's own), from {} to {MAX_SPEED}", 1.0 / MAX_SPEED),
                     )
                 }
