@@ -357,6 +357,12 @@ check "jobs lost (never ended ok)" 0 "$lost"
 check "jobs run ok twice" 0 "$dup"
 
 check "demo --workload NAME not offered -> usage error" 2 "$(rc $C demo --workload mixed)"
+one=$(wl one '[[jobs]]
+name = "a"
+command = "true"')
+check "study of one program -> usage error" 2 "$(rc $C study --workload "$one")"
+check "  names the reason" yes "$(has 'at least two jobs')"
+check "pairs --threads 0 -> usage error" 2 "$(rc $C pairs --workload "$one" --threads 0)"
 
 echo
 echo "$fails of $n checks failed (workdir $W)"

@@ -52,6 +52,7 @@ pub mod run;
 pub mod simulate;
 pub mod slurm;
 pub mod steady;
+pub mod study;
 mod variants;
 
 pub use cosched_learn::{knowledge, source, training};

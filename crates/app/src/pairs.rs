@@ -119,6 +119,12 @@ pub fn pairs(req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<PairsReport> {
 /// parsed the workload, opened the store, taken the node lock, installed
 /// the interrupt handlers and calibrated what the jobs need.
 pub fn pairs_in(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx) -> anyhow::Result<PairsReport> {
+    pairs_in_only(req, w, store, ctx, None)
+}
+
+/// [`pairs_in`], measuring only the co-run `only` (indices of the
+/// workload's distinct programs, the smaller first) when given.
+fn pairs_in_only(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx, only: Option<(usize, usize)>) -> anyhow::Result<PairsReport> {
     if w.jobs.is_empty() {
         return Err(bad_input(format!("{}: no jobs to pair", req.workload.display())));
     }
@@ -182,7 +188,11 @@ pub fn pairs_in(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx) 
         }
     };
     record_conditions(ctx, store, campaign, true)?;
-    let known = if req.skip_known { known_pairs(store, &params, req, ctx)? } else { BTreeSet::new() };
+    let mut known = if req.skip_known { known_pairs(store, &params, req, ctx)? } else { BTreeSet::new() };
+    let known_in_kb = known.len();
+    if let Some(o) = only {
+        known.extend(unordered_pairs(jobs.len()).into_iter().filter(|&p| p != o));
+    }
     let index = |name: &str| w.jobs.iter().position(|j| j.name == name);
     let prior_runs: Vec<PairRun> = prior.iter().filter_map(|r| Some(to_run(r, index(&r.fg_job)?, index(&r.bg_job)?))).collect();
 
@@ -258,8 +268,94 @@ pub fn pairs_in(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx) 
     }
     let all = store.pair_runs(campaign)?;
     let mut r = report(req, w, &all, tracker.out, store.pair_level_medians(campaign)?)?;
-    r.skipped_known = known.len();
+    r.skipped_known = known_in_kb;
     Ok(r)
+}
+
+/// One thread count of a sweep: the foreground job's solo time and its
+/// slowdown beside the background job, and the background's beside it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SweepRow {
+    pub threads: u32,
+    /// CPUs the foreground ran on: its threads, at most the node's CPUs.
+    pub cores: u32,
+    pub solo_s: Option<f64>,
+    pub slowdown: Option<Summary>,
+    pub background_slowdown: Option<Summary>,
+    pub svg: PathBuf,
+}
+
+/// The Xeon Phi study's OpenMP thread sweep under a background job.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SweepReport {
+    pub foreground: String,
+    pub background: String,
+    pub rows: Vec<SweepRow>,
+}
+
+/// The workload's first job, given `t` threads on `t` cores (at most
+/// `cpus`): a kernel's `threads`, a command run under
+/// `env OMP_NUM_THREADS=t` (so an OpenMP program starts `t` threads and
+/// each count is a program of its own in the knowledge base); named
+/// `NAME.tT`.
+pub fn with_threads(job: &cosched_model::workload::Job, t: u32, cpus: u32) -> cosched_model::workload::Job {
+    use cosched_model::workload::Program;
+    let mut j = job.clone();
+    j.threads = t;
+    j.cores = t.min(cpus).max(1);
+    j.name = format!("{}.t{t}", job.name);
+    if let Program::Command { argv } = &job.program {
+        let mut a = vec!["env".to_string(), format!("OMP_NUM_THREADS={t}")];
+        a.extend(argv.iter().cloned());
+        j.program = Program::Command { argv: a };
+    }
+    j
+}
+
+/// `cosched pairs --threads LIST`: for each thread count, a pairs campaign
+/// of the workload's first job (the foreground, at that count) with its
+/// second (the background) only, stored like any campaign; one row per
+/// count.
+pub fn thread_sweep(req: &PairsRequest, threads: &[u32], ctx: &Ctx) -> anyhow::Result<SweepReport> {
+    if req.min_repeats == 0 || req.repeats < req.min_repeats {
+        return Err(bad_input("need 1 <= --min-repeats <= --repeats"));
+    }
+    let cpus = crate::common::node_cpu_count();
+    if threads.is_empty() || threads.iter().any(|&t| t == 0 || t > cosched_model::workload::limits::MAX_CPUS) {
+        return Err(bad_input(format!("--threads: give counts from 1 to {}", cosched_model::workload::limits::MAX_CPUS)));
+    }
+    let w = load_workload(&req.workload)?;
+    if w.jobs.len() < 2 {
+        return Err(bad_input(format!("{}: a thread sweep needs two jobs (the foreground first, the background second)", req.workload.display())));
+    }
+    if w.jobs[0].pool != w.jobs[1].pool {
+        return Err(bad_input(format!("{}: the sweep's two jobs must be in one pool", req.workload.display())));
+    }
+    let _lock = crate::lock::take("pairs", None)?;
+    let mut store = open_store(&db_path(req.db.as_deref()))?;
+    install_interrupt_handler();
+    handle_terminal_stop(TerminalStop::AtPausePoints);
+    let mut rows = Vec::new();
+    for &t in threads {
+        let fg = with_threads(&w.jobs[0], t, cpus);
+        let sw = Workload { name: format!("{} threads={t}", w.name), jobs: vec![fg.clone(), w.jobs[1].clone()], ..w.clone() };
+        if representatives(&sw).len() < 2 {
+            return Err(bad_input(format!("{}: at {t} threads the two jobs are one program", req.workload.display())));
+        }
+        ctx.step(&format!("{} at {t} threads on {} cores beside {}", w.jobs[0].name, fg.cores, w.jobs[1].name));
+        calibrate_missing(&sw, &mut store, ctx)?;
+        let svg = req.svg.as_ref().map(|p| p.with_file_name(format!("{}-t{t}.svg", p.file_stem().map_or("pairs".into(), |s| s.to_string_lossy()))));
+        let r = pairs_in_only(&PairsRequest { svg, ..req.clone() }, &sw, &mut store, ctx, Some((0, 1)))?;
+        rows.push(SweepRow {
+            threads: t,
+            cores: fg.cores,
+            solo_s: r.solo.iter().find(|s| s.job == fg.name).map(|s| s.median_s),
+            slowdown: r.matrix.get(0, 1).copied(),
+            background_slowdown: r.matrix.get(1, 0).copied(),
+            svg: r.svg,
+        });
+    }
+    Ok(SweepReport { foreground: w.jobs[0].name.clone(), background: w.jobs[1].name.clone(), rows })
 }
 
 /// The unordered pairs of `params`' jobs (indices, the smaller first) that

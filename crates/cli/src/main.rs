@@ -52,6 +52,8 @@ enum Verb {
     Predict(cmd::predict::PredictArgs),
     /// Compare policies on real runs of the same seeded job orders until the difference is resolved (with the simulator and the oracle).
     Evaluate(cmd::evaluate::EvaluateArgs),
+    /// The nOS-V paper's co-execution study: every pair and some triples under each node-sharing strategy, scored.
+    Study(cmd::study::StudyArgs),
     /// Every predictor's accuracy on a workload's measured pairs (cross-validated, stored, SVG).
     EvaluatePredictors(cmd::evaluate_predictors::EvaluatePredictorsArgs),
     /// The SX-Aurora co-execution paper's Monte-Carlo evaluation of policies over random job orders (increase rates vs sequential).
@@ -106,6 +108,7 @@ fn main() {
         Verb::Predict(a) => cmd::predict::run(a),
         Verb::Evaluate(a) => cmd::evaluate::run(a),
         Verb::EvaluatePredictors(a) => cmd::evaluate_predictors::run(a),
+        Verb::Study(a) => cmd::study::run(a),
         Verb::Runs(a) => cmd::runs::run(a),
         Verb::Generate(a) => cmd::generate::run(a, command()),
         Verb::Slurm(a) => cmd::slurm::run(a),

@@ -25,3 +25,4 @@ pub mod runs;
 pub mod simulate;
 pub mod slurm;
 pub mod slurm_report;
+pub mod study;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::pairs::{pairs, PairsReport, PairsRequest, UNSTABLE_SOLO};
+use cosched_app::pairs::{pairs, thread_sweep, PairsReport, PairsRequest, SweepReport, UNSTABLE_SOLO};
 use cosched_report::table;
 
 use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArgs};
@@ -16,7 +16,8 @@ use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArg
     cosched pairs --workload examples/characterize.toml --resume --ratio   # Hori et al.'s view\n  \
     cosched pairs --workload examples/mixed.toml --in-regime shared --regime-wait 2h\n  \
     cosched pairs --workload examples/apps/apps.toml --skip-known   # only co-runs no campaign measured\n  \
-    cosched pairs --workload examples/apps/apps.toml --skip-known --settle 1.3 --min-repeats 2 --repeats 8\n\n\
+    cosched pairs --workload examples/apps/apps.toml --skip-known --settle 1.3 --min-repeats 2 --repeats 8\n  \
+    cosched pairs --workload examples/omp/sweep.toml --threads 1,2   # thread sweep\n\n\
     Every unordered pair (twins included) is co-run: solo A, solo B, then A with B,\n\
     the shorter re-launched until the longer ends, repeated until the 95% interval\n\
     of both slowdowns is within --target or --repeats is reached. Each repeat is\n\
@@ -42,7 +43,12 @@ use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArg
     either slowdown's interval (the range below 6 repeats) still holds LEVEL,\n\
     up to --repeats: repeats go to the pairs whose side of the level is in\n\
     doubt. With --skip-known too, a known co-run whose interval holds LEVEL is\n\
-    measured again (its new repeats replace the old ones where they are read).")]
+    measured again (its new repeats replace the old ones where they are read).\n\n\
+    With --threads 1,2 (the Xeon Phi study's OpenMP sweep), the workload's first\n\
+    job is the foreground and its second the background: for each count, the\n\
+    foreground runs with that many threads on as many cores (a kernel's threads;\n\
+    a command under `env OMP_NUM_THREADS=N`), and only its co-run with the\n\
+    background is measured, one campaign per count; one row per count.")]
 pub struct PairsArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -79,6 +85,11 @@ pub struct PairsArgs {
     /// beside the database).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// The Xeon Phi study's thread sweep: the workload's first job (the
+    /// foreground) at each of these thread counts (on as many cores, at most
+    /// the node's) beside its second (the background), one row per count.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub threads: Vec<u32>,
     // With --json: the matrix (jobs, cells), regimes, per-level medians.
     #[command(flatten)]
     pub json: JsonArgs,
@@ -100,12 +111,40 @@ pub fn run(a: PairsArgs) -> anyhow::Result<()> {
         svg: a.svg,
         db: a.db.db,
     };
+    if !a.threads.is_empty() {
+        let r = thread_sweep(&req, &a.threads, &ctx())?;
+        if a.json.json {
+            return print_json(&r);
+        }
+        print_sweep(&r, a.ratio);
+        return Ok(());
+    }
     let r = pairs(&req, &ctx())?;
     if a.json.json {
         return print_json(&r);
     }
     print(&r, a.ratio);
     Ok(())
+}
+
+/// One row per thread count: the foreground's solo time and its slowdown
+/// (or interference ratio) beside the background, and the background's.
+fn print_sweep(r: &SweepReport, ratio: bool) {
+    let cell = |s: Option<cosched_model::stats::Summary>| match s {
+        Some(s) if ratio => format!("{:.2} [{:.2},{:.2}] n={}", 1.0 / s.median, 1.0 / s.ci_hi, 1.0 / s.ci_lo, s.n),
+        Some(s) => format!("{:.2} [{:.2},{:.2}] n={}", s.median, s.ci_lo, s.ci_hi, s.n),
+        None => "-".into(),
+    };
+    let what = if ratio { "interference ratio" } else { "slowdown" };
+    let head = ["threads", "cores", "solo s", &format!("{} {what}", r.foreground), &format!("{} {what}", r.background)];
+    let rows: Vec<Vec<String>> = r
+        .rows
+        .iter()
+        .map(|x| vec![x.threads.to_string(), x.cores.to_string(), x.solo_s.map_or("-".into(), |s| format!("{s:.2}")), cell(x.slowdown), cell(x.background_slowdown)])
+        .collect();
+    let h: Vec<&str> = head.iter().map(|s| s.as_ref()).collect();
+    println!("{}", table(&h, &rows));
+    println!("\n{} (foreground) at each thread count beside {} (background), co-run with the shorter re-launched; median [interval], n repeats.", r.foreground, r.background);
 }
 
 /// The matrix as a table, as slowdowns or Hori et al.'s interference ratios;
