@@ -198,6 +198,7 @@ pub fn characterize(req: &CharacterizeRequest, ctx: &Ctx) -> anyhow::Result<Char
             workload: req.workload.clone(),
             jobs: vec![job.name.clone()],
             stressor,
+            setup: Default::default(),
             repeats: 1,
             intensities: sizes_kib.as_ref().map(|_| "1.0".into()),
             sizes_kib,

@@ -62,10 +62,17 @@ impl Stressor {
         Stressor::ALL.into_iter().find(|x| x.name() == s)
     }
 
-    /// The kernel parameters at a level.
-    fn params(self, level: &ProbeLevel) -> BTreeMap<String, String> {
+    /// The kernel parameters at a level. The stream mode adds no `mode`
+    /// key, so its calibrations stay those stored before modes existed.
+    fn params(self, level: &ProbeLevel, setup: StressorSetup) -> BTreeMap<String, String> {
         match self {
-            Stressor::Distgen => stressor_params(level),
+            Stressor::Distgen => {
+                let mut p = stressor_params(level);
+                if setup.mode != DistgenMode::Stream {
+                    p.insert("mode".to_string(), setup.mode.name().to_string());
+                }
+                p
+            }
             Stressor::Pipe => BTreeMap::new(),
         }
     }
@@ -76,6 +83,62 @@ impl Stressor {
             Stressor::Distgen => format!("{} @ {}", fmt_kib(level.size_kib), fmt_intensity(level.intensity)),
             Stressor::Pipe => "pipe".to_string(),
         }
+    }
+}
+
+/// The order of the DistGen stressor's accesses (the DistGen paper's
+/// modes, `distgen`'s `mode` parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DistgenMode {
+    /// Address order: prefetchers help, the bandwidth-bound stressor.
+    #[default]
+    Stream,
+    /// A fixed pseudo-random order: the same reuse distances, no stride.
+    Random,
+    /// A linked list: one dependent load at a time, latency-bound.
+    Chase,
+}
+
+impl DistgenMode {
+    pub const ALL: [DistgenMode; 3] = [DistgenMode::Stream, DistgenMode::Random, DistgenMode::Chase];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DistgenMode::Stream => "stream",
+            DistgenMode::Random => "random",
+            DistgenMode::Chase => "chase",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DistgenMode> {
+        DistgenMode::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// How the DistGen stressor runs: its threads (each on a core of the host
+/// pool, as a host job of that many cores) and its access mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StressorSetup {
+    pub threads: u32,
+    pub mode: DistgenMode,
+}
+
+impl Default for StressorSetup {
+    fn default() -> Self {
+        StressorSetup { threads: 1, mode: DistgenMode::Stream }
+    }
+}
+
+impl StressorSetup {
+    /// The stressor's name as stored with each point. The one-thread
+    /// stream stressor is `distgen`, the curve every predictor reads; any
+    /// other setup gets a name of its own (`distgen:mode=chase,threads=2`),
+    /// so its points form their own curve and never mix into that one.
+    pub fn stored_name(self, st: Stressor) -> String {
+        if st == Stressor::Pipe || self == StressorSetup::default() {
+            return st.name().to_string();
+        }
+        format!("{}:mode={},threads={}", st.name(), self.mode.name(), self.threads)
     }
 }
 
@@ -90,6 +153,8 @@ pub struct ProbeRequest {
     pub jobs: Vec<String>,
     /// What the jobs run beside.
     pub stressor: Stressor,
+    /// DistGen's threads and mode (the pipe stressor takes only the default).
+    pub setup: StressorSetup,
     /// Repeats per level.
     pub repeats: usize,
     /// Stressor working-set sizes in KiB and intensities, comma-separated;
@@ -119,7 +184,8 @@ pub struct JobProbe {
     pub shared_cpus: bool,
     pub l2_kib: Option<u64>,
     pub llc_kib: Option<u64>,
-    pub stressor: &'static str,
+    /// As stored with the points ([`StressorSetup::stored_name`]).
+    pub stressor: String,
     pub points: Vec<ProbePoint>,
     /// The cache regimes its repeats ran in, and its switches.
     pub regimes: CampaignRegimes,
@@ -160,6 +226,12 @@ fn check_request(a: &ProbeRequest) -> anyhow::Result<()> {
     if !(a.stressor_seconds > 0.0 && a.stressor_seconds.is_finite()) {
         return Err(bad_input("--stressor-seconds must be a positive number of seconds"));
     }
+    if a.setup.threads == 0 {
+        return Err(bad_input("--stressor-threads must be at least 1"));
+    }
+    if a.stressor == Stressor::Pipe && a.setup != StressorSetup::default() {
+        return Err(bad_input("--stressor-threads and --stressor-mode are DistGen's; the pipe stressor runs as it is"));
+    }
     Ok(())
 }
 
@@ -187,6 +259,18 @@ pub fn probe_inputs<'a>(a: &ProbeRequest, w: &'a Workload, caches: (Option<u64>,
         .transpose()
         .map_err(|e| bad_input(format!("--intensities: {e}")))?;
     let jobs = select_jobs(w, &a.jobs, &a.workload)?;
+    // The stressor is a host job of `threads` cores: the host pool must
+    // have them, or the placement would overbook the stressor onto itself.
+    let pools = crate::common::node_pools(w).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
+    let host = w.pools.iter().position(|p| p.kind == PoolKind::Cpu).unwrap_or(0);
+    let host_cpus = pools.cpus.get(host).map_or(0, Vec::len);
+    if a.setup.threads as usize > host_cpus {
+        return Err(bad_input(format!(
+            "--stressor-threads {}: the host pool of {} has {host_cpus} CPU(s) on this node",
+            a.setup.threads,
+            a.workload.display()
+        )));
+    }
     let (l2_kib, llc_kib) = caches;
     let levels = match a.stressor {
         Stressor::Distgen => ladder(sizes, intensities, l2_kib, llc_kib)?,
@@ -204,27 +288,29 @@ pub fn probe_inputs<'a>(a: &ProbeRequest, w: &'a Workload, caches: (Option<u64>,
 /// calibrated here, as they are the probe's own).
 pub fn probe_in(a: &ProbeRequest, inputs: &ProbeInputs, store: &mut Store, ctx: &Ctx) -> anyhow::Result<Vec<JobProbe>> {
     let ProbeInputs { workload: w, jobs, levels, l2_kib, llc_kib } = inputs;
-    let (w, l2_kib, llc_kib, st) = (*w, *l2_kib, *llc_kib, a.stressor);
+    let (w, l2_kib, llc_kib, st, setup) = (*w, *l2_kib, *llc_kib, a.stressor, a.setup);
+    let stressor_name = setup.stored_name(st);
     let pools = crate::common::node_pools(w).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
     let cals = store.calibrations()?;
     let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
-    // The stressor is a one-core job of the host pool (the first cpu pool).
+    // The stressor is a job of the host pool (the first cpu pool), of one
+    // core per thread.
     let host = w.pools.iter().position(|p| p.kind == PoolKind::Cpu).unwrap_or(0);
     let place = |job: &Job| -> anyhow::Result<([Vec<u32>; 2], bool)> {
         let pool = w.pools.iter().position(|p| p.name == job.pool).unwrap_or(0);
-        let p = pools.pair((pool, job.cores), (host, 1)).map_err(|e| anyhow::anyhow!("placing `{}` beside the stressor: {e}", job.name))?;
+        let p = pools.pair((pool, job.cores), (host, setup.threads)).map_err(|e| anyhow::anyhow!("placing `{}` beside the stressor: {e}", job.name))?;
         Ok((p.cpus, p.shared_cpus))
     };
     let first_stressor_cpus = place(jobs[0])?.0[1].clone();
     let stressor_work =
-        size_stressor(st, levels, &first_stressor_cpus, a.stressor_seconds, store, ctx).map_err(stop_if_interrupted)?;
+        size_stressor(st, setup, levels, &first_stressor_cpus, a.stressor_seconds, store, ctx).map_err(stop_if_interrupted)?;
 
     let svg_dir = a.svg_dir.clone().unwrap_or_else(|| figures_dir(a.db.as_deref()));
     if st == Stressor::Distgen {
         create_dir(&svg_dir)?;
     }
     let prov = provenance(ctx);
-    ctx.step(&format!("probe: {} job(s) x {} levels x {} repeats against {}", jobs.len(), levels.len(), a.repeats, st.name()));
+    ctx.step(&format!("probe: {} job(s) x {} levels x {} repeats against {stressor_name}", jobs.len(), levels.len(), a.repeats));
     let per_job = (levels.len() * a.repeats) as u64;
     let progress = ctx.progress.task("probe", per_job * jobs.len() as u64);
     let mut done = Vec::new();
@@ -247,12 +333,12 @@ pub fn probe_in(a: &ProbeRequest, inputs: &ProbeInputs, store: &mut Store, ctx: 
             identity: Some(cosched_measure::identity::program_key(job.kernel().is_some(), &argv, job.cores)),
             argv: argv.clone(),
             job_cpus: job_cpus.clone(),
-            stressor: st.name().to_string(),
+            stressor: stressor_name.clone(),
             stressor_cpus: stressor_cpus.clone(),
             stressor_seconds: a.stressor_seconds,
             levels: levels
                 .iter()
-                .map(|l| ProbeLevelParams { size_kib: l.size_kib, intensity: l.intensity, stressor_work: stressor_work[&level_key(st, l)] })
+                .map(|l| ProbeLevelParams { size_kib: l.size_kib, intensity: l.intensity, stressor_work: stressor_work[&level_key(st, setup, l)] })
                 .collect(),
             repeats: a.repeats,
             l2_kib,
@@ -270,11 +356,11 @@ pub fn probe_in(a: &ProbeRequest, inputs: &ProbeInputs, store: &mut Store, ctx: 
             ProbePlan { job: &launch, stressor_cpus: &stressor_cpus, levels, repeats: a.repeats, read_cpus, gate },
             &mut read_round_trip,
             &mut |level| {
-                let work = stressor_work[&level_key(st, level)];
-                Ok(kernel_argv(st.name(), work, 1, &st.params(level)))
+                let work = stressor_work[&level_key(st, setup, level)];
+                Ok(kernel_argv(st.name(), work, setup.threads, &st.params(level, setup)))
             },
             &mut |level, m, readings| {
-                for (r, reading) in records(&job.name, st, level, m, readings).into_iter().zip(readings) {
+                for (r, reading) in records(&job.name, &stressor_name, level, m, readings).into_iter().zip(readings) {
                     let what = format!("{} at {} repeat {}", job.name, st.label(level), r.repeat);
                     tracker.observe(&what, reading.as_ref(), &mut |m| progress.println(m));
                     store.add_probe_point(campaign, &r).map_err(|e| e.to_string())?;
@@ -343,7 +429,7 @@ pub fn probe_in(a: &ProbeRequest, inputs: &ProbeInputs, store: &mut Store, ctx: 
             shared_cpus: shared,
             l2_kib,
             llc_kib,
-            stressor: st.name(),
+            stressor: stressor_name.clone(),
             points,
             waited_s: waiter.as_ref().map_or(0.0, |w| w.waited().as_secs_f64()),
             regimes: tracker.out,
@@ -360,6 +446,12 @@ fn again_flags(a: &ProbeRequest) -> String {
     let mut f = String::new();
     if a.stressor != Stressor::Distgen {
         f.push_str(&format!(" --stressor {}", a.stressor.name()));
+    }
+    if a.setup.threads != 1 {
+        f.push_str(&format!(" --stressor-threads {}", a.setup.threads));
+    }
+    if a.setup.mode != DistgenMode::Stream {
+        f.push_str(&format!(" --stressor-mode {}", a.setup.mode.name()));
     }
     if let Some(s) = &a.sizes_kib {
         f.push_str(&format!(" --sizes-kib {s}"));
@@ -486,8 +578,8 @@ fn parse_intensities(s: &str) -> Result<Vec<f64>, String> {
     Ok(dedup(v.into_iter().map(f64::to_bits)).into_iter().map(f64::from_bits).collect())
 }
 
-fn level_key(st: Stressor, l: &ProbeLevel) -> String {
-    calibration_key(st.name(), 1, &st.params(l))
+fn level_key(st: Stressor, setup: StressorSetup, l: &ProbeLevel) -> String {
+    calibration_key(st.name(), setup.threads, &st.params(l, setup))
 }
 
 /// The stressor's work at each level for about `seconds` alone: from its
@@ -497,6 +589,7 @@ fn level_key(st: Stressor, l: &ProbeLevel) -> String {
 /// than one from memory), so one rate for all levels would not do.
 fn size_stressor(
     st: Stressor,
+    setup: StressorSetup,
     levels: &[ProbeLevel],
     cpus: &[u32],
     seconds: f64,
@@ -505,7 +598,7 @@ fn size_stressor(
 ) -> anyhow::Result<BTreeMap<String, u64>> {
     let spec = cosched_model::kernel::kernel(st.name()).expect("the stressors are in the kernel catalogue");
     let have = store.calibrations()?;
-    let missing: Vec<&ProbeLevel> = levels.iter().filter(|l| !have.contains_key(&level_key(st, l))).collect();
+    let missing: Vec<&ProbeLevel> = levels.iter().filter(|l| !have.contains_key(&level_key(st, setup, l))).collect();
     let repeats = 3;
     if !missing.is_empty() {
         ctx.step(&format!("calibrating the {} stressor at {} level(s) not yet calibrated here", st.name(), missing.len()));
@@ -514,8 +607,8 @@ fn size_stressor(
     for (i, level) in missing.iter().enumerate() {
         let cs = CalibrateSpec {
             kernel: spec,
-            params: st.params(level),
-            threads: 1,
+            params: st.params(level, setup),
+            threads: setup.threads,
             repeats,
             // Short runs suffice: the rate only sizes the stressor, and the
             // co-run re-launches whichever side ends first anyway.
@@ -536,7 +629,7 @@ fn size_stressor(
     }
     progress.finish();
     let all = store.calibrations()?;
-    Ok(levels.iter().map(|l| (level_key(st, l), all[&level_key(st, l)].work_for_seconds(seconds))).collect())
+    Ok(levels.iter().map(|l| (level_key(st, setup, l), all[&level_key(st, setup, l)].work_for_seconds(seconds))).collect())
 }
 
 /// An error that happened because of Ctrl-C is the interrupt, exit 130.
@@ -549,11 +642,11 @@ fn stop_if_interrupted(e: anyhow::Error) -> anyhow::Error {
 
 /// One record per repeat of a level: the job's and the stressor's solo and
 /// co-run times of that same repeat.
-fn records(job: &str, st: Stressor, level: &ProbeLevel, m: &PairMeasurement, readings: &[Option<Reading>]) -> Vec<ProbePointRecord> {
+fn records(job: &str, stressor: &str, level: &ProbeLevel, m: &PairMeasurement, readings: &[Option<Reading>]) -> Vec<ProbePointRecord> {
     (0..m.solo_s[0].len())
         .map(|r| ProbePointRecord {
             job: job.to_string(),
-            stressor: st.name().to_string(),
+            stressor: stressor.to_string(),
             working_set_kib: level.size_kib,
             intensity: level.intensity,
             repeat: r as u32,
@@ -575,6 +668,29 @@ mod tests {
         assert_eq!(Stressor::parse("pipe"), Some(Stressor::Pipe));
         assert_eq!(Stressor::parse("distgen"), Some(Stressor::Distgen));
         assert_eq!(Stressor::parse("stream"), None);
+    }
+
+    #[test]
+    fn only_the_one_thread_stream_stressor_is_stored_as_distgen() {
+        let d = StressorSetup::default();
+        assert_eq!(d.stored_name(Stressor::Distgen), "distgen");
+        assert_eq!(d.stored_name(Stressor::Pipe), "pipe");
+        let two = StressorSetup { threads: 2, mode: DistgenMode::Stream };
+        assert_eq!(two.stored_name(Stressor::Distgen), "distgen:mode=stream,threads=2");
+        let chase = StressorSetup { threads: 1, mode: DistgenMode::Chase };
+        assert_eq!(chase.stored_name(Stressor::Distgen), "distgen:mode=chase,threads=1");
+        assert_eq!(DistgenMode::parse("random"), Some(DistgenMode::Random));
+        assert_eq!(DistgenMode::parse("list"), None);
+    }
+
+    #[test]
+    fn the_stressor_mode_reaches_distgen_and_its_calibration_key() {
+        let level = ProbeLevel { size_kib: 256, intensity: 1.0 };
+        let stream = Stressor::Distgen.params(&level, StressorSetup::default());
+        assert!(!stream.contains_key("mode"), "stream keeps the calibrations stored before modes");
+        let chase = StressorSetup { threads: 2, mode: DistgenMode::Chase };
+        assert_eq!(Stressor::Distgen.params(&level, chase).get("mode").map(String::as_str), Some("chase"));
+        assert_ne!(level_key(Stressor::Distgen, chase, &level), level_key(Stressor::Distgen, StressorSetup::default(), &level));
     }
 
     #[test]

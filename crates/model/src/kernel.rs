@@ -133,7 +133,7 @@ impl KernelSpec {
 const TRANSPORTS: &[&str] = &["shm", "unix"];
 const PIPE_SOURCES: &[&str] = &["zero", "memory"];
 const DISTGEN_MODES: &[&str] = &["stream", "random", "chase"];
-const SYSCALL_CALLS: &[&str] = &["getppid", "stat", "open", "read", "write"];
+const SYSCALL_CALLS: &[&str] = &["getppid", "clock", "stat", "open", "read", "write"];
 
 /// Every kernel, in the order `--list` prints them.
 pub const KERNELS: &[KernelSpec] = &[
@@ -246,7 +246,7 @@ pub const KERNELS: &[KernelSpec] = &[
                 name: "call",
                 kind: ParamKind::Choice(SYSCALL_CALLS),
                 default: "getppid",
-                help: "getppid (kernel entry only), stat (a path lookup), open (open and close /dev/null), read (4 KiB from /dev/zero) or write (4 KiB to /dev/null)",
+                help: "getppid (kernel entry only), clock (clock_gettime through syscall(2), not the vDSO), stat (a path lookup), open (open and close /dev/null), read (4 KiB from /dev/zero) or write (4 KiB to /dev/null)",
             },
             ParamSpec {
                 name: "rate",
@@ -433,6 +433,23 @@ pub struct Phase {
     pub threads: u32,
 }
 
+/// The ranges a parameter's kind does not say, checked by `cosched check`
+/// (file, line, field, exit 2) as the kernel checks them when it runs.
+pub fn check_range(kernel: &str, param: &str, text: &str) -> Result<(), String> {
+    let x = text.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+    let (ok, want) = match (kernel, param) {
+        ("syscall", "rate") => (x.is_some_and(|r| r == 0.0 || r >= 1.0), "0 (as fast as possible) or at least 1 call/s"),
+        ("offload", "host_load") => (x.is_some_and(|l| (0.0..=1.0).contains(&l)), "a share of the period in [0, 1]"),
+        ("distgen", "intensity") => (x.is_some_and(|i| i > 0.0 && i <= 1.0), "a share of time in (0, 1]"),
+        _ => return Ok(()),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("`{text}` is not {want}"))
+    }
+}
+
 /// Parses the `phases` parameter of `phased`: `KERNEL:WORK:THREADS,...`.
 pub fn parse_phases(spec: &str) -> Result<Vec<Phase>, String> {
     let mut out = Vec::new();
@@ -465,6 +482,19 @@ pub fn parse_phases(spec: &str) -> Result<Vec<Phase>, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ranges_the_kinds_do_not_say_are_checked() {
+        use super::check_range;
+        assert!(check_range("syscall", "rate", "0").is_ok());
+        assert!(check_range("syscall", "rate", "1").is_ok());
+        assert!(check_range("syscall", "rate", "0.5").unwrap_err().contains("at least 1 call/s"));
+        assert!(check_range("syscall", "rate", "-5").is_err());
+        assert!(check_range("offload", "host_load", "1.0").is_ok());
+        assert!(check_range("offload", "host_load", "1.2").is_err());
+        assert!(check_range("distgen", "intensity", "0").is_err());
+        assert!(check_range("compute", "anything", "-1").is_ok(), "only the listed parameters have ranges");
+    }
+
     use super::*;
 
     #[test]

@@ -885,3 +885,14 @@ fn twins_example_groups_copies_and_written_out_twins() {
     );
     assert_eq!(w.job("post").unwrap().after, ["solve.1", "solve.2"]);
 }
+
+#[test]
+fn a_syscall_rate_below_one_call_a_second_is_a_bad_value_at_its_place() {
+    let text = "[[jobs]]\nname = \"a\"\nkernel = \"syscall\"\nparams = { call = \"clock\", rate = 0.5 }\nwork = 1\n";
+    assert_error_at(
+        text,
+        4,
+        35,
+        &["bad value for parameter `rate` of kernel `syscall`", "`0.5` is not 0 (as fast as possible) or at least 1 call/s"],
+    );
+}

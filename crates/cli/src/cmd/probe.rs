@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use cosched_app::probe::{fits_in, probe, JobProbe, ProbeRequest, Stressor};
+use cosched_app::probe::{fits_in, probe, DistgenMode, JobProbe, ProbeRequest, Stressor, StressorSetup};
 use cosched_report::curves::{fmt_intensity, fmt_kib};
 use cosched_report::{fmt_ci, table};
 
@@ -17,6 +17,7 @@ use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArg
     cosched probe --workload examples/characterize.toml --repeats 5 --svg-dir plots/\n  \
     cosched probe --workload w.toml --sizes-kib 256,16384,131072 --intensities 1.0\n  \
     cosched probe --workload w.toml --stressor pipe --repeats 4\n  \
+    cosched probe --workload w.toml --stressor-threads 2 --stressor-mode chase\n  \
     cosched probe --workload w.toml --in-regime apart --regime-wait 2h   # caches apart only\n  \
     cosched classify --workload examples/characterize.toml   # N / C / S from the probes\n\n\
     Each job runs where `cosched run` would put it and the distgen stressor where a\n\
@@ -31,6 +32,13 @@ use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArg
     stressor is sized by calibration (stored, reused by later probes). Probing a few\n\
     levels again (--sizes-kib, --intensities) replaces just those levels of the\n\
     curve that predictors read.\n\n\
+    --stressor-threads N runs DistGen on N cores of the host pool (a host job of N\n\
+    cores beside the probed one); --stressor-mode picks the DistGen paper's access\n\
+    order: stream (address order), random (a fixed pseudo-random order of the same\n\
+    blocks) or chase (a linked list, one dependent load at a time). Any setup but\n\
+    one thread in stream mode is stored under its own stressor name\n\
+    (distgen:mode=chase,threads=2), a curve of its own that the predictors' distgen\n\
+    curve never mixes with.\n\n\
     --stressor pipe measures one point instead: the job beside the `pipe` kernel\n\
     (bytes streamed through a pipe between two processes on one CPU), a resource\n\
     DistGen does not exercise. Predictors read it beside the curve.\n\n\
@@ -52,6 +60,13 @@ pub struct ProbeArgs {
     /// or pipe (one point: the kernel's pipe path).
     #[arg(long, default_value = "distgen", value_name = "NAME", value_parser = ["distgen", "pipe"])]
     pub stressor: String,
+    /// DistGen's threads, each on a core of the host pool (the DistGen
+    /// paper's multi-threaded stressor).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub stressor_threads: u32,
+    /// DistGen's access order: stream, random or chase.
+    #[arg(long, default_value = "stream", value_name = "MODE", value_parser = ["stream", "random", "chase"])]
+    pub stressor_mode: String,
     /// Stressor working-set sizes in KiB, comma-separated (default: the
     /// ladder for this node's caches).
     #[arg(long, value_name = "LIST")]
@@ -83,6 +98,10 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<()> {
         jobs: a.jobs,
         repeats: a.repeats,
         stressor: Stressor::parse(&a.stressor).expect("clap admits only the stressors' names"),
+        setup: StressorSetup {
+            threads: a.stressor_threads,
+            mode: DistgenMode::parse(&a.stressor_mode).expect("clap admits only the modes' names"),
+        },
         sizes_kib: a.sizes_kib,
         intensities: a.intensities,
         stressor_seconds: a.stressor_seconds,
@@ -121,7 +140,7 @@ fn show(p: &JobProbe) {
         .points
         .iter()
         .map(|pt| {
-            let pipe = p.stressor != "distgen";
+            let pipe = p.stressor == "pipe";
             vec![
                 if pipe { "-".to_string() } else { fmt_kib(pt.level.size_kib) },
                 if pipe { "-".to_string() } else { fits_in(pt.level.size_kib, p.l2_kib, p.llc_kib).to_string() },

@@ -354,6 +354,11 @@ impl Parser<'_, '_> {
                 ok = false;
                 continue;
             }
+            if let Err(e) = kernel::check_range(spec.name, ps.name, text) {
+                self.cx.error(p.val.start, format!("bad value for parameter `{}` of kernel `{}`: {e}", p.key, spec.name), expected);
+                ok = false;
+                continue;
+            }
             if spec.name == "phased" && ps.name == "phases" {
                 if let Err(e) = kernel::parse_phases(text) {
                     self.cx.error(
