@@ -30,7 +30,7 @@ mod status;
 
 pub use learn::MIN_PLAUSIBLE_SLOWDOWN;
 pub use report::{report, Hours, NodeUse, PairUse, ReportJob, ReportRequest, Slowdowns, SlurmReport, UserUse};
-pub use status::{batch_script, status, submit, JobRow, NodeRow, PairRow, StatusReport, SubmitRequest, Submitted};
+pub use status::{batch_script, status, submit, AcceleratorRow, JobRow, NodeRow, PairRow, StatusReport, SubmitRequest, Submitted};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -553,7 +553,7 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
         let note = |job: u64, node: &str, beside: &[u64], predicted: f64, step: Step| {
             let q = queue.iter().find(|q| q.id == job).expect("decided jobs are read");
             let program = serving.programs.get(&job).cloned();
-            let d = Decision { policy: req.policy.clone(), node: node.to_string(), beside: beside.to_vec(), predicted, at: unix_now(), step, program };
+            let d = Decision { policy: req.policy.clone(), node: node.to_string(), beside: beside.to_vec(), predicted, at: unix_now(), step, program, gres: q.site.gres.clone() };
             d.write(&serving.key, &Signed { id: q.id, submit: q.submit, cpus: q.cpus })
         };
         let done = match &a {

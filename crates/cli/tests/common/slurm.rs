@@ -85,11 +85,13 @@ pub struct Spec {
     pub hook_at: &'static str,
     /// SlurmUser (slurm-local.sh's COSCHED_SLURM_USER); `None`: root.
     pub user: Option<&'static str>,
+    /// GPUs (GRES `gpu`) each node declares; `None`: none.
+    pub gpus: Option<u32>,
 }
 
 impl Default for Spec {
     fn default() -> Spec {
-        Spec { nodes: 1, cpus: None, mem_mb: None, hook_at: "slurmd", user: None }
+        Spec { nodes: 1, cpus: None, mem_mb: None, hook_at: "slurmd", user: None, gpus: None }
     }
 }
 
@@ -177,6 +179,9 @@ impl Cluster {
         }
         if let Some(mem) = s.mem_mb {
             c.env("COSCHED_SLURM_MEM", mem.to_string());
+        }
+        if let Some(gpus) = s.gpus {
+            c.env("COSCHED_SLURM_GPUS", gpus.to_string());
         }
         c.output().unwrap()
     }
