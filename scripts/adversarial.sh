@@ -337,6 +337,7 @@ check "jobs lost (never ended ok)" 0 "$lost"
 check "jobs run ok twice" 0 "$dup"
 
 check "demo --workload NAME not offered -> usage error" 2 "$(rc $C demo --workload mixed)"
+check "slurm-local.sh COSCHED_SLURM_GPUS=two -> usage error" 2 "$(COSCHED_SLURM_GPUS=two COSCHED_SLURM_DIR=$W/no-slurm rc scripts/slurm-local.sh env)"
 
 echo
 echo "$fails of $n checks failed (workdir $W)"
