@@ -363,6 +363,7 @@ command = "true"')
 check "study of one program -> usage error" 2 "$(rc $C study --workload "$one")"
 check "  names the reason" yes "$(has 'at least two jobs')"
 check "pairs --threads 0 -> usage error" 2 "$(rc $C pairs --workload "$one" --threads 0)"
+check "slurm-local.sh COSCHED_SLURM_GPUS=two -> usage error" 2 "$(COSCHED_SLURM_GPUS=two COSCHED_SLURM_DIR=$W/no-slurm rc scripts/slurm-local.sh env)"
 
 echo
 echo "$fails of $n checks failed (workdir $W)"

@@ -24,6 +24,12 @@
 #                       what cosched counts jobs' --mem against (memory is
 #                       not a consumable of this cluster's CR_Core; cosched
 #                       keeps co-located jobs within it)
+#   COSCHED_SLURM_GPUS  GPUs each node declares (default: none): GresTypes=gpu,
+#                       `Gres=gpu:N` on each node, and a gres.conf whose
+#                       `File=` names N stand-in device nodes (see gres_lines).
+#                       Jobs ask with --gres=gpu:K; Slurm allocates GPUs by
+#                       index, cosched shows them to the policy as the node's
+#                       accelerator pool and never places more than N at once
 #   COSCHED_BIN         the cosched binary the epilog runs (`cosched slurm
 #                       hook`) to wake `cosched slurm serve --hook` at each
 #                       job's end (default: `cosched` on the PATH, else
@@ -51,6 +57,12 @@ PORT=${COSCHED_SLURM_PORT:-16817}
 CPUS=${COSCHED_SLURM_CPUS:-$(nproc)}
 NODES=${COSCHED_SLURM_NODES:-1}
 MEM=${COSCHED_SLURM_MEM:+RealMemory=$COSCHED_SLURM_MEM}
+GPUS=${COSCHED_SLURM_GPUS:-0}
+case "$GPUS" in
+    '' | *[!0-9]*) echo "slurm-local: COSCHED_SLURM_GPUS=$GPUS: expected a number of GPUs per node" >&2; exit 2 ;;
+esac
+GRES=
+[ "$GPUS" -eq 0 ] || GRES="Gres=gpu:$GPUS"
 HOST=$(hostname -s)
 CONF=$DIR/etc/slurm.conf
 SOCK=$DIR/munge/munge.socket.2
@@ -108,6 +120,29 @@ hook_line() {
     esac
 }
 
+# GPUs (COSCHED_SLURM_GPUS): slurm.conf's GresTypes, after writing
+# gres.conf beside it. Slurm 22.05 needs a device per GPU: a gres.conf line
+# of a count alone (`Name=gpu Count=2`) is dropped by slurmd ("Removing
+# file-less GPU"), which then registers no GPU and slurmctld sets the node
+# INVAL; a `File=` that is a plain file is refused ("not a valid character
+# or block device"). So each GPU is a character device node of this
+# cluster's own, $DIR/dev/gpuK, with /dev/null's numbers (1,3): what a site
+# writes as File=/dev/nvidia[0-1]. task/affinity constrains no devices, so
+# nothing opens them; a job sees CUDA_VISIBLE_DEVICES as on a site.
+gres_lines() {
+    rm -f "$DIR/etc/gres.conf"
+    [ "$GPUS" -gt 0 ] || return 0
+    mkdir -p "$DIR/dev"
+    local k
+    for k in $(seq 0 $((GPUS - 1))); do
+        [ -c "$DIR/dev/gpu$k" ] || mknod "$DIR/dev/gpu$k" c 1 3 || die "mknod $DIR/dev/gpu$k: a GPU stand-in needs root and a /tmp without nodev"
+    done
+    local files="$DIR/dev/gpu0"
+    [ "$GPUS" -eq 1 ] || files="$DIR/dev/gpu[0-$((GPUS - 1))]"
+    echo "NodeName=$(node_names | paste -sd,) Name=gpu File=$files" >"$DIR/etc/gres.conf"
+    echo "GresTypes=gpu"
+}
+
 # The nodes' names: this host's, or c1..cN for several slurmd.
 node_names() {
     if [ "$NODES" -eq 1 ]; then echo "$HOST"; else seq -f "c%g" "$NODES"; fi
@@ -115,12 +150,12 @@ node_names() {
 
 node_lines() {
     if [ "$NODES" -eq 1 ]; then
-        echo "NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS $MEM State=UNKNOWN"
+        echo "NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$CPUS $MEM $GRES State=UNKNOWN"
         return
     fi
     local k
     for k in $(seq "$NODES"); do
-        echo "NodeName=c$k NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 1 + k)) CPUs=$CPUS $MEM State=UNKNOWN"
+        echo "NodeName=c$k NodeHostname=$HOST NodeAddr=127.0.0.1 Port=$((PORT + 1 + k)) CPUs=$CPUS $MEM $GRES State=UNKNOWN"
     done
 }
 
@@ -168,6 +203,7 @@ SchedulerType=sched/backfill
 # without it: docs/slurm.md.)
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 $(hook_line)
+$(gres_lines)
 # Jobs of the cosched partition are held at submission (job_submit.lua).
 JobSubmitPlugins=lua
 JobAcctGatherType=jobacct_gather/none

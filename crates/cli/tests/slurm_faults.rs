@@ -35,39 +35,40 @@ fn mark(c: &Cluster, id: u64) -> (String, u64) {
     (j["admin_comment"].as_str().unwrap_or("").to_string(), j["priority"].as_u64().unwrap_or(0))
 }
 
-/// `serve` SIGKILLs itself right after `scontrol release` and before the
-/// AdminComment (COSCHED_SLURM_FAULT), three times in a row, then one
-/// `serve` runs to the end: the released jobs are not released again nor
-/// started twice (one COMPLETED record each), none stays held, and under
-/// `exclusive` no two ever shared a node.
+/// `serve` SIGKILLs itself after it placed its first round's starts (each
+/// job's node and signed decision written, in one `scontrol update`) and
+/// before it released them (COSCHED_SLURM_FAULT), three times in a row,
+/// then one `serve` runs to the end: the placed jobs did not start while
+/// held, are held again and started once each (one COMPLETED record),
+/// none stays held, and under `exclusive` no two ever shared a node.
 #[test]
-fn serve_killed_between_a_release_and_its_mark_starts_no_job_twice_and_holds_none_forever() {
+fn serve_killed_between_a_placement_and_its_release_starts_no_job_twice_and_holds_none_forever() {
     need_slurm!(no_kernel);
     let c = Cluster::with(Spec { nodes: 2, cpus: Some(2), ..Spec::default() });
     let ids: Vec<u64> = (0..6).map(|k| c.sleep(&format!("j{k}"), 1.0, &["-n1"])).collect();
     let db = c.dir.path().join("s.db");
     let mut killed_at = Vec::new();
     for _ in 0..3 {
-        let held = c.held();
-        // At most 100 rounds: a serve that released nothing ends, and the test says so.
+        // At most 100 rounds: a serve that placed nothing ends, and the test says so.
         let mut s = c.cosched_bare(&db, &["serve", "--policy", "exclusive", "--interval", "0.2", "--rounds", "100"]);
-        s.env("COSCHED_SLURM_FAULT", "kill-after-release").stdout(Stdio::null()).stderr(Stdio::piped());
+        s.env("COSCHED_SLURM_FAULT", "kill-before-release").stdout(Stdio::null()).stderr(Stdio::piped());
         let out = s.output().unwrap();
         use std::os::unix::process::ExitStatusExt;
-        assert_eq!(out.status.signal(), Some(9), "serve was to kill itself after its first release: {}", String::from_utf8_lossy(&out.stderr));
-        // Exactly the point: released (priority above 0), the hold mark still on it.
-        let released: Vec<u64> = held.iter().copied().filter(|id| !c.held().contains(id)).collect();
-        assert_eq!(released.len(), 1, "one release before the kill: {released:?}");
-        let (admin, _) = mark(&c, released[0]);
-        assert!(admin.is_empty() || admin.starts_with("cosched;held"), "the decision was written: {admin}");
-        killed_at.push(released[0]);
+        assert_eq!(out.status.signal(), Some(9), "serve was to kill itself before its first release: {}", String::from_utf8_lossy(&out.stderr));
+        // Exactly the point: placed (cosched's decision written), still held.
+        let placed: Vec<u64> = ids.iter().copied().filter(|&id| mark(&c, id).0.starts_with("cosched;policy=")).collect();
+        assert!(!placed.is_empty(), "nothing placed before the kill");
+        for &id in &placed {
+            assert_eq!(mark(&c, id).1, 0, "job {id} released before the kill");
+        }
+        killed_at.extend(placed);
     }
     let r = report(c.serve("exclusive", &["--interval", "0.2"]), Duration::from_secs(120));
     let recs = c.records();
     completed_once(&recs, &ids);
     for a in recs.iter().filter(|r| ids.contains(&r.id)) {
         let beside: Vec<&Rec> = recs.iter().filter(|o| a.shares_with(o)).collect();
-        assert!(beside.is_empty(), "exclusive {a:?} shared its node with {beside:?} (released before the kills: {killed_at:?})");
+        assert!(beside.is_empty(), "exclusive {a:?} shared its node with {beside:?} (placed before the kills: {killed_at:?})");
     }
     assert!(c.held().is_empty(), "{r}");
 }
@@ -253,33 +254,65 @@ fn stalled_seconds(recs: &[Rec], submits: &[(u64, i64)], cores: usize, bound: i6
         .collect()
 }
 
+/// The controller's RPC counts by type since the last `sdiag -r`
+/// (sdiag's own left out), from sdiag's "by message type" section.
+fn rpcs_by_type(c: &Cluster) -> Vec<(String, u64)> {
+    let out = c.slurm("sdiag", &[]);
+    let section = out.split("by message type").nth(1).unwrap_or("").split("by user").next().unwrap_or("");
+    section
+        .lines()
+        .filter_map(|l| {
+            let name = l.split_whitespace().next()?;
+            let count = l.split("count:").nth(1)?.split_whitespace().next()?.parse().ok()?;
+            (name != "REQUEST_STATS_INFO").then(|| (name.to_string(), count))
+        })
+        .collect()
+}
+
 /// 500 jobs of `sleep 0.1` queued on 8 nodes of two cores, `noplan`
 /// deciding: every job runs exactly once, none is lost, and no core stays
 /// free for a whole second while a job queued more than two rounds plus
-/// Slurm's own start (its scheduling pass, once a second) waits.
+/// Slurm's own start (its scheduling pass, once a second) waits. Prints
+/// the figures docs/slurm.md records: wall time, rounds, round times,
+/// the controller's RPCs per round by type (sdiag), seconds held too long.
 ///
-/// Ignored by `cargo test`: on a loaded 2-core host it ran past 5 minutes
-/// (500 slurmstepd launches); `scripts/slurm-faults-scale.sh` runs it.
+/// Ignored by `cargo test`: 90 s on a 2-core host at a load of 13-16, where
+/// rounds took 0.9-2.3 s and the stall check (which counts on rounds of
+/// 0.5 s) failed; `scripts/slurm-faults-scale.sh` runs it (docs/slurm.md,
+/// Faults, has its figures).
 #[test]
-#[ignore = "minutes long: scripts/slurm-faults-scale.sh runs it"]
+#[ignore = "90 s, and its stall bound assumes an unloaded host: scripts/slurm-faults-scale.sh runs it"]
 fn five_hundred_queued_jobs_on_eight_nodes_all_run_once_and_none_waits_beside_a_free_core() {
     need_slurm!(no_kernel);
     let c = Cluster::with(Spec { nodes: 8, cpus: Some(2), ..Spec::default() });
+    c.slurm("sdiag", &["-r"]);
     let began = Instant::now();
     let serving = c.serve("noplan", &["--interval", "0.5", "--exit-idle", "5"]);
     let submitted = Instant::now();
     let submits = submit_many(&c, 500, 4);
     let ids: Vec<u64> = submits.iter().map(|s| s.0).collect();
     let submit_s = submitted.elapsed();
-    let r = report(serving, Duration::from_secs(1200));
+    let r = report(serving, Duration::from_secs(900));
+    let wall = began.elapsed();
     let recs = c.records();
+    // Two rounds of 0.5 s, one second for Slurm's pass, one for whole seconds.
+    let stalls = stalled_seconds(&recs, &submits, 16, 3);
+    let rounds = r["rounds"].as_u64().unwrap_or(0).max(1);
+    let mut round_s: Vec<f64> = r["round_s"].as_array().unwrap().iter().filter_map(|x| x.as_f64()).collect();
+    round_s.sort_by(f64::total_cmp);
+    let pct = |p: f64| round_s.get(((round_s.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let rpcs: Vec<String> = rpcs_by_type(&c).iter().map(|(t, n)| format!("{t} {:.2}", *n as f64 / rounds as f64)).collect();
+    eprintln!(
+        "500 jobs on 8 nodes: submitted in {submit_s:.1?}, all done in {wall:.1?} (5 s of it serve's idle exit), {rounds} rounds, round p50 {:.3} s p99 {:.3} s, {} s with a core free while a job queued 3 s waited; RPCs per round (all clients, submissions and slurmd's included): {}",
+        pct(0.5),
+        pct(0.99),
+        stalls.len(),
+        rpcs.join(", ")
+    );
     completed_once(&recs, &ids);
     assert!(c.held().is_empty());
     assert_eq!(r["released"].as_array().unwrap().len(), 500, "released once each");
-    // Two rounds of 0.5 s, one second for Slurm's pass, one for whole seconds.
-    let stalls = stalled_seconds(&recs, &submits, 16, 3);
     assert!(stalls.is_empty(), "a core was free while an old job waited, at {stalls:?}");
-    eprintln!("500 jobs on 8 nodes: submitted in {submit_s:?}, all done in {:?}, {} rounds", began.elapsed(), r["rounds"]);
 }
 
 #[test]

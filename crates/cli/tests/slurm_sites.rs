@@ -20,7 +20,7 @@ const NODE_MEM_MB: u64 = 1000;
 
 /// Four nodes of two CPUs and 1000 MB; serve woken by no epilog.
 fn cluster() -> Cluster {
-    Cluster::with(Spec { nodes: 4, cpus: Some(2), mem_mb: Some(NODE_MEM_MB), hook_at: "none", user: None })
+    Cluster::with(Spec { nodes: 4, cpus: Some(2), mem_mb: Some(NODE_MEM_MB), hook_at: "none", ..Spec::default() })
 }
 
 /// With a policy that fills nodes (`noplan`): two `--exclusive` jobs never
@@ -158,4 +158,76 @@ fn timeshare_alternates_two_jobs_with_turns_of_a_second() {
     let (ra, rb) = (recs.iter().find(|r| r.id == a).unwrap(), recs.iter().find(|r| r.id == b).unwrap());
     assert_eq!(ra.nodes, rb.nodes);
     assert!(rb.start < ra.end, "b began before a ended: {ra:?} {rb:?}");
+}
+
+/// Each job's AdminComment as the controller holds it, ended jobs too
+/// (kept for MinJobAge).
+fn admin_comments(c: &Cluster) -> std::collections::BTreeMap<u64, String> {
+    let v: serde_json::Value = serde_json::from_str(&c.slurm("squeue", &["--json", "--states=all"])).unwrap();
+    v["jobs"].as_array().unwrap().iter().map(|j| (j["job_id"].as_u64().unwrap(), j["admin_comment"].as_str().unwrap_or("").to_string())).collect()
+}
+
+/// GPUs as Slurm's GRES (slurm-local.sh's COSCHED_SLURM_GPUS): on two
+/// nodes of 2 CPUs and 1 GPU, four `--gres=gpu:1` jobs submitted before two
+/// CPU jobs under `noplan`, which fills a node core by core (it would put
+/// two GPU jobs on the first node). cosched never places
+/// more GPU jobs on a node than it has GPUs: not in its decisions (each
+/// release with the jobs beside it), not in Slurm's record; CPU jobs still
+/// share nodes beside GPU jobs; each GPU job's AdminComment names the unit
+/// it holds; and `slurm status` shows the GPU jobs, and only them, in the
+/// node's accelerator pool.
+#[test]
+fn gpu_jobs_never_outnumber_a_nodes_gpus_and_cpu_jobs_share_beside_them() {
+    need_slurm!(no_kernel);
+    const GPUS: usize = 1;
+    let c = Cluster::with(Spec { nodes: 2, cpus: Some(2), gpus: Some(GPUS as u32), hook_at: "none", ..Spec::default() });
+    let gpu: Vec<u64> = (0..4).map(|k| c.sleep(&format!("g{k}"), 3.0, &["-n1", "--gres=gpu:1"])).collect();
+    let cpu: Vec<u64> = (0..2).map(|k| c.sleep(&format!("p{k}"), 3.0, &["-n1"])).collect();
+    let serve = c.serve("noplan", &[]);
+    // While they run, the accelerator pools `slurm status` shows.
+    let (mut in_pool, began) = (std::collections::BTreeSet::new(), Instant::now());
+    while in_pool.len() < gpu.len() && began.elapsed() < Duration::from_secs(40) {
+        let out = c.cosched_bare(&c.dir.path().join("s.db"), &["status", "--json"]).output().unwrap();
+        let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        for n in s["nodes"].as_array().into_iter().flatten() {
+            let pools = n["accelerators"].as_array().unwrap();
+            assert_eq!(pools.len(), 1, "{n}");
+            let (units, held) = (pools[0]["units"].as_u64().unwrap(), pools[0]["held"].as_u64().unwrap());
+            assert_eq!((pools[0]["kind"].as_str(), units), (Some("gpu"), GPUS as u64), "{n}");
+            assert!(held <= units, "more GPUs held than the node has: {n}");
+            for j in pools[0]["jobs"].as_array().unwrap() {
+                assert!(gpu.contains(&j.as_u64().unwrap()), "a CPU job in the accelerator pool: {n}");
+                in_pool.insert(j.as_u64().unwrap());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let r = report(serve, Duration::from_secs(90));
+    // cosched's own decisions: the GPU jobs placed on the node at each release.
+    for rel in r["released"].as_array().unwrap() {
+        let job = rel["job"].as_u64().unwrap();
+        let beside: Vec<u64> = rel["beside"].as_array().unwrap().iter().map(|b| b.as_u64().unwrap()).collect();
+        let on_gpus = beside.iter().chain([job].iter()).filter(|j| gpu.contains(j)).count();
+        assert!(on_gpus <= GPUS || !gpu.contains(&job), "{job} released onto {} beside {on_gpus} GPU jobs: {rel}", rel["node"]);
+    }
+    let recs = c.records();
+    let all: Vec<u64> = gpu.iter().chain(&cpu).copied().collect();
+    for id in &all {
+        let states: Vec<&str> = recs.iter().filter(|r| r.id == *id).map(|r| r.state.as_str()).collect();
+        assert_eq!(states, ["COMPLETED"], "job {id}: {recs:?}");
+    }
+    let g: Vec<&Rec> = recs.iter().filter(|r| gpu.contains(&r.id)).collect();
+    for a in &g {
+        let at_once = g.iter().filter(|o| o.nodes == a.nodes && o.start <= a.start && a.start < o.end).count();
+        assert!(at_once <= GPUS, "{at_once} GPU jobs on {:?} at {}: {g:?}", a.nodes, a.start);
+    }
+    let p: Vec<&Rec> = recs.iter().filter(|r| cpu.contains(&r.id)).collect();
+    assert!(p.iter().any(|x| g.iter().any(|y| x.shares_with(y))), "no CPU job ran beside a GPU job: {recs:?}");
+    assert_eq!(in_pool.len(), gpu.len(), "GPU jobs never seen in a pool: {in_pool:?} of {gpu:?}");
+    let marks = admin_comments(&c);
+    for id in &all {
+        let m = &marks[id];
+        assert!(m.starts_with("cosched;policy=noplan;"), "{id}: {m}");
+        assert_eq!(m.contains(";gres=gpu:1;"), gpu.contains(id), "{id}: {m}");
+    }
 }

@@ -6,7 +6,8 @@
 //! asks the same [`Policy`](cosched_engine::Policy) every engine drives,
 //! node by node over one shared queue ([`tick`]), and carries out each start
 //! by releasing the held job onto the chosen node (`scontrol update
-//! ReqNodeList=`, `scontrol release`); Slurm allocates its cores
+//! ReqNodeList= AdminComment=`, then one `scontrol release` of the round's
+//! starts); Slurm allocates its cores
 //! (select/cons_tres) and binds it to them. Slurm stays the source of
 //! truth: a round is computed from one reading of the cluster alone.
 //! Rounds run every poll interval and, with an epilog that runs `cosched

@@ -174,6 +174,10 @@ pub struct Decision {
     pub step: Step,
     /// The program the job's hold mark named, if any.
     pub program: Option<String>,
+    /// The accelerator units (GRES) the job holds on each of its nodes
+    /// (`gpu:1`), so its mark says what of the node's accelerator pool it
+    /// took; none for a job of cores alone.
+    pub gres: Vec<(String, u32)>,
 }
 
 /// A program name as the submission rule admits it: letters, digits,
@@ -190,7 +194,10 @@ impl Decision {
         // A name the rule would not admit is left out rather than let it
         // change the mark's form.
         let program = self.program.as_deref().filter(|p| program_name_ok(p)).map_or(String::new(), |p| format!(";program={p}"));
-        format!("{MARK}policy={};node={};beside={beside};predicted={:.3};at={}{program}{step}", self.policy, self.node, self.predicted, self.at)
+        // Kinds are Slurm's GRES names (letters, digits, `_`): never a `;`, `=`, `,` or `:`.
+        let gres: Vec<String> = self.gres.iter().filter(|(k, _)| program_name_ok(k)).map(|(k, n)| format!("{k}:{n}")).collect();
+        let gres = if gres.is_empty() { String::new() } else { format!(";gres={}", gres.join(",")) };
+        format!("{MARK}policy={};node={};beside={beside};predicted={:.3};at={}{gres}{program}{step}", self.policy, self.node, self.predicted, self.at)
     }
 
     /// The signed AdminComment of this decision on `job`.
@@ -231,6 +238,13 @@ impl Decision {
                 Some(p) if program_name_ok(p) => Some(p.to_string()),
                 Some(p) => return Err(format!("program `{p}` is not a program name")),
             },
+            gres: match fields.get("gres") {
+                None => Vec::new(),
+                Some(g) => g
+                    .split(',')
+                    .map(|u| u.split_once(':').and_then(|(k, n)| Some((k.to_string(), n.parse().ok()?))).ok_or_else(|| format!("gres `{g}` is not KIND:UNITS,...")))
+                    .collect::<Result<_, _>>()?,
+            },
         })
     }
 
@@ -257,7 +271,21 @@ mod tests {
     const JOB: Signed = Signed { id: 12, submit: Some(1_795_782_841), cpus: 2 };
 
     fn decision() -> Decision {
-        Decision { policy: "conflict-aware:threshold=50".into(), node: "c1".into(), beside: vec![10, 11], predicted: 1.2345, at: 1_795_782_900, step: Step::Start, program: None }
+        Decision { policy: "conflict-aware:threshold=50".into(), node: "c1".into(), beside: vec![10, 11], predicted: 1.2345, at: 1_795_782_900, step: Step::Start, program: None, gres: vec![] }
+    }
+
+    #[test]
+    fn the_accelerator_units_a_job_holds_are_signed_into_its_mark_and_read_back() {
+        let key = Key::from_bytes([7; 32]);
+        let d = Decision { gres: vec![("gpu".into(), 1), ("mps".into(), 100)], program: Some("nbody".into()), ..decision() };
+        let text = d.write(&key, &JOB);
+        assert!(text.contains(";at=1795782900;gres=gpu:1,mps:100;program=nbody;sig="), "{text}");
+        assert_eq!(Decision::verify(&key, &JOB, &text).unwrap().gres, d.gres);
+        // Signed: a job cannot be passed off as holding fewer GPUs.
+        assert!(Decision::verify(&key, &JOB, &text.replace("gpu:1", "gpu:0")).is_err());
+        // Marks of jobs without GRES (and marks written before) carry none.
+        assert!(!decision().write(&key, &JOB).contains("gres="));
+        assert!(Decision::read_unverified("cosched;policy=p;node=c1;beside=-;predicted=1;at=1;gres=gpu").is_err());
     }
 
     #[test]

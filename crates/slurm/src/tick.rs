@@ -181,8 +181,9 @@ pub struct RoundNode {
 /// What cosched asks Slurm to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// `scontrol update JobId=job ReqNodeList=node`, then `scontrol release
-    /// job`: a start, or the resumption of a parked job. `node` lists a
+    /// `scontrol update JobId=job ReqNodeList=node AdminComment=...`, then
+    /// `scontrol release` with the round's other starts: a start, or the
+    /// resumption of a parked job. `node` lists a
     /// multi-node job's nodes, comma-separated.
     Release {
         job: u64,

@@ -30,7 +30,7 @@ mod status;
 
 pub use learn::MIN_PLAUSIBLE_SLOWDOWN;
 pub use report::{report, Hours, NodeUse, PairUse, ReportJob, ReportRequest, Slowdowns, SlurmReport, UserUse};
-pub use status::{batch_script, status, submit, JobRow, NodeRow, PairRow, StatusReport, SubmitRequest, Submitted};
+pub use status::{batch_script, status, submit, AcceleratorRow, JobRow, NodeRow, PairRow, StatusReport, SubmitRequest, Submitted};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -547,17 +547,20 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
         report.planned += actions.len() as u64;
         return Ok((queue, active));
     }
+    // Starts placed (node and mark written, still held), released together.
+    let mut placed: Vec<Released> = Vec::new();
     for a in actions {
         let decided = unix_f64();
         // cosched's signed decision on `job`, for its AdminComment.
         let note = |job: u64, node: &str, beside: &[u64], predicted: f64, step: Step| {
             let q = queue.iter().find(|q| q.id == job).expect("decided jobs are read");
             let program = serving.programs.get(&job).cloned();
-            let d = Decision { policy: req.policy.clone(), node: node.to_string(), beside: beside.to_vec(), predicted, at: unix_now(), step, program };
+            let d = Decision { policy: req.policy.clone(), node: node.to_string(), beside: beside.to_vec(), predicted, at: unix_now(), step, program, gres: q.site.gres.clone() };
             d.write(&serving.key, &Signed { id: q.id, submit: q.submit, cpus: q.cpus })
         };
         let done = match &a {
-            Action::Release { job, node, beside, predicted } => slurm.release_on(*job, node, &note(*job, node, beside, *predicted, Step::Start)),
+            // Placed now, released with the round's other starts below.
+            Action::Release { job, node, beside, predicted } => slurm.place(*job, node, &note(*job, node, beside, *predicted, Step::Start)),
             Action::Suspend { job, node, beside } => slurm.suspend(*job, &note(*job, node, beside, 1.0, Step::Suspend)),
             Action::Resume { job, node, beside, predicted } => slurm.resume(*job, &note(*job, node, beside, *predicted, Step::Resume)),
             Action::Park { job, node, beside } => slurm.park(*job, &note(*job, node, beside, 1.0, Step::Park)),
@@ -573,10 +576,7 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
                 report.refused.push(e.to_string());
                 break;
             }
-            (Ok(()), Action::Release { job, node, beside, predicted }) => {
-                decisions.insert(job, (beside.clone(), predicted));
-                report.released.push(Released { job, node, beside, predicted, t, decided, unix: unix_f64() });
-            }
+            (Ok(()), Action::Release { job, node, beside, predicted }) => placed.push(Released { job, node, beside, predicted, t, decided, unix: 0.0 }),
             (Ok(()), Action::Suspend { job, node, .. }) => report.acted.push(Acted { job, act: "suspend".into(), node, t }),
             (Ok(()), Action::Resume { job, node, .. }) => report.acted.push(Acted { job, act: "resume".into(), node, t }),
             (Ok(()), Action::Park { job, node, .. }) => report.acted.push(Acted { job, act: "park".into(), node, t }),
@@ -588,6 +588,23 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
                 }
                 serving.say(ctx, report, format!("job {job} held again: {why}"));
                 report.reheld.push(job);
+            }
+        }
+    }
+    // Also after a refusal: the starts placed before it stand.
+    let ids: Vec<u64> = placed.iter().map(|p| p.job).collect();
+    let released = slurm.release(&ids)?;
+    let unix = unix_f64();
+    for (p, (_, done)) in placed.into_iter().zip(released) {
+        match done {
+            Ok(()) => {
+                decisions.insert(p.job, (p.beside.clone(), p.predicted));
+                report.released.push(Released { unix, ..p });
+            }
+            // Placed and still held: the next round holds it again and decides anew.
+            Err(e) => {
+                serving.say(ctx, report, format!("Slurm refused {e}"));
+                report.refused.push(e.to_string());
             }
         }
     }

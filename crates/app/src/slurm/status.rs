@@ -123,6 +123,21 @@ pub struct NodeRow {
     pub state: String,
     pub cpus: u32,
     pub usable: bool,
+    /// The node's GRES as the accelerator pools policies see, with the
+    /// units its placed jobs hold.
+    pub accelerators: Vec<AcceleratorRow>,
+}
+
+/// One accelerator pool of a node (a GRES kind): its units and the units
+/// held by the jobs cosched counts as placed there (running, released,
+/// suspended or parked), as the site constraints count them.
+#[derive(Debug, Clone, Serialize)]
+pub struct AcceleratorRow {
+    pub kind: String,
+    pub units: u32,
+    pub held: u32,
+    /// Slurm ids of the jobs holding them.
+    pub jobs: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -208,7 +223,22 @@ pub fn status(target: &SlurmTarget) -> anyhow::Result<StatusReport> {
     let nodes = nodes
         .iter()
         .filter(|n| n.partition == target.partition)
-        .map(|n| NodeRow { name: n.name.clone(), state: n.state.clone(), cpus: n.cpus, usable: n.usable() })
+        .map(|n| {
+            let placed: &[usize] = r.nodes.iter().find(|x| x.name == n.name).map_or(&[], |x| &x.placed[..]);
+            let accelerators = n
+                .gres
+                .iter()
+                .map(|(kind, units)| {
+                    let holding: Vec<(u64, u32)> = placed
+                        .iter()
+                        .map(|&j| &r.jobs[j])
+                        .filter_map(|j| j.demand.gres.iter().find(|(k, _)| k == kind).map(|(_, u)| (j.slurm, *u)))
+                        .collect();
+                    AcceleratorRow { kind: kind.clone(), units: *units, held: holding.iter().map(|h| h.1).sum(), jobs: holding.iter().map(|h| h.0).collect() }
+                })
+                .collect();
+            NodeRow { name: n.name.clone(), state: n.state.clone(), cpus: n.cpus, usable: n.usable(), accelerators }
+        })
         .collect();
     Ok(StatusReport { partition: target.partition.clone(), nodes, jobs, pairs, source: catalog.note.clone() })
 }

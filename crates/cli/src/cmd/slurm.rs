@@ -160,8 +160,10 @@ pub fn run(a: SlurmArgs) -> anyhow::Result<()> {
                 return print_json(&r);
             }
             let p = |s: &str| printable(s).into_owned(); // job names, reasons, decisions: users' text, escaped
-            let nodes: Vec<Vec<String>> = r.nodes.iter().map(|n| vec![p(&n.name), p(&n.state), n.cpus.to_string()]).collect();
-            println!("{}\n", table(&["node", "state", "CPUs"], &nodes));
+            // Accelerator pools as `gpu 1/2 held`: units held by placed jobs of the node's.
+            let acc = |n: &cosched_app::slurm::NodeRow| n.accelerators.iter().map(|a| format!("{} {}/{} held", p(&a.kind), a.held, a.units)).collect::<Vec<_>>().join(", ");
+            let nodes: Vec<Vec<String>> = r.nodes.iter().map(|n| vec![p(&n.name), p(&n.state), n.cpus.to_string(), acc(n)]).collect();
+            println!("{}\n", table(&["node", "state", "CPUs", "accelerators"], &nodes));
             let jobs: Vec<Vec<String>> = r.jobs.iter().map(|j| vec![j.id.to_string(), p(&j.name), p(&j.state), p(&j.node), p(&j.decision)]).collect();
             println!("{}\n", table(&["job", "name", "state", "node", "cosched's decision"], &jobs));
             let pair = |x: &cosched_app::slurm::PairRow| vec![p(&x.node), format!("{} + {}", x.a, x.b), format!("{:.3}", x.slowdown_a), format!("{:.3}", x.slowdown_b)];

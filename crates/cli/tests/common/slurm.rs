@@ -85,11 +85,13 @@ pub struct Spec {
     pub hook_at: &'static str,
     /// SlurmUser (slurm-local.sh's COSCHED_SLURM_USER); `None`: root.
     pub user: Option<&'static str>,
+    /// GPUs (GRES `gpu`) each node declares; `None`: none.
+    pub gpus: Option<u32>,
 }
 
 impl Default for Spec {
     fn default() -> Spec {
-        Spec { nodes: 1, cpus: None, mem_mb: None, hook_at: "slurmd", user: None }
+        Spec { nodes: 1, cpus: None, mem_mb: None, hook_at: "slurmd", user: None, gpus: None }
     }
 }
 
@@ -177,6 +179,9 @@ impl Cluster {
         }
         if let Some(mem) = s.mem_mb {
             c.env("COSCHED_SLURM_MEM", mem.to_string());
+        }
+        if let Some(gpus) = s.gpus {
+            c.env("COSCHED_SLURM_GPUS", gpus.to_string());
         }
         c.output().unwrap()
     }
@@ -329,17 +334,22 @@ pub fn unix(s: &str) -> i64 {
 }
 
 /// Waits for a serve to exit (at most `limit`) and returns its JSON report.
-pub fn report(mut child: Child, limit: Duration) -> serde_json::Value {
-    let began = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if began.elapsed() > limit {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
+/// Its output is read while it runs: a report of 500 jobs is larger than a
+/// pipe holds, and a serve writing it to a pipe no one reads never exits.
+pub fn report(child: Child, limit: Duration) -> serde_json::Value {
+    let pid = child.id().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            let out = rx.recv().unwrap().unwrap();
             panic!("serve still running after {limit:?}: {}", String::from_utf8_lossy(&out.stderr));
         }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let out = child.wait_with_output().unwrap();
+    };
     assert!(out.status.success(), "serve: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }

@@ -45,7 +45,7 @@ fn job(id: u64, state: JobState, reason: &str, priority: u64, nodes: &[&str], re
 }
 
 fn mark(j: &QueueJob, node: &str, at: i64) -> String {
-    let d = crate::mark::Decision { policy: "noplan".into(), node: node.into(), beside: vec![], predicted: 1.0, at, step: Step::Start, program: None };
+    let d = crate::mark::Decision { policy: "noplan".into(), node: node.into(), beside: vec![], predicted: 1.0, at, step: Step::Start, program: None, gres: vec![] };
     d.write(&KEY, &Signed { id: j.id, submit: j.submit, cpus: j.cpus })
 }
 
@@ -361,7 +361,7 @@ fn a_job_started_and_suspended_in_one_answer_is_parked_and_read_back_on_its_node
     // suspended, and a resume (the turn passing) releases it there once
     // the running job is suspended.
     let mut parked = wide(held(2, "b"), 2);
-    let d = crate::mark::Decision { policy: "t".into(), node: "n1".into(), beside: vec![1], predicted: 1.0, at: NOW - 5, step: Step::Park, program: None };
+    let d = crate::mark::Decision { policy: "t".into(), node: "n1".into(), beside: vec![1], predicted: 1.0, at: NOW - 5, step: Step::Park, program: None, gres: vec![] };
     parked.admin_comment = d.write(&KEY, &Signed { id: 2, submit: parked.submit, cpus: 2 });
     let r = round(&[jobs[0].clone(), parked.clone()], &[node("n1", "allocated")]);
     assert!(r.queue.is_empty() && r.stranded.is_empty(), "{r:?}");
