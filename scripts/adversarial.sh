@@ -356,6 +356,32 @@ check "resumes that failed" 0 "$resumefail"
 check "jobs lost (never ended ok)" 0 "$lost"
 check "jobs run ok twice" 0 "$dup"
 
+echo "== timeshare: turns journaled, one write per turn (issue 42)"
+ts=$(wl ts '[[pools]]
+name = "host"
+cores = 1
+[[jobs]]
+name = "a"
+command = ["sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"]
+[[jobs]]
+name = "b"
+command = ["sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"]')
+check "timeshare:quantum=0.02 run of two busy jobs" 0 "$(rc $C run --workload "$ts" --policy timeshare:quantum=0.02 --solo stored --db "$W/ts.db")"
+if command -v sqlite3 >/dev/null; then
+    q() { sqlite3 "$W/ts.db" "$1"; }
+    sus=$(q "select count(*) from run_journal where event = 'suspend'")
+    res=$(q "select count(*) from run_journal where event = 'resume'")
+    check "  turns were taken (suspensions journaled)" yes "$([ "$sus" -ge 2 ] && echo yes || echo "no ($sus)")"
+    # Suspensions wait to be journaled with the next resumption: none is
+    # lost (a job may end just as its turn does, so one more suspension
+    # than resumptions per job at most), none comes after its job's end.
+    check "  resumptions journaled too" yes "$([ "$res" -ge 1 ] && [ $((sus - res)) -le 2 ] && echo yes || echo "no ($sus / $res)")"
+    late=$(q "select count(*) from run_journal s join run_jobs j on j.run_id = s.run_id and j.job = s.job where s.event = 'suspend' and j.end_s is not null and s.t_s > j.end_s")
+    check "  suspensions after their job's end" 0 "$late"
+else
+    skip "timeshare journal checks" "no sqlite3"
+fi
+
 check "demo --workload NAME not offered -> usage error" 2 "$(rc $C demo --workload mixed)"
 one=$(wl one '[[jobs]]
 name = "a"

@@ -178,6 +178,9 @@ struct Active {
     cpus: Vec<u32>,
     /// When it was suspended, while it is.
     suspended_at: Option<f64>,
+    /// When it was stopped, for a job this round started stopped whose
+    /// suspension is still to come in the round ([`Carry`]).
+    stopped_at: Option<f64>,
     /// Seconds suspended before `suspended_at`.
     suspended_s: f64,
 }
@@ -197,8 +200,22 @@ struct LoopState<'a> {
     events: &'a mut Vec<Event>,
 }
 
+/// How one decision of a round is carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// As the policy said.
+    Do,
+    /// A start that the round suspends later: the job begins stopped
+    /// ([`Executor::start_suspended`]) but holds its cores, for the
+    /// decisions between, until its suspension's turn in the round.
+    StartStopped,
+    /// The suspension of a job that began stopped: only recorded (its
+    /// cores are released here, where the policy put it).
+    Stopped,
+}
+
 /// The order in which one round's decisions are carried out, each with
-/// whether it is a start that begins suspended.
+/// how.
 ///
 /// Turns must never overlap: a policy that passes the turn may say
 /// "resume the incoming job, suspend the outgoing one" (`timeshare` does),
@@ -206,37 +223,47 @@ struct LoopState<'a> {
 /// freeze. So a suspension moves ahead of the resumptions of other jobs
 /// just before it. Only past resumptions: a resumption chooses no cores,
 /// so every start and move sees the cores it saw in the policy's order
-/// and places its job where the simulator does. A start directly followed
-/// by its own suspension (a job arriving outside its turn) becomes one
-/// start that begins suspended ([`Executor::start_suspended`]), so it is
-/// stopped before anything else happens.
-fn turn_order(decisions: Vec<Decision>) -> Vec<(Decision, bool)> {
-    let mut out: Vec<(Decision, bool)> = Vec::with_capacity(decisions.len());
+/// and places its job where the simulator does. A start that a later
+/// suspension of the round stops (a job arriving outside its turn),
+/// wherever that suspension is, begins stopped: it never runs beside the
+/// turn's job while the decisions between are carried out (issue 42: a
+/// job arriving as the turn passed ran beside the outgoing one until the
+/// runner had journaled its start). For those decisions it still holds
+/// its cores and counts as running, as in the policy's order, so their
+/// placements are the simulator's.
+fn turn_order(decisions: Vec<Decision>) -> Vec<(Decision, Carry)> {
+    let is_start = |d: &Decision| matches!(d, Decision::Start { .. } | Decision::StartOn { .. } | Decision::StartVariant { .. });
+    let mut out: Vec<(Decision, Carry)> = Vec::with_capacity(decisions.len());
     for d in decisions {
-        if let Decision::Suspend { job } = d {
-            let mut at = out.len();
-            while at > 0 && matches!(out[at - 1], (Decision::Resume { job: other }, _) if other != job) {
-                at -= 1;
-            }
-            if at == out.len() {
-                if let Some(last) = out.last_mut().filter(|(e, born)| {
-                    !born && e.job() == job && matches!(e, Decision::Start { .. } | Decision::StartOn { .. } | Decision::StartVariant { .. })
-                }) {
-                    last.1 = true;
-                    continue;
-                }
-            }
-            out.insert(at, (d, false));
+        let Decision::Suspend { job } = d else {
+            out.push((d, Carry::Do));
             continue;
+        };
+        let mut at = out.len();
+        while at > 0 && matches!(out[at - 1], (Decision::Resume { job: other }, _) if other != job) {
+            at -= 1;
         }
-        out.push((d, false));
+        // This round's start of the job, when nothing but moves of the
+        // job came between (a move of a stopped job only re-pins it).
+        let started = out
+            .iter()
+            .rposition(|(e, _)| e.job() == job && !matches!(e, Decision::Move { .. }))
+            .filter(|&k| is_start(&out[k].0) && out[k].1 == Carry::Do);
+        let carry = match started {
+            Some(k) => {
+                out[k].1 = Carry::StartStopped;
+                Carry::Stopped
+            }
+            None => Carry::Do,
+        };
+        out.insert(at, (d, carry));
     }
     out
 }
 
-/// Carries out one checked decision through the executor and records it;
-/// `suspended`: a start that begins suspended.
-fn apply(act: Act, suspended: bool, jobs: &[SimJob], source: &dyn SlowdownSource, exec: &mut dyn Executor, state: LoopState) -> Result<(), RunError> {
+/// Carries out one checked decision through the executor as `carry`
+/// says, and records it.
+fn apply(act: Act, carry: Carry, jobs: &[SimJob], source: &dyn SlowdownSource, exec: &mut dyn Executor, state: LoopState) -> Result<(), RunError> {
     let LoopState { queue, running, map, events } = state;
     let find = |running: &mut Vec<Active>, job: JobId| running.iter_mut().position(|a| a.id == job).expect("checked: it runs");
     match act {
@@ -245,7 +272,7 @@ fn apply(act: Act, suspended: bool, jobs: &[SimJob], source: &dyn SlowdownSource
             let beside: Vec<JobId> = running.iter().filter(|a| a.suspended_at.is_none()).map(|a| a.id).collect();
             let predicted = source.slowdown(job, &beside);
             let plan = StartPlan { job, pool, cpus: cpus.clone(), beside, predicted, variant };
-            let (start, stopped) = if suspended {
+            let (start, stopped) = if carry == Carry::StartStopped {
                 let (s, t) = exec.start_suspended(&plan)?;
                 (s, Some(t))
             } else {
@@ -253,18 +280,26 @@ fn apply(act: Act, suspended: bool, jobs: &[SimJob], source: &dyn SlowdownSource
             };
             let (_, cores, solo) = jobs[job].variant(variant).expect("checked: the variant exists");
             events.push(Event { time: start, job, kind: EventKind::Start });
-            match stopped {
-                Some(t) => events.push(Event { time: t, job, kind: EventKind::Suspend }),
-                None => map.hold(pool, &cpus),
+            if let Some(t) = stopped {
+                // In time order in the trace; its cores stay held until the
+                // suspension's place in the round (`Carry::Stopped`).
+                events.push(Event { time: t, job, kind: EventKind::Suspend });
             }
-            running.push(Active { id: job, pool, cores, solo, start, cpus, suspended_at: stopped, suspended_s: 0.0 });
+            map.hold(pool, &cpus);
+            running.push(Active { id: job, pool, cores, solo, start, cpus, suspended_at: None, stopped_at: stopped, suspended_s: 0.0 });
         }
         Act::Suspend { job } => {
-            let t = exec.suspend(job)?;
             let k = find(running, job);
+            let t = match running[k].stopped_at.take() {
+                Some(t) if carry == Carry::Stopped => t,
+                _ => {
+                    let t = exec.suspend(job)?;
+                    events.push(Event { time: t, job, kind: EventKind::Suspend });
+                    t
+                }
+            };
             map.release(running[k].pool, &running[k].cpus);
             running[k].suspended_at = Some(t);
-            events.push(Event { time: t, job, kind: EventKind::Suspend });
         }
         Act::Resume { job } => {
             let t = exec.resume(job)?;
@@ -298,7 +333,7 @@ fn apply(act: Act, suspended: bool, jobs: &[SimJob], source: &dyn SlowdownSource
 ///
 /// Decisions are checked by `validate::check_decision` and carried out in
 /// order, except that a suspension goes ahead of the resumptions just
-/// before it and a start its suspension directly follows begins suspended
+/// before it and a start the round suspends begins suspended
 /// ([`turn_order`]: turns never overlap);
 /// suspensions, resumptions and moves go into the trace as events.
 /// Progress and the observed slowdown leave out the time a job spent
@@ -406,7 +441,7 @@ pub fn run_node_placed(
             if decisions.is_empty() {
                 break;
             }
-            for (d, suspended) in turn_order(decisions) {
+            for (d, carry) in turn_order(decisions) {
                 let state = |j: JobId| match running.iter().find(|a| a.id == j) {
                     Some(a) if a.suspended_at.is_some() => JobState::Suspended,
                     Some(_) => JobState::Running,
@@ -432,7 +467,7 @@ pub fn run_node_placed(
                     }
                 }
                 drop(neighbours);
-                apply(act, suspended, jobs, source, exec, LoopState { queue: &mut queue, running: &mut running, map: &mut map, events })?;
+                apply(act, carry, jobs, source, exec, LoopState { queue: &mut queue, running: &mut running, map: &mut map, events })?;
             }
             // As in the simulator: a policy that only starts jobs on free
             // cores is not asked again about a full node.
@@ -649,6 +684,7 @@ mod tests {
 
     #[test]
     fn a_suspension_goes_ahead_of_the_resumptions_before_it_and_a_start_it_follows_begins_suspended() {
+        use Carry::{Do, StartStopped, Stopped};
         let s = |job| Decision::Suspend { job };
         let r = |job| Decision::Resume { job };
         let m = |job| Decision::Move { job, cores: vec![1] };
@@ -656,12 +692,32 @@ mod tests {
         let got = turn_order(vec![r(1), s(0), st(2), s(2), m(3), r(5), s(3), r(4), s(4)]);
         assert_eq!(
             got,
-            [(s(0), false), (r(1), false), (st(2), true), (m(3), false), (s(3), false), (r(5), false), (r(4), false), (s(4), false)]
+            [(s(0), Do), (r(1), Do), (st(2), StartStopped), (s(2), Stopped), (m(3), Do), (s(3), Do), (r(5), Do), (r(4), Do), (s(4), Do)]
         );
-        // A start with a decision between it and its suspension stays a
-        // start: the decision between saw its cores held.
+        // A job started with other starts between it and its suspension
+        // begins stopped; its suspension keeps its place, so the start
+        // between saw its cores held, as in the policy's order.
         let got = turn_order(vec![st(5), st(6), s(5)]);
-        assert_eq!(got, [(st(5), false), (st(6), false), (s(5), false)]);
+        assert_eq!(got, [(st(5), StartStopped), (st(6), Do), (s(5), Stopped)]);
+        // A move of the job between does not change that; a resumption of
+        // it (refused later) does.
+        let got = turn_order(vec![st(5), m(5), s(5), st(6), r(6), s(6)]);
+        assert_eq!(got, [(st(5), StartStopped), (m(5), Do), (s(5), Stopped), (st(6), Do), (r(6), Do), (s(6), Do)]);
+    }
+
+    /// `timeshare`'s round when a job arrives as the turn passes: start
+    /// the newcomer, resume the incoming job, suspend the newcomer and the
+    /// outgoing one. The newcomer ran beside the outgoing job until the
+    /// runner had journaled its start and thawed the incoming one.
+    #[test]
+    fn a_job_arriving_as_the_turn_passes_begins_stopped_and_the_outgoing_job_stops_before_the_incoming_one_goes_on() {
+        use Carry::{Do, StartStopped, Stopped};
+        let on = |job| Decision::StartOn { job, pool: 0, cores: Cores::Given(vec![0, 1]), overbook: true };
+        let got = turn_order(vec![on(2), Decision::Resume { job: 1 }, Decision::Suspend { job: 2 }, Decision::Suspend { job: 0 }]);
+        assert_eq!(
+            got,
+            [(on(2), StartStopped), (Decision::Suspend { job: 2 }, Stopped), (Decision::Suspend { job: 0 }, Do), (Decision::Resume { job: 1 }, Do)]
+        );
     }
 
     fn decision() -> impl Strategy<Value = Decision> {
@@ -674,39 +730,43 @@ mod tests {
     }
 
     proptest! {
-        /// Reordering keeps each job's own decisions in order (a start
-        /// that begins suspended standing for the start and its suspension)
-        /// and runs every suspension before the resumptions it was after.
+        /// Reordering keeps each job's own decisions in order, runs every
+        /// suspension before the resumptions it was after, keeps starts,
+        /// moves and suspensions in the policy's order (the cores they see
+        /// are the policy's), and starts stopped exactly the jobs a later
+        /// suspension of the round stops.
         #[test]
         fn turn_order_keeps_each_jobs_decisions_and_the_placing_order_and_puts_suspensions_before_resumptions(ds in proptest::collection::vec(decision(), 0..10)) {
             let got = turn_order(ds.clone());
+            let flat: Vec<Decision> = got.iter().map(|(d, _)| d.clone()).collect();
             for job in 0..4 {
                 let want: Vec<&Decision> = ds.iter().filter(|d| d.job() == job).collect();
-                let mut have: Vec<Decision> = Vec::new();
-                for (d, susp) in got.iter().filter(|(d, _)| d.job() == job) {
-                    have.push(d.clone());
-                    if *susp {
-                        have.push(Decision::Suspend { job });
-                    }
-                }
-                prop_assert_eq!(want.into_iter().cloned().collect::<Vec<_>>(), have);
+                let have: Vec<&Decision> = flat.iter().filter(|d| d.job() == job).collect();
+                prop_assert_eq!(want, have);
             }
             for w in got.windows(2) {
                 if let ((Decision::Resume { job: x }, _), (Decision::Suspend { job: y }, _)) = (&w[0], &w[1]) {
                     prop_assert_eq!(x, y, "{:?}", got);
                 }
             }
-            // Starts and moves keep their order among themselves and the
-            // suspensions (the cores they see are the policy's).
-            let placing = |v: Vec<Decision>| -> Vec<Decision> { v.into_iter().filter(|d| !matches!(d, Decision::Resume { .. })).collect() };
-            let mut flat: Vec<Decision> = Vec::new();
-            for (d, born) in &got {
-                flat.push(d.clone());
-                if *born {
-                    flat.push(Decision::Suspend { job: d.job() });
+            let placing = |v: &[Decision]| -> Vec<Decision> { v.iter().filter(|d| !matches!(d, Decision::Resume { .. })).cloned().collect() };
+            prop_assert_eq!(placing(&ds), placing(&flat));
+            for (k, (d, carry)) in got.iter().enumerate() {
+                let job = d.job();
+                // The job's next decision other than a move.
+                let next = got[k + 1..].iter().find(|(e, _)| e.job() == job && !matches!(e, Decision::Move { .. }));
+                if let Decision::Start { .. } = d {
+                    let suspended = matches!(next, Some((Decision::Suspend { .. }, _)));
+                    prop_assert_eq!(*carry == Carry::StartStopped, suspended, "{:?}", got);
+                    if suspended {
+                        prop_assert_eq!(next.map(|n| n.1), Some(Carry::Stopped));
+                    }
                 }
             }
-            prop_assert_eq!(placing(ds.clone()), placing(flat));
+            prop_assert_eq!(
+                got.iter().filter(|g| g.1 == Carry::StartStopped).count(),
+                got.iter().filter(|g| g.1 == Carry::Stopped).count()
+            );
         }
     }
 }

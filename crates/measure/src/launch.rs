@@ -557,10 +557,13 @@ pub fn wait_any_exit(pids: &[i32], within: Duration) {
         std::thread::sleep(within);
         return;
     }
-    let ms = within.as_millis().clamp(1, i32::MAX as u128) as i32;
+    // ppoll, not poll: poll's whole milliseconds woke a turn's end up to
+    // a millisecond late, or early and then once more.
+    let ts = libc::timespec { tv_sec: within.as_secs().min(i32::MAX as u64) as libc::time_t, tv_nsec: within.subsec_nanos() as libc::c_long };
     // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()`
-    // pollfd structures for the duration of the call.
-    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    // pollfd structures and `ts` a valid timespec for the duration of the
+    // call; a null signal mask leaves the mask as it is.
+    unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
     for f in &fds {
         // SAFETY: each fd was opened above and is closed exactly once.
         unsafe { libc::close(f.fd) };

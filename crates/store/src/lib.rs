@@ -179,7 +179,7 @@ pub use records::{
 };
 pub use schema::{latest_version, Migration, MIGRATIONS};
 
-pub use runs::ORPHAN_NOTE;
+pub use runs::{JobEvent, ORPHAN_NOTE};
 pub use integrity::{check_file, recover, Recovered};
 use integrity::*;
 use rows::*;

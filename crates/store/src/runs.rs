@@ -45,6 +45,16 @@ fn finite(what: &str, field: &str, v: f64) -> Result<()> {
     }
 }
 
+/// One journal line of a job: `suspend`, `resume` or `move` at `t_s` on
+/// the run's clock.
+#[derive(Debug, Clone, Copy)]
+pub struct JobEvent<'a> {
+    pub t_s: f64,
+    pub event: &'a str,
+    pub job: &'a str,
+    pub detail: &'a str,
+}
+
 fn journal(tx: &rusqlite::Transaction, run: ExecRunId, t: f64, event: &str, job: Option<&str>, detail: &str) -> Result<()> {
     tx.execute(
         "INSERT INTO run_journal (run_id, t_s, event, job, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -173,18 +183,31 @@ impl Store {
     /// `suspend`, `resume` or `move` journal line naming it, so a resumed
     /// run knows which jobs were suspended and for how long.
     pub fn run_job_event(&mut self, run: ExecRunId, t_s: f64, event: &str, job: &str, detail: &str) -> Result<()> {
-        let what = format!("{event} of job {job} in run {run}");
-        finite(&what, "t_s", t_s)?;
-        nonempty(&what, "job", job)?;
-        if !["suspend", "resume", "move"].contains(&event) {
-            return Err(StoreError::Invalid { what, why: "the event is suspend, resume or move".into() });
+        self.run_job_events(run, &[JobEvent { t_s, event, job, detail }])
+    }
+
+    /// [`Store::run_job_event`] for several lines, in order, in one
+    /// transaction: a turn's suspension and resumption cost one write (one
+    /// sync to disk) instead of two.
+    pub fn run_job_events(&mut self, run: ExecRunId, events: &[JobEvent]) -> Result<()> {
+        for e in events {
+            let what = format!("{} of job {} in run {run}", e.event, e.job);
+            finite(&what, "t_s", e.t_s)?;
+            nonempty(&what, "job", e.job)?;
+            if !["suspend", "resume", "move"].contains(&e.event) {
+                return Err(StoreError::Invalid { what, why: "the event is suspend, resume or move".into() });
+            }
+        }
+        if events.is_empty() {
+            return Ok(());
         }
         self.write("recording a job event", |tx| {
             let status = Store::run_status_in(tx, run)?;
             if status != RunStatus::Running {
-                return Err(StoreError::Invalid { what: what.clone(), why: format!("the run is {status}") });
+                let e = &events[0];
+                return Err(StoreError::Invalid { what: format!("{} of job {} in run {run}", e.event, e.job), why: format!("the run is {status}") });
             }
-            journal(tx, run, t_s, event, Some(job), detail)
+            events.iter().try_for_each(|e| journal(tx, run, e.t_s, e.event, Some(e.job), e.detail))
         })
     }
 
@@ -528,6 +551,23 @@ mod tests {
         assert_eq!(&lines[2..], [(0.5, "suspend", Some("a")), (0.7, "move", Some("a")), (0.9, "resume", Some("a"))]);
         s.finish_run(run, RunStatus::Done, 1.0, "").unwrap();
         assert!(s.run_job_event(run, 1.1, "suspend", "a", "").is_err(), "a finished run takes no events");
+    }
+
+    #[test]
+    fn several_job_events_are_written_in_order_together_or_not_at_all() {
+        let mut s = Store::open_in_memory().unwrap();
+        let run = s.begin_run("s1", "w", "timeshare", 0, "{}", &prov()).unwrap();
+        s.run_job_started(run, &start("a", 0, 0, 0.0)).unwrap();
+        s.run_job_started(run, &start("b", 1, 0, 0.0)).unwrap();
+        let ev = |t_s, event, job| JobEvent { t_s, event, job, detail: "" };
+        s.run_job_events(run, &[ev(0.02, "suspend", "a"), ev(0.021, "resume", "b")]).unwrap();
+        // One bad line refuses them all.
+        let bad = s.run_job_events(run, &[ev(0.04, "suspend", "b"), ev(0.041, "pause", "a")]).unwrap_err();
+        assert!(bad.to_string().contains("pause of job a"), "{bad}");
+        s.run_job_events(run, &[]).unwrap();
+        let j = s.run_journal(run).unwrap();
+        let lines: Vec<(f64, &str, Option<&str>)> = j.iter().skip(3).map(|e| (e.t_s, e.event.as_str(), e.job.as_deref())).collect();
+        assert_eq!(lines, [(0.02, "suspend", Some("a")), (0.021, "resume", Some("b"))]);
     }
 
     #[test]

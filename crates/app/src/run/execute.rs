@@ -290,9 +290,37 @@ impl Execution<'_> {
             }
             Ok(())
         };
+        // Suspensions, resumptions and moves not journaled yet: (t, event,
+        // job, detail). A suspension waits for the next event (in a turn,
+        // the incoming job's resumption, written with it in one
+        // transaction), so the node is not idle for a sync to disk between
+        // the outgoing job's freeze and the incoming one's thaw (issue 42:
+        // most of a 20 ms turn's cost). Every other event writes what
+        // waits first, so the journal keeps the order, and a job's end is
+        // never journaled before its suspensions. A runner killed while a
+        // suspension waits loses only that line, of a job not ended: the
+        // resumed run starts it again, as any job running at the kill.
+        let mut pending: Vec<(f64, &'static str, String, String)> = Vec::new();
+        let flush = |store: &mut Store, pending: &mut Vec<(f64, &'static str, String, String)>| {
+            if pending.is_empty() {
+                return Ok(());
+            }
+            let lines: Vec<cosched_store::JobEvent> =
+                pending.iter().map(|(t_s, event, job, detail)| cosched_store::JobEvent { t_s: *t_s, event, job, detail }).collect();
+            let what = lines.iter().map(|l| format!("a {} of job `{}`", l.event, l.job)).collect::<Vec<_>>().join(", ");
+            let r = patiently(&format!("{what} in run {run_id}"), Patience::FINISHED_WORK, || store.run_job_events(run_id, &lines), &mut |m| eprintln!("cosched: {m}"));
+            pending.clear();
+            r
+        };
         let result = {
             let mut sink = |e: NodeEvent| -> Result<(), String> {
                 journal_notes(store)?;
+                if !matches!(e, NodeEvent::Suspended { .. } | NodeEvent::Estimate { .. } | NodeEvent::Silent { .. }) {
+                    flush(store, &mut pending).map_err(|e| {
+                        store_err = Some(e.to_string());
+                        e.to_string()
+                    })?;
+                }
                 let r = match &e {
                     NodeEvent::Started(s) => {
                         let j = order[s.job];
@@ -329,17 +357,23 @@ impl Execution<'_> {
                         };
                         patiently(&format!("the start of job `{}` in run {run_id}", names[j]), Patience::FINISHED_WORK, || store.run_job_started(run_id, &started), &mut |m| eprintln!("cosched: {m}"))
                     }
-                    NodeEvent::Suspended { job, t } | NodeEvent::Resumed { job, t } => {
-                        let what = if matches!(e, NodeEvent::Suspended { .. }) { "suspend" } else { "resume" };
+                    NodeEvent::Suspended { job, t } => {
                         last_t = last_t.max(*t);
-                        patiently(&format!("a {what} of job `{}` in run {run_id}", names[order[*job]]), Patience::FINISHED_WORK, || store.run_job_event(run_id, *t, what, &names[order[*job]], ""), &mut |m| eprintln!("cosched: {m}"))
+                        pending.push((*t, "suspend", names[order[*job]].clone(), String::new()));
+                        Ok(())
+                    }
+                    NodeEvent::Resumed { job, t } => {
+                        last_t = last_t.max(*t);
+                        pending.push((*t, "resume", names[order[*job]].clone(), String::new()));
+                        flush(store, &mut pending)
                     }
                     NodeEvent::Moved { job, t, cpus, mems } => {
                         last_t = last_t.max(*t);
                         let f = cosched_model::topology::format_cpulist;
                         let detail = if mems.is_empty() { format!("cpus {}", f(cpus)) } else { format!("cpus {} mems {}", f(cpus), f(mems)) };
                         running.entry(order[*job]).and_modify(|r| r.1 = cpus.clone());
-                        patiently(&format!("a move of job `{}` in run {run_id}", names[order[*job]]), Patience::FINISHED_WORK, || store.run_job_event(run_id, *t, "move", &names[order[*job]], &detail), &mut |m| eprintln!("cosched: {m}"))
+                        pending.push((*t, "move", names[order[*job]].clone(), detail));
+                        flush(store, &mut pending)
                     }
                     NodeEvent::Estimate { job, estimate } => {
                         estimates.insert(*job, *estimate);
@@ -434,7 +468,9 @@ impl Execution<'_> {
             let end = cosched_sched::Executor::now(&mut ex);
             r.map(|trace| (end, trace))
         };
-        let flushed = journal_notes(store);
+        // What still waits (a last suspension) goes in before the run is
+        // finished in the store, which takes no more lines.
+        let flushed = journal_notes(store).and_then(|()| flush(store, &mut pending).map_err(|e| e.to_string()));
         progress.finish();
         if interrupted().is_some() {
             if let Err(RunError::Exec(ExecError::Interrupted(_))) = &result {
@@ -442,7 +478,7 @@ impl Execution<'_> {
             }
         }
         if let (Ok(_), Err(e)) = (&result, flushed) {
-            return Err(RunError::Exec(ExecError::Fatal(format!("journaling what the policy reported: {e}"))));
+            return Err(RunError::Exec(ExecError::Fatal(format!("journaling what the policy reported or a last suspension: {e}"))));
         }
         result
     }
