@@ -125,6 +125,12 @@ kernel = "stream"
 work = 1
 params = { array_mib = 1000000000 }')
 check "check: array_mib = 1e9" 2 "$(rc timeout 20 $C check "$f")"
+f=$(wl rate '[[jobs]]
+name = "a"
+kernel = "syscall"
+work = 1
+params = { call = "clock", rate = 0.5 }')
+check "check: syscall rate below 1 call/s" 2 "$(rc timeout 20 $C check "$f")"
 check "check /dev/zero (bounded read)" 2 "$(rc timeout 20 $C check /dev/zero)"
 for case in \
     "progress regex that does not compile|progress = 'step (\\d+'" \
