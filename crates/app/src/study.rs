@@ -336,7 +336,7 @@ fn fmt_spread(s: &Option<Spread>) -> String {
 
 /// The score table: per strategy, median [quartiles] (extremes, n) over
 /// the pairs and over the triples.
-pub fn score_rows(r: &StudyReport) -> Vec<Vec<String>> {
+fn score_rows(r: &StudyReport) -> Vec<Vec<String>> {
     r.summary.iter().map(|s| vec![s.strategy.clone(), fmt_spread(&s.pairs), fmt_spread(&s.triples)]).collect()
 }
 

@@ -31,6 +31,9 @@ use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenan
 use crate::error::bad_input;
 use crate::source::predicted_source;
 
+/// Series this process has started, to name each one apart.
+static SERIES_IN_PROCESS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 pub(crate) use journal::final_attempts;
 pub use report::{DjsbRun, JobLine, JobSlowdowns, PolicySummary, RunFigures, RunJobs, RunReport, ScoredRun, SoloPassTrip, FIGURES, JOB_HEAD, RATE_HEAD, RUN_HEAD};
 pub use solo::{SoloChoice, SoloRef, SoloRefs, SOLO_PASS};
@@ -215,7 +218,14 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             if a.resume {
                 ctx.step("no earlier series with these settings; starting a new one");
             }
-            format!("{}-{}", cosched_store::format_unix_utc(now_unix()).replace([' ', ':'], ""), std::process::id())
+            let base = format!("{}-{}", cosched_store::format_unix_utc(now_unix()).replace([' ', ':'], ""), std::process::id());
+            // Time and pid name a series; a verb that runs several series in
+            // one process (`study`, one per environment) may start two within
+            // a second, so every series after the process's first is numbered.
+            match SERIES_IN_PROCESS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) {
+                0 => base,
+                n => format!("{base}.{n}"),
+            }
         }
     };
     let log_root = a

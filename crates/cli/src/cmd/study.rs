@@ -11,7 +11,7 @@ use super::common::{ctx, emit, DbArgs, JsonArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    cosched study --workload examples/study.toml --repeats 3 --report out/study\n  \
+    cosched study --workload examples/omp/study.toml --repeats 3 --report out/study\n  \
     cosched study --workload w.toml --triples 35 --json | jq .summary\n\n\
     Every pair of the workload's jobs, and --triples of its triples (spread\n\
     evenly over all of them, or all when fewer), run for real (`cosched run`'s\n\
