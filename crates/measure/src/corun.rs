@@ -125,8 +125,8 @@ pub fn measure_pair(
     let total = repeats * 3;
     let mut done = 0;
     for _ in 0..repeats {
-        for i in 0..2 {
-            let o = check(jobs[i], spawn(jobs[i])?.wait()?)?;
+        for (i, &job) in jobs.iter().enumerate() {
+            let o = check(job, spawn(job)?.wait()?)?;
             let (t, how) = job_time(&o);
             m.solo_s[i].push(t);
             m.timing[i] = how;

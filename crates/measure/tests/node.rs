@@ -12,9 +12,6 @@ mod common;
 use common::{Alone, FirstFit};
 use cosched_model::trace::Trace;
 
-/// Starts the oldest waiting job whenever its pool has room: the simplest
-/// policy, written here since measure knows no policy registry.
-
 fn job(name: &str, cmd: &str, timeout: Option<f64>, memory_mib: Option<u64>) -> NodeJob {
     NodeJob {
         name: name.into(),

@@ -110,6 +110,10 @@ pub struct Slurm {
     pub conf: Option<PathBuf>,
 }
 
+/// One job's outcome of [`Slurm::release`]: its id, and whether its hold
+/// was released.
+pub type Released = (u64, Result<(), SlurmError>);
+
 impl Slurm {
     pub(crate) fn run(&self, program: &str, args: &[&str]) -> Result<String, SlurmError> {
         self.run_env(program, args, &[])
@@ -201,7 +205,7 @@ impl Slurm {
     /// fails for a reason that is not the controller's absence (a job
     /// cancelled meanwhile), each job is released alone to tell which; the
     /// controller's absence is the error of all (the round is retried).
-    pub fn release(&self, jobs: &[u64]) -> Result<Vec<(u64, Result<(), SlurmError>)>, SlurmError> {
+    pub fn release(&self, jobs: &[u64]) -> Result<Vec<Released>, SlurmError> {
         if jobs.is_empty() {
             return Ok(Vec::new());
         }
