@@ -389,15 +389,16 @@ fn heatmap(r: &StudyReport, i: usize) -> String {
     )
 }
 
+/// What the study ran, in words: the page and the terminal say it alike.
+fn sizes(r: &StudyReport) -> String {
+    format!("{} programs, {} pairs, {} of {} triples, {} repeats", r.programs.len(), r.pairs.len(), r.triples.len(), r.triples_in_all, r.repeats)
+}
+
 fn write_report(dir: &Path, r: &StudyReport) -> anyhow::Result<PathBuf> {
     let mut page = Page::new("cosched study");
     page.section("Performance score per strategy").paragraph(&format!(
-        "The nOS-V paper's score: for each set, the best makespan among the strategies over this strategy's (1 = best). {} programs, {} pairs, {} of {} triples, {} repeats.",
-        r.programs.len(),
-        r.pairs.len(),
-        r.triples.len(),
-        r.triples_in_all,
-        r.repeats
+        "The nOS-V paper's score: for each set, the best makespan among the strategies over this strategy's (1 = best). {}.",
+        sizes(r)
     ));
     page.table(&SCORE_HEAD, &score_rows(r));
     for (n, why) in &r.not_run {
@@ -428,14 +429,7 @@ fn write_report(dir: &Path, r: &StudyReport) -> anyhow::Result<PathBuf> {
 impl Render for StudyReport {
     fn doc(&self) -> Doc {
         let mut d = Doc::new();
-        d.line(format!(
-            "Performance score (best makespan for the set / this strategy's; 1 = best), {} programs, {} pairs, {} of {} triples, {} repeats:",
-            self.programs.len(),
-            self.pairs.len(),
-            self.triples.len(),
-            self.triples_in_all,
-            self.repeats
-        ));
+        d.line(format!("Performance score (best makespan for the set / this strategy's; 1 = best), {}:", sizes(self)));
         d.table(&SCORE_HEAD, score_rows(self)).line("");
         d.line("Pairs:").table(&set_head(), set_rows(&self.pairs)).line("");
         if !self.triples.is_empty() {
