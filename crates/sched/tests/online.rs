@@ -187,6 +187,50 @@ fn the_wrapper_leaves_a_lone_harmed_job_and_one_without_an_estimate_alone() {
     assert_eq!(policy_from_spec("react:inner=noplan").unwrap().decide(&view), vec![cosched_sched::Decision::Suspend { job: 1 }]);
 }
 
+/// A running job of program `program` on CPU `cpu`.
+fn on<'a>(id: JobId, cpu: &'a [u32], program: &'a str, suspended: bool) -> RunningJob<'a> {
+    RunningJob { id, pool: 0, cores: 1, cpus: cpu, suspended, suspended_s: 0.0, progress: 0.5, solo: 10.0, program }
+}
+
+#[test]
+fn harm_that_follows_a_job_to_another_programs_co_runner_is_its_own_and_its_held_job_resumes() {
+    use cosched_sched::Decision::{Resume, Suspend};
+    let pools = [PoolInfo { name: "cpu".into(), cores: 2, kind: PoolKind::Cpu }];
+    // Job 0 (flops) runs at 2.4x whoever is beside it.
+    let seen = Seen([(0, estimate(2.4))].into_iter().collect());
+    let mut policy = policy_from_spec("react:inner=noplan,threshold=1.3").unwrap();
+    let mut decide = |running: &[RunningJob]| policy.decide(&View { time: 1.0, queue: &[], running, pools: &pools, slowdown: &seen });
+    // Beside an io job: the io job is blamed and suspended.
+    assert_eq!(decide(&[on(0, &[0], "flops", false), on(1, &[1], "io", false)]), vec![Suspend { job: 1 }]);
+    // Still harmed beside a flops job on the freed core: not interference,
+    // nothing is suspended, and job 1 waits only for its core.
+    assert_eq!(decide(&[on(0, &[0], "flops", false), on(1, &[1], "io", true), on(2, &[1], "flops", false)]), vec![]);
+    // Job 2 ended: job 1 resumes beside job 0, harmed as it still is.
+    assert_eq!(decide(&[on(0, &[0], "flops", false), on(1, &[1], "io", true)]), vec![Resume { job: 1 }]);
+    assert_eq!(decide(&[on(0, &[0], "flops", false), on(1, &[1], "io", false)]), vec![]);
+}
+
+#[test]
+fn harm_from_a_second_job_of_the_blamed_program_is_still_interference() {
+    use cosched_sched::Decision::Suspend;
+    let pools = [PoolInfo { name: "cpu".into(), cores: 2, kind: PoolKind::Cpu }];
+    let seen = Seen([(0, estimate(1.6))].into_iter().collect());
+    let mut policy = policy_from_spec("react:inner=noplan,threshold=1.3").unwrap();
+    let mut decide = |running: &[RunningJob]| policy.decide(&View { time: 1.0, queue: &[], running, pools: &pools, slowdown: &seen });
+    assert_eq!(decide(&[on(0, &[0], "io", false), on(1, &[1], "io", false)]), vec![Suspend { job: 1 }]);
+    assert_eq!(decide(&[on(0, &[0], "io", false), on(1, &[1], "io", true), on(2, &[1], "io", false)]), vec![Suspend { job: 2 }]);
+}
+
+#[test]
+fn a_job_slow_while_alone_is_never_taken_as_harmed() {
+    let pools = [PoolInfo { name: "cpu".into(), cores: 2, kind: PoolKind::Cpu }];
+    let seen = Seen([(0, estimate(2.0))].into_iter().collect());
+    let mut policy = policy_from_spec("react:inner=noplan,threshold=1.3").unwrap();
+    let mut decide = |running: &[RunningJob]| policy.decide(&View { time: 1.0, queue: &[], running, pools: &pools, slowdown: &seen });
+    assert_eq!(decide(&[on(0, &[0], "flops", false)]), vec![]);
+    assert_eq!(decide(&[on(0, &[0], "flops", false), on(1, &[1], "io", false)]), vec![], "slow alone, so not hurt by job 1");
+}
+
 /// Noplan's decisions, recording the progress each decision saw of job A.
 struct Spy {
     inner: Box<dyn cosched_sched::Policy>,

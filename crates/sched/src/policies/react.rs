@@ -9,8 +9,18 @@
 //! longer calls it harmless). A job suspended for harm resumes once every
 //! job it was suspended beside has ended or been suspended, on free cores.
 //! A job alone on its node is never suspended: there is no one to blame.
+//!
+//! Harm is blamed on a co-runner only while it looks like interference. A
+//! job whose estimate passes the threshold while it runs alone, or beside a
+//! co-runner of another program than the one already suspended for it, is
+//! slow on its own (a busy host, a solo reference taken in a quicker
+//! moment): it is left out from then on, and the jobs held for it resume.
+//! Without this, one slow job emptied the other core job after job: on
+//! 2026-11-28 a flops job ran 2.46x its solo time on a noisy node and the
+//! wrapper suspended three co-runners of two programs in turn, leaving a
+//! core idle for 3.5 s.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cosched_engine::online::MIN_SEGMENTS;
 
@@ -53,18 +63,32 @@ pub struct React {
     held: BTreeMap<JobId, Vec<JobId>>,
     /// Jobs moved once already (a move is not repeated for the same job).
     moved: Vec<JobId>,
+    /// Each harmed job and the program of the co-runner blamed for it.
+    blamed: BTreeMap<JobId, String>,
+    /// Jobs slow on their own: never taken as harmed again.
+    exempt: BTreeSet<JobId>,
 }
 
 impl React {
     pub fn new(inner: Box<dyn Policy>, threshold: f64, action: Action) -> React {
-        React { inner, threshold, action, seen: BTreeMap::new(), next_seq: 0, held: BTreeMap::new(), moved: Vec::new() }
+        React {
+            inner,
+            threshold,
+            action,
+            seen: BTreeMap::new(),
+            next_seq: 0,
+            held: BTreeMap::new(),
+            moved: Vec::new(),
+            blamed: BTreeMap::new(),
+            exempt: BTreeSet::new(),
+        }
     }
 
     fn resumes(&mut self, view: &View) -> Vec<Decision> {
         let mut out = Vec::new();
         for r in view.running.iter().filter(|r| r.suspended) {
             let Some(beside) = self.held.get(&r.id) else { continue };
-            let still = beside.iter().any(|b| view.running.iter().any(|o| o.id == *b && !o.suspended));
+            let still = beside.iter().any(|b| !self.exempt.contains(b) && view.running.iter().any(|o| o.id == *b && !o.suspended));
             let holders = view.holders(r.pool);
             let free = r.cpus.iter().all(|&c| holders.get(c as usize).is_some_and(|&h| h == 0))
                 && (!r.cpus.is_empty() || view.free_cores(r.pool) >= r.cores);
@@ -80,20 +104,39 @@ impl React {
 
     fn reaction(&mut self, view: &View) -> Vec<Decision> {
         let active: Vec<_> = view.running.iter().filter(|r| !r.suspended).collect();
+        let harmed = |id: JobId| {
+            view.slowdown
+                .online(id)
+                .is_some_and(|e| e.signal.decisive() && e.n >= MIN_SEGMENTS && e.lo > self.threshold)
+        };
+        if let [alone] = active[..] {
+            // Slow with no one beside it: its slowness is its own.
+            if harmed(alone.id) {
+                self.exempt.insert(alone.id);
+            }
+        }
         // Never a job alone: a reaction needs a co-runner to blame.
         if active.len() < 2 || self.action == Action::Nothing {
             return Vec::new();
         }
-        let harmed = active.iter().any(|r| {
-            view.slowdown
-                .online(r.id)
-                .is_some_and(|e| e.signal.decisive() && e.n >= MIN_SEGMENTS && e.lo > self.threshold)
-        });
-        if !harmed {
+        let Some(victim) = active.iter().find(|r| !self.exempt.contains(&r.id) && harmed(r.id)) else {
             return Vec::new();
-        }
+        };
         let newest = active.iter().max_by_key(|r| self.seen.get(&r.id).map_or(u64::MAX, |&(_, s)| s)).expect("two or more");
         let others: Vec<JobId> = active.iter().filter(|r| r.id != newest.id).map(|r| r.id).collect();
+        // The co-runner blamed: the newest, or beside a newest victim the
+        // oldest other job.
+        let culprit = if newest.id != victim.id { newest } else { active.iter().find(|r| r.id != victim.id).expect("two or more") };
+        match self.blamed.get(&victim.id) {
+            Some(p) if *p != culprit.program => {
+                // The harm followed it to another program's job.
+                self.exempt.insert(victim.id);
+                return Vec::new();
+            }
+            _ => {
+                self.blamed.insert(victim.id, culprit.program.to_string());
+            }
+        }
         match self.action {
             Action::Suspend => {
                 self.held.insert(newest.id, others);
@@ -126,6 +169,8 @@ impl Policy for React {
         }
         self.seen.retain(|j, _| view.running.iter().any(|r| r.id == *j));
         self.held.retain(|j, _| view.running.iter().any(|r| r.id == *j));
+        self.blamed.retain(|j, _| view.running.iter().any(|r| r.id == *j));
+        self.exempt.retain(|j| view.running.iter().any(|r| r.id == *j));
         let out = self.resumes(view);
         if !out.is_empty() {
             return out;
