@@ -404,14 +404,17 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     }
     drop(store);
 
-    // One order: a solo pass of every job, then each policy's run on the
-    // two cores (about half the solo pass each), and about a quarter of a
-    // second per job launch for starting, timing and recording it. The
-    // time aim sets the most orders (never below the five a verdict
-    // needs); each order after the fifth stops as soon as the comparison
-    // is resolved.
+    // One order: a solo pass of one job of each program (twins share it),
+    // then each policy's run on the two cores (about half the jobs' solo
+    // time each), and about a tenth of a second per job launch for
+    // starting, timing and recording it (measured: 6 orders of io-half's
+    // 8 jobs of 1 s, two programs, took 17-18 s each with a pass of every
+    // job). The time aim sets the most orders (never below the five a
+    // verdict needs); each order after the fifth stops as soon as the
+    // comparison is resolved.
     let solo_sum: f64 = w.jobs.len() as f64 * a.seconds;
-    let order_s = 2.0 * solo_sum + 0.25 * 3.0 * w.jobs.len() as f64 + 1.0;
+    let programs = w.jobs.iter().map(|j| j.program_key()).collect::<std::collections::BTreeSet<_>>().len() as f64;
+    let order_s = solo_sum + programs * a.seconds + 0.1 * (2.0 * w.jobs.len() as f64 + programs) + 1.0;
     let oracle_s = solo_sum + 0.25 * 2.0 * w.jobs.len() as f64;
     let room = a.budget.as_secs_f64() - started.elapsed().as_secs_f64() - oracle_s;
     let max_orders = ((room / order_s).floor().max(0.0) as usize).clamp(MIN_ORDERS, MAX_ORDERS);

@@ -2,7 +2,7 @@
 //! job orders, until their difference is resolved or a budget is spent,
 //! beside the same comparison in the simulator and the offline oracle.
 //!
-//! Each order k is one round: a solo pass (every job alone: the round's
+//! Each order k is one round: a solo pass (one job of each program alone: the round's
 //! solo references), then every policy on the workload's jobs listed in
 //! the seed's order k (`sched::montecarlo::order`, the orders the SX-Aurora paper's
 //! simulation draws), in a rotated sequence so the node's drift favours

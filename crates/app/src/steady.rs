@@ -105,13 +105,28 @@ pub fn per_regime(runs: &[RunTimes], names: &[String]) -> Vec<RegimeCheck> {
 
 /// Reads the check's input from the store: each run's readings and its
 /// jobs' final attempts.
-pub fn load(store: &Store, runs: &[RunRecord], n: usize, pass_label: &str) -> anyhow::Result<Vec<RunTimes>> {
+/// A pass runs one job of each program (`run::solo::twin_of`): its time stands
+/// for every twin of that job.
+pub fn load(store: &Store, runs: &[RunRecord], twin_of: &[usize], pass_label: &str) -> anyhow::Result<Vec<RunTimes>> {
+    let n = twin_of.len();
     let mut out = Vec::new();
     for r in runs {
         let readings: Vec<f64> = store.run_conditions(r.id)?.iter().filter_map(|c| c.c2c.as_ref().map(|x| x.1)).collect();
-        out.push(RunTimes { policy: r.policy.clone(), pass: r.policy == pass_label, regime: steady_regime(&readings), times: times(store, r.id, n)? });
+        let pass = r.policy == pass_label;
+        let mut t = times(store, r.id, n)?;
+        if pass {
+            t = share_with_twins(t, twin_of);
+        }
+        out.push(RunTimes { policy: r.policy.clone(), pass, regime: steady_regime(&readings), times: t });
     }
     Ok(out)
+}
+
+/// Each job without a time takes its twin's (a pass measured one of them).
+fn share_with_twins(t: Vec<JobTime>, twin_of: &[usize]) -> Vec<JobTime> {
+    (0..t.len())
+        .map(|j| t[j].clone().or_else(|| (0..t.len()).find(|&k| twin_of.get(k) == twin_of.get(j) && t[k].is_some()).and_then(|k| t[k].clone())))
+        .collect()
 }
 
 /// A job's run time and CPUs, if its final attempt ended ok.

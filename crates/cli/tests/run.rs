@@ -285,6 +285,41 @@ fn solo_passes_give_each_job_a_reference_from_the_passes_before_its_run() {
     }
 }
 
+/// Twins (jobs of one program) share one solo run per pass: a pass of three
+/// jobs of two programs runs two, the first of each program in the order,
+/// and both twins divide by that run.
+#[test]
+fn a_solo_pass_runs_one_job_of_each_program_and_twins_share_its_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    std::fs::write(
+        &wl,
+        "[[pools]]\nname = \"host\"\ncores = 1\n\
+         [[jobs]]\nname = \"a1\"\ncommand = \"sh -c 'sleep 0.05'\"\n\
+         [[jobs]]\nname = \"b\"\ncommand = \"sh -c 'sleep 0.08'\"\n\
+         [[jobs]]\nname = \"a2\"\ncommand = \"sh -c 'sleep 0.05'\"\n",
+    )
+    .unwrap();
+    let (db, lock) = (dir.path().join("db"), dir.path().join("lock"));
+    let out = run_policy(&wl, &db, &lock, "noplan").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = Store::open_existing(&db).unwrap();
+    let runs = s.runs().unwrap();
+    let (pass, run) = (s.run_jobs(runs[0].id).unwrap(), s.run_jobs(runs[1].id).unwrap());
+    assert_eq!(runs[0].policy, "solo-pass");
+    let ran: Vec<&str> = pass.iter().map(|j| j.start.job.as_str()).collect();
+    assert_eq!(ran, ["a1", "b"], "one job of each program, the first in the order");
+    let time = |name: &str| {
+        let j = pass.iter().find(|j| j.start.job == name).unwrap();
+        j.end.as_ref().unwrap().end_s - j.start.start_s
+    };
+    for j in &run {
+        let of = if j.start.job == "b" { "b" } else { "a1" };
+        assert_eq!(j.start.solo_s, Some(time(of)), "job {} divides by {of}'s solo run", j.start.job);
+    }
+    assert_eq!(run.len(), 3, "the policy's run still runs every job");
+}
+
 #[test]
 fn runs_lists_each_run_with_its_figures_and_show_names_the_failed_job() {
     let dir = tempfile::tempdir().unwrap();

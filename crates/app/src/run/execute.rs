@@ -51,7 +51,7 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
     // Traces of the runs this invocation executed, as the run loop saw them;
     // runs finished earlier are rebuilt from the store.
     let mut traces: BTreeMap<ExecRunId, Trace> = BTreeMap::new();
-    let mut refs = SoloRefs::default();
+    let mut refs = SoloRefs::for_twins(super::solo::twin_of(s.w));
     // The CPU 0-1 round trip read before each solo pass of the series.
     let mut pass_round_trip: BTreeMap<u32, f64> = BTreeMap::new();
     // The same reading before every run (passes included), by (label, repeat).
@@ -200,7 +200,9 @@ impl Execution<'_> {
         // The run's job list in the plan's order; engines see positions, the
         // store keeps workload indices (`order[position]`).
         let order = &plan.order;
-        let mut pos_of = vec![0usize; order.len()];
+        // A solo pass runs only some of the workload's jobs (one of each
+        // program), so positions are indexed by workload index.
+        let mut pos_of = vec![0usize; w.jobs.len()];
         for (p, &j) in order.iter().enumerate() {
             pos_of[j] = p;
         }
@@ -246,7 +248,7 @@ impl Execution<'_> {
         let source: &dyn SlowdownSource = &permuted;
         // The reference each running job is divided by: (seconds, timing).
         let mut chosen: Vec<Option<(f64, &'static str)>> = vec![None; order.len()];
-        let total = w.jobs.len() as u64;
+        let total = order.len() as u64;
         let progress = ctx.progress.task(&format!("{} #{}", plan.label, plan.repeat + 1), total);
         let mut ended = done.len() as u64;
         let mut running: BTreeMap<usize, (f64, Vec<u32>)> = BTreeMap::new();

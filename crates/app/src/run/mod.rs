@@ -77,7 +77,8 @@ pub struct RunRequest {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SoloMode {
-    /// Each repeat starts with a *solo pass*: every job alone, launched,
+    /// Each repeat starts with a *solo pass*: one job of each program alone
+    /// (twins share it: `solo::twin_of`), launched,
     /// isolated, pinned and timed by this runner exactly as in the policies'
     /// runs, on the pool's CPUs rotated by the repeat so a single-core job
     /// is measured on each core in turn. A job's reference is the newest
@@ -193,12 +194,12 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let (source, source_note, source_name) = predicted_source(&store, &w, &a.predictor)?;
     ctx.step(&format!("slowdown source: {source_note}"));
     if a.solo == SoloMode::Interleaved {
-        ctx.step("solo references: a solo pass (each job alone, as runs launch and time it) before each repeat; stored solo times only estimate progress");
+        ctx.step("solo references: a solo pass (one job of each program alone, as runs launch and time it; twins share it) before each repeat; stored solo times only estimate progress");
     }
     jobs.say_solo_sources(ctx);
     let (iso, topology, user) = plan::node_setting(ctx, pref);
 
-    let plans = plan::plans(a, w.jobs.len(), &main, &baselines)?;
+    let plans = plan::plans(a, &solo::twin_of(&w), &main, &baselines)?;
     let main_label = main.label();
     let baseline_labels: Vec<String> = baselines.iter().map(|(b, _)| b.label()).collect();
     let params = plan::series_params(a, &w, &jobs.node, &main_label, &baseline_labels, &source_name);

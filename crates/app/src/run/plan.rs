@@ -91,7 +91,8 @@ pub(super) struct Plan {
     /// Where the engine places the policy's starts (`placement=NAME`).
     pub(super) placement: Option<Strategy>,
     pub(super) repeat: u32,
-    /// A solo pass (each job alone, arrivals ignored, CPUs rotated).
+    /// A solo pass (one job of each program alone, arrivals ignored, CPUs
+    /// rotated).
     pub(super) pass: bool,
     /// Position p of the run's job list is job `order[p]` of the workload.
     pub(super) order: Vec<usize>,
@@ -213,7 +214,8 @@ pub(super) fn node_setting(ctx: &Ctx, pref: Preference) -> (Isolation, Option<co
 
 /// The series' runs in their order: per repeat, a solo pass (interleaved
 /// references) and the policy and baselines, rotated.
-pub(super) fn plans(a: &RunRequest, n: usize, main: &PolicySpec, baselines: &[(PolicySpec, Option<String>)]) -> anyhow::Result<Vec<Plan>> {
+pub(super) fn plans(a: &RunRequest, twin_of: &[usize], main: &PolicySpec, baselines: &[(PolicySpec, Option<String>)]) -> anyhow::Result<Vec<Plan>> {
+    let n = twin_of.len();
     if let Some(o) = &a.order {
         let mut seen = o.clone();
         seen.sort_unstable();
@@ -247,7 +249,9 @@ pub(super) fn plans(a: &RunRequest, n: usize, main: &PolicySpec, baselines: &[(P
         let k = pair.len();
         pair.rotate_left(r as usize % k);
         if a.solo == SoloMode::Interleaved {
-            plans.push(Plan { pass: true, ..plan(SOLO_PASS.to_string(), "exclusive", &Params::new(), None) });
+            // One solo run per program: twins share it (`solo::twin_of`).
+            let pass = Plan { pass: true, ..plan(SOLO_PASS.to_string(), "exclusive", &Params::new(), None) };
+            plans.push(Plan { order: super::solo::pass_jobs(&pass.order, twin_of), ..pass });
         }
         plans.extend(pair);
     }

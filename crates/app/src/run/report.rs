@@ -408,7 +408,7 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
         })
         .collect();
     let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
-    let regime_checks = crate::steady::per_regime(&crate::steady::load(store, runs, w.jobs.len(), SOLO_PASS)?, &names);
+    let regime_checks = crate::steady::per_regime(&crate::steady::load(store, runs, &super::solo::twin_of(w), SOLO_PASS)?, &names);
     let last_main = views.iter().rev().find(|v| v.rec.policy == main);
     let job_lines = |v: &RunView| -> Vec<JobLine> {
         final_attempts(&v.jobs, w.jobs.len())

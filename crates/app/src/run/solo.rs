@@ -1,6 +1,7 @@
 //! Solo references: what a job's measured slowdown divides by. A solo
-//! pass before each repeat runs every job alone, timed as the runs time
-//! it; a run's job divides by the median of the passes that match it best.
+//! pass before each repeat runs one job of each program alone (twins, jobs
+//! of one program key, share its run), timed as the runs time it; a run's
+//! job divides by the median of the passes that match it best.
 
 use std::collections::BTreeMap;
 
@@ -43,13 +44,40 @@ pub struct SoloChoice {
     pub which: &'static str,
 }
 
-/// The solo references of a series, by job index in the workload.
+/// For each job of the workload, the first job of its program (its twins
+/// share one solo run per pass): a pass of N jobs of P programs costs P
+/// solo runs, not N. The pass's representative is the first of the twins
+/// in that pass's order, so over the repeats it is measured on each core.
+pub fn twin_of(w: &cosched_model::workload::Workload) -> Vec<usize> {
+    let keys: Vec<String> = w.jobs.iter().map(|j| j.program_key()).collect();
+    (0..keys.len()).map(|j| keys.iter().position(|k| *k == keys[j]).unwrap_or(j)).collect()
+}
+
+/// The jobs a solo pass runs: of each program, the first in `order`.
+pub(super) fn pass_jobs(order: &[usize], twin_of: &[usize]) -> Vec<usize> {
+    let mut seen = std::collections::BTreeSet::new();
+    order.iter().copied().filter(|&j| seen.insert(twin_of.get(j).copied().unwrap_or(j))).collect()
+}
+
+/// The solo references of a series, by program (the first job of each
+/// program's twins, `twin_of`).
 #[derive(Debug, Clone, Default)]
 pub struct SoloRefs {
     by_job: BTreeMap<usize, Vec<SoloRef>>,
+    /// Each job's program slot; empty: every job its own.
+    twin_of: Vec<usize>,
 }
 
 impl SoloRefs {
+    /// References where twins share one solo run (`twin_of`).
+    pub(super) fn for_twins(twin_of: Vec<usize>) -> SoloRefs {
+        SoloRefs { by_job: BTreeMap::new(), twin_of }
+    }
+
+    fn slot(&self, job: usize) -> usize {
+        self.twin_of.get(job).copied().unwrap_or(job)
+    }
+
     /// Adds the ok jobs of a finished solo pass.
     pub(super) fn add_pass(&mut self, run: &RunRecord, jobs: &[RunJobRecord], n: usize, regime: Option<CacheRegime>) {
         for j in final_attempts(jobs, n) {
@@ -61,7 +89,8 @@ impl SoloRefs {
             if !(time.is_finite() && time > 0.0) {
                 continue;
             }
-            self.by_job.entry(j.start.job_index as usize).or_default().push(SoloRef {
+            let slot = self.slot(j.start.job_index as usize);
+            self.by_job.entry(slot).or_default().push(SoloRef {
                 repeat: run.repeat,
                 run: run.id.0,
                 cpus: j.start.cpus.clone(),
@@ -84,11 +113,11 @@ impl SoloRefs {
     /// drifts over a series.
     /// The times of every pass that ran `job` ok, oldest first.
     pub(super) fn times(&self, job: usize) -> Vec<f64> {
-        self.by_job.get(&job).map(|v| v.iter().map(|r| r.time).collect()).unwrap_or_default()
+        self.by_job.get(&self.slot(job)).map(|v| v.iter().map(|r| r.time).collect()).unwrap_or_default()
     }
 
     pub fn lookup(&self, job: usize, cpus: &[u32], regime: Option<CacheRegime>) -> Option<SoloChoice> {
-        let refs = self.by_job.get(&job)?;
+        let refs = self.by_job.get(&self.slot(job))?;
         let same_regime = |r: &SoloRef| regime.is_some() && r.regime == regime;
         type Tier<'t> = (&'static str, &'t dyn Fn(&SoloRef) -> bool);
         let tiers: [Tier; 4] = [
@@ -183,6 +212,22 @@ mod tests {
         assert_eq!((c.time, c.which), (0.75, "other CPUs, same regime"));
         // Regime unknown: CPUs first.
         assert_eq!(refs.lookup(0, &[0, 1], None).unwrap().time, 1.3);
+    }
+
+    #[test]
+    fn twins_share_one_solo_run_per_pass_taken_from_the_first_of_them_in_the_order() {
+        // Jobs 0, 2, 3 one program, 1 another: a pass in the order 3 1 0 2
+        // runs 3 and 1.
+        let twin_of = vec![0, 1, 0, 0];
+        assert_eq!(pass_jobs(&[3, 1, 0, 2], &twin_of), vec![3, 1]);
+        assert_eq!(pass_jobs(&[0, 1, 2, 3], &twin_of), vec![0, 1]);
+        let mut refs = SoloRefs::for_twins(twin_of);
+        refs.by_job.insert(0, vec![r(0, &[0], 1.0), r(1, &[1], 1.2)]);
+        for twin in [0, 2, 3] {
+            assert_eq!(refs.lookup(twin, &[1], None).unwrap().time, 1.2);
+            assert_eq!(refs.times(twin), vec![1.0, 1.2]);
+        }
+        assert!(refs.lookup(1, &[0], None).is_none());
     }
 
     #[test]

@@ -15,8 +15,8 @@ use super::common::{ctx, emit, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs, pa
     cosched evaluate --workload w.toml --policy best-match --baseline noplan --metric worst-slowdown --max-orders 12\n  \
     cosched evaluate --workload w.toml --policy no-twins --budget 20m --report out/ --json | jq .comparisons\n  \
     cosched evaluate --workload examples/memory-half.toml --policy best-match --regime shared --regime-wait 2h\n\n\
-    Each order is one round: a solo pass (every job alone: that round's solo\n\
-    references), then the baseline and every policy on the workload's jobs\n\
+    Each order is one round: a solo pass (one job of each program alone, its\n\
+    twins sharing it: that round's solo references), then the baseline and every policy on the workload's jobs\n\
     listed in the seed's order k (the orders `cosched simulate` draws), in a\n\
     rotated sequence. After each round every policy is compared with the\n\
     baseline order by order: the median relative difference of each figure\n\

@@ -26,9 +26,9 @@ use super::common::{ctx, emit, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs};
     pairs campaign's medians, else 1. The prediction made before each job\n\
     starts is stored with the job; its measured slowdown is its run time over\n\
     its solo reference. With --solo interleaved (the default), each repeat\n\
-    starts with a solo pass: every job alone, launched and timed as in the\n\
-    runs, single-core jobs on another core each repeat; a job divides by the\n\
-    newest pass on its CPUs. With --solo stored, by the latest pairs\n\
+    starts with a solo pass: one job of each program alone (twins share it),\n\
+    launched and timed as in the runs, single-core jobs on another core each\n\
+    repeat; a job divides by the median of its passes on its CPUs. With --solo stored, by the latest pairs\n\
     campaign's solo repeats, else its profile's, else its calibrated time.\n\
     The job table says which reference, how old, and the cache regime.\n\
     With --baseline (repeatable), the policy\n\
