@@ -438,6 +438,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             cgroups: "auto".into(),
             lock: None,
             db: Some(db_path.clone()),
+            resume: false,
         },
         ctx,
     )?;

@@ -422,3 +422,49 @@ fn every_shipped_dataset_imports_into_an_empty_store_with_the_campaigns_its_read
         assert!(text(&again.stdout).contains("0 rows added"), "{name}: {}", text(&again.stdout));
     }
 }
+
+/// Evidence anyone can regenerate (issue 39): `evaluate --resume` on a store
+/// that imported data/io-half.bundle reads the shipped series of the
+/// misprediction evaluation back, runs nothing, and gives the figures
+/// docs/policies.md states for it.
+#[test]
+fn evaluate_resume_reads_the_shipped_evaluation_back_with_the_figures_the_docs_state() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cosched.db");
+    let d = db.to_str().unwrap();
+    let out = cosched(&["db", "import", root.join("data/io-half.bundle").to_str().unwrap(), "--db", d], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let runs = |db: &Path| Store::open_existing(db).unwrap().runs().unwrap().len();
+    let before = runs(&db);
+    let wl = root.join("examples/io-half-long.toml");
+    let out = cosched(
+        &[
+            "evaluate", "--workload", wl.to_str().unwrap(), "--predictor", "blind", "--baseline", "best-match",
+            "--policy", "react:inner=best-match,threshold=1.3,action=suspend", "--metric", "worst-slowdown",
+            "--min-orders", "6", "--max-orders", "8", "--seed", "7", "--oracle-replays", "0", "--resume", "--db", d,
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(runs(&db), before, "every order was read back, none run");
+    let (got, docs) = (text(&out.stdout), std::fs::read_to_string(root.join("docs/policies.md")).unwrap());
+    assert!(got.contains("Real runs, 6 orders"), "{got}");
+    // best-match's and react's worst slowdown, mean turnaround and
+    // makespan, and the paired differences: as evaluate prints them, and as
+    // the docs' table has them (seconds marked there).
+    for (figure, in_docs) in [
+        ("1.78 [1.74, 1.84]", "1.78 [1.74, 1.84]"),
+        ("13.25 [12.68, 13.84]", "13.25 s [12.68, 13.84]"),
+        ("22.10 [21.57, 22.87]", "22.10 s [21.57, 22.87]"),
+        ("1.30 [1.23, 1.40]", "1.30 [1.23, 1.40]"),
+        ("12.66 [11.78, 13.24]", "12.66 s [11.78, 13.24]"),
+        ("20.86 [20.19, 22.21]", "20.86 s [20.19, 22.21]"),
+        ("-24.9 % [-34.3, -18.6]", "-24.9 % [-34.3, -18.6]"),
+        ("-6.6 % [-7.4, +4.3]", "-6.6 % [-7.4, +4.3]"),
+        ("-4.8 % [-13.9, +1.0]", "-4.8 % [-13.9, +1.0]"),
+    ] {
+        assert!(got.contains(figure), "evaluate gives {figure}:\n{got}");
+        assert!(docs.contains(in_docs), "docs/policies.md states {in_docs}");
+    }
+}

@@ -312,12 +312,20 @@ impl Store {
     }
 
     /// The runs of the newest series started with these parameters (JSON,
-    /// compared with keys sorted): what `cosched run --resume` continues.
-    pub fn latest_series(&self, params_json: &str) -> Result<Vec<RunRecord>> {
+    /// compared with keys sorted) whose repeats start at `first_repeat`:
+    /// what `cosched run --resume` continues (repeat 0), and each order of
+    /// `cosched evaluate --resume` (its own repeat).
+    pub fn latest_series(&self, params_json: &str, first_repeat: u32) -> Result<Vec<RunRecord>> {
         let params = canonical_params(params_json)?;
         let series: Option<String> = self
             .conn
-            .query_row("SELECT series FROM runs WHERE params_json = ?1 ORDER BY id DESC LIMIT 1", [&params], |r| r.get(0))
+            .query_row(
+                "SELECT series FROM runs WHERE params_json = ?1 AND series IN
+                   (SELECT series FROM runs GROUP BY series HAVING MIN(repeat_index) = ?2)
+                 ORDER BY id DESC LIMIT 1",
+                rusqlite::params![&params, first_repeat],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(self.sql("finding a run series"))?;
         let Some(series) = series else { return Ok(Vec::new()) };
@@ -507,7 +515,8 @@ mod tests {
         s.run_job_started(run, &start("b", 1, 0, 0.5)).unwrap();
         s.run_job_ended(run, 0, 0, &end(1.0, JobStatus::Ok)).unwrap();
         // The runner dies here: b has no end. A new runner finds the series.
-        let series = s.latest_series(r#"{"workload": "w", "policy": "noplan"}"#).unwrap();
+        let series = s.latest_series(r#"{"workload": "w", "policy": "noplan"}"#, 0).unwrap();
+        assert!(s.latest_series(r#"{"workload": "w", "policy": "noplan"}"#, 1).unwrap().is_empty(), "no series starting at repeat 1");
         assert_eq!(series.len(), 1);
         assert_eq!(series[0].status, RunStatus::Running);
         assert_eq!(s.resume_run(run, 1.2).unwrap(), 1);

@@ -16,6 +16,7 @@ mod plan;
 mod report;
 mod solo;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use cosched_measure::cgroup::{Isolation, Preference};
@@ -24,7 +25,7 @@ use cosched_measure::node::{pool_cpus, NodeJob};
 use cosched_model::workload::{PoolKind, Workload};
 use cosched_report::html::Page;
 use cosched_sched::{Platform, PoolInfo, SimJob, SlowdownSource};
-use cosched_store::RunStatus;
+use cosched_store::{RunRecord, RunStatus, Store};
 
 use crate::calibrate::calibrate_missing;
 use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, Ctx};
@@ -203,7 +204,16 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let main_label = main.label();
     let baseline_labels: Vec<String> = baselines.iter().map(|(b, _)| b.label()).collect();
     let params = plan::series_params(a, &w, &jobs.node, &main_label, &baseline_labels, &source_name);
-    let prior = if a.resume { store.latest_series(&params)? } else { Vec::new() };
+    let prior = if a.resume {
+        let exact = store.latest_series(&params, a.first_repeat)?;
+        if exact.is_empty() {
+            same_but_commands(&store, &params, a.first_repeat)?
+        } else {
+            exact
+        }
+    } else {
+        Vec::new()
+    };
     let id = match prior.first() {
         Some(r) => {
             let open = prior.iter().filter(|r| r.status != RunStatus::Done).count();
@@ -264,6 +274,35 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let mut report = report::show(a, page, &store, &series, &ran.finished, ran.traces, &ran.solo)?;
     report.not_ok = ran.not_ok;
     Ok(report)
+}
+
+/// The newest series with these settings but for the jobs' command lines
+/// (a recalibration changes a kernel's work, another checkout its path),
+/// whose repeats start at `first_repeat`: what an interrupted series run
+/// again after a recalibration, or a shipped one (`data/`), continues.
+fn same_but_commands(store: &Store, params: &str, first_repeat: u32) -> anyhow::Result<Vec<RunRecord>> {
+    fn strip(mut v: serde_json::Value) -> serde_json::Value {
+        if let Some(jobs) = v.get_mut("jobs").and_then(|j| j.as_array_mut()) {
+            for j in jobs {
+                if let Some(o) = j.as_object_mut() {
+                    o.remove("argv");
+                }
+            }
+        }
+        v
+    }
+    let want = strip(serde_json::from_str(params)?);
+    let runs = store.runs()?;
+    let mut first: BTreeMap<&str, u32> = BTreeMap::new();
+    for r in &runs {
+        let m = first.entry(r.series.as_str()).or_insert(r.repeat);
+        *m = (*m).min(r.repeat);
+    }
+    let Some(series) = runs.iter().rev().find(|r| first.get(r.series.as_str()) == Some(&first_repeat) && strip(r.params.clone()) == want).map(|r| r.series.clone())
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(runs.into_iter().filter(|r| r.series == series).collect())
 }
 
 /// The command that resumes `a`'s series: every setting that names the

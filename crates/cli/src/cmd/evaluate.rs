@@ -14,7 +14,8 @@ use super::common::{ctx, emit, DbArgs, JsonArgs, PredictorArgs, WorkloadArgs, pa
     cosched evaluate --workload examples/memory-half.toml --policy best-match --policy conflict-aware\n  \
     cosched evaluate --workload w.toml --policy best-match --baseline noplan --metric worst-slowdown --max-orders 12\n  \
     cosched evaluate --workload w.toml --policy no-twins --budget 20m --report out/ --json | jq .comparisons\n  \
-    cosched evaluate --workload examples/memory-half.toml --policy best-match --regime shared --regime-wait 2h\n\n\
+    cosched evaluate --workload examples/memory-half.toml --policy best-match --regime shared --regime-wait 2h\n  \
+    cosched evaluate --workload examples/io-half.toml --policy best-match --metric worst-slowdown --seed 7 --max-orders 8 --oracle-replays 1 --db io.db --resume\n\n\
     Each order is one round: a solo pass (one job of each program alone, its\n\
     twins sharing it: that round's solo references), then the baseline and every policy on the workload's jobs\n\
     listed in the seed's order k (the orders `cosched simulate` draws), in a\n\
@@ -82,6 +83,12 @@ pub struct EvaluateArgs {
     /// files share the node (default /run/lock/cosched-node.lock).
     #[arg(long, value_name = "FILE", hide = true)]
     pub lock: Option<PathBuf>,
+    /// Take the orders (and oracle replays) the database holds from an
+    /// earlier evaluation with the same settings, run only the missing ones:
+    /// continues an interrupted evaluation, or reads a shipped one back
+    /// (`cosched db import data/io-half.bundle`) without running anything.
+    #[arg(long)]
+    pub resume: bool,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -104,6 +111,7 @@ pub fn run(a: EvaluateArgs) -> anyhow::Result<()> {
         cgroups: a.cgroups,
         lock: a.lock,
         db: a.db.db,
+        resume: a.resume,
     };
     emit(&evaluate(&req, &ctx())?, a.json.json)
 }
