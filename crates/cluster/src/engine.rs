@@ -34,7 +34,7 @@
 //! **FCFS** stops at the first job that cannot start.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeSet, BinaryHeap};
 use std::ops::Bound;
 use std::fmt;
 
@@ -45,7 +45,9 @@ use cosched_engine::source::SlowdownSource;
 use cosched_model::workload::PoolKind;
 use serde::Serialize;
 
+use crate::busy::{after_all_at, Busy, OrdF64};
 use crate::nodeset::NodeSet;
+use crate::queue::{Queue, Room, ALWAYS};
 pub use crate::nodeset::Nodes;
 use crate::workload::ClusterJob;
 
@@ -169,21 +171,6 @@ struct Node {
 /// Later waiting jobs a policy sees beside the candidate it is asked about.
 pub const RIVALS: usize = 7;
 
-/// Finite times ordered for the heap.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct OrdF64(f64);
-impl Eq for OrdF64 {}
-impl PartialOrd for OrdF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for OrdF64 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
-
 /// EASY's reservation for the first job that could not start.
 struct Reservation {
     shadow: f64,
@@ -208,11 +195,14 @@ struct Sim<'a, 'p, 'd> {
     /// Nodes running something as runs `(latest start + walltime, first)
     /// -> end`: a whole-node job's runs, or one partly used node. The
     /// reservation reads the runs it needs from here, never every node.
-    busy: BTreeMap<(OrdF64, Reverse<usize>), usize>,
+    busy: Busy,
     /// Partially used nodes by free cores (sharing only).
     by_free: Vec<BTreeSet<usize>>,
     heap: BinaryHeap<Reverse<(OrdF64, usize, u64)>>,
     waiting: BTreeSet<usize>,
+    /// The waiting jobs by width and requested time, so a backfill pass
+    /// tries only those that might start.
+    queue: Queue,
     now: f64,
     /// The current reservation's nodes R as runs sorted by first node,
     /// kept only when a policy may share nodes (only placement beside
@@ -280,10 +270,11 @@ pub fn simulate<'a, 'p, 'd>(
             })
             .collect(),
         idle: NodeSet::full(cfg.nodes),
-        busy: BTreeMap::new(),
+        busy: Busy::new(),
         by_free: vec![BTreeSet::new(); cfg.cores as usize + 1],
         heap: BinaryHeap::new(),
         waiting: BTreeSet::new(),
+        queue: Queue::new(n),
         now: 0.0,
         r_runs: Vec::new(),
         out: Schedule {
@@ -329,6 +320,7 @@ impl Sim<'_, '_, '_> {
             }
             while next < self.jobs.len() && self.jobs[next].submit <= self.now {
                 self.waiting.insert(next);
+                self.queue.insert(next, self.key(next), self.jobs[next].walltime);
                 next += 1;
             }
             if !self.waiting.is_empty() {
@@ -355,34 +347,58 @@ impl Sim<'_, '_, '_> {
         }
     }
 
-    /// One scheduling pass over the queue.
-    fn pass(&mut self) -> Result<(), ClusterError> {
-        let mut reservation: Option<Reservation> = None;
-        let mut behind = 0usize;
-        let mut cursor = 0usize;
+    /// The width by which the queue index judges job `j`: its whole nodes,
+    /// or [`ALWAYS`] if it may start beside running jobs, which no count
+    /// of idle nodes rules out.
+    fn key(&self, j: usize) -> u32 {
+        let job = &self.jobs[j];
+        let k = self.cfg.width(job.procs);
         let shares = self.policy.as_ref().is_some_and(|p| p.shares_nodes());
-        while let Some(&j) = self.waiting.range(cursor..).next() {
+        if shares && k == 1 && job.procs < self.cfg.cores {
+            ALWAYS
+        } else {
+            k as u32
+        }
+    }
+
+    /// One scheduling pass over the queue: jobs start in order until one
+    /// cannot (the head); FCFS stops there, EASY reserves nodes for the head
+    /// and tries the next `depth` waiting jobs, skipping by the queue index
+    /// those whose try could not start them (wider than the idle nodes, or
+    /// past the shadow and wider than the idle nodes outside R), so each
+    /// pass costs the jobs that might start, not the depth.
+    fn pass(&mut self) -> Result<(), ClusterError> {
+        let mut cursor = 0usize;
+        let head = loop {
+            let Some(&j) = self.waiting.range(cursor..).next() else {
+                return Ok(());
+            };
             cursor = j + 1;
-            match &mut reservation {
-                None => {
-                    if self.try_start(j, None)? {
-                        continue;
-                    }
-                    if self.cfg.scheduler == Scheduler::Fcfs {
-                        return Ok(());
-                    }
-                    reservation = Some(self.reserve(j));
-                }
-                Some(r) => {
-                    // Without an idle node only a start beside running jobs
-                    // could backfill: none where no policy shares nodes.
-                    if behind >= self.cfg.depth || (self.idle.len() == 0 && !shares) {
-                        return Ok(());
-                    }
-                    behind += 1;
-                    self.try_start(j, Some(r))?;
-                }
+            if !self.try_start(j, None)? {
+                break j;
             }
+        };
+        if self.cfg.scheduler == Scheduler::Fcfs {
+            return Ok(());
+        }
+        let mut r = self.reserve(head);
+        if self.cfg.depth == 0 {
+            return Ok(());
+        }
+        // The window is fixed now: only its own jobs leave the queue during the pass.
+        let Some(last) = self.queue.nth_after(head, self.cfg.depth) else {
+            return Ok(());
+        };
+        let shares = self.policy.as_ref().is_some_and(|p| p.shares_nodes());
+        // Without an idle node only a start beside running jobs could
+        // backfill: none where no policy shares nodes.
+        while self.idle.len() > 0 || shares {
+            let room = Room { idle: self.idle.len(), open: r.open_idle, now: self.now, shadow: r.shadow };
+            let Some(j) = self.queue.first_fit(cursor, last, &room) else {
+                break;
+            };
+            cursor = j + 1;
+            self.try_start(j, Some(&mut r))?;
         }
         Ok(())
     }
@@ -404,61 +420,59 @@ impl Sim<'_, '_, '_> {
         let shadow = if idle >= k {
             now
         } else {
-            let mut left = k - idle;
-            let mut at = None;
-            for (&(OrdF64(t), Reverse(a)), &b) in &self.busy {
-                if b - a >= left {
-                    at = Some(t);
-                    break;
-                }
-                left -= b - a;
-            }
-            at.expect("a job is never wider than the cluster").max(now)
+            let (OrdF64(t), _) = self.busy.nth(k - idle).expect("a job is never wider than the cluster");
+            t.max(now)
         };
-        let listed = self.policy.as_ref().is_some_and(|p| p.shares_nodes());
+        // Busy nodes free by the shadow (done or overran ones too) go into R
+        // before idle ones.
+        let taken = self.busy.count_to(after_all_at(shadow)).min(k);
+        let r_idle = k - taken;
+        let idle_bound = self.idle.bound_of_lowest(r_idle);
+        if self.policy.as_ref().is_some_and(|p| p.shares_nodes()) {
+            self.list_r(k, shadow, r_idle, idle_bound);
+        }
+        Reservation { shadow, open_idle: idle - r_idle, idle_bound }
+    }
+
+    /// Lists R as runs for [`Sim::in_r`]: of the busy nodes free by the
+    /// shadow the k latest-free, `r_idle` idle ones below `idle_bound` if
+    /// those are too few.
+    fn list_r(&mut self, k: usize, shadow: f64, r_idle: usize, idle_bound: usize) {
+        let now = self.now;
         let mut r = std::mem::take(&mut self.r_runs);
         r.clear();
         let mut taken = 0;
         // Busy nodes free after now and by the shadow, latest first; at one
         // time runs come lowest first, as their nodes do.
-        let later = (Bound::Excluded((OrdF64(now), Reverse(0))), Bound::Included((OrdF64(shadow), Reverse(0))));
+        let later = (Bound::Excluded(after_all_at(now)), Bound::Included(after_all_at(shadow)));
         if shadow > now {
-            for (&(_, Reverse(a)), &b) in self.busy.range(later).rev() {
+            for (&(_, Reverse(a)), &b) in self.busy.runs().range(later).rev() {
                 if taken == k {
                     break;
                 }
                 let m = (b - a).min(k - taken);
-                if listed {
-                    r.push((a, a + m));
-                }
+                r.push((a, a + m));
                 taken += m;
             }
         }
         // Then busy nodes free now (done or overran), which tie at `now`:
         // lowest numbers first.
         if taken < k {
-            let mut due: Vec<(usize, usize)> = self.busy.range(..=(OrdF64(now), Reverse(0))).map(|(&(_, Reverse(a)), &b)| (a, b)).collect();
+            let mut due: Vec<(usize, usize)> = self.busy.runs().range(..=after_all_at(now)).map(|(&(_, Reverse(a)), &b)| (a, b)).collect();
             due.sort_unstable();
             for (a, b) in due {
                 if taken == k {
                     break;
                 }
                 let m = (b - a).min(k - taken);
-                if listed {
-                    r.push((a, a + m));
-                }
+                r.push((a, a + m));
                 taken += m;
             }
         }
-        // Then idle nodes, lowest numbers first.
-        let r_idle = k - taken;
-        let idle_bound = self.idle.bound_of_lowest(r_idle);
-        if listed {
-            self.idle.take(0, idle_bound, r_idle, &mut r);
-            r.sort_unstable();
-        }
+        debug_assert_eq!(k - taken, r_idle, "R's busy nodes as counted");
+        self.idle.take(0, idle_bound, r_idle, &mut r);
+        r.sort_unstable();
         self.r_runs = r;
-        Reservation { shadow, open_idle: idle - r_idle, idle_bound }
     }
 
     /// Whether node `n` is in the current reservation (listed only when a policy may share nodes).
@@ -604,7 +618,7 @@ impl Sim<'_, '_, '_> {
         if node.jobs.is_empty() {
             self.idle.remove(n, n + 1);
         } else {
-            self.busy.remove(&(OrdF64(node.est_free), Reverse(n)));
+            self.busy.remove(node.est_free, n);
             if self.sharing() {
                 self.by_free[(self.cfg.cores - node.used) as usize].remove(&n);
             }
@@ -616,7 +630,7 @@ impl Sim<'_, '_, '_> {
         if node.jobs.is_empty() {
             self.idle.insert(n, n + 1);
         } else {
-            self.busy.insert((OrdF64(node.est_free), Reverse(n)), n + 1);
+            self.busy.insert(node.est_free, n, n + 1);
             if self.sharing() && node.used < self.cfg.cores {
                 self.by_free[(self.cfg.cores - node.used) as usize].insert(n);
             }
@@ -659,7 +673,7 @@ impl Sim<'_, '_, '_> {
         let end = self.now + self.jobs[j].walltime;
         for &(a, b) in runs {
             self.idle.remove(a, b);
-            self.busy.insert((OrdF64(end), Reverse(a)), b);
+            self.busy.insert(end, a, b);
         }
         self.out.alloc[j] = Alloc { nodes: Nodes::from_runs(runs), cores: Vec::new() };
         self.started(j, runs[0].0)
@@ -668,6 +682,7 @@ impl Sim<'_, '_, '_> {
     /// Job `j` runs from now, its progress tracked on node `home`.
     fn started(&mut self, j: usize, home: usize) -> Result<(), ClusterError> {
         self.waiting.remove(&j);
+        self.queue.remove(j);
         self.out.start[j] = self.now;
         self.running_count += 1;
         let now = self.now;
@@ -709,7 +724,7 @@ impl Sim<'_, '_, '_> {
                 let end = self.out.start[j] + jobs[j].walltime;
                 for &(a, b) in self.out.alloc[j].nodes.runs() {
                     let (a, b) = (a as usize, b as usize);
-                    self.busy.remove(&(OrdF64(end), Reverse(a)));
+                    self.busy.remove(end, a);
                     self.idle.insert(a, b);
                 }
             } else {
