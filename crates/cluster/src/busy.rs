@@ -1,5 +1,7 @@
-//! Busy nodes as runs ordered by their expected free time, with a count of
-//! the nodes up to a moving mark. EASY's reservation asks, at every pass
+//! Busy nodes ordered by their expected free time, an entry per job on
+//! whole nodes (however many runs of nodes it holds) or per partly used
+//! node, with a count of the nodes up to a moving mark. A wide job's start
+//! and end cost one tree update, not one per run of its nodes. EASY's reservation asks, at every pass
 //! with a blocked head, when the `m`-th busy node is expected free (its
 //! shadow) and how many busy nodes are free by then. Walking the runs from
 //! the first cost every run before the shadow, at every pass; from the mark
@@ -25,8 +27,8 @@ impl Ord for OrdF64 {
     }
 }
 
-/// A run's key: its free time, then its first node, highest first (so the
-/// reservation's walk down from the shadow meets the lowest first).
+/// An entry's key: its free time, then its first node, highest first (so
+/// the reservation's walk down from the shadow meets the lowest first).
 pub(crate) type Key = (OrdF64, Reverse<usize>);
 
 /// The key after every run free at `t`.
@@ -34,9 +36,19 @@ pub(crate) fn after_all_at(t: f64) -> Key {
     (OrdF64(t), Reverse(0))
 }
 
+/// What an entry holds: how many nodes, and whose.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Entry {
+    pub nodes: usize,
+    /// The job on whole nodes, or [`NODE`]: the one node of the key, partly used.
+    pub job: usize,
+}
+
+/// [`Entry::job`] of a partly used node.
+pub(crate) const NODE: usize = usize::MAX;
+
 pub(crate) struct Busy {
-    /// Key -> one past the run's last node.
-    runs: BTreeMap<Key, usize>,
+    runs: BTreeMap<Key, Entry>,
     /// Nodes in runs keyed at or below `mark` (which need not be a run's key).
     mark: Key,
     below: usize,
@@ -47,37 +59,37 @@ impl Busy {
         Busy { runs: BTreeMap::new(), mark: (OrdF64(f64::NEG_INFINITY), Reverse(usize::MAX)), below: 0 }
     }
 
-    pub(crate) fn runs(&self) -> &BTreeMap<Key, usize> {
+    pub(crate) fn entries(&self) -> &BTreeMap<Key, Entry> {
         &self.runs
     }
 
-    /// Nodes `first..end` are busy until `t`.
-    pub(crate) fn insert(&mut self, t: f64, first: usize, end: usize) {
+    /// `e.nodes` nodes, the lowest `first`, are busy until `t`.
+    pub(crate) fn insert(&mut self, t: f64, first: usize, e: Entry) {
         let key = (OrdF64(t), Reverse(first));
-        let old = self.runs.insert(key, end);
-        debug_assert!(old.is_none(), "run at {first} listed twice");
+        let old = self.runs.insert(key, e);
+        debug_assert!(old.is_none(), "an entry at {first} listed twice");
         if key <= self.mark {
-            self.below += end - first;
+            self.below += e.nodes;
         }
     }
 
-    /// The run keyed `(t, first)` is no longer busy.
+    /// The entry keyed `(t, first)` is no longer busy.
     pub(crate) fn remove(&mut self, t: f64, first: usize) {
         let key = (OrdF64(t), Reverse(first));
-        let end = self.runs.remove(&key).expect("a run taken out is listed");
+        let e = self.runs.remove(&key).expect("an entry taken out is listed");
         if key <= self.mark {
-            self.below -= end - first;
+            self.below -= e.nodes;
         }
     }
 
-    /// The key of the run holding the `m`-th busy node in key order (`m` >= 1), if so many are busy.
+    /// The key of the entry holding the `m`-th busy node in key order (`m` >= 1), if so many are busy.
     pub(crate) fn nth(&mut self, m: usize) -> Option<Key> {
         debug_assert!(m >= 1);
         if self.below >= m {
             // Back down while the runs under the mark still hold m without the top one.
             let mut below = self.below;
-            for (&key, &end) in self.runs.range(..=self.mark).rev() {
-                let len = end - key.1 .0;
+            for (&key, e) in self.runs.range(..=self.mark).rev() {
+                let len = e.nodes;
                 if below - len < m {
                     self.mark = key;
                     self.below = below;
@@ -88,8 +100,8 @@ impl Busy {
             unreachable!("{} nodes counted below the mark, fewer listed", self.below);
         }
         let mut below = self.below;
-        for (&key, &end) in self.runs.range((Bound::Excluded(self.mark), Bound::Unbounded)) {
-            below += end - key.1 .0;
+        for (&key, e) in self.runs.range((Bound::Excluded(self.mark), Bound::Unbounded)) {
+            below += e.nodes;
             if below >= m {
                 self.mark = key;
                 self.below = below;
@@ -99,12 +111,12 @@ impl Busy {
         None
     }
 
-    /// Busy nodes in runs keyed at or below `key`.
+    /// Busy nodes in entries keyed at or below `key`.
     pub(crate) fn count_to(&mut self, key: Key) -> usize {
         if key >= self.mark {
-            self.below += self.runs.range((Bound::Excluded(self.mark), Bound::Included(key))).map(|(&(_, Reverse(a)), &b)| b - a).sum::<usize>();
+            self.below += self.runs.range((Bound::Excluded(self.mark), Bound::Included(key))).map(|(_, e)| e.nodes).sum::<usize>();
         } else {
-            self.below -= self.runs.range((Bound::Excluded(key), Bound::Included(self.mark))).map(|(&(_, Reverse(a)), &b)| b - a).sum::<usize>();
+            self.below -= self.runs.range((Bound::Excluded(key), Bound::Included(self.mark))).map(|(_, e)| e.nodes).sum::<usize>();
         }
         self.mark = key;
         self.below
@@ -113,7 +125,7 @@ impl Busy {
 
 #[cfg(test)]
 mod tests {
-    use super::{after_all_at, Busy, OrdF64};
+    use super::{after_all_at, Busy, Entry, OrdF64};
     use proptest::prelude::*;
     use std::cmp::Reverse;
 
@@ -131,7 +143,7 @@ mod tests {
                 let t = t as f64;
                 match (op, listed[block]) {
                     (0 | 1, None) => {
-                        b.insert(t, block * 5, block * 5 + len);
+                        b.insert(t, block * 5, Entry { nodes: len, job: block });
                         listed[block] = Some((t, block * 5, block * 5 + len));
                     }
                     (0, Some((t0, a, _))) => {
@@ -141,8 +153,8 @@ mod tests {
                     (2, _) => {
                         let mut below = 0;
                         let mut expect = None;
-                        for (&key, &end) in b.runs() {
-                            below += end - key.1 .0;
+                        for (&key, e) in b.entries() {
+                            below += e.nodes;
                             if below >= m {
                                 expect = Some(key);
                                 break;
@@ -152,10 +164,10 @@ mod tests {
                     }
                     _ => {
                         let key = after_all_at(t);
-                        let expect: usize = b.runs().range(..=key).map(|(&(_, Reverse(a)), &e)| e - a).sum();
+                        let expect: usize = b.entries().range(..=key).map(|(_, e)| e.nodes).sum();
                         prop_assert_eq!(b.count_to(key), expect);
                         let key = (OrdF64(t), Reverse(m));
-                        let expect: usize = b.runs().range(..=key).map(|(&(_, Reverse(a)), &e)| e - a).sum();
+                        let expect: usize = b.entries().range(..=key).map(|(_, e)| e.nodes).sum();
                         prop_assert_eq!(b.count_to(key), expect);
                     }
                 }

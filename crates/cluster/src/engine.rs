@@ -45,7 +45,7 @@ use cosched_engine::source::SlowdownSource;
 use cosched_model::workload::PoolKind;
 use serde::Serialize;
 
-use crate::busy::{after_all_at, Busy, OrdF64};
+use crate::busy::{after_all_at, Busy, Entry, OrdF64, NODE};
 use crate::nodeset::NodeSet;
 use crate::queue::{Queue, Room, ALWAYS};
 pub use crate::nodeset::Nodes;
@@ -442,37 +442,43 @@ impl Sim<'_, '_, '_> {
         let mut r = std::mem::take(&mut self.r_runs);
         r.clear();
         let mut taken = 0;
-        // Busy nodes free after now and by the shadow, latest first; at one
-        // time runs come lowest first, as their nodes do.
-        let later = (Bound::Excluded(after_all_at(now)), Bound::Included(after_all_at(shadow)));
+        let mut group = Vec::new();
+        // Busy nodes free after now and by the shadow, latest first.
         if shadow > now {
-            for (&(_, Reverse(a)), &b) in self.busy.runs().range(later).rev() {
-                if taken == k {
-                    break;
+            let later = (Bound::Excluded(after_all_at(now)), Bound::Included(after_all_at(shadow)));
+            let mut at = None;
+            for (&(t, Reverse(first)), e) in self.busy.entries().range(later).rev() {
+                if at != Some(t) {
+                    take_group(&mut group, &mut r, &mut taken, k);
+                    if taken == k {
+                        break;
+                    }
+                    at = Some(t);
                 }
-                let m = (b - a).min(k - taken);
-                r.push((a, a + m));
-                taken += m;
+                self.held_runs(first, e, &mut group);
             }
+            take_group(&mut group, &mut r, &mut taken, k);
         }
-        // Then busy nodes free now (done or overran), which tie at `now`:
-        // lowest numbers first.
+        // Then busy nodes free now (done or overran), which tie at `now`.
         if taken < k {
-            let mut due: Vec<(usize, usize)> = self.busy.runs().range(..=after_all_at(now)).map(|(&(_, Reverse(a)), &b)| (a, b)).collect();
-            due.sort_unstable();
-            for (a, b) in due {
-                if taken == k {
-                    break;
-                }
-                let m = (b - a).min(k - taken);
-                r.push((a, a + m));
-                taken += m;
+            for (&(_, Reverse(first)), e) in self.busy.entries().range(..=after_all_at(now)) {
+                self.held_runs(first, e, &mut group);
             }
+            take_group(&mut group, &mut r, &mut taken, k);
         }
         debug_assert_eq!(k - taken, r_idle, "R's busy nodes as counted");
         self.idle.take(0, idle_bound, r_idle, &mut r);
         r.sort_unstable();
         self.r_runs = r;
+    }
+
+    /// The runs of nodes a busy entry holds.
+    fn held_runs(&self, first: usize, e: &Entry, out: &mut Vec<(usize, usize)>) {
+        if e.job == NODE {
+            out.push((first, first + 1));
+        } else {
+            out.extend(self.out.alloc[e.job].nodes.runs().iter().map(|&(a, b)| (a as usize, b as usize)));
+        }
     }
 
     /// Whether node `n` is in the current reservation (listed only when a policy may share nodes).
@@ -630,7 +636,7 @@ impl Sim<'_, '_, '_> {
         if node.jobs.is_empty() {
             self.idle.insert(n, n + 1);
         } else {
-            self.busy.insert(node.est_free, n, n + 1);
+            self.busy.insert(node.est_free, n, Entry { nodes: 1, job: NODE });
             if self.sharing() && node.used < self.cfg.cores {
                 self.by_free[(self.cfg.cores - node.used) as usize].insert(n);
             }
@@ -671,10 +677,12 @@ impl Sim<'_, '_, '_> {
     /// Starts job `j` on the whole idle nodes of `runs`, held as those runs.
     fn place_whole(&mut self, j: usize, runs: &[(usize, usize)]) -> Result<(), ClusterError> {
         let end = self.now + self.jobs[j].walltime;
+        let mut nodes = 0;
         for &(a, b) in runs {
             self.idle.remove(a, b);
-            self.busy.insert(end, a, b);
+            nodes += b - a;
         }
+        self.busy.insert(end, runs[0].0, Entry { nodes, job: j });
         self.out.alloc[j] = Alloc { nodes: Nodes::from_runs(runs), cores: Vec::new() };
         self.started(j, runs[0].0)
     }
@@ -722,10 +730,10 @@ impl Sim<'_, '_, '_> {
             if self.out.alloc[j].cores.is_empty() {
                 // Whole nodes: its runs go back to idle as they are.
                 let end = self.out.start[j] + jobs[j].walltime;
-                for &(a, b) in self.out.alloc[j].nodes.runs() {
-                    let (a, b) = (a as usize, b as usize);
-                    self.busy.remove(end, a);
-                    self.idle.insert(a, b);
+                let runs = self.out.alloc[j].nodes.runs();
+                self.busy.remove(end, runs[0].0 as usize);
+                for &(a, b) in runs {
+                    self.idle.insert(a as usize, b as usize);
                 }
             } else {
                 let m = self.out.alloc[j].nodes.runs()[0].0 as usize;
@@ -780,6 +788,20 @@ impl Sim<'_, '_, '_> {
         self.heap.push(Reverse((OrdF64(node.since + soonest), n, node.version)));
         Ok(())
     }
+}
+
+/// Moves busy nodes that tie in free time into R, lowest first, until it has `k`.
+fn take_group(group: &mut Vec<(usize, usize)>, r: &mut Vec<(usize, usize)>, taken: &mut usize, k: usize) {
+    group.sort_unstable();
+    for &(a, b) in group.iter() {
+        if *taken == k {
+            break;
+        }
+        let m = (b - a).min(k - *taken);
+        r.push((a, a + m));
+        *taken += m;
+    }
+    group.clear();
 }
 
 fn advance(node: &mut Node, now: f64) {
