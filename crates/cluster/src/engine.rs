@@ -45,7 +45,7 @@ use cosched_engine::source::SlowdownSource;
 use cosched_model::workload::PoolKind;
 use serde::Serialize;
 
-use crate::busy::{after_all_at, Busy, Entry, OrdF64, NODE};
+use crate::busy::{after_all_at, Busy, Entry, Key, OrdF64, NODE};
 use crate::nodeset::NodeSet;
 use crate::queue::{Queue, Room, ALWAYS};
 pub use crate::nodeset::Nodes;
@@ -172,6 +172,28 @@ struct Node {
 pub const RIVALS: usize = 7;
 
 /// EASY's reservation for the first job that could not start.
+/// Which nodes the current reservation R holds, for placement beside
+/// running jobs (policies that share nodes only), as of when it was made:
+/// the k latest-free busy nodes free by the shadow, ties lowest first, then
+/// nodes free now (done or overran) lowest first, then idle nodes below
+/// `idle_bound`. Kept as bounds rather than a list of R's nodes, which
+/// cost a walk and a sort of every run in R at every pass.
+struct RSet {
+    /// A pass holds one reservation at most; none yet in this pass.
+    active: bool,
+    now: f64,
+    shadow: f64,
+    /// When the busy nodes free after now fill R: the free time of the
+    /// earliest ones in R, and the node below which those at that time are
+    /// in R (ties go lowest first). Then no node free by now is in R.
+    boundary: Option<(f64, usize)>,
+    /// Otherwise R's nodes free by now are those numbered below this.
+    due_cutoff: usize,
+    idle_bound: usize,
+    /// Nodes that started a job since R was made, and whether they were in R.
+    changed: Vec<(usize, bool)>,
+}
+
 struct Reservation {
     shadow: f64,
     /// Idle nodes outside R, still open to jobs that end after `shadow`.
@@ -207,7 +229,7 @@ struct Sim<'a, 'p, 'd> {
     /// The current reservation's nodes R as runs sorted by first node,
     /// kept only when a policy may share nodes (only placement beside
     /// running jobs asks whether a node is in R).
-    r_runs: Vec<(usize, usize)>,
+    r: RSet,
     out: Schedule,
     pool: [PoolInfo; 1],
     running_count: usize,
@@ -276,7 +298,7 @@ pub fn simulate<'a, 'p, 'd>(
         waiting: BTreeSet::new(),
         queue: Queue::new(n),
         now: 0.0,
-        r_runs: Vec::new(),
+        r: RSet { active: false, now: 0.0, shadow: 0.0, boundary: None, due_cutoff: 0, idle_bound: 0, changed: Vec::new() },
         out: Schedule {
             start: vec![f64::NAN; n],
             finish: vec![f64::NAN; n],
@@ -368,6 +390,7 @@ impl Sim<'_, '_, '_> {
     /// past the shadow and wider than the idle nodes outside R), so each
     /// pass costs the jobs that might start, not the depth.
     fn pass(&mut self) -> Result<(), ClusterError> {
+        self.r.active = false;
         let mut cursor = 0usize;
         let head = loop {
             let Some(&j) = self.waiting.range(cursor..).next() else {
@@ -425,51 +448,56 @@ impl Sim<'_, '_, '_> {
         };
         // Busy nodes free by the shadow (done or overran ones too) go into R
         // before idle ones.
-        let taken = self.busy.count_to(after_all_at(shadow)).min(k);
+        let by_shadow = self.busy.count_to(after_all_at(shadow));
+        let taken = by_shadow.min(k);
         let r_idle = k - taken;
         let idle_bound = self.idle.bound_of_lowest(r_idle);
         if self.policy.as_ref().is_some_and(|p| p.shares_nodes()) {
-            self.list_r(k, shadow, r_idle, idle_bound);
+            self.bound_r(k, shadow, by_shadow, idle_bound);
         }
         Reservation { shadow, open_idle: idle - r_idle, idle_bound }
     }
 
-    /// Lists R as runs for [`Sim::in_r`]: of the busy nodes free by the
-    /// shadow the k latest-free, `r_idle` idle ones below `idle_bound` if
-    /// those are too few.
-    fn list_r(&mut self, k: usize, shadow: f64, r_idle: usize, idle_bound: usize) {
+    /// Makes [`Sim::in_r`] answer for the reservation of a job `k` nodes
+    /// wide with this shadow, `by_shadow` busy nodes being free by it.
+    fn bound_r(&mut self, k: usize, shadow: f64, by_shadow: usize, idle_bound: usize) {
         let now = self.now;
-        let mut r = std::mem::take(&mut self.r_runs);
-        r.clear();
+        let by_now = if shadow > now { self.busy.count_to(after_all_at(now)) } else { by_shadow };
+        let later = by_shadow - by_now;
+        let (boundary, due_cutoff) = if later >= k && k > 0 {
+            // The earliest-free node in R is the (by_shadow - k + 1)-th busy one.
+            let (OrdF64(tb), _) = self.busy.nth(by_shadow - k + 1).expect("counted busy nodes are listed");
+            let above = by_shadow - self.busy.count_to(after_all_at(tb));
+            let at_tb = (Bound::Included((OrdF64(tb), Reverse(usize::MAX))), Bound::Included(after_all_at(tb)));
+            let partly = self.busy.entries().range(at_tb).any(|(_, e)| e.job == NODE);
+            let cut = if partly { self.cutoff(at_tb, k - above) } else { 0 };
+            (Some((tb, cut)), 0)
+        } else if by_now <= k - later {
+            (None, usize::MAX)
+        } else {
+            (None, self.cutoff((Bound::Unbounded, Bound::Included(after_all_at(now))), k - later))
+        };
+        let mut changed = std::mem::take(&mut self.r.changed);
+        changed.clear();
+        self.r = RSet { active: true, now, shadow, boundary, due_cutoff, idle_bound, changed };
+    }
+
+    /// Of the busy nodes keyed in `range`, taken lowest first until `room`
+    /// are taken, the first node not taken (`usize::MAX`: all are).
+    fn cutoff(&self, range: (Bound<Key>, Bound<Key>), room: usize) -> usize {
+        let mut runs = Vec::new();
+        for (&(_, Reverse(first)), e) in self.busy.entries().range(range) {
+            self.held_runs(first, e, &mut runs);
+        }
+        runs.sort_unstable();
         let mut taken = 0;
-        let mut group = Vec::new();
-        // Busy nodes free after now and by the shadow, latest first.
-        if shadow > now {
-            let later = (Bound::Excluded(after_all_at(now)), Bound::Included(after_all_at(shadow)));
-            let mut at = None;
-            for (&(t, Reverse(first)), e) in self.busy.entries().range(later).rev() {
-                if at != Some(t) {
-                    take_group(&mut group, &mut r, &mut taken, k);
-                    if taken == k {
-                        break;
-                    }
-                    at = Some(t);
-                }
-                self.held_runs(first, e, &mut group);
+        for (a, b) in runs {
+            if taken >= room {
+                return a;
             }
-            take_group(&mut group, &mut r, &mut taken, k);
+            taken += b - a;
         }
-        // Then busy nodes free now (done or overran), which tie at `now`.
-        if taken < k {
-            for (&(_, Reverse(first)), e) in self.busy.entries().range(..=after_all_at(now)) {
-                self.held_runs(first, e, &mut group);
-            }
-            take_group(&mut group, &mut r, &mut taken, k);
-        }
-        debug_assert_eq!(k - taken, r_idle, "R's busy nodes as counted");
-        self.idle.take(0, idle_bound, r_idle, &mut r);
-        r.sort_unstable();
-        self.r_runs = r;
+        usize::MAX
     }
 
     /// The runs of nodes a busy entry holds.
@@ -481,10 +509,22 @@ impl Sim<'_, '_, '_> {
         }
     }
 
-    /// Whether node `n` is in the current reservation (listed only when a policy may share nodes).
+    /// Whether node `n` is in the current reservation, as it was made
+    /// (asked only about partly used nodes, with a reservation in the pass).
     fn in_r(&self, n: usize) -> bool {
-        let i = self.r_runs.partition_point(|&(a, _)| a <= n);
-        i > 0 && n < self.r_runs[i - 1].1
+        if let Some(&(_, was)) = self.r.changed.iter().find(|c| c.0 == n) {
+            return was;
+        }
+        let node = &self.nodes[n];
+        if node.jobs.is_empty() {
+            return n < self.r.idle_bound;
+        }
+        let t = node.est_free;
+        if t > self.r.now {
+            t <= self.r.shadow && self.r.boundary.is_none_or(|(tb, cut)| t > tb || (t == tb && n < cut))
+        } else {
+            self.r.boundary.is_none() && n < self.r.due_cutoff
+        }
     }
 
     /// Starts `j` now if it can; with a reservation, only where it keeps it.
@@ -645,6 +685,11 @@ impl Sim<'_, '_, '_> {
 
     /// Starts part-node job `j` on node `n`, beside what runs there.
     fn place_part(&mut self, j: usize, n: usize) -> Result<(), ClusterError> {
+        // R stays as it was made for the rest of the pass.
+        if self.r.active && self.policy.as_ref().is_some_and(|p| p.shares_nodes()) && !self.r.changed.iter().any(|c| c.0 == n) {
+            let was = self.in_r(n);
+            self.r.changed.push((n, was));
+        }
         let job = &self.jobs[j];
         let end = self.now + job.walltime;
         self.unlist(n);
@@ -788,20 +833,6 @@ impl Sim<'_, '_, '_> {
         self.heap.push(Reverse((OrdF64(node.since + soonest), n, node.version)));
         Ok(())
     }
-}
-
-/// Moves busy nodes that tie in free time into R, lowest first, until it has `k`.
-fn take_group(group: &mut Vec<(usize, usize)>, r: &mut Vec<(usize, usize)>, taken: &mut usize, k: usize) {
-    group.sort_unstable();
-    for &(a, b) in group.iter() {
-        if *taken == k {
-            break;
-        }
-        let m = (b - a).min(k - *taken);
-        r.push((a, a + m));
-        *taken += m;
-    }
-    group.clear();
 }
 
 fn advance(node: &mut Node, now: f64) {
