@@ -214,9 +214,9 @@ struct Sim<'a, 'p, 'd> {
     policy: Option<&'p mut (dyn Policy + 'd)>,
     nodes: Vec<Node>,
     idle: NodeSet,
-    /// Nodes running something as runs `(latest start + walltime, first)
-    /// -> end`: a whole-node job's runs, or one partly used node. The
-    /// reservation reads the runs it needs from here, never every node.
+    /// Nodes running something by `(latest start + walltime, first node)`:
+    /// a whole-node job's nodes as one entry, or one partly used node. The
+    /// reservation counts what it needs from here, never every node.
     busy: Busy,
     /// Partially used nodes by free cores (sharing only).
     by_free: Vec<BTreeSet<usize>>,
@@ -226,9 +226,8 @@ struct Sim<'a, 'p, 'd> {
     /// tries only those that might start.
     queue: Queue,
     now: f64,
-    /// The current reservation's nodes R as runs sorted by first node,
-    /// kept only when a policy may share nodes (only placement beside
-    /// running jobs asks whether a node is in R).
+    /// Which nodes the current reservation holds, kept only when a policy
+    /// may share nodes (only placement beside running jobs asks).
     r: RSet,
     out: Schedule,
     pool: [PoolInfo; 1],
@@ -432,10 +431,11 @@ impl Sim<'_, '_, '_> {
     /// walltime` (`now` if it overran). The shadow is the k-th earliest free
     /// time; R is the k latest-free of the nodes free by the shadow, busy
     /// before idle at equal times (so idle nodes stay outside R where they
-    /// can), lower numbers first at equal times. Busy nodes are kept as runs
-    /// ordered by free time, so this reads the runs that hold the k nodes,
-    /// never every node; R's busy runs are listed only when a policy may
-    /// share nodes, the one reader of them.
+    /// can), lower numbers first at equal times. The shadow and the count
+    /// of busy nodes free by it come from the busy map's moving mark, so a
+    /// pass reads the entries between its answer and the last pass's, not
+    /// every entry before the shadow; R's membership is bounded only when a
+    /// policy may share nodes, the one reader of it.
     fn reserve(&mut self, j: usize) -> Reservation {
         let k = self.cfg.width(self.jobs[j].procs);
         let now = self.now;
