@@ -171,7 +171,6 @@ struct Node {
 /// Later waiting jobs a policy sees beside the candidate it is asked about.
 pub const RIVALS: usize = 7;
 
-/// EASY's reservation for the first job that could not start.
 /// Which nodes the current reservation R holds, for placement beside
 /// running jobs (policies that share nodes only), as of when it was made:
 /// the k latest-free busy nodes free by the shadow, ties lowest first, then
@@ -194,6 +193,7 @@ struct RSet {
     changed: Vec<(usize, bool)>,
 }
 
+/// EASY's reservation for the first job that could not start.
 struct Reservation {
     shadow: f64,
     /// Idle nodes outside R, still open to jobs that end after `shadow`.
