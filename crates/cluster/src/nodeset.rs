@@ -94,7 +94,7 @@ impl NodeSet {
             }
             w += 1;
             // Whole empty blocks at once.
-            while w < self.words.len() && w % 64 == 0 && self.blocks[w / 64] == 0 {
+            while w < self.words.len() && w.is_multiple_of(64) && self.blocks[w / 64] == 0 {
                 w += 64;
             }
             if w >= self.words.len() {
