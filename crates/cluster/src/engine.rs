@@ -34,7 +34,7 @@
 //! **FCFS** stops at the first job that cannot start.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeSet, BinaryHeap};
 use std::ops::Bound;
 use std::fmt;
 
@@ -45,7 +45,9 @@ use cosched_engine::source::SlowdownSource;
 use cosched_model::workload::PoolKind;
 use serde::Serialize;
 
+use crate::busy::{after_all_at, Busy, Entry, Key, OrdF64, NODE};
 use crate::nodeset::NodeSet;
+use crate::queue::{Queue, Room, ALWAYS};
 pub use crate::nodeset::Nodes;
 use crate::workload::ClusterJob;
 
@@ -169,19 +171,26 @@ struct Node {
 /// Later waiting jobs a policy sees beside the candidate it is asked about.
 pub const RIVALS: usize = 7;
 
-/// Finite times ordered for the heap.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct OrdF64(f64);
-impl Eq for OrdF64 {}
-impl PartialOrd for OrdF64 {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for OrdF64 {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
+/// Which nodes the current reservation R holds, for placement beside
+/// running jobs (policies that share nodes only), as of when it was made:
+/// the k latest-free busy nodes free by the shadow, ties lowest first, then
+/// nodes free now (done or overran) lowest first, then idle nodes below
+/// `idle_bound`. Kept as bounds rather than a list of R's nodes, which
+/// cost a walk and a sort of every run in R at every pass.
+struct RSet {
+    /// A pass holds one reservation at most; none yet in this pass.
+    active: bool,
+    now: f64,
+    shadow: f64,
+    /// When the busy nodes free after now fill R: the free time of the
+    /// earliest ones in R, and the node below which those at that time are
+    /// in R (ties go lowest first). Then no node free by now is in R.
+    boundary: Option<(f64, usize)>,
+    /// Otherwise R's nodes free by now are those numbered below this.
+    due_cutoff: usize,
+    idle_bound: usize,
+    /// Nodes that started a job since R was made, and whether they were in R.
+    changed: Vec<(usize, bool)>,
 }
 
 /// EASY's reservation for the first job that could not start.
@@ -205,19 +214,21 @@ struct Sim<'a, 'p, 'd> {
     policy: Option<&'p mut (dyn Policy + 'd)>,
     nodes: Vec<Node>,
     idle: NodeSet,
-    /// Nodes running something as runs `(latest start + walltime, first)
-    /// -> end`: a whole-node job's runs, or one partly used node. The
-    /// reservation reads the runs it needs from here, never every node.
-    busy: BTreeMap<(OrdF64, Reverse<usize>), usize>,
+    /// Nodes running something by `(latest start + walltime, first node)`:
+    /// a whole-node job's nodes as one entry, or one partly used node. The
+    /// reservation counts what it needs from here, never every node.
+    busy: Busy,
     /// Partially used nodes by free cores (sharing only).
     by_free: Vec<BTreeSet<usize>>,
     heap: BinaryHeap<Reverse<(OrdF64, usize, u64)>>,
     waiting: BTreeSet<usize>,
+    /// The waiting jobs by width and requested time, so a backfill pass
+    /// tries only those that might start.
+    queue: Queue,
     now: f64,
-    /// The current reservation's nodes R as runs sorted by first node,
-    /// kept only when a policy may share nodes (only placement beside
-    /// running jobs asks whether a node is in R).
-    r_runs: Vec<(usize, usize)>,
+    /// Which nodes the current reservation holds, kept only when a policy
+    /// may share nodes (only placement beside running jobs asks).
+    r: RSet,
     out: Schedule,
     pool: [PoolInfo; 1],
     running_count: usize,
@@ -280,12 +291,13 @@ pub fn simulate<'a, 'p, 'd>(
             })
             .collect(),
         idle: NodeSet::full(cfg.nodes),
-        busy: BTreeMap::new(),
+        busy: Busy::new(),
         by_free: vec![BTreeSet::new(); cfg.cores as usize + 1],
         heap: BinaryHeap::new(),
         waiting: BTreeSet::new(),
+        queue: Queue::new(n),
         now: 0.0,
-        r_runs: Vec::new(),
+        r: RSet { active: false, now: 0.0, shadow: 0.0, boundary: None, due_cutoff: 0, idle_bound: 0, changed: Vec::new() },
         out: Schedule {
             start: vec![f64::NAN; n],
             finish: vec![f64::NAN; n],
@@ -329,6 +341,7 @@ impl Sim<'_, '_, '_> {
             }
             while next < self.jobs.len() && self.jobs[next].submit <= self.now {
                 self.waiting.insert(next);
+                self.queue.insert(next, self.key(next), self.jobs[next].walltime);
                 next += 1;
             }
             if !self.waiting.is_empty() {
@@ -355,34 +368,59 @@ impl Sim<'_, '_, '_> {
         }
     }
 
-    /// One scheduling pass over the queue.
-    fn pass(&mut self) -> Result<(), ClusterError> {
-        let mut reservation: Option<Reservation> = None;
-        let mut behind = 0usize;
-        let mut cursor = 0usize;
+    /// The width by which the queue index judges job `j`: its whole nodes,
+    /// or [`ALWAYS`] if it may start beside running jobs, which no count
+    /// of idle nodes rules out.
+    fn key(&self, j: usize) -> u32 {
+        let job = &self.jobs[j];
+        let k = self.cfg.width(job.procs);
         let shares = self.policy.as_ref().is_some_and(|p| p.shares_nodes());
-        while let Some(&j) = self.waiting.range(cursor..).next() {
+        if shares && k == 1 && job.procs < self.cfg.cores {
+            ALWAYS
+        } else {
+            k as u32
+        }
+    }
+
+    /// One scheduling pass over the queue: jobs start in order until one
+    /// cannot (the head); FCFS stops there, EASY reserves nodes for the head
+    /// and tries the next `depth` waiting jobs, skipping by the queue index
+    /// those whose try could not start them (wider than the idle nodes, or
+    /// past the shadow and wider than the idle nodes outside R), so each
+    /// pass costs the jobs that might start, not the depth.
+    fn pass(&mut self) -> Result<(), ClusterError> {
+        self.r.active = false;
+        let mut cursor = 0usize;
+        let head = loop {
+            let Some(&j) = self.waiting.range(cursor..).next() else {
+                return Ok(());
+            };
             cursor = j + 1;
-            match &mut reservation {
-                None => {
-                    if self.try_start(j, None)? {
-                        continue;
-                    }
-                    if self.cfg.scheduler == Scheduler::Fcfs {
-                        return Ok(());
-                    }
-                    reservation = Some(self.reserve(j));
-                }
-                Some(r) => {
-                    // Without an idle node only a start beside running jobs
-                    // could backfill: none where no policy shares nodes.
-                    if behind >= self.cfg.depth || (self.idle.len() == 0 && !shares) {
-                        return Ok(());
-                    }
-                    behind += 1;
-                    self.try_start(j, Some(r))?;
-                }
+            if !self.try_start(j, None)? {
+                break j;
             }
+        };
+        if self.cfg.scheduler == Scheduler::Fcfs {
+            return Ok(());
+        }
+        let mut r = self.reserve(head);
+        if self.cfg.depth == 0 {
+            return Ok(());
+        }
+        // The window is fixed now: only its own jobs leave the queue during the pass.
+        let Some(last) = self.queue.nth_after(head, self.cfg.depth) else {
+            return Ok(());
+        };
+        let shares = self.policy.as_ref().is_some_and(|p| p.shares_nodes());
+        // Without an idle node only a start beside running jobs could
+        // backfill: none where no policy shares nodes.
+        while self.idle.len() > 0 || shares {
+            let room = Room { idle: self.idle.len(), open: r.open_idle, now: self.now, shadow: r.shadow };
+            let Some(j) = self.queue.first_fit(cursor, last, &room) else {
+                break;
+            };
+            cursor = j + 1;
+            self.try_start(j, Some(&mut r))?;
         }
         Ok(())
     }
@@ -393,10 +431,11 @@ impl Sim<'_, '_, '_> {
     /// walltime` (`now` if it overran). The shadow is the k-th earliest free
     /// time; R is the k latest-free of the nodes free by the shadow, busy
     /// before idle at equal times (so idle nodes stay outside R where they
-    /// can), lower numbers first at equal times. Busy nodes are kept as runs
-    /// ordered by free time, so this reads the runs that hold the k nodes,
-    /// never every node; R's busy runs are listed only when a policy may
-    /// share nodes, the one reader of them.
+    /// can), lower numbers first at equal times. The shadow and the count
+    /// of busy nodes free by it come from the busy map's moving mark, so a
+    /// pass reads the entries between its answer and the last pass's, not
+    /// every entry before the shadow; R's membership is bounded only when a
+    /// policy may share nodes, the one reader of it.
     fn reserve(&mut self, j: usize) -> Reservation {
         let k = self.cfg.width(self.jobs[j].procs);
         let now = self.now;
@@ -404,67 +443,88 @@ impl Sim<'_, '_, '_> {
         let shadow = if idle >= k {
             now
         } else {
-            let mut left = k - idle;
-            let mut at = None;
-            for (&(OrdF64(t), Reverse(a)), &b) in &self.busy {
-                if b - a >= left {
-                    at = Some(t);
-                    break;
-                }
-                left -= b - a;
-            }
-            at.expect("a job is never wider than the cluster").max(now)
+            let (OrdF64(t), _) = self.busy.nth(k - idle).expect("a job is never wider than the cluster");
+            t.max(now)
         };
-        let listed = self.policy.as_ref().is_some_and(|p| p.shares_nodes());
-        let mut r = std::mem::take(&mut self.r_runs);
-        r.clear();
-        let mut taken = 0;
-        // Busy nodes free after now and by the shadow, latest first; at one
-        // time runs come lowest first, as their nodes do.
-        let later = (Bound::Excluded((OrdF64(now), Reverse(0))), Bound::Included((OrdF64(shadow), Reverse(0))));
-        if shadow > now {
-            for (&(_, Reverse(a)), &b) in self.busy.range(later).rev() {
-                if taken == k {
-                    break;
-                }
-                let m = (b - a).min(k - taken);
-                if listed {
-                    r.push((a, a + m));
-                }
-                taken += m;
-            }
-        }
-        // Then busy nodes free now (done or overran), which tie at `now`:
-        // lowest numbers first.
-        if taken < k {
-            let mut due: Vec<(usize, usize)> = self.busy.range(..=(OrdF64(now), Reverse(0))).map(|(&(_, Reverse(a)), &b)| (a, b)).collect();
-            due.sort_unstable();
-            for (a, b) in due {
-                if taken == k {
-                    break;
-                }
-                let m = (b - a).min(k - taken);
-                if listed {
-                    r.push((a, a + m));
-                }
-                taken += m;
-            }
-        }
-        // Then idle nodes, lowest numbers first.
+        // Busy nodes free by the shadow (done or overran ones too) go into R
+        // before idle ones.
+        let by_shadow = self.busy.count_to(after_all_at(shadow));
+        let taken = by_shadow.min(k);
         let r_idle = k - taken;
         let idle_bound = self.idle.bound_of_lowest(r_idle);
-        if listed {
-            self.idle.take(0, idle_bound, r_idle, &mut r);
-            r.sort_unstable();
+        if self.policy.as_ref().is_some_and(|p| p.shares_nodes()) {
+            self.bound_r(k, shadow, by_shadow, idle_bound);
         }
-        self.r_runs = r;
         Reservation { shadow, open_idle: idle - r_idle, idle_bound }
     }
 
-    /// Whether node `n` is in the current reservation (listed only when a policy may share nodes).
+    /// Makes [`Sim::in_r`] answer for the reservation of a job `k` nodes
+    /// wide with this shadow, `by_shadow` busy nodes being free by it.
+    fn bound_r(&mut self, k: usize, shadow: f64, by_shadow: usize, idle_bound: usize) {
+        let now = self.now;
+        let by_now = if shadow > now { self.busy.count_to(after_all_at(now)) } else { by_shadow };
+        let later = by_shadow - by_now;
+        let (boundary, due_cutoff) = if later >= k && k > 0 {
+            // The earliest-free node in R is the (by_shadow - k + 1)-th busy one.
+            let (OrdF64(tb), _) = self.busy.nth(by_shadow - k + 1).expect("counted busy nodes are listed");
+            let above = by_shadow - self.busy.count_to(after_all_at(tb));
+            let at_tb = (Bound::Included((OrdF64(tb), Reverse(usize::MAX))), Bound::Included(after_all_at(tb)));
+            let partly = self.busy.entries().range(at_tb).any(|(_, e)| e.job == NODE);
+            let cut = if partly { self.cutoff(at_tb, k - above) } else { 0 };
+            (Some((tb, cut)), 0)
+        } else if by_now <= k - later {
+            (None, usize::MAX)
+        } else {
+            (None, self.cutoff((Bound::Unbounded, Bound::Included(after_all_at(now))), k - later))
+        };
+        let mut changed = std::mem::take(&mut self.r.changed);
+        changed.clear();
+        self.r = RSet { active: true, now, shadow, boundary, due_cutoff, idle_bound, changed };
+    }
+
+    /// Of the busy nodes keyed in `range`, taken lowest first until `room`
+    /// are taken, the first node not taken (`usize::MAX`: all are).
+    fn cutoff(&self, range: (Bound<Key>, Bound<Key>), room: usize) -> usize {
+        let mut runs = Vec::new();
+        for (&(_, Reverse(first)), e) in self.busy.entries().range(range) {
+            self.held_runs(first, e, &mut runs);
+        }
+        runs.sort_unstable();
+        let mut taken = 0;
+        for (a, b) in runs {
+            if taken >= room {
+                return a;
+            }
+            taken += b - a;
+        }
+        usize::MAX
+    }
+
+    /// The runs of nodes a busy entry holds.
+    fn held_runs(&self, first: usize, e: &Entry, out: &mut Vec<(usize, usize)>) {
+        if e.job == NODE {
+            out.push((first, first + 1));
+        } else {
+            out.extend(self.out.alloc[e.job].nodes.runs().iter().map(|&(a, b)| (a as usize, b as usize)));
+        }
+    }
+
+    /// Whether node `n` is in the current reservation, as it was made
+    /// (asked only about partly used nodes, with a reservation in the pass).
     fn in_r(&self, n: usize) -> bool {
-        let i = self.r_runs.partition_point(|&(a, _)| a <= n);
-        i > 0 && n < self.r_runs[i - 1].1
+        if let Some(&(_, was)) = self.r.changed.iter().find(|c| c.0 == n) {
+            return was;
+        }
+        let node = &self.nodes[n];
+        if node.jobs.is_empty() {
+            return n < self.r.idle_bound;
+        }
+        let t = node.est_free;
+        if t > self.r.now {
+            t <= self.r.shadow && self.r.boundary.is_none_or(|(tb, cut)| t > tb || (t == tb && n < cut))
+        } else {
+            self.r.boundary.is_none() && n < self.r.due_cutoff
+        }
     }
 
     /// Starts `j` now if it can; with a reservation, only where it keeps it.
@@ -604,7 +664,7 @@ impl Sim<'_, '_, '_> {
         if node.jobs.is_empty() {
             self.idle.remove(n, n + 1);
         } else {
-            self.busy.remove(&(OrdF64(node.est_free), Reverse(n)));
+            self.busy.remove(node.est_free, n);
             if self.sharing() {
                 self.by_free[(self.cfg.cores - node.used) as usize].remove(&n);
             }
@@ -616,7 +676,7 @@ impl Sim<'_, '_, '_> {
         if node.jobs.is_empty() {
             self.idle.insert(n, n + 1);
         } else {
-            self.busy.insert((OrdF64(node.est_free), Reverse(n)), n + 1);
+            self.busy.insert(node.est_free, n, Entry { nodes: 1, job: NODE });
             if self.sharing() && node.used < self.cfg.cores {
                 self.by_free[(self.cfg.cores - node.used) as usize].insert(n);
             }
@@ -625,6 +685,11 @@ impl Sim<'_, '_, '_> {
 
     /// Starts part-node job `j` on node `n`, beside what runs there.
     fn place_part(&mut self, j: usize, n: usize) -> Result<(), ClusterError> {
+        // R stays as it was made for the rest of the pass.
+        if self.r.active && self.policy.as_ref().is_some_and(|p| p.shares_nodes()) && !self.r.changed.iter().any(|c| c.0 == n) {
+            let was = self.in_r(n);
+            self.r.changed.push((n, was));
+        }
         let job = &self.jobs[j];
         let end = self.now + job.walltime;
         self.unlist(n);
@@ -657,10 +722,12 @@ impl Sim<'_, '_, '_> {
     /// Starts job `j` on the whole idle nodes of `runs`, held as those runs.
     fn place_whole(&mut self, j: usize, runs: &[(usize, usize)]) -> Result<(), ClusterError> {
         let end = self.now + self.jobs[j].walltime;
+        let mut nodes = 0;
         for &(a, b) in runs {
             self.idle.remove(a, b);
-            self.busy.insert((OrdF64(end), Reverse(a)), b);
+            nodes += b - a;
         }
+        self.busy.insert(end, runs[0].0, Entry { nodes, job: j });
         self.out.alloc[j] = Alloc { nodes: Nodes::from_runs(runs), cores: Vec::new() };
         self.started(j, runs[0].0)
     }
@@ -668,6 +735,7 @@ impl Sim<'_, '_, '_> {
     /// Job `j` runs from now, its progress tracked on node `home`.
     fn started(&mut self, j: usize, home: usize) -> Result<(), ClusterError> {
         self.waiting.remove(&j);
+        self.queue.remove(j);
         self.out.start[j] = self.now;
         self.running_count += 1;
         let now = self.now;
@@ -707,10 +775,10 @@ impl Sim<'_, '_, '_> {
             if self.out.alloc[j].cores.is_empty() {
                 // Whole nodes: its runs go back to idle as they are.
                 let end = self.out.start[j] + jobs[j].walltime;
-                for &(a, b) in self.out.alloc[j].nodes.runs() {
-                    let (a, b) = (a as usize, b as usize);
-                    self.busy.remove(&(OrdF64(end), Reverse(a)));
-                    self.idle.insert(a, b);
+                let runs = self.out.alloc[j].nodes.runs();
+                self.busy.remove(end, runs[0].0 as usize);
+                for &(a, b) in runs {
+                    self.idle.insert(a as usize, b as usize);
                 }
             } else {
                 let m = self.out.alloc[j].nodes.runs()[0].0 as usize;

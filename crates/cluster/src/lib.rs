@@ -12,10 +12,12 @@
 //! Must not: depend on `cosched-sched` (policies come in as trait objects),
 //! read a clock, or touch the store.
 
+mod busy;
 pub mod engine;
 pub mod metrics;
 mod nodeset;
 pub mod output;
+mod queue;
 pub mod swf;
 pub mod synthetic;
 pub mod workload;

@@ -1,15 +1,21 @@
-//! A set of node numbers held as its maximal runs of consecutive numbers,
-//! ordered: adding or taking out a run costs O(log R) for R runs in the
-//! set, whatever its length, and the lowest k members at or above a number
-//! come as the runs that hold them. The engine's idle nodes: a wide job
-//! adds or takes thousands of consecutive nodes at each start and end,
-//! which a set of single nodes paid for one node at a time.
+//! A set of node numbers as a bitmap with a count per block of 4,096
+//! nodes: adding or taking out a run costs a word per 64 of its nodes, and
+//! the lowest k members at or above a number come as the runs that hold
+//! them, found by skipping empty blocks and words. The engine's idle nodes:
+//! a wide job adds or takes thousands of nodes at each start and end, and
+//! where small jobs left the idle nodes in short runs it takes hundreds of
+//! runs; an ordered map of runs paid a tree update per run, a set of single
+//! nodes one per node.
 
-use std::collections::BTreeMap;
+/// Nodes a summary block covers (64 words of 64): a pass skips a block
+/// with no member, and finds the k-th member by the blocks' counts.
+const BLOCK: usize = 64 * 64;
 
 pub(crate) struct NodeSet {
-    /// First member of each maximal run -> one past its last.
-    runs: BTreeMap<usize, usize>,
+    /// Bit `n % 64` of word `n / 64`: node `n` is a member.
+    words: Vec<u64>,
+    /// Members in each block of [`BLOCK`] nodes.
+    blocks: Vec<u32>,
     len: usize,
 }
 
@@ -21,75 +27,138 @@ pub(crate) fn push_run(out: &mut Vec<(usize, usize)>, a: usize, b: usize) {
     }
 }
 
+/// The bits `lo..hi` of a word (`hi` <= 64).
+fn mask(lo: usize, hi: usize) -> u64 {
+    let upper = if hi == 64 { u64::MAX } else { (1u64 << hi) - 1 };
+    upper & !((1u64 << lo) - 1)
+}
+
 impl NodeSet {
     /// Every node of `0..n`.
     pub(crate) fn full(n: usize) -> NodeSet {
-        let mut runs = BTreeMap::new();
+        let mut set = NodeSet { words: vec![0; n.div_ceil(64)], blocks: vec![0; n.div_ceil(BLOCK)], len: 0 };
         if n > 0 {
-            runs.insert(0, n);
+            set.insert(0, n);
         }
-        NodeSet { runs, len: n }
+        set
     }
 
     pub(crate) fn len(&self) -> usize {
         self.len
     }
 
+    /// Sets (`on`) or clears the bits of `[a, b)`, all of which are the other way.
+    fn flip(&mut self, a: usize, b: usize, on: bool) {
+        debug_assert!(a < b && b <= self.words.len() * 64);
+        let mut n = a;
+        while n < b {
+            let w = n / 64;
+            let hi = (b - w * 64).min(64);
+            let m = mask(n % 64, hi);
+            let bits = m.count_ones();
+            if on {
+                debug_assert_eq!(self.words[w] & m, 0, "[{a}, {b}) is partly in the set");
+                self.words[w] |= m;
+                self.blocks[n / BLOCK] += bits;
+            } else {
+                debug_assert_eq!(self.words[w] & m, m, "[{a}, {b}) is not all in the set");
+                self.words[w] &= !m;
+                self.blocks[n / BLOCK] -= bits;
+            }
+            n = w * 64 + hi;
+        }
+    }
+
     /// Adds `[a, b)`, none of which is in the set.
     pub(crate) fn insert(&mut self, a: usize, b: usize) {
-        debug_assert!(a < b);
-        let mut first = a;
-        if let Some((&s, &e)) = self.runs.range(..a).next_back() {
-            debug_assert!(e <= a, "[{a}, {b}) overlaps [{s}, {e})");
-            if e == a {
-                first = s;
-            }
-        }
-        let end = match self.runs.remove(&b) {
-            Some(e) => e,
-            None => b,
-        };
-        debug_assert!(self.runs.range(a..b).next().is_none(), "[{a}, {b}) is partly in the set");
-        self.runs.insert(first, end);
+        self.flip(a, b, true);
         self.len += b - a;
     }
 
     /// Takes out `[a, b)`, all of which is in the set.
     pub(crate) fn remove(&mut self, a: usize, b: usize) {
-        debug_assert!(a < b);
-        let (&s, &e) = self.runs.range(..=a).next_back().expect("a run taken out is in the set");
-        debug_assert!(b <= e, "[{a}, {b}) is not inside [{s}, {e})");
-        if s < a {
-            self.runs.insert(s, a);
-        } else {
-            self.runs.remove(&s);
-        }
-        if b < e {
-            self.runs.insert(b, e);
-        }
+        self.flip(a, b, false);
         self.len -= b - a;
+    }
+
+    /// The first member at or above `from`.
+    fn next_member(&self, from: usize) -> Option<usize> {
+        let mut w = from / 64;
+        if w >= self.words.len() {
+            return None;
+        }
+        let mut x = self.words[w] & !((1u64 << (from % 64)) - 1);
+        loop {
+            if x != 0 {
+                return Some(w * 64 + x.trailing_zeros() as usize);
+            }
+            w += 1;
+            // Whole empty blocks at once.
+            while w < self.words.len() && w.is_multiple_of(64) && self.blocks[w / 64] == 0 {
+                w += 64;
+            }
+            if w >= self.words.len() {
+                return None;
+            }
+            x = self.words[w];
+        }
+    }
+
+    /// One past the last member of the run holding member `n`.
+    fn run_end(&self, n: usize) -> usize {
+        let mut w = n / 64;
+        // Ones from bit n % 64 up, then whole words of ones.
+        let x = !(self.words[w] >> (n % 64));
+        if x != 0 {
+            let end = n + x.trailing_zeros() as usize;
+            if end < (w + 1) * 64 {
+                return end;
+            }
+        }
+        w += 1;
+        while w < self.words.len() && self.words[w] == u64::MAX {
+            w += 1;
+        }
+        if w == self.words.len() {
+            return w * 64;
+        }
+        w * 64 + (!self.words[w]).trailing_zeros() as usize
     }
 
     /// The runs of members at or above `from`, the first cut at `from`, ascending.
     pub(crate) fn runs_from(&self, from: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let cut = self.runs.range(..from).next_back().filter(|&(_, &e)| e > from).map(|(_, &e)| (from, e));
-        cut.into_iter().chain(self.runs.range(from..).map(|(&s, &e)| (s, e)))
+        let mut at = from;
+        std::iter::from_fn(move || {
+            let a = self.next_member(at)?;
+            let b = self.run_end(a);
+            at = b;
+            Some((a, b))
+        })
     }
 
     /// One past the `k`-th lowest member (0 for `k` = 0); the set holds at least `k`.
     pub(crate) fn bound_of_lowest(&self, k: usize) -> usize {
-        let mut left = k;
-        for (a, b) in self.runs_from(0) {
-            if left == 0 {
-                break;
-            }
-            if b - a >= left {
-                return a + left;
-            }
-            left -= b - a;
+        if k == 0 {
+            return 0;
         }
-        debug_assert_eq!(left, 0, "the set holds fewer than {k}");
-        0
+        debug_assert!(k <= self.len, "the set holds fewer than {k}");
+        let mut left = k;
+        let mut block = 0;
+        while (self.blocks[block] as usize) < left {
+            left -= self.blocks[block] as usize;
+            block += 1;
+        }
+        let mut w = block * 64;
+        while (self.words[w].count_ones() as usize) < left {
+            left -= self.words[w].count_ones() as usize;
+            w += 1;
+        }
+        // The left-th member of word w.
+        let mut x = self.words[w];
+        for _ in 1..left {
+            x &= x - 1;
+        }
+        w * 64 + x.trailing_zeros() as usize + 1
     }
 
     /// The lowest `k` members in `[from, bound)` (fewer if there are not so
