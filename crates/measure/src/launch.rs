@@ -570,6 +570,33 @@ pub fn wait_any_exit(pids: &[i32], within: Duration) {
     }
 }
 
+/// `n` spawns of `argv`, each waited for before the next, from a thread
+/// pinned to `cpu`, so every child inherits the mask before it runs an
+/// instruction: what fork and exec of a job pinned as the runner pins it
+/// (without cgroups) cost, the floor `bench run` measures the runner
+/// against. Returns the seconds of the whole loop; an exit other than 0 is
+/// an error.
+pub fn pinned_loop(argv: &[String], n: usize, cpu: u32) -> std::io::Result<f64> {
+    let (prog, args) = argv.split_first().ok_or_else(|| std::io::Error::other("an empty command"))?;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut set = nix::sched::CpuSet::new();
+            set.set(cpu as usize).map_err(|e| std::io::Error::other(format!("cpu {cpu}: {e}")))?;
+            nix::sched::sched_setaffinity(Pid::from_raw(0), &set).map_err(|e| std::io::Error::other(format!("pinning to cpu {cpu}: {e}")))?;
+            let t = Instant::now();
+            for _ in 0..n {
+                let st = Command::new(prog).args(args).stdin(Stdio::null()).status()?;
+                if !st.success() {
+                    return Err(std::io::Error::other(format!("`{}` exited {st}", argv.join(" "))));
+                }
+            }
+            Ok(t.elapsed().as_secs_f64())
+        })
+        .join()
+        .map_err(|_| std::io::Error::other("the pinned loop's thread panicked"))?
+    })
+}
+
 impl Running {
     pub fn pid(&self) -> i32 {
         self.pid

@@ -28,6 +28,10 @@ pub(super) struct Ran {
     /// Traces of the runs this invocation executed, as the run loop saw
     /// them; runs finished earlier are rebuilt from the store.
     pub(super) traces: BTreeMap<ExecRunId, Trace>,
+    /// Of each run this invocation executed: the wall-clock time (Unix
+    /// seconds) of its clock's zero, so its times can be set against
+    /// another process's clock (`bench run`'s tail after the last job).
+    pub(super) clock_zero: BTreeMap<ExecRunId, f64>,
     pub(super) solo: SoloInfo,
     /// Every job of this invocation's runs that did not end ok, and why.
     pub(super) not_ok: Vec<String>,
@@ -51,6 +55,7 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
     // Traces of the runs this invocation executed, as the run loop saw them;
     // runs finished earlier are rebuilt from the store.
     let mut traces: BTreeMap<ExecRunId, Trace> = BTreeMap::new();
+    let mut clock_zero: BTreeMap<ExecRunId, f64> = BTreeMap::new();
     let mut refs = SoloRefs::default();
     // The CPU 0-1 round trip read before each solo pass of the series.
     let mut pass_round_trip: BTreeMap<u32, f64> = BTreeMap::new();
@@ -131,9 +136,10 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
             }
         }
         match outcome {
-            Ok((t, trace)) => {
+            Ok((t, trace, zero)) => {
                 store.finish_run(run_id, RunStatus::Done, t, "all jobs ended")?;
                 traces.insert(run_id, trace);
+                clock_zero.insert(run_id, zero);
             }
             Err(RunError::Exec(ExecError::Interrupted(sig))) => {
                 store.finish_run(run_id, RunStatus::Interrupted, 0.0, &format!("signal {sig}"))?;
@@ -160,6 +166,7 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
     Ok(Ran {
         finished,
         traces,
+        clock_zero,
         solo: SoloInfo {
             mode: a.solo,
             refs,
@@ -190,8 +197,9 @@ pub(super) struct Execution<'a> {
 }
 
 impl Execution<'_> {
-    /// Runs the plan's jobs to their end: the run's end time and trace.
-    pub(super) fn execute(self, store: &mut Store, found: &mut Findings) -> Result<(f64, Trace), RunError> {
+    /// Runs the plan's jobs to their end: the run's end time, its trace and
+    /// the wall-clock time (Unix seconds) of its clock's zero.
+    pub(super) fn execute(self, store: &mut Store, found: &mut Findings) -> Result<(f64, Trace, f64), RunError> {
         let Execution { series: s, run_id, plan, done, mut attempts, origin, refs } = self;
         let (ctx, w, jobs, sim, platform, policies, user) = (s.ctx, s.w, &s.jobs[..], &s.sim[..], &s.platform, s.policies, s.user);
         let (notes, not_ok) = (&mut found.ref_notes, &mut found.not_ok);
@@ -464,9 +472,11 @@ impl Execution<'_> {
                 })
             };
             let mut ex = NodeExecutor::new(cfg, jobs, &mut sink).map_err(|e| RunError::Exec(ExecError::Fatal(e)))?;
+            // The run's clock and the wall clock read together.
+            let zero = unix_now_f64() - cosched_sched::Executor::now(&mut ex);
             let r = run_node_placed(platform, &sim_run, source, policy.as_mut(), &mut ex, &done, placement.as_ref());
             let end = cosched_sched::Executor::now(&mut ex);
-            r.map(|trace| (end, trace))
+            r.map(|trace| (end, trace, zero))
         };
         // What still waits (a last suspension) goes in before the run is
         // finished in the store, which takes no more lines.
@@ -482,6 +492,11 @@ impl Execution<'_> {
         }
         result
     }
+}
+
+/// The wall clock in Unix seconds, to the microsecond.
+pub(super) fn unix_now_f64() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// A slowdown source over a permuted job list: position `p` is job
