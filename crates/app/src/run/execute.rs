@@ -13,7 +13,7 @@ use cosched_model::text::printable;
 use cosched_model::trace::Trace;
 use cosched_sched::runner::{run_node_placed, Done, ExecError, RunError};
 use cosched_sched::{JobId, SimJob, SlowdownSource};
-use cosched_store::{patiently, ExecRunId, Patience, RunJobEnd, RunJobStart, RunRecord, RunStatus, Store};
+use cosched_store::{patiently, Durability, ExecRunId, Patience, RunJobEnd, RunJobStart, RunRecord, RunStatus, Store};
 
 use super::journal::{done_jobs, suspended_at_death};
 use super::plan::{placement_of, Plan};
@@ -126,15 +126,20 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
         if let Ok(load) = cosched_measure::provenance::load_average() {
             store.add_run_conditions(run_id, &crate::common::reading_now(load, round_trip.map(|ns| (vec![0, 1], ns))))?;
         }
+        // While the jobs run, a commit waits for the log's write, not for
+        // the disk (`Durability::Process`: SIGKILL-safe); the run's end
+        // below commits at `Full`, which syncs every line before it.
+        store.set_durability(Durability::Process)?;
         let outcome = Execution { series: s, run_id, plan, done, attempts, origin, refs: refs_now }.execute(store, &mut found);
         // The regime again once the run has ended: a run whose readings
         // disagree switched part-way and is left out of the per-regime
         // check (`steady`).
-        if outcome.is_ok() {
-            if let (Some(ns), Ok(load)) = (crate::common::round_trip_now(), cosched_measure::provenance::load_average()) {
-                store.add_run_conditions(run_id, &crate::common::reading_now(load, Some((vec![0, 1], ns))))?;
-            }
-        }
+        let after = match outcome.is_ok().then(|| (crate::common::round_trip_now(), cosched_measure::provenance::load_average())) {
+            Some((Some(ns), Ok(load))) => store.add_run_conditions(run_id, &crate::common::reading_now(load, Some((vec![0, 1], ns)))),
+            _ => Ok(()),
+        };
+        store.set_durability(Durability::Full)?;
+        after?;
         match outcome {
             Ok((t, trace, zero)) => {
                 store.finish_run(run_id, RunStatus::Done, t, "all jobs ended")?;
