@@ -972,4 +972,18 @@ mod tests {
         };
         assert_eq!(o.exit, Exit::Signal(15));
     }
+
+    #[test]
+    fn the_pinned_loop_runs_each_child_on_its_cpu_and_refuses_a_failing_one() {
+        if !nix::sched::sched_getaffinity(Pid::from_raw(0)).is_ok_and(|s| s.is_set(0).unwrap_or(false)) {
+            eprintln!("skipped: CPU 0 is not this process's to use");
+            return;
+        }
+        let argv = |s: &str| vec!["sh".to_string(), "-c".to_string(), s.to_string()];
+        // Exits 0 only where the child's allowed CPUs are exactly CPU 0.
+        let pinned = argv("grep -q '^Cpus_allowed_list:[[:space:]]*0$' /proc/self/status");
+        assert!(pinned_loop(&pinned, 2, 0).is_ok_and(|t| t > 0.0));
+        assert!(pinned_loop(&argv("exit 3"), 1, 0).is_err());
+        assert!(pinned_loop(&[], 1, 0).is_err());
+    }
 }
