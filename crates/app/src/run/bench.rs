@@ -115,7 +115,7 @@ pub fn run(a: &RunBenchRequest, ctx: &Ctx) -> anyhow::Result<RunBenchReport> {
                 _ => ts = Some(taskset_loop(a.jobs, BENCH_CPU)?),
             }
             if let Some(sig) = cosched_measure::launch::interrupted() {
-                return Err(crate::error::stopped(sig, "interrupted; nothing was stored".to_string()).into());
+                return Err(crate::error::stopped(sig, "interrupted; nothing was stored"));
             }
             bar.set((r * kinds + k + 1) as u64, "");
         }
