@@ -66,6 +66,11 @@ check "bench simulate --scaling nodes=0: refused" 2 "$(rc $C bench simulate --sc
 check "bench simulate --scaling sharing=nosuch: refused" 2 "$(rc $C bench simulate --scaling 'sharing=nosuch')"
 check "bench turns --quantum 0: refused" 2 "$(rc $C bench turns --quantum 0 --pair none --turns 1)"
 check "bench turns --pair nosuch: refused" 2 "$(rc $C bench turns --pair nosuch)"
+check "bench run --jobs 0: refused" 2 "$(rc $C bench run --jobs 0)"
+check "bench run --repeats 0: refused" 2 "$(rc $C bench run --repeats 0)"
+# Issue 42: one repeat of 3 jobs prints a tail and a per-job figure.
+got=$($C bench run --jobs 3 --repeats 1 --json 2>/dev/null | python3 -c 'import json, sys; r = json.load(sys.stdin); print(len(r["repeats"]), r["repeats"][0]["tail_s"] > 0, r["repeats"][0]["makespan_s"] > 0)')
+check "bench run --jobs 3: one repeat, a tail and a makespan" "1 True True" "$got"
 check "  the error names the pairs" yes "$(has 'compute-1t, compute-2t, stream-2t')"
 got=$($C bench simulate --scaling 'sharing=exclusive jobs=3000 nodes=50' --repeats 1 --json 2>/dev/null |
     python3 -c 'import json, sys; r = json.load(sys.stdin)["scaling"]["runs"]; print(r[0]["makespan"] == r[1]["makespan"], r[1]["shared_jobs"])')

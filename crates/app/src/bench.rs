@@ -18,6 +18,8 @@ use crate::error::bad_input;
 use crate::profile::Syscalls;
 
 pub use cosched_cluster::synthetic::Mix;
+/// `bench run`: the node runner's cost per job (issue 42), beside the runner it measures.
+pub use crate::run::bench::{run, RunBenchReport, RunBenchRequest};
 
 #[derive(Debug, Clone)]
 pub struct KernelsBenchRequest {

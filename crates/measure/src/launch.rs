@@ -570,6 +570,33 @@ pub fn wait_any_exit(pids: &[i32], within: Duration) {
     }
 }
 
+/// `n` spawns of `argv`, each waited for before the next, from a thread
+/// pinned to `cpu`, so every child inherits the mask before it runs an
+/// instruction: what fork and exec of a job pinned as the runner pins it
+/// (without cgroups) cost, the floor `bench run` measures the runner
+/// against. Returns the seconds of the whole loop; an exit other than 0 is
+/// an error.
+pub fn pinned_loop(argv: &[String], n: usize, cpu: u32) -> std::io::Result<f64> {
+    let (prog, args) = argv.split_first().ok_or_else(|| std::io::Error::other("an empty command"))?;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut set = nix::sched::CpuSet::new();
+            set.set(cpu as usize).map_err(|e| std::io::Error::other(format!("cpu {cpu}: {e}")))?;
+            nix::sched::sched_setaffinity(Pid::from_raw(0), &set).map_err(|e| std::io::Error::other(format!("pinning to cpu {cpu}: {e}")))?;
+            let t = Instant::now();
+            for _ in 0..n {
+                let st = Command::new(prog).args(args).stdin(Stdio::null()).status()?;
+                if !st.success() {
+                    return Err(std::io::Error::other(format!("`{}` exited {st}", argv.join(" "))));
+                }
+            }
+            Ok(t.elapsed().as_secs_f64())
+        })
+        .join()
+        .map_err(|_| std::io::Error::other("the pinned loop's thread panicked"))?
+    })
+}
+
 impl Running {
     pub fn pid(&self) -> i32 {
         self.pid
@@ -944,5 +971,19 @@ mod tests {
             std::thread::sleep(POLL);
         };
         assert_eq!(o.exit, Exit::Signal(15));
+    }
+
+    #[test]
+    fn the_pinned_loop_runs_each_child_on_its_cpu_and_refuses_a_failing_one() {
+        if !nix::sched::sched_getaffinity(Pid::from_raw(0)).is_ok_and(|s| s.is_set(0).unwrap_or(false)) {
+            eprintln!("skipped: CPU 0 is not this process's to use");
+            return;
+        }
+        let argv = |s: &str| vec!["sh".to_string(), "-c".to_string(), s.to_string()];
+        // Exits 0 only where the child's allowed CPUs are exactly CPU 0.
+        let pinned = argv("grep -q '^Cpus_allowed_list:[[:space:]]*0$' /proc/self/status");
+        assert!(pinned_loop(&pinned, 2, 0).is_ok_and(|t| t > 0.0));
+        assert!(pinned_loop(&argv("exit 3"), 1, 0).is_err());
+        assert!(pinned_loop(&[], 1, 0).is_err());
     }
 }

@@ -186,6 +186,8 @@ struct Active {
     timed_out: bool,
     /// `NAME=VALUE` lines in the environment of every process of the job.
     marks: Vec<String>,
+    /// Its cgroup was found empty and removed: no orphan of it is left.
+    contained: bool,
     /// Since when it is suspended, while it is.
     suspended_at: Option<Instant>,
     /// Seconds suspended before `suspended_at`.
@@ -226,7 +228,7 @@ impl Drop for Active {
         // A cgroup removed is a cgroup found empty: nothing of the job is
         // left, and the scan of every process's environment (most of a
         // short job's cost) is not needed.
-        if self.cgroup.as_ref().is_some_and(|g| g.remove().is_ok()) {
+        if self.contained || self.cgroup.as_ref().is_some_and(|g| g.remove().is_ok()) {
             return;
         }
         // Without a cgroup, a daemon the job double-forked is found as an
@@ -351,6 +353,7 @@ impl<'a> NodeExecutor<'a> {
             log,
             timed_out: false,
             marks,
+            contained: false,
             suspended_at: None,
             suspended_s: 0.0,
             watch,
@@ -451,8 +454,12 @@ impl<'a> NodeExecutor<'a> {
         }
         let suspended_s = a.suspended_now();
         a.kill_suspended();
-        if let Some(g) = a.cgroup.take() {
-            let _ = g.remove();
+        // Removed (so found empty) here, nothing of the job is left: the
+        // drop below then skips the scan of every process for its orphans,
+        // which was most of a short job's cost (issue 42).
+        if a.cgroup.as_ref().is_some_and(|g| g.remove().is_ok()) {
+            a.cgroup = None;
+            a.contained = true;
         }
         drop(a.running.take());
         let job = self.spec(a.job, a.variant)?;

@@ -87,7 +87,10 @@
 //! with `synchronous = FULL`, so a commit that returned is on disk, and a
 //! process killed at any instant (SIGINT, SIGKILL, the node rebooting)
 //! leaves the database as of its last commit: never a run without its
-//! samples, never half a migration. A campaign killed mid-way keeps its
+//! samples, never half a migration. A runner journaling its jobs may ask
+//! for [`Durability::Process`] while they run: each commit is still whole
+//! and survives the process being killed, only a crash of the node may
+//! lose the last ones (which then only start jobs again). A campaign killed mid-way keeps its
 //! finished runs and its `running` status; `find_campaign` finds it, and the
 //! caller resumes by `reopen_campaign` and skipping the runs already stored.
 //!
@@ -319,6 +322,24 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// What a returned commit survives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// The process and the node: each commit syncs the log to disk
+    /// (`synchronous = FULL`), the default of every open.
+    Full,
+    /// The process (SIGKILL included), not the node: a commit is written
+    /// to the log but not synced (`synchronous = NORMAL` in WAL mode), so
+    /// a crash of the node may lose the last commits, never the file's
+    /// consistency. For a run's journal while its jobs run: a job is
+    /// journaled before the runner goes on, a sync to disk per start and
+    /// end was most of a short job's cost on a busy node (issue 42), and a
+    /// node that crashes kills the run's jobs with it, so the commits it
+    /// may lose only make `--resume` start jobs again. The run's end is
+    /// committed at `Full` again, syncing everything before it.
+    Process,
+}
+
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 impl Store {
@@ -463,6 +484,17 @@ impl Store {
     /// [`StoreError::Busy`] (10 s unless changed; tests shorten it).
     pub fn set_busy_timeout(&mut self, wait: Duration) -> Result<()> {
         self.conn.busy_timeout(wait).map_err(self.sql("setting the busy timeout"))
+    }
+
+    /// How each later commit waits for the disk ([`Durability`]). A
+    /// change back to [`Durability::Full`] takes effect with the next
+    /// commit, which syncs the log and with it every commit before it.
+    pub fn set_durability(&mut self, d: Durability) -> Result<()> {
+        let level = match d {
+            Durability::Full => "FULL",
+            Durability::Process => "NORMAL",
+        };
+        self.conn.pragma_update(None, "synchronous", level).map_err(self.sql("setting how commits wait for the disk"))
     }
 
     /// The file this store reads and writes (`:memory:` for an in-memory one).

@@ -56,11 +56,10 @@ pub struct JobEvent<'a> {
 }
 
 fn journal(tx: &rusqlite::Transaction, run: ExecRunId, t: f64, event: &str, job: Option<&str>, detail: &str) -> Result<()> {
-    tx.execute(
-        "INSERT INTO run_journal (run_id, t_s, event, job, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![run.0, t, event, job, detail],
-    )
-    .map_err(|source| sql_err(tx, "writing the run journal", source))?;
+    // Cached: a run writes a line per start, end and turn (issue 42).
+    tx.prepare_cached("INSERT INTO run_journal (run_id, t_s, event, job, detail) VALUES (?1, ?2, ?3, ?4, ?5)")
+        .and_then(|mut st| st.execute(params![run.0, t, event, job, detail]))
+        .map_err(|source| sql_err(tx, "writing the run journal", source))?;
     Ok(())
 }
 
@@ -96,8 +95,8 @@ impl Store {
 
     fn run_status_in(tx: &rusqlite::Transaction, run: ExecRunId) -> Result<RunStatus> {
         let s: Option<String> = tx
-            .query_row("SELECT status FROM runs WHERE id = ?1", [run.0], |r| r.get(0))
-            .optional()
+            .prepare_cached("SELECT status FROM runs WHERE id = ?1")
+            .and_then(|mut st| st.query_row([run.0], |r| r.get(0)).optional())
             .map_err(|source| sql_err(tx, "reading a run", source))?;
         s.ok_or(StoreError::NoSuchRun(run))?
             .parse::<RunStatus>()
@@ -119,10 +118,11 @@ impl Store {
             if status != RunStatus::Running {
                 return Err(StoreError::Invalid { what: what.clone(), why: format!("the run is {status}") });
             }
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO run_jobs (run_id, job, job_index, attempt, arrival_s, start_s, cpus, pgid, beside_json,
                     predicted, solo_s, mems) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                params![
+            )
+            .and_then(|mut st| st.execute(params![
                     run.0,
                     s.job,
                     s.job_index,
@@ -135,8 +135,7 @@ impl Store {
                     s.predicted,
                     s.solo_s,
                     (!s.mems.is_empty()).then(|| format_cpulist(&s.mems)),
-                ],
-            )
+                ]))
             .map_err(|source| sql_err(tx, &what, source))?;
             let mems = if s.mems.is_empty() { String::new() } else { format!(" mems {}", format_cpulist(&s.mems)) };
             let detail = format!("cpus {}{mems} pgid {} predicted {:.3}", format_cpulist(&s.cpus), s.pgid, s.predicted);
@@ -155,21 +154,18 @@ impl Store {
         }
         self.write("recording a job end", |tx| {
             let n = tx
-                .execute(
+                .prepare_cached(
                     "UPDATE run_jobs SET end_s = ?4, status = ?5, status_value = ?6, work_s = ?7, slowdown = ?8
                      WHERE run_id = ?1 AND job_index = ?2 AND attempt = ?3 AND end_s IS NULL",
-                    params![run.0, job_index, attempt, e.end_s, e.status.name(), e.status.value(), e.work_s, e.slowdown],
                 )
+                .and_then(|mut st| st.execute(params![run.0, job_index, attempt, e.end_s, e.status.name(), e.status.value(), e.work_s, e.slowdown]))
                 .map_err(|source| sql_err(tx, &what, source))?;
             if n != 1 {
                 return Err(StoreError::Invalid { what: what.clone(), why: "no such running attempt".into() });
             }
             let job: String = tx
-                .query_row(
-                    "SELECT job FROM run_jobs WHERE run_id = ?1 AND job_index = ?2 AND attempt = ?3",
-                    params![run.0, job_index, attempt],
-                    |r| r.get(0),
-                )
+                .prepare_cached("SELECT job FROM run_jobs WHERE run_id = ?1 AND job_index = ?2 AND attempt = ?3")
+                .and_then(|mut st| st.query_row(params![run.0, job_index, attempt], |r| r.get(0)))
                 .map_err(|source| sql_err(tx, &what, source))?;
             let detail = match e.status.value() {
                 Some(v) => format!("{} {v}", e.status.name()),

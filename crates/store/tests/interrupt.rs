@@ -76,3 +76,87 @@ fn a_writer_killed_mid_campaign_leaves_whole_runs_and_a_resumable_campaign() {
     let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(ok, "ok");
 }
+
+const JOURNAL_ENV: &str = "COSCHED_STORE_TEST_JOURNAL_DB";
+
+/// Journals a run's job starts and ends as `cosched run` does while its
+/// jobs run (commits not synced to disk), saying on stdout what each
+/// returned commit holds, until killed. A no-op unless run as the child.
+#[test]
+fn journal_writer_child() {
+    use cosched_model::run::JobStatus;
+    use cosched_store::{Durability, RunJobEnd, RunJobStart};
+    use std::io::Write;
+    let Some(path) = std::env::var_os(JOURNAL_ENV) else { return };
+    let mut s = Store::open(Path::new(&path)).unwrap();
+    let run = s.begin_run("series", "w", "exclusive", 0, "{}", &prov(1)).unwrap();
+    s.set_durability(Durability::Process).unwrap();
+    let mut out = std::io::stdout();
+    for i in 0..100_000u32 {
+        let start = RunJobStart {
+            job: format!("j{i}"),
+            job_index: i,
+            attempt: 0,
+            arrival_s: 0.0,
+            start_s: i as f64,
+            cpus: vec![0],
+            mems: vec![],
+            pgid: 100,
+            beside: vec![],
+            predicted: 1.0,
+            solo_s: None,
+        };
+        s.run_job_started(run, &start).unwrap();
+        writeln!(out, "started {i}").unwrap();
+        out.flush().unwrap();
+        s.run_job_ended(run, i, 0, &RunJobEnd { end_s: i as f64 + 0.5, status: JobStatus::Ok, work_s: None, slowdown: None }).unwrap();
+        writeln!(out, "ended {i}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// A runner journals with commits that wait for the log's write, not the
+/// disk (`Durability::Process`); a SIGKILL must still find every start
+/// and end whose commit returned, and `resume_run` must end the one
+/// attempt left running.
+#[test]
+fn a_journal_written_without_syncs_keeps_every_returned_start_and_end_through_a_sigkill() {
+    use std::io::BufRead;
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("journal.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "journal_writer_child", "--test-threads=1", "--quiet"])
+        .env(JOURNAL_ENV, &path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut started, mut ended) = (0u32, 0u32);
+    // Enough commits that the kill lands mid-stream, not before the first.
+    while ended < 200 {
+        let l = lines.next().expect("the writer ended on its own").unwrap();
+        if let Some(n) = l.strip_prefix("started ") {
+            started = n.parse::<u32>().unwrap() + 1;
+        } else if let Some(n) = l.strip_prefix("ended ") {
+            ended = n.parse::<u32>().unwrap() + 1;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // What the child printed after the kill was never read: count only what it said before.
+    let mut s = Store::open(&path).unwrap();
+    let run = s.runs().unwrap()[0].id;
+    let jobs = s.run_jobs(run).unwrap();
+    assert!(jobs.len() as u32 >= started, "{} attempts stored, {started} reported started", jobs.len());
+    for j in &jobs[..ended as usize] {
+        assert!(j.end.is_some(), "job {} reported ended has no end", j.start.job);
+    }
+    let open = jobs.iter().filter(|j| j.end.is_none()).count();
+    assert!(open <= 1, "{open} attempts left running; at most the one the kill interrupted");
+    assert_eq!(s.resume_run(run, 1e6).unwrap(), open);
+    assert!(s.run_jobs(run).unwrap().iter().all(|j| j.end.is_some()));
+    drop(s);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(ok, "ok");
+}

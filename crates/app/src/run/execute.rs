@@ -13,7 +13,7 @@ use cosched_model::text::printable;
 use cosched_model::trace::Trace;
 use cosched_sched::runner::{run_node_placed, Done, ExecError, RunError};
 use cosched_sched::{JobId, SimJob, SlowdownSource};
-use cosched_store::{patiently, ExecRunId, Patience, RunJobEnd, RunJobStart, RunRecord, RunStatus, Store};
+use cosched_store::{patiently, Durability, ExecRunId, Patience, RunJobEnd, RunJobStart, RunRecord, RunStatus, Store};
 
 use super::journal::{done_jobs, suspended_at_death};
 use super::plan::{placement_of, Plan};
@@ -28,6 +28,10 @@ pub(super) struct Ran {
     /// Traces of the runs this invocation executed, as the run loop saw
     /// them; runs finished earlier are rebuilt from the store.
     pub(super) traces: BTreeMap<ExecRunId, Trace>,
+    /// Of each run this invocation executed: the wall-clock time (Unix
+    /// seconds) of its clock's zero, so its times can be set against
+    /// another process's clock (`bench run`'s tail after the last job).
+    pub(super) clock_zero: BTreeMap<ExecRunId, f64>,
     pub(super) solo: SoloInfo,
     /// Every job of this invocation's runs that did not end ok, and why.
     pub(super) not_ok: Vec<String>,
@@ -51,6 +55,7 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
     // Traces of the runs this invocation executed, as the run loop saw them;
     // runs finished earlier are rebuilt from the store.
     let mut traces: BTreeMap<ExecRunId, Trace> = BTreeMap::new();
+    let mut clock_zero: BTreeMap<ExecRunId, f64> = BTreeMap::new();
     let mut refs = SoloRefs::for_twins(super::solo::twin_of(s.w));
     // The CPU 0-1 round trip read before each solo pass of the series.
     let mut pass_round_trip: BTreeMap<u32, f64> = BTreeMap::new();
@@ -121,19 +126,25 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
         if let Ok(load) = cosched_measure::provenance::load_average() {
             store.add_run_conditions(run_id, &crate::common::reading_now(load, round_trip.map(|ns| (vec![0, 1], ns))))?;
         }
+        // While the jobs run, a commit waits for the log's write, not for
+        // the disk (`Durability::Process`: SIGKILL-safe); the run's end
+        // below commits at `Full`, which syncs every line before it.
+        store.set_durability(Durability::Process)?;
         let outcome = Execution { series: s, run_id, plan, done, attempts, origin, refs: refs_now }.execute(store, &mut found);
         // The regime again once the run has ended: a run whose readings
         // disagree switched part-way and is left out of the per-regime
         // check (`steady`).
-        if outcome.is_ok() {
-            if let (Some(ns), Ok(load)) = (crate::common::round_trip_now(), cosched_measure::provenance::load_average()) {
-                store.add_run_conditions(run_id, &crate::common::reading_now(load, Some((vec![0, 1], ns))))?;
-            }
-        }
+        let after = match outcome.is_ok().then(|| (crate::common::round_trip_now(), cosched_measure::provenance::load_average())) {
+            Some((Some(ns), Ok(load))) => store.add_run_conditions(run_id, &crate::common::reading_now(load, Some((vec![0, 1], ns)))),
+            _ => Ok(()),
+        };
+        store.set_durability(Durability::Full)?;
+        after?;
         match outcome {
-            Ok((t, trace)) => {
+            Ok((t, trace, zero)) => {
                 store.finish_run(run_id, RunStatus::Done, t, "all jobs ended")?;
                 traces.insert(run_id, trace);
+                clock_zero.insert(run_id, zero);
             }
             Err(RunError::Exec(ExecError::Interrupted(sig))) => {
                 store.finish_run(run_id, RunStatus::Interrupted, 0.0, &format!("signal {sig}"))?;
@@ -160,6 +171,7 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
     Ok(Ran {
         finished,
         traces,
+        clock_zero,
         solo: SoloInfo {
             mode: a.solo,
             refs,
@@ -190,8 +202,9 @@ pub(super) struct Execution<'a> {
 }
 
 impl Execution<'_> {
-    /// Runs the plan's jobs to their end: the run's end time and trace.
-    pub(super) fn execute(self, store: &mut Store, found: &mut Findings) -> Result<(f64, Trace), RunError> {
+    /// Runs the plan's jobs to their end: the run's end time, its trace and
+    /// the wall-clock time (Unix seconds) of its clock's zero.
+    pub(super) fn execute(self, store: &mut Store, found: &mut Findings) -> Result<(f64, Trace, f64), RunError> {
         let Execution { series: s, run_id, plan, done, mut attempts, origin, refs } = self;
         let (ctx, w, jobs, sim, platform, policies, user) = (s.ctx, s.w, &s.jobs[..], &s.sim[..], &s.platform, s.policies, s.user);
         let (notes, not_ok) = (&mut found.ref_notes, &mut found.not_ok);
@@ -466,9 +479,11 @@ impl Execution<'_> {
                 })
             };
             let mut ex = NodeExecutor::new(cfg, jobs, &mut sink).map_err(|e| RunError::Exec(ExecError::Fatal(e)))?;
+            // The run's clock and the wall clock read together.
+            let zero = unix_now_f64() - cosched_sched::Executor::now(&mut ex);
             let r = run_node_placed(platform, &sim_run, source, policy.as_mut(), &mut ex, &done, placement.as_ref());
             let end = cosched_sched::Executor::now(&mut ex);
-            r.map(|trace| (end, trace))
+            r.map(|trace| (end, trace, zero))
         };
         // What still waits (a last suspension) goes in before the run is
         // finished in the store, which takes no more lines.
@@ -484,6 +499,11 @@ impl Execution<'_> {
         }
         result
     }
+}
+
+/// The wall clock in Unix seconds, to the microsecond.
+pub(super) fn unix_now_f64() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// A slowdown source over a permuted job list: position `p` is job

@@ -9,6 +9,7 @@
 //! of an earlier invocation replayed from the journal ([`journal`]), and
 //! the whole scored and shown ([`report`], [`files`]).
 
+pub mod bench;
 mod execute;
 mod files;
 mod journal;
@@ -273,6 +274,9 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     let ran = execute::run_plans(a, &mut store, &series, &plans, &prior)?;
     let mut report = report::show(a, page, &store, &series, &ran.finished, ran.traces, &ran.solo)?;
     report.not_ok = ran.not_ok;
+    for r in &mut report.runs {
+        r.clock_zero_unix = ran.clock_zero.get(&r.run.id).copied();
+    }
     Ok(report)
 }
 

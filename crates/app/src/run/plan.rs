@@ -193,16 +193,22 @@ pub(super) fn node_setting(ctx: &Ctx, pref: Preference) -> (Isolation, Option<co
     for m in iso.mechanisms() {
         ctx.step(&format!("{}: {}{}", m.feature, m.how, m.why.map(|w| format!(" ({w})")).unwrap_or_default()));
     }
-    let topology = match cosched_measure::topology::detect() {
-        Ok(n) => {
-            if iso.pins() {
+    // The run needs the topology only for the NUMA nodes a cpuset binds
+    // memory to: the kernel's own numbering, which /sys gives without
+    // starting hwloc's lstopo (tens of ms of every run on a busy node,
+    // issue 42); lstopo only where /sys cannot be read.
+    let topology = if !iso.pins() {
+        None
+    } else {
+        match cosched_measure::topology::detect_with(cosched_measure::topology::TopologySource::Sysfs).or_else(|_| cosched_measure::topology::detect()) {
+            Ok(n) => {
                 ctx.step(&format!("memory: bound to the NUMA nodes of each job's CPUs (cpuset.mems; this node has {})", n.numa_nodes.len().max(1)));
+                Some(n)
             }
-            Some(n)
-        }
-        Err(e) => {
-            ctx.step(&format!("memory: not bound (this node's NUMA nodes cannot be read: {e})"));
-            None
+            Err(e) => {
+                ctx.step(&format!("memory: not bound (this node's NUMA nodes cannot be read: {e})"));
+                None
+            }
         }
     };
     let user = invoking_user();

@@ -112,6 +112,10 @@ pub struct ScoredRun {
     pub worst_measured_slowdown: Option<f64>,
     pub jobs: Vec<RunJobRecord>,
     pub policy_events: Vec<JournalEntry>,
+    /// The wall-clock time (Unix seconds) of the run's clock zero, for a
+    /// run this invocation executed: a job's `start_s` plus it is when the
+    /// job started by the system's clock.
+    pub clock_zero_unix: Option<f64>,
 }
 
 /// The CPU 0-1 round trip read before a repeat's solo pass.
@@ -497,7 +501,7 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
             .collect(),
         runs: views
             .into_iter()
-            .map(|v| ScoredRun { run: v.rec, metrics: v.metrics, worst_measured_slowdown: v.worst_measured, jobs: v.jobs, policy_events: v.policy_events })
+            .map(|v| ScoredRun { run: v.rec, metrics: v.metrics, worst_measured_slowdown: v.worst_measured, jobs: v.jobs, policy_events: v.policy_events, clock_zero_unix: None })
             .collect(),
     })
 }

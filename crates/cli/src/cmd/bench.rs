@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use cosched_app::bench::{KernelsBenchRequest, ProfileBenchRequest, SimulateBenchRequest, TurnsBenchRequest};
+use cosched_app::bench::{KernelsBenchRequest, ProfileBenchRequest, RunBenchRequest, SimulateBenchRequest, TurnsBenchRequest};
 use cosched_app::common::parse_interval;
 use cosched_app::profile::Syscalls;
 use cosched_report::{fmt_spread, table};
@@ -50,6 +50,16 @@ Figures on a node busy with other work mean little: the load average is printed.
 Examples:\n  cosched bench turns\n  cosched bench turns --pair none --turns 1000\n  \
 cosched bench turns --pair compute-1t --quantum 0.02 --repeats 7 --json")]
     Turns(TurnsBench),
+    /// What the node runner costs a job: `cosched run` of N jobs of `true` against a bare loop of the same.
+    #[command(after_help = "Each repeat times, in an order that rotates: a loop spawning `true` --jobs times from a \
+thread pinned to CPU 0 (the floor: fork and exec of a pinned job), the loop of `taskset -c 0 true` when taskset is \
+installed, and one whole `cosched run --policy exclusive --solo stored` process over --jobs jobs of `true` on a \
+one-core pool (CPU 0), its store in a temporary directory. Prints per repeat and as median (min-max, n): each \
+whole time, the overhead per job ((cosched - bare) / jobs), the run's lead (process start to first job), makespan \
+(first start to last end) and tail (last end to the process's exit). Issue 42's aim: under 2 ms per job and a tail \
+under 20 ms for 40 jobs. Figures on a node busy with other work mean little: the load average is printed.\n\n\
+Examples:\n  cosched bench run\n  cosched bench run --jobs 200 --repeats 9 --json")]
+    Run(RunBench),
     /// Every predictor's accuracy on a workload's measured pairs, c-all and scn as baselines.
     #[command(after_help = "Prints the table of `cosched evaluate-predictors` (leave-one-program-out) with \
 the baselines of the SX-Aurora paper (c-all) and the SCN paper (scn) first, the fold method and the counts behind it; \
@@ -139,6 +149,18 @@ pub struct TurnsBench {
 }
 
 #[derive(Args, Debug)]
+pub struct RunBench {
+    /// Jobs of `true` per loop and per run.
+    #[arg(long, default_value_t = 40)]
+    pub jobs: usize,
+    /// Repeats of each loop and run.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+    #[command(flatten)]
+    pub json: JsonArgs,
+}
+
+#[derive(Args, Debug)]
 pub struct SimulateBench {
     /// Repeats of each measurement.
     #[arg(long, default_value_t = 3)]
@@ -169,6 +191,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
         BenchWhat::Simulate(s) => simulate(s),
         BenchWhat::Predictors(p) => predictors(p),
         BenchWhat::Turns(t) => turns(t),
+        BenchWhat::Run(r) => emit(&cosched_app::bench::run(&RunBenchRequest { jobs: r.jobs, repeats: r.repeats }, &ctx())?, r.json.json),
     }
 }
 
