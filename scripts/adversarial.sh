@@ -401,6 +401,12 @@ check "study of one program -> usage error" 2 "$(rc $C study --workload "$one")"
 check "  names the reason" yes "$(has 'at least two jobs')"
 check "pairs --threads 0 -> usage error" 2 "$(rc $C pairs --workload "$one" --threads 0)"
 check "slurm-local.sh COSCHED_SLURM_GPUS=two -> usage error" 2 "$(COSCHED_SLURM_GPUS=two COSCHED_SLURM_DIR=$W/no-slurm rc scripts/slurm-local.sh env)"
+# Issue 37: a move Slurm cannot carry out is refused before serving, and a
+# wrong SLURM_CONF is named at once (Slurm's commands retry it for a minute).
+check "slurm serve --policy sidestep -> usage error" 2 "$(SLURM_CONF=$W/none.conf rc $C slurm serve --policy sidestep --db "$W/slurm.db")"
+check "  says Slurm cannot re-pin a running job" yes "$(has 're-pins running jobs')"
+check "slurm status, SLURM_CONF missing -> usage error" 2 "$(SLURM_CONF=$W/none.conf rc $C slurm status --db "$W/slurm.db")"
+check "  names SLURM_CONF" yes "$(has 'point SLURM_CONF')"
 
 echo
 echo "$fails of $n checks failed (workdir $W)"

@@ -87,7 +87,8 @@ fn under_scope_user_jobs_of_two_users_never_share_a_node() {
 /// `surpass`: a job that finds its node full suspends the earlier one
 /// through Slurm (`scontrol suspend`: the controller shows it SUSPENDED
 /// while the later job runs on its cores), which is resumed when the later
-/// job ends; its AdminComment then holds cosched's signed resumption.
+/// job ends; its AdminComment then holds cosched's signed resumption, and
+/// Slurm's record counts the time it spent suspended.
 #[test]
 fn surpass_suspends_the_earlier_job_through_slurm_and_resumes_it() {
     need_slurm!(no_kernel);
@@ -124,6 +125,13 @@ fn surpass_suspends_the_earlier_job_through_slurm_and_resumes_it() {
     let (ra, rb) = (recs.iter().find(|r| r.id == a).unwrap(), recs.iter().find(|r| r.id == b).unwrap());
     assert_eq!(ra.nodes, rb.nodes, "b took a's node");
     assert!(ra.end >= rb.end, "a ended after b: {ra:?} {rb:?}");
+    // Slurm's own account of the suspension: the controller's run time of
+    // a (squeue's TimeUsed, which leaves suspended time out) falls short of
+    // its wall time by it (sacct's Suspended column needs slurmdbd, which
+    // the local cluster lacks). b ran 3 s while a was suspended.
+    let used = c.slurm("squeue", &["-h", "-t", "all", "-j", &a.to_string(), "-o", "%M"]);
+    let used_s = used.trim().split(':').try_fold(0i64, |acc, x| x.parse::<i64>().map(|v| acc * 60 + v)).unwrap_or_else(|e| panic!("TimeUsed `{used}`: {e}"));
+    assert!(ra.end - ra.start - used_s >= 1, "a suspended for {} s by Slurm's record (wall {} s, run {used_s} s)", ra.end - ra.start - used_s, ra.end - ra.start);
 }
 
 /// `timeshare` with turns of one second: two jobs of two CPUs each on one

@@ -29,4 +29,4 @@ pub use cmd::{Slurm, SlurmError};
 pub use hook::{Heard, Wake};
 pub use mark::{Decision, Key, Signed, Step};
 pub use parse::{AcctJob, JobSite, JobState, NodeInfo, QueueJob, Skipped};
-pub use tick::{refused_policy, Action, Checks, Identity, NodePolicies, Placed, Round, RoundJob, RoundNode, Scope, Shared};
+pub use tick::{refused_policy, Action, Checks, Identity, NodePolicies, Placed, Room, Round, RoundJob, RoundNode, Scope, Shared};

@@ -613,7 +613,48 @@ impl Round {
     }
 }
 
+/// What a round offered before any decision (`serve`'s round log): the
+/// CPUs of the usable nodes, those held by running jobs and by jobs
+/// released and not started yet, and the waiting jobs a free slot existed
+/// for: in queue order, each taking its cores on the first nodes that
+/// admit it under the site constraints. A policy that starts whatever
+/// fits starts exactly these; one that keeps cores empty by choice
+/// (`exclusive`, `no-twins`) starts fewer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Room {
+    pub cores: u32,
+    pub busy: u32,
+    /// Slurm ids.
+    pub fits: Vec<u64>,
+}
+
 impl Round {
+    /// The room this reading offers waiting jobs ([`Room`]).
+    pub fn room(&self) -> Room {
+        let mut status: Vec<Placed> = self.jobs.iter().map(|j| j.placed).collect();
+        let mut on: Vec<Vec<JobId>> = self.nodes.iter().map(|n| n.placed.clone()).collect();
+        let demands: Vec<Demand> = self.jobs.iter().map(|j| j.demand.clone()).collect();
+        let busy = |status: &[Placed], on: &[Vec<JobId>]| -> u32 {
+            (0..self.nodes.len())
+                .map(|k| on[k].iter().filter(|&&j| status[j] == Placed::Running).map(|&j| self.jobs[j].cores).sum::<u32>().min(self.nodes[k].cpus))
+                .sum()
+        };
+        let held = busy(&status, &on);
+        let mut fits = Vec::new();
+        for &job in &self.queue {
+            let want = self.jobs[job].nodes.max(1) as usize;
+            let at: Vec<usize> = (0..self.nodes.len()).filter(|&o| self.admits(o, job, &status, &on[o], &demands)).take(want).collect();
+            if at.len() == want {
+                for o in at {
+                    on[o].push(job);
+                }
+                status[job] = Placed::Running;
+                fits.push(self.jobs[job].slurm);
+            }
+        }
+        Room { cores: self.nodes.iter().map(|n| n.cpus).sum(), busy: held, fits }
+    }
+
     /// Whether node `o`, holding `on`, has room for `job` now and admits it.
     fn admits(&self, o: usize, job: JobId, status: &[Placed], on: &[JobId], demands: &[Demand]) -> bool {
         let busy: u32 = on.iter().filter(|&&j| status[j] == Placed::Running).map(|&j| self.jobs[j].cores).sum();

@@ -154,6 +154,8 @@ pub struct Released {
     pub node: String,
     pub beside: Vec<u64>,
     pub predicted: f64,
+    /// The round that released it ([`RoundSeen::round`]).
+    pub round: u64,
     /// Seconds since `serve` began.
     pub t: f64,
     /// Unix times, seconds, when cosched began the release and when
@@ -171,6 +173,33 @@ pub struct Noticed {
     pub unix: f64,
     /// The round was started by a hook, not by the poll.
     pub woken: bool,
+}
+
+/// What one round saw and did: the round log of `serve --json`, by which
+/// "no job held for more than two rounds after it could start" is
+/// checked in rounds, whatever a round's wall time.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundSeen {
+    /// 1 for the first round that read the cluster.
+    pub round: u64,
+    /// Unix times, seconds, when the round began reading the cluster and
+    /// when it had read it: Slurm's state was read between the two.
+    pub unix: f64,
+    pub read: f64,
+    /// Jobs waiting for cosched, offered to the policy.
+    pub waiting: usize,
+    /// CPUs of the partition's usable nodes, and those held by running
+    /// jobs and by jobs released and not started yet
+    /// ([`cosched_slurm::Room`]).
+    pub cores: u32,
+    pub busy: u32,
+    /// Jobs this round released.
+    pub released: usize,
+    /// Waiting jobs a free slot existed for (the site constraints
+    /// admitting them, in queue order) that this round did not release:
+    /// empty while the policy starts whatever fits and Slurm takes every
+    /// release.
+    pub passed: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -208,6 +237,8 @@ pub struct ServeReport {
     pub round_s: Vec<f64>,
     /// Releases and holds decided but not carried out (`--dry-run`).
     pub planned: u64,
+    /// Each round that read the cluster, in order.
+    pub round_log: Vec<RoundSeen>,
 }
 
 /// The workload's view of Slurm jobs: which workload job each one is, its
@@ -505,9 +536,12 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
     let (scope, began) = (*scope, *began);
     let State { report, decisions, serving } = st;
     let partition = &req.target.partition;
+    let read_at = unix_f64();
     let (queue, skipped) = slurm.queue(partition)?;
     let nodes = slurm.nodes(partition)?;
+    let read = unix_f64();
     report.rounds += 1;
+    let n = report.rounds;
     for s in skipped {
         let job = s.job.map_or("a job".to_string(), |j| format!("job {j}"));
         serving.say(ctx, report, format!("{job} skipped: Slurm's record of it cannot be read: {}", s.why));
@@ -532,6 +566,8 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
     }
     let programs = &serving.programs;
     let r = Round::new(&queue, &nodes, partition, &|j| catalog.identify(j, programs.get(&j.id).map(String::as_str)), &checks);
+    let room = r.room();
+    let mut seen = RoundSeen { round: n, unix: read_at, read, waiting: r.queue.len(), cores: room.cores, busy: room.busy, released: 0, passed: room.fits };
     for (job, why) in &r.aside {
         serving.say(ctx, report, format!("job {job} set aside: {why}"));
     }
@@ -545,6 +581,7 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
     let active = !r.queue.is_empty() || r.nodes.iter().any(|n| !n.placed.is_empty()) || !actions.is_empty();
     if req.dry_run {
         report.planned += actions.len() as u64;
+        report.round_log.push(seen);
         return Ok((queue, active));
     }
     // Starts placed (node and mark written, still held), released together.
@@ -576,7 +613,7 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
                 report.refused.push(e.to_string());
                 break;
             }
-            (Ok(()), Action::Release { job, node, beside, predicted }) => placed.push(Released { job, node, beside, predicted, t, decided, unix: 0.0 }),
+            (Ok(()), Action::Release { job, node, beside, predicted }) => placed.push(Released { job, node, beside, predicted, round: n, t, decided, unix: 0.0 }),
             (Ok(()), Action::Suspend { job, node, .. }) => report.acted.push(Acted { job, act: "suspend".into(), node, t }),
             (Ok(()), Action::Resume { job, node, .. }) => report.acted.push(Acted { job, act: "resume".into(), node, t }),
             (Ok(()), Action::Park { job, node, .. }) => report.acted.push(Acted { job, act: "park".into(), node, t }),
@@ -599,6 +636,8 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
         match done {
             Ok(()) => {
                 decisions.insert(p.job, (p.beside.clone(), p.predicted));
+                seen.passed.retain(|&j| j != p.job);
+                seen.released += 1;
                 report.released.push(Released { unix, ..p });
             }
             // Placed and still held: the next round holds it again and decides anew.
@@ -608,6 +647,7 @@ fn round(env: &Env, policy: &mut dyn NodePolicies, st: &mut State, ctx: &Ctx) ->
             }
         }
     }
+    report.round_log.push(seen);
     Ok((queue, active))
 }
 

@@ -461,3 +461,35 @@ fn a_two_node_job_is_released_onto_two_nodes_with_its_worst_prediction_and_read_
     assert!(r.stranded.is_empty(), "{:?}", r.stranded);
     assert!(r.nodes.iter().all(|n| n.placed == [0]));
 }
+
+#[test]
+fn the_room_a_round_offers_is_the_free_cores_the_site_constraints_admit_in_queue_order() {
+    let mut exclusive = held(3, "x");
+    exclusive.site.exclusive = true;
+    let jobs = vec![
+        job(1, JobState::Running, "None", 1, &["n1"], &[], "a"),
+        job(2, JobState::Pending, "Resources", 1, &[], &["n2"], "released"),
+        exclusive,
+        held(4, "b"),
+        held(5, "c"),
+        held(6, "d"),
+    ];
+    let r = round(&jobs, &[node("n1", "mixed"), node("n2", "idle")]);
+    // Job 2 was released and not started: its core is taken. No node is
+    // empty for the exclusive job 3; 4 and 5 take the last core of each node.
+    assert_eq!(r.room(), Room { cores: 4, busy: 2, fits: vec![4, 5] });
+    // A policy that fills every free core starts exactly these.
+    let mut started: Vec<u64> = released(&r.decide(&mut Shared(&mut Fill), &TwinsHurt(&r), 0.0, NOW).0).into_iter().map(|x| x.0).collect();
+    started.sort();
+    assert_eq!(started, r.room().fits);
+    // A full partition offers nothing; an empty one, a node per two-CPU job.
+    let full = vec![job(1, JobState::Running, "None", 1, &["n1"], &[], "a"), held(4, "b")];
+    assert_eq!(round(&wide_all(full), &[node("n1", "allocated")]).room(), Room { cores: 2, busy: 2, fits: vec![] });
+    let r = round(&wide_all(vec![held(7, "p"), held(8, "q"), held(9, "r")]), &[node("n1", "idle"), node("n2", "idle")]);
+    assert_eq!(r.room(), Room { cores: 4, busy: 0, fits: vec![7, 8] });
+}
+
+/// Every job two CPUs wide.
+fn wide_all(jobs: Vec<QueueJob>) -> Vec<QueueJob> {
+    jobs.into_iter().map(|j| wide(j, 2)).collect()
+}
