@@ -82,3 +82,55 @@ fn evalys_reads_simulate_swfs_jobs_csv_with_coscheds_held_utilization() {
         }
     }
 }
+
+#[test]
+fn evalys_reads_a_real_runs_jobs_csv_with_the_traces_held_utilization() {
+    let Some(python) = evalys_python() else {
+        skip(Lacks::Installed, "evalys is not installed in target/evalys-venv (.ci/run creates it) nor at $COSCHED_EVALYS_PYTHON");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    // One CPU, three short jobs in turn, one failing: its line says so.
+    std::fs::write(
+        &wl,
+        "name = \"evalys\"\n[[pools]]\nname = \"host\"\ncores = 1\n\
+         [[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.1'\"\n\
+         [[jobs]]\nname = \"b\"\ncommand = \"sh -c 'sleep 0.05'\"\n\
+         [[jobs]]\nname = \"c\"\ncommand = \"sh -c 'exit 3'\"\n",
+    )
+    .unwrap();
+    let rep = dir.path().join("rep");
+    let (db, lock) = (dir.path().join("c.db"), dir.path().join("lock"));
+    let out = Command::new(env!("CARGO_BIN_EXE_cosched"))
+        .args(["run", "--policy", "noplan", "--solo", "stored", "--workload"])
+        .arg(&wl)
+        .arg("--db")
+        .arg(&db)
+        .arg("--lock")
+        .arg(&lock)
+        .arg("--report")
+        .arg(&rep)
+        .env("COSCHED_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    // Job c failed: exit 1, after the report.
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let name = |prefix: &str| {
+        std::fs::read_dir(&rep)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix}* in the report"))
+    };
+    let jobs = name("jobs-run");
+    let trace = cosched_model::trace::Trace::from_csv(&std::fs::read_to_string(name("trace-run")).unwrap()).unwrap();
+    let ours = cosched_model::batsim::held_utilization(&trace, 1).unwrap();
+    let theirs = evalys_utilisation(&python, &[(jobs.clone(), 1)]);
+    assert!((ours - theirs[0]).abs() * 100.0 < 0.1, "cosched {ours}, evalys {}", theirs[0]);
+    let text = std::fs::read_to_string(&jobs).unwrap();
+    assert!(text.starts_with("job_id,workload_name,profile,submission_time,"), "{text}");
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.lines().any(|l| l.contains(",0,COMPLETED_FAILED,")), "{text}");
+}
