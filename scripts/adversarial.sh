@@ -309,6 +309,15 @@ check "simulate orders.csv: a label with commas stays one field" True "$(csvread
 check "simulate summary.csv: a label with commas stays one field" True "$(csvread "$W/csvrep/summary.csv")"
 check "  every SVG has a viewBox (sized from its text)" 0 "$(grep -L 'viewBox=' "$W"/csvrep/*.svg 2>/dev/null | wc -l)"
 
+echo "== 14. typed results, one renderer (issue 43)"
+# simulate --swf's --json is serde of its result; the report's summary.json is the same value.
+$C simulate --swf examples/traces/small.swf --json --report "$W/swfrep" >"$W/swf.json" 2>/dev/null
+samejson() { python3 -c 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+print(a == b and {"outcomes", "tau_s", "skipped", "campaigns"} <= set(a) and a["outcomes"][0]["label"].startswith("exclusive"))' "$1" "$2" 2>/dev/null; }
+check "simulate --swf --json equals the report's summary.json" True "$(samejson "$W/swf.json" "$W/swfrep/summary.json")"
+check "  its text names the gain table" yes "$($C simulate --swf examples/traces/small.swf 2>/dev/null | grep -q 'Node sharing against exclusive nodes' && echo yes || echo no)"
+
 echo "== SIGKILL trial: $KILLS kills"
 km="cosched-adv-kill-$$"
 kw=$(wl kill "[[pools]]

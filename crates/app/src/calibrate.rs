@@ -60,10 +60,7 @@ impl serde::Serialize for CalibrateReport {
 impl Render for CalibrateReport {
     fn doc(&self) -> Doc {
         let mut d = Doc::new();
-        let rate = format!("units/s median [{}]", cosched_report::interval_name(self.calibrations.iter().map(|c| c.rate.n)));
-        let mut head: [&str; 7] = HEAD;
-        head[3] = &rate;
-        d.table(&head, rows(&self.calibrations));
+        d.table(&head(&self.calibrations), rows(&self.calibrations));
         if let Some(jobs) = &self.jobs {
             d.line("");
             let rows = jobs.iter().map(|j| vec![j.job.clone(), j.configuration.clone(), j.asked.clone(), j.work.clone()]).collect();
@@ -218,11 +215,15 @@ pub(crate) fn calibrate_kernels(
     Ok(out)
 }
 
-/// The calibration table's header, as [`rows`] fills it.
-pub const HEAD: [&str; 7] = ["kernel", "unit", "work/run", "units/s median [95% CI]", "spread", "n", "figure"];
+/// The calibration table's header: the rate's interval is a 95 % CI from
+/// six repeats on, a range below.
+pub(crate) fn head(cals: &[Calibration]) -> [String; 7] {
+    let rate = format!("units/s median [{}]", cosched_report::interval_name(cals.iter().map(|c| c.rate.n)));
+    ["kernel", "unit", "work/run", &rate, "spread", "n", "figure"].map(str::to_string)
+}
 
 /// The calibration table's rows (for a terminal table or an HTML one).
-pub fn rows(cals: &[Calibration]) -> Vec<Vec<String>> {
+pub(crate) fn rows(cals: &[Calibration]) -> Vec<Vec<String>> {
     cals.iter()
         .map(|c| {
             vec![
@@ -240,7 +241,8 @@ pub fn rows(cals: &[Calibration]) -> Vec<Vec<String>> {
 
 /// The calibration table, as `calibrate`, `bench kernels` and the demo show it.
 pub fn render(cals: &[Calibration]) -> String {
-    table(&HEAD, &rows(cals))
+    let head = head(cals);
+    table(&head.each_ref().map(String::as_str), &rows(cals))
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ use cosched_sched::{Policy, ProgramTable};
 
 use crate::common::{create_dir, db_path, file_safe, write_file, Ctx, UsedCampaign};
 use crate::error::bad_input;
-use crate::simulate::Fetch;
+use crate::render::{Doc, Render};
+use crate::simulate::ScenarioMeasurements;
 
 /// The slowdowns used when none are given: `examples/scenarios/few-bad.toml`,
 /// five programs measured on this project's node (its comments say when).
@@ -52,39 +53,72 @@ pub struct ClusterRequest {
     pub db: Option<PathBuf>,
 }
 
-/// One schedule: the baseline (exclusive nodes) or a sharing policy.
+/// One schedule's figures: the baseline (exclusive nodes) or a sharing policy.
 #[derive(Debug, serde::Serialize)]
-pub struct Outcome {
+pub struct ScheduleFigures {
     pub label: String,
     pub figures: Figures,
+    /// Core-seconds the jobs held (every core of a node held whole) over
+    /// the cluster's between the first start and the last finish: what
+    /// evalys' mean utilisation of the schedule's jobs.csv gives, where
+    /// `figures.utilization` counts solo work from the first submission.
+    pub held_utilization: f64,
+    /// How long the simulation took, wall seconds.
     pub seconds: f64,
 }
 
-#[derive(Debug)]
+/// `cosched simulate --swf`: the replay's settings and each schedule's
+/// figures; `--json` and the report's `summary.json` are this value.
+#[derive(Debug, serde::Serialize)]
 pub struct ClusterReport {
     pub trace: String,
     pub nodes: usize,
     pub cores: u32,
+    pub scheduler: Scheduler,
+    pub compress: f64,
+    pub backfill_depth: usize,
+    pub probe: usize,
+    pub mapping: String,
+    pub seed: u64,
     pub jobs: usize,
     pub skipped: Skipped,
     pub programs: Vec<String>,
     pub slowdowns: String,
     pub campaigns: Vec<UsedCampaign>,
+    /// Bounded slowdown's tau, seconds.
+    pub tau_s: f64,
     /// Baseline first.
-    pub outcomes: Vec<Outcome>,
-    /// [`FIGURES_HEAD`] rows, baseline first.
-    pub rows: Vec<Vec<String>>,
-    /// [`GAIN_HEAD`] rows, one per policy.
-    pub gains: Vec<Vec<String>>,
+    pub outcomes: Vec<ScheduleFigures>,
+    /// The report's page, with `--report`.
+    #[serde(skip)]
     pub index: Option<PathBuf>,
-    pub json: serde_json::Value,
+}
+
+impl Render for ClusterReport {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        let s = &self.skipped;
+        d.line(format!("{}: {} jobs on {} nodes x {} cores, inter-arrival times / {}", self.trace, self.jobs, self.nodes, self.cores, self.compress));
+        d.line(format!("left out: {} failed, {} cancelled, {} without run time, {} without processors\n", s.failed, s.cancelled, s.no_run_time, s.no_procs));
+        d.table(&FIGURES_HEAD, self.outcomes.iter().map(row).collect()).line("");
+        d.line("Node sharing against exclusive nodes (negative wait and slowdown are gains):");
+        d.table(&GAIN_HEAD, gain_rows(&self.outcomes)).line("");
+        d.line(format!("slowdowns: {}; programs: {}", self.slowdowns, self.programs.join(", ")));
+        for line in crate::common::describe_campaigns(&self.campaigns) {
+            d.line(format!("from {line}"));
+        }
+        if let Some(index) = &self.index {
+            d.line(format!("report: {}", index.display()));
+        }
+        d
+    }
 }
 
 pub const FIGURES_HEAD: [&str; 9] = [
     "schedule",
     "wait s, mean / median",
     "bounded slowdown, mean / median",
-    "utilization",
+    "utilization: solo work / held",
     "makespan s",
     "jobs shared",
     "co-location slowdown of shared jobs, median / p90 / max",
@@ -133,9 +167,9 @@ pub fn simulate_swf(a: &ClusterRequest, ctx: &Ctx) -> anyhow::Result<ClusterRepo
     let specs = specs.iter().map(|s| resolve_spec(s).map_err(|e| bad_input(format!("--policy: {e}")))).collect::<anyhow::Result<Vec<_>>>()?;
 
     let db = db_path(a.db.as_deref());
-    let fetch = Fetch::new(&db);
+    let measured = ScenarioMeasurements::new(&db);
     let scenario = match &a.slowdowns {
-        Some(p) => Scenario::load_with(p, Some(&fetch)),
+        Some(p) => Scenario::load_with(p, Some(&measured)),
         None => Scenario::parse(DEFAULT_SLOWDOWNS_TEXT, DEFAULT_SLOWDOWNS),
     }
     .map_err(|e| bad_input(e.to_string()))?;
@@ -179,59 +213,62 @@ pub fn simulate_swf(a: &ClusterRequest, ctx: &Ctx) -> anyhow::Result<ClusterRepo
         runs.push((label, s, secs));
     }
 
-    let outcomes: Vec<Outcome> = runs
+    let outcomes: Vec<ScheduleFigures> = runs
         .iter()
-        .map(|(label, s, secs)| Outcome { label: label.clone(), figures: metrics::figures(&jobs, s, nodes, cores).expect("jobs is not empty"), seconds: *secs })
+        .map(|(label, s, secs)| ScheduleFigures {
+            label: label.clone(),
+            figures: metrics::figures(&jobs, s, nodes, cores).expect("jobs is not empty"),
+            held_utilization: held_utilization(s, &cfg),
+            seconds: *secs,
+        })
         .collect();
-    let rows = outcomes.iter().map(row).collect();
-    let base = &outcomes[0].figures;
-    let gains = outcomes[1..].iter().map(|o| gain_row(&o.label, base, &o.figures)).collect();
-    let json = serde_json::json!({
-        "trace": file,
-        "nodes": nodes,
-        "cores": cores,
-        "scheduler": scheduler,
-        "compress": a.compress,
-        "backfill_depth": a.depth,
-        "probe": a.probe,
-        "mapping": mapping.as_str(),
-        "seed": a.seed,
-        "jobs": jobs.len(),
-        "skipped": skipped,
-        "programs": programs,
-        "slowdowns": slowdowns,
-        "campaigns": fetch.used(),
-        "tau_s": metrics::TAU,
-        "outcomes": outcomes,
-    });
-    if let Some(dir) = &a.report {
-        let sim = Simulated { jobs: &jobs, programs: &programs, cfg: &cfg, runs: &runs, outcomes: &outcomes, json: &json };
-        write_report(dir, &a.swf, &sim)?;
-    }
-    Ok(ClusterReport {
+    let mut report = ClusterReport {
         trace: file,
         nodes,
         cores,
+        scheduler,
+        compress: a.compress,
+        backfill_depth: a.depth,
+        probe: a.probe,
+        mapping: mapping.as_str().to_string(),
+        seed: a.seed,
         jobs: jobs.len(),
         skipped,
         programs,
         slowdowns,
-        campaigns: fetch.used(),
+        campaigns: measured.used(),
+        tau_s: metrics::TAU,
         outcomes,
-        rows,
-        gains,
-        index: a.report.as_ref().map(|d| d.join("index.html")),
-        json,
-    })
+        index: None,
+    };
+    if let Some(dir) = &a.report {
+        let sim = Simulated { jobs: &jobs, programs: &report.programs, cfg: &cfg, runs: &runs };
+        write_report(dir, &a.swf, &sim, &report)?;
+        report.index = Some(dir.join("index.html"));
+    }
+    Ok(report)
 }
 
-fn row(o: &Outcome) -> Vec<String> {
+/// [`ScheduleFigures::held_utilization`] of a schedule.
+fn held_utilization(s: &Schedule, cfg: &Config) -> f64 {
+    let first = s.start.iter().copied().fold(f64::INFINITY, f64::min);
+    let last = s.finish.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let held: f64 = s.alloc.iter().zip(s.start.iter().zip(&s.finish)).map(|(a, (b, e))| output::held_cores(a, cfg) as f64 * (e - b)).sum();
+    let span = (last - first) * cfg.nodes as f64 * cfg.cores as f64;
+    if span > 0.0 {
+        held / span
+    } else {
+        0.0
+    }
+}
+
+fn row(o: &ScheduleFigures) -> Vec<String> {
     let f = &o.figures;
     vec![
         o.label.clone(),
         format!("{:.0} / {:.0}", f.wait.mean, f.wait.median),
         format!("{:.2} / {:.2}", f.bsld.mean, f.bsld.median),
-        format!("{:.1} %", f.utilization * 100.0),
+        format!("{:.1} % / {:.1} %", f.utilization * 100.0, o.held_utilization * 100.0),
         format!("{:.0}", f.makespan),
         format!("{} ({:.1} %)", f.shared_jobs, 100.0 * f.shared_jobs as f64 / f.jobs as f64),
         f.shared_slowdown.map_or("-".into(), |d: Dist| format!("{:.3} / {:.3} / {:.3}", d.median, d.p90, d.max)),
@@ -245,6 +282,11 @@ fn rel(v: f64, base: f64) -> String {
         return if v == 0.0 { "0 %".into() } else { "-".into() };
     }
     format!("{:+.1} %", (v / base - 1.0) * 100.0)
+}
+
+/// [`GAIN_HEAD`] rows: each policy against the baseline, the first schedule.
+fn gain_rows(outcomes: &[ScheduleFigures]) -> Vec<Vec<String>> {
+    outcomes[1..].iter().map(|o| gain_row(&o.label, &outcomes[0].figures, &o.figures)).collect()
 }
 
 fn gain_row(label: &str, b: &Figures, f: &Figures) -> Vec<String> {
@@ -266,13 +308,11 @@ struct Simulated<'a> {
     cfg: &'a Config,
     /// Each policy's label, schedule and elapsed seconds.
     runs: &'a [(String, Schedule, f64)],
-    outcomes: &'a [Outcome],
-    /// The JSON document `--json` prints.
-    json: &'a serde_json::Value,
 }
 
-fn write_report(dir: &Path, trace: &Path, sim: &Simulated) -> anyhow::Result<()> {
-    let Simulated { jobs, programs, cfg, runs, outcomes, json } = *sim;
+fn write_report(dir: &Path, trace: &Path, sim: &Simulated, report: &ClusterReport) -> anyhow::Result<()> {
+    let Simulated { jobs, programs, cfg, runs } = *sim;
+    let outcomes = &report.outcomes;
     create_dir(dir)?;
     let mut page = Page::new(&format!("Cluster simulation of {}", trace.display()));
     page.note(&format!(
@@ -281,17 +321,17 @@ fn write_report(dir: &Path, trace: &Path, sim: &Simulated) -> anyhow::Result<()>
         jobs.len(),
         cfg.nodes,
         cfg.cores,
-        json["compress"],
+        report.compress,
         cfg.scheduler.as_str().to_uppercase(),
         cfg.depth,
-        json["slowdowns"].as_str().unwrap_or(""),
-        json["mapping"].as_str().unwrap_or(""),
-        json["seed"],
+        report.slowdowns,
+        report.mapping,
+        report.seed,
         metrics::TAU
     ));
     let rows: Vec<Vec<String>> = outcomes.iter().map(row).collect();
     page.section("Schedules").table(&FIGURES_HEAD, &rows);
-    let gains: Vec<Vec<String>> = outcomes[1..].iter().map(|o| gain_row(&o.label, &outcomes[0].figures, &o.figures)).collect();
+    let gains = gain_rows(outcomes);
     page.section("Node sharing against exclusive nodes")
         .paragraph("Relative change of each figure against the exclusive schedule (negative wait and slowdown are gains); utilization in percentage points.")
         .table(&GAIN_HEAD, &gains);
@@ -328,7 +368,7 @@ fn write_report(dir: &Path, trace: &Path, sim: &Simulated) -> anyhow::Result<()>
         files.link(&format!("{stem}.swf"), &format!("{stem}.swf: {label}, the schedule as SWF"));
     }
     files.link("summary.json", "summary.json: every figure, as --json prints it");
-    write_file(&dir.join("summary.json"), &serde_json::to_string_pretty(json)?)?;
+    write_file(&dir.join("summary.json"), &serde_json::to_string_pretty(report)?)?;
     write_file(&dir.join("index.html"), &page.render())
 }
 

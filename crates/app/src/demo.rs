@@ -316,7 +316,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     let cal_text = crate::calibrate::render(&cals);
     page.section("2. Calibrate")
         .paragraph("Each kernel's solo rate on this node (work units per second), so a job given in seconds does a fixed amount of work.")
-        .table(&crate::calibrate::HEAD, &crate::calibrate::rows(&cals));
+        .table(&crate::calibrate::head(&cals).each_ref().map(String::as_str), &crate::calibrate::rows(&cals));
 
     stage(3, "profile one job of each program alone (solo time, host load U, system calls, I/O)");
     let reps = representatives(&w);

@@ -647,10 +647,26 @@ fn real_row(c: &Comparison) -> Vec<String> {
     ]
 }
 
+/// The orders whose real runs the figures and verdicts count: all of them,
+/// or with `--regime` those run in that regime throughout.
+fn counted(r: &EvaluateReport) -> Vec<&Vec<RunFigures>> {
+    r.orders.iter().filter(|o| r.required_regime.is_none_or(|g| o.regime == Some(g) && !o.switched)).map(|o| &o.runs).collect()
+}
+
+/// Which orders a table counts, as its title says it.
+fn counted_text(r: &EvaluateReport) -> String {
+    let n = counted(r).len();
+    match r.required_regime {
+        Some(g) => format!("the {n} of {} orders run in the {} regime throughout", r.orders.len(), g.name()),
+        None => format!("all {n} orders"),
+    }
+}
+
 /// The tables of a report: (title, headers, rows), in the order people read
 /// them; the text and the HTML page show them.
 fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
     let mut out = Vec::new();
+    let which = counted_text(r);
     let heads: Vec<String> = std::iter::once("policy".to_string())
         .chain(Figure::ALL.iter().map(|f| format!("{} median [q1, q3]", f.name())))
         .collect();
@@ -659,13 +675,13 @@ fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
         .iter()
         .map(|p| std::iter::once(p.policy.clone()).chain(p.real.iter().map(|(_, q)| fmt_quartiles(q))).collect())
         .collect();
-    out.push((format!("Real runs, {} orders (seconds; worst slowdown against each order's solo pass)", r.orders.len()), heads.clone(), real));
+    out.push((format!("Real runs over {which} (seconds; worst slowdown against each order's solo pass)"), heads.clone(), real));
     let sim: Vec<Vec<String>> = r
         .figures
         .iter()
         .map(|p| std::iter::once(p.policy.clone()).chain(p.simulated.iter().map(|(_, q)| fmt_quartiles(q))).collect())
         .collect();
-    out.push(("Simulated, the same orders on the stored pairwise slowdowns".to_string(), heads, sim));
+    out.push((format!("Simulated, all {} orders on the stored pairwise slowdowns", r.orders.len()), heads, sim));
     let base = r.policies.first().cloned().unwrap_or_default();
     let comp: Vec<Vec<String>> = r
         .comparisons
@@ -678,7 +694,7 @@ fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
         })
         .collect();
     out.push((
-        format!("Against {base}, order by order: median relative difference [95 % interval] (negative = lower = better)"),
+        format!("Against {base}, order by order over {which}: median relative difference [95 % interval] (negative = lower = better)"),
         ["policy", "figure", "real", "verdict", "IQRs apart", "simulated", "same sign"].map(String::from).to_vec(),
         comp,
     ));
@@ -794,28 +810,53 @@ fn write_page(page: &mut Page, r: &EvaluateReport, metric: Figure) {
         let h: Vec<&str> = heads.iter().map(String::as_str).collect();
         page.section(&title).table(&h, &rows);
     }
+    // What the verdicts rest on: each counted order's paired difference,
+    // one dot an order, per figure.
+    let rows = counted(r);
+    let base = r.policies.first().cloned().unwrap_or_default();
+    for f in Figure::ALL {
+        let diffs: Vec<(String, Vec<f64>)> = r.policies[1.min(r.policies.len())..]
+            .iter()
+            .map(|l| (l.clone(), pick(&rows, l, f).iter().zip(pick(&rows, &base, f)).map(|(a, b)| a / b - 1.0).collect()))
+            .collect();
+        let (boxes, dots): (Vec<_>, Vec<_>) =
+            diffs.into_iter().filter_map(|(l, d)| cosched_report::boxplot::BoxStats::of(&l, &d).map(|b| (b, d))).unzip();
+        if boxes.is_empty() {
+            continue;
+        }
+        let plot = cosched_report::boxplot::BoxPlot {
+            title: format!("{}: each order against {base}", f.name()),
+            y_label: format!("{} / {base}'s - 1", f.name()),
+            boxes,
+            percent: true,
+            reference: Some(0.0),
+        };
+        page.section(&format!("{}, order by order over {}", f.name(), counted_text(r)))
+            .paragraph("Each dot is one order's relative difference against the baseline (negative = lower = better); the box spans its quartiles.")
+            .svg(&plot.svg_with_dots(&dots));
+    }
     page.section("Data").link("evaluate.json", "everything above (JSON)").link("orders.csv", "every order's figures (CSV)");
 }
 
+/// Every run of every order, one line each, through the one CSV writer.
 fn orders_csv(r: &EvaluateReport) -> String {
-    let mut s = String::from("order,round_trip_ns,policy,run,makespan_s,mean_turnaround_s,worst_slowdown,failed\n");
+    let head = ["order", "round_trip_ns", "policy", "run", "makespan_s", "mean_turnaround_s", "worst_slowdown", "failed"];
     let o = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
-    for row in &r.orders {
-        for f in &row.runs {
-            s.push_str(&format!(
-                "{},{},\"{}\",{},{},{},{},{}\n",
-                row.order,
+    let rows = r.orders.iter().flat_map(|row| {
+        row.runs.iter().map(move |f| {
+            vec![
+                row.order.to_string(),
                 o(row.round_trip_ns),
-                f.policy.replace('"', "\"\""),
-                f.run,
+                f.policy.clone(),
+                f.run.to_string(),
                 o(f.makespan),
                 o(f.avg_turnaround),
                 o(f.worst_slowdown),
-                f.failed
-            ));
-        }
-    }
-    s
+                f.failed.to_string(),
+            ]
+        })
+    });
+    cosched_report::csv_text(&head, rows)
 }
 
 #[cfg(test)]

@@ -41,6 +41,33 @@ pub struct RunRow {
     pub makespan_s: Option<f64>,
     pub mean_turnaround_s: Option<f64>,
     pub worst_slowdown: Option<f64>,
+    /// Under `exclusive` every job runs alone and should take its solo
+    /// time: the jobs that took outside [`ALONE_BAND`] of it, as `name at
+    /// slowdown`. Any means the solo reference is suspect (a busy node at
+    /// the solo pass or during the run); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub solo_reference_suspect: Vec<String>,
+}
+
+/// How far a job running alone may stray from its solo time before its
+/// solo reference is suspect (issue 40).
+pub const ALONE_BAND: (f64, f64) = (0.9, 1.1);
+
+/// The suspect-solo-reference lines of runs, for the text under a table.
+fn suspect_lines(runs: &[RunRow]) -> Vec<String> {
+    runs.iter()
+        .filter(|r| !r.solo_reference_suspect.is_empty())
+        .map(|r| {
+            format!(
+                "run {} ({}): solo reference suspect: alone, {} of the solo time (expected {}-{}); measure the solo pass again on a quiet node",
+                r.id,
+                r.policy,
+                r.solo_reference_suspect.join(", "),
+                ALONE_BAND.0,
+                ALONE_BAND.1
+            )
+        })
+        .collect()
 }
 
 /// One job of `runs show`: its final attempt.
@@ -102,6 +129,9 @@ impl Render for RunList {
             d.line("no runs in the database yet (`cosched run --workload FILE` makes one)");
         } else {
             d.table(&HEAD, self.runs.iter().map(line).collect());
+            for l in suspect_lines(&self.runs) {
+                d.line(l);
+            }
         }
         d
     }
@@ -111,6 +141,9 @@ impl Render for RunShow {
     fn doc(&self) -> Doc {
         let mut d = Doc::new();
         d.table(&HEAD, vec![line(&self.run)]);
+        for l in suspect_lines(std::slice::from_ref(&self.run)) {
+            d.line(l);
+        }
         d.line(format!("series {}, on {}, commit {}: {}\n", self.run.series, self.host, self.git_commit, self.command));
         let rows = self
             .jobs
@@ -177,7 +210,23 @@ fn row(r: &RunRecord, jobs: &[(u32, RunJobRecord)]) -> RunRow {
         makespan_s: all_ended.then_some(last - first),
         mean_turnaround_s: all_ended.then_some(tat / jobs.len() as f64),
         worst_slowdown: worst,
+        solo_reference_suspect: solo_reference_suspect(&r.policy, jobs),
     }
+}
+
+/// The jobs of an `exclusive` run that took outside [`ALONE_BAND`] of
+/// their solo time (see [`RunRow::solo_reference_suspect`]).
+fn solo_reference_suspect(policy: &str, jobs: &[(u32, RunJobRecord)]) -> Vec<String> {
+    if policy != "exclusive" && !policy.starts_with("exclusive:") {
+        return Vec::new();
+    }
+    jobs.iter()
+        .filter_map(|(_, j)| {
+            let e = j.end.as_ref().filter(|e| e.status == JobStatus::Ok)?;
+            let s = e.slowdown?;
+            (!(ALONE_BAND.0..=ALONE_BAND.1).contains(&s)).then(|| format!("{} at {s:.2}", j.start.job))
+        })
+        .collect()
 }
 
 /// Runs of the database, oldest first (the newest `last` when set).
@@ -231,4 +280,38 @@ pub fn show(db: Option<&std::path::Path>, id: i64) -> anyhow::Result<RunShow> {
         host: r.provenance.hostname.clone(),
         git_commit: r.provenance.git_commit.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_store::{RunJobEnd, RunJobStart};
+
+    fn job(name: &str, slowdown: f64, status: JobStatus) -> (u32, RunJobRecord) {
+        let start = RunJobStart {
+            job: name.into(),
+            job_index: 0,
+            attempt: 0,
+            arrival_s: 0.0,
+            start_s: 0.0,
+            cpus: vec![0],
+            mems: vec![],
+            pgid: 1,
+            beside: vec![],
+            predicted: 1.0,
+            solo_s: Some(1.0),
+        };
+        (1, RunJobRecord { start, end: Some(RunJobEnd { end_s: slowdown, status, work_s: None, slowdown: Some(slowdown) }) })
+    }
+
+    #[test]
+    fn an_exclusive_run_whose_jobs_stray_from_their_solo_time_flags_its_solo_reference() {
+        let jobs = [job("a", 0.34, JobStatus::Ok), job("b", 1.05, JobStatus::Ok), job("c", 1.4, JobStatus::Failed(1))];
+        assert_eq!(solo_reference_suspect("exclusive", &jobs), ["a at 0.34"]);
+        assert_eq!(solo_reference_suspect("exclusive:placement=scatter", &jobs[..1]), ["a at 0.34"]);
+        // Beside co-runners a slowdown is expected: no flag.
+        assert!(solo_reference_suspect("noplan", &jobs).is_empty());
+        // The band's edges are within it.
+        assert!(solo_reference_suspect("exclusive", &[job("d", 0.9, JobStatus::Ok), job("e", 1.1, JobStatus::Ok)]).is_empty());
+    }
 }

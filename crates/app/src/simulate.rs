@@ -337,7 +337,7 @@ fn told_scales(told: &str) -> anyhow::Result<Option<Vec<f64>>> {
 /// What `--told` names: `blind`, `scaled:K` (the first of a sweep), or a
 /// scenario file over the same programs (its measured cells fetched as
 /// the scenario's are).
-fn told_of(scenario: &Scenario, told: &str, fetch: &Fetch) -> anyhow::Result<(Told, String)> {
+fn told_of(scenario: &Scenario, told: &str, measured: &ScenarioMeasurements) -> anyhow::Result<(Told, String)> {
     if told == "blind" {
         return Ok((Told::Blind, "blind (every pair 1)".into()));
     }
@@ -350,7 +350,7 @@ fn told_of(scenario: &Scenario, told: &str, fetch: &Fetch) -> anyhow::Result<(To
         return Ok((t, words));
     }
     let path = Path::new(told);
-    let other = Scenario::load_with(path, Some(fetch)).map_err(|e| bad_input(format!("--told: {e}")))?;
+    let other = Scenario::load_with(path, Some(measured)).map_err(|e| bad_input(format!("--told: {e}")))?;
     let t = scenario.told_from(&other).map_err(|e| bad_input(format!("--told: {}: {e}", path.display())))?;
     Ok((t, format!("{} ({})", path.display(), other.origin)))
 }
@@ -361,17 +361,17 @@ fn placement_rows(rows: &[PlacementRow]) -> Vec<Vec<String>> {
 
 /// Measurements for scenarios: pairs campaigns and profiles from the store
 /// (opened only if a scenario asks), matrices from `cosched pairs --json` files.
-pub(crate) struct Fetch<'a> {
+pub(crate) struct ScenarioMeasurements<'a> {
     db: &'a Path,
     store: std::cell::OnceCell<Result<Store, String>>,
     /// The campaigns read, in the order the scenario asked for them.
     used: std::cell::RefCell<Vec<UsedCampaign>>,
 }
 
-impl<'a> Fetch<'a> {
+impl<'a> ScenarioMeasurements<'a> {
     /// Reads `db` only if a scenario asks for stored figures (`cosched simulate --swf` shares it).
-    pub(crate) fn new(db: &'a Path) -> Fetch<'a> {
-        Fetch { db, store: std::cell::OnceCell::new(), used: Default::default() }
+    pub(crate) fn new(db: &'a Path) -> ScenarioMeasurements<'a> {
+        ScenarioMeasurements { db, store: std::cell::OnceCell::new(), used: Default::default() }
     }
 
     pub(crate) fn used(&self) -> Vec<UsedCampaign> {
@@ -402,7 +402,7 @@ impl<'a> Fetch<'a> {
     }
 }
 
-impl Measurements for Fetch<'_> {
+impl Measurements for ScenarioMeasurements<'_> {
     fn matrix(&self, source: &MatrixSource, statistic: Statistic) -> Result<MeasuredMatrix, String> {
         match source {
             MatrixSource::Store { workload } => {
@@ -462,21 +462,21 @@ impl Measurements for Fetch<'_> {
 /// `None`); what `cosched check` runs on scenario files.
 pub fn load_scenario(path: &Path, db: Option<&Path>) -> Result<Scenario, String> {
     let db = db_path(db);
-    let fetch = Fetch { db: &db, store: std::cell::OnceCell::new(), used: Default::default() };
-    Scenario::load_with(path, Some(&fetch)).map_err(|e| e.to_string())
+    let measured = ScenarioMeasurements { db: &db, store: std::cell::OnceCell::new(), used: Default::default() };
+    Scenario::load_with(path, Some(&measured)).map_err(|e| e.to_string())
 }
 
 pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     let path = &a.scenario;
     let db = db_path(a.db.as_deref());
-    let fetch = Fetch { db: &db, store: std::cell::OnceCell::new(), used: Default::default() };
-    let mut scenario = Scenario::load_with(path, Some(&fetch)).map_err(|e| bad_input(e.to_string()))?;
+    let measured = ScenarioMeasurements { db: &db, store: std::cell::OnceCell::new(), used: Default::default() };
+    let mut scenario = Scenario::load_with(path, Some(&measured)).map_err(|e| bad_input(e.to_string()))?;
     if a.orders == 0 {
         return Err(bad_input("--orders must be at least 1"));
     }
     let mut told_words = None;
     if let Some(told) = &a.told {
-        let (t, words) = told_of(&scenario, told, &fetch)?;
+        let (t, words) = told_of(&scenario, told, &measured)?;
         scenario = scenario.with_told(t);
         told_words = Some(format!("{words}; progress read every {SAMPLE_EVERY_S} s of virtual time, so policies also see online estimates"));
     }
@@ -568,7 +568,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         seed: a.seed,
         elapsed_seconds: elapsed,
         slowdowns: scenario.origin.clone(),
-        campaigns: fetch.used.take(),
+        campaigns: measured.used.take(),
         baseline: "exclusive",
         baseline_score,
         policies: given.iter().map(Spec::label).collect(),

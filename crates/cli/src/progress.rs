@@ -1,8 +1,10 @@
 //! Progress of long work: a bar with ETA on a terminal, plain log lines
-//! otherwise (CI logs and pipes get one line per step, not escape codes).
+//! otherwise (CI logs and pipes get at most one line a second and the last
+//! step, not escape codes).
 
 use std::io::IsTerminal;
-use std::time::Instant;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -11,6 +13,18 @@ struct Progress {
     label: String,
     total: u64,
     start: Instant,
+    /// When the last plain line was printed.
+    printed: Mutex<Option<Instant>>,
+}
+
+/// Off a terminal, the least time between two progress lines: a replay of
+/// a fraction of a second printed 38 lines (issue 40).
+const LOG_EVERY: Duration = Duration::from_secs(1);
+
+/// Whether a plain progress line is due at `now`: the task's last step,
+/// or a second or more after the last line (or the start).
+fn line_due(start: Instant, last: Option<Instant>, now: Instant, done: u64, total: u64) -> bool {
+    done >= total || now.saturating_duration_since(last.unwrap_or(start)) >= LOG_EVERY
 }
 
 impl Progress {
@@ -25,7 +39,7 @@ impl Progress {
             b.set_prefix(label.to_string());
             b
         });
-        Progress { bar, label: label.to_string(), total, start: Instant::now() }
+        Progress { bar, label: label.to_string(), total, start: Instant::now(), printed: Mutex::new(None) }
     }
 
     /// Marks `done` steps of the total as finished.
@@ -36,7 +50,13 @@ impl Progress {
                 b.set_message(msg.to_string());
             }
             None => {
-                let el = self.start.elapsed().as_secs_f64();
+                let now = Instant::now();
+                let mut printed = self.printed.lock().unwrap_or_else(|e| e.into_inner());
+                if !line_due(self.start, *printed, now, done, self.total) {
+                    return;
+                }
+                *printed = Some(now);
+                let el = now.duration_since(self.start).as_secs_f64();
                 let eta = if done > 0 { el / done as f64 * (self.total - done.min(self.total)) as f64 } else { 0.0 };
                 eprintln!("{}: {done}/{} {msg} (elapsed {el:.0}s, eta {eta:.0}s)", self.label, self.total);
             }
@@ -81,5 +101,25 @@ impl cosched_app::Task for Progress {
     }
     fn finish(&self) {
         Progress::finish(self);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn off_a_terminal_a_line_is_due_each_second_and_at_the_last_step() {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        // A step within the first second of the task: quiet.
+        assert!(!line_due(t0, None, at(280), 5, 38));
+        // The last step always says so, however soon.
+        assert!(line_due(t0, None, at(280), 38, 38));
+        assert!(line_due(t0, Some(at(900)), at(950), 38, 38));
+        // A second after the start, then a second after the last line.
+        assert!(line_due(t0, None, at(1000), 6, 38));
+        assert!(!line_due(t0, Some(at(1000)), at(1999), 20, 38));
+        assert!(line_due(t0, Some(at(1000)), at(2000), 21, 38));
     }
 }

@@ -181,7 +181,9 @@ fn the_reports_trace_read_back_scores_as_the_run_printed() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let run = &v["runs"][0];
     let id = run["run"]["id"].as_i64().unwrap();
-    assert!(rep.join("jobs.csv").is_file());
+    assert!(rep.join("attempts.csv").is_file());
+    let batsim = std::fs::read_to_string(rep.join(format!("jobs-run{id}.csv"))).unwrap();
+    assert!(batsim.starts_with("job_id,workload_name,profile,submission_time,") && batsim.contains("allocated_resources"), "{batsim}");
 
     let text = std::fs::read_to_string(rep.join(format!("trace-run{id}.csv"))).unwrap();
     let trace = cosched_model::trace::Trace::from_csv(&text).unwrap();
@@ -207,7 +209,7 @@ fn the_reports_trace_read_back_scores_as_the_run_printed() {
         let store = cosched_store::Store::open_existing(&db).unwrap();
         let journal = store.run_journal(cosched_store::ExecRunId(id)).unwrap();
         assert!(journal.iter().any(|e| e.event == "start" && e.detail.starts_with("cpus 0 mems 0 pgid")), "{journal:?}");
-        let csv = std::fs::read_to_string(rep.join("jobs.csv")).unwrap();
+        let csv = std::fs::read_to_string(rep.join("attempts.csv")).unwrap();
         assert!(csv.lines().next().unwrap().ends_with(",beside,mems") && csv.lines().nth(1).unwrap().ends_with(",0"), "{csv}");
     }
     assert_eq!(trace.jobs[0].program, "command sh -c 'sleep 0.05; echo a,\"b\"'", "{text}");

@@ -13,6 +13,7 @@ pub mod djsb;
 pub mod metrics;
 pub mod run;
 pub mod trace;
+pub mod batsim;
 pub mod probe;
 pub mod stats;
 pub mod topology;

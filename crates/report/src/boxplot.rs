@@ -17,6 +17,25 @@ pub struct BoxStats {
     pub mean: f64,
 }
 
+impl BoxStats {
+    /// The box of `values` (quartiles as `quantile` interpolates them);
+    /// `None` when no value is finite.
+    pub fn of(label: &str, values: &[f64]) -> Option<BoxStats> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let q = |p: f64| {
+            let at = p * (v.len() - 1) as f64;
+            let (i, frac) = (at.floor() as usize, at.fract());
+            v[i] + (v[(i + 1).min(v.len() - 1)] - v[i]) * frac
+        };
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        Some(BoxStats { label: label.to_string(), min: v[0], q1: q(0.25), median: q(0.5), q3: q(0.75), max: v[v.len() - 1], mean })
+    }
+}
+
 /// A plot of boxes on one vertical axis.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoxPlot {
@@ -76,6 +95,13 @@ impl BoxPlot {
 
     /// The plot as a standalone SVG document.
     pub fn svg(&self) -> String {
+        self.svg_with_dots(&[])
+    }
+
+    /// The plot with each box's values drawn as dots beside it (`dots[i]`
+    /// beside box `i`, in their order, so one order of a series is one dot),
+    /// for samples small enough that every value matters.
+    pub fn svg_with_dots(&self, dots: &[Vec<f64>]) -> String {
         let n = self.boxes.len().max(1);
         let label_w = self.boxes.iter().map(|b| text_width(&b.label, 12.0, false)).fold(0.0, f64::max);
         // Labels are drawn at -30 degrees: a slot is as wide as the widest
@@ -142,6 +168,11 @@ impl BoxPlot {
                 y(b.median)
             ));
             c.raw(&format!(r##"<circle cx="{cx:.1}" cy="{:.1}" r="2.5" fill="#333"/></g>"##, y(b.mean)));
+            // Three columns right of the box, so equal values stay apart.
+            for (k, v) in dots.get(i).into_iter().flatten().enumerate().filter(|(_, v)| v.is_finite()) {
+                let x = cx + half + 5.0 + (k % 3) as f64 * 4.0;
+                c.raw(&format!(r##"<circle class="dot" cx="{x:.1}" cy="{:.1}" r="2" fill="#3182bd" fill-opacity="0.7"/>"##, y(*v)));
+            }
             c.text(Text::new(cx, top + ph + 14.0, &b.label).end().rotate(-30.0));
         }
         c.finish()
@@ -173,6 +204,18 @@ mod tests {
         // The median line of the first box lies between its q3 and q1 edges.
         let (lo, hi) = p.range();
         assert!(lo <= -0.35 && hi >= 0.0, "{lo} {hi}");
+    }
+
+    #[test]
+    fn a_box_of_values_has_their_quartiles_and_each_value_as_a_dot() {
+        let b = BoxStats::of("x", &[0.3, -0.1, 0.1, f64::NAN, 0.0, 0.2]).unwrap();
+        assert_eq!((b.min, b.median, b.max), (-0.1, 0.1, 0.3));
+        assert!((b.q1 - 0.0).abs() < 1e-12 && (b.q3 - 0.2).abs() < 1e-12 && (b.mean - 0.1).abs() < 1e-12, "{b:?}");
+        assert!(BoxStats::of("none", &[f64::NAN]).is_none());
+        let p = BoxPlot { title: "t".into(), y_label: "y".into(), boxes: vec![b], percent: true, reference: Some(0.0) };
+        let svg = p.svg_with_dots(&[vec![0.3, -0.1, 0.1, f64::NAN, 0.0, 0.2]]);
+        assert_eq!(svg.matches(r#"class="dot""#).count(), 5);
+        assert_eq!(p.svg().matches(r#"class="dot""#).count(), 0);
     }
 
     #[test]

@@ -36,8 +36,8 @@ impl Doc {
     }
 
     /// A table as [`crate::table`] draws it.
-    pub fn table(&mut self, head: &[&str], rows: Vec<Vec<String>>) -> &mut Doc {
-        self.blocks.push(Block::Table { head: head.iter().map(|h| h.to_string()).collect(), rows });
+    pub fn table<S: AsRef<str>>(&mut self, head: &[S], rows: Vec<Vec<String>>) -> &mut Doc {
+        self.blocks.push(Block::Table { head: head.iter().map(|h| h.as_ref().to_string()).collect(), rows });
         self
     }
 

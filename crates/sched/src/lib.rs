@@ -15,7 +15,7 @@ pub mod registry;
 pub mod runner;
 pub mod scenario;
 pub mod sim;
-pub mod source;
+pub mod tables;
 pub mod spec;
 pub mod synthetic;
 
@@ -36,5 +36,5 @@ pub use runner::{run_node, run_node_placed, Done, ExecError, Executor, Outcome, 
 pub use sim::{simulate, simulate_placed, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace, VirtualNode};
 pub use cosched_engine::Placement;
 pub use cosched_engine::online;
-pub use source::{PairTable, ProgramTable, SlowdownSource};
+pub use tables::{PairTable, ProgramTable, SlowdownSource};
 pub use spec::Spec;

@@ -23,7 +23,7 @@ use crate::scenario::Scenario;
 use crate::runner::{run_node_placed, RunError};
 use crate::sim::{simulate_placed, SimError, SimJob, SimOptions, Trace, VirtualNode};
 use cosched_engine::placement::Placement;
-use crate::source::{ProgramTable, SlowdownSource};
+use crate::tables::{ProgramTable, SlowdownSource};
 use crate::spec::{strategy_name, Spec};
 
 #[derive(Debug, Clone, PartialEq)]

@@ -51,7 +51,7 @@ use cosched_model::metrics::{compute, Metrics};
 
 use crate::policy::{Decision, Policy, View};
 use crate::sim::{simulate, Platform, SimError, SimJob};
-use crate::source::SlowdownSource;
+use crate::tables::SlowdownSource;
 use crate::{Event, JobId};
 
 /// Most distinct orders simulated one by one; 8! = 40,320 jobs' worth of
@@ -571,7 +571,7 @@ pub fn oracle(
 mod tests {
     use super::*;
     use crate::policy::PoolInfo;
-    use crate::source::PairTable;
+    use crate::tables::PairTable;
     use cosched_model::workload::PoolKind;
 
     fn platform(cores: u32) -> Platform {
@@ -681,7 +681,7 @@ mod tests {
             .map(|i| SimJob { program: format!("p{}", i % 4), solo: 10.0 + (i % 7) as f64, arrival: 10.0 * i as f64, ..job("x", 0.0) })
             .collect();
         let slow = vec![vec![1.0, 1.3, 1.1, 1.0], vec![1.3, 1.8, 1.2, 1.0], vec![1.1, 1.2, 1.0, 1.4], vec![1.0, 1.0, 1.4, 1.1]];
-        let t = crate::source::ProgramTable::new((0..n).map(|i| i % 4).collect(), slow, None).unwrap();
+        let t = crate::tables::ProgramTable::new((0..n).map(|i| i % 4).collect(), slow, None).unwrap();
         let o = oracle(&node, &jobs, &t, Objective::Makespan, 5).unwrap();
         let per_schedule = 2 * n as u64;
         let budget = (START_BUDGET / per_schedule) as usize;

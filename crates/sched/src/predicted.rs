@@ -4,7 +4,7 @@
 
 use cosched_predict::{Characterization, Predictor};
 
-use crate::source::SlowdownSource;
+use crate::tables::SlowdownSource;
 use crate::JobId;
 
 /// Predictions of a fitted predictor for the jobs `0..n` of an engine.

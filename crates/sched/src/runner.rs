@@ -11,7 +11,7 @@ mod tests {
     use crate::registry::{policy_by_name, policy_from_spec, Params};
     use crate::sim::{simulate, Platform, SimJob, VirtualNode};
     use crate::{JobId, JobStatus};
-    use crate::source::PairTable;
+    use crate::tables::PairTable;
     use cosched_model::workload::PoolKind;
     use proptest::prelude::*;
 

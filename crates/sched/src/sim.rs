@@ -35,7 +35,7 @@ use cosched_model::run::JobStatus;
 use cosched_model::trace::TraceJob;
 
 use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob};
-use crate::source::SlowdownSource;
+use crate::tables::SlowdownSource;
 use crate::{Event, EventKind, JobId};
 
 pub use cosched_engine::platform::{Platform, SimJob};

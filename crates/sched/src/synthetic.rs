@@ -9,7 +9,7 @@ use cosched_model::workload::PoolKind;
 
 use crate::policy::PoolInfo;
 use crate::sim::{Platform, SimJob};
-use crate::source::ProgramTable;
+use crate::tables::ProgramTable;
 
 /// A cluster workload: the node, the jobs and their slowdowns.
 #[derive(Debug, Clone)]

@@ -1,5 +1,6 @@
 //! The report directory's files: index.html, Gantt SVGs, the one trace
-//! format per run, jobs.csv, runs.json and what each run's policy reported.
+//! format per run and Batsim's jobs.csv of it, attempts.csv, runs.json and
+//! what each run's policy reported.
 
 use std::path::Path;
 
@@ -13,8 +14,8 @@ use super::journal::final_attempts;
 use super::report::{RunView, JOB_HEAD, RUN_HEAD};
 use super::Series;
 
-/// The columns of the report's jobs.csv, one row per job attempt.
-const JOBS_CSV_HEAD: [&str; 17] = [
+/// The columns of the report's attempts.csv, one row per job attempt.
+const ATTEMPTS_CSV_HEAD: [&str; 17] = [
     "run", "policy", "repeat", "job", "attempt", "status", "status_value", "cpus", "arrival_s", "start_s", "end_s", "predicted",
     "slowdown", "solo_s", "work_s", "beside", "mems",
 ];
@@ -22,6 +23,12 @@ const JOBS_CSV_HEAD: [&str; 17] = [
 /// Beside a run's trace: its policy's swaps, refused swaps and fallbacks.
 fn policy_file(run: ExecRunId) -> String {
     format!("policy-run{}.csv", run.0)
+}
+
+/// Batsim's jobs.csv of one run, written from its trace (`model::batsim`),
+/// so evalys reads a real run as it reads `simulate --swf`'s.
+fn batsim_file(run: ExecRunId) -> String {
+    format!("jobs-run{}.csv", run.0)
 }
 
 /// The report's trace of one run, in the one trace format (`model::trace`).
@@ -45,7 +52,8 @@ pub(super) struct Tables<'a> {
 }
 
 /// Writes the report's files into `dir`: index.html (the page), a Gantt SVG
-/// and trace per run, jobs.csv, runs.json, each run's policy events.
+/// and trace per run with its Batsim jobs.csv, attempts.csv, runs.json,
+/// each run's policy events.
 pub(super) fn write_report(page: &mut Page, dir: &Path, s: &Series, views: &[RunView], t: &Tables) -> anyhow::Result<()> {
     let (w, source_note, cpus_of_pool) = (s.w, &s.source_note, &s.cpus_of_pool);
     let (run_head, job_head, mechanisms, held_apart) = (&RUN_HEAD, &JOB_HEAD, t.mechanisms, t.held_apart);
@@ -143,6 +151,7 @@ pub(super) fn write_report(page: &mut Page, dir: &Path, s: &Series, views: &[Run
             ]);
         }
         write(&trace_file(v.rec.id), &v.trace.to_csv())?;
+        write(&batsim_file(v.rec.id), &cosched_model::batsim::jobs_csv(&v.trace, &w.name))?;
         if !v.policy_events.is_empty() {
             let rows = v.policy_events.iter().map(|e| vec![e.t_s.to_string(), v.rec.id.to_string(), e.event.clone(), e.detail.clone()]);
             write(&policy_file(v.rec.id), &csv_text(&["time", "run", "event", "detail"], rows))?;
@@ -155,7 +164,7 @@ pub(super) fn write_report(page: &mut Page, dir: &Path, s: &Series, views: &[Run
     if !events.is_empty() {
         page.section("Policy swaps, refused swaps and fallbacks (Lua policies)").table(&["run", "t s", "event", "detail"], &events);
     }
-    write("jobs.csv", &csv_text(&JOBS_CSV_HEAD, jobs_csv))?;
+    write("attempts.csv", &csv_text(&ATTEMPTS_CSV_HEAD, jobs_csv))?;
     /// One run of runs.json.
     #[derive(serde::Serialize)]
     struct RunFile<'a> {
@@ -165,8 +174,9 @@ pub(super) fn write_report(page: &mut Page, dir: &Path, s: &Series, views: &[Run
     }
     let json: Vec<RunFile> = views.iter().map(|v| RunFile { jobs: &v.jobs, metrics: &v.metrics, run: &v.rec }).collect();
     write("runs.json", &serde_json::to_string_pretty(&json)?)?;
-    let data = page.section("Data").link("jobs.csv", "jobs of every run (CSV)");
+    let data = page.section("Data").link("attempts.csv", "every job attempt of every run (CSV)");
     for v in views {
+        data.link(&batsim_file(v.rec.id), &format!("run {}'s jobs in Batsim's jobs.csv layout (evalys reads it)", v.rec.id));
         data.link(&trace_file(v.rec.id), &format!("event trace of run {} (CSV, model::trace format)", v.rec.id));
         if !v.policy_events.is_empty() {
             data.link(&policy_file(v.rec.id), &format!("what the policy of run {} reported: swaps, refused swaps, fallbacks (CSV)", v.rec.id));

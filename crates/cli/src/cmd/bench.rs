@@ -6,9 +6,8 @@ use clap::{Args, Subcommand};
 use cosched_app::bench::{KernelsBenchRequest, ProfileBenchRequest, RunBenchRequest, SimulateBenchRequest, TurnsBenchRequest};
 use cosched_app::common::parse_interval;
 use cosched_app::profile::Syscalls;
-use cosched_report::{fmt_spread, table};
 
-use super::common::{ctx, emit, print_json, DbArgs, JsonArgs, WorkloadArgs};
+use super::common::{ctx, emit, DbArgs, JsonArgs, WorkloadArgs};
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -197,18 +196,7 @@ pub fn run(a: BenchArgs) -> anyhow::Result<()> {
 
 fn turns(a: TurnsBench) -> anyhow::Result<()> {
     let req = TurnsBenchRequest { repeats: a.repeats, turns: a.turns, quanta: a.quanta, seconds: a.seconds, pairs: a.pairs };
-    let r = cosched_app::bench::turns(&req, &ctx())?;
-    if a.json.json {
-        return print_json(&r.json);
-    }
-    println!("{}", table(&["mechanism", "stop ms, median (min-max, n)", "go ms", "turn (stop + go) ms"], &r.latency));
-    if !r.makespan.is_empty() {
-        let head: Vec<&str> = r.makespan_head.iter().map(String::as_str).collect();
-        println!("\n{}", table(&head, &r.makespan));
-        println!("makespan: first start to last end of the two jobs, median (min-max, n) over whole `cosched run` processes");
-    }
-    println!("load average (1, 5, 15 min) at the end: {}", r.json["load_average"]);
-    Ok(())
+    emit(&cosched_app::bench::turns(&req, &ctx())?, a.json.json)
 }
 
 fn predictors(a: PredictorsBench) -> anyhow::Result<()> {
@@ -222,68 +210,17 @@ fn profile(a: ProfileBench) -> anyhow::Result<()> {
         interval: a.interval,
         seconds: a.seconds,
         syscalls: a.syscalls,
-        cpus: a.cpus.clone(),
+        cpus: a.cpus,
     };
-    let o = cosched_app::bench::profile(&req, &ctx())?;
-    if a.json.json {
-        return print_json(&o.json);
-    }
-    println!(
-        "{} (work {}, CPU {}): {} time without sampling {} s; {} system calls/s counted by {}",
-        o.kernel,
-        o.work,
-        a.cpus,
-        o.timing,
-        fmt_spread(&o.plain, 3),
-        o.syscall_rate.map(cosched_report::si).unwrap_or_else(|| "?".into()),
-        o.syscall_source
-    );
-    for n in &o.notes {
-        println!("  ({n})");
-    }
-    let head = ["sampling every", "samples/run", "time ratio sampled/plain, median (min-max, n)", "overhead", "sampler CPU, % of a core"];
-    println!("{}", table(&head, &o.rows));
-    println!(
-        "ratio = the kernel's {} time sampled over not sampled, same repeat; aim < 1.01 at 1 s. \
-The sampler's own CPU time is measured on its thread; the kernel's core is pinned, the sampler's is not. \
-Counting system calls with perf costs every call of the job (a few hundred ns on a VM): \
-compare --syscalls proc on a syscall-heavy kernel.",
-        o.timing
-    );
-    Ok(())
+    emit(&cosched_app::bench::profile(&req, &ctx())?, a.json.json)
 }
 
 fn kernels(a: KernelsBench) -> anyhow::Result<()> {
     let req = KernelsBenchRequest { repeats: a.repeats, array_mib: a.array_mib, passes: a.passes, kernels: a.kernels, cpus: a.cpus };
-    let r = cosched_app::bench::kernels(&req, &ctx())?;
-    if a.json.json {
-        return print_json(&r.json);
-    }
-    println!("{}", table(&["triad", "bandwidth MB/s median [95% CI]"], &r.triad));
-    let s = &r.ratio;
-    println!(
-        "ratio cosched/C: median {:.3} (min {:.3}, max {:.3}, n={}, {} MiB arrays x {} passes; aim >= 0.95)\n",
-        s.median, s.min, s.max, s.n, a.array_mib, a.passes
-    );
-    println!("{}\n", cosched_app::calibrate::render(&r.calibrations));
-    let head = ["kernel", "work full / quarter", "rate ratio quarter/full", "spread full / quarter"];
-    println!("{}", table(&head, &r.linearity));
-    Ok(())
+    emit(&cosched_app::bench::kernels(&req, &ctx())?, a.json.json)
 }
 
 fn simulate(a: SimulateBench) -> anyhow::Result<()> {
     let req = SimulateBenchRequest { repeats: a.repeats, orders: a.orders, jobs: a.jobs, nodes: a.nodes, only_scaling: a.scaling.is_some(), scaling: a.scaling.unwrap_or_default(), only_node: a.node };
-    let r = cosched_app::bench::simulate(&req, &ctx())?;
-    if a.json.json {
-        println!("{}", r.json);
-        return Ok(());
-    }
-    let head = ["case", "wall s, median (min-max, n)", "CPU s (all threads)", "aim, wall s", "cost"];
-    println!("{}", table(&head, &r.rows));
-    println!("{} threads; (a) and (d) are parallel over orders, (b), (c) and (e)-(h) run on one thread.", r.threads);
-    // Wall times mean little on a busy node; say how busy it was.
-    if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
-        println!("load average (1, 5, 15 min) at the end: {}", l.split_whitespace().take(3).collect::<Vec<_>>().join(" "));
-    }
-    Ok(())
+    emit(&cosched_app::bench::simulate(&req, &ctx())?, a.json.json)
 }

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 use cosched_app::simulate::{placement_names, simulate, SimulateRequest};
-use cosched_report::table;
 
 use super::common::{emit, print_listing, DbArgs, JsonArgs};
 
@@ -133,30 +132,13 @@ pub struct SimulateArgs {
 }
 
 fn run_swf(a: SimulateArgs, swf: PathBuf) -> anyhow::Result<()> {
-    use cosched_app::cluster::{simulate_swf, ClusterRequest, FIGURES_HEAD, GAIN_HEAD};
+    use cosched_app::cluster::{simulate_swf, ClusterRequest};
     let keep = cosched_app::cluster::keep(a.keep.iter().any(|k| k == "failed"), a.keep.iter().any(|k| k == "cancelled"));
     let req = ClusterRequest {
         swf, nodes: a.nodes, cores: a.cores, policies: a.policies, scheduler: a.scheduler, mapping: a.mapping, seed: a.seed,
         slowdowns: a.slowdowns, keep, compress: a.compress, depth: a.backfill_depth, probe: a.probe, report: a.report, db: a.db.db,
     };
-    let r = simulate_swf(&req, &super::common::ctx())?;
-    if a.json.json {
-        println!("{}", r.json);
-        return Ok(());
-    }
-    let s = r.skipped;
-    println!("{}: {} jobs on {} nodes x {} cores, inter-arrival times / {}", r.trace, r.jobs, r.nodes, r.cores, a.compress);
-    println!("left out: {} failed, {} cancelled, {} without run time, {} without processors\n", s.failed, s.cancelled, s.no_run_time, s.no_procs);
-    println!("{}\n", table(&FIGURES_HEAD, &r.rows));
-    println!("Node sharing against exclusive nodes (negative wait and slowdown are gains):\n{}\n", table(&GAIN_HEAD, &r.gains));
-    println!("slowdowns: {}; programs: {}", r.slowdowns, r.programs.join(", "));
-    for line in cosched_app::common::describe_campaigns(&r.campaigns) {
-        println!("from {line}");
-    }
-    if let Some(index) = &r.index {
-        println!("report: {}", index.display());
-    }
-    Ok(())
+    emit(&simulate_swf(&req, &super::common::ctx())?, a.json.json)
 }
 
 pub fn run(a: SimulateArgs) -> anyhow::Result<()> {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::{occupants, start, Occupant};
 use crate::policy::{Decision, Policy, QueuedJob, View};
 use crate::sim::{simulate, Platform, SimJob};
-use crate::source::SlowdownSource;
+use crate::tables::SlowdownSource;
 use crate::{EventKind, JobId};
 
 /// Largest look-ahead window: each start then costs at most this many

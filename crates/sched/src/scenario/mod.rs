@@ -96,7 +96,7 @@ pub const NEEDS_STORE: &str = "which needs the store";
 
 use crate::policy::{PoolInfo, Variant};
 use crate::sim::{Platform, SimJob};
-use crate::source::{PairTable, ProgramTable};
+use crate::tables::{PairTable, ProgramTable};
 
 mod measured;
 mod topology;
@@ -805,7 +805,7 @@ host_load = 0.3
 
     #[test]
     fn a_matrix_keeps_its_cells_and_loads_give_c_all() {
-        use crate::source::SlowdownSource;
+        use crate::tables::SlowdownSource;
         let s = Scenario::parse(&format!("{OK}[slowdown]\nmatrix = [[1.1, 1.4], [1.2, 1.0]]\n"), "s.toml").unwrap();
         assert!(s.measured_matrix);
         let t = s.table_in(&[2, 0, 1]);
@@ -815,12 +815,12 @@ host_load = 0.3
     }
 
     /// Measurements held in memory, as a store would return them.
-    struct Held {
+    struct InMemory {
         runs: Vec<(usize, usize, f64)>,
         loads: Vec<(&'static str, f64)>,
     }
 
-    impl Measurements for Held {
+    impl Measurements for InMemory {
         fn matrix(&self, source: &MatrixSource, statistic: Statistic) -> Result<MeasuredMatrix, String> {
             match source {
                 MatrixSource::Store { workload } if workload == "w" => Ok(MeasuredMatrix::from_samples(
@@ -865,7 +865,7 @@ statistic = "mean"
 
     #[test]
     fn measured_cells_map_onto_programs() {
-        let held = Held { runs: vec![(1, 0, 1.2), (1, 0, 1.7), (1, 0, 1.3), (0, 1, 1.1)], loads: vec![("y", 0.7), ("x", 0.2)] };
+        let held = InMemory { runs: vec![(1, 0, 1.2), (1, 0, 1.7), (1, 0, 1.3), (0, 1, 1.1)], loads: vec![("y", 0.7), ("x", 0.2)] };
         let s = Scenario::parse_with(MEASURED, "s.toml", None, Some(&held)).unwrap();
         assert!(s.measured_matrix);
         assert!((s.slowdown[0][1] - 1.4).abs() < 1e-12, "mean of y beside x");
@@ -878,13 +878,13 @@ statistic = "mean"
         // Host loads from profiles make the score C_all.
         let s = Scenario::parse_with(&format!("{MEASURED}profiles = \"w\"\n"), "s.toml", None, Some(&held)).unwrap();
         assert_eq!(s.programs[0].host_load, Some(0.7));
-        use crate::source::SlowdownSource;
+        use crate::tables::SlowdownSource;
         assert!((s.table_in(&[0, 2]).score(0, 1) - 90.0).abs() < 1e-9);
     }
 
     #[test]
     fn measured_mistakes_are_named() {
-        let held = Held { runs: vec![(1, 0, 1.2)], loads: vec![] };
+        let held = InMemory { runs: vec![(1, 0, 1.2)], loads: vec![] };
         let e = Scenario::parse_with(MEASURED, "s.toml", None, Some(&held)).unwrap_err().to_string();
         assert!(e.contains("has no cell (x beside y), which programs `b` and `a` need"), "{e}");
         let e = Scenario::parse_with(&MEASURED.replace("measured = \"x\"", "measured = \"q\""), "s.toml", None, Some(&held)).unwrap_err().to_string();

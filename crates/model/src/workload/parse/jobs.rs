@@ -247,7 +247,7 @@ impl Parser<'_, '_> {
     /// `output = { stdout = "PATH", stderr = "PATH" }`.
     pub(super) fn output(&mut self, e: &Entry) -> Option<(String, Option<String>)> {
         let expected = "a path, or a table { stdout = \"PATH\", stderr = \"PATH\" }; placeholders {job}, {run}, {repeat}";
-        let check = |cx: &mut Cx, s: &str, at: usize| -> bool {
+        let check = |cx: &mut Checker, s: &str, at: usize| -> bool {
             let mut rest = s;
             while let Some(i) = rest.find('{') {
                 let tail = &rest[i..];
@@ -299,7 +299,7 @@ impl Parser<'_, '_> {
         }
     }
 
-    pub(super) fn command(&mut self, e: &Entry) -> Option<At<Vec<String>>> {
+    pub(super) fn command(&mut self, e: &Entry) -> Option<Located<Vec<String>>> {
         let expected = "a command line string, or an array of strings, e.g. \"stress-ng --cpu 1 --cpu-ops 2000\"";
         let argv = match &e.item.value {
             Value::String(s) => match shell_words::split(s) {
@@ -343,21 +343,21 @@ impl Parser<'_, '_> {
             );
             return None;
         }
-        Some(At::new(argv, e))
+        Some(Located::new(argv, e))
     }
 
-    pub(super) fn after(&mut self, e: &Entry) -> Vec<At<String>> {
+    pub(super) fn after(&mut self, e: &Entry) -> Vec<Located<String>> {
         let expected = "an array of job names, e.g. after = [\"prep\"]";
         let Value::Array(items) = &e.item.value else {
             self.cx.wrong_type(e, expected);
             return Vec::new();
         };
-        let mut out: Vec<At<String>> = Vec::new();
+        let mut out: Vec<Located<String>> = Vec::new();
         for item in items {
             match &item.value {
                 Value::String(s) => {
                     if !out.iter().any(|a| a.v == *s) {
-                        out.push(At {
+                        out.push(Located {
                             v: s.clone(),
                             key: e.key_span.clone(),
                             val: item.span.clone(),
@@ -381,7 +381,7 @@ impl Parser<'_, '_> {
     pub(super) fn progress(&mut self, e: &Entry) -> Option<ProgressSource> {
         let expected = "a regular expression whose first capture group is the work done (a named group `total` the whole), \
                         or a table { regex = \"...\" }, { file = \"PATH\" } or { counters = \"instructions\" }, each with an optional total = N";
-        let regex = |cx: &mut Cx, s: At<String>| -> Option<String> {
+        let regex = |cx: &mut Checker, s: Located<String>| -> Option<String> {
             match super::super::progress_regex(&s.v) {
                 Ok(_) => Some(s.v),
                 Err(why) => {

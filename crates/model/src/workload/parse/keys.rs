@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Cx<'_> {
+impl Checker<'_> {
     pub(super) fn error(&mut self, at: usize, message: impl Into<String>, expected: impl Into<String>) {
         let (line, col) = self.lines.position(at);
         self.diags.push(Diagnostic {
@@ -58,9 +58,9 @@ impl Cx<'_> {
         self.error(e.item.span.start, msg, format!("expected {expected}"));
     }
 
-    pub(super) fn string(&mut self, e: &Entry, expected: &str) -> Option<At<String>> {
+    pub(super) fn string(&mut self, e: &Entry, expected: &str) -> Option<Located<String>> {
         match &e.item.value {
-            Value::String(s) => Some(At::new(s.clone(), e)),
+            Value::String(s) => Some(Located::new(s.clone(), e)),
             _ => {
                 self.wrong_type(e, expected);
                 None
@@ -68,7 +68,7 @@ impl Cx<'_> {
         }
     }
 
-    pub(super) fn name(&mut self, e: &Entry, what: &str) -> Option<At<String>> {
+    pub(super) fn name(&mut self, e: &Entry, what: &str) -> Option<Located<String>> {
         let expected = format!("a {what} name of letters, digits, `_` and `-`");
         let s = self.string(e, &expected)?;
         let chars = s.v.chars().count();
@@ -97,9 +97,9 @@ impl Cx<'_> {
     }
 
     /// An integer in `min..=max`; `expected` describes it for messages.
-    pub(super) fn integer(&mut self, e: &Entry, min: i64, max: i64, expected: &str) -> Option<At<i64>> {
+    pub(super) fn integer(&mut self, e: &Entry, min: i64, max: i64, expected: &str) -> Option<Located<i64>> {
         match e.item.value {
-            Value::Integer(v) if (min..=max).contains(&v) => Some(At::new(v, e)),
+            Value::Integer(v) if (min..=max).contains(&v) => Some(Located::new(v, e)),
             Value::Integer(_) => {
                 self.out_of_range(e, expected);
                 None
@@ -111,19 +111,19 @@ impl Cx<'_> {
         }
     }
 
-    pub(super) fn count_like(&mut self, e: &Entry, expected: &str) -> Option<At<u32>> {
+    pub(super) fn count_like(&mut self, e: &Entry, expected: &str) -> Option<Located<u32>> {
         self.integer(e, 1, u32::MAX as i64, expected)
             .map(|a| a.map(|v| v as u32))
     }
 
     /// Threads, cores or slots: 1 ..= [`MAX_CPUS`].
-    pub(super) fn cpus(&mut self, e: &Entry, what: &str) -> Option<At<u32>> {
+    pub(super) fn cpus(&mut self, e: &Entry, what: &str) -> Option<Located<u32>> {
         self.integer(e, 1, i64::from(MAX_CPUS), &format!("an integer from 1 to {MAX_CPUS} ({what})"))
             .map(|a| a.map(|v| v as u32))
     }
 
     /// Seconds, bounded by [`MAX_SECONDS`] (30 days).
-    pub(super) fn seconds(&mut self, e: &Entry, zero_ok: bool, what: &str) -> Option<At<f64>> {
+    pub(super) fn seconds(&mut self, e: &Entry, zero_ok: bool, what: &str) -> Option<Located<f64>> {
         let lo = if zero_ok { ">= 0" } else { "> 0" };
         self.number(
             e,
@@ -133,7 +133,7 @@ impl Cx<'_> {
     }
 
     /// A string of at most [`MAX_TEXT_BYTES`] bytes without NUL.
-    pub(super) fn text(&mut self, e: &Entry, expected: &str) -> Option<At<String>> {
+    pub(super) fn text(&mut self, e: &Entry, expected: &str) -> Option<Located<String>> {
         let s = self.string(e, expected)?;
         if s.v.len() > MAX_TEXT_BYTES || s.v.contains('\0') || s.v.is_empty() {
             self.error(
@@ -147,7 +147,7 @@ impl Cx<'_> {
     }
 
     /// A finite number (integer or float) accepted by `ok`.
-    pub(super) fn number(&mut self, e: &Entry, ok: impl Fn(f64) -> bool, expected: &str) -> Option<At<f64>> {
+    pub(super) fn number(&mut self, e: &Entry, ok: impl Fn(f64) -> bool, expected: &str) -> Option<Located<f64>> {
         let v = match e.item.value {
             Value::Integer(v) => v as f64,
             Value::Float(v) => v,
@@ -157,7 +157,7 @@ impl Cx<'_> {
             }
         };
         if v.is_finite() && ok(v) {
-            Some(At::new(v, e))
+            Some(Located::new(v, e))
         } else {
             self.out_of_range(e, expected);
             None
@@ -198,16 +198,16 @@ impl Cx<'_> {
 
 
 
-impl<T> At<T> {
+impl<T> Located<T> {
     pub(super) fn new(v: T, e: &Entry) -> Self {
-        At {
+        Located {
             v,
             key: e.key_span.clone(),
             val: e.item.span.clone(),
         }
     }
-    pub(super) fn map<U>(self, f: impl FnOnce(T) -> U) -> At<U> {
-        At {
+    pub(super) fn map<U>(self, f: impl FnOnce(T) -> U) -> Located<U> {
+        Located {
             v: f(self.v),
             key: self.key,
             val: self.val,

@@ -64,7 +64,7 @@ pub(super) fn parse(
     node: &NodeLimits,
 ) -> Result<Workload, Diagnostics> {
     let node_cores = node.cores;
-    let mut cx = Cx {
+    let mut cx = Checker {
         file,
         text,
         lines: Lines::new(text),
@@ -111,8 +111,9 @@ fn one_line(s: &str) -> String {
         .join(", ")
 }
 
-/// Collects diagnostics and turns byte offsets into line and column.
-struct Cx<'a> {
+/// Checks a workload file: collects its diagnostics and turns byte offsets
+/// into line and column.
+struct Checker<'a> {
     file: &'a str,
     text: &'a str,
     lines: Lines<'a>,
@@ -120,9 +121,9 @@ struct Cx<'a> {
 }
 
 
-/// A value with where its key and the value itself are.
+/// A value located in its file: where its key and the value itself are.
 #[derive(Debug, Clone)]
-struct At<T> {
+struct Located<T> {
     v: T,
     key: Range<usize>,
     val: Range<usize>,
@@ -131,10 +132,10 @@ struct At<T> {
 struct RawPool {
     span: Range<usize>,
     keys: HashMap<&'static str, Range<usize>>,
-    name: Option<At<String>>,
+    name: Option<Located<String>>,
     accelerator: bool,
-    cores: Option<At<u32>>,
-    host_load: Option<At<f64>>,
+    cores: Option<Located<u32>>,
+    host_load: Option<Located<f64>>,
 }
 
 #[derive(Clone)]
@@ -155,22 +156,22 @@ struct RawJob {
     /// Position among the [[jobs]] tables, for jobs without a valid name.
     index: usize,
     keys: HashMap<&'static str, Range<usize>>,
-    name: Option<At<String>>,
-    kernel: Option<At<&'static KernelSpec>>,
+    name: Option<Located<String>>,
+    kernel: Option<Located<&'static KernelSpec>>,
     params: Vec<RawParam>,
-    work: Option<At<u64>>,
-    seconds: Option<At<f64>>,
-    command: Option<At<Vec<String>>>,
-    threads: Option<At<u32>>,
-    cores: Option<At<u32>>,
-    pool: Option<At<String>>,
-    arrival: Option<At<f64>>,
-    count: Option<At<u32>>,
-    after: Vec<At<String>>,
-    timeout: Option<At<f64>>,
-    memory_mib: Option<At<u64>>,
-    pids: Option<At<u64>>,
-    priority: Option<At<u32>>,
+    work: Option<Located<u64>>,
+    seconds: Option<Located<f64>>,
+    command: Option<Located<Vec<String>>>,
+    threads: Option<Located<u32>>,
+    cores: Option<Located<u32>>,
+    pool: Option<Located<String>>,
+    arrival: Option<Located<f64>>,
+    count: Option<Located<u32>>,
+    after: Vec<Located<String>>,
+    timeout: Option<Located<f64>>,
+    memory_mib: Option<Located<u64>>,
+    pids: Option<Located<u64>>,
+    priority: Option<Located<u32>>,
     env: Vec<(String, String)>,
     workdir: Option<String>,
     stdout: Option<String>,
@@ -178,7 +179,7 @@ struct RawJob {
     progress: Option<ProgressSource>,
     /// `[[jobs.variants]]` tables, checked once the job is.
     variant_tables: Vec<(Range<usize>, Vec<Entry>)>,
-    speed: Option<At<f64>>,
+    speed: Option<Located<f64>>,
 }
 
 impl RawJob {
@@ -204,7 +205,7 @@ struct Checked {
 }
 
 struct Parser<'c, 'a> {
-    cx: &'c mut Cx<'a>,
+    cx: &'c mut Checker<'a>,
     node_cores: Option<u32>,
     /// The node's memory, MiB, when known.
     memory_mib: Option<u64>,
@@ -312,7 +313,7 @@ fn expand(
     raws: &[RawJob],
     checked: Vec<Option<Checked>>,
     by_name: &HashMap<String, usize>,
-    cx: &Cx,
+    cx: &Checker,
 ) -> Vec<Job> {
     let copies = |i: usize| -> Vec<String> {
         let j = &raws[i];

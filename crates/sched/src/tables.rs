@@ -1,4 +1,6 @@
-//! Where predicted or measured slowdowns come from.
+//! Slowdown tables: pairwise slowdowns over jobs ([`PairTable`]) or over
+//! programs ([`ProgramTable`]), with host loads and sharing levels, as the
+//! simulators and policies read them through [`SlowdownSource`].
 
 use std::sync::Arc;
 

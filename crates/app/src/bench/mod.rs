@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use cosched_measure::bench::{build_reference_triad, compare_triad, linearity};
+use cosched_measure::bench::{build_reference_triad, compare_triad, linearity, Linearity, TriadComparison};
 use cosched_measure::kernel::kernel_argv;
 use cosched_measure::launch::Launch;
-use cosched_measure::profile::{kernel_work_for, sampler_overhead};
+use cosched_measure::profile::{kernel_work_for, sampler_overhead, SamplerOverhead};
 use cosched_model::calibration::Calibration;
 use cosched_model::stats::Summary;
 use cosched_report::{fmt_ci, fmt_spread};
@@ -16,10 +16,15 @@ use crate::calibrate::{calibrate_kernels, select};
 use crate::common::{node_cpu_count, parse_cpus, Ctx};
 use crate::error::bad_input;
 use crate::profile::Syscalls;
+use crate::render::{Doc, Render};
+use serde::Serialize;
 
 pub use cosched_cluster::synthetic::Mix;
 /// `bench run`: the node runner's cost per job (issue 42), beside the runner it measures.
 pub use crate::run::bench::{run, RunBenchReport, RunBenchRequest};
+pub use turns::{turns, Latencies, PairMakespans, TurnLatency, TurnsBenchReport, TurnsBenchRequest};
+
+mod turns;
 
 #[derive(Debug, Clone)]
 pub struct KernelsBenchRequest {
@@ -32,16 +37,53 @@ pub struct KernelsBenchRequest {
     pub cpus: String,
 }
 
-#[derive(Debug)]
+/// `cosched bench kernels`; `--json` is the triad comparison, the kernels'
+/// rates and their linearity.
+#[derive(Debug, Serialize)]
 pub struct KernelsBenchReport {
-    /// C STREAM and our stream kernel: name and bandwidth, MB/s.
-    pub triad: Vec<Vec<String>>,
-    /// Ours over the reference, repeat by repeat.
-    pub ratio: Summary,
+    /// C STREAM and our stream kernel, alternating; ours over the
+    /// reference, repeat by repeat.
+    pub triad: TriadComparison,
+    #[serde(rename = "kernels")]
     pub calibrations: Vec<Calibration>,
-    /// Per kernel: work full / quarter, rate ratio, spreads.
-    pub linearity: Vec<Vec<String>>,
-    pub json: serde_json::Value,
+    /// Per kernel: its rate at a quarter of the work over the full work.
+    pub linearity: Vec<Linearity>,
+}
+
+impl Render for KernelsBenchReport {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        let t = &self.triad;
+        let bw = |v: &[f64]| Summary::of(v).expect("repeats >= 1");
+        let interval = cosched_report::interval_name([t.reference_mb_s.len()]);
+        d.table(
+            &["triad", &format!("bandwidth MB/s median [{interval}]")],
+            vec![
+                vec!["C STREAM (cc -O2)".into(), fmt_ci(&bw(&t.reference_mb_s), 0)],
+                vec!["cosched stream".into(), fmt_ci(&bw(&t.ours_mb_s), 0)],
+            ],
+        );
+        let s = &t.ratio;
+        d.line(format!(
+            "ratio cosched/C: median {:.3} (min {:.3}, max {:.3}, n={}, {} MiB arrays x {} passes; aim >= 0.95)\n",
+            s.median, s.min, s.max, s.n, t.array_mib, t.passes
+        ));
+        d.line(format!("{}\n", crate::calibrate::render(&self.calibrations)));
+        let rows = self
+            .linearity
+            .iter()
+            .map(|l| {
+                vec![
+                    l.kernel.clone(),
+                    format!("{} / {}", l.work, (l.work / 4).max(1)),
+                    format!("{:.3}", l.ratio),
+                    format!("{:.1}% / {:.1}%", 100.0 * l.rate_full.rel_spread(), 100.0 * l.rate_quarter.rel_spread()),
+                ]
+            })
+            .collect();
+        d.table(&["kernel", "work full / quarter", "rate ratio quarter/full", "spread full / quarter"], rows);
+        d
+    }
 }
 
 pub fn kernels(a: &KernelsBenchRequest, ctx: &Ctx) -> anyhow::Result<KernelsBenchReport> {
@@ -55,36 +97,19 @@ pub fn kernels(a: &KernelsBenchRequest, ctx: &Ctx) -> anyhow::Result<KernelsBenc
     ctx.step("stream kernel vs C STREAM triad (cc -O2), alternating, same CPU");
     let exe = build_reference_triad(dir.path())?;
     let p = ctx.progress.task("triad", a.repeats as u64);
-    let cmp = compare_triad(&exe, a.array_mib, a.passes, a.repeats, &cpus, &mut |d, _| p.set(d as u64, ""))?;
+    let triad = compare_triad(&exe, a.array_mib, a.passes, a.repeats, &cpus, &mut |d, _| p.set(d as u64, ""))?;
     p.finish();
     ctx.step("each kernel's rate (warm-up sizes work to ~0.3 s, then timed repeats)");
-    let cals = calibrate_kernels(&specs, 1, a.repeats, 0.3, &cpus, ctx)?;
+    let calibrations = calibrate_kernels(&specs, 1, a.repeats, 0.3, &cpus, ctx)?;
     ctx.step("linearity: rate at 1/4 of the work over rate at the full work (1.00 = linear)");
-    let p = ctx.progress.task("linearity", cals.len() as u64);
+    let p = ctx.progress.task("linearity", calibrations.len() as u64);
     let mut lin = Vec::new();
-    for (i, c) in cals.iter().enumerate() {
+    for (i, c) in calibrations.iter().enumerate() {
         lin.push(linearity(&c.kernel, &c.params, c.work_per_run, a.repeats, &cpus)?);
         p.set(i as u64 + 1, &c.kernel);
     }
     p.finish();
-    let json = serde_json::json!({"triad": cmp, "kernels": cals, "linearity": lin});
-    let bw = |v: &[f64]| Summary::of(v).expect("repeats >= 1");
-    let triad = vec![
-        vec!["C STREAM (cc -O2)".into(), fmt_ci(&bw(&cmp.reference_mb_s), 0)],
-        vec!["cosched stream".into(), fmt_ci(&bw(&cmp.ours_mb_s), 0)],
-    ];
-    let linearity = lin
-        .iter()
-        .map(|l| {
-            vec![
-                l.kernel.clone(),
-                format!("{} / {}", l.work, (l.work / 4).max(1)),
-                format!("{:.3}", l.ratio),
-                format!("{:.1}% / {:.1}%", 100.0 * l.rate_full.rel_spread(), 100.0 * l.rate_quarter.rel_spread()),
-            ]
-        })
-        .collect();
-    Ok(KernelsBenchReport { triad, ratio: cmp.ratio, calibrations: cals, linearity, json })
+    Ok(KernelsBenchReport { triad, calibrations, linearity: lin })
 }
 
 #[derive(Debug, Clone)]
@@ -99,21 +124,61 @@ pub struct ProfileBenchRequest {
     pub cpus: String,
 }
 
-#[derive(Debug)]
+/// `cosched bench profile`; `--json` is the sampler's overhead as measured.
+#[derive(Debug, Serialize)]
 pub struct ProfileBenchReport {
+    /// Plain and sampled run times, ratio per interval, the sampler's CPU.
+    #[serde(flatten)]
+    pub overhead: SamplerOverhead,
+    #[serde(skip)]
     pub kernel: String,
+    #[serde(skip)]
     pub work: u64,
-    /// `work-phase` or `process`.
-    pub timing: String,
-    /// The kernel's time without sampling.
-    pub plain: Summary,
-    pub syscall_rate: Option<f64>,
-    pub syscall_source: String,
-    pub notes: Vec<String>,
-    /// Per interval: sampling every, samples per run, time ratio, overhead,
-    /// the sampler's CPU.
-    pub rows: Vec<Vec<String>>,
-    pub json: serde_json::Value,
+    /// The CPUs the runs were pinned to, as given.
+    #[serde(skip)]
+    pub cpus: String,
+}
+
+impl Render for ProfileBenchReport {
+    fn doc(&self) -> Doc {
+        let o = &self.overhead;
+        let mut d = Doc::new();
+        d.line(format!(
+            "{} (work {}, CPU {}): {} time without sampling {} s; {} system calls/s counted by {}",
+            self.kernel,
+            self.work,
+            self.cpus,
+            o.timing,
+            Summary::of(&o.plain_s).map_or("-".into(), |s| fmt_spread(&s, 3)),
+            o.syscall_rate.map(cosched_report::si).unwrap_or_else(|| "?".into()),
+            o.syscall_source
+        ));
+        for n in &o.notes {
+            d.line(format!("  ({n})"));
+        }
+        let rows = o
+            .intervals
+            .iter()
+            .map(|iv| {
+                vec![
+                    format!("{} ({} Hz)", fmt_interval(iv.interval_s), fmt_num(1.0 / iv.interval_s)),
+                    format!("{:.0}", iv.samples_per_run),
+                    fmt_spread(&iv.ratio, 4),
+                    format!("{:+.2}%", 100.0 * (iv.ratio.median - 1.0)),
+                    format!("{:.3}%", 100.0 * iv.sampler_core_share.median),
+                ]
+            })
+            .collect();
+        d.table(&["sampling every", "samples/run", "time ratio sampled/plain, median (min-max, n)", "overhead", "sampler CPU, % of a core"], rows);
+        d.line(format!(
+            "ratio = the kernel's {} time sampled over not sampled, same repeat; aim < 1.01 at 1 s. \
+The sampler's own CPU time is measured on its thread; the kernel's core is pinned, the sampler's is not. \
+Counting system calls with perf costs every call of the job (a few hundred ns on a VM): \
+compare --syscalls proc on a syscall-heavy kernel.",
+            o.timing
+        ));
+        d
+    }
 }
 
 pub fn profile(a: &ProfileBenchRequest, ctx: &Ctx) -> anyhow::Result<ProfileBenchReport> {
@@ -143,30 +208,7 @@ pub fn profile(a: &ProfileBenchRequest, ctx: &Ctx) -> anyhow::Result<ProfileBenc
         bar.set(d as u64, "")
     })?;
     bar.finish();
-    let rows = o
-        .intervals
-        .iter()
-        .map(|iv| {
-            vec![
-                format!("{} ({} Hz)", fmt_interval(iv.interval_s), fmt_num(1.0 / iv.interval_s)),
-                format!("{:.0}", iv.samples_per_run),
-                fmt_spread(&iv.ratio, 4),
-                format!("{:+.2}%", 100.0 * (iv.ratio.median - 1.0)),
-                format!("{:.3}%", 100.0 * iv.sampler_core_share.median),
-            ]
-        })
-        .collect();
-    Ok(ProfileBenchReport {
-        kernel: spec.name.to_string(),
-        work,
-        timing: o.timing.to_string(),
-        plain: Summary::of(&o.plain_s).expect("repeats >= 1"),
-        syscall_rate: o.syscall_rate,
-        syscall_source: o.syscall_source.to_string(),
-        notes: o.notes.clone(),
-        rows,
-        json: serde_json::to_value(&o)?,
-    })
+    Ok(ProfileBenchReport { overhead: o, kernel: spec.name.to_string(), work, cpus: a.cpus.clone() })
 }
 
 fn fmt_interval(s: f64) -> String {
@@ -264,12 +306,129 @@ impl ScalingRequest {
     }
 }
 
-#[derive(Debug)]
+/// One row of `bench simulate`'s table: a case, its wall and CPU seconds,
+/// the aim in wall seconds (`-`: none) and what a unit of its work cost.
+#[derive(Debug, Clone)]
+pub struct BenchCase {
+    pub case: String,
+    pub wall: Summary,
+    pub cpu: Summary,
+    pub aim: String,
+    pub cost: String,
+}
+
+impl BenchCase {
+    fn new(case: impl Into<String>, t: &Timing, aim: &str, cost: impl Into<String>) -> BenchCase {
+        BenchCase { case: case.into(), wall: t.0, cpu: t.1, aim: aim.to_string(), cost: cost.into() }
+    }
+}
+
+/// `cosched bench simulate`: the table of cases and, for `--json`, each
+/// case's figures under its own key (a case not run is left out).
+#[derive(Debug, Serialize)]
 pub struct SimulateBenchReport {
-    /// Per case: what, wall s, CPU s, the aim in wall s, the cost per unit.
-    pub rows: Vec<Vec<String>>,
     pub threads: usize,
-    pub json: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub montecarlo: Option<MonteCarloRun>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enumeration: Option<EnumerationRun>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lua: Option<LuaRun>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<Vec<ClusterRun>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swf: Option<Vec<SwfRun>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<ScalingRuns>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<NodeRuns>,
+    /// The node's load average (1, 5, 15 min) at the end: wall times mean
+    /// little on a busy node.
+    pub load_average: Option<[f64; 3]>,
+    /// The table's rows, in case order.
+    #[serde(skip)]
+    pub cases: Vec<BenchCase>,
+}
+
+impl Render for SimulateBenchReport {
+    fn doc(&self) -> Doc {
+        let mut d = Doc::new();
+        let rows = self
+            .cases
+            .iter()
+            .map(|c| vec![c.case.clone(), fmt_spread(&c.wall, 3), fmt_spread(&c.cpu, 3), c.aim.clone(), c.cost.clone()])
+            .collect();
+        d.table(&["case", "wall s, median (min-max, n)", "CPU s (all threads)", "aim, wall s", "cost"], rows);
+        d.line(format!("{} threads; (a) and (d) are parallel over orders, (b), (c) and (e)-(h) run on one thread.", self.threads));
+        if let Some(l) = self.load_average {
+            d.line(format!("load average (1, 5, 15 min) at the end: {} {} {}", l[0], l[1], l[2]));
+        }
+        d
+    }
+}
+
+/// (a) as `--json` prints it.
+#[derive(Debug, Serialize)]
+pub struct MonteCarloRun {
+    pub orders: usize,
+    pub jobs: usize,
+    pub policies: usize,
+    pub simulations: usize,
+    pub seconds: Summary,
+    pub cpu_seconds: Summary,
+}
+
+/// (b) as `--json` prints it.
+#[derive(Debug, Serialize)]
+pub struct EnumerationRun {
+    pub programs: usize,
+    pub placements: u64,
+    pub seconds: Summary,
+    pub cpu_seconds: Summary,
+}
+
+/// (c) as `--json` prints it: one policy's run.
+#[derive(Debug, Serialize)]
+pub struct ClusterRun {
+    pub policy: &'static str,
+    pub jobs: usize,
+    pub nodes: usize,
+    pub events: usize,
+    pub seconds: Summary,
+    pub cpu_seconds: Summary,
+}
+
+/// (e) and each run of (f) as `--json` prints them: one schedule's run.
+#[derive(Debug, Serialize)]
+pub struct SwfRun {
+    pub schedule: String,
+    pub jobs: usize,
+    pub nodes: usize,
+    pub cores: u32,
+    pub shared_jobs: usize,
+    /// The schedule's makespan, seconds (in (f) only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub makespan: Option<f64>,
+    pub seconds: Summary,
+    pub cpu_seconds: Summary,
+}
+
+/// (f) as `--json` prints it: the traces' settings and every run.
+#[derive(Debug, Serialize)]
+pub struct ScalingRuns {
+    pub cores: u32,
+    pub load: f64,
+    pub mix: Mix,
+    pub seed: u64,
+    pub depth: usize,
+    pub slowdowns: &'static str,
+    pub runs: Vec<SwfRun>,
+}
+
+/// A case's rows in the table and its figures for `--json`.
+struct Case<J> {
+    rows: Vec<BenchCase>,
+    json: J,
 }
 
 /// Wall seconds and process CPU seconds of each of `repeats` runs of `f`,
@@ -302,19 +461,28 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
         return Err(bad_input("--repeats, --orders, --jobs and --nodes must be at least 1"));
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load_average = || cosched_measure::provenance::load_average().ok();
+    let report = |cases| SimulateBenchReport {
+        threads,
+        montecarlo: None,
+        enumeration: None,
+        lua: None,
+        cluster: None,
+        swf: None,
+        scaling: None,
+        node: None,
+        load_average: None,
+        cases,
+    };
     if a.only_node {
         let node = node_case(a, ctx)?;
-        let mut json = serde_json::Map::new();
-        json.insert("threads".into(), threads.into());
-        json.insert("node".into(), node.json);
-        return Ok(SimulateBenchReport { rows: node.rows, threads, json: json.into() });
+        return Ok(SimulateBenchReport { node: Some(node.json), load_average: load_average(), ..report(node.rows) });
     }
     if a.only_scaling {
         let scaling = scaling_case(a, ctx)?;
-        let json = serde_json::json!({"threads": threads, "scaling": scaling.json});
-        return Ok(SimulateBenchReport { rows: scaling.rows, threads, json });
+        return Ok(SimulateBenchReport { scaling: Some(scaling.json), load_average: load_average(), ..report(scaling.rows) });
     }
-    let scenario = Scenario::parse(include_str!("../../../examples/scenarios/seed000.toml"), "examples/scenarios/seed000.toml")
+    let scenario = Scenario::parse(include_str!("../../../../examples/scenarios/seed000.toml"), "examples/scenarios/seed000.toml")
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     // best-match's greedy rule, as before its window default: the bench
     // measures the engine, and a rollout per start would measure the policy.
@@ -355,66 +523,54 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
     let scaling = scaling_case(a, ctx)?;
     let node = node_case(a, ctx)?;
 
-    let json = serde_json::json!({
-                "node": node.json,
-                "scaling": scaling.json,
-                "swf": swf.iter().map(|(p, t, shared)| serde_json::json!({"schedule": p, "jobs": a.jobs, "nodes": a.nodes, "cores": 16, "shared_jobs": shared, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
-                "threads": threads,
-                "montecarlo": {"orders": a.orders, "jobs": 38, "policies": policies.len(), "simulations": sims, "seconds": mc.0, "cpu_seconds": mc.1},
-                "enumeration": {"programs": n, "placements": land.0, "seconds": en.0, "cpu_seconds": en.1},
-                "lua": lua.json,
-                "cluster": cluster.iter().map(|(p, t, e)| serde_json::json!({"policy": p, "jobs": a.jobs, "nodes": a.nodes, "events": e, "seconds": t.0, "cpu_seconds": t.1})).collect::<Vec<_>>(),
-            });
-    let per = |s: &cosched_model::stats::Summary, k: usize| format!("{:.1}", s.median * 1e6 / k as f64);
-    let mut rows: Vec<Vec<String>> = vec![
-        vec![
+    let per = |s: &Summary, k: usize| format!("{:.1}", s.median * 1e6 / k as f64);
+    let mut rows = vec![
+        BenchCase::new(
             format!("(a) Monte-Carlo: {} orders x 38 jobs x {} policies + exclusive", a.orders, policies.len()),
-            fmt_spread(&mc.0, 3),
-            fmt_spread(&mc.1, 3),
-            "1".into(),
+            &mc,
+            "1",
             format!("{} CPU us / simulation", per(&mc.1, sims)),
-        ],
-        vec![
+        ),
+        BenchCase::new(
             format!("(b) enumeration N = 10: {} placements + optimum", land.0),
-            fmt_spread(&en.0, 3),
-            fmt_spread(&en.1, 3),
-            "5".into(),
+            &en,
+            "5",
             format!("{} CPU us / placement", per(&en.1, land.0 as usize)),
-        ],
+        ),
     ];
     rows.extend(lua.rows);
     for (p, t, e) in &cluster {
-        rows.push(vec![
-            format!("(c) {} jobs on {} nodes, {p}", a.jobs, a.nodes),
-            fmt_spread(&t.0, 3),
-            fmt_spread(&t.1, 3),
-            "10".into(),
-            format!("{} CPU us / event ({e} events)", per(&t.1, *e)),
-        ]);
+        rows.push(BenchCase::new(format!("(c) {} jobs on {} nodes, {p}", a.jobs, a.nodes), t, "10", format!("{} CPU us / event ({e} events)", per(&t.1, *e))));
     }
-    for (p, t, shared) in &swf {
-        rows.push(vec![
-            format!("(e) trace of {} jobs on {} nodes x 16 cores, {p}", a.jobs, a.nodes),
-            fmt_spread(&t.0, 3),
-            fmt_spread(&t.1, 3),
-            "10".into(),
-            format!("{} CPU us / job ({shared} jobs shared a node)", per(&t.1, a.jobs)),
-        ]);
+    for r in &swf {
+        let t = (r.seconds, r.cpu_seconds);
+        let case = format!("(e) trace of {} jobs on {} nodes x 16 cores, {}", a.jobs, a.nodes, r.schedule);
+        rows.push(BenchCase::new(case, &t, "10", format!("{} CPU us / job ({} jobs shared a node)", per(&t.1, a.jobs), r.shared_jobs)));
     }
     rows.extend(scaling.rows);
     rows.extend(node.rows);
-    Ok(SimulateBenchReport { rows, threads, json })
-}
-
-struct ScalingCase {
-    rows: Vec<Vec<String>>,
-    json: serde_json::Value,
+    Ok(SimulateBenchReport {
+        montecarlo: Some(MonteCarloRun { orders: a.orders, jobs: 38, policies: policies.len(), simulations: sims, seconds: mc.0, cpu_seconds: mc.1 }),
+        enumeration: Some(EnumerationRun { programs: n, placements: land.0, seconds: en.0, cpu_seconds: en.1 }),
+        lua: Some(lua.json),
+        cluster: Some(
+            cluster
+                .iter()
+                .map(|(p, t, e)| ClusterRun { policy: p, jobs: a.jobs, nodes: a.nodes, events: *e, seconds: t.0, cpu_seconds: t.1 })
+                .collect(),
+        ),
+        swf: Some(swf),
+        scaling: Some(scaling.json),
+        node: Some(node.json),
+        load_average: load_average(),
+        ..report(rows)
+    })
 }
 
 /// (f) The scaling table: one synthetic trace per (jobs, nodes), each run
 /// under exclusive EASY and under each sharing policy, `repeats` times.
 /// The slowdowns are the built-in few-bad matrix, as in (e).
-fn scaling_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCase> {
+fn scaling_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<Case<ScalingRuns>> {
     use cosched_cluster::{simulate, synthetic, Config, Scheduler};
     use cosched_sched::{policy_from_spec, Policy, ProgramTable};
     // Beside the other cases, the issue's first row without its 100k
@@ -431,7 +587,7 @@ fn scaling_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCa
     for p in &s.policies {
         policy_from_spec(p).map_err(|e| bad_input(format!("--scaling: sharing={p}: {e}")))?;
     }
-    let m = cosched_sched::scenario::Scenario::parse(include_str!("../../../examples/scenarios/few-bad.toml"), "few-bad.toml")
+    let m = cosched_sched::scenario::Scenario::parse(include_str!("../../../../examples/scenarios/few-bad.toml"), "few-bad.toml")
         .map_err(|e| anyhow::anyhow!("{e}"))?
         .slowdown;
     let names: Vec<String> = (0..m.len()).map(|i| format!("p{i}")).collect();
@@ -441,8 +597,7 @@ fn scaling_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCa
     ));
     let mut schedules: Vec<(String, Option<&str>)> = vec![("exclusive EASY".into(), None)];
     schedules.extend(s.policies.iter().map(|p| (format!("EASY + {p}"), Some(p.as_str()))));
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut json = Vec::new();
+    let (mut rows, mut runs) = (Vec::new(), Vec::new());
     for &jobs in &s.jobs {
         for &nodes in &s.nodes {
             let trace = synthetic::trace_of(nodes, s.cores, jobs, m.len(), s.load, s.mix, s.seed);
@@ -460,24 +615,27 @@ fn scaling_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCa
                     (1_000_000, 100_000, 16) => "10",
                     _ => "-",
                 };
-                rows.push(vec![
+                rows.push(BenchCase::new(
                     format!("(f) {jobs} jobs on {nodes} nodes x {}, {label}", s.cores),
-                    fmt_spread(&t.0, 3),
-                    fmt_spread(&t.1, 3),
-                    aim.into(),
+                    &t,
+                    aim,
                     format!("{:.1} CPU us / job ({shared} jobs shared a node)", t.1.median * 1e6 / jobs as f64),
-                ]);
-                json.push(serde_json::json!({
-                    "schedule": label, "jobs": jobs, "nodes": nodes, "cores": s.cores, "shared_jobs": shared, "makespan": makespan,
-                    "seconds": t.0, "cpu_seconds": t.1,
-                }));
+                ));
+                runs.push(SwfRun {
+                    schedule: label.clone(),
+                    jobs,
+                    nodes,
+                    cores: s.cores,
+                    shared_jobs: shared,
+                    makespan: Some(makespan),
+                    seconds: t.0,
+                    cpu_seconds: t.1,
+                });
             }
         }
     }
-    let json = serde_json::json!({
-        "cores": s.cores, "load": s.load, "mix": s.mix, "seed": s.seed, "depth": 100, "slowdowns": "examples/scenarios/few-bad.toml", "runs": json,
-    });
-    Ok(ScalingCase { rows, json })
+    let json = ScalingRuns { cores: s.cores, load: s.load, mix: s.mix, seed: s.seed, depth: 100, slowdowns: "examples/scenarios/few-bad.toml", runs };
+    Ok(Case { rows, json })
 }
 
 type Timing = (cosched_model::stats::Summary, cosched_model::stats::Summary);
@@ -486,30 +644,32 @@ type Timing = (cosched_model::stats::Summary, cosched_model::stats::Summary);
 const NODE_JOBS: usize = 10_000;
 
 /// (g) and (h) as `--json` prints them.
-#[derive(serde::Serialize)]
-struct NodeJson {
+#[derive(Debug, Serialize)]
+pub struct NodeRuns {
     runs: Vec<NodeRun>,
     oracle: NodeOracle,
 }
 
-#[derive(serde::Serialize)]
-struct NodeRun {
-    policy: &'static str,
-    jobs: usize,
-    events: usize,
-    seconds: Summary,
-    cpu_seconds: Summary,
+/// (g): one policy's run.
+#[derive(Debug, Serialize)]
+pub struct NodeRun {
+    pub policy: &'static str,
+    pub jobs: usize,
+    pub events: usize,
+    pub seconds: Summary,
+    pub cpu_seconds: Summary,
 }
 
-#[derive(serde::Serialize)]
-struct NodeOracle {
-    search: cosched_sched::oracle::Search,
-    jobs: usize,
-    job_starts: u64,
-    value: f64,
-    bound: f64,
-    seconds: Summary,
-    cpu_seconds: Summary,
+/// (h): the oracle's search within its budget.
+#[derive(Debug, Serialize)]
+pub struct NodeOracle {
+    pub search: cosched_sched::oracle::Search,
+    pub jobs: usize,
+    pub job_starts: u64,
+    pub value: f64,
+    pub bound: f64,
+    pub seconds: Summary,
+    pub cpu_seconds: Summary,
 }
 
 /// (g) [`NODE_JOBS`] jobs on one node of 4 cores (`synthetic::cluster` at
@@ -518,7 +678,7 @@ struct NodeOracle {
 /// greedy and strict, each by its index and by the plain scan of the queue,
 /// which must give the same trace or the case fails; (h) the oracle on the
 /// same jobs, stopped by its start budget (issue 36).
-fn node_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCase> {
+fn node_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<Case<NodeRuns>> {
     use cosched_sched::oracle::{oracle, ListOrder, Objective};
     use cosched_sched::registry::resolve;
     use cosched_sched::{simulate_with, synthetic, Policy, SimOptions, Spec};
@@ -548,31 +708,30 @@ fn node_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<ScalingCase>
         if name.ends_with(", scan") && last.as_ref() != Some(&events) {
             anyhow::bail!("(g) {name}: the plain scan gave another trace than the index");
         }
-        rows.push(vec![format!("(g) {NODE_JOBS} jobs on one node of 4 cores, {name}"), fmt_spread(&t.0, 3), fmt_spread(&t.1, 3), "1".into(), per(&t.1)]);
+        rows.push(BenchCase::new(format!("(g) {NODE_JOBS} jobs on one node of 4 cores, {name}"), &t, "1", per(&t.1)));
         runs.push(NodeRun { policy: name, jobs: NODE_JOBS, events: events.len(), seconds: t.0, cpu_seconds: t.1 });
         last = Some(events);
     }
     ctx.step(&format!("(h) the oracle (makespan) on the same {NODE_JOBS} jobs, within its start budget"));
     let (t, o) = timed(1, || oracle(&w.platform, &w.jobs, &w.table, Objective::Makespan, 1).map_err(anyhow::Error::new))?;
     let gap = 100.0 * (o.value / o.makespan_bound - 1.0);
-    rows.push(vec![
+    rows.push(BenchCase::new(
         format!("(h) oracle on the same jobs: {:?}, {} job starts, {gap:.1} % above its lower bound", o.search, o.job_starts),
-        fmt_spread(&t.0, 3),
-        fmt_spread(&t.1, 3),
-        "10".into(),
+        &t,
+        "10",
         per(&t.1),
-    ]);
+    ));
     let oracle = NodeOracle { search: o.search, jobs: NODE_JOBS, job_starts: o.job_starts, value: o.value, bound: o.makespan_bound, seconds: t.0, cpu_seconds: t.1 };
-    Ok(ScalingCase { rows, json: serde_json::to_value(NodeJson { runs, oracle })? })
+    Ok(Case { rows, json: NodeRuns { runs, oracle } })
 }
 
 /// (e) `cosched simulate --swf`'s engine on a synthetic trace (cosched-cluster):
 /// exclusive EASY, and EASY with conflict-aware sharing nodes over the
 /// built-in few-bad matrix.
-fn swf_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<Vec<(&'static str, Timing, usize)>> {
+fn swf_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<Vec<SwfRun>> {
     use cosched_cluster::{simulate, synthetic, Config, Scheduler};
     use cosched_sched::{policy_from_spec, Policy, ProgramTable};
-    let m = cosched_sched::scenario::Scenario::parse(include_str!("../../../examples/scenarios/few-bad.toml"), "few-bad.toml")
+    let m = cosched_sched::scenario::Scenario::parse(include_str!("../../../../examples/scenarios/few-bad.toml"), "few-bad.toml")
         .map_err(|e| anyhow::anyhow!("{e}"))?
         .slowdown;
     let names: Vec<String> = (0..m.len()).map(|i| format!("p{i}")).collect();
@@ -587,15 +746,32 @@ fn swf_case(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<Vec<(&'static
             let s = simulate(&jobs, &names, &cfg, &table, &table, p.as_deref_mut().map(|p| p as &mut dyn Policy), &mut |_| {})?;
             Ok(s.shared.iter().filter(|&&x| x).count())
         })?;
-        out.push((label, t, shared));
+        out.push(SwfRun {
+            schedule: label.to_string(),
+            jobs: a.jobs,
+            nodes: a.nodes,
+            cores: 16,
+            shared_jobs: shared,
+            makespan: None,
+            seconds: t.0,
+            cpu_seconds: t.1,
+        });
     }
     Ok(out)
 }
 
-/// Case (d) of `bench simulate`: what a Lua policy costs.
-struct LuaCase {
-    rows: Vec<Vec<String>>,
-    json: serde_json::Value,
+/// Case (d) as `--json` prints it: the Rust and the Lua policy's seconds
+/// and their ratio within a repeat.
+#[derive(Debug, Serialize)]
+pub struct LuaRun {
+    pub orders: usize,
+    pub rust_seconds: Summary,
+    pub lua_seconds: Summary,
+    pub rust_cpu_seconds: Summary,
+    pub lua_cpu_seconds: Summary,
+    pub ratio_wall: Summary,
+    pub ratio_cpu: Summary,
+    pub aim: f64,
 }
 
 /// The issue-17 bar: `examples/lua/conflict-aware.lua` and the Rust
@@ -603,14 +779,14 @@ struct LuaCase {
 /// baseline on every order), side by side in each repeat, which goes first
 /// alternating; the ratio Lua / Rust is taken within a repeat. The two must
 /// give the same figures on every order, or the case fails.
-fn lua_beside_rust(scenario: &cosched_sched::scenario::Scenario, a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<LuaCase> {
+fn lua_beside_rust(scenario: &cosched_sched::scenario::Scenario, a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<Case<LuaRun>> {
     use cosched_measure::profile::process_cpu_s;
     use cosched_sched::montecarlo::run_orders_with;
     use cosched_sched::Params;
     ctx.step(&format!("(d) {} orders under examples/lua/conflict-aware.lua and under the Rust conflict-aware, side by side", a.orders));
     let makers = crate::policy::Policies::simulation();
     let script = std::path::Path::new("examples/lua/conflict-aware.lua");
-    makers.preload(script, include_str!("../../../examples/lua/conflict-aware.lua"));
+    makers.preload(script, include_str!("../../../../examples/lua/conflict-aware.lua"));
     let mut rust = Params::new();
     rust.insert("threshold".into(), "100".into());
     let mut lua = rust.clone();
@@ -642,20 +818,25 @@ fn lua_beside_rust(scenario: &cosched_sched::scenario::Scenario, a: &SimulateBen
     let s = |v: &[f64]| cosched_model::stats::Summary::of(v).expect("repeats >= 1");
     let (wr, cr) = (s(&wall_ratio), s(&cpu_ratio));
     let rows = vec![
-        vec![format!("(d) Monte-Carlo: {} orders, Rust conflict-aware + exclusive", a.orders), fmt_spread(&s(&wall[0]), 3), fmt_spread(&s(&cpu[0]), 3), "-".into(), String::new()],
-        vec![
-            format!("(d) the same, examples/lua/conflict-aware.lua + exclusive"),
-            fmt_spread(&s(&wall[1]), 3),
-            fmt_spread(&s(&cpu[1]), 3),
-            "Lua / Rust <= 5".into(),
+        BenchCase::new(format!("(d) Monte-Carlo: {} orders, Rust conflict-aware + exclusive", a.orders), &(s(&wall[0]), s(&cpu[0])), "-", ""),
+        BenchCase::new(
+            "(d) the same, examples/lua/conflict-aware.lua + exclusive",
+            &(s(&wall[1]), s(&cpu[1])),
+            "Lua / Rust <= 5",
             format!("Lua / Rust: {:.2}x ({:.2}-{:.2}) wall, {:.2}x CPU", wr.median, wr.min, wr.max, cr.median),
-        ],
+        ),
     ];
-    let json = serde_json::json!({
-        "orders": a.orders, "rust_seconds": s(&wall[0]), "lua_seconds": s(&wall[1]), "rust_cpu_seconds": s(&cpu[0]), "lua_cpu_seconds": s(&cpu[1]),
-        "ratio_wall": wr, "ratio_cpu": cr, "aim": 5.0,
-    });
-    Ok(LuaCase { rows, json })
+    let json = LuaRun {
+        orders: a.orders,
+        rust_seconds: s(&wall[0]),
+        lua_seconds: s(&wall[1]),
+        rust_cpu_seconds: s(&cpu[0]),
+        lua_cpu_seconds: s(&cpu[1]),
+        ratio_wall: wr,
+        ratio_cpu: cr,
+        aim: 5.0,
+    };
+    Ok(Case { rows, json })
 }
 
 #[cfg(test)]
@@ -683,165 +864,4 @@ mod tests {
             assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
         }
     }
-}
-
-#[derive(Debug, Clone)]
-pub struct TurnsBenchRequest {
-    /// Runs of each makespan configuration (a median of them is printed).
-    pub repeats: usize,
-    /// Stops and starts per mechanism for the latency figures.
-    pub turns: usize,
-    /// `timeshare` quanta, seconds.
-    pub quanta: Vec<f64>,
-    /// Seconds of work of each job alone.
-    pub seconds: f64,
-    /// Pairs to run (`compute-1t`, `compute-2t`, `stream-2t`); empty: all;
-    /// `none`: only the latency figures.
-    pub pairs: Vec<String>,
-}
-
-#[derive(Debug)]
-pub struct TurnsBenchReport {
-    /// Per mechanism: stop, go and turn latency, medians with spread.
-    pub latency: Vec<Vec<String>>,
-    pub makespan_head: Vec<String>,
-    /// Per pair: exclusive, then each quantum's makespan and its ratio.
-    pub makespan: Vec<Vec<String>>,
-    pub json: serde_json::Value,
-}
-
-/// The pairs of `bench turns`: name, kernel, threads (= the pool's cores),
-/// kernel parameters in TOML.
-const TURN_PAIRS: [(&str, &str, u32, &str); 3] =
-    [("compute-1t", "compute", 1, "{}"), ("compute-2t", "compute", 2, "{}"), ("stream-2t", "stream", 2, "{ array_mib = 64 }")];
-
-/// Issue 42's turn cost: each stop-and-go mechanism's latency on a busy
-/// one-thread job, then the makespan of two equal jobs under `timeshare`
-/// at each quantum over their makespan under `exclusive`, whole `cosched
-/// run` processes of this binary alternating repeat by repeat.
-pub fn turns(a: &TurnsBenchRequest, ctx: &Ctx) -> anyhow::Result<TurnsBenchReport> {
-    if a.repeats == 0 || a.turns == 0 {
-        return Err(bad_input("--repeats and --turns must be at least 1"));
-    }
-    if !(a.seconds.is_finite() && a.seconds > 0.0) || a.quanta.iter().any(|q| !(q.is_finite() && *q >= 0.001)) {
-        return Err(bad_input("--seconds must be above 0 and every --quantum at least 0.001"));
-    }
-    let pairs: Vec<_> = if a.pairs.iter().any(|p| p == "none") {
-        Vec::new()
-    } else if a.pairs.is_empty() {
-        TURN_PAIRS.to_vec()
-    } else {
-        a.pairs
-            .iter()
-            .map(|p| {
-                TURN_PAIRS.iter().find(|t| t.0 == p).copied().ok_or_else(|| {
-                    bad_input(format!("--pair `{p}`: expected one of {}", TURN_PAIRS.map(|t| t.0).join(", ")))
-                })
-            })
-            .collect::<anyhow::Result<_>>()?
-    };
-    let lock = crate::lock::take("bench turns", None)?;
-    cosched_measure::launch::install_interrupt_handler();
-    ctx.step(&format!("{} stops and starts of a busy one-thread job per mechanism (CPU 0)", a.turns));
-    let ms = |v: &[f64]| Summary::of(&v.iter().map(|x| x * 1e3).collect::<Vec<_>>()).expect("turns >= 1");
-    let mut latency = Vec::new();
-    let mut lat_json = Vec::new();
-    for (name, pref) in cosched_measure::freeze::mechanisms() {
-        match cosched_measure::freeze::turn_cost(pref, a.turns, 0) {
-            Ok(c) => {
-                let turn: Vec<f64> = c.stop_s.iter().zip(&c.go_s).map(|(s, g)| s + g).collect();
-                latency.push(vec![name.to_string(), fmt_spread(&ms(&c.stop_s), 3), fmt_spread(&ms(&c.go_s), 3), fmt_spread(&ms(&turn), 3)]);
-                lat_json.push(serde_json::json!({"mechanism": name, "stop_s": c.stop_s, "go_s": c.go_s}));
-            }
-            Err(why) => {
-                latency.push(vec![name.to_string(), format!("not available: {why}"), String::new(), String::new()]);
-                lat_json.push(serde_json::json!({"mechanism": name, "unavailable": why}));
-            }
-        }
-    }
-    let mut makespan_head = vec!["pair".to_string(), "exclusive s".to_string()];
-    for q in &a.quanta {
-        makespan_head.push(format!("timeshare {} s", fmt_num(*q)));
-        makespan_head.push("/ exclusive".to_string());
-    }
-    let mut makespan = Vec::new();
-    let mut ms_json = Vec::new();
-    if !pairs.is_empty() {
-        let dir = tempfile::tempdir()?;
-        let exe = std::env::current_exe()?;
-        let policies: Vec<String> =
-            std::iter::once("exclusive".to_string()).chain(a.quanta.iter().map(|q| format!("timeshare:quantum={q}"))).collect();
-        for (name, kernel, threads, params) in pairs {
-            let cpus: Vec<u32> = (0..threads).collect();
-            let p: std::collections::BTreeMap<String, String> = if kernel == "stream" {
-                [("array_mib".to_string(), "64".to_string())].into()
-            } else {
-                Default::default()
-            };
-            let params_all = cosched_model::kernel::kernel(kernel).expect("a catalogue kernel").resolve_params(&p).map_err(anyhow::Error::msg)?;
-            ctx.step(&format!("{name}: sizing {kernel} x{threads} threads to ~{} s; then {} repeats of {}", a.seconds, a.repeats, policies.join(", ")));
-            let work = kernel_work_for(kernel, &params_all, threads, &cpus, a.seconds)?;
-            let wl = dir.path().join(format!("{name}.toml"));
-            let job = |n: &str| format!("[[jobs]]\nname = \"{n}\"\nkernel = \"{kernel}\"\nparams = {params}\nthreads = {threads}\nwork = {work}\n");
-            std::fs::write(&wl, format!("name = \"turns-{name}\"\n[[pools]]\nname = \"host\"\ncores = {threads}\n{}{}", job("a"), job("b")))?;
-            let mut spans: Vec<Vec<f64>> = vec![Vec::new(); policies.len()];
-            let bar = ctx.progress.task(name, (a.repeats * policies.len()) as u64);
-            for r in 0..a.repeats {
-                // The order rotates so drift on a shared node falls on each alike.
-                for k in 0..policies.len() {
-                    let i = (k + r) % policies.len();
-                    spans[i].push(run_makespan(&exe, &wl, &policies[i], dir.path(), r * policies.len() + k)?);
-                    bar.set((r * policies.len() + k + 1) as u64, &policies[i]);
-                }
-            }
-            bar.finish();
-            let med: Vec<Summary> = spans.iter().map(|v| Summary::of(v).expect("repeats >= 1")).collect();
-            let mut row = vec![name.to_string(), fmt_spread(&med[0], 3)];
-            for m in &med[1..] {
-                row.push(fmt_spread(m, 3));
-                row.push(format!("{:.3}", m.median / med[0].median));
-            }
-            makespan.push(row);
-            ms_json.push(serde_json::json!({"pair": name, "work": work, "policies": policies, "makespans_s": spans}));
-        }
-    }
-    drop(lock);
-    let load = cosched_measure::provenance::load_average().ok();
-    let json = serde_json::json!({"latency": lat_json, "makespan": ms_json, "load_average": load});
-    Ok(TurnsBenchReport { latency, makespan_head, makespan, json })
-}
-
-/// One whole `cosched run` of workload `wl` under `policy` (stored solo
-/// times: no solo pass), its own store and lock: the makespan its trace
-/// says (first start to last end, `--report`'s trace CSV).
-fn run_makespan(exe: &std::path::Path, wl: &std::path::Path, policy: &str, dir: &std::path::Path, n: usize) -> anyhow::Result<f64> {
-    let report = dir.join(format!("report-{n}"));
-    let out = std::process::Command::new(exe)
-        .args(["run", "--solo", "stored", "--policy", policy, "--workload"])
-        .arg(wl)
-        .arg("--db")
-        .arg(dir.join(format!("run-{n}.db")))
-        .arg("--lock")
-        .arg(dir.join("run.lock"))
-        .arg("--report")
-        .arg(&report)
-        .env("COSCHED_DATA_DIR", dir)
-        .output()?;
-    if !out.status.success() {
-        anyhow::bail!("cosched run --policy {policy}: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
-    }
-    let csv = std::fs::read_dir(&report)?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with("trace-run") && f.ends_with(".csv")))
-        .ok_or_else(|| anyhow::anyhow!("cosched run --report {}: no trace-run*.csv", report.display()))?;
-    let trace = cosched_model::trace::Trace::from_csv(&std::fs::read_to_string(&csv)?).map_err(anyhow::Error::msg)?;
-    let at = |k: cosched_model::metrics::EventKind| trace.events.iter().filter(move |e| e.kind == k).map(|e| e.time);
-    let first = at(cosched_model::metrics::EventKind::Start).fold(f64::INFINITY, f64::min);
-    let last = at(cosched_model::metrics::EventKind::Finish).fold(f64::NEG_INFINITY, f64::max);
-    if !(first.is_finite() && last.is_finite()) {
-        anyhow::bail!("{}: no start or finish", csv.display());
-    }
-    let _ = std::fs::remove_dir_all(&report);
-    Ok(last - first)
 }
