@@ -35,7 +35,7 @@ pub fn unavailable() -> Option<String> {
 /// (size / (ways x line)) must be a power of two.
 pub fn valid_size(kib: u64) -> bool {
     let sets = kib * 1024 / u64::from(LL_ASSOC * LL_LINE);
-    kib > 0 && (kib * 1024) % u64::from(LL_ASSOC * LL_LINE) == 0 && sets.is_power_of_two()
+    kib > 0 && (kib * 1024).is_multiple_of(u64::from(LL_ASSOC * LL_LINE)) && sets.is_power_of_two()
 }
 
 /// Runs `argv` under cachegrind with a last level of `kib`, its output
