@@ -17,8 +17,9 @@ cd "$(dirname "$0")"
 # slurm-wlm (slurmctld, slurmd, their plugins incl. job_submit/lua), slurm-client
 # and munge run the local Slurm cluster of `scripts/slurm-local.sh` and the
 # `cosched slurm` tests. openmpi-bin and libopenmpi-dev build and launch the MPI
-# communication job of examples/mpi (`mpirun` as a cosched job).
-PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf man-db bash-completion slurm-wlm slurm-client munge openmpi-bin libopenmpi-dev)
+# communication job of examples/mpi (`mpirun` as a cosched job). valgrind's
+# cachegrind gives `cosched profile --miss-curve` its miss-ratio curves.
+PACKAGES=(build-essential pkg-config git hwloc stress-ng hpcc sysbench fio linux-perf man-db bash-completion slurm-wlm slurm-client munge openmpi-bin libopenmpi-dev valgrind)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else

@@ -409,6 +409,11 @@ command = "true"')
 check "study of one program -> usage error" 2 "$(rc $C study --workload "$one")"
 check "  names the reason" yes "$(has 'at least two jobs')"
 check "pairs --threads 0 -> usage error" 2 "$(rc $C pairs --workload "$one" --threads 0)"
+check "run --policy colocate:rebalance=maybe -> usage error" 2 "$(rc $C run --workload "$one" --policy colocate:rebalance=maybe --solo stored)"
+check "  names the parameter" yes "$(has 'rebalance')"
+check "profile --miss-curve 3K (not a cachegrind size) -> usage error" 2 "$(rc $C profile --workload "$one" --syscalls proc --miss-curve 3K --db "$W/mc.db")"
+check "  names the size" yes "$(has '3K')"
+check "profile --miss-curve 8X -> usage error" 2 "$(rc $C profile --workload "$one" --miss-curve 8X)"
 check "slurm-local.sh COSCHED_SLURM_GPUS=two -> usage error" 2 "$(COSCHED_SLURM_GPUS=two COSCHED_SLURM_DIR=$W/no-slurm rc scripts/slurm-local.sh env)"
 # Issue 37: a move Slurm cannot carry out is refused before serving, and a
 # wrong SLURM_CONF is named at once (Slurm's commands retry it for a minute).

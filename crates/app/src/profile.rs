@@ -54,6 +54,9 @@ pub struct ProfileRequest {
     pub repeats: usize,
     pub syscalls: Syscalls,
     pub db: Option<PathBuf>,
+    /// Last-level sizes (KiB) of a miss-ratio curve per job by valgrind's
+    /// cachegrind (`--miss-curve`); empty: none.
+    pub miss_curve: Vec<u64>,
 }
 
 #[derive(Debug)]
@@ -97,6 +100,13 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
     if req.repeats == 0 {
         return Err(bad_input("--repeats must be at least 1"));
     }
+    if let Some(bad) = req.miss_curve.iter().find(|&&k| !cosched_measure::cachegrind::valid_size(k)) {
+        return Err(bad_input(format!(
+            "--miss-curve {bad}K: a simulated last level is {} ways x {} B lines x a power of two sets (e.g. 256K, 1M, 8M)",
+            cosched_measure::cachegrind::LL_ASSOC,
+            cosched_measure::cachegrind::LL_LINE
+        )));
+    }
     let w = load_workload(&req.workload)?;
     let selected = select_jobs(&w, &req.jobs)?;
     let _lock = crate::lock::take("profile", None)?;
@@ -111,7 +121,87 @@ pub fn profile(req: &ProfileRequest, ctx: &Ctx) -> anyhow::Result<ProfileReport>
             None => e,
         });
     }
-    profile_in(&w, &selected, &mut store, &req.settings(), ctx)
+    let mut report = profile_in(&w, &selected, &mut store, &req.settings(), ctx)?;
+    if !req.miss_curve.is_empty() {
+        miss_curves(&mut report, &selected, &req.miss_curve, &mut store, ctx)?;
+    }
+    Ok(report)
+}
+
+/// A last-level size of `--miss-curve`: a number of KiB, or with a `K`,
+/// `M` or `G` suffix (`512K`, `8M`).
+pub fn parse_kib(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "K"),
+    };
+    let shift = match unit.to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
+        "K" => 0,
+        "M" => 10,
+        "G" => 20,
+        _ => return Err(format!("`{s}`: expected a size such as 512K, 8M or 1G")),
+    };
+    let n: u64 = num.trim().parse().map_err(|_| format!("`{s}`: expected a size such as 512K, 8M or 1G"))?;
+    n.checked_shl(shift).filter(|&k| k > 0 && k >> shift == n).ok_or_else(|| format!("`{s}`: expected a size from 1K to 2^53 K"))
+}
+
+/// Each profiled job's miss-ratio curve (the DistGen paper's reuse
+/// distances, `cosched_measure::cachegrind`), added to its stored profile:
+/// the finished campaign is reopened for them and done again after, also
+/// when they fail or are interrupted (its profiles stand as measured).
+/// Without valgrind the curves are skipped, said on stderr and in each
+/// profile's notes.
+fn miss_curves(report: &mut ProfileReport, jobs: &[&Job], sizes: &[u64], store: &mut Store, ctx: &Ctx) -> anyhow::Result<()> {
+    let campaign = CampaignId(report.campaign);
+    store.reopen_campaign(campaign)?;
+    let r = add_miss_curves(report, jobs, sizes, store, ctx);
+    store.finish_campaign(campaign, CampaignStatus::Done)?;
+    r?;
+    report.records = serde_json::to_value(store.profiles(campaign)?)?;
+    Ok(())
+}
+
+fn add_miss_curves(report: &mut ProfileReport, jobs: &[&Job], sizes: &[u64], store: &mut Store, ctx: &Ctx) -> anyhow::Result<()> {
+    use cosched_measure::cachegrind;
+    let campaign = CampaignId(report.campaign);
+    let cals = store.calibrations()?;
+    let skipped = cachegrind::unavailable();
+    let dir = tempfile::tempdir()?;
+    for (name, prof) in report.profiles.iter_mut() {
+        let Some(job) = jobs.iter().find(|j| j.name == *name) else { continue };
+        match &skipped {
+            Some(why) => {
+                eprintln!("skipped: miss-ratio curve of {name}: {why}");
+                prof.notes.push(format!("no miss-ratio curve: {why}"));
+            }
+            None => {
+                let argv = job_argv(job, &cals).map_err(anyhow::Error::msg)?;
+                let env: Vec<(String, String)> = job.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                let mut sorted = sizes.to_vec();
+                sorted.sort_unstable();
+                sorted.dedup();
+                for kib in sorted {
+                    if let Some(sig) = interrupted() {
+                        return Err(stopped(sig, format!("interrupted during the miss-ratio curves; campaign {campaign} holds the profiles without them")));
+                    }
+                    ctx.step(&format!("{name}: cachegrind with a last level of {kib} KiB"));
+                    match cachegrind::miss_point(&argv, &env, kib, dir.path()) {
+                        Ok(point) => prof.miss_curve.push(point),
+                        // A Ctrl-C reaches valgrind too, which then fails.
+                        Err(e) => {
+                            return Err(match interrupted() {
+                                Some(sig) => stopped(sig, format!("interrupted during the miss-ratio curves; campaign {campaign} holds the profiles without them")),
+                                None => anyhow::anyhow!("job {name}: {e}"),
+                            })
+                        }
+                    }
+                }
+            }
+        }
+        store.put_profile(campaign, &ProfileRecord { job: name.clone(), program: job.program_key(), summary: prof.clone() })?;
+    }
+    Ok(())
 }
 
 /// Profiles `selected` jobs of `w` into `store` in one campaign: the
@@ -324,6 +414,16 @@ mod tests {
         assert_eq!(names(&select_jobs(&w, &["b".into()]).unwrap()), ["b.1", "b.2"]);
         // Workload order, whatever the order asked.
         assert_eq!(names(&select_jobs(&w, &["b.2".into(), "a".into()]).unwrap()), ["a", "b.2"]);
+    }
+
+    #[test]
+    fn miss_curve_sizes_read_as_kib_with_k_m_g_suffixes() {
+        assert_eq!(parse_kib("512"), Ok(512));
+        assert_eq!(parse_kib("512K"), Ok(512));
+        assert_eq!(parse_kib("8M"), Ok(8192));
+        assert_eq!(parse_kib("8MiB"), Ok(8192));
+        assert_eq!(parse_kib("1g"), Ok(1 << 20));
+        assert!(parse_kib("0").is_err() && parse_kib("3T").unwrap_err().contains("512K") && parse_kib("").is_err());
     }
 
     #[test]

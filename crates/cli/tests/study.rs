@@ -39,7 +39,7 @@ fn a_tiny_study_runs_every_strategy_and_scores_the_best_exactly_one() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let names: Vec<&str> = v["strategies"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["exclusive", "oversub-idle", "oversub-busy", "static-coloc", "timeshare"]);
+    assert_eq!(names, ["exclusive", "oversub-idle", "oversub-busy", "static-coloc", "dynamic-coloc", "timeshare"]);
     assert_eq!(v["pairs"].as_array().unwrap().len(), 1);
     assert_eq!(v["triples"].as_array().unwrap().len(), 0, "two programs have no triple");
     let set = &v["pairs"][0];
@@ -49,7 +49,7 @@ fn a_tiny_study_runs_every_strategy_and_scores_the_best_exactly_one() {
     // Every strategy's one run is stored, under the set's own workload files.
     let store = cosched_store::Store::open_existing(&dir.path().join("db")).unwrap();
     let runs = store.runs().unwrap();
-    assert_eq!(runs.len(), 5, "{:?}", runs.iter().map(|r| &r.policy).collect::<Vec<_>>());
+    assert_eq!(runs.len(), 6, "{:?}", runs.iter().map(|r| &r.policy).collect::<Vec<_>>());
     for f in ["index.html", "study.json", "scores-pairs.svg", "heatmap-timeshare.svg", "sets/c_s-omp-active.toml"] {
         assert!(report.join(f).is_file(), "{f} missing");
     }

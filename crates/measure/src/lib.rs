@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod c2c;
+pub mod cachegrind;
 pub mod calibrate;
 pub mod identity;
 pub mod cgroup;

@@ -687,7 +687,16 @@ impl Executor for NodeExecutor<'_> {
         let t = self.time();
         let a = self.active_mut(job)?;
         match (&a.cgroup, &a.running) {
-            (Some(g), _) if pins => g.set_cpus_and_mems(&cpus, &mems).map_err(|e| ExecError::Fatal(format!("moving job {job}: {e}")))?,
+            (Some(g), _) if pins => {
+                g.set_cpus_and_mems(&cpus, &mems).map_err(|e| ExecError::Fatal(format!("moving job {job}: {e}")))?;
+                // A thread that pinned itself (a kernel's worker, an MPI
+                // rank) keeps its own CPU when the cpuset grows (Linux keeps
+                // the affinity a thread asked for within its cpuset): every
+                // thread gets the job's new cores, as an unpinned job has.
+                if let Some(r) = &a.running {
+                    set_group_affinity(r.pid(), &cpus).map_err(|e| ExecError::Fatal(format!("moving job {job}: {e}")))?;
+                }
+            }
             (_, Some(r)) => set_group_affinity(r.pid(), &cpus).map_err(|e| ExecError::Fatal(format!("moving job {job}: {e}")))?,
             (_, None) => {}
         }

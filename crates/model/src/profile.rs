@@ -303,6 +303,28 @@ pub struct JobProfile {
     pub syscall_rate: Option<f64>,
     /// Why the syscall source is not the best one, when it is not.
     pub notes: Vec<String>,
+    /// The job's miss-ratio curve from a cache simulator, ascending in
+    /// last-level size (`cosched profile --miss-curve`); empty when not
+    /// measured. Profiles stored before it existed read as empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub miss_curve: Vec<MissPoint>,
+}
+
+/// One point of a miss-ratio curve: the share of a program's data
+/// references that miss a last-level cache of `ll_kib`, by valgrind's
+/// cachegrind. Over the sizes it is the complement of the program's
+/// reuse-distance distribution (the DistGen paper's PinDist histograms):
+/// a reference misses an LRU cache of size S when its reuse distance is
+/// beyond S.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MissPoint {
+    pub ll_kib: u64,
+    /// Data reads and writes.
+    pub refs: u64,
+    /// Last-level data read and write misses.
+    pub misses: u64,
+    /// misses / refs; 0 for a program without data references.
+    pub ratio: f64,
 }
 
 impl JobProfile {
@@ -333,6 +355,7 @@ impl JobProfile {
             syscall_count,
             syscall_rate,
             notes,
+            miss_curve: Vec::new(),
         })
     }
 }

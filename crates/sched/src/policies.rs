@@ -11,11 +11,13 @@ use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, View};
 use crate::JobId;
 
 mod best_match;
+mod colocate;
 mod react;
 mod sessions;
 mod timeshare;
 
 pub use best_match::{BestMatch, MAX_WINDOW};
+pub use colocate::Rebalancing;
 pub use react::{Action, React};
 pub use sessions::{Overbook, Sidestep, Surpass, Wait};
 pub use timeshare::{Colocate, Timeshare};

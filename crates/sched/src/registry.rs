@@ -16,7 +16,7 @@ use std::ops::Bound;
 
 use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
-use crate::policies::{Action, React, AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
+use crate::policies::{Action, React, AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Rebalancing, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
 use crate::policy::Policy;
 use crate::spec::{Spec, PLACEMENT_KEY};
 
@@ -172,9 +172,14 @@ pub const POLICIES: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "colocate",
-        summary: "nOS-V's baseline static co-location: the free cores split once among the waiting jobs, never moved",
-        params: &[],
-        make: |_| Ok(Box::new(Colocate)),
+        summary: "nOS-V's co-location: the free cores split among the waiting jobs; static, or re-balanced when a job ends (its cores go to the survivors)",
+        params: &[Param::new(
+            "rebalance",
+            Kind::Flag,
+            "off",
+            "off: the nOS-V paper's static co-location, never moved; on: its dynamic co-location (DLB at job ends), a finished job's cores lent to the squeezed survivors, taken back for a newcomer",
+        )],
+        make: |p| if p.flag("rebalance") { Ok(Box::new(Rebalancing::new())) } else { Ok(Box::new(Colocate)) },
     },
     PolicyEntry {
         name: "react",

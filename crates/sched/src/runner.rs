@@ -181,7 +181,7 @@ mod tests {
             policy in prop::sample::select(vec![
                 "exclusive", "noplan", "no-twins", "conflict-aware:threshold=100",
                 "wait", "surpass", "overbook", "overbook:pin=off", "overbook:spread=on", "sidestep", "sidestep:spread=on",
-                "timeshare:quantum=0.5", "timeshare:quantum=0.7,affinity=strict", "colocate",
+                "timeshare:quantum=0.5", "timeshare:quantum=0.7,affinity=strict", "colocate", "colocate:rebalance=on",
             ]),
         ) {
             let jobs: Vec<SimJob> = spec.iter().enumerate()

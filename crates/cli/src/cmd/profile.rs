@@ -44,6 +44,12 @@ pub struct ProfileArgs {
     /// /proc read/write-class calls, a lower bound).
     #[arg(long, default_value = "auto", value_name = "METHOD")]
     pub syscalls: Syscalls,
+    /// Also a miss-ratio curve per job at these last-level sizes (the DistGen
+    /// paper's reuse distances): one run under valgrind's cachegrind a size,
+    /// 20-100x slower than alone; stored in the profile (`miss_curve`);
+    /// skipped with a note without valgrind.
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = cosched_app::profile::parse_kib)]
+    pub miss_curve: Vec<u64>,
     // With --json: the stored profile records.
     #[command(flatten)]
     pub json: JsonArgs,
@@ -59,6 +65,7 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<()> {
         repeats: a.repeats,
         syscalls: a.syscalls,
         db: a.db.db,
+        miss_curve: a.miss_curve,
     };
     let r = profile(&req, &ctx())?;
     if a.json.json {
@@ -162,6 +169,16 @@ pub fn print(r: &ProfileReport) {
                 src.describe()
             );
         }
+    }
+    for (job, p) in profiles.iter().filter(|(_, p)| !p.miss_curve.is_empty()) {
+        let points: Vec<String> = p.miss_curve.iter().map(|m| format!("{} KiB {:.2} %", m.ll_kib, m.ratio * 100.0)).collect();
+        println!("miss-ratio curve ({job}): {}", points.join(", "));
+    }
+    if profiles.iter().any(|(_, p)| !p.miss_curve.is_empty()) {
+        println!(
+            "miss-ratio curve: the share of the job's data references that miss a simulated last level of each size \
+             (cachegrind, 16 ways, 64 B lines), the complement of its reuse-distance distribution."
+        );
     }
     for (job, p) in profiles {
         for note in &p.notes {

@@ -19,14 +19,14 @@ use super::common::{ctx, emit, DbArgs, JsonArgs, WorkloadArgs};
     oversubscription with idle and with busy waiting (overbook:pin=off, every\n\
     job on every core, with OMP_WAIT_POLICY=passive / active in each job's\n\
     environment: OpenMP programs sleep or spin at barriers, other programs\n\
-    ignore it); static co-location (colocate); co-execution (timeshare).\n\
-    Dynamic co-location is not run: no policy re-balances cores when a job\n\
-    ends. Each set's score per strategy is the best median makespan among the\n\
-    strategies over this one's (the nOS-V paper's performance score, 1 =\n\
-    best); the table gives each strategy's median with quartiles and extremes\n\
-    over the pairs and over the triples. --report writes index.html, a box\n\
-    plot of scores per set size, a heatmap per strategy over the pairs,\n\
-    study.json and each set's workload files.")]
+    ignore it); static co-location (colocate); dynamic co-location\n\
+    (colocate:rebalance=on: a finished job's cores go to the survivors);\n\
+    co-execution (timeshare). Each set's score per strategy is the best\n\
+    median makespan among the strategies over this one's (the nOS-V paper's\n\
+    performance score, 1 = best); the table gives each strategy's median with\n\
+    quartiles and extremes over the pairs and over the triples. --report\n\
+    writes index.html, a box plot of scores per set size, a heatmap per\n\
+    strategy over the pairs, study.json and each set's workload files.")]
 pub struct StudyArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
