@@ -449,7 +449,7 @@ fn evaluate_resume_reads_the_shipped_evaluation_back_with_the_figures_the_docs_s
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(runs(&db), before, "every order was read back, none run");
     let (got, docs) = (text(&out.stdout), std::fs::read_to_string(root.join("docs/policies.md")).unwrap());
-    assert!(got.contains("Real runs, 6 orders"), "{got}");
+    assert!(got.contains("Real runs over all 6 orders"), "{got}");
     // best-match's and react's worst slowdown, mean turnaround and
     // makespan, and the paired differences: as evaluate prints them, and as
     // the docs' table has them (seconds marked there).
