@@ -9,26 +9,9 @@ use crate::engine::{Alloc, Config, Schedule};
 use crate::swf::{format_record, Record};
 use crate::workload::ClusterJob;
 
-/// Batsim's job output columns, in its order.
-pub const JOBS_CSV_HEAD: [&str; 17] = [
-    "job_id",
-    "workload_name",
-    "profile",
-    "submission_time",
-    "requested_number_of_resources",
-    "requested_time",
-    "success",
-    "final_state",
-    "starting_time",
-    "execution_time",
-    "finish_time",
-    "waiting_time",
-    "turnaround_time",
-    "stretch",
-    "allocated_resources",
-    "consumed_energy",
-    "metadata",
-];
+/// Batsim's job output columns, in its order: the one list `model::batsim`
+/// writes real runs with.
+pub use cosched_model::batsim::JOBS_CSV_HEAD;
 
 /// The cores a job held: every core of its nodes when it held whole nodes,
 /// else its own cores on its one node.

@@ -50,20 +50,8 @@ pub fn final_state(status: Option<&JobStatus>) -> (u8, &'static str) {
 
 /// Sorted resource numbers as Batsim's interval set: `0-3 8`.
 pub fn interval_set(resources: &[u64]) -> String {
-    let mut sorted = resources.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let mut j = i;
-        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j { sorted[i].to_string() } else { format!("{}-{}", sorted[i], sorted[j]) });
-        i = j + 1;
-    }
-    parts.join(" ")
+    let ids: Vec<i64> = resources.iter().map(|&r| r as i64).collect();
+    crate::topology::format_ranges(&ids, " ")
 }
 
 /// The trace as Batsim's `jobs.csv` of workload `workload` (see the module doc).
