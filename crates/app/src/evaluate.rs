@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cosched_model::compare::{paired, stop_rule, Paired, Quartiles, Stop, Verdict};
+use cosched_model::compare::{next_order_fits, paired, stop_rule, Paired, Quartiles, Stop, Verdict};
 use cosched_model::regime::CacheRegime;
 use cosched_model::metrics::compute;
 use cosched_model::workload::PoolKind;
@@ -49,7 +49,8 @@ pub struct EvaluateRequest {
     pub seed: u64,
     pub min_orders: usize,
     pub max_orders: usize,
-    /// Wall-clock budget; no new order starts once it is spent.
+    /// Wall-clock budget: no new order starts that, at the pace of the
+    /// orders so far, would end after it (the first always starts).
     pub budget: Option<Duration>,
     /// Only orders run in this cache regime count: before each order the
     /// regime is read and, if it is another, read again every 30 s for at
@@ -219,6 +220,12 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     // pass and by every run.
     let keep = |o: &OrderRow| a.regime.is_none_or(|g| o.regime == Some(g) && !o.switched);
     let mut waited_out = false;
+    // The pace is that of the orders alone: what came before them (the
+    // lock, reading the workload) is not paid again per order.
+    let orders_started = Instant::now();
+    // Each order's runs say their set-up once, not once per order.
+    let once = crate::progress::OnceSteps::new(ctx.progress);
+    let run_ctx = Ctx::new(&once, ctx.command.clone());
     while stop == Stop::Continue {
         cosched_measure::launch::pause_point();
         let k = orders.len() as u32;
@@ -249,7 +256,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             first_repeat: k,
         };
         let mut scratch = Page::new("");
-        let r = run_into(&req, ctx, &mut scratch)?;
+        let r = run_into(&req, &run_ctx, &mut scratch)?;
         for (i, m) in r.solo_medians.iter().enumerate() {
             if let Some(t) = m {
                 solo_sum[i].push(*t);
@@ -266,7 +273,9 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         }
         let kept: Vec<OrderRow> = orders.iter().filter(|o| keep(o)).cloned().collect();
         let comps: Vec<Option<Paired>> = labels[1..].iter().map(|l| real_paired(&kept, &labels[0], l, a.metric)).collect();
-        let out_of_time = a.budget.is_some_and(|b| started.elapsed() >= b);
+        // --min-orders run whatever the budget: fewer give no verdict.
+        let out_of_time = orders.len() >= a.min_orders
+            && a.budget.is_some_and(|b| !next_order_fits(b, started.elapsed(), orders_started.elapsed(), orders.len()));
         // Orders left out still spend the --max-orders allowance, so a
         // series in the wrong regime ends.
         stop = stop_rule(&comps, kept.len(), a.min_orders, a.max_orders, out_of_time || orders.len() >= a.max_orders);

@@ -70,3 +70,58 @@ impl Task for Silent {
     fn println(&self, _: &str) {}
     fn finish(&self) {}
 }
+
+/// Passes each distinct step message on once and drops its repeats, so a
+/// series of runs (`evaluate`'s orders) does not print the same set-up
+/// lines (pinning, solo times, a policy's defaults) before every order;
+/// a line that changes (the slowdown source as it learns) still shows.
+pub struct OnceSteps<'a> {
+    inner: &'a dyn Progress,
+    seen: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+impl<'a> OnceSteps<'a> {
+    pub fn new(inner: &'a dyn Progress) -> OnceSteps<'a> {
+        OnceSteps { inner, seen: Default::default() }
+    }
+}
+
+impl Progress for OnceSteps<'_> {
+    fn step(&self, msg: &str) {
+        // A poisoned lock only means another step panicked: print anyway.
+        let new = self.seen.lock().map_or(true, |mut s| s.insert(msg.to_string()));
+        if new {
+            self.inner.step(msg);
+        }
+    }
+    fn task(&self, label: &str, total: u64) -> Box<dyn Task + '_> {
+        self.inner.task(label, total)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    struct Record(Mutex<Vec<String>>);
+
+    impl Progress for Record {
+        fn step(&self, msg: &str) {
+            self.0.lock().unwrap().push(msg.to_string());
+        }
+        fn task(&self, _: &str, _: u64) -> Box<dyn Task + '_> {
+            Box::new(Silent)
+        }
+    }
+
+    #[test]
+    fn once_steps_passes_each_distinct_message_once_in_order() {
+        let rec = Record(Mutex::new(Vec::new()));
+        let once = OnceSteps::new(&rec);
+        for m in ["pinning: cpuset", "source: 1 sample", "pinning: cpuset", "source: 2 samples", "source: 1 sample"] {
+            once.step(m);
+        }
+        assert_eq!(*rec.0.lock().unwrap(), ["pinning: cpuset", "source: 1 sample", "source: 2 samples"]);
+    }
+}

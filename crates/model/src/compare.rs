@@ -11,6 +11,8 @@
 //! statistics, as `stats::median_ci_ranks`: below 6 pairs it is the full
 //! range, so five orders resolve only when all five agree in sign).
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{median_ci_ranks, median_sorted, quantile_sorted};
@@ -136,6 +138,20 @@ pub fn stop_rule(comparisons: &[Option<Paired>], orders_done: usize, min_orders:
     }
 }
 
+/// Whether one more order, taking as long as the mean of the `done` orders
+/// that took `orders_took` together, still ends within `budget` of the
+/// series' start (`elapsed` ago). A budget is an aim for the whole series
+/// (`cosched demo`'s three minutes), so an order that would overrun it does
+/// not start, rather than starting while any time is left. The first order
+/// always starts: there is no pace to judge by.
+pub fn next_order_fits(budget: Duration, elapsed: Duration, orders_took: Duration, done: usize) -> bool {
+    match u32::try_from(done) {
+        Ok(0) => true,
+        Ok(n) => elapsed + orders_took / n <= budget,
+        Err(_) => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,6 +196,16 @@ mod tests {
         assert_eq!((b.q1, b.q3), (5.5, 6.5));
         assert!(a.disjoint(&b) && b.disjoint(&a));
         assert!(!a.disjoint(&Quartiles::of(&[3.5, 4.5]).unwrap()));
+    }
+
+    #[test]
+    fn an_order_starts_only_when_the_pace_so_far_ends_it_within_the_budget() {
+        let s = Duration::from_secs;
+        // Nothing run yet: no pace, so the first order starts even past the budget.
+        assert!(next_order_fits(s(10), s(20), s(0), 0));
+        // 3 orders of 10 s after 5 s of set-up: 35 s gone, the next ends at 45 s.
+        assert!(next_order_fits(s(45), s(35), s(30), 3));
+        assert!(!next_order_fits(s(44), s(35), s(30), 3));
     }
 
     #[test]

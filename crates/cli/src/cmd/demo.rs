@@ -36,8 +36,9 @@ pub struct DemoArgs {
     /// Every job's solo time, in seconds (the examples' 1.5 s, scaled).
     #[arg(long, default_value_t = 1.0, value_name = "S")]
     pub seconds: f64,
-    /// The demo's time aim, e.g. 180s, 3m or 1h: it sets the most orders the
-    /// evaluation may run (at least five, at most twelve).
+    /// The demo's time aim, e.g. 180s, 3m or 1h: no order starts that, at the
+    /// pace of the orders before it, would end the demo past it (at least
+    /// five orders run, at most twelve).
     #[arg(long, value_name = "TIME", value_parser = parse_budget, default_value = "3m")]
     pub budget: std::time::Duration,
     /// The workload: auto (chosen by the cache regime), memory-half or io-half.

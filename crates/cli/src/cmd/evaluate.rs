@@ -53,7 +53,9 @@ pub struct EvaluateArgs {
     /// Orders run at most.
     #[arg(long, default_value_t = 15)]
     pub max_orders: usize,
-    /// Start no new order after this long, e.g. 900s, 20m or 1h.
+    /// Time aim of the series, e.g. 900s, 20m or 1h: no order starts that,
+    /// at the pace of the orders so far, would end after it (--min-orders
+    /// run regardless).
     #[arg(long, value_name = "TIME", value_parser = parse_budget)]
     pub budget: Option<std::time::Duration>,
     /// Count only orders run in this cache regime: shared (the CPUs share a
