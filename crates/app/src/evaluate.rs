@@ -265,6 +265,20 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         let rt = r.pass_round_trip.get(&k).copied();
         let runs: Vec<RunFigures> =
             labels.iter().filter_map(|l| r.figures.iter().find(|f| &f.policy == l && f.repeat == k).cloned()).collect();
+        // A job that did not end ok leaves its run's figures cut short (a
+        // missing program makes every order "finish" in milliseconds), so
+        // no comparison is drawn from it: the series stops and says where.
+        if let Some(bad) = runs.iter().find(|f| f.failed > 0) {
+            anyhow::bail!(
+                "order {}: {} of the {} job(s) under {} did not end ok (run {}; `cosched runs show {}` says how each ended), so its figures are not comparable; the series stops",
+                k + 1,
+                bad.failed,
+                w.jobs.len(),
+                bad.policy,
+                bad.run,
+                bad.run
+            );
+        }
         let regime = rt.map(CacheRegime::of_round_trip);
         let switched = runs.iter().filter_map(|f| f.round_trip_ns).any(|ns| Some(CacheRegime::of_round_trip(ns)) != regime);
         orders.push(OrderRow { order: k, round_trip_ns: rt, regime, switched, runs });

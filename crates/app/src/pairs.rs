@@ -141,7 +141,7 @@ fn pairs_in_only(req: &PairsRequest, w: &Workload, store: &mut Store, ctx: &Ctx,
         .map(|&i| &w.jobs[i])
         .map(|j| {
             job_argv(j, &cals)
-                .map(|argv| PairJob { name: j.name.clone(), argv, pool: pool_of(j), cores: j.cores })
+                .map(|argv| PairJob { name: j.name.clone(), argv, pool: pool_of(j), cores: j.cores, env: j.env.clone().into_iter().collect() })
                 .map_err(anyhow::Error::msg)
         })
         .collect::<anyhow::Result<_>>()?;
@@ -581,7 +581,7 @@ pub(crate) mod twin_tests {
         use cosched_model::placement::SharingLevel;
         let xml = include_str!("../../model/tests/fixtures/topology/vm-epyc-2c.hwloc2.xml");
         let vm = cosched_model::topology::parse_hwloc_xml(xml).unwrap();
-        let jobs = [PairJob { name: "a".into(), argv: vec!["true".into()], pool: 0, cores: 1 }];
+        let jobs = [PairJob { name: "a".into(), argv: vec!["true".into()], pool: 0, cores: 1, env: Vec::new() }];
         let run = |before: Option<f64>, after: Option<f64>| PairRun {
             jobs: (0, 0),
             repeat: 2,

@@ -346,7 +346,9 @@ pub fn probe_in(a: &ProbeRequest, inputs: &ProbeInputs, store: &mut Store, ctx: 
         });
         let campaign = store.begin_campaign_typed(&w.name, &params, &prov)?;
         record_conditions(ctx, store, campaign, ji == 0)?;
-        let launch = Launch::new(argv).pinned(job_cpus.clone());
+        let mut launch = Launch::new(argv).pinned(job_cpus.clone());
+        let own: Vec<(String, String)> = job.env.clone().into_iter().collect();
+        launch.env = cosched_measure::node::env_for(&job.name, job.cores, &own, &job_cpus, &[]);
         let base = ji as u64 * per_job;
         let mut stored = 0u64;
         let waiter = a.in_regime.map(|g| RegimeWait::new(g, a.regime_wait));

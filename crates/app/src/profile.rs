@@ -317,7 +317,9 @@ fn profile_one(
     store: &mut Store,
     on_run: &mut dyn FnMut(&str),
 ) -> anyhow::Result<JobProfile> {
-    let launch = Launch::new(p.argv.clone()).pinned(p.cpus.clone());
+    let mut launch = Launch::new(p.argv.clone()).pinned(p.cpus.clone());
+    let own: Vec<(String, String)> = p.job.env.clone().into_iter().collect();
+    launch.env = cosched_measure::node::env_for(&p.job.name, p.job.cores, &own, &p.cpus, &[]);
     let mut run_once = |method: SyscallMethod, repeat: usize, label: &str| -> anyhow::Result<ProfileRun> {
         on_run(label);
         // Between runs nothing waits on a job, so a Ctrl-C or Ctrl-Z since

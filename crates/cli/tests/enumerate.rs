@@ -56,3 +56,39 @@ fn bad_shapes_and_values_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("m.csv:2:5"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `scripts/papers.sh`, the one command behind docs/papers.md, on its
+/// quickest experiment: it writes the Table 2 counts the page states,
+/// marks the step done so a second run skips it, and refuses an unknown
+/// experiment with exit 2 before running anything.
+#[test]
+fn papers_script_regenerates_the_twins_table_once_and_refuses_unknown_experiments() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("papers");
+    let script = repo.join("scripts/papers.sh");
+    let run = |only: &str| {
+        Command::new("bash")
+            .arg(&script)
+            .arg(&out)
+            .env("ONLY", only)
+            .env("COSCHED", env!("CARGO_BIN_EXE_cosched"))
+            .output()
+            .unwrap()
+    };
+    let first = run("twins");
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let table = std::fs::read_to_string(out.join("twins/log.txt")).unwrap();
+    // docs/papers.md's cosched column: all, twin-free, and the three groups.
+    for row in ["1436714", "499194", "937520", "405589", "510650"] {
+        assert!(table.contains(row), "{row} missing from\n{table}");
+    }
+    assert!(out.join("twins.done").exists());
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    assert!(index.contains("| twins | twins/log.txt | yes |"), "{index}");
+    let again = run("twins");
+    assert!(String::from_utf8_lossy(&again.stdout).contains("twins: done in an earlier run"));
+    let bad = run("twins nosuch");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown experiment 'nosuch'"));
+}

@@ -111,3 +111,26 @@ fn bad_usage_exits_2_and_writes_nothing() {
     }
     assert!(!dir.path().join("db").exists(), "bad usage created the database");
 }
+
+/// A job that does not end ok cuts its run's figures short (a program that
+/// cannot start "finishes" in milliseconds), so the series stops at the
+/// first such order and names the run, instead of comparing it.
+#[test]
+fn an_order_with_a_job_that_did_not_end_ok_stops_the_series_and_names_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    std::fs::write(
+        &wl,
+        "[[jobs]]\nname = \"ok\"\ncommand = \"sh -c 'sleep 0.05'\"\n\
+         [[jobs]]\nname = \"bad\"\ncommand = \"sh -c 'sleep 0.05; exit 3'\"\n",
+    )
+    .unwrap();
+    let out = cosched(
+        dir.path(),
+        &["evaluate", "--workload", wl.to_str().unwrap(), "--policy", "best-match", "--min-orders", "2", "--max-orders", "3"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("order 1: 1 of the 2 job(s) under noplan did not end ok"), "{err}");
+    assert!(!err.contains("order 2 of at most"), "a second order ran after the first failed:\n{err}");
+}

@@ -260,3 +260,35 @@ fn a_job_with_two_speeds_alone_is_named_and_a_steady_one_is_not() {
     let twospeed = solo.iter().find(|s| s["job"] == "twospeed").unwrap();
     assert!(twospeed["p90_s"].as_f64().unwrap() / twospeed["p10_s"].as_f64().unwrap() > 2.0, "{twospeed}");
 }
+
+/// A job is measured with the environment a run gives it: `pairs` and
+/// `profile` pass its `env` and the thread count and CPUs a run sets
+/// (before, both ran it without its `env`, so an OpenMP job's
+/// `OMP_WAIT_POLICY` or a solver's input variable was lost).
+#[test]
+fn pairs_and_profile_run_each_job_with_its_env_and_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen");
+    let path = dir.path().join("w.toml");
+    let cmd = |name: &str| format!("sh -c 'echo {name} $MARK $OMP_NUM_THREADS $COSCHED_JOB >> {}; sleep 0.1'", seen.display());
+    std::fs::write(
+        &path,
+        format!(
+            "[[jobs]]\nname = \"a\"\ncommand = \"{}\"\nenv = {{ MARK = \"given\" }}\n\
+             [[jobs]]\nname = \"b\"\ncommand = \"{}\"\nenv = {{ MARK = \"other\" }}\n",
+            cmd("a"),
+            cmd("b")
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("c.db");
+    for verb in [&["pairs", "--repeats", "1", "--min-repeats", "1"][..], &["profile", "--repeats", "1"][..]] {
+        let out = cosched().args(verb).arg("--workload").arg(&path).arg("--db").arg(&db).output().unwrap();
+        assert!(out.status.success(), "{verb:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let lines = std::fs::read_to_string(&seen).unwrap();
+    assert!(!lines.is_empty());
+    for line in lines.lines() {
+        assert!(line == "a given 1 a" || line == "b other 1 b", "a job ran without its environment: {line:?}\n{lines}");
+    }
+}

@@ -522,10 +522,18 @@ impl Drop for NodeExecutor<'_> {
 /// close`, unless its `env` sets them; then the run's variables, the job's
 /// `env`, and `COSCHED_JOB` / `COSCHED_CPUS`, which nothing overrides.
 pub fn job_env(job: &NodeJob, cpus: &[u32], run: &[(String, String)]) -> Vec<(String, String)> {
-    let given = |k: &str| job.env.iter().any(|(n, _)| n == k);
+    env_for(&job.name, job.cores, &job.env, cpus, run)
+}
+
+/// [`job_env`] for a job given by its parts, so a job measured alone or in
+/// a pair (`profile`, `probe`, `pairs`) sees the environment it gets in a
+/// run: a measurement of an OpenMP job without its `env` or its thread
+/// count measures another program.
+pub fn env_for(name: &str, cores: u32, own: &[(String, String)], cpus: &[u32], run: &[(String, String)]) -> Vec<(String, String)> {
+    let given = |k: &str| own.iter().any(|(n, _)| n == k);
     let mut out = Vec::new();
     if !given("OMP_NUM_THREADS") {
-        out.push(("OMP_NUM_THREADS".to_string(), job.cores.to_string()));
+        out.push(("OMP_NUM_THREADS".to_string(), cores.to_string()));
     }
     if !given("OMP_PLACES") {
         let places: Vec<String> = cpus.iter().map(|c| format!("{{{c}}}")).collect();
@@ -535,8 +543,8 @@ pub fn job_env(job: &NodeJob, cpus: &[u32], run: &[(String, String)]) -> Vec<(St
         out.push(("OMP_PROC_BIND".to_string(), "close".to_string()));
     }
     out.extend(run.iter().cloned());
-    out.extend(job.env.iter().cloned());
-    out.push(("COSCHED_JOB".to_string(), job.name.clone()));
+    out.extend(own.iter().cloned());
+    out.push(("COSCHED_JOB".to_string(), name.to_string()));
     out.push(("COSCHED_CPUS".to_string(), cosched_model::topology::format_cpulist(cpus)));
     out
 }

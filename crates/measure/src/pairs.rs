@@ -32,6 +32,9 @@ pub struct PairJob {
     pub pool: usize,
     /// Cores (an accelerator pool's: slots) it gets when shared.
     pub cores: u32,
+    /// Its `env` as written; the launch adds what a run adds
+    /// ([`crate::node::env_for`]).
+    pub env: Vec<(String, String)>,
 }
 
 /// One repeat of one co-run.
@@ -234,10 +237,12 @@ pub fn run_campaign_in(
             } else {
                 [cpus[0].clone(), cpus[1].clone()]
             };
-            let launches = [
-                Launch::new(jobs[a].argv.clone()).pinned(placed[0].clone()),
-                Launch::new(jobs[b].argv.clone()).pinned(placed[1].clone()),
-            ];
+            let launch = |j: &PairJob, cpus: &[u32]| {
+                let mut l = Launch::new(j.argv.clone()).pinned(cpus.to_vec());
+                l.env = crate::node::env_for(&j.name, j.cores, &j.env, cpus, &[]);
+                l
+            };
+            let launches = [launch(&jobs[a], &placed[0]), launch(&jobs[b], &placed[1])];
             on_progress(CampaignProgress { pair: pi, pairs: pairs.len(), repeat }, &label);
             let (m, reading) = around(read_cpus, read, || measure_pair([&launches[0], &launches[1]], 1, &mut |_, _, _| {}))
                 .map_err(|source| CampaignError::Corun { jobs: label.clone(), source })?;
@@ -271,7 +276,7 @@ mod tests {
     use super::*;
 
     fn job(name: &str, cmd: &str) -> PairJob {
-        PairJob { name: name.into(), argv: vec!["sh".into(), "-c".into(), cmd.into()], pool: 0, cores: 1 }
+        PairJob { name: name.into(), argv: vec!["sh".into(), "-c".into(), cmd.into()], pool: 0, cores: 1, env: Vec::new() }
     }
 
     fn node(cpus: &[u32]) -> NodePools {
