@@ -51,6 +51,10 @@ pub struct EvaluatePredictorsRequest {
     /// Cross-workload: both sides' campaigns only from this node and time
     /// on. With `train` only.
     pub kb: crate::knowledge::KbScope,
+    /// Cross-node: the test side's campaigns only from this host (the
+    /// training side's from `kb.node`), so `train` may be the workload
+    /// under test itself.
+    pub test_node: Option<String>,
     pub db: Option<PathBuf>,
 }
 
@@ -382,10 +386,16 @@ fn cross_workload_rows(
     let mut names = Vec::new();
     let mut train_programs = std::collections::BTreeSet::new();
     let (train_files, level, scope) = (&a.train, a.level, &a.kb);
+    // Another node's pairs of the same programs train, this node's test.
+    let cross_node = a.test_node.is_some() && a.test_node != scope.node;
     for f in train_files {
         let t = load_workload(f)?;
-        if t.name == w.name {
-            return Err(bad_input(format!("--train {}: the workload under test, `{}`, cannot train itself", f.display(), w.name)));
+        if t.name == w.name && !cross_node {
+            return Err(bad_input(format!(
+                "--train {}: the workload under test, `{}`, cannot train itself (on the same node; --kb-node A --test-node B trains on A's pairs and tests on B's)",
+                f.display(),
+                w.name
+            )));
         }
         train_programs.extend(jobs_by_program(store, &t)?.into_keys());
         names.push(t.name);
@@ -405,12 +415,20 @@ fn cross_workload_rows(
     // --skip-known`) keeps the pairs its first workload measured.
     let train = knowledge_base(store, &filter(train_programs))?;
     let test_programs = jobs_by_program(store, w)?.into_keys().collect();
-    let test = knowledge_base(store, &filter(test_programs))?;
+    let mut test_filter = filter(test_programs);
+    if let Some(n) = &a.test_node {
+        test_filter.node = Some(n.clone());
+    }
+    let test = knowledge_base(store, &test_filter)?;
     if train.set.pairs.is_empty() {
         return Err(bad_input(format!("--train: the store holds no measured pairs of {}; run `cosched pairs` on them first", names.join(", "))));
     }
     if test.set.pairs.is_empty() {
-        return Err(bad_input(format!("{}: the store holds no measured pairs to test on; run `cosched pairs --workload` on it first", w.name)));
+        return Err(bad_input(format!(
+            "{}: the store holds no measured pairs to test on{}; run `cosched pairs --workload` on it first",
+            w.name,
+            a.test_node.as_ref().map_or(String::new(), |n| format!(" from node {n} (`cosched db info` lists each campaign's node)"))
+        )));
     }
     let progress = ctx.progress.task("evaluate", specs.len() as u64 + 1);
     let mut rows = Vec::new();
@@ -421,19 +439,23 @@ fn cross_workload_rows(
         progress.set(i as u64, spec);
         let spec2 = spec.clone();
         let make = move || build(&spec2).expect("checked before");
-        match cosched_predict::cv::cross_workload(&make, &train.set, &test.set) {
+        let fitted = if cross_node {
+            cosched_predict::cv::cross_node(&make, &train.set, &test.set)
+        } else {
+            cosched_predict::cv::cross_workload(&make, &train.set, &test.set)
+        };
+        match fitted {
             Ok(predictions) => {
                 let scored = cosched_predict::cv::scored(&predictions);
                 let accuracy = Accuracy::of(&scored, level);
-                let trained_cut = cosched_predict::cv::cross_workload_cut(
-                    &make,
-                    &train.set,
-                    &test.set,
-                    &scored,
-                    level,
-                    cosched_predict::DEFAULT_AT_PRECISION,
-                );
-                rows.push(Row { predictor: spec.clone(), folds: "cross-workload".into(), accuracy, predictions, trained_cut, pearson_on_halves_pairs: None });
+                let at = cosched_predict::DEFAULT_AT_PRECISION;
+                let trained_cut = if cross_node {
+                    cosched_predict::cv::cross_node_cut(&make, &train.set, &scored, level, at)
+                } else {
+                    cosched_predict::cv::cross_workload_cut(&make, &train.set, &test.set, &scored, level, at)
+                };
+                let folds = if cross_node { "cross-node" } else { "cross-workload" };
+                rows.push(Row { predictor: spec.clone(), folds: folds.into(), accuracy, predictions, trained_cut, pearson_on_halves_pairs: None });
             }
             Err(e) => unfitted.push(format!("{spec}: {e}")),
         }
@@ -471,9 +493,15 @@ fn cross_workload_rows(
     };
     let severe = severe_pairs_with_solo(store, w, &test, level)?;
     let note = format!(
-        "cross-workload: fitted on {} (without any pair of a tested program), from:{}\ntested on the measured pairs of {}: {} from their programs' \
+        "{}: fitted on {} ({}), from:{}\ntested on the measured pairs of {}: {} from their programs' \
          solo characterizations, from:{}\nrepeat-halves: `measured` on the tested pairs' own repeats, the node's noise floor; Pearson -1: the lowest Pearson with any one pair left out; severe: measured slowdown above {level:.2}; {AT_NOTE}; trained cut: that cut chosen on the training programs' own leave-one-program-out predictions, then applied to the tested pairs (what a scheduler fitted on them would get){}.{}{}",
+        if cross_node { "cross-node" } else { "cross-workload" },
         train.describe(),
+        if cross_node {
+            format!("node {}'s pairs, the tested programs' own included", scope.node.as_deref().unwrap_or("?"))
+        } else {
+            "without any pair of a tested program".to_string()
+        },
         used(&train),
         w.name,
         test.describe(),

@@ -159,9 +159,30 @@ pub fn cross_workload(
     train: &TrainingSet,
     test: &TrainingSet,
 ) -> Result<Vec<CvPrediction>, PredictError> {
-    let clean = without_tested(train, test);
+    fit_and_predict(make, &without_tested(train, test), test)
+}
+
+/// Cross-node: a predictor fitted on every pair of `train` (another node's
+/// campaigns, e.g. an imported dataset) predicts every measured pair of
+/// `test` (this node's). Unlike [`cross_workload`] the tested programs'
+/// own pairs stay in the fit: what is scored is how well the other node's
+/// knowledge of the same programs carries over, `measured` being that
+/// node's pair read as it is.
+pub fn cross_node(
+    make: &dyn Fn() -> Box<dyn Predictor>,
+    train: &TrainingSet,
+    test: &TrainingSet,
+) -> Result<Vec<CvPrediction>, PredictError> {
+    fit_and_predict(make, train, test)
+}
+
+fn fit_and_predict(
+    make: &dyn Fn() -> Box<dyn Predictor>,
+    clean: &TrainingSet,
+    test: &TrainingSet,
+) -> Result<Vec<CvPrediction>, PredictError> {
     let mut p = make();
-    p.fit(&clean)?;
+    p.fit(clean)?;
     let mut out = Vec::new();
     for pair in &test.pairs {
         let (Some(v), Some(o)) = (test.program(&pair.victim), test.program(&pair.aggressor)) else { continue };
@@ -217,7 +238,17 @@ pub fn cross_workload_cut(
     level: f64,
     min_precision: f64,
 ) -> Option<TrainedCut> {
-    let held_out = cross_validate(make, &without_tested(train, test), Folds::LeaveOneProgramOut).ok()?;
+    cut_from(make, &without_tested(train, test), tested, level, min_precision)
+}
+
+/// [`cross_node`]'s [`TrainedCut`]: chosen on the other node's pairs, all of
+/// them (as it fits on), then applied to `tested`.
+pub fn cross_node_cut(make: &dyn Fn() -> Box<dyn Predictor>, train: &TrainingSet, tested: &[(f64, f64)], level: f64, min_precision: f64) -> Option<TrainedCut> {
+    cut_from(make, train, tested, level, min_precision)
+}
+
+fn cut_from(make: &dyn Fn() -> Box<dyn Predictor>, fit_on: &TrainingSet, tested: &[(f64, f64)], level: f64, min_precision: f64) -> Option<TrainedCut> {
+    let held_out = cross_validate(make, fit_on, Folds::LeaveOneProgramOut).ok()?;
     let on_train = crate::metrics::recall_at_precision(&scored(&held_out), level, min_precision)?;
     let cut = on_train.cut?;
     let (precision, recall) = crate::metrics::severe_at_cut(tested, level, cut);

@@ -17,7 +17,9 @@ use super::common::{ctx, emit, DbArgs, JsonArgs, KbArgs, WorkloadArgs};
     cosched evaluate-predictors --workload examples/predict12.toml --svg-dir plots/ --level 1.5\n  \
     cosched evaluate-predictors --workload examples/predict12.toml --markdown docs/predictors.md\n  \
     cosched evaluate-predictors --workload examples/predict12.toml --train examples/characterize.toml\n  \
-    cosched evaluate-predictors --workload examples/predict12.toml --train examples/apps/apps.toml --regime apart --kb-since 2026-11-24\n\n\
+    cosched evaluate-predictors --workload examples/predict12.toml --train examples/apps/apps.toml --regime apart --kb-since 2026-11-24\n  \
+    # another node's pairs (an imported bundle's) predicting this node's\n  \
+    cosched evaluate-predictors --workload examples/io-half.toml --train examples/io-half.toml --kb-node theirs --test-node $(hostname)\n\n\
     Leave-one-program-out: for each program, every predictor is fitted on the pairs\n\
     that do not involve it and predicts the measured pairs in which it is the victim,\n\
     so every measured ordered pair is predicted once by a fit that never saw its\n\
@@ -87,6 +89,12 @@ pub struct EvaluatePredictorsArgs {
     pub regime: Option<String>,
     #[command(flatten)]
     pub kb: KbArgs,
+    /// Cross-node: test on the pairs measured on this host only, while
+    /// --kb-node names the host whose campaigns train (an imported
+    /// dataset's node). --train may then name --workload itself: how well
+    /// another node's knowledge predicts this node's pairs.
+    #[arg(long, value_name = "HOST", requires = "kb_node")]
+    pub test_node: Option<String>,
     #[command(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
@@ -106,6 +114,7 @@ pub fn run(a: EvaluatePredictorsArgs) -> anyhow::Result<()> {
         store: !a.no_store,
         regime: a.regime,
         kb: a.kb.scope()?,
+        test_node: a.test_node,
         db: a.db.db,
     };
     emit(&evaluate_predictors(&req, &ctx())?, a.json.json)
