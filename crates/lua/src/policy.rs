@@ -258,6 +258,14 @@ struct Script {
     pooled: bool,
     /// The strings of `raw::KEYS`, interned once.
     keys: Table,
+    /// The waiting jobs' tables as first made, by slot (`raw::Template`),
+    /// and what each was made from, by job name.
+    copies: Table,
+    templates: raw::Templates,
+    /// The one argument of a decision's protected call: the tables above
+    /// and `decide`, as `raw`'s contract lists them, and an answer
+    /// `raw::decisions` could not read.
+    bundle: Table,
 
     /// `view.queue`, kept from one decision to the next and brought up to
     /// date by removing the jobs that left it and appending arrivals: the
@@ -427,6 +435,7 @@ impl Script {
         .map_err(|e| format!("{path}: {}", message(&e)))?;
         let table = || lua.create_table().map_err(|e| format!("{path}: {}", message(&e)));
         let (view, queue, running, pools, jobs) = (table()?, table()?, table()?, table()?, table()?);
+        let (copies, bundle) = (table()?, table()?);
         let keys = lua.create_sequence_from(raw::KEYS)
         .map_err(|e| format!("{path}: {}", message(&e)))?;
         let wakes = source.contains("wake_at");
@@ -457,6 +466,9 @@ impl Script {
             jobs,
             pooled: false,
             keys,
+            copies,
+            templates: None,
+            bundle,
 
             queue,
             shown: Vec::new(),
@@ -524,7 +536,13 @@ impl Script {
             // Emptied, not made anew: they keep their size from order to
             // order, so filling them does not grow them step by step.
             self.pools.clear()?;
-            self.jobs.clear()
+            self.jobs.clear()?;
+            let b = &self.bundle;
+            for (k, t) in [&self.view, &self.queue, &self.running, &self.pools, &self.jobs, &self.keys].into_iter().enumerate() {
+                b.raw_set(k + 1, t)?;
+            }
+            b.raw_set(7, &self.decide)?;
+            b.raw_set(raw::BUNDLE_LEN, &self.copies)
         })()
         .map_err(|e| format!("{path}: {}", message(&e)))?;
         self.pooled = false;
@@ -590,20 +608,27 @@ impl Script {
         }
         let (mut filled, mut fast) = (false, None);
         meter(self.budget);
-        let out = {
+        {
             let _lent = self.lent.lend(view.slowdown);
-            let pass = raw::Pass { view, governor, pooled: self.pooled, shown: &mut self.shown, known: &self.lent.known, ran: &mut self.ran };
-            let args = (&self.view, &self.queue, &self.running, &self.pools, &self.jobs, &self.keys, &self.decide);
+            let pass = raw::Pass {
+                view,
+                governor,
+                pooled: self.pooled,
+                shown: &mut self.shown,
+                known: &self.lent.known,
+                ran: &mut self.ran,
+                templates: &mut self.templates,
+            };
             // SAFETY: the closure runs inside mlua's protected call with the
-            // seven values of `raw`'s contract as its stack slots 1 to 7, in
-            // that order; `raw::decide` keeps to the contract written there.
-            let r = unsafe { self.lua.exec_raw::<Value>(args, |l| raw::decide(l, pass, &mut filled, &mut fast)) };
+            // bundle of `raw`'s contract (set by `start`) as its one stack
+            // slot; `raw::decide` keeps to the contract written there.
+            let r = unsafe { self.lua.exec_raw::<()>(&self.bundle, |l| raw::decide(l, pass, &mut filled, &mut fast)) };
             r.map_err(|e| match self.out_of_memory(&e, &self.at) {
                 Some(m) => m,
                 None if filled => self.explain(&e),
                 None => format!("{}: {}", self.at, message(&e)),
-            })?
-        };
+            })?;
+        }
         self.pooled = true;
         // Only a time ahead: a stale one would have engines wake at once,
         // again and again; and at least MIN_WAIT_S ahead, since one of
@@ -618,7 +643,15 @@ impl Script {
         }
         let ds = match fast {
             Some(ds) => ds,
-            None => answer::decisions(&out, view).map_err(|e| format!("{}: decide: {e}", self.at))?,
+            None => {
+                let out = (|| -> mlua::Result<Value> {
+                    let out = self.bundle.raw_get(raw::ANSWER)?;
+                    self.bundle.raw_set(raw::ANSWER, Value::Nil)?;
+                    Ok(out)
+                })()
+                .map_err(|e| format!("{}: decide: {}", self.at, message(&e)))?;
+                answer::decisions(&out, view).map_err(|e| format!("{}: decide: {e}", self.at))?
+            }
         };
         answer::check(view, &ds).map_err(|e| format!("{}: decide: {e}", self.at))?;
         Ok(ds)
@@ -920,10 +953,14 @@ impl Builder {
         let code = self.code(&spec.path)?;
         let reuse = !self.live && spec.grant() == "none";
         let spare = if reuse { take_spare(&code, params).and_then(|mut s| s.reset().ok().map(|()| s)) } else { None };
-        let script = match spare {
+        let mut script = match spare {
             Some(s) => s,
             None => Script::load(&spec, code.text.clone(), code.bytecode.as_deref())?,
         };
+        // A simulation's script meets the same jobs order after order.
+        if reuse && script.templates.is_none() {
+            script.templates = Some(HashMap::new());
+        }
         let script = Held { script: Some(script), home: reuse.then(|| (code, params.clone())) };
         let governor = self.governor.clone().unwrap_or_else(|| Governor::new(spec.governor()));
         Ok(LuaPolicy { spec, script, fallback, broken: false, log: self.log.clone(), governor, live: self.live, seen: live::generation() })
