@@ -27,17 +27,17 @@ use cosched_engine::JobId;
 use cosched_model::workload::PoolKind;
 
 use crate::live::Level;
-use crate::lent::Lent;
+use crate::callback_state::CallbackState;
 use mlua::ffi;
 
 const VIEW: c_int = 1;
 const QUEUE: c_int = 2;
 const RUNNING: c_int = 3;
-const POOLS: c_int = 4;
-const JOBS: c_int = 5;
-const KEYS_AT: c_int = 6;
+pub const POOLS: c_int = 4;
+pub const JOBS: c_int = 5;
+pub const KEYS_AT: c_int = 6;
 const DECIDE: c_int = 7;
-const TEMPLATES: c_int = 8;
+pub const TEMPLATES: c_int = 8;
 /// Where the bundle itself sits while a pass runs, above the slots it
 /// holds.
 const BUNDLE: c_int = 9;
@@ -51,6 +51,7 @@ pub const ANSWER: c_int = BUNDLE_LEN + 1;
 // of the table's slots); mlua's bindings leave it out.
 extern "C-unwind" {
     fn lua_clonetable(l: *mut ffi::lua_State, idx: c_int);
+    fn lua_rawsetfield(l: *mut ffi::lua_State, idx: c_int, k: *const std::ffi::c_char);
 }
 
 /// A waiting job's table as first made, kept (in `TEMPLATES`, at `slot`)
@@ -489,6 +490,46 @@ pub unsafe fn decide(l: *mut ffi::lua_State, pass: Pass, filled: &mut bool, fast
     }
 }
 
+/// Gives an order new view tables (those of the last order are dropped,
+/// since a script may have annotated them): `view` with its callbacks,
+/// `queue` and `running`, put in the bundle with `decide`; `POOLS` and
+/// `JOBS` are emptied, not made anew, so they keep their size from order to
+/// order. One protected call, where each table made and field set through
+/// mlua was one of its own. Leaves the stack empty.
+///
+/// # Safety
+///
+/// `l` is a Luau state in a protected call whose stack holds the bundle of
+/// the module's contract (its `POOLS` and `JOBS` set), `view.score`,
+/// `view.slowdown`, `view.cpus`, `view.estimate` and the script's
+/// `decide`, in that order, and nothing else.
+pub unsafe fn fresh_view(l: *mut ffi::lua_State) {
+    const B: c_int = 1;
+    let (view, queue, running) = (7, 8, 9);
+    // SAFETY: the contract above; three tables and one value at a time
+    // are pushed.
+    unsafe {
+        ffi::lua_rawcheckstack(l, 4);
+        for _ in 0..3 {
+            ffi::lua_createtable(l, 0, 0);
+        }
+        for (slot, name) in [(2, c"score"), (3, c"slowdown"), (4, c"cpus"), (5, c"estimate"), (queue, c"queue"), (running, c"running")] {
+            ffi::lua_pushvalue(l, slot);
+            lua_rawsetfield(l, view, name.as_ptr());
+        }
+        for (k, slot) in [(VIEW, view), (QUEUE, queue), (RUNNING, running), (DECIDE, 6)] {
+            ffi::lua_pushvalue(l, slot);
+            ffi::lua_rawseti(l, B, k as ffi::lua_Integer);
+        }
+        for k in [POOLS, JOBS] {
+            ffi::lua_rawgeti(l, B, k as ffi::lua_Integer);
+            ffi::lua_cleartable(l, -1);
+            ffi::lua_pop(l, 1);
+        }
+        ffi::lua_settop(l, 0);
+    }
+}
+
 /// A job id argument `view.score` can answer for at once: a whole number,
 /// or a table whose `id` is one.
 unsafe fn job_id(l: *mut ffi::lua_State, idx: c_int) -> Option<usize> {
@@ -515,15 +556,15 @@ unsafe fn job_id(l: *mut ffi::lua_State, idx: c_int) -> Option<usize> {
 /// outside `decide`) goes to the mlua callback, its upvalue 2, which
 /// answers or raises the error with the script's line.
 unsafe extern "C-unwind" fn score(l: *mut ffi::lua_State) -> c_int {
-    // SAFETY: upvalue 1 is the `Lent` pointer `push_score` was given, alive
+    // SAFETY: upvalue 1 is the `CallbackState` pointer `push_score` was given, alive
     // as long as this function (see there); the arguments are read raw.
     let answer = unsafe {
-        let lent = &*(ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)) as *const Lent);
-        match (job_id(l, 1), job_id(l, 2), lent.source.get()) {
+        let shared = &*(ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)) as *const CallbackState);
+        match (job_id(l, 1), job_id(l, 2), shared.source.get()) {
             (Some(a), Some(b), Some(source)) => {
-                let known = lent.known.try_borrow().ok();
+                let known = shared.known.try_borrow().ok();
                 let shown = known.is_some_and(|k| k.get(a) == Some(&true) && k.get(b) == Some(&true));
-                // SAFETY: set only while a `Lending` guard borrows the source.
+                // SAFETY: set only while a `SourceLoan` guard borrows the source.
                 let source = &*source;
                 // A panic is not let through Luau's frames: the callback
                 // below meets it again, where mlua catches it.
@@ -554,14 +595,14 @@ unsafe extern "C-unwind" fn score(l: *mut ffi::lua_State) -> c_int {
 /// # Safety
 ///
 /// `l` is a Luau state in a protected call whose stack holds that callback
-/// only; `lent` points to a `Lent` that lives as long as the function made
+/// only; `shared` points to a `CallbackState` that lives as long as the function made
 /// here (the callback, its upvalue, holds an `Rc` of it), since the
 /// function reads it at each call.
-pub unsafe fn push_score(l: *mut ffi::lua_State, lent: *const Lent) {
+pub unsafe fn push_score(l: *mut ffi::lua_State, shared: *const CallbackState) {
     // SAFETY: the contract above; two slots are pushed and one left.
     unsafe {
         ffi::lua_rawcheckstack(l, 2);
-        ffi::lua_pushlightuserdata(l, lent as *mut std::ffi::c_void);
+        ffi::lua_pushlightuserdata(l, shared as *mut std::ffi::c_void);
         ffi::lua_pushvalue(l, 1);
         ffi::lua_pushcclosurek(l, score, c"score".as_ptr(), 2, None);
         ffi::lua_replace(l, 1);
