@@ -137,6 +137,10 @@ work = 1
 params = { call = "clock", rate = 0.5 }')
 check "check: syscall rate below 1 call/s" 2 "$(rc timeout 20 $C check "$f")"
 check "check /dev/zero (bounded read)" 2 "$(rc timeout 20 $C check /dev/zero)"
+K=${COSCHED_KERNEL:-target/release/cosched-kernel}
+# Issue 42: workers free their memory after the last one's timed work.
+check "kernel stream on 3 threads (2 passes) ends" 0 "$(rc timeout 60 $K stream --threads 3 --work 2 --array-mib 4)"
+check "kernel dgemm on 3 threads ends" 0 "$(rc timeout 60 $K dgemm --threads 3 --work 1)"
 for case in \
     "progress regex that does not compile|progress = 'step (\\d+'" \
     "progress regex without a capture group|progress = 'step \\d+'" \
@@ -287,6 +291,30 @@ badmove="$W/badmove.lua"
 printf 'function decide(view)\n  if #view.running > 0 then return {{move = view.running[1].id, cores = {99}}} end\n  return {{start = view.queue[1].id}}\nend\n' >"$badmove"
 $C simulate --scenario examples/scenarios/seed000.toml --orders 1 --policy "lua:path=$badmove" >"$W/out" 2>/dev/null
 check "Lua move onto a core the pool lacks: refused, fallback" 1 "$(grep -c 'has no core 99' "$W/out")"
+# Issue 42: a later order's job tables are copies of the first order's,
+# made before the script marked or locked them.
+marks="$W/marks.lua"
+cat >"$marks" <<'LUA'
+local met = {}
+function decide(view)
+  for _, j in ipairs(view.queue) do
+    if not met[j] then
+      if j.seen ~= nil or getmetatable(j) ~= nil then error("a job table was not as made") end
+      met[j] = true
+      j.seen = true
+      setmetatable(j, {__metatable = "locked"})
+    end
+  end
+  local out, free = {}, {}
+  for p, pool in ipairs(view.pools) do free[p] = pool.free end
+  for _, j in ipairs(view.queue) do
+    if free[j.pool] >= j.cores then free[j.pool] -= j.cores; out[#out + 1] = {start = j.id} end
+  end
+  return out
+end
+LUA
+$C simulate --scenario examples/scenarios/seed000.toml --orders 40 --policy "lua:path=$marks" >"$W/out" 2>/dev/null
+check "Lua script marking job tables: each order's are fresh" 0 "$(grep -c 'not as made' "$W/out")"
 
 echo "== 12. messages that say the right thing (issue 40)"
 check "runs --db on a missing database: empty list" 0 "$(rc $C runs --db "$W/none.db")"

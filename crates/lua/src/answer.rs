@@ -101,10 +101,64 @@ fn decision(d: &Table, view: &View) -> Result<Decision, String> {
 pub(crate) fn check(view: &View, ds: &[Decision]) -> Result<(), String> {
     // Nothing to refuse in an empty answer (a quarter of a simulation's
     // answers), and the check builds the node's core map each time.
-    if ds.is_empty() {
+    if ds.is_empty() || fit(view, ds) {
         return Ok(());
     }
     check_view(view, ds).map(drop).map_err(|(k, why)| format!("decision {}: {}", k + 1, in_lua_numbers(why)))
+}
+
+/// Whether `check_view` surely accepts `ds`, found by counting cores
+/// rather than building the node's core map: every decision starts a
+/// different waiting job of one way (no variants) on its own pool, and the
+/// pool's free cores, counted as `check_view` places the running jobs,
+/// cover the starts before it and this one. `false` says only that the
+/// count cannot tell (anything else, or a node it does not cover), and
+/// `check_view` decides. The simulator's every answer of a strategy that
+/// only starts jobs is this case.
+fn fit(view: &View, ds: &[Decision]) -> bool {
+    // Per pool, as `check_view`'s map holds them: the named cores of the
+    // running (not suspended) jobs, then `cores` more for each such job
+    // without named cores, from the cores still free.
+    const MOST: usize = 8;
+    let pools = view.pools.len();
+    if pools > MOST || view.pools.iter().any(|p| p.cores > 128) {
+        return false;
+    }
+    let mut busy = [0u128; MOST];
+    let mut unnamed = [0u32; MOST];
+    for r in view.running.iter().filter(|r| !r.suspended && r.pool < pools) {
+        if r.cpus.is_empty() {
+            unnamed[r.pool] += r.cores;
+            continue;
+        }
+        for &c in r.cpus {
+            if c >= view.pools[r.pool].cores {
+                return false;
+            }
+            busy[r.pool] |= 1u128 << c;
+        }
+    }
+    let mut free = [0u32; MOST];
+    for p in 0..pools {
+        // Fewer free cores than the unnamed jobs hold: `check_view`
+        // overbooks them, which no count follows.
+        match (view.pools[p].cores - busy[p].count_ones()).checked_sub(unnamed[p]) {
+            Some(f) => free[p] = f,
+            None => return false,
+        }
+    }
+    for (k, d) in ds.iter().enumerate() {
+        let Decision::Start { job, pool } = *d else { return false };
+        if ds[..k].iter().any(|e| e.job() == job) || view.running.iter().any(|r| r.id == job) {
+            return false;
+        }
+        let Some(q) = view.queue.iter().find(|q| q.id == job) else { return false };
+        if !q.variants.is_empty() || q.pool != pool || pool >= pools || q.cores > free[pool] {
+            return false;
+        }
+        free[pool] -= q.cores;
+    }
+    true
 }
 
 /// A refusal with its pool and variant numbers as a script writes them.
@@ -117,5 +171,139 @@ fn in_lua_numbers(r: Refusal) -> Refusal {
         Refusal::Busy { job, pool, core } => Refusal::Busy { job, pool: p(pool), core },
         Refusal::NoSuchVariant { job, variant, variants } => Refusal::NoSuchVariant { job, variant: variant + 1, variants },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_engine::policy::{PoolInfo, QueuedJob, RunningJob, Variant};
+    use cosched_engine::SlowdownSource;
+    use cosched_model::workload::PoolKind;
+    use proptest::prelude::*;
+
+    struct Flat;
+    impl SlowdownSource for Flat {
+        fn slowdown(&self, _: JobId, _: &[JobId]) -> f64 {
+            1.0
+        }
+        fn score(&self, _: JobId, _: JobId) -> f64 {
+            0.0
+        }
+    }
+
+    /// A node and a batch of decisions drawn from small numbers, so that
+    /// full pools, busy named cores, overbooked ones, suspended jobs,
+    /// variants, jobs started twice and wrong pools all occur.
+    #[derive(Debug, Clone)]
+    struct Case {
+        pools: Vec<u32>,
+        /// (pool, cores, named cores, suspended)
+        running: Vec<(usize, u32, Vec<u32>, bool)>,
+        /// (pool, cores, variants)
+        queue: Vec<(usize, u32, bool)>,
+        /// (job id, pool, kind): kind 0 start, 1 start a variant, 2 suspend
+        decisions: Vec<(usize, usize, u8)>,
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        (
+            prop::collection::vec(1u32..5, 1..4),
+            prop::collection::vec((0usize..4, 0u32..4, prop::collection::vec(0u32..6, 0..3), prop::bool::weighted(0.2)), 0..4),
+            prop::collection::vec((0usize..4, 0u32..4, prop::bool::weighted(0.1)), 0..6),
+            prop::collection::vec((0usize..10, 0usize..4, prop::sample::select(vec![0u8, 0, 0, 0, 1, 2])), 0..4),
+        )
+            .prop_map(|(pools, running, queue, decisions)| Case { pools, running, queue, decisions })
+    }
+
+    fn with_view<R>(c: &Case, f: impl FnOnce(&View) -> R) -> R {
+        let pools: Vec<PoolInfo> = c.pools.iter().map(|&cores| PoolInfo { name: "p".into(), cores, kind: PoolKind::Cpu }).collect();
+        let variants = vec![Variant { name: "v".into(), pool: 0, cores: 1, solo: 1.0 }];
+        let mut cpus: Vec<Vec<u32>> = c.running.iter().map(|r| r.2.clone()).collect();
+        for v in &mut cpus {
+            v.sort_unstable();
+            v.dedup();
+        }
+        let running: Vec<RunningJob> = c
+            .running
+            .iter()
+            .zip(&cpus)
+            .enumerate()
+            .map(|(k, ((pool, cores, _, suspended), cpus))| RunningJob {
+                id: k,
+                pool: *pool,
+                cores: *cores,
+                cpus,
+                suspended: *suspended,
+                suspended_s: 0.0,
+                progress: 0.5,
+                solo: 10.0,
+                program: "r",
+            })
+            .collect();
+        let queue: Vec<QueuedJob> = c
+            .queue
+            .iter()
+            .enumerate()
+            .map(|(k, (pool, cores, v))| QueuedJob {
+                id: 4 + k,
+                name: "q",
+                pool: *pool,
+                cores: *cores,
+                solo: 10.0,
+                program: "q",
+                variants: if *v { &variants } else { &[] },
+            })
+            .collect();
+        f(&View { time: 0.0, queue: &queue, running: &running, pools: &pools, slowdown: &Flat })
+    }
+
+    fn decisions(c: &Case) -> Vec<Decision> {
+        c.decisions
+            .iter()
+            .map(|&(job, pool, kind)| match kind {
+                0 => Decision::Start { job, pool },
+                1 => Decision::StartVariant { job, variant: pool },
+                _ => Decision::Suspend { job },
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        /// The count never accepts what the engine's check refuses, so the
+        /// shortcut cannot let a bad decision through to an engine.
+        #[test]
+        fn what_the_core_count_accepts_the_engines_check_accepts(c in case()) {
+            let ds = decisions(&c);
+            with_view(&c, |v| {
+                if fit(v, &ds) {
+                    prop_assert!(check_view(v, &ds).is_ok(), "{:?}", check_view(v, &ds).err());
+                }
+                Ok(())
+            })?;
+        }
+    }
+
+    #[test]
+    fn the_count_accepts_starts_into_free_cores_and_leaves_the_rest_to_the_engines_check() {
+        // Pool 0 of 4 cores: cores 0 and 2 named by a running job, one more
+        // held by a job without named cores; a suspended job holds none.
+        let c = Case {
+            pools: vec![4, 2],
+            running: vec![(0, 2, vec![0, 2], false), (0, 1, vec![], false), (0, 3, vec![1, 3], true)],
+            queue: vec![(0, 1, false), (1, 2, false), (0, 1, false), (1, 1, true)],
+            decisions: vec![],
+        };
+        let check = |ds: &[(usize, usize, u8)]| {
+            let c = Case { decisions: ds.to_vec(), ..c.clone() };
+            with_view(&c, |v| (fit(v, &decisions(&c)), check_view(v, &decisions(&c)).is_ok()))
+        };
+        assert_eq!(check(&[(4, 0, 0), (5, 1, 0)]), (true, true), "one free core in pool 0, two in pool 1");
+        assert_eq!(check(&[(4, 0, 0), (6, 0, 0)]), (false, false), "a second core pool 0 does not have");
+        assert_eq!(check(&[(4, 0, 0), (4, 0, 0)]), (false, false), "the same job twice");
+        assert_eq!(check(&[(4, 1, 0)]), (false, false), "the wrong pool");
+        assert_eq!(check(&[(7, 0, 0)]), (false, true), "a job with variants: the engine's check decides");
+        assert_eq!(check(&[(2, 0, 2)]), (false, false), "not a start: the engine's check decides");
     }
 }

@@ -27,8 +27,9 @@
 mod answer;
 mod file;
 mod io;
-mod lent;
+mod callback_state;
 mod raw;
+mod spares;
 pub mod live;
 pub mod log;
 pub mod policy;
@@ -36,7 +37,8 @@ pub mod spec;
 
 pub use live::{Governor, Level};
 pub use log::{Log, Note, NoteKind};
-pub use policy::{spares, Builder, LuaPolicy};
+pub use policy::{Builder, LuaPolicy};
+pub use spares::spares;
 pub use spec::{LuaSpec, NAME, PARAMS};
 
 /// Whether scripts run as native code (Luau's code generator, on x86-64 and

@@ -3,36 +3,77 @@
 //! called, the decisions it returns read.
 //!
 //! The contract of [`decide`]: it runs inside a protected call whose stack
-//! holds exactly six tables and the script's `decide` function, in the
-//! order of the `VIEW` .. `DECIDE` slots below. `VIEW`, `QUEUE` and
-//! `RUNNING` are the script's (it may put anything in them, but they stay
-//! tables, since only cosched holds them as such); `POOLS`, `JOBS` and
-//! `KEYS` are cosched's own, which no script reaches, so every value read
-//! from `POOLS` and `JOBS` is a table this pass made, and `KEYS` holds the
-//! strings of [`KEYS`] (keys interned once rather than hashed again at
-//! every field set). Every table the pass writes into is therefore a
-//! table, which Luau's API requires and, in a release build, does not
-//! check. A write into a table the script froze raises a Lua error, which
-//! the protected call turns into an `Err`.
+//! holds exactly one value, the bundle: a table only cosched holds, with
+//! six tables, the script's `decide` function and a seventh table at 1 to
+//! [`BUNDLE_LEN`], in the order of the `VIEW` .. `TEMPLATES` slots below
+//! (one argument rather than eight: each argument of a protected call
+//! through mlua is a push of its own). `VIEW`, `QUEUE` and `RUNNING` are
+//! the script's (it may put anything in them, but they stay tables, since
+//! only cosched holds them as such); `POOLS`, `JOBS`, `KEYS` and
+//! `TEMPLATES` are cosched's own, which no script reaches, so every value
+//! read from `POOLS`, `JOBS` and `TEMPLATES` is a table this module made,
+//! and `KEYS` holds the strings of [`KEYS`] (keys interned once rather
+//! than hashed again at every field set). Every table the pass writes into
+//! is therefore a table, which Luau's API requires and, in a release
+//! build, does not check. A write into a table the script froze raises a
+//! Lua error, which the protected call turns into an `Err`.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::c_int;
 
-use cosched_engine::policy::{Decision, View};
+use cosched_engine::policy::{Decision, QueuedJob, View};
 use cosched_engine::JobId;
 use cosched_model::workload::PoolKind;
 
 use crate::live::Level;
-use crate::lent::Lent;
+use crate::callback_state::CallbackState;
 use mlua::ffi;
 
 const VIEW: c_int = 1;
 const QUEUE: c_int = 2;
 const RUNNING: c_int = 3;
-const POOLS: c_int = 4;
-const JOBS: c_int = 5;
-const KEYS_AT: c_int = 6;
+pub const POOLS: c_int = 4;
+pub const JOBS: c_int = 5;
+pub const KEYS_AT: c_int = 6;
 const DECIDE: c_int = 7;
+pub const TEMPLATES: c_int = 8;
+/// Where the bundle itself sits while a pass runs, above the slots it
+/// holds.
+const BUNDLE: c_int = 9;
+/// How many values the bundle holds (`VIEW` .. `TEMPLATES`).
+pub const BUNDLE_LEN: c_int = 8;
+/// The bundle's entry for an answer `decisions` could not read, left for
+/// `answer::decisions` to read and word the error of.
+pub const ANSWER: c_int = BUNDLE_LEN + 1;
+
+// Luau's API has it (what `table.clone` does: one allocation and a copy
+// of the table's slots); mlua's bindings leave it out.
+extern "C-unwind" {
+    fn lua_clonetable(l: *mut ffi::lua_State, idx: c_int);
+    fn lua_rawsetfield(l: *mut ffi::lua_State, idx: c_int, k: *const std::ffi::c_char);
+}
+
+/// A waiting job's table as first made, kept (in `TEMPLATES`, at `slot`)
+/// by its name with what the table was made from: a Monte-Carlo run shows
+/// the same jobs in every order under other ids, and a copy of the table
+/// made once, its id set, costs a fraction of making it field by field.
+/// Only for jobs without variants, whose table holds no table of its own.
+pub struct Template {
+    program: String,
+    pool: usize,
+    cores: u32,
+    solo: u64,
+    slot: c_int,
+}
+
+/// The templates of one script, by job name; `None` where a script does
+/// not keep them (a real run shows each job once).
+pub type Templates = Option<HashMap<String, Template>>;
+
+/// Templates a script keeps at most: the jobs of a scenario, a few hundred
+/// at most, at a few hundred bytes each against the state's memory limit.
+const MOST_TEMPLATES: usize = 1024;
 
 /// The field names the view's tables use, in the order of the constants
 /// below (1-based, as `KEYS` holds them).
@@ -75,6 +116,7 @@ pub struct Pass<'a> {
     /// Jobs whose table says how they run (the variant that started); as
     /// long as `known`.
     pub ran: &'a mut Vec<bool>,
+    pub templates: &'a mut Templates,
 }
 
 /// Sets `t[KEYS[k]]` to the value on top of the stack, popping it; `t`
@@ -131,6 +173,47 @@ impl Pass<'_> {
             ffi::lua_rawseti(l, JOBS, id as ffi::lua_Integer + 1);
         }
         self.known.borrow_mut()[id] = true;
+    }
+
+    /// Pushes a new table for waiting job `q` copied from its template, if
+    /// there is one made from what `q` shows; `false` (nothing pushed) if
+    /// not. The copy is the table `job` would make, slot for slot (a
+    /// script's `pairs` meets its fields in the same order).
+    unsafe fn copy(&mut self, l: *mut ffi::lua_State, q: &QueuedJob) -> bool {
+        let Some(t) = self.templates.as_ref().and_then(|ts| ts.get(q.name)) else { return false };
+        if !(q.variants.is_empty() && t.program == q.program && t.pool == q.pool && t.cores == q.cores && t.solo == q.solo.to_bits()) {
+            return false;
+        }
+        // SAFETY: the module's contract: `TEMPLATES` holds a table at
+        // `slot` (set by `keep`); `JOBS` is cosched's; `known[id]` is
+        // false (the caller makes a table only for an id without one).
+        unsafe {
+            ffi::lua_rawgeti(l, TEMPLATES, t.slot as ffi::lua_Integer);
+            lua_clonetable(l, -1);
+            ffi::lua_remove(l, -2);
+            num(l, ffi::lua_gettop(l), ID, q.id as f64);
+            ffi::lua_pushvalue(l, -1);
+            ffi::lua_rawseti(l, JOBS, q.id as ffi::lua_Integer + 1);
+        }
+        self.known.borrow_mut()[q.id] = true;
+        true
+    }
+
+    /// Keeps a copy of the table just made for waiting job `q` (on top of
+    /// the stack, untouched by the script yet) as its template.
+    unsafe fn keep(&mut self, l: *mut ffi::lua_State, q: &QueuedJob) {
+        let Some(ts) = self.templates.as_mut() else { return };
+        if !q.variants.is_empty() || ts.len() >= MOST_TEMPLATES {
+            return;
+        }
+        let slot = ts.len() as c_int + 1;
+        // SAFETY: the table is on top; `TEMPLATES` is cosched's table.
+        unsafe {
+            lua_clonetable(l, -1);
+            ffi::lua_rawseti(l, TEMPLATES, slot as ffi::lua_Integer);
+        }
+        let t = Template { program: q.program.to_string(), pool: q.pool, cores: q.cores, solo: q.solo.to_bits(), slot };
+        ts.insert(q.name.to_string(), t);
     }
 
     /// # Safety
@@ -247,28 +330,34 @@ impl Pass<'_> {
             }
             self.shown.truncate(kept);
             for q in &queue[k..] {
-                self.job(l, q.id, |t| {
-                    text(l, t, NAME, q.name);
-                    num(l, t, POOL, (q.pool + 1) as f64);
-                    num(l, t, CORES, f64::from(q.cores));
-                    num(l, t, SOLO, q.solo);
-                    if !q.variants.is_empty() {
-                        ffi::lua_createtable(l, q.variants.len() as c_int, 0);
-                        let vs = ffi::lua_gettop(l);
-                        for (k, v) in q.variants.iter().enumerate() {
-                            ffi::lua_createtable(l, 0, 5);
-                            let vt = ffi::lua_gettop(l);
-                            num(l, vt, INDEX, (k + 1) as f64);
-                            text(l, vt, NAME, &v.name);
-                            num(l, vt, POOL, (v.pool + 1) as f64);
-                            num(l, vt, CORES, f64::from(v.cores));
-                            num(l, vt, SOLO, v.solo);
-                            ffi::lua_rawseti(l, vs, k as ffi::lua_Integer + 1);
+                let fresh = !self.known.borrow()[q.id];
+                if !(fresh && self.copy(l, q)) {
+                    self.job(l, q.id, |t| {
+                        text(l, t, NAME, q.name);
+                        num(l, t, POOL, (q.pool + 1) as f64);
+                        num(l, t, CORES, f64::from(q.cores));
+                        num(l, t, SOLO, q.solo);
+                        if !q.variants.is_empty() {
+                            ffi::lua_createtable(l, q.variants.len() as c_int, 0);
+                            let vs = ffi::lua_gettop(l);
+                            for (k, v) in q.variants.iter().enumerate() {
+                                ffi::lua_createtable(l, 0, 5);
+                                let vt = ffi::lua_gettop(l);
+                                num(l, vt, INDEX, (k + 1) as f64);
+                                text(l, vt, NAME, &v.name);
+                                num(l, vt, POOL, (v.pool + 1) as f64);
+                                num(l, vt, CORES, f64::from(v.cores));
+                                num(l, vt, SOLO, v.solo);
+                                ffi::lua_rawseti(l, vs, k as ffi::lua_Integer + 1);
+                            }
+                            set(l, t, KEYS_AT, VARIANTS);
                         }
-                        set(l, t, KEYS_AT, VARIANTS);
+                        text(l, t, PROGRAM, q.program);
+                    });
+                    if fresh {
+                        self.keep(l, q);
                     }
-                    text(l, t, PROGRAM, q.program);
-                });
+                }
                 self.shown.push(q.id);
                 ffi::lua_rawseti(l, QUEUE, self.shown.len() as ffi::lua_Integer);
             }
@@ -362,33 +451,82 @@ unsafe fn decisions(l: *mut ffi::lua_State, list: c_int, view: &View) -> Option<
 }
 
 /// Fills the view, calls `decide(view)` and reads the decisions it returns
-/// (into `fast`, when `decisions` can), leaving only its result on the
-/// stack. `filled` says whether the view was filled, so that an error is
-/// told as the view's or the script's. A Lua error (the script's, its
-/// budget's, or a frozen table the pass writes into) unwinds to the
-/// protected call around.
+/// (into `fast`, when `decisions` can; else the answer is left in the
+/// bundle at [`ANSWER`]), leaving the stack empty. `filled` says whether
+/// the view was filled, so that an error is told as the view's or the
+/// script's. A Lua error (the script's, its budget's, or a frozen table
+/// the pass writes into) unwinds to the protected call around.
 ///
 /// # Safety
 ///
-/// `l` is a Luau state in a protected call whose stack holds the values of
+/// `l` is a Luau state in a protected call whose stack holds the bundle of
 /// the module's contract, and nothing else.
 pub unsafe fn decide(l: *mut ffi::lua_State, pass: Pass, filled: &mut bool, fast: &mut Option<Vec<Decision>>) {
     let view = pass.view;
-    // SAFETY: the contract; `run` leaves the stack as it found it, the call
-    // leaves one result above the contract's slots.
+    // SAFETY: the contract; the bundle's values go to slots 1 to
+    // BUNDLE_LEN and the bundle above them; `run` leaves the stack as it
+    // found it, the call leaves one result above the bundle.
     unsafe {
+        ffi::lua_rawcheckstack(l, BUNDLE_LEN + 2);
+        for k in 1..=BUNDLE_LEN {
+            ffi::lua_rawgeti(l, 1, k as ffi::lua_Integer);
+        }
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_remove(l, 1);
         pass.run(l);
         *filled = true;
         ffi::lua_pushvalue(l, DECIDE);
         ffi::lua_pushvalue(l, VIEW);
         ffi::lua_call(l, 1, 1);
-        let out = DECIDE + 1;
+        let out = BUNDLE + 1;
         if ffi::lua_type(l, out) == ffi::LUA_TTABLE {
             *fast = decisions(l, out, view);
         }
-        ffi::lua_settop(l, out);
-        ffi::lua_replace(l, 1);
-        ffi::lua_settop(l, 1);
+        if fast.is_none() {
+            ffi::lua_settop(l, out);
+            ffi::lua_rawseti(l, BUNDLE, ANSWER as ffi::lua_Integer);
+        }
+        ffi::lua_settop(l, 0);
+    }
+}
+
+/// Gives an order new view tables (those of the last order are dropped,
+/// since a script may have annotated them): `view` with its callbacks,
+/// `queue` and `running`, put in the bundle with `decide`; `POOLS` and
+/// `JOBS` are emptied, not made anew, so they keep their size from order to
+/// order. One protected call, where each table made and field set through
+/// mlua was one of its own. Leaves the stack empty.
+///
+/// # Safety
+///
+/// `l` is a Luau state in a protected call whose stack holds the bundle of
+/// the module's contract (its `POOLS` and `JOBS` set), `view.score`,
+/// `view.slowdown`, `view.cpus`, `view.estimate` and the script's
+/// `decide`, in that order, and nothing else.
+pub unsafe fn fresh_view(l: *mut ffi::lua_State) {
+    const B: c_int = 1;
+    let (view, queue, running) = (7, 8, 9);
+    // SAFETY: the contract above; three tables and one value at a time
+    // are pushed.
+    unsafe {
+        ffi::lua_rawcheckstack(l, 4);
+        for _ in 0..3 {
+            ffi::lua_createtable(l, 0, 0);
+        }
+        for (slot, name) in [(2, c"score"), (3, c"slowdown"), (4, c"cpus"), (5, c"estimate"), (queue, c"queue"), (running, c"running")] {
+            ffi::lua_pushvalue(l, slot);
+            lua_rawsetfield(l, view, name.as_ptr());
+        }
+        for (k, slot) in [(VIEW, view), (QUEUE, queue), (RUNNING, running), (DECIDE, 6)] {
+            ffi::lua_pushvalue(l, slot);
+            ffi::lua_rawseti(l, B, k as ffi::lua_Integer);
+        }
+        for k in [POOLS, JOBS] {
+            ffi::lua_rawgeti(l, B, k as ffi::lua_Integer);
+            ffi::lua_cleartable(l, -1);
+            ffi::lua_pop(l, 1);
+        }
+        ffi::lua_settop(l, 0);
     }
 }
 
@@ -418,15 +556,15 @@ unsafe fn job_id(l: *mut ffi::lua_State, idx: c_int) -> Option<usize> {
 /// outside `decide`) goes to the mlua callback, its upvalue 2, which
 /// answers or raises the error with the script's line.
 unsafe extern "C-unwind" fn score(l: *mut ffi::lua_State) -> c_int {
-    // SAFETY: upvalue 1 is the `Lent` pointer `push_score` was given, alive
+    // SAFETY: upvalue 1 is the `CallbackState` pointer `push_score` was given, alive
     // as long as this function (see there); the arguments are read raw.
     let answer = unsafe {
-        let lent = &*(ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)) as *const Lent);
-        match (job_id(l, 1), job_id(l, 2), lent.source.get()) {
+        let shared = &*(ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)) as *const CallbackState);
+        match (job_id(l, 1), job_id(l, 2), shared.source.get()) {
             (Some(a), Some(b), Some(source)) => {
-                let known = lent.known.try_borrow().ok();
+                let known = shared.known.try_borrow().ok();
                 let shown = known.is_some_and(|k| k.get(a) == Some(&true) && k.get(b) == Some(&true));
-                // SAFETY: set only while a `Lending` guard borrows the source.
+                // SAFETY: set only while a `SourceLoan` guard borrows the source.
                 let source = &*source;
                 // A panic is not let through Luau's frames: the callback
                 // below meets it again, where mlua catches it.
@@ -457,14 +595,14 @@ unsafe extern "C-unwind" fn score(l: *mut ffi::lua_State) -> c_int {
 /// # Safety
 ///
 /// `l` is a Luau state in a protected call whose stack holds that callback
-/// only; `lent` points to a `Lent` that lives as long as the function made
+/// only; `shared` points to a `CallbackState` that lives as long as the function made
 /// here (the callback, its upvalue, holds an `Rc` of it), since the
 /// function reads it at each call.
-pub unsafe fn push_score(l: *mut ffi::lua_State, lent: *const Lent) {
+pub unsafe fn push_score(l: *mut ffi::lua_State, shared: *const CallbackState) {
     // SAFETY: the contract above; two slots are pushed and one left.
     unsafe {
         ffi::lua_rawcheckstack(l, 2);
-        ffi::lua_pushlightuserdata(l, lent as *mut std::ffi::c_void);
+        ffi::lua_pushlightuserdata(l, shared as *mut std::ffi::c_void);
         ffi::lua_pushvalue(l, 1);
         ffi::lua_pushcclosurek(l, score, c"score".as_ptr(), 2, None);
         ffi::lua_replace(l, 1);

@@ -401,6 +401,52 @@ end
 }
 
 #[test]
+fn a_later_orders_job_tables_are_the_tables_a_first_order_makes_whatever_the_script_did_to_them() {
+    // A simulation copies a job's table from the one it made for the same
+    // job in an earlier order. Each decision checks that every waiting
+    // job's table it meets first is as made (its fields, no metatable, not
+    // frozen), then annotates it and freezes or locks it; and it starts the job picked
+    // by a hash of every field in `pairs` order, so a copy laid out
+    // otherwise than a made table would (almost surely) start another job.
+    let text = r#"
+local met = {}
+function decide(view)
+  local s, fresh = "", true
+  for _, j in ipairs(view.queue) do
+    if not met[j] then
+      fresh = fresh and j.seen == nil and getmetatable(j) == nil and not table.isfrozen(j)
+    end
+    for k, v in pairs(j) do s = s .. k .. "=" .. tostring(v) .. ";" end
+  end
+  for i, j in ipairs(view.queue) do
+    if not met[j] then
+      met[j] = true
+      j.seen = true
+      if i % 2 == 0 then table.freeze(j) else setmetatable(j, {__metatable = "locked"}) end
+    end
+  end
+  if not fresh then error("a job table was not as made") end
+  if #view.queue == 0 or view.pools[1].free == 0 then return nil end
+  local h = 0
+  for i = 1, #s do h = (h * 31 + string.byte(s, i)) % 1000003 end
+  return {{start = view.queue[h % #view.queue + 1].id}}
+end
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let p = script(dir.path(), "annotates.lua", text);
+    let b = Builder::simulation(Arc::new(Log::default()));
+    let given = params(&p, &[("fallback", "noplan")]);
+    let run = || {
+        let mut lua = b.build(&given).unwrap();
+        starts(&mut lua, 2)
+    };
+    let first = run();
+    assert_eq!(run(), first, "the second order's tables are copies");
+    assert_eq!(run(), first);
+    assert!(b.log().notes().is_empty(), "a job table was not as made: {:?}", b.log().summary());
+}
+
+#[test]
 fn a_coroutine_cannot_escape_the_instruction_budget() {
     let (detail, p) = runaway("function decide(view)\n  coroutine.wrap(function()\n    while true do end\n  end)()\nend\n");
     assert!(detail.contains(&format!("{}:3: budget of 50000 interrupts exceeded", p.display())), "{detail}");

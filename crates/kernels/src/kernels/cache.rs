@@ -37,11 +37,11 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
             let range = chunk(elements, threads, i);
             Ok(range.map(|g| g as u64).collect::<Vec<u64>>())
         },
-        |_, mut ws| {
+        |_, ws| {
             let mut sum = 0u64;
             for _ in 0..work {
-                sum = sum.wrapping_add(sweep(&mut ws));
-                std::hint::black_box(&mut ws);
+                sum = sum.wrapping_add(sweep(ws));
+                std::hint::black_box(&mut *ws);
             }
             mix(mix(CHECKSUM_SEED, sum), ws.first().copied().unwrap_or(0))
         },

@@ -32,7 +32,7 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
         threads,
         started,
         |_| Ok(()),
-        |i, ()| {
+        |i, _| {
             let start = (lines as u64 * u64::from(i) / u64::from(threads)) as usize * WORDS_PER_LINE;
             let loads = share(work, threads, i) * LOADS_PER_UNIT;
             mix(mix(CHECKSUM_SEED, loads), chase(&ring, start, loads) as u64)

@@ -29,7 +29,7 @@ pub(crate) fn run(work: u64, threads: u32) -> Result<Outcome, KernelError> {
         threads,
         started,
         |_| Ok(()),
-        |i, ()| {
+        |i, _| {
             let mut acc = [0.0f64; ACCUMULATORS];
             for (j, x) in acc.iter_mut().enumerate() {
                 *x = 1.0 + j as f64 * 1.0e-3;

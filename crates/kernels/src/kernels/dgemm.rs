@@ -37,12 +37,12 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
             let rows = crate::util::chunk(n, threads, i);
             Ok((rows.start, vec![0.0f64; rows.len() * n]))
         },
-        |_, (row0, mut c)| {
+        |_, (row0, c)| {
             for _ in 0..work {
-                multiply_band(&a, &b, &mut c, row0, n);
-                std::hint::black_box(&mut c);
+                multiply_band(&a, &b, c, *row0, n);
+                std::hint::black_box(&mut *c);
             }
-            c
+            std::mem::take(c)
         },
     )?;
     let checksum = combine(bands.iter().flatten().map(|x| x.to_bits()));

@@ -125,9 +125,9 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
             let accesses = share(work, threads, i) * ACCESSES_PER_UNIT;
             let mut cursor = Cursor::default();
             let sum = if intensity >= 1.0 {
-                cursor.advance(&mem, &round, accesses)
+                cursor.advance(mem, &round, accesses)
             } else {
-                paced(&mut cursor, &mem, &round, accesses, intensity)
+                paced(&mut cursor, mem, &round, accesses, intensity)
             };
             mix(mix(CHECKSUM_SEED, accesses), sum)
         },

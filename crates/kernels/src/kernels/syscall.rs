@@ -112,9 +112,9 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
         threads,
         started,
         |_| Caller::new(call),
-        |i, mut caller| {
+        |i, caller| {
             let calls = share(work, threads, i) * CALLS_PER_UNIT;
-            paced(&mut caller, calls, rate)
+            paced(caller, calls, rate)
         },
     )?;
     let failed: u64 = tallies.iter().map(|t| t.calls - t.ok).sum();
