@@ -98,9 +98,10 @@ impl std::fmt::Display for Exit {
     }
 }
 
-/// The result of one finished process.
+/// How one launched process ended: its exit, wall and CPU time, peak
+/// memory and what it printed.
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub struct ExitReport {
     /// Wall time from spawn to exit, seconds.
     pub wall_s: f64,
     /// CPU time of the process and its reaped children (rusage), seconds.
@@ -609,7 +610,7 @@ impl Running {
 
     /// Non-blocking: `Some(outcome)` once the process has exited;
     /// [`LaunchError::Interrupted`] once cosched was asked to stop.
-    pub fn try_wait(&mut self) -> Result<Option<Outcome>, LaunchError> {
+    pub fn try_wait(&mut self) -> Result<Option<ExitReport>, LaunchError> {
         if let Some(sig) = interrupted() {
             return Err(LaunchError::Interrupted(sig));
         }
@@ -618,7 +619,7 @@ impl Running {
 
     /// Waits until the process exits, or until cosched is interrupted (then
     /// the group is killed as `self` drops).
-    pub fn wait(mut self) -> Result<Outcome, LaunchError> {
+    pub fn wait(mut self) -> Result<ExitReport, LaunchError> {
         loop {
             if let Some(o) = self.try_wait()? {
                 return Ok(o);
@@ -627,7 +628,7 @@ impl Running {
         }
     }
 
-    fn wait_inner(&mut self, flags: i32) -> Result<Option<Outcome>, LaunchError> {
+    fn wait_inner(&mut self, flags: i32) -> Result<Option<ExitReport>, LaunchError> {
         if self.child.is_none() {
             return Err(LaunchError::Wait {
                 pid: self.pid,
@@ -674,7 +675,7 @@ impl Running {
         let stdout = self.stdout.take().map(Reader::finish).unwrap_or_default();
         let stderr = self.stderr.take().map(Reader::finish).unwrap_or_default();
         let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-        Ok(Some(Outcome {
+        Ok(Some(ExitReport {
             wall_s,
             user_s: tv(ru.ru_utime),
             sys_s: tv(ru.ru_stime),
@@ -844,7 +845,7 @@ fn tail(s: &str, lines: usize) -> String {
 }
 
 /// Runs a process to completion (pinned if asked) and returns its outcome.
-pub fn run(launch: &Launch) -> Result<Outcome, LaunchError> {
+pub fn run(launch: &Launch) -> Result<ExitReport, LaunchError> {
     spawn(launch)?.wait()
 }
 

@@ -39,7 +39,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Instant;
 
 use cosched_engine::online::{Estimate, Sample, Settled};
-use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
+use cosched_engine::run::{ExecError, Executor, EndedJob, StartPlan};
 use cosched_engine::JobId;
 use nix::sched::{sched_setaffinity, CpuSet};
 use nix::sys::signal::{killpg, Signal};
@@ -447,7 +447,7 @@ impl<'a> NodeExecutor<'a> {
         self.active.iter_mut().find(|a| a.job == job).ok_or_else(|| ExecError::Fatal(format!("job {job} is not running")))
     }
 
-    fn finish(&mut self, k: usize, status: JobStatus, end: f64) -> Result<Outcome, ExecError> {
+    fn finish(&mut self, k: usize, status: JobStatus, end: f64) -> Result<EndedJob, ExecError> {
         let mut a = self.active.remove(k);
         if let Some(p) = a.progress_file.take() {
             let _ = std::fs::remove_file(p);
@@ -490,7 +490,7 @@ impl<'a> NodeExecutor<'a> {
             },
         };
         (self.sink)(NodeEvent::Ended(ended)).map_err(ExecError::Fatal)?;
-        Ok(Outcome { job: a.job, status, start: a.start, end, work_s, cpus: std::mem::take(&mut a.cpus) })
+        Ok(EndedJob { job: a.job, status, start: a.start, end, work_s, cpus: std::mem::take(&mut a.cpus) })
     }
 
     /// The process group of a running job (its leader's pid).
@@ -572,7 +572,7 @@ impl Executor for NodeExecutor<'_> {
         Ok(t)
     }
 
-    fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {
+    fn wait(&mut self, until: Option<f64>) -> Result<Vec<EndedJob>, ExecError> {
         let mut ended = Vec::new();
         for (job, _) in std::mem::take(&mut self.failed_starts) {
             if let Some(k) = self.active.iter().position(|a| a.job == job) {

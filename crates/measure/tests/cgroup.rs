@@ -29,7 +29,7 @@ fn scope(tag: &str) -> String {
     format!("test-{tag}-{}", std::process::id())
 }
 
-fn wait(mut r: cosched_measure::launch::Running) -> cosched_measure::launch::Outcome {
+fn wait(mut r: cosched_measure::launch::Running) -> cosched_measure::launch::ExitReport {
     loop {
         if let Some(o) = r.try_wait().unwrap() {
             return o;
