@@ -391,8 +391,11 @@ fn opened_for_writing(fdinfo: &str) -> bool {
 /// Starts a process in a new process group, pinned if asked.
 pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
     let (prog, args) = launch.argv.split_first().ok_or(LaunchError::Empty)?;
-    let mut cmd = Command::new(prog);
-    cmd.args(args)
+    // Found on the job's PATH here: the child's own search is a failed exec
+    // per directory before the program's (issue 42). argv[0] stays `prog`.
+    let path = crate::identity::on_path(prog, &launch.env, launch.user.is_some());
+    let mut cmd = Command::new(path.as_deref().unwrap_or(std::path::Path::new(prog)));
+    cmd.arg0(prog).args(args)
         .stdin(Stdio::null())
         .stdout(if launch.capture_stdout { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::piped())
