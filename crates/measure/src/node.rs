@@ -122,7 +122,7 @@ pub struct Ended {
 }
 
 /// What the executor hands its sink as it goes, for the journal; the run
-/// loop learns of ends from [`Executor::wait`]'s outcomes instead.
+/// loop learns of ends from [`Executor::wait`]'s ended jobs instead.
 #[derive(Debug, Clone)]
 pub enum NodeEvent {
     Started(Started),
