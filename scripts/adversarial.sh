@@ -181,6 +181,29 @@ name = "notify_on_release"
 command = "true"')
 check "run: jobs named tasks and notify_on_release" 0 "$(rc $C run --workload "$names" --policy exclusive --solo stored)"
 
+echo "== 4b. a job's cgroup handed on to the next job (issue 42)"
+if [ $root = 1 ] && [ -d /sys/fs/cgroup/freezer ]; then
+    # Each job exits 0 only where its groups bear its own name; the first
+    # leaves a sleeper behind in a session of its own, so its group is not
+    # empty and must be killed and removed, never handed on.
+    own=$(wl own '[[pools]]
+name = "host"
+cores = 1
+[[jobs]]
+name = "first"
+command = ["sh", "-c", "setsid sleep 30 >/dev/null 2>&1 & ! grep /cosched/ /proc/self/cgroup | grep -v /first$ && grep -q /cosched/.*/first$ /proc/self/cgroup"]
+[[jobs]]
+name = "second"
+command = ["sh", "-c", "! grep /cosched/ /proc/self/cgroup | grep -v /second$ && grep -q /cosched/.*/second$ /proc/self/cgroup"]
+[[jobs]]
+name = "third"
+command = ["sh", "-c", "! grep /cosched/ /proc/self/cgroup | grep -v /third$ && grep -q /cosched/.*/third$ /proc/self/cgroup"]')
+    check "run: each job in groups of its own name" 0 "$(rc $C run --workload "$own" --policy exclusive --solo stored --db "$W/own.db")"
+    check "  no job group left after the run" 0 "$(find /sys/fs/cgroup/*/cosched -mindepth 2 -type d \( -name first -o -name second -o -name third \) 2>/dev/null | wc -l)"
+else
+    skip "cgroups handed on" "needs root and cgroup v1"
+fi
+
 echo "== 5. exit codes"
 failing=$(wl failing '[[pools]]
 name = "host"

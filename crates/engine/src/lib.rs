@@ -27,6 +27,6 @@ pub use cosched_model::run::JobStatus;
 pub use placement::Placement;
 pub use platform::{Platform, SimJob};
 pub use policy::{Cores, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};
-pub use run::{run_node, run_node_placed, Done, ExecError, Executor, Outcome, RunError, StartPlan};
+pub use run::{run_node, run_node_placed, Done, ExecError, Executor, EndedJob, RunError, StartPlan};
 pub use source::SlowdownSource;
 pub use validate::Refusal;

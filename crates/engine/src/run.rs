@@ -51,10 +51,11 @@ pub struct StartPlan {
     pub variant: usize,
 }
 
-/// How a job ended, as the executor observed it. Its wall time is
-/// `end - start`.
+/// A job that ended, as the executor observed it: its status, times and
+/// CPUs (one per ended job from [`Executor::wait`]; the policy's view of
+/// the same end is [`JobOutcome`]). Its wall time is `end - start`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct EndedJob {
     pub job: JobId,
     pub status: JobStatus,
     /// Seconds on the run's clock.
@@ -75,7 +76,7 @@ pub trait Executor {
     fn start(&mut self, plan: &StartPlan) -> Result<f64, ExecError>;
     /// Blocks until at least one running job ends or the clock reaches
     /// `until`; returns how the jobs that ended did.
-    fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError>;
+    fn wait(&mut self, until: Option<f64>) -> Result<Vec<EndedJob>, ExecError>;
     /// Stops a running job where it is; returns the time. An engine that
     /// cannot keeps the default, and a policy that suspends fails on it
     /// with this error.
@@ -623,14 +624,14 @@ mod tests {
             self.started.push((plan.job, self.t));
             Ok((self.t, self.t))
         }
-        fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {
+        fn wait(&mut self, until: Option<f64>) -> Result<Vec<EndedJob>, ExecError> {
             self.waits += 1;
             self.t = until.unwrap_or(self.t + 1.0);
             if self.waits < 3 {
                 return Ok(Vec::new());
             }
             let end = self.t;
-            Ok(self.started.iter().map(|&(job, start)| Outcome { job, status: JobStatus::Ok, start, end, work_s: None, cpus: vec![] }).collect())
+            Ok(self.started.iter().map(|&(job, start)| EndedJob { job, status: JobStatus::Ok, start, end, work_s: None, cpus: vec![] }).collect())
         }
         fn suspend(&mut self, job: JobId) -> Result<f64, ExecError> {
             self.log.push(format!("suspend {job}"));

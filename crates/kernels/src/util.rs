@@ -9,9 +9,11 @@ use cosched_model::kernel::KernelSpec;
 
 use crate::{Figure, KernelError};
 
-/// What a kernel module hands back to [`crate::run`].
+/// One run of a kernel as its module hands it back to [`crate::run`]: the
+/// set-up and work-phase times, the operations done, the checksum and the
+/// kernel's own figure.
 #[derive(Debug)]
-pub(crate) struct Outcome {
+pub(crate) struct KernelRun {
     pub setup_s: f64,
     pub wall_s: f64,
     pub ops: u64,
@@ -22,9 +24,9 @@ pub(crate) struct Outcome {
     pub resolved: Vec<(String, String)>,
 }
 
-impl Outcome {
+impl KernelRun {
     pub fn new(timed: Timing, ops: u64, ops_unit: &str, checksum: u64) -> Self {
-        Outcome {
+        KernelRun {
             setup_s: timed.setup_s,
             wall_s: timed.wall_s,
             ops,

@@ -326,18 +326,24 @@ impl Isolation {
         match &self.backend {
             Backend::None => Ok(None),
             Backend::V1 { dirs } => {
-                let mut made = JobCgroup { dirs: Vec::new(), version: 1 };
+                let mut made = JobCgroup { dirs: Vec::new(), version: 1, limits: limits.clone(), oom_base: 0 };
                 for (ctrl, base) in dirs {
                     let dir = base.join(&rel);
                     if *ctrl == V1Controller::Cpuset {
                         // A new cpuset is empty; every level needs cpus and
-                        // mems before a task may join below it.
-                        make_cpuset_path(base, &rel)?;
-                        if !limits.cpus.is_empty() {
-                            write_file(&dir.join("cpuset.cpus"), &cpulist(&limits.cpus))?;
-                        }
-                        if !limits.mems.is_empty() {
-                            write_file(&dir.join("cpuset.mems"), &cpulist(&limits.mems))?;
+                        // mems before a task may join below it. The scope's
+                        // levels exist after a run's first job: its group is
+                        // made and given its CPUs directly (issue 42: reading
+                        // every level's cpuset was a tenth of a job's cost),
+                        // and by the walk down every level if that fails.
+                        if !quick_cpuset(&dir, limits) {
+                            make_cpuset_path(base, &rel)?;
+                            if !limits.cpus.is_empty() {
+                                write_file(&dir.join("cpuset.cpus"), &cpulist(&limits.cpus))?;
+                            }
+                            if !limits.mems.is_empty() {
+                                write_file(&dir.join("cpuset.mems"), &cpulist(&limits.mems))?;
+                            }
                         }
                     } else {
                         fs::create_dir_all(&dir).map_err(io(&dir))?;
@@ -398,7 +404,7 @@ impl Isolation {
                         write_file(&path.join("pids.max"), &n.to_string())?;
                     }
                 }
-                Ok(Some(JobCgroup { dirs: vec![("unified", path)], version: 2 }))
+                Ok(Some(JobCgroup { dirs: vec![("unified", path)], version: 2, limits: limits.clone(), oom_base: 0 }))
             }
         }
     }
@@ -417,7 +423,8 @@ impl Isolation {
             let Ok(entries) = fs::read_dir(base) else { continue };
             for e in entries.flatten() {
                 if e.path().is_dir() {
-                    let g = JobCgroup { dirs: vec![("leftover", e.path())], version: if self.version() == "v2" { 2 } else { 1 } };
+                    let version = if self.version() == "v2" { 2 } else { 1 };
+                    let g = JobCgroup { dirs: vec![("leftover", e.path())], version, limits: Limits::default(), oom_base: 0 };
                     killed += g.procs().len();
                     let _ = g.remove();
                 }
@@ -478,6 +485,22 @@ fn detect_v2(mount: Option<&Path>, own: Option<&str>) -> Result<(Backend, Vec<St
     Ok((Backend::V2 { dir, controllers }, notes))
 }
 
+/// Makes a job's cpuset `dir` below an existing parent and writes the
+/// job's CPUs and memory nodes into it, when `limits` names both (a new
+/// cpuset takes no task before both are set); `false` when that cannot be
+/// done so, leaving the directory (if made) for [`make_cpuset_path`].
+fn quick_cpuset(dir: &Path, limits: &Limits) -> bool {
+    if limits.cpus.is_empty() || limits.mems.is_empty() {
+        return false;
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(_) => return false,
+    }
+    write_file(&dir.join("cpuset.cpus"), &cpulist(&limits.cpus)).is_ok() && write_file(&dir.join("cpuset.mems"), &cpulist(&limits.mems)).is_ok()
+}
+
 fn make_cpuset_path(base: &Path, rel: &Path) -> Result<(), CgroupError> {
     let mut parent = base.to_path_buf();
     for part in rel.iter() {
@@ -530,11 +553,17 @@ fn cpulist(cpus: &[u32]) -> String {
     cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
 }
 
+mod reuse;
+
 /// One job's group: a directory per v1 controller, or one in the v2 tree.
 #[derive(Debug)]
 pub struct JobCgroup {
     dirs: Vec<(&'static str, PathBuf)>,
     version: u8,
+    /// What was written into it (`reuse` writes only what changes).
+    limits: Limits,
+    /// OOM kills counted before its job (a group handed on keeps its count).
+    oom_base: u64,
 }
 
 impl JobCgroup {
@@ -651,9 +680,13 @@ impl JobCgroup {
         fs::read_to_string(d).ok().map(|s| s.trim().to_string())
     }
 
-    /// OOM kills inside the group since it was made: v2 `memory.events`
+    /// OOM kills inside the group since its job started: v2 `memory.events`
     /// `oom_kill`, v1 `memory.oom_control` `oom_kill` (kernel >= 4.13).
     pub fn oom_kills(&self) -> u64 {
+        self.oom_total().saturating_sub(self.oom_base)
+    }
+
+    fn oom_total(&self) -> u64 {
         let (file, d) = if self.version == 2 {
             ("memory.events", self.dir_of("unified"))
         } else {
@@ -699,7 +732,24 @@ impl JobCgroup {
     }
 
     /// Kills what is left and removes the group's directories.
+    ///
+    /// The kernel removes only an empty group (`EBUSY` otherwise), so each
+    /// directory is removed at once first: a job that ended with nothing
+    /// left (the common case) costs one `rmdir` per directory, not a read
+    /// of every `cgroup.procs` as well (issue 42). A group still busy is
+    /// killed and removed as before.
     pub fn remove(&self) -> Result<(), CgroupError> {
+        let mut busy = false;
+        for (_, d) in &self.dirs {
+            match fs::remove_dir(d) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => busy = true,
+            }
+        }
+        if !busy {
+            return Ok(());
+        }
         self.kill_all()?;
         for (_, d) in &self.dirs {
             // An exiting task may keep the directory busy for a moment.

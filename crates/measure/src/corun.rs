@@ -12,7 +12,7 @@ use std::time::Duration;
 use cosched_model::stats::Summary;
 use serde::Serialize;
 
-use crate::launch::{spawn, Exit, Launch, LaunchError, Outcome, Running, POLL};
+use crate::launch::{spawn, Exit, Launch, LaunchError, ExitReport, Running, POLL};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CorunError {
@@ -22,7 +22,7 @@ pub enum CorunError {
     Failed { cmd: String, exit: Exit, stderr: String },
 }
 
-fn check(l: &Launch, o: Outcome) -> Result<Outcome, CorunError> {
+fn check(l: &Launch, o: ExitReport) -> Result<ExitReport, CorunError> {
     if o.exit.success() {
         Ok(o)
     } else {
@@ -33,9 +33,9 @@ fn check(l: &Launch, o: Outcome) -> Result<Outcome, CorunError> {
 /// Runs `jobs[0]` and `jobs[1]` together, re-launching whichever finishes
 /// first, and returns each job's first complete run and how many times each
 /// was re-launched.
-pub fn corun_pair(jobs: [&Launch; 2]) -> Result<([Outcome; 2], [u32; 2]), CorunError> {
+pub fn corun_pair(jobs: [&Launch; 2]) -> Result<([ExitReport; 2], [u32; 2]), CorunError> {
     let mut running: [Option<Running>; 2] = [Some(spawn(jobs[0])?), Some(spawn(jobs[1])?)];
-    let mut first: [Option<Outcome>; 2] = [None, None];
+    let mut first: [Option<ExitReport>; 2] = [None, None];
     let mut relaunches = [0u32; 2];
     while first.iter().any(Option::is_none) {
         let mut progressed = false;
@@ -83,7 +83,7 @@ pub struct PairMeasurement {
 /// The time that counts for a slowdown: a kernel's own work-phase time when
 /// it printed a report (its allocation and first touch are set-up, not the
 /// fixed work, and would dilute the slowdown), else the process wall time.
-pub fn job_time(o: &Outcome) -> (f64, &'static str) {
+pub fn job_time(o: &ExitReport) -> (f64, &'static str) {
     let report = o
         .stdout
         .lines()

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::launch::{self, Launch, Outcome};
+use crate::launch::{self, Launch, ExitReport};
 
 /// The part of a kernel's `--json` report that measurement code reads.
 #[derive(Debug, Clone, Deserialize)]
@@ -65,7 +65,7 @@ pub fn kernel_argv(kernel: &str, work: u64, threads: u32, params: &BTreeMap<Stri
 }
 
 /// Checks that a finished kernel succeeded and parses its report.
-pub fn parse_outcome(argv: &[String], o: &Outcome) -> Result<KernelReport, KernelRunError> {
+pub fn parse_outcome(argv: &[String], o: &ExitReport) -> Result<KernelReport, KernelRunError> {
     let cmd = argv.join(" ");
     if !o.exit.success() {
         return Err(KernelRunError::Failed { cmd, exit: o.exit, stderr: o.stderr_tail.clone() });
@@ -79,7 +79,7 @@ pub fn parse_outcome(argv: &[String], o: &Outcome) -> Result<KernelReport, Kerne
 }
 
 /// Runs one kernel to completion, pinned to `cpus`.
-pub fn run_kernel(argv: &[String], cpus: &[u32]) -> Result<(Outcome, KernelReport), KernelRunError> {
+pub fn run_kernel(argv: &[String], cpus: &[u32]) -> Result<(ExitReport, KernelReport), KernelRunError> {
     let o = launch::run(&Launch::new(argv.to_vec()).pinned(cpus.to_vec()))?;
     let r = parse_outcome(argv, &o)?;
     Ok((o, r))

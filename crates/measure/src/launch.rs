@@ -98,9 +98,10 @@ impl std::fmt::Display for Exit {
     }
 }
 
-/// The result of one finished process.
+/// How one launched process ended: its exit, wall and CPU time, peak
+/// memory and what it printed.
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub struct ExitReport {
     /// Wall time from spawn to exit, seconds.
     pub wall_s: f64,
     /// CPU time of the process and its reaped children (rusage), seconds.
@@ -390,8 +391,11 @@ fn opened_for_writing(fdinfo: &str) -> bool {
 /// Starts a process in a new process group, pinned if asked.
 pub fn spawn(launch: &Launch) -> Result<Running, LaunchError> {
     let (prog, args) = launch.argv.split_first().ok_or(LaunchError::Empty)?;
-    let mut cmd = Command::new(prog);
-    cmd.args(args)
+    // Found on the job's PATH here: the child's own search is a failed exec
+    // per directory before the program's (issue 42). argv[0] stays `prog`.
+    let path = crate::identity::on_path(prog, &launch.env, launch.user.is_some());
+    let mut cmd = Command::new(path.as_deref().unwrap_or(std::path::Path::new(prog)));
+    cmd.arg0(prog).args(args)
         .stdin(Stdio::null())
         .stdout(if launch.capture_stdout { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::piped())
@@ -609,7 +613,7 @@ impl Running {
 
     /// Non-blocking: `Some(outcome)` once the process has exited;
     /// [`LaunchError::Interrupted`] once cosched was asked to stop.
-    pub fn try_wait(&mut self) -> Result<Option<Outcome>, LaunchError> {
+    pub fn try_wait(&mut self) -> Result<Option<ExitReport>, LaunchError> {
         if let Some(sig) = interrupted() {
             return Err(LaunchError::Interrupted(sig));
         }
@@ -618,7 +622,7 @@ impl Running {
 
     /// Waits until the process exits, or until cosched is interrupted (then
     /// the group is killed as `self` drops).
-    pub fn wait(mut self) -> Result<Outcome, LaunchError> {
+    pub fn wait(mut self) -> Result<ExitReport, LaunchError> {
         loop {
             if let Some(o) = self.try_wait()? {
                 return Ok(o);
@@ -627,7 +631,7 @@ impl Running {
         }
     }
 
-    fn wait_inner(&mut self, flags: i32) -> Result<Option<Outcome>, LaunchError> {
+    fn wait_inner(&mut self, flags: i32) -> Result<Option<ExitReport>, LaunchError> {
         if self.child.is_none() {
             return Err(LaunchError::Wait {
                 pid: self.pid,
@@ -674,7 +678,7 @@ impl Running {
         let stdout = self.stdout.take().map(Reader::finish).unwrap_or_default();
         let stderr = self.stderr.take().map(Reader::finish).unwrap_or_default();
         let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-        Ok(Some(Outcome {
+        Ok(Some(ExitReport {
             wall_s,
             user_s: tv(ru.ru_utime),
             sys_s: tv(ru.ru_stime),
@@ -844,7 +848,7 @@ fn tail(s: &str, lines: usize) -> String {
 }
 
 /// Runs a process to completion (pinned if asked) and returns its outcome.
-pub fn run(launch: &Launch) -> Result<Outcome, LaunchError> {
+pub fn run(launch: &Launch) -> Result<ExitReport, LaunchError> {
     spawn(launch)?.wait()
 }
 

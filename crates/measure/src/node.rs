@@ -39,7 +39,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Instant;
 
 use cosched_engine::online::{Estimate, Sample, Settled};
-use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
+use cosched_engine::run::{ExecError, Executor, EndedJob, StartPlan};
 use cosched_engine::JobId;
 use nix::sched::{sched_setaffinity, CpuSet};
 use nix::sys::signal::{killpg, Signal};
@@ -122,7 +122,7 @@ pub struct Ended {
 }
 
 /// What the executor hands its sink as it goes, for the journal; the run
-/// loop learns of ends from [`Executor::wait`]'s outcomes instead.
+/// loop learns of ends from [`Executor::wait`]'s ended jobs instead.
 #[derive(Debug, Clone)]
 pub enum NodeEvent {
     Started(Started),
@@ -243,6 +243,9 @@ pub struct NodeExecutor<'a> {
     jobs: &'a [NodeJob],
     clock: Instant,
     active: Vec<Active>,
+    /// Empty groups of ended jobs, handed on to the next ones
+    /// ([`JobCgroup::reuse`]); the scope's cleaning removes them.
+    idle: Vec<JobCgroup>,
     /// Jobs that could not start, reported by the next wait.
     failed_starts: Vec<(JobId, f64)>,
     sink: &'a mut dyn FnMut(NodeEvent) -> Result<(), String>,
@@ -271,11 +274,14 @@ impl<'a> NodeExecutor<'a> {
         };
         let mems = self.mems_of(&cpus);
         let limits = Limits { cpus: cpus.clone(), mems: mems.clone(), memory_bytes, pids_max: Some(job.pids_max.unwrap_or(DEFAULT_PIDS)) };
-        let cgroup = self
-            .cfg
-            .isolation
-            .create(&self.cfg.scope, &job.name, &limits)
-            .map_err(|e| ExecError::Fatal(format!("creating the cgroup of job `{}`: {e}", job.name)))?;
+        let cgroup = match self.reused(&job.name, &limits) {
+            Some(g) => Some(g),
+            None => self
+                .cfg
+                .isolation
+                .create(&self.cfg.scope, &job.name, &limits)
+                .map_err(|e| ExecError::Fatal(format!("creating the cgroup of job `{}`: {e}", job.name)))?,
+        };
         let mut launch = Launch::new(job.argv.clone());
         launch.capture_stdout = false;
         launch.output = Some(log.clone());
@@ -374,6 +380,18 @@ impl<'a> NodeExecutor<'a> {
         Ok((start, stopped))
     }
 
+    /// An empty group of an ended job handed to job `name` (one of the
+    /// same name first), else `None`; one that cannot be is removed.
+    fn reused(&mut self, name: &str, limits: &Limits) -> Option<JobCgroup> {
+        let k = self.idle.iter().position(|g| g.named(name)).or(self.idle.len().checked_sub(1))?;
+        let mut g = self.idle.swap_remove(k);
+        if g.reuse(name, limits) {
+            return Some(g);
+        }
+        let _ = g.remove();
+        None
+    }
+
     /// Stops a running job (freezer, else SIGSTOP) and returns once it is
     /// known stopped ([`crate::freeze`]), with the time then.
     fn stop(&mut self, job: JobId) -> Result<f64, ExecError> {
@@ -408,6 +426,7 @@ impl<'a> NodeExecutor<'a> {
             jobs,
             clock: Instant::now(),
             active: Vec::new(),
+            idle: Vec::new(),
             failed_starts: Vec::new(),
             sink,
             poll: std::time::Duration::from_millis(5),
@@ -447,19 +466,26 @@ impl<'a> NodeExecutor<'a> {
         self.active.iter_mut().find(|a| a.job == job).ok_or_else(|| ExecError::Fatal(format!("job {job} is not running")))
     }
 
-    fn finish(&mut self, k: usize, status: JobStatus, end: f64) -> Result<Outcome, ExecError> {
+    fn finish(&mut self, k: usize, status: JobStatus, end: f64) -> Result<EndedJob, ExecError> {
         let mut a = self.active.remove(k);
         if let Some(p) = a.progress_file.take() {
             let _ = std::fs::remove_file(p);
         }
         let suspended_s = a.suspended_now();
         a.kill_suspended();
-        // Removed (so found empty) here, nothing of the job is left: the
-        // drop below then skips the scan of every process for its orphans,
-        // which was most of a short job's cost (issue 42).
-        if a.cgroup.as_ref().is_some_and(|g| g.remove().is_ok()) {
-            a.cgroup = None;
-            a.contained = true;
+        // Found empty (kept for the next job) or removed here, nothing of
+        // the job is left: the drop below then skips the scan of every
+        // process for its orphans, which was most of a short job's cost
+        // (issue 42).
+        if let Some(g) = a.cgroup.take() {
+            if g.is_empty() {
+                self.idle.push(g);
+                a.contained = true;
+            } else if g.remove().is_ok() {
+                a.contained = true;
+            } else {
+                a.cgroup = Some(g);
+            }
         }
         drop(a.running.take());
         let job = self.spec(a.job, a.variant)?;
@@ -490,7 +516,7 @@ impl<'a> NodeExecutor<'a> {
             },
         };
         (self.sink)(NodeEvent::Ended(ended)).map_err(ExecError::Fatal)?;
-        Ok(Outcome { job: a.job, status, start: a.start, end, work_s, cpus: std::mem::take(&mut a.cpus) })
+        Ok(EndedJob { job: a.job, status, start: a.start, end, work_s, cpus: std::mem::take(&mut a.cpus) })
     }
 
     /// The process group of a running job (its leader's pid).
@@ -511,6 +537,9 @@ impl<'a> NodeExecutor<'a> {
 impl Drop for NodeExecutor<'_> {
     fn drop(&mut self) {
         self.active.clear();
+        for g in self.idle.drain(..) {
+            let _ = g.remove();
+        }
         // The run's scope directories go too (and anything a job left in them).
         self.cfg.isolation.clean_scope(&self.cfg.scope);
     }
@@ -580,7 +609,7 @@ impl Executor for NodeExecutor<'_> {
         Ok(t)
     }
 
-    fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {
+    fn wait(&mut self, until: Option<f64>) -> Result<Vec<EndedJob>, ExecError> {
         let mut ended = Vec::new();
         for (job, _) in std::mem::take(&mut self.failed_starts) {
             if let Some(k) = self.active.iter().position(|a| a.job == job) {
@@ -737,35 +766,41 @@ pub fn set_group_affinity(pgid: i32, cpus: &[u32]) -> Result<(), String> {
 /// A process that kills the runner's jobs when the runner dies: one per
 /// cosched process, started with its first job ([`watch_group`]).
 ///
-/// It reads `+ PGID PROCS-FILE...` and `- PGID` lines from a pipe (`-`: the
-/// job ended and the runner removed its groups, so they are forgotten
-/// with it: a long run no longer ends with a `rmdir` process per group
-/// of every job it ever ran, issue 42's tail); when the
-/// pipe reaches end-of-file (the runner exited or was killed, since only the
+/// It reads `S SCOPE` lines (a directory whose subdirectories are job
+/// cgroups of this process, `cosched/<scope>` in each hierarchy, said once)
+/// and `+ PGID` / `- PGID` lines (a job's process group, added at its start
+/// and taken off when it ended, so a reused group id is never killed) from
+/// a pipe. Only a job's group id is sent per job, not its cgroups' paths:
+/// `sh` reads a pipe a byte at a time, and 350 bytes a job were 700 system
+/// calls of the watchdog's on a node of two CPUs (issue 42). When the pipe
+/// reaches end-of-file (the runner exited or was killed, since only the
 /// runner holds the write end) it SIGKILLs every listed process group and
-/// every process in the listed cgroups, thaws those cgroups (a frozen job
-/// dies only once thawed), removes the groups once empty (and their scope
-/// when it is left empty), and exits: a killed runner leaves no frozen and
-/// no empty cgroup directories behind.
+/// every process in the job cgroups of each scope, thaws those cgroups (a
+/// frozen job dies only once thawed), removes them once empty and then the
+/// scope, and exits: a killed runner leaves no frozen and no empty cgroup
+/// directories behind.
 pub struct Watchdog {
     child: Child,
     stdin: Option<ChildStdin>,
+    /// Scopes already sent.
+    scopes: Vec<PathBuf>,
 }
 
 const WATCHDOG: &str = r#"trap '' INT TERM HUP
-pgs=""; files=""
-while read op pg rest; do
+pgs=""; scopes=""
+while read op pg; do
   case "$op" in
-    +) pgs="$pgs $pg"; for f in $rest; do files="$files $pg:$f"; done ;;
-    -) n=""; for p in $pgs; do [ "$p" = "$pg" ] || n="$n $p"; done; pgs="$n"
-       n=""; for e in $files; do [ "${e%%:*}" = "$pg" ] || n="$n $e"; done; files="$n" ;;
+    +) pgs="$pgs $pg" ;;
+    -) n=""; for p in $pgs; do [ "$p" = "$pg" ] || n="$n $p"; done; pgs="$n" ;;
+    S) scopes="$scopes $pg" ;;
   esac
 done
-n=""; for e in $files; do n="$n ${e#*:}"; done; files="$n"
 for p in $pgs; do kill -s KILL -- "-$p" 2>/dev/null; done
+files=""
+for s in $scopes; do for f in "$s"/*/cgroup.procs; do [ -f "$f" ] && files="$files $f"; done; done
 for f in $files; do
   d="${f%/cgroup.procs}"
-  [ -f "$f" ] && for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+  for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
   [ -f "$d/freezer.state" ] && echo THAWED > "$d/freezer.state" 2>/dev/null
   [ -f "$d/cgroup.freeze" ] && echo 0 > "$d/cgroup.freeze" 2>/dev/null
 done
@@ -782,8 +817,8 @@ for f in $files; do
     for p in $(cat "$f" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
     sleep 0.02; n=$((n+1))
   done
-  rmdir "${d%/*}" 2>/dev/null
 done
+for s in $scopes; do rmdir "$s" 2>/dev/null; done
 exit 0"#;
 
 impl Watchdog {
@@ -798,7 +833,7 @@ impl Watchdog {
             .process_group(0)
             .spawn()?;
         let stdin = child.stdin.take();
-        Ok(Watchdog { child, stdin })
+        Ok(Watchdog { child, stdin, scopes: Vec::new() })
     }
 
     fn send(&mut self, line: &str) {
@@ -812,10 +847,18 @@ impl Watchdog {
         self.child.id()
     }
 
-    /// Adds a job's process group and the `cgroup.procs` files of its cgroups.
+    /// Adds a job's process group and the scopes of its cgroups (the
+    /// directory above each group, whose `cgroup.procs` files are given).
     pub fn watch(&mut self, pgid: i32, procs: &[PathBuf]) {
-        let files: Vec<String> = procs.iter().map(|p| p.display().to_string()).collect();
-        self.send(&format!("+ {pgid} {}\n", files.join(" ")));
+        let mut line = String::new();
+        for scope in procs.iter().filter_map(|p| p.parent()?.parent()) {
+            if !self.scopes.iter().any(|s| s == scope) {
+                self.scopes.push(scope.to_path_buf());
+                line.push_str(&format!("S {}\n", scope.display()));
+            }
+        }
+        line.push_str(&format!("+ {pgid}\n"));
+        self.send(&line);
     }
 
     /// Drops a finished job's group from the list, so a reused group id is

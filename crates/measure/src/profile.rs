@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use crate::corun::{job_time, SETTLE};
 use crate::kernel::{kernel_argv, run_kernel, KernelRunError};
-use crate::launch::{interrupted, run, spawn, Exit, Launch, LaunchError, Outcome, Running, POLL};
+use crate::launch::{interrupted, run, spawn, Exit, Launch, LaunchError, ExitReport, Running, POLL};
 use crate::perf::{attach, Counted, SyscallMethod};
 use crate::cgroup::StallGroup;
 use crate::sampler::{ExitWatch, TreeSampler};
@@ -63,7 +63,7 @@ pub struct ProfileRun {
     /// The process's own outcome: exit, rusage, stdout (a kernel's report).
     /// Its `wall_s` includes the hold (shell start-up and counter set-up, a
     /// few milliseconds); `summary.wall_s` runs from release to exit.
-    pub outcome: Outcome,
+    pub outcome: ExitReport,
     pub samples: Vec<Sample>,
     /// `max_rss_kib` is the larger of the sampled peak and the kernel's
     /// high-water mark (rusage), which catches peaks between samples.
@@ -283,7 +283,7 @@ fn wait_stopped(pid: i32) -> Result<bool, LaunchError> {
 }
 
 /// Collects a job known to have exited.
-fn reap(running: &mut Running) -> Result<Outcome, LaunchError> {
+fn reap(running: &mut Running) -> Result<ExitReport, LaunchError> {
     loop {
         if let Some(o) = running.try_wait()? {
             return Ok(o);
@@ -292,7 +292,7 @@ fn reap(running: &mut Running) -> Result<Outcome, LaunchError> {
     }
 }
 
-fn failed(cmd: &str, o: Outcome) -> ProfileError {
+fn failed(cmd: &str, o: ExitReport) -> ProfileError {
     ProfileError::Failed { cmd: cmd.to_string(), exit: o.exit, stderr: o.stderr_tail }
 }
 

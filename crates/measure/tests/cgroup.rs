@@ -29,7 +29,7 @@ fn scope(tag: &str) -> String {
     format!("test-{tag}-{}", std::process::id())
 }
 
-fn wait(mut r: cosched_measure::launch::Running) -> cosched_measure::launch::Outcome {
+fn wait(mut r: cosched_measure::launch::Running) -> cosched_measure::launch::ExitReport {
     loop {
         if let Some(o) = r.try_wait().unwrap() {
             return o;
@@ -219,4 +219,57 @@ fn a_job_dropped_to_another_user_still_joins_its_cgroup() {
     assert!(o.stdout.contains(&format!("cosched/{s}/a")), "{}", o.stdout);
     g.remove().unwrap();
     g.remove_parents();
+}
+
+/// The node runner hands an ended job's empty group to the next job
+/// (issue 42): the group bears the new job's name, pins it to its own
+/// CPU and process cap, and a group with a memory limit, a v2 group, or
+/// one a process still holds is never handed on.
+#[test]
+fn an_empty_group_handed_on_runs_the_next_job_under_its_name_and_limits() {
+    let Some(iso) = usable(Preference::Auto) else { return };
+    let s = scope("reuse");
+    let first = Limits { cpus: vec![0], mems: vec![0], memory_bytes: None, pids_max: Some(64) };
+    let mut g = iso.create(&s, "a", &first).unwrap().unwrap();
+    let run = |g: &cosched_measure::cgroup::JobCgroup| {
+        let mut l = sh("grep Cpus_allowed_list /proc/self/status; cat /proc/self/cgroup");
+        l.cgroup_procs = g.procs_files();
+        wait(spawn(&l).unwrap()).stdout
+    };
+    assert!(run(&g).contains(&format!("cosched/{s}/a")));
+    assert!(g.is_empty());
+    if iso.version() != "v1" {
+        // cgroup v2 renames no group: the runner makes a new one.
+        assert!(!g.reuse("b", &first));
+        g.remove().unwrap();
+        g.remove_parents();
+        return;
+    }
+    let last_cpu = std::thread::available_parallelism().map_or(1, |n| n.get() as u32) - 1;
+    let second = Limits { cpus: vec![last_cpu], pids_max: Some(32), ..first.clone() };
+    let old: Vec<std::path::PathBuf> = g.dirs().iter().map(|d| d.to_path_buf()).collect();
+    assert!(g.reuse("b/2", &second));
+    assert!(g.named("b/2") && !g.named("a"));
+    assert!(old.iter().all(|d| !d.exists()), "renamed, not copied: {old:?}");
+    let out = run(&g);
+    assert!(out.lines().next().unwrap().ends_with(&format!("\t{last_cpu}")), "{out}");
+    assert!(out.contains(&format!("cosched/{s}/b_2")), "{out}");
+    assert_eq!(g.cpus().as_deref(), Some(last_cpu.to_string().as_str()));
+    let pids = g.dirs().iter().map(|d| d.join("pids.max")).find(|p| p.exists());
+    if let Some(p) = pids {
+        assert_eq!(std::fs::read_to_string(p).unwrap().trim(), "32");
+    }
+    assert_eq!(g.oom_kills(), 0);
+    // A memory limit: made anew.
+    assert!(!g.reuse("c", &Limits { memory_bytes: Some(64 << 20), ..second.clone() }));
+    g.remove().unwrap();
+    // A process inside: not empty, so never handed on.
+    let h = iso.create(&s, "d", &first).unwrap().unwrap();
+    let mut l = sh("sleep 30 >/dev/null 2>&1");
+    l.cgroup_procs = h.procs_files();
+    let r = spawn(&l).unwrap();
+    assert!(!h.is_empty());
+    drop(r);
+    h.remove().unwrap();
+    h.remove_parents();
 }

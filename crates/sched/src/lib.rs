@@ -32,7 +32,7 @@ pub const MIN_WAIT_S: f64 = 1e-3;
 pub use cosched_model::run::JobStatus;
 pub use policy::{Cores, Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};
 pub use registry::{policy_by_name, policy_from_spec, policy_names, Params};
-pub use runner::{run_node, run_node_placed, Done, ExecError, Executor, Outcome, RunError, StartPlan};
+pub use runner::{run_node, run_node_placed, Done, ExecError, Executor, EndedJob, RunError, StartPlan};
 pub use sim::{simulate, simulate_placed, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace, VirtualNode};
 pub use cosched_engine::Placement;
 pub use cosched_engine::online;

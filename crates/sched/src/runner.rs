@@ -2,7 +2,7 @@
 //! so that it stays where callers found it. Its tests live here, where the
 //! policies, the slowdown tables and the simulator it is checked against are.
 
-pub use cosched_engine::run::{run_node, run_node_placed, Done, ExecError, Executor, Outcome, RunError, StartPlan};
+pub use cosched_engine::run::{run_node, run_node_placed, Done, ExecError, Executor, EndedJob, RunError, StartPlan};
 
 #[cfg(test)]
 mod tests {

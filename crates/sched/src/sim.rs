@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use cosched_engine::cores::{shares, CoreMap, Placed};
 use cosched_engine::placement::{Neighbour, PlaceCtx, Placement};
-use cosched_engine::run::{ExecError, Executor, Outcome, StartPlan};
+use cosched_engine::run::{ExecError, Executor, EndedJob, StartPlan};
 use cosched_engine::online::{Reading, Sample, Signal};
 use cosched_engine::validate::{check_decision_in, check_jobs, Act, JobState};
 use cosched_engine::view::{self, Held, Work};
@@ -771,7 +771,7 @@ impl Executor for VirtualNode<'_> {
             .collect())
     }
 
-    fn wait(&mut self, until: Option<f64>) -> Result<Vec<Outcome>, ExecError> {
+    fn wait(&mut self, until: Option<f64>) -> Result<Vec<EndedJob>, ExecError> {
         let ids: Vec<JobId> = self.running.iter().filter(|r| !r.suspended).map(|r| r.id).collect();
         let placed: Vec<Placed> = self
             .running
@@ -828,7 +828,7 @@ impl Executor for VirtualNode<'_> {
             r.left -= dt * rate;
             // As in the simulator: float steps leave crumbs of work.
             if *rate > 0.0 && r.left <= r.solo * 1e-9 {
-                ended.push(Outcome { job: r.id, status: JobStatus::Ok, start: r.start, end: self.now, work_s: None, cpus: Vec::new() });
+                ended.push(EndedJob { job: r.id, status: JobStatus::Ok, start: r.start, end: self.now, work_s: None, cpus: Vec::new() });
             }
         }
         self.running.retain(|r| !ended.iter().any(|e| e.job == r.id));

@@ -334,17 +334,7 @@ pub fn continue_command(a: &RunRequest) -> String {
         args.extend(["--lock".into(), l.display().to_string()]);
     }
     args.push("--resume".into());
-    args.iter().map(|s| shell_quote(s)).collect::<Vec<_>>().join(" ")
-}
-
-/// `s` as one shell word: unchanged when it is plainly safe, else in single
-/// quotes (a quote inside as `'\''`).
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c)) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
+    shell_words::join(&args)
 }
 
 pub(super) fn now_unix() -> u64 {
@@ -373,10 +363,16 @@ mod tests {
             order_seed: None,
             order: None,
         };
-        assert_eq!(
-            continue_command(&a),
-            "cosched run --workload 'my dir/w.toml' --policy conflict-aware:threshold=30 --baseline noplan \
-             --predictor measured --repeats 2 --solo stored --cgroups none --db '/data/it'\\''s.db' --resume"
-        );
+        // The workspace's one quoting (`shell_words`, as `workload` splits
+        // a command with): it quotes a word with `=` too, which a shell
+        // reads as the same word.
+        let want = "cosched run --workload 'my dir/w.toml' --policy 'conflict-aware:threshold=30' --baseline noplan \
+             --predictor measured --repeats 2 --solo stored --cgroups none --db '/data/it'\\''s.db' --resume";
+        assert_eq!(continue_command(&a), want);
+        // What a shell reads back is the request's words, the paths whole.
+        let words = shell_words::split(want).unwrap();
+        assert_eq!(words[3], "my dir/w.toml");
+        assert_eq!(words[5], "conflict-aware:threshold=30");
+        assert_eq!(words[words.len() - 2], "/data/it's.db");
     }
 }

@@ -40,10 +40,9 @@ pub struct Submitted {
 /// makespan through Slurm is measured from inside the jobs, not from
 /// Slurm's whole-second accounting.
 pub fn batch_script(argv: &[String]) -> String {
-    let quoted: Vec<String> = argv.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
     format!(
         "#!/bin/sh\n# Written by cosched slurm submit.\necho \"cosched-start $(date +%s.%N)\"\n{}\nrc=$?\necho \"cosched-end $(date +%s.%N)\"\nexit $rc\n",
-        quoted.join(" ")
+        shell_words::join(argv)
     )
 }
 

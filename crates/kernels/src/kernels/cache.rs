@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use crate::util::{chunk, combine, mix, run_parallel, Outcome, Params, CHECKSUM_SEED};
+use crate::util::{chunk, combine, mix, run_parallel, KernelRun, Params, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -20,7 +20,7 @@ const BYTES_PER_ELEMENT: u64 = 16;
 /// LLC size assumed when sysfs does not tell, giving a 1 MiB working set.
 const FALLBACK_LLC: u64 = 2 << 20;
 
-pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<KernelRun, KernelError> {
     let mut ws_kib = p.uint("ws_kib")?;
     if ws_kib == 0 {
         ws_kib = (crate::sys::llc_bytes().unwrap_or(FALLBACK_LLC) / 2 / 1024).max(1);
@@ -47,7 +47,7 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
         },
     )?;
     let bytes = BYTES_PER_ELEMENT * elements as u64 * work;
-    Ok(Outcome::new(timing, bytes, OPS_UNIT, combine(sums))
+    Ok(KernelRun::new(timing, bytes, OPS_UNIT, combine(sums))
         .bandwidth(bytes)
         .resolved("ws_kib", ws_kib.to_string()))
 }

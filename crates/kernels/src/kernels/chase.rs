@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use crate::util::{combine, mix, per_second, run_parallel, share, Outcome, Params, Rng, CHECKSUM_SEED};
+use crate::util::{combine, mix, per_second, run_parallel, share, KernelRun, Params, Rng, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -20,7 +20,7 @@ const LOADS_PER_UNIT: u64 = 1_000_000;
 const WORDS_PER_LINE: usize = 8;
 const SEED: u64 = 0x00C4_A5E0_5EED;
 
-pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<KernelRun, KernelError> {
     let mib = p.uint_min("ws_mib", 1)?;
     let lines = mib
         .checked_mul((1 << 20) / 64)
@@ -42,7 +42,7 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
     // Threads chase concurrently; the busiest one did ceil(work / threads) units.
     let per_thread = share(work, threads, 0) * LOADS_PER_UNIT;
     let latency_ns = per_second(timing.wall_s * 1e9, per_thread as f64);
-    Ok(Outcome::new(timing, loads, OPS_UNIT, combine(ends)).figure("latency_ns", latency_ns))
+    Ok(KernelRun::new(timing, loads, OPS_UNIT, combine(ends)).figure("latency_ns", latency_ns))
 }
 
 /// Word index of the first node reached after `loads` steps from `start`.

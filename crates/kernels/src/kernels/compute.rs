@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use crate::util::{combine, per_second, run_parallel, share, Outcome};
+use crate::util::{combine, per_second, run_parallel, share, KernelRun};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -22,7 +22,7 @@ const _: () = assert!(STEPS_PER_UNIT * ACCUMULATORS as u64 == FMAS_PER_UNIT);
 const A: f64 = 0.999_999_9;
 const B: f64 = 1.0e-7;
 
-pub(crate) fn run(work: u64, threads: u32) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, threads: u32) -> Result<KernelRun, KernelError> {
     let started = Instant::now();
     crate::progress::expect(work);
     let (sums, timing) = run_parallel(
@@ -45,7 +45,7 @@ pub(crate) fn run(work: u64, threads: u32) -> Result<Outcome, KernelError> {
     )?;
     let flops = 2 * FMAS_PER_UNIT * work;
     let gflops = per_second(flops as f64, timing.wall_s) / 1e9;
-    Ok(Outcome::new(timing, flops, OPS_UNIT, combine(sums)).figure("gflop_s", gflops))
+    Ok(KernelRun::new(timing, flops, OPS_UNIT, combine(sums)).figure("gflop_s", gflops))
 }
 
 /// Runs `steps` FMA steps on every accumulator, with hardware FMA when the

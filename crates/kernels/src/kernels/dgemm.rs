@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use crate::util::{combine, per_second, run_parallel, Outcome, Params};
+use crate::util::{combine, per_second, run_parallel, KernelRun, Params};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -21,7 +21,7 @@ const KB: usize = 64;
 /// Columns of one tile: a C row segment of 256 doubles (2 KiB) stays in L1.
 const JB: usize = 256;
 
-pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<KernelRun, KernelError> {
     let n64 = p.uint_min("n", 1)?;
     if n64 > 1 << 15 {
         return Err(p.bad("n", &format!("expected at most {} (three n x n matrices of doubles), got {n64}", 1 << 15)));
@@ -48,7 +48,7 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
     let checksum = combine(bands.iter().flatten().map(|x| x.to_bits()));
     let flops = 2 * n64 * n64 * n64 * work;
     let gflops = per_second(flops as f64, timing.wall_s) / 1e9;
-    Ok(Outcome::new(timing, flops, OPS_UNIT, checksum).figure("gflop_s", gflops))
+    Ok(KernelRun::new(timing, flops, OPS_UNIT, checksum).figure("gflop_s", gflops))
 }
 
 /// Small exact values (multiples of 1/16 in [-0.5, 0.5]) so sums stay exact

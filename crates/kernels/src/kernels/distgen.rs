@@ -29,7 +29,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::util::{combine, mix, run_parallel, share, splitmix64, Outcome, Params, CHECKSUM_SEED};
+use crate::util::{combine, mix, run_parallel, share, splitmix64, KernelRun, Params, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -70,7 +70,7 @@ struct Leg {
     sweeps: u64,
 }
 
-pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<KernelRun, KernelError> {
     let sizes = parse_list(p.text("sizes_kib"))
         .and_then(|v| {
             v.iter()
@@ -133,7 +133,7 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
         },
     )?;
     let accesses = ACCESSES_PER_UNIT * work;
-    let out = Outcome::new(timing, accesses, OPS_UNIT, combine(sums))
+    let out = KernelRun::new(timing, accesses, OPS_UNIT, combine(sums))
         .bandwidth(accesses * BLOCK_BYTES)
         .resolved("sizes_kib", join(&sizes))
         .resolved("ratio", join(&ratio))

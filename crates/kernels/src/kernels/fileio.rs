@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 
-use crate::util::{mix, splitmix64, Outcome, Params, Timing, CHECKSUM_SEED};
+use crate::util::{mix, splitmix64, KernelRun, Params, Timing, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -32,7 +32,7 @@ pub(crate) const OPS_UNIT: &str = "bytes";
 
 const MIB: u64 = 1 << 20;
 
-pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, p: &Params) -> Result<KernelRun, KernelError> {
     let block_kib = p.uint_min("block_kib", 1)?;
     let file_mib = p.uint_min("file_mib", 1)?;
     let total = work
@@ -79,7 +79,7 @@ pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
 
     let timing = Timing { setup_s: t0.duration_since(started).as_secs_f64(), wall_s };
     let bytes = 2 * total;
-    Ok(Outcome::new(timing, bytes, OPS_UNIT, checksum)
+    Ok(KernelRun::new(timing, bytes, OPS_UNIT, checksum)
         .bandwidth(bytes)
         .resolved("dir", parent.display().to_string()))
 }

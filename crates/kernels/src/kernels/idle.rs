@@ -4,13 +4,13 @@
 
 use std::time::Instant;
 
-use crate::util::{mix, Outcome, Timing, CHECKSUM_SEED};
+use crate::util::{mix, KernelRun, Timing, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// What `ops` counts.
 pub(crate) const OPS_UNIT: &str = "ms";
 
-pub(crate) fn run(work: u64) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64) -> Result<KernelRun, KernelError> {
     let t0 = Instant::now();
     let now = monotonic_now()?;
     let ns = now.tv_nsec as u64 + (work % 1000) * 1_000_000;
@@ -32,7 +32,7 @@ pub(crate) fn run(work: u64) -> Result<Outcome, KernelError> {
         }
     }
     let timing = Timing { setup_s: 0.0, wall_s: t0.elapsed().as_secs_f64() };
-    Ok(Outcome::new(timing, work, OPS_UNIT, mix(CHECKSUM_SEED, work)))
+    Ok(KernelRun::new(timing, work, OPS_UNIT, mix(CHECKSUM_SEED, work)))
 }
 
 fn monotonic_now() -> Result<libc::timespec, KernelError> {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use cosched_model::kernel::KernelSpec;
 
-use crate::util::{Outcome, Params};
+use crate::util::{KernelRun, Params};
 use crate::KernelError;
 
 mod cache;
@@ -31,7 +31,7 @@ pub(crate) fn dispatch(
     work: u64,
     threads: u32,
     resolved: &BTreeMap<String, String>,
-) -> Result<Outcome, KernelError> {
+) -> Result<KernelRun, KernelError> {
     let p = Params::new(spec, resolved);
     match spec.name {
         "compute" => compute::run(work, threads),

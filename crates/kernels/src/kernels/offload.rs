@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::util::{mix, per_second, Outcome, Params, Timing, CHECKSUM_SEED};
+use crate::util::{mix, per_second, KernelRun, Params, Timing, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -27,7 +27,7 @@ use super::syscall::syscalls;
 /// so that the work of a run is the same on every host.
 pub const REF_SYSCALLS_PER_MS: f64 = 3800.0;
 
-pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, p: &Params) -> Result<KernelRun, KernelError> {
     let host_load = p.float("host_load")?;
     if !(0.0..=1.0).contains(&host_load) {
         return Err(p.bad("host_load", &format!("expected a number in [0, 1], got {host_load}")));
@@ -54,5 +54,5 @@ pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
     }
     let timing = Timing { setup_s: 0.0, wall_s };
     let share = per_second(host.as_secs_f64(), wall_s);
-    Ok(Outcome::new(timing, total, OPS_UNIT, mix(mix(CHECKSUM_SEED, work), ok)).figure("host_share", share))
+    Ok(KernelRun::new(timing, total, OPS_UNIT, mix(mix(CHECKSUM_SEED, work), ok)).figure("host_share", share))
 }

@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 
 use cosched_model::kernel::{kernel, parse_phases};
 
-use crate::util::{mix, Outcome, Params, Timing, CHECKSUM_SEED};
+use crate::util::{mix, KernelRun, Params, Timing, CHECKSUM_SEED};
 use crate::KernelError;
 
-pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, p: &Params) -> Result<KernelRun, KernelError> {
     let phases = parse_phases(p.text("phases")).map_err(|e| p.bad("phases", &e))?;
     let defaults = BTreeMap::new();
     let mut steps = Vec::with_capacity(phases.len());
@@ -50,5 +50,5 @@ pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
             checksum = mix(checksum, out.checksum);
         }
     }
-    Ok(Outcome::new(timing, ops, &units.join("+"), checksum))
+    Ok(KernelRun::new(timing, ops, &units.join("+"), checksum))
 }

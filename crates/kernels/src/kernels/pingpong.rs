@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 use super::child::{end_sets, Child};
-use crate::util::{bind_current_thread, mix, splitmix64, Outcome, Params, Timing, CHECKSUM_SEED};
+use crate::util::{bind_current_thread, mix, splitmix64, KernelRun, Params, Timing, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// How errors name the forked process.
@@ -49,7 +49,7 @@ const WAIT_SLICE: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 50_000_0
 /// Largest message: 1 GiB per direction is far past the Xeon Phi study's 4 MiB.
 const MAX_MSG_KIB: u64 = 1 << 20;
 
-pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, p: &Params) -> Result<KernelRun, KernelError> {
     let msg_kib = p.uint_min("msg_kib", 1)?;
     if msg_kib > MAX_MSG_KIB {
         return Err(p.bad("msg_kib", &format!("expected at most {MAX_MSG_KIB} (1 GiB), got {msg_kib}")));
@@ -61,7 +61,7 @@ pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
         other => return Err(p.bad("transport", &format!("`{other}` is not one of shm, unix"))),
     };
     let bytes = 2 * msg as u64 * work;
-    Ok(Outcome::new(timing, bytes, OPS_UNIT, checksum).bandwidth(bytes))
+    Ok(KernelRun::new(timing, bytes, OPS_UNIT, checksum).bandwidth(bytes))
 }
 
 /// The parent's message of round `r`.

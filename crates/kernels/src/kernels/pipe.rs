@@ -23,7 +23,7 @@ use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use super::child::{end_sets, Child};
-use crate::util::{bind_current_thread, mix, Outcome, Params, Timing, CHECKSUM_SEED};
+use crate::util::{bind_current_thread, mix, KernelRun, Params, Timing, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -37,7 +37,7 @@ const MAX_CHUNK_KIB: u64 = 16 * 1024;
 
 const MIB: u64 = 1 << 20;
 
-pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, p: &Params) -> Result<KernelRun, KernelError> {
     let kib = |name: &str| -> Result<usize, KernelError> {
         let v = p.uint_min(name, 1)?;
         if v > MAX_CHUNK_KIB {
@@ -54,7 +54,7 @@ pub(crate) fn run(work: u64, p: &Params) -> Result<Outcome, KernelError> {
     let total = work.checked_mul(MIB).ok_or_else(|| KernelError::Failed(format!("{work} MiB is too much to move")))?;
     let (timing, moved) = stream(total, chunk, read_chunk, zero.as_ref().map(|f| f.as_raw_fd()))?;
     let checksum = mix(mix(CHECKSUM_SEED, moved), chunk as u64);
-    Ok(Outcome::new(timing, moved, OPS_UNIT, checksum).bandwidth(moved))
+    Ok(KernelRun::new(timing, moved, OPS_UNIT, checksum).bandwidth(moved))
 }
 
 fn errno() -> i32 {

@@ -10,7 +10,7 @@
 use std::sync::Barrier;
 use std::time::Instant;
 
-use crate::util::{chunk, combine, mix, run_parallel, Outcome, Params, CHECKSUM_SEED};
+use crate::util::{chunk, combine, mix, run_parallel, KernelRun, Params, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -21,7 +21,7 @@ const BYTES_PER_ELEMENT: u64 = 24;
 /// Elements between two checksum samples (one per 4 KiB page of `a`).
 const SAMPLE_STRIDE: usize = 512;
 
-pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<KernelRun, KernelError> {
     let mib = p.uint_min("array_mib", 1)?;
     let elements = mib
         .checked_mul(1 << 20)
@@ -52,7 +52,7 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
         },
     )?;
     let bytes = BYTES_PER_ELEMENT * elements as u64 * work;
-    Ok(Outcome::new(timing, bytes, OPS_UNIT, combine(sums)).bandwidth(bytes))
+    Ok(KernelRun::new(timing, bytes, OPS_UNIT, combine(sums)).bandwidth(bytes))
 }
 
 /// One thread's slices of the three arrays, first touched here, on the

@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use crate::sys::{cheap_syscall, clock_syscall};
-use crate::util::{combine, mix, per_second, run_parallel, share, Outcome, Params, CHECKSUM_SEED};
+use crate::util::{combine, mix, per_second, run_parallel, share, KernelRun, Params, CHECKSUM_SEED};
 use crate::KernelError;
 
 /// What `ops` counts.
@@ -101,7 +101,7 @@ struct Tally {
     busy: Duration,
 }
 
-pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, KernelError> {
+pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<KernelRun, KernelError> {
     let call = Call::parse(p)?;
     let rate = p.float("rate")?;
     if rate != 0.0 && (rate.is_nan() || rate < MIN_RATE) {
@@ -125,7 +125,7 @@ pub(crate) fn run(work: u64, threads: u32, p: &Params) -> Result<Outcome, Kernel
     // The parent's pid differs between runs, so only the success counts
     // (not the returned values) enter the checksum.
     let checksum = combine(tallies.iter().map(|t| mix(CHECKSUM_SEED, t.ok)));
-    let outcome = Outcome::new(timing, calls, OPS_UNIT, checksum);
+    let outcome = KernelRun::new(timing, calls, OPS_UNIT, checksum);
     if rate == 0.0 {
         let per_thread = share(work, threads, 0) * CALLS_PER_UNIT;
         let ns = per_second(timing.wall_s * 1e9, per_thread as f64);
