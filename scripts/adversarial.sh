@@ -472,6 +472,13 @@ check "slurm serve --policy sidestep -> usage error" 2 "$(SLURM_CONF=$W/none.con
 check "  says Slurm cannot re-pin a running job" yes "$(has 're-pins running jobs')"
 check "slurm status, SLURM_CONF missing -> usage error" 2 "$(SLURM_CONF=$W/none.conf rc $C slurm status --db "$W/slurm.db")"
 check "  names SLURM_CONF" yes "$(has 'point SLURM_CONF')"
+# Issue 40: no table line wider than 100 characters, piped (no terminal),
+# on the shipped scenario and the Terrible Twins count.
+widest() { awk '/^\|/ { n = length($0); if (n > m) m = n } END { print (m <= 100) ? "fits" : m }' "$W/out"; }
+rc $C simulate --scenario examples/scenarios/xeon-2s-smt.toml --orders 3 >/dev/null
+check "simulate's tables within 100 columns" fits "$(widest)"
+rc $C enumerate --programs 10 --nodes 10 >/dev/null
+check "enumerate's table within 100 columns" fits "$(widest)"
 
 echo
 echo "$fails of $n checks failed (workdir $W)"

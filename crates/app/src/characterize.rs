@@ -1,6 +1,6 @@
 //! `cosched characterize`: the cheap way to know a new program. Each job
 //! whose program the store does not know yet (by identity, across every
-//! workload: [`crate::knowledge`]) runs once alone, profiled, and against
+//! workload: [`cosched_learn::knowledge`]) runs once alone, profiled, and against
 //! a short DistGen ladder, within a budget stated in multiples of its solo
 //! time; it is never co-run with the workload's other programs. Predictors
 //! then place it beside every program the store knows from these solo

@@ -13,7 +13,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use cosched_model::compare::{CacheRegime, Paired, Verdict};
+use cosched_model::compare::{Paired, Verdict};
+use cosched_model::regime::CacheRegime;
 use cosched_model::workload::{Job, Workload};
 use cosched_predict::{predictor_by_name, predictor_names, Params as PredictParams, Predictor};
 use cosched_report::html::Page;
@@ -366,7 +367,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         .svg(&std::fs::read_to_string(&svg_path).unwrap_or_default());
 
     stage(5, "predict: fit every registered predictor on the store's measurements");
-    let (train, sources) = crate::training::available_training_set(&m, &w)?;
+    let (train, sources) = cosched_learn::training::available_training_set(&m, &w)?;
     let mut fitted: Vec<(String, Box<dyn Predictor>)> = Vec::new();
     let mut unfitted = Vec::new();
     for (name, _) in predictor_names() {

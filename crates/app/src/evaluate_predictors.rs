@@ -16,8 +16,8 @@ use serde::Serialize;
 use crate::common::{create_dir, db_path, file_safe, load_workload, open_existing_store, provenance, write_file, Conditions, Ctx};
 use crate::error::bad_input;
 use crate::render::{Doc, Render};
-use crate::source::PAIRS_TABLE;
-use crate::training::{build, training_set, training_set_in, Sources};
+use cosched_learn::source::PAIRS_TABLE;
+use cosched_learn::training::{build, training_set, training_set_in, Sources};
 
 /// A slowdown above this is a severe conflict unless a request says otherwise.
 pub const DEFAULT_SEVERE: f64 = cosched_predict::DEFAULT_SEVERE;
@@ -34,7 +34,7 @@ pub struct EvaluatePredictorsRequest {
     /// Score the predictions real runs made instead.
     pub from_runs: bool,
     /// Cross-workload: fit on the programs and pairs of these workloads
-    /// (the store's knowledge base, [`crate::knowledge`]) and predict every
+    /// (the store's knowledge base, [`cosched_learn::knowledge`]) and predict every
     /// measured pair of `workload` from its programs' solo
     /// characterizations alone.
     pub train: Vec<PathBuf>,
@@ -50,7 +50,7 @@ pub struct EvaluatePredictorsRequest {
     pub regime: Option<String>,
     /// Cross-workload: both sides' campaigns only from this node and time
     /// on. With `train` only.
-    pub kb: crate::knowledge::KbScope,
+    pub kb: cosched_learn::knowledge::KbScope,
     /// Cross-node: the test side's campaigns only from this host (the
     /// training side's from `kb.node`), so `train` may be the workload
     /// under test itself.
@@ -382,7 +382,7 @@ fn cross_workload_rows(
     regime: cosched_predict::regime::RegimeChoice,
     ctx: &Ctx,
 ) -> anyhow::Result<(Counts, Vec<Row>, String)> {
-    use crate::knowledge::{jobs_by_program, knowledge_base, KbFilter};
+    use cosched_learn::knowledge::{jobs_by_program, knowledge_base, KbFilter};
     let mut names = Vec::new();
     let mut train_programs = std::collections::BTreeSet::new();
     let (train_files, level, scope) = (&a.train, a.level, &a.kb);
@@ -487,7 +487,7 @@ fn cross_workload_rows(
         },
         pairs_conditions: Vec::new(),
     };
-    let used = |kb: &crate::knowledge::KnowledgeBase| -> String {
+    let used = |kb: &cosched_learn::knowledge::KnowledgeBase| -> String {
         let all: Vec<crate::common::UsedCampaign> = kb.parts.iter().flat_map(|p| p.campaigns.iter().cloned()).collect();
         crate::common::describe_campaigns(&all).into_iter().map(|line| format!("\n  {line}")).collect()
     };
@@ -521,15 +521,15 @@ fn cross_workload_rows(
 fn severe_pairs_with_solo(
     store: &cosched_store::Store,
     w: &Workload,
-    test: &crate::knowledge::KnowledgeBase,
+    test: &cosched_learn::knowledge::KnowledgeBase,
     level: f64,
 ) -> anyhow::Result<Vec<String>> {
-    let jobs = crate::knowledge::jobs_by_program(store, w)?;
+    let jobs = cosched_learn::knowledge::jobs_by_program(store, w)?;
     let mut campaigns = Vec::new();
     for c in test.parts.iter().flat_map(|p| &p.campaigns).filter(|c| c.kind == "pairs" && c.workload == w.name) {
         let id = cosched_store::CampaignId(c.id);
         let record = anyhow::Context::with_context(store.campaign(id)?, || format!("pairs campaign {id} is no longer stored"))?;
-        campaigns.push((crate::knowledge::identities(&record)?, store.pair_runs(id)?));
+        campaigns.push((cosched_learn::knowledge::identities(&record)?, store.pair_runs(id)?));
     }
     let spreads = cosched_learn::matrix::solo_spreads(&runs_by_program(campaigns));
     let spread_of = |key: &str| -> Option<f64> { spreads.iter().find(|s| s.job == key).map(|s| s.spread()) };

@@ -11,9 +11,11 @@
 //! Work several verbs share lives in one module each and is called from
 //! there: [`calibrate`] (what a workload's `seconds` need), [`common`]
 //! (the store's path, files, the node's pools). What the store teaches
-//! the predictors is `cosched-learn`'s: its [`knowledge`] base, [`training`]
-//! sets and the [`source`] of real runs are re-exported here under the
-//! paths the verbs and the binary use.
+//! the predictors is `cosched-learn`'s (its knowledge base, training sets
+//! and the figures of real runs), and the verbs name it there. The one
+//! item of it re-exported here is [`KbScope`], which requests carry and
+//! the binary (which depends on no library crate but this one, the model
+//! and the report) builds from its flags.
 //!
 //! Errors are `anyhow::Error`s; [`error::BadInput`] marks the user's input
 //! being wrong (exit code 2) and [`error::Interrupted`] a run stopped by a
@@ -55,7 +57,7 @@ pub mod steady;
 pub mod study;
 mod variants;
 
-pub use cosched_learn::{knowledge, source, training};
+pub use cosched_learn::knowledge::KbScope;
 pub use common::{Ctx, GIT_COMMIT};
 pub use error::{bad_input, exit_code, BadInput, Interrupted, Notice};
 pub use progress::{Plain, Progress, Silent, Task};

@@ -365,14 +365,14 @@ pub fn thread_sweep(req: &PairsRequest, threads: &[u32], ctx: &Ctx) -> anyhow::R
 fn known_pairs(store: &cosched_store::Store, params: &CampaignParams, req: &PairsRequest, ctx: &Ctx) -> anyhow::Result<BTreeSet<(usize, usize)>> {
     let CampaignParams::Pairs(p) = params else { unreachable!("a pairs campaign's parameters") };
     let keys: Vec<String> = p.jobs.iter().map(|j| j.identity.clone().expect("set above")).collect();
-    let filter = crate::knowledge::KbFilter {
+    let filter = cosched_learn::knowledge::KbFilter {
         node: Some(provenance(ctx).hostname),
         regime: req.in_regime,
         strict_regime: true,
         programs: Some(keys.iter().cloned().collect()),
         ..Default::default()
     };
-    let kb = crate::knowledge::knowledge_base(store, &filter)?;
+    let kb = cosched_learn::knowledge::knowledge_base(store, &filter)?;
     let samples: std::collections::BTreeMap<(&str, &str), usize> =
         kb.set.pairs.iter().map(|s| ((s.victim.as_str(), s.aggressor.as_str()), s.slowdowns.len())).collect();
     // A co-run of twins gives two samples of its one ordered pair.

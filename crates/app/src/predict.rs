@@ -10,7 +10,7 @@ use crate::common::{db_path, describe_campaigns, load_workload, open_read_only_s
 use crate::error::bad_input;
 use crate::regime::ChosenRegime;
 use crate::render::{Doc, Render};
-use crate::training::{build, training_set_in};
+use cosched_learn::training::{build, training_set_in};
 
 #[derive(Debug, Clone)]
 pub struct PredictRequest {
@@ -23,7 +23,7 @@ pub struct PredictRequest {
     /// the one the node is in now.
     pub regime: Option<String>,
     /// Other workloads' campaigns only from this node and time on.
-    pub kb: crate::knowledge::KbScope,
+    pub kb: cosched_learn::knowledge::KbScope,
     pub db: Option<PathBuf>,
 }
 

@@ -103,7 +103,7 @@ fn characterize_measures_each_new_program_once_alone_and_nothing_it_knows() {
     assert_eq!(pipe["ladder"].as_array().unwrap().last().unwrap(), "pipe", "{pipe}");
     assert!(pipe["programs"].as_array().unwrap().iter().all(|p| p["action"] == "pipe"), "{pipe}");
     let store = cosched_store::Store::open_existing(&db).unwrap();
-    let kb = cosched_app::knowledge::knowledge_base(&store, &Default::default()).unwrap();
+    let kb = cosched_learn::knowledge::knowledge_base(&store, &Default::default()).unwrap();
     for c in kb.set.programs.values() {
         assert_eq!(c.probe.len(), 1, "the pipe point is not a DistGen level: {c:?}");
         assert!(c.stressors["pipe"].job_slowdown.median > 0.0, "{c:?}");

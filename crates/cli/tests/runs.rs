@@ -117,8 +117,18 @@ fn runs_show_numbers_repeats_from_one_and_writes_cpu_ranges() {
     let out = cosched(&["runs", "--db", db], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let list = String::from_utf8_lossy(&out.stdout).into_owned();
-    let row = list.lines().nth(2).unwrap_or_default().to_string();
-    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    // The first row below the header's rule, its wrapped continuation
+    // lines (an empty first cell) joined cell by cell.
+    let mut lines = list.lines().skip_while(|l| !l.starts_with("|--")).skip(1);
+    let mut cells: Vec<String> = lines.next().unwrap_or_default().split('|').map(|c| c.trim().to_string()).collect();
+    for more in lines.take_while(|l| l.split('|').nth(1).is_some_and(|c| c.trim().is_empty())) {
+        for (cell, part) in cells.iter_mut().zip(more.split('|').map(str::trim)) {
+            if !part.is_empty() {
+                cell.push(' ');
+                cell.push_str(part);
+            }
+        }
+    }
     assert_eq!(cells[1..11], ["1", "1970-01-01 00:00:01", "w", "noplan", "1", "done", "1 (all ok)", "2.50", "2.50", "1.000"], "{list}");
     let out = cosched(&["runs", "show", "1", "--db", db], dir.path());
     let text = String::from_utf8_lossy(&out.stdout).into_owned();

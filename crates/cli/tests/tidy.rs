@@ -374,3 +374,144 @@ fn the_result_counters_see_what_they_count() {
     assert_eq!(pub_string_tables("pub rows: Vec<Vec<String>>,\n    pub(super) x: Vec<Vec<String>>,\nlet r: Vec<Vec<String>> = v;\npub fn rows() -> Vec<Vec<String>> {"), 2);
     assert_eq!(json_macros("serde_json::json!({\"a\": json!(1)})"), 2);
 }
+
+// Issue 43, item 7: no old-path shims. A module that only re-exports
+// another crate's items under an old name, or a re-export of another
+// crate's whole module, gives one thing two names; callers name the real
+// path. The roots of sched and app keep one documented facade each.
+
+/// The re-exports of other workspace crates' items that sched's and app's
+/// lib.rs keep on purpose, as their module docs say why.
+const FACADES: &[(&str, &str)] = &[
+    ("sched", "pub use cosched_model::metrics::{Event, EventKind, JobId};"),
+    ("sched", "pub use cosched_model::run::JobStatus;"),
+    ("sched", "pub use cosched_engine::policy::{Cores, Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};"),
+    ("app", "pub use cosched_learn::knowledge::KbScope;"),
+];
+
+/// The statements of `text` (comments and attributes left out, tests
+/// left out), each on one line with its whitespace collapsed.
+fn statements(text: &str) -> Vec<String> {
+    let code: String = without_tests(text)
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .filter(|l| !l.trim_start().starts_with("#["))
+        .collect::<Vec<_>>()
+        .join(" ");
+    code.split(';').map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")).filter(|s| !s.is_empty()).collect()
+}
+
+/// The `pub use` statements of `text` that name another workspace crate
+/// than `own` (a crate name such as `cosched_sched`).
+fn foreign_re_exports(text: &str, own: &str) -> Vec<String> {
+    statements(text)
+        .into_iter()
+        .filter(|s| s.starts_with("pub use cosched_") && !s.starts_with(&format!("pub use {own}::")))
+        .collect()
+}
+
+/// Whether a file holds nothing but re-exports of other crates.
+fn only_re_exports(text: &str, own: &str) -> bool {
+    let all = statements(text);
+    !all.is_empty() && foreign_re_exports(text, own).len() == all.len()
+}
+
+/// The paths a `pub use` statement names, braces expanded one level
+/// (`pub use a::{b, c as d}` names `a::b` and `a::c`).
+fn re_exported_paths(statement: &str) -> Vec<String> {
+    let body = statement.trim_start_matches("pub use ").trim();
+    let Some(open) = body.find('{') else {
+        return vec![body.split(" as ").next().unwrap_or(body).trim().to_string()];
+    };
+    let prefix = &body[..open];
+    body[open + 1..]
+        .trim_end_matches('}')
+        .split(',')
+        .map(|item| item.split(" as ").next().unwrap_or("").trim())
+        .filter(|item| !item.is_empty() && *item != "self")
+        .map(|item| format!("{prefix}{item}"))
+        .collect()
+}
+
+/// Whether `path` (`cosched_learn::knowledge`) is a module of a workspace
+/// crate: a file or directory of that name under its src.
+fn is_module(path: &str) -> bool {
+    let mut parts = path.split("::");
+    let Some(dir) = parts.next().and_then(|c| c.strip_prefix("cosched_")) else { return false };
+    let rest: Vec<&str> = parts.collect();
+    if rest.is_empty() {
+        return true;
+    }
+    let base = workspace().join("crates").join(dir).join("src").join(rest.join("/"));
+    base.with_extension("rs").is_file() || base.join("mod.rs").is_file()
+}
+
+fn crate_name(dir: &str) -> String {
+    if dir == "cli" { "cosched".into() } else { format!("cosched_{dir}") }
+}
+
+#[test]
+fn no_module_exists_only_to_re_export_another_crate() {
+    for dir in crate_dirs() {
+        let mut files = Vec::new();
+        sources(&workspace().join("crates").join(&dir).join("src"), &mut files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            assert!(
+                !only_re_exports(&text, &crate_name(&dir)),
+                "{} only re-exports another crate's items under an old path: remove it and name the real path",
+                f.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn no_crate_re_exports_another_crates_module() {
+    for dir in crate_dirs() {
+        let mut files = Vec::new();
+        sources(&workspace().join("crates").join(&dir).join("src"), &mut files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for s in foreign_re_exports(&text, &crate_name(&dir)) {
+                let modules: Vec<String> = re_exported_paths(&s).into_iter().filter(|p| is_module(p)).collect();
+                assert!(modules.is_empty(), "{}: `{s}` re-exports the module(s) {modules:?} of another crate: callers name the real path", f.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn sched_and_app_roots_re_export_only_their_documented_facade() {
+    for dir in ["sched", "app"] {
+        let text = std::fs::read_to_string(workspace().join("crates").join(dir).join("src/lib.rs")).unwrap();
+        for s in foreign_re_exports(&text, &crate_name(dir)) {
+            assert!(
+                FACADES.iter().any(|(d, f)| *d == dir && f.trim_end_matches(';') == s),
+                "crates/{dir}/src/lib.rs: `{s}` is not in its documented facade: name the real path instead \
+                 (or, if every caller needs it here, document it in the lib.rs doc and in tidy.rs's FACADES)"
+            );
+        }
+    }
+    for (dir, f) in FACADES {
+        let text = std::fs::read_to_string(workspace().join("crates").join(dir).join("src/lib.rs")).unwrap();
+        assert!(text.contains(f), "tidy.rs's FACADES lists `{f}`, which crates/{dir}/src/lib.rs no longer has: drop it here");
+    }
+}
+
+#[test]
+fn the_shim_checks_see_the_shims_issue_43_removed() {
+    // sched's old policy.rs, app's old root re-export, and a module with code of its own.
+    let old_policy = "//! The policy trait lives in `cosched_engine::policy`.\n\n\
+                      pub use cosched_engine::policy::{Cores, Decision,\n    View};\n";
+    assert!(only_re_exports(old_policy, "cosched_sched"));
+    assert!(!only_re_exports("//! x\npub use cosched_engine::View;\npub fn f() {}\n", "cosched_sched"));
+    assert!(!only_re_exports("//! x\npub use crate::a::B;\n", "cosched_sched"));
+    let old_app = "pub use cosched_learn::{knowledge, source, training};\npub use common::Ctx;\n";
+    let found = foreign_re_exports(old_app, "cosched_app");
+    assert_eq!(found, ["pub use cosched_learn::{knowledge, source, training}"]);
+    assert_eq!(re_exported_paths(&found[0]), ["cosched_learn::knowledge", "cosched_learn::source", "cosched_learn::training"]);
+    assert!(is_module("cosched_learn::knowledge") && is_module("cosched_engine::online"));
+    assert!(!is_module("cosched_learn::knowledge::KbScope"));
+    assert_eq!(re_exported_paths("pub use cosched_engine::run::{run_node as go, Done}"), ["cosched_engine::run::run_node", "cosched_engine::run::Done"]);
+}

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cosched_measure::identity::{is_kernel_argv as is_kernel, program_key};
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_predict::regime::{RegimeChoice, RegimeUse};
 use cosched_predict::{Characterization, TrainingSet};
 use cosched_store::{CampaignKind, CampaignParams, CampaignRecord, CampaignStatus, ProbePointRecord, Store};

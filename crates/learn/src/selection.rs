@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_predict::regime::{RegimeChoice, RegimeUse};
 use cosched_predict::PairSamples;
 use serde::{Deserialize, Serialize};

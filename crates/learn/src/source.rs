@@ -123,7 +123,7 @@ fn slowdown_source(store: &Store, w: &Workload) -> anyhow::Result<(PairTable, St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cosched_model::compare::CacheRegime;
+    use cosched_model::regime::CacheRegime;
     use cosched_predict::regime::RegimeChoice;
     use cosched_store::{CampaignParams, CampaignStatus, OnlineSample, PairRunRecord, PairsJob, PairsParams};
 

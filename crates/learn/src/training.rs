@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_model::workload::Workload;
 use cosched_predict::predictors::parse_spec;
 use cosched_predict::regime::{RegimeChoice, RegimeUse};

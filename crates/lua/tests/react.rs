@@ -16,7 +16,7 @@ use cosched_engine::policy::{Params, Policy, PoolInfo};
 use cosched_lua::{Builder, Log};
 use cosched_model::metrics::{EventKind, JobId};
 use cosched_model::workload::PoolKind;
-use cosched_sched::runner::run_node;
+use cosched_engine::run::run_node;
 use cosched_sched::{policy_from_spec, simulate, PairTable, Platform, SimJob, VirtualNode};
 
 fn platform() -> Platform {

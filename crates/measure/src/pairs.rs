@@ -14,7 +14,7 @@
 //! ([`crate::c2c::around`]), so every repeat carries the cache regime it
 //! ran in.
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_model::matrix::{unordered_pairs, StopRule};
 use serde::{Deserialize, Serialize};
 
@@ -444,7 +444,7 @@ mod tests {
         assert_eq!(reads, vec![(0, 1); 12], "before and after each of 6 repeats, a CPU of each job");
         let r = runs[3].reading.unwrap();
         assert_eq!((r.cpus, r.before_ns, r.after_ns), ([0, 1], Some(76.0), Some(380.0)));
-        use cosched_model::compare::CacheRegime::{Apart, Shared};
+        use cosched_model::regime::CacheRegime::{Apart, Shared};
         assert_eq!(runs.iter().map(|r| r.reading.unwrap().regime()).collect::<Vec<_>>(), [Some(Shared), Some(Shared), Some(Shared), None, Some(Apart), Some(Apart)]);
         assert_eq!(
             seen,

@@ -18,7 +18,7 @@
 
 use cosched_engine::cores::CoreMap;
 use cosched_engine::Cores;
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_model::placement::{sharing_level, SharingLevel};
 use cosched_model::topology::Node;
 

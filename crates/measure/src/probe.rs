@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use cosched_model::probe::{ProbeLevel, ProbePoint};
 use cosched_model::stats::Summary;
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 
 use crate::c2c::{around, ReadRoundTrip, Reading};
 use crate::corun::{measure_pair, CorunError, PairMeasurement};

@@ -16,9 +16,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{median_ci_ranks, median_sorted, quantile_sorted};
-/// The cache regime lives in [`crate::regime`]; measure, store, learn and
-/// predict still name it here.
-pub use crate::regime::{CacheRegime, SHARED_CACHE_MAX_NS};
 
 /// Which of two policies did better on one figure, as far as the repeats tell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

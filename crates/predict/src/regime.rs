@@ -4,7 +4,7 @@
 //! over hours, and a pair's slowdown changes with it (cache beside cache:
 //! 1.93 sharing, 1.01 apart). Every pair repeat records the regime it ran
 //! in (`CacheRegime` of its cache-line round trip, shared below
-//! `model::compare::SHARED_CACHE_MAX_NS`), so a prediction for one regime
+//! `model::regime::SHARED_CACHE_MAX_NS`), so a prediction for one regime
 //! can be fitted on that regime's repeats: each ordered pair contributes
 //! its repeats in the regime when it has any, else all its repeats (the
 //! fallback is counted, and callers say so). Repeats whose regime is not
@@ -13,7 +13,7 @@
 //! choice and what it kept; the rule that applies it to stored repeats is
 //! the learning loop's (`cosched_learn::selection`).
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use serde::{Deserialize, Serialize};
 
 /// Which repeats a fit uses.

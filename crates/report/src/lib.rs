@@ -11,14 +11,23 @@ pub mod html;
 pub mod scatter;
 pub mod svg;
 
-use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+use comfy_table::{presets, CellAlignment, ColumnConstraint, ContentArrangement, Table, Width};
 use cosched_model::stats::Summary;
 
-/// A plain table that reads well in a terminal, a log and a Markdown file.
-/// Printed to a terminal narrower than the table, its widest cells wrap onto
-/// continuation lines; to a pipe or a file it stays whole, one row per line.
+/// The widest line a printed table may have, in characters (issue 40): a
+/// terminal of 100 columns, a log or a mail shows it without wrapping it
+/// anew. A terminal narrower than this narrows it further.
+pub const MAX_TABLE_WIDTH: u16 = 100;
+
+/// A plain table that reads well in a terminal, a log and a Markdown file,
+/// never wider than [`MAX_TABLE_WIDTH`] (or the terminal, when narrower):
+/// a table that fits stays one row per line; one that does not wraps its
+/// widest cells between words onto continuation lines; one that cannot fit
+/// without breaking a word inside a cell is printed row by row, each row
+/// as a two-column block of header and value ([`fit`]).
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    build(headers, rows, ContentArrangement::Dynamic)
+    let terminal = Table::new().width().filter(|_| Table::new().is_tty());
+    fit(headers, rows, terminal.map_or(MAX_TABLE_WIDTH, |w| w.min(MAX_TABLE_WIDTH)))
 }
 
 /// [`table`] that never wraps, for Markdown written into files (a wrapped
@@ -27,11 +36,97 @@ pub fn markdown_table(headers: &[&str], rows: &[Vec<String>]) -> String {
     build(headers, rows, ContentArrangement::Disabled)
 }
 
-/// [`table`] wrapped to `width` columns, as a terminal of that width shows it.
+/// [`table`] fitted to `width` columns, as a terminal of that width shows it.
 pub fn table_for_width(headers: &[&str], rows: &[Vec<String>], width: u16) -> String {
-    let mut t = new_table(headers, rows, ContentArrangement::Dynamic);
-    t.set_width(width);
-    t.to_string()
+    fit(headers, rows, width)
+}
+
+/// Widest run of characters without a space in each column (header
+/// included): the narrowest the column can be without breaking a word.
+fn longest_words(headers: &[&str], rows: &[Vec<String>]) -> Vec<usize> {
+    let words = |c: &str| c.split_whitespace().map(|w| w.chars().count()).max().unwrap_or(0);
+    let mut out: Vec<usize> = headers.iter().map(|h| words(h)).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if i >= out.len() {
+                out.push(0);
+            }
+            out[i] = out[i].max(words(c));
+        }
+    }
+    out
+}
+
+/// Each column's widest line (header included).
+fn widest_cells(headers: &[&str], rows: &[Vec<String>]) -> Vec<usize> {
+    let len = |c: &str| c.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let mut out: Vec<usize> = headers.iter().map(|h| len(h)).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            if i >= out.len() {
+                out.push(0);
+            }
+            out[i] = out[i].max(len(c));
+        }
+    }
+    out
+}
+
+/// The width of a Markdown table whose columns are `cols` wide: each
+/// column's cell padded by a space each side and closed by a bar, plus the
+/// opening bar.
+fn framed(cols: &[usize]) -> usize {
+    cols.iter().map(|c| c + 3).sum::<usize>() + 1
+}
+
+/// The table in at most `width` columns: whole when it fits; else its
+/// cells wrapped between words, no column narrower than its longest word;
+/// else, when even that is too wide, transposed row by row (each row a
+/// block of `header | value` lines under the first column's header and
+/// value), the blocks separated by a blank line.
+pub fn fit(headers: &[&str], rows: &[Vec<String>], width: u16) -> String {
+    let width = usize::from(width);
+    if framed(&widest_cells(headers, rows)) <= width {
+        return build(headers, rows, ContentArrangement::Disabled);
+    }
+    let words = longest_words(headers, rows);
+    // Headers wrap before cells do: a row read on one line is worth more
+    // than a header on one.
+    let body: Vec<usize> = widest_cells(&[], rows).iter().zip(&words).map(|(b, w)| *b.max(w)).collect();
+    if body.len() == words.len() && framed(&body) <= width {
+        let mut t = new_table(headers, rows, ContentArrangement::Dynamic);
+        t.set_width(width as u16);
+        for (col, w) in t.column_iter_mut().zip(&body) {
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(*w as u16 + 2)));
+        }
+        return t.to_string();
+    }
+    if framed(&words) <= width {
+        let mut t = new_table(headers, rows, ContentArrangement::Dynamic);
+        t.set_width(width as u16);
+        for (col, w) in t.column_iter_mut().zip(&words) {
+            // A constraint counts the cell's padding, a space each side.
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(*w as u16 + 2)));
+        }
+        return t.to_string();
+    }
+    let (Some(first), rest) = (headers.first(), headers.get(1..).unwrap_or(&[])) else { return String::new() };
+    let blocks: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let fields: Vec<Vec<String>> =
+                rest.iter().enumerate().map(|(i, h)| vec![h.to_string(), r.get(i + 1).cloned().unwrap_or_default()]).collect();
+            let head = [*first, r.first().map_or("", String::as_str)];
+            let words = longest_words(&head, &fields);
+            let mut t = new_table(&head, &fields, ContentArrangement::Dynamic);
+            t.set_width(width as u16);
+            for (col, w) in t.column_iter_mut().zip(&words) {
+                col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed((*w).min(width / 2) as u16 + 2)));
+            }
+            t.to_string()
+        })
+        .collect();
+    blocks.join("\n\n")
 }
 
 fn build(headers: &[&str], rows: &[Vec<String>], arrangement: ContentArrangement) -> String {
@@ -125,6 +220,65 @@ mod table_tests {
         let t = table_for_width(&["policy", "why"], &rows(), 50);
         assert!(t.lines().count() > 3, "wrapped onto continuation lines:\n{t}");
         assert!(t.lines().all(|l| l.chars().count() <= 50), "every line fits 50 columns:\n{t}");
+    }
+
+    /// Every line's width in characters, and whether any word of `cells`
+    /// is missing whole from the output (broken inside its cell).
+    fn widths_and_broken_words(t: &str, cells: &[&str]) -> (usize, Vec<String>) {
+        let widest = t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        let words: Vec<&str> = t.split(|c: char| c == '|' || c.is_whitespace()).collect();
+        let broken = cells
+            .iter()
+            .flat_map(|c| c.split_whitespace())
+            .filter(|w| !words.contains(w))
+            .map(str::to_string)
+            .collect();
+        (widest, broken)
+    }
+
+    #[test]
+    fn a_wide_table_fits_a_hundred_columns_without_breaking_a_word() {
+        let head = ["job", "solo s", "host load U", "syscalls/s", "I/O MB/s", "ctx switches/s", "what it waits for", "note"];
+        let row: Vec<String> = ["flops.1", "0.31 [0.30, 0.33]", "0.98", "12.5", "0.0", "41", "nothing: it computes", "pinned to CPU 0 alone"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let rows = vec![row.clone(), row.clone()];
+        let plain = markdown_table(&head, &rows);
+        assert!(plain.lines().next().unwrap().chars().count() > 100, "the case is wide: {plain}");
+        let t = fit(&head, &rows, MAX_TABLE_WIDTH);
+        let cells: Vec<&str> = row.iter().map(String::as_str).chain(head).collect();
+        let (widest, broken) = widths_and_broken_words(&t, &cells);
+        assert!(widest <= 100, "{widest} columns:\n{t}");
+        assert!(broken.is_empty(), "words broken inside cells: {broken:?}\n{t}");
+    }
+
+    #[test]
+    fn a_table_whose_words_alone_overflow_is_printed_row_by_row() {
+        let head: Vec<String> = (0..12).map(|i| format!("column-number-{i}")).collect();
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        let rows = vec![(0..12).map(|i| format!("value-{i}")).collect::<Vec<_>>()];
+        let t = fit(&head, &rows, MAX_TABLE_WIDTH);
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+        assert!(t.contains("| column-number-5 ") && t.contains(" value-5 "), "header beside its value: {t}");
+        assert_eq!(t.lines().filter(|l| l.starts_with('|')).count(), 13, "a header line, then one line per other column: {t}");
+    }
+
+    #[test]
+    fn headers_wrap_before_cells_do() {
+        let head = ["a column with a long header", "another column with a long header", "a third with a long header", "x"];
+        let rows = vec![vec!["1.52 [1.40, 1.60]".to_string(), "done".into(), "best-match".into(), "2".into()]];
+        let t = fit(&head, &rows, 80);
+        assert!(t.lines().all(|l| l.chars().count() <= 80), "{t}");
+        let body: Vec<&str> = t.lines().skip_while(|l| !l.starts_with("|--")).skip(1).collect();
+        assert_eq!(body.len(), 1, "the row stays on one line: {t}");
+        assert!(t.lines().position(|l| l.starts_with("|--")).unwrap() > 1, "the header wrapped: {t}");
+    }
+
+    #[test]
+    fn a_table_that_fits_is_left_as_it_is() {
+        let rows = vec![vec!["a".to_string(), "1".to_string()]];
+        assert_eq!(fit(&["x", "n"], &rows, MAX_TABLE_WIDTH), markdown_table(&["x", "n"], &rows));
     }
 
     #[test]

@@ -17,10 +17,10 @@ use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::policy::Policy;
+use cosched_engine::policy::Policy;
 use crate::registry::{policy_by_name, Params};
 use crate::scenario::Scenario;
-use crate::runner::{run_node_placed, RunError};
+use cosched_engine::run::{run_node_placed, RunError};
 use crate::sim::{simulate_placed, SimError, SimJob, SimOptions, Trace, VirtualNode};
 use cosched_engine::placement::Placement;
 use crate::tables::{ProgramTable, SlowdownSource};

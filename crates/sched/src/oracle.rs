@@ -49,7 +49,7 @@ use serde::Serialize;
 
 use cosched_model::metrics::{compute, Metrics};
 
-use crate::policy::{Decision, Policy, View};
+use cosched_engine::policy::{Decision, Policy, View};
 use crate::sim::{simulate, Platform, SimError, SimJob};
 use crate::tables::SlowdownSource;
 use crate::{Event, JobId};
@@ -570,7 +570,7 @@ pub fn oracle(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::PoolInfo;
+    use cosched_engine::policy::PoolInfo;
     use crate::tables::PairTable;
     use cosched_model::workload::PoolKind;
 

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, View};
+use cosched_engine::policy::{Decision, JobOutcome, Policy, QueuedJob, View};
 use crate::JobId;
 
 mod best_match;

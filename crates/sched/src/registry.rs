@@ -17,7 +17,7 @@ use std::ops::Bound;
 use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
 use crate::policies::{Action, React, AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Rebalancing, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
-use crate::policy::Policy;
+use cosched_engine::policy::Policy;
 use crate::spec::{Spec, PLACEMENT_KEY};
 
 /// Policy parameters as text, by name, as given on a command line or in a scenario.
@@ -278,7 +278,7 @@ mod tests {
     use super::*;
     use cosched_model::params::DefaultValue;
 
-    use crate::policy::{Decision, View};
+    use cosched_engine::policy::{Decision, View};
 
     #[test]
     fn every_registered_policy_builds_with_its_defaults() {

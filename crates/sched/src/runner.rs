@@ -1,13 +1,10 @@
-//! The node runner's decision loop, re-exported from `cosched_engine::run`
-//! so that it stays where callers found it. Its tests live here, where the
-//! policies, the slowdown tables and the simulator it is checked against are.
+//! Tests of the node runner's decision loop (`cosched_engine::run`), kept
+//! here, where the policies, the slowdown tables and the simulator it is
+//! checked against are.
 
-pub use cosched_engine::run::{run_node, run_node_placed, Done, ExecError, Executor, EndedJob, RunError, StartPlan};
-
-#[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::policy::{Decision, Policy, PoolInfo, View};
+    use cosched_engine::run::*;
+    use cosched_engine::policy::{Decision, Policy, PoolInfo, View};
     use crate::registry::{policy_by_name, policy_from_spec, Params};
     use crate::sim::{simulate, Platform, SimJob, VirtualNode};
     use crate::{JobId, JobStatus};
@@ -74,7 +71,7 @@ mod tests {
         fn decide(&mut self, view: &View) -> Vec<Decision> {
             crate::policies::NoPlan.decide(view)
         }
-        fn observe(&mut self, o: &crate::policy::JobOutcome) {
+        fn observe(&mut self, o: &cosched_engine::policy::JobOutcome) {
             self.0.push((o.job, o.start, o.finish, o.slowdown));
         }
     }
@@ -115,7 +112,7 @@ mod tests {
 
     #[test]
     fn decisions_on_running_jobs_that_cannot_be_done_are_refused_by_both_engines_naming_them() {
-        use crate::policy::Cores;
+        use cosched_engine::policy::Cores;
         /// Starts the queue's head, then asks for `bad` once.
         struct Bad(Option<Decision>);
         impl Policy for Bad {

@@ -34,7 +34,7 @@ use cosched_model::placement::SharingLevel;
 use cosched_model::run::JobStatus;
 use cosched_model::trace::TraceJob;
 
-use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob};
+use cosched_engine::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob};
 use crate::tables::SlowdownSource;
 use crate::{Event, EventKind, JobId};
 
@@ -215,7 +215,7 @@ pub fn simulate_predicted(
 }
 
 /// The engine: `opts.nodes` copies of `platform`. The policy is asked node by
-/// node, in node order, with a [`View`](crate::policy::View) of that node and the shared queue; its
+/// node, in node order, with a [`View`](cosched_engine::policy::View) of that node and the shared queue; its
 /// `Start` decisions apply to that node. After a start anywhere, nodes that
 /// said "wait" earlier are asked again, since the queue they saw changed.
 /// When a job finishes, the policy [observes](Policy::observe) its outcome

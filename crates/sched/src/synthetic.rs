@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 
 use cosched_model::workload::PoolKind;
 
-use crate::policy::PoolInfo;
+use cosched_engine::policy::PoolInfo;
 use crate::sim::{Platform, SimJob};
 use crate::tables::ProgramTable;
 

@@ -6,7 +6,7 @@
 
 use cosched_model::metrics::{job_times, Event, EventKind, JobTimes};
 use cosched_model::workload::PoolKind;
-use cosched_sched::runner::run_node;
+use cosched_engine::run::run_node;
 use cosched_sched::{policy_from_spec, simulate, PairTable, Platform, PoolInfo, SimJob, VirtualNode};
 
 const DYNAMIC: &str = "colocate:rebalance=on";

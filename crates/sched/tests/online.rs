@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use cosched_engine::online::{Estimate, Signal};
 use cosched_model::metrics::{EventKind, JobId};
 use cosched_model::workload::PoolKind;
-use cosched_sched::runner::run_node;
+use cosched_engine::run::run_node;
 use cosched_sched::{policy_from_spec, PairTable, Platform, PoolInfo, RunningJob, SimJob, SlowdownSource, View, VirtualNode};
 use proptest::prelude::*;
 

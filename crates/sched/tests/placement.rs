@@ -305,7 +305,8 @@ proptest! {
 /// and slows every job as the simulator does: one placement, two engines.
 #[test]
 fn run_node_in_virtual_time_reproduces_the_placed_simulation_on_each_fixture_scenario() {
-    use cosched_sched::{run_node_placed, VirtualNode};
+    use cosched_engine::run_node_placed;
+    use cosched_sched::VirtualNode;
     for file in ["epyc-8ccx-nps4.toml", "xeon-2s-smt.toml", "arm-2s.toml"] {
         let base = Scenario::load(&root().join("examples/scenarios").join(file)).unwrap();
         for e in STRATEGIES {

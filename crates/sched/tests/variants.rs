@@ -5,7 +5,7 @@
 
 use cosched_model::metrics::EventKind;
 use cosched_model::workload::PoolKind;
-use cosched_sched::runner::run_node;
+use cosched_engine::run::run_node;
 use cosched_sched::{
     policy_by_name, policy_names, simulate, simulate_with, Decision, Event, PairTable, Params, Platform, Policy, PoolInfo, SimError,
     SimJob, SimOptions, Variant, View, VirtualNode,

@@ -9,7 +9,7 @@
 //! missing from a stored document reads as its default (empty, zero,
 //! `None`), and fields no type knows are ignored.
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_model::matrix::StopRule;
 use serde::{Deserialize, Serialize};
 

@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
-use cosched_model::compare::{CacheRegime, SHARED_CACHE_MAX_NS};
+use cosched_model::regime::{CacheRegime, SHARED_CACHE_MAX_NS};
 use cosched_model::provenance::Provenance;
 
 use crate::{

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_model::placement::SharingLevel;
 use cosched_model::profile::JobProfile;
 use cosched_model::provenance::Provenance;

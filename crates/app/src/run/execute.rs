@@ -1,5 +1,5 @@
 //! Execution: each planned run carried out on this node through the one
-//! run loop (`sched::runner`), every start, suspension, move, estimate
+//! run loop (`engine::run`), every start, suspension, move, estimate
 //! and end journaled in the store as it happens, so a run can resume.
 
 use std::collections::BTreeMap;
@@ -7,11 +7,11 @@ use std::path::PathBuf;
 
 use cosched_measure::launch::interrupted;
 use cosched_measure::node::{NodeConfig, NodeEvent, NodeExecutor, NodeJob};
-use cosched_model::compare::CacheRegime;
+use cosched_model::regime::CacheRegime;
 use cosched_model::run::JobStatus;
 use cosched_model::text::printable;
 use cosched_model::trace::Trace;
-use cosched_sched::runner::{run_node_placed, Done, ExecError, RunError};
+use cosched_engine::run::{run_node_placed, Done, ExecError, RunError};
 use cosched_sched::{JobId, SimJob, SlowdownSource};
 use cosched_store::{patiently, Durability, ExecRunId, Patience, RunJobEnd, RunJobStart, RunRecord, RunStatus, Store};
 
@@ -269,7 +269,7 @@ impl Execution<'_> {
         let mut last_t = origin;
         // Each running job's latest online estimate, by position, for the
         // progress line.
-        let mut estimates: BTreeMap<usize, cosched_sched::online::Estimate> = BTreeMap::new();
+        let mut estimates: BTreeMap<usize, cosched_engine::online::Estimate> = BTreeMap::new();
         let regime_now = refs.and_then(|r| r.1).map(|g| g.name().to_string());
         let mut store_err: Option<String> = None;
         let mut pool_cpus = s.cpus_of_pool.clone();
@@ -480,9 +480,9 @@ impl Execution<'_> {
             };
             let mut ex = NodeExecutor::new(cfg, jobs, &mut sink).map_err(|e| RunError::Exec(ExecError::Fatal(e)))?;
             // The run's clock and the wall clock read together.
-            let zero = unix_now_f64() - cosched_sched::Executor::now(&mut ex);
+            let zero = unix_now_f64() - cosched_engine::Executor::now(&mut ex);
             let r = run_node_placed(platform, &sim_run, source, policy.as_mut(), &mut ex, &done, placement.as_ref());
-            let end = cosched_sched::Executor::now(&mut ex);
+            let end = cosched_engine::Executor::now(&mut ex);
             r.map(|trace| (end, trace, zero))
         };
         // What still waits (a last suspension) goes in before the run is

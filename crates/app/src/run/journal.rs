@@ -5,7 +5,7 @@
 use cosched_model::metrics::{Event, EventKind};
 use cosched_model::run::JobStatus;
 use cosched_model::trace::Trace;
-use cosched_sched::runner::Done;
+use cosched_engine::run::Done;
 use cosched_sched::{Platform, SimJob};
 use cosched_store::{JournalEntry, RunJobRecord};
 

@@ -17,7 +17,7 @@ use super::{RunRequest, SoloMode, SOLO_PASS};
 use crate::common::Ctx;
 use crate::error::bad_input;
 use crate::policy::PolicySpec;
-use crate::source::solo_time;
+use cosched_learn::source::solo_time;
 use crate::variants::{node_variants, sim_variants};
 
 
@@ -37,12 +37,12 @@ pub(super) fn policy_spec(spec: &str, what: &str) -> anyhow::Result<(PolicySpec,
 /// topology, over the pools' CPUs as the runner maps them (a pool that
 /// shares its CPUs with another, an accelerator's host side, is placed as
 /// without a topology).
-pub(super) fn placement_of(strategy: Option<Strategy>, pool_cpus: &[Vec<u32>], shared: &[bool]) -> Result<Option<cosched_sched::Placement>, String> {
+pub(super) fn placement_of(strategy: Option<Strategy>, pool_cpus: &[Vec<u32>], shared: &[bool]) -> Result<Option<cosched_engine::Placement>, String> {
     let Some(strategy) = strategy else { return Ok(None) };
     let name = cosched_sched::spec::strategy_name(strategy);
     let node = cosched_measure::topology::detect().map_err(|e| format!("placement={name}: reading this node's topology: {e}"))?;
     let pools = pool_cpus.iter().zip(shared).map(|(c, &sh)| (!sh).then(|| c.clone())).collect();
-    cosched_sched::Placement::new(&node, strategy, pools).map(Some).map_err(|e| format!("placement={name}: {e}"))
+    cosched_engine::Placement::new(&node, strategy, pools).map(Some).map_err(|e| format!("placement={name}: {e}"))
 }
 
 /// What builds the run's policies. With a Lua policy among them, SIGHUP

@@ -48,8 +48,8 @@ use serde::Serialize;
 
 use crate::common::{db_path, load_workload, open_store, Ctx};
 use crate::error::{bad_input, stopped};
-use crate::source::solo_time;
-use crate::training::{available_training_set, build};
+use cosched_learn::source::solo_time;
+use cosched_learn::training::{available_training_set, build};
 use learn::Learning;
 
 /// Solo time assumed for a job cosched knows nothing about, seconds; it only

@@ -28,8 +28,8 @@ pub struct KbArgs {
 }
 
 impl KbArgs {
-    pub fn scope(self) -> anyhow::Result<cosched_app::knowledge::KbScope> {
-        cosched_app::knowledge::KbScope::parse(self.kb_node, self.kb_since.as_deref())
+    pub fn scope(self) -> anyhow::Result<cosched_app::KbScope> {
+        cosched_app::KbScope::parse(self.kb_node, self.kb_since.as_deref())
     }
 }
 

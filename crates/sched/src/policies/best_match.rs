@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{occupants, start, Occupant};
-use crate::policy::{Decision, Policy, QueuedJob, View};
+use cosched_engine::policy::{Decision, Policy, QueuedJob, View};
 use crate::sim::{simulate, Platform, SimJob};
 use crate::tables::SlowdownSource;
 use crate::{EventKind, JobId};

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use cosched_engine::policy::Cores;
 
-use crate::policy::{Decision, Policy, View};
+use cosched_engine::policy::{Decision, Policy, View};
 use crate::JobId;
 
 /// `colocate:rebalance=on`: static co-location whose finished partitions'
@@ -141,7 +141,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::policy::{PoolInfo, QueuedJob, RunningJob};
+    use cosched_engine::policy::{PoolInfo, QueuedJob, RunningJob};
     use crate::PairTable;
 
     /// A job the test drives: its threads and where the decisions put it.

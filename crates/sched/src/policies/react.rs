@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cosched_engine::online::MIN_SEGMENTS;
 
-use crate::policy::{Decision, JobOutcome, Policy, View};
+use cosched_engine::policy::{Decision, JobOutcome, Policy, View};
 use crate::JobId;
 
 /// What `react` does to the newest job of a harmful co-run.

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use cosched_engine::cores::CoreMap;
 use cosched_engine::policy::Cores;
 
-use crate::policy::{Decision, Policy, QueuedJob, View};
+use cosched_engine::policy::{Decision, Policy, QueuedJob, View};
 use crate::JobId;
 
 /// The cores running jobs hold, as the engine's map will be once the

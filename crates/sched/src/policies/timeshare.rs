@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use cosched_engine::cores::CoreMap;
 use cosched_engine::policy::Cores;
 
-use crate::policy::{Decision, Policy, View};
+use cosched_engine::policy::{Decision, Policy, View};
 use crate::JobId;
 
 /// `timeshare`: turns of `quantum` seconds.
@@ -160,7 +160,8 @@ mod tests {
     use cosched_model::workload::PoolKind;
 
     use super::*;
-    use crate::{run_node, simulate, PairTable, Platform, PoolInfo, SimJob, VirtualNode};
+    use cosched_engine::run_node;
+    use crate::{simulate, PairTable, Platform, PoolInfo, SimJob, VirtualNode};
 
     /// Two jobs of 1 s that each want both cores of a 2-core pool, `a`
     /// first, turns of 0.25 s per unit of priority: (finish, suspended)

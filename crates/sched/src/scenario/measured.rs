@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::{limits, Program};
-use crate::policy::PoolInfo;
+use cosched_engine::policy::PoolInfo;
 
 /// Where measured slowdowns come from.
 #[derive(Debug, Clone, PartialEq)]

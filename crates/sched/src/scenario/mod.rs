@@ -94,7 +94,7 @@ use cosched_model::workload::limits::MAX_VARIANTS;
 /// well formed, the data it reads is elsewhere (`cosched check`).
 pub const NEEDS_STORE: &str = "which needs the store";
 
-use crate::policy::{PoolInfo, Variant};
+use cosched_engine::policy::{PoolInfo, Variant};
 use crate::sim::{Platform, SimJob};
 use crate::tables::{PairTable, ProgramTable};
 
