@@ -415,8 +415,8 @@ pub fn per_order(labels: &[String], results: &[OrderResult]) -> Vec<PerOrder> {
         let (mine, first) = (figure(i, f), figure(0, f));
         spread(&mine.iter().zip(&first).map(|(m, b)| m / b - 1.0).collect::<Vec<_>>())
     };
-    let (turnaround, worst, makespan): (fn(&Metrics) -> f64, fn(&Metrics) -> f64, fn(&Metrics) -> f64) =
-        (|m| m.avg_turnaround, |m| m.worst_slowdown, |m| m.makespan);
+    type Figure = fn(&Metrics) -> f64;
+    let (turnaround, worst, makespan): (Figure, Figure, Figure) = (|m| m.avg_turnaround, |m| m.worst_slowdown, |m| m.makespan);
     labels
         .iter()
         .enumerate()
