@@ -10,8 +10,8 @@ use cosched_report::csv_text;
 use cosched_report::html::Page;
 use cosched_model::placement::{strategy_by_name, Strategy, STRATEGIES};
 use cosched_sched::montecarlo::{
-    default_policies, labels, run_orders_with, summarize_labelled, trace_of_with, MonteCarloError, OrderResult, PolicySummary, Spread,
-    SAMPLE_EVERY_S,
+    default_policies, labels, per_order, run_orders_with, summarize_labelled, trace_of_with, MonteCarloError, OrderResult, PerOrder, PolicySummary,
+    Spread, SAMPLE_EVERY_S,
 };
 use cosched_model::compare::{paired, Paired, Verdict};
 use cosched_sched::oracle::{oracle, Objective, Oracle, Search};
@@ -76,6 +76,9 @@ pub const HEAD: [&str; 7] = ["policy", "median", "q1", "q3", "min", "max", "mean
 /// The columns of the paired table of a [`SimulateReport`].
 pub const PAIRED_HEAD: [&str; 4] = ["policy", "worst slowdown", "makespan", "mean turnaround"];
 
+/// The columns of the per-order table of a [`SimulateReport`].
+pub const PER_ORDER_HEAD: [&str; 4] = ["policy", "mean turnaround s", "worst slowdown", "makespan s"];
+
 /// The columns of the misprediction sweep of a [`SimulateReport`].
 pub const SWEEP_HEAD: [&str; 5] = ["K", "policy", "worst slowdown", "makespan", "mean turnaround"];
 
@@ -121,6 +124,9 @@ pub struct SimulateReport {
     /// worst slowdown, makespan and mean turnaround (`model::compare`);
     /// empty with one policy.
     pub paired: Vec<PairedRow>,
+    /// Each policy's per-order figures in seconds and ratios, with the
+    /// spread of its per-order difference to the first.
+    pub per_order: Vec<PerOrder>,
     /// Each policy's increase rates and score over the orders.
     pub summaries: Vec<PolicySummary>,
     /// The oracle's best schedules and each policy's median makespan
@@ -229,6 +235,10 @@ impl Render for SimulateReport {
             ));
             d.table(&PAIRED_HEAD, self.paired.iter().map(paired_row).collect()).line("");
         }
+        if self.per_order.len() > 1 {
+            d.line("Per order (median [q1, q3] over the orders; under each policy after the first, each order's policy / first - 1):");
+            d.table(&PER_ORDER_HEAD, per_order_rows(&self.per_order)).line("");
+        }
         if let Some(first) = self.told_sweep.first().and_then(|s| s.paired.first()) {
             d.line(format!(
                 "Misprediction sweep: policies told 1 + K x (s - 1) for each true cell s (K = 0 blind, 1 the truth); against {}, order by order (* resolved):",
@@ -291,6 +301,19 @@ fn score_rows(baseline: &Spread, summaries: &[PolicySummary]) -> Vec<Vec<String>
     let mut rows = vec![score_row("exclusive", baseline)];
     rows.extend(summaries.iter().map(|s| score_row(&s.policy, &s.score)));
     rows
+}
+
+fn per_order_rows(rows: &[PerOrder]) -> Vec<Vec<String>> {
+    let num = |x: &Spread| format!("{:.3} [{:.3}, {:.3}]", x.median, x.q1, x.q3);
+    let rel = |x: &Spread| format!("{:+.1} % [{:+.1}, {:+.1}]", x.median * 100.0, x.q1 * 100.0, x.q3 * 100.0);
+    let mut out = Vec::new();
+    for r in rows {
+        out.push(vec![r.policy.clone(), num(&r.mean_turnaround), num(&r.worst_slowdown), num(&r.makespan)]);
+        if let Some(p) = &r.paired {
+            out.push(vec![format!("  vs {}", p.against), rel(&p.mean_turnaround), rel(&p.worst_slowdown), rel(&p.makespan)]);
+        }
+    }
+    out
 }
 
 fn paired_row(r: &PairedRow) -> Vec<String> {
@@ -522,6 +545,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
     let labels = labels(&policies);
     let summaries = summarize_labelled(&labels, &results);
     let paired = paired_rows(&labels, &results);
+    let per_order = per_order(&labels, &results);
     let mut told_sweep = Vec::new();
     if let Some(scales) = a.told.as_deref().map(told_scales).transpose()?.flatten().filter(|s| s.len() > 1) {
         told_sweep.push(SweepRow { scale: scales[0], paired: paired.clone() });
@@ -578,6 +602,7 @@ pub fn simulate(a: &SimulateRequest) -> anyhow::Result<SimulateReport> {
         told: told_words,
         told_sweep,
         paired,
+        per_order,
         summaries,
         oracle,
         median_makespans: medians.into_iter().map(|(policy, seconds)| MedianMakespan { policy, seconds }).collect(),

@@ -93,7 +93,7 @@ fn a_script_suspends_on_the_online_estimate_and_resumes_when_its_co_runner_is_go
     // As `react` over noplan: B1 suspended at 7, B2 started on its core and
     // suspended after its own six segments at 14, C started then; both
     // resume only after A ends.
-    let mut rust = policy_from_spec("react:inner=noplan,threshold=1.3,action=suspend").unwrap();
+    let mut rust = policy_from_spec("react:inner=noplan,threshold=1.3,action=suspend,resume=own").unwrap();
     assert_eq!(trace, run(rust.as_mut()));
     assert!(close(at(&trace, 1, EventKind::Suspend).unwrap(), 7.0), "{trace:?}");
     assert!(close(at(&trace, 2, EventKind::Suspend).unwrap(), 14.0), "{trace:?}");

@@ -381,6 +381,60 @@ pub fn summarize_labelled(labels: &[String], results: &[OrderResult]) -> Vec<Pol
         .collect()
 }
 
+/// One policy's per-order figures in their own units (seconds, ratios),
+/// where [`PolicySummary`] has increase rates against exclusive: what
+/// "interquartile ranges apart" is judged on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PerOrder {
+    pub policy: String,
+    pub mean_turnaround: Spread,
+    pub worst_slowdown: Spread,
+    pub makespan: Spread,
+    /// Against the first policy on the same orders: the spread of each
+    /// order's `policy / first - 1`; `None` for the first.
+    pub paired: Option<PairedSpread>,
+}
+
+/// The spread over the orders of one policy's relative difference to another's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairedSpread {
+    pub against: String,
+    pub mean_turnaround: Spread,
+    pub worst_slowdown: Spread,
+    pub makespan: Spread,
+}
+
+/// [`PerOrder`] of every outcome column, named by `labels`; empty for no orders.
+pub fn per_order(labels: &[String], results: &[OrderResult]) -> Vec<PerOrder> {
+    if results.is_empty() {
+        return Vec::new();
+    }
+    let figure = |i: usize, f: fn(&Metrics) -> f64| -> Vec<f64> { results.iter().map(|r| f(&r.outcomes[i].metrics)).collect() };
+    let spread = |v: &[f64]| Spread::of(v).expect("results are not empty");
+    let relative = |i: usize, f: fn(&Metrics) -> f64| -> Spread {
+        let (mine, first) = (figure(i, f), figure(0, f));
+        spread(&mine.iter().zip(&first).map(|(m, b)| m / b - 1.0).collect::<Vec<_>>())
+    };
+    type Figure = fn(&Metrics) -> f64;
+    let (turnaround, worst, makespan): (Figure, Figure, Figure) = (|m| m.avg_turnaround, |m| m.worst_slowdown, |m| m.makespan);
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| PerOrder {
+            policy: label.clone(),
+            mean_turnaround: spread(&figure(i, turnaround)),
+            worst_slowdown: spread(&figure(i, worst)),
+            makespan: spread(&figure(i, makespan)),
+            paired: (i > 0).then(|| PairedSpread {
+                against: labels[0].clone(),
+                mean_turnaround: relative(i, turnaround),
+                worst_slowdown: relative(i, worst),
+                makespan: relative(i, makespan),
+            }),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,6 +453,28 @@ mod tests {
         let s = Spread::of(&[1.0, 2.0]).unwrap();
         assert_eq!((s.q1, s.median, s.q3), (1.25, 1.5, 1.75));
         assert!(Spread::of(&[]).is_none());
+    }
+
+    #[test]
+    fn per_order_figures_are_quartiles_of_each_orders_own_and_of_its_ratio_to_the_first() {
+        let text = "[[pools]]\nname = \"cpu\"\ncores = 1\nkind = \"cpu\"\n[[programs]]\nname = \"a\"\npool = \"cpu\"\nsolo = 10.0\ncount = 1\n\
+[[programs]]\nname = \"b\"\npool = \"cpu\"\nsolo = 20.0\ncount = 1\n[slowdown]\nmatrix = [[1.0, 1.0], [1.0, 1.0]]\n";
+        let s = Scenario::parse(text, "s.toml").unwrap();
+        let policies = [Spec::new("noplan", Params::new()), Spec::new("exclusive", Params::new())];
+        let r = run_orders(&s, &policies, 4, 1).unwrap();
+        let rows = per_order(&labels(&policies), &r);
+        // One core: a then b (10, 30: mean 20) or b then a (20, 30: mean 25).
+        for row in &rows {
+            let v: Vec<f64> = r.iter().map(|o| o.outcomes[if row.policy == "noplan" { 0 } else { 1 }].metrics.avg_turnaround).collect();
+            assert_eq!(row.mean_turnaround, Spread::of(&v).unwrap());
+            assert!(v.iter().all(|&t| t == 20.0 || t == 25.0), "{v:?}");
+            assert_eq!((row.makespan.min, row.makespan.max), (30.0, 30.0));
+        }
+        // Both run each order alike: every ratio is 0.
+        let p = rows[1].paired.as_ref().unwrap();
+        assert_eq!((p.against.as_str(), p.mean_turnaround.min, p.mean_turnaround.max), ("noplan", 0.0, 0.0));
+        assert!(rows[0].paired.is_none());
+        assert!(per_order(&labels(&policies), &[]).is_empty());
     }
 
     #[test]

@@ -18,7 +18,7 @@ mod timeshare;
 
 pub use best_match::{BestMatch, MAX_WINDOW};
 pub use colocate::Rebalancing;
-pub use react::{Action, React};
+pub use react::{Action, React, ResumeWhen, Rules, Victim};
 pub use sessions::{Overbook, Sidestep, Surpass, Wait};
 pub use timeshare::{Colocate, Timeshare};
 

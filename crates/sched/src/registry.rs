@@ -16,7 +16,7 @@ use std::ops::Bound;
 
 use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
 
-use crate::policies::{Action, React, AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Rebalancing, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
+use crate::policies::{Action, React, ResumeWhen, Victim, AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Rebalancing, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
 use cosched_engine::policy::Policy;
 use crate::spec::{Spec, PLACEMENT_KEY};
 
@@ -183,16 +183,18 @@ pub const POLICIES: &[PolicyEntry] = &[
     },
     PolicyEntry {
         name: "react",
-        summary: "issue 38: another policy, plus a reaction when a running job's online slowdown estimate passes the threshold with its interval (suspend or move the newest co-runner; resume it once its co-runners are gone)",
+        summary: "issue 38: another policy, plus a reaction when a running job's online slowdown estimate passes the threshold with its interval (suspend or move a job of the harmful pair; resume it once its co-runners are gone)",
         params: &[
             Param::new("inner", Kind::WordOf(inner_names), "best-match", "the policy that starts jobs (with its defaults)"),
             Param::new("threshold", Kind::Float(Range::at_least(1.0)), "1.3", "slowdown whose excess, with the whole interval above it, is harm"),
-            Param::new("action", Kind::Word(Action::NAMES), "suspend", "what is done to the newest job of a harmful co-run: suspend, move (onto free cores) or nothing"),
+            Param::new("action", Kind::Word(Action::NAMES), "suspend", "what is done to the chosen job of a harmful co-run: suspend, move (onto free cores) or nothing"),
+            Param::new("victim", Kind::Word(Victim::NAMES), "newest", "which job of the harmful pair: newest (the node's), most-left (of the pair, the one with the most work left)"),
+            Param::new("resume", Kind::Word(ResumeWhen::NAMES), "free", "a suspended job resumes once the jobs it was suspended beside are gone, on its own cores (own) or on any free ones beside jobs the run knows it fits (free)"),
+            Param::new("gain", Kind::Flag, "off", "act only when suspending is expected to pay: a waiting job fits the freed cores, or the pair's summed completion times shrink"),
         ],
         make: |p| {
             let inner = policy_by_name(p.word("inner"), &Params::new())?;
-            let action = Action::by_name(p.word("action")).expect("checked against Action::NAMES");
-            Ok(Box::new(React::new(inner, p.float("threshold"), action)))
+            Ok(Box::new(React::from_params(inner, p)))
         },
     },
 ];

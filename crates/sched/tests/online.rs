@@ -160,11 +160,13 @@ proptest! {
             .collect();
         let seen = Seen(jobs.iter().enumerate().map(|(i, &(_, s))| (i, estimate(s))).collect());
         let view = View { time: 1.0, queue: &[], running: &running, pools: &pools, slowdown: &seen };
-        let mut policy = policy_from_spec("react:inner=noplan,threshold=1.3").unwrap();
         let active = jobs.iter().filter(|j| !j.0).count();
-        for d in policy.decide(&view) {
-            if let cosched_sched::Decision::Suspend { .. } = d {
-                prop_assert!(active >= 2, "suspended with {active} running");
+        for rules in ["", ",victim=most-left", ",gain=on", ",resume=own"] {
+            let mut policy = policy_from_spec(&format!("react:inner=noplan,threshold=1.3{rules}")).unwrap();
+            for d in policy.decide(&view) {
+                if let cosched_sched::Decision::Suspend { .. } = d {
+                    prop_assert!(active >= 2, "suspended with {active} running ({rules})");
+                }
             }
         }
     }
@@ -264,4 +266,155 @@ fn a_read_job_shows_its_policy_the_progress_it_made_not_its_time_run() {
     };
     assert!(close(seen_at_30(true), 0.1), "{}", seen_at_30(true));
     assert!(close(seen_at_30(false), 0.3), "{}", seen_at_30(false));
+}
+
+/// A source that shows fixed online estimates and knows some pairs (by
+/// job), every other pair 1.
+struct Known {
+    online: BTreeMap<JobId, Estimate>,
+    pairs: BTreeMap<(JobId, JobId), f64>,
+}
+
+impl SlowdownSource for Known {
+    fn slowdown(&self, job: JobId, beside: &[JobId]) -> f64 {
+        beside.iter().map(|b| self.pairs.get(&(job, *b)).copied().unwrap_or(1.0)).fold(1.0, f64::max)
+    }
+    fn score(&self, _: JobId, _: JobId) -> f64 {
+        0.0
+    }
+    fn online(&self, job: JobId) -> Option<Estimate> {
+        self.online.get(&job).copied()
+    }
+}
+
+/// Job `id` on CPU `cpu`, `progress` of its 10 s done.
+fn at_progress<'a>(id: JobId, cpu: &'a [u32], progress: f64) -> RunningJob<'a> {
+    RunningJob { id, pool: 0, cores: 1, cpus: cpu, suspended: false, suspended_s: 0.0, progress, solo: 10.0, program: "p" }
+}
+
+#[test]
+fn the_victim_rule_picks_the_newest_or_the_job_with_the_most_work_left() {
+    use cosched_sched::Decision::Suspend;
+    let pools = [PoolInfo { name: "cpu".into(), cores: 2, kind: PoolKind::Cpu }];
+    // Job 0 (8 s of work left) is harmed beside job 1, the newer, which
+    // has 1 s left.
+    let running = [at_progress(0, &[0], 0.2), at_progress(1, &[1], 0.9)];
+    let seen = Seen([(0, estimate(1.6))].into_iter().collect());
+    let view = View { time: 1.0, queue: &[], running: &running, pools: &pools, slowdown: &seen };
+    assert_eq!(policy_from_spec("react:inner=noplan,victim=newest").unwrap().decide(&view), vec![Suspend { job: 1 }]);
+    // The job with the most work left is the harmed one itself: job 1,
+    // nearer its end, runs on.
+    assert_eq!(policy_from_spec("react:inner=noplan,victim=most-left").unwrap().decide(&view), vec![Suspend { job: 0 }]);
+}
+
+#[test]
+fn the_expected_gain_test_declines_when_the_suspended_job_would_have_ended_first() {
+    use cosched_sched::Decision::Suspend;
+    let pools = [PoolInfo { name: "cpu".into(), cores: 2, kind: PoolKind::Cpu }];
+    // Nothing waits. Job 0 (8 s left) is seen at 1.6 beside job 1 (1 s
+    // left, no estimate: the source says 1). Side by side job 1 ends at
+    // d = min(8 x 1.6, 1 x 1) = 1 and job 0 at 1 + 8 - 1 / 1.6 = 8.375:
+    // 9.375 s summed. Job 1 suspended: job 0 ends at 8, job 1 at 9: 17 s.
+    let running = [at_progress(0, &[0], 0.2), at_progress(1, &[1], 0.9)];
+    let seen = Seen([(0, estimate(1.6))].into_iter().collect());
+    let view = View { time: 1.0, queue: &[], running: &running, pools: &pools, slowdown: &seen };
+    assert_eq!(policy_from_spec("react:inner=noplan,gain=off").unwrap().decide(&view), vec![Suspend { job: 1 }]);
+    assert_eq!(policy_from_spec("react:inner=noplan,gain=on").unwrap().decide(&view), vec![]);
+    // Both with 5 s left, each seen at 1.6: side by side both end at 8
+    // (16 s summed), in turn at 5 and 10 (15 s): it pays, by 5 (2 x 1.6 - 3).
+    let running = [at_progress(0, &[0], 0.5), at_progress(1, &[1], 0.5)];
+    let seen = Seen([(0, estimate(1.6)), (1, estimate(1.6))].into_iter().collect());
+    let view = View { time: 1.0, queue: &[], running: &running, pools: &pools, slowdown: &seen };
+    assert_eq!(policy_from_spec("react:inner=noplan,gain=on").unwrap().decide(&view), vec![Suspend { job: 1 }]);
+    // At 1.4 each it does not: 14 s side by side against 15 in turn.
+    let seen = Seen([(0, estimate(1.4)), (1, estimate(1.4))].into_iter().collect());
+    let view = View { time: 1.0, queue: &[], running: &running, pools: &pools, slowdown: &seen };
+    assert_eq!(policy_from_spec("react:inner=noplan,gain=on").unwrap().decide(&view), vec![]);
+}
+
+#[test]
+fn the_expected_gain_test_counts_a_waiting_job_only_if_it_fits_beside_the_job_kept() {
+    use cosched_sched::Decision::{Start, Suspend};
+    use cosched_sched::QueuedJob;
+    let pools = [PoolInfo { name: "cpu".into(), cores: 2, kind: PoolKind::Cpu }];
+    // The 1.4 pair of the test above, which does not pay on its own, and
+    // job 2 waiting.
+    let running = [at_progress(0, &[0], 0.5), at_progress(1, &[1], 0.5)];
+    let queue = [QueuedJob { id: 2, name: "w", pool: 0, cores: 1, solo: 10.0, program: "p", variants: &[] }];
+    let online: BTreeMap<JobId, Estimate> = [(0, estimate(1.4)), (1, estimate(1.4))].into_iter().collect();
+    // Job 2 fits beside job 0: suspending job 1 lets it start.
+    let fits = Known { online: online.clone(), pairs: BTreeMap::new() };
+    let view = View { time: 1.0, queue: &queue, running: &running, pools: &pools, slowdown: &fits };
+    let mut policy = policy_from_spec("react:inner=noplan,gain=on").unwrap();
+    assert_eq!(policy.decide(&view), vec![Suspend { job: 1 }]);
+    let after = [running[0], RunningJob { suspended: true, ..running[1] }];
+    let view = View { time: 1.0, queue: &queue, running: &after, pools: &pools, slowdown: &fits };
+    assert_eq!(policy.decide(&view), vec![Start { job: 2, pool: 0 }]);
+    // The run knows job 2 beside job 0 at 1.5: it would be harmed in turn.
+    let harms = Known { online, pairs: [((2, 0), 1.5)].into_iter().collect() };
+    let view = View { time: 1.0, queue: &queue, running: &running, pools: &pools, slowdown: &harms };
+    assert_eq!(policy_from_spec("react:inner=noplan,gain=on").unwrap().decide(&view), vec![]);
+}
+
+#[test]
+fn resume_free_moves_a_held_job_onto_a_free_core_and_never_resumes_two_into_known_harm() {
+    use cosched_sched::Decision::{Move, Resume, Suspend};
+    let pools = [PoolInfo { name: "cpu".into(), cores: 2, kind: PoolKind::Cpu }];
+    let (c0, c1): (&[u32], &[u32]) = (&[0], &[1]);
+    let known = |pairs: &[((JobId, JobId), f64)]| Known { online: [(0, estimate(1.6))].into_iter().collect(), pairs: pairs.iter().copied().collect() };
+    for (resume, expect) in [("own", vec![]), ("free", vec![Move { job: 1, cores: vec![0] }, Resume { job: 1 }])] {
+        let source = known(&[]);
+        let mut policy = policy_from_spec(&format!("react:inner=noplan,resume={resume}")).unwrap();
+        let mut decide = |running: &[RunningJob]| policy.decide(&View { time: 1.0, queue: &[], running, pools: &pools, slowdown: &source });
+        assert_eq!(decide(&[on(0, c0, "io", false), on(1, c1, "io", false)]), vec![Suspend { job: 1 }]);
+        // Job 2 took core 1; job 0 ended and freed core 0.
+        assert_eq!(decide(&[on(1, c1, "io", true), on(2, c1, "flops", false)]), expect, "resume={resume}");
+    }
+    // Jobs 1 and 2 both held beside job 0, which ended: with nothing
+    // known between them both resume, job 2 moved to core 0; known to
+    // harm each other, one waits for the other.
+    for (pairs, expect) in [
+        (vec![], vec![Resume { job: 1 }, Move { job: 2, cores: vec![0] }, Resume { job: 2 }]),
+        (vec![((1, 2), 1.6), ((2, 1), 1.6)], vec![Resume { job: 1 }]),
+    ] {
+        let source = Known { online: [(0, estimate(1.6)), (3, estimate(1.6))].into_iter().collect(), pairs: pairs.into_iter().collect() };
+        let mut policy = policy_from_spec("react:inner=noplan,resume=free").unwrap();
+        let mut decide = |running: &[RunningJob]| policy.decide(&View { time: 1.0, queue: &[], running, pools: &pools, slowdown: &source });
+        assert_eq!(decide(&[on(0, c0, "io", false), on(1, c1, "io", false)]), vec![Suspend { job: 1 }]);
+        assert_eq!(decide(&[on(0, c0, "io", false), on(1, c1, "io", true), on(2, c1, "io", false)]), vec![Suspend { job: 2 }]);
+        assert_eq!(decide(&[on(1, c1, "io", true), on(2, c1, "io", true)]), expect);
+    }
+}
+
+#[test]
+fn held_jobs_of_one_core_resume_on_both_cores_with_resume_free_and_share_theirs_with_resume_own() {
+    // A beside B1 (3x) from 0: B1 suspended at 7, B2 started on its core,
+    // suspended at 14, then C (harmless, 10 s) to 24; core 1 idles until
+    // A ends: A did 7 / 3 + 7 / 3 by 14 and runs alone or beside C after,
+    // so it ends at 14 + 100 - 14 / 3 = 109.333. B1 and B2 each have
+    // 10 - 7 / 3 = 7.667 s left, both held on core 1.
+    let a_end = 14.0 + 100.0 - 14.0 / 3.0;
+    let left = 10.0 - 7.0 / 3.0;
+    // resume=free: B1 resumes on core 1, B2 moved to core 0 (b beside b
+    // is harmless): both end at 117.
+    let (_, trace) = run("react:inner=noplan,resume=free", true);
+    assert!(close(at(&trace, 0, EventKind::Finish).unwrap(), a_end), "{:?}", trace.events);
+    for b in [1, 2] {
+        assert!(close(at(&trace, b, EventKind::Resume).unwrap(), a_end), "{:?}", trace.events);
+        assert!(close(at(&trace, b, EventKind::Finish).unwrap(), a_end + left), "{:?}", trace.events);
+    }
+    assert!(close(at(&trace, 2, EventKind::Move).unwrap(), a_end));
+    // resume=own: both resume onto core 1 and share it while core 0
+    // idles, each at half its pace; their estimates settle at 2 after
+    // the phase's first reading and six segments (109.333 + 7), and the
+    // wrapper suspends B2, the newer: each did 3.5 s by then, so B1 ends
+    // 4.167 s later (120.5) and B2 after as long again (124.667).
+    let (_, trace) = run("react:inner=noplan,resume=own", true);
+    let settled = a_end + 7.0;
+    assert!(close(at(&trace, 2, EventKind::Suspend).unwrap_or(0.0), 14.0));
+    assert!(trace.events.iter().any(|e| e.job == 2 && e.kind == EventKind::Suspend && close(e.time, settled)), "{:?}", trace.events);
+    assert!(close(at(&trace, 1, EventKind::Finish).unwrap(), settled + left - 3.5), "{:?}", trace.events);
+    assert!(close(at(&trace, 2, EventKind::Finish).unwrap(), a_end + 2.0 * left), "{:?}", trace.events);
+    assert!(at(&trace, 2, EventKind::Move).is_none());
+    assert!(never_alone_suspended(&trace));
 }

@@ -2,13 +2,16 @@
 //! registered policy, it watches each running job's online slowdown
 //! estimate (`SlowdownSource::online`, which the run loop fills from the
 //! jobs' progress); when a job's estimate passes the threshold with its
-//! whole interval, it asks the engine to suspend the newest job of the
-//! node (the co-runner that came last), to move it onto free cores, or
-//! nothing, and lets the inner policy start what fits on the freed cores
-//! (the run has learned the pair by then, so the inner policy's source no
-//! longer calls it harmless). A job suspended for harm resumes once every
-//! job it was suspended beside has ended or been suspended, on free cores.
-//! A job alone on its node is never suspended: there is no one to blame.
+//! whole interval, it asks the engine to suspend one job of the harmful
+//! pair (`victim`: the newest, or the one with the most work left), to move
+//! it onto free cores, or nothing, and lets the inner policy start what
+//! fits on the freed cores (the run has learned the pair by then, so the
+//! inner policy's source no longer calls it harmless). With `gain=on` it
+//! acts only when the estimates say suspending pays (below). A job
+//! suspended for harm resumes (`resume`) once every job it was suspended
+//! beside has ended or been suspended, on its own cores, or on any free
+//! ones beside jobs the run's knowledge says it fits beside. A job alone
+//! on its node is never suspended: there is no one to blame.
 //!
 //! Harm is blamed on a co-runner only while it looks like interference. A
 //! job whose estimate passes the threshold while it runs alone, or beside a
@@ -19,15 +22,29 @@
 //! 2026-11-28 a flops job ran 2.46x its solo time on a noisy node and the
 //! wrapper suspended three co-runners of two programs in turn, leaving a
 //! core idle for 3.5 s.
+//!
+//! The expected gain (`gain=on`): suspending a job of a harmful pair pays
+//! when a waiting job fits the freed cores beside the job kept (the run's
+//! knowledge puts both below the threshold; when jobs wait and none fits,
+//! the one started in its place would be harmed in turn), or, with nothing
+//! waiting, when the two jobs' summed completion times are shorter one after the
+//! other than side by side at the paces seen (remaining work r, slowdown s
+//! beside the other: side by side the first ends at d = min(r_k s_k, r_v
+//! s_v) and the other d + r_o - d / s_o later; one after the other r_k and
+//! r_k + r_v). Equal jobs slowed by s gain r (2 s - 3): a pair slowed by
+//! less than 1.5 is left to run, and so is one whose suspended job would
+//! have ended first.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use cosched_engine::online::MIN_SEGMENTS;
+use cosched_engine::policy::RunningJob;
+use cosched_model::params::ParamSet;
 
 use cosched_engine::policy::{Decision, JobOutcome, Policy, View};
 use crate::JobId;
 
-/// What `react` does to the newest job of a harmful co-run.
+/// What `react` does to the chosen job of a harmful co-run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     Suspend,
@@ -51,10 +68,75 @@ impl Action {
     }
 }
 
+/// Which job of a harmful pair `react` acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Victim {
+    /// The newest job of the node (the co-runner that came last).
+    Newest,
+    /// Of the harmed job and the co-runner blamed, the one with the most
+    /// work left (ties: the newer), so the one nearer its end runs on.
+    MostLeft,
+}
+
+impl Victim {
+    pub const NAMES: &'static [&'static str] = &["newest", "most-left"];
+
+    pub fn by_name(name: &str) -> Option<Victim> {
+        match name {
+            "newest" => Some(Victim::Newest),
+            "most-left" => Some(Victim::MostLeft),
+            _ => None,
+        }
+    }
+}
+
+/// When a job `react` suspended resumes: in both, once no job it was
+/// suspended beside still runs (or they are slow on their own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResumeWhen {
+    /// When its own cores are free. Two jobs held on the same cores
+    /// resume onto them together and share them, even with other cores
+    /// idle: the rule before `free`, kept as it was.
+    Own,
+    /// When enough cores of its pool are free (moved onto them if its own
+    /// are taken) and the run's knowledge puts it below the threshold
+    /// beside every job running there, each of them beside it, those
+    /// resumed at the same time included: two jobs held for the same
+    /// co-runner do not resume into the same harm.
+    Free,
+}
+
+impl ResumeWhen {
+    pub const NAMES: &'static [&'static str] = &["own", "free"];
+
+    pub fn by_name(name: &str) -> Option<ResumeWhen> {
+        match name {
+            "own" => Some(ResumeWhen::Own),
+            "free" => Some(ResumeWhen::Free),
+            _ => None,
+        }
+    }
+}
+
+/// How `react` chooses and when it acts; [`Rules::DEFAULT`] is what
+/// `react` runs without keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rules {
+    pub victim: Victim,
+    pub resume: ResumeWhen,
+    /// Act only when the expected gain is positive (module doc).
+    pub gain: bool,
+}
+
+impl Rules {
+    pub const DEFAULT: Rules = Rules { victim: Victim::Newest, resume: ResumeWhen::Free, gain: false };
+}
+
 pub struct React {
     inner: Box<dyn Policy>,
     threshold: f64,
     action: Action,
+    rules: Rules,
     /// When each job was first seen running, and in which order, so "the
     /// newest" does not depend on an engine's listing order.
     seen: BTreeMap<JobId, (f64, u64)>,
@@ -69,12 +151,22 @@ pub struct React {
     exempt: BTreeSet<JobId>,
 }
 
+/// Solo-seconds of work a running job has left.
+fn left(r: &RunningJob) -> f64 {
+    (1.0 - r.progress).max(0.0) * r.solo
+}
+
 impl React {
     pub fn new(inner: Box<dyn Policy>, threshold: f64, action: Action) -> React {
+        React::with_rules(inner, threshold, action, Rules::DEFAULT)
+    }
+
+    pub fn with_rules(inner: Box<dyn Policy>, threshold: f64, action: Action, rules: Rules) -> React {
         React {
             inner,
             threshold,
             action,
+            rules,
             seen: BTreeMap::new(),
             next_seq: 0,
             held: BTreeMap::new(),
@@ -84,16 +176,97 @@ impl React {
         }
     }
 
+    /// From `react`'s parameters as the registry declares them
+    /// (`threshold`, `action`, `victim`, `resume`, `gain`).
+    pub fn from_params(inner: Box<dyn Policy>, p: &ParamSet) -> React {
+        let rules = Rules {
+            victim: Victim::by_name(p.word("victim")).expect("checked against Victim::NAMES"),
+            resume: ResumeWhen::by_name(p.word("resume")).expect("checked against ResumeWhen::NAMES"),
+            gain: p.flag("gain"),
+        };
+        let action = Action::by_name(p.word("action")).expect("checked against Action::NAMES");
+        React::with_rules(inner, p.float("threshold"), action, rules)
+    }
+
+    /// The slowdown of `job` beside `other`: its settled online estimate
+    /// while it runs beside that job alone, else what the source knows.
+    fn pace(view: &View, job: JobId, other: JobId, pair: bool) -> f64 {
+        match view.slowdown.online(job) {
+            Some(e) if pair && e.signal.decisive() && e.n >= MIN_SEGMENTS => e.slowdown,
+            _ => view.slowdown.slowdown(job, &[other]),
+        }
+        .max(1.0)
+    }
+
+    /// Whether the run's knowledge puts `job` below the threshold beside
+    /// each of `beside` and each of them beside it.
+    fn fits(&self, view: &View, job: JobId, beside: impl IntoIterator<Item = JobId>) -> bool {
+        beside
+            .into_iter()
+            .filter(|&o| o != job)
+            .all(|o| view.slowdown.slowdown(job, &[o]) < self.threshold && view.slowdown.slowdown(o, &[job]) < self.threshold)
+    }
+
+    /// The expected gain of suspending `target` beside `kept` (module doc).
+    fn pays(&self, view: &View, target: &RunningJob, kept: &RunningJob, pair: bool) -> bool {
+        let freed = view.free_cores(target.pool) + target.cores;
+        let waiting: Vec<JobId> = view.queue.iter().filter(|q| q.pool == target.pool && q.cores <= freed).map(|q| q.id).collect();
+        if !waiting.is_empty() {
+            // Whatever starts on the freed cores runs beside the kept job:
+            // only one that fits it makes the suspension pay; another
+            // would be harmed in turn.
+            return waiting.iter().any(|&q| self.fits(view, q, [kept.id]));
+        }
+        let (rk, rv) = (left(kept), left(target));
+        let (sk, sv) = (React::pace(view, kept.id, target.id, pair), React::pace(view, target.id, kept.id, pair));
+        let d = (rk * sk).min(rv * sv);
+        let (ro, so) = if rk * sk <= rv * sv { (rv, sv) } else { (rk, sk) };
+        let side_by_side = 2.0 * d + ro - d / so;
+        let in_turn = 2.0 * rk + rv;
+        in_turn < side_by_side
+    }
+
     fn resumes(&mut self, view: &View) -> Vec<Decision> {
         let mut out = Vec::new();
+        // Cores and jobs taken by the resumptions decided so far.
+        let mut taken: Vec<(usize, u32)> = Vec::new();
+        let mut resumed: Vec<&RunningJob> = Vec::new();
         for r in view.running.iter().filter(|r| r.suspended) {
             let Some(beside) = self.held.get(&r.id) else { continue };
-            let still = beside.iter().any(|b| !self.exempt.contains(b) && view.running.iter().any(|o| o.id == *b && !o.suspended));
+            if beside.iter().any(|b| !self.exempt.contains(b) && view.running.iter().any(|o| o.id == *b && !o.suspended)) {
+                continue;
+            }
             let holders = view.holders(r.pool);
-            let free = r.cpus.iter().all(|&c| holders.get(c as usize).is_some_and(|&h| h == 0))
-                && (!r.cpus.is_empty() || view.free_cores(r.pool) >= r.cores);
-            if !still && free {
-                out.push(Decision::Resume { job: r.id });
+            let idle = |c: u32| holders.get(c as usize).is_some_and(|&h| h == 0) && !taken.contains(&(r.pool, c));
+            let unplaced: u32 = resumed.iter().filter(|o| o.pool == r.pool && o.cpus.is_empty()).map(|o| o.cores).sum();
+            let own = if r.cpus.is_empty() { view.free_cores(r.pool) >= r.cores + unplaced } else { r.cpus.iter().all(|&c| idle(c)) };
+            match self.rules.resume {
+                ResumeWhen::Own => {
+                    // Two jobs held on one core both resume onto it (the
+                    // rule examples/lua/suspend-harm.lua copies).
+                    if own {
+                        out.push(Decision::Resume { job: r.id });
+                    }
+                }
+                ResumeWhen::Free => {
+                    let there = view.running.iter().filter(|o| o.pool == r.pool && !o.suspended).chain(resumed.iter().copied()).map(|o| o.id);
+                    if !self.fits(view, r.id, there) {
+                        continue;
+                    }
+                    if own {
+                        taken.extend(r.cpus.iter().map(|&c| (r.pool, c)));
+                        out.push(Decision::Resume { job: r.id });
+                    } else {
+                        let free: Vec<u32> = (0..holders.len() as u32).filter(|&c| idle(c)).take(r.cores as usize).collect();
+                        if r.cpus.is_empty() || free.len() < r.cores as usize || free.is_empty() {
+                            continue;
+                        }
+                        taken.extend(free.iter().map(|&c| (r.pool, c)));
+                        out.push(Decision::Move { job: r.id, cores: free });
+                        out.push(Decision::Resume { job: r.id });
+                    }
+                    resumed.push(r);
+                }
             }
         }
         for d in &out {
@@ -122,11 +295,11 @@ impl React {
         let Some(victim) = active.iter().find(|r| !self.exempt.contains(&r.id) && harmed(r.id)) else {
             return Vec::new();
         };
-        let newest = active.iter().max_by_key(|r| self.seen.get(&r.id).map_or(u64::MAX, |&(_, s)| s)).expect("two or more");
-        let others: Vec<JobId> = active.iter().filter(|r| r.id != newest.id).map(|r| r.id).collect();
+        let seq = |r: &RunningJob| self.seen.get(&r.id).map_or(u64::MAX, |&(_, s)| s);
+        let newest = *active.iter().max_by_key(|r| seq(r)).expect("two or more");
         // The co-runner blamed: the newest, or beside a newest victim the
         // oldest other job.
-        let culprit = if newest.id != victim.id { newest } else { active.iter().find(|r| r.id != victim.id).expect("two or more") };
+        let culprit = if newest.id != victim.id { newest } else { *active.iter().find(|r| r.id != victim.id).expect("two or more") };
         match self.blamed.get(&victim.id) {
             Some(p) if *p != culprit.program => {
                 // The harm followed it to another program's job.
@@ -137,22 +310,39 @@ impl React {
                 self.blamed.insert(victim.id, culprit.program.to_string());
             }
         }
+        let target = match self.rules.victim {
+            Victim::Newest => newest,
+            Victim::MostLeft => {
+                let (a, b) = (*victim, culprit);
+                // Ties go to the newer of the two.
+                if left(a) > left(b) || left(a) == left(b) && seq(a) > seq(b) {
+                    *victim
+                } else {
+                    culprit
+                }
+            }
+        };
+        let kept = if target.id == victim.id { culprit } else { *victim };
+        if self.rules.gain && !self.pays(view, target, kept, active.len() == 2) {
+            return Vec::new();
+        }
+        let others: Vec<JobId> = active.iter().filter(|r| r.id != target.id).map(|r| r.id).collect();
         match self.action {
             Action::Suspend => {
-                self.held.insert(newest.id, others);
-                vec![Decision::Suspend { job: newest.id }]
+                self.held.insert(target.id, others);
+                vec![Decision::Suspend { job: target.id }]
             }
             Action::Move => {
-                if self.moved.contains(&newest.id) {
+                if self.moved.contains(&target.id) {
                     return Vec::new();
                 }
-                let holders = view.holders(newest.pool);
-                let free: Vec<u32> = (0..holders.len() as u32).filter(|&c| holders[c as usize] == 0).take(newest.cores as usize).collect();
-                if free.len() < newest.cores as usize || free.is_empty() {
+                let holders = view.holders(target.pool);
+                let free: Vec<u32> = (0..holders.len() as u32).filter(|&c| holders[c as usize] == 0).take(target.cores as usize).collect();
+                if free.len() < target.cores as usize || free.is_empty() {
                     return Vec::new();
                 }
-                self.moved.push(newest.id);
-                vec![Decision::Move { job: newest.id, cores: free }]
+                self.moved.push(target.id);
+                vec![Decision::Move { job: target.id, cores: free }]
             }
             Action::Nothing => Vec::new(),
         }
@@ -204,5 +394,18 @@ impl Policy for React {
 
     fn set_priorities(&mut self, by_name: &BTreeMap<String, u32>) {
         self.inner.set_priorities(by_name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registered_defaults_are_the_rules_a_wrapper_built_in_code_gets() {
+        let entry = crate::registry::POLICIES.iter().find(|e| e.name == "react").unwrap();
+        let p = ParamSet::from_map(entry.params, &Default::default()).unwrap();
+        let built = React::from_params(crate::registry::policy_by_name("noplan", &Default::default()).unwrap(), &p);
+        assert_eq!(built.rules, Rules::DEFAULT);
     }
 }
