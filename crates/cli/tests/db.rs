@@ -441,7 +441,7 @@ fn evaluate_resume_reads_the_shipped_evaluation_back_with_the_figures_the_docs_s
     let out = cosched(
         &[
             "evaluate", "--workload", wl.to_str().unwrap(), "--predictor", "blind", "--baseline", "best-match",
-            "--policy", "react:inner=best-match,threshold=1.3,action=suspend", "--metric", "worst-slowdown",
+            "--policy", "react:inner=best-match,threshold=1.3,action=suspend,resume=own", "--metric", "worst-slowdown",
             "--min-orders", "6", "--max-orders", "8", "--seed", "7", "--oracle-replays", "0", "--resume", "--db", d,
         ],
         None,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use cosched_engine::policy::{Decision, JobOutcome, Params, Policy, View};
 use cosched_engine::online::MIN_SEGMENTS;
 use cosched_engine::JobId;
-use cosched_sched::policies::{Action, React};
+use cosched_sched::policies::React;
 use cosched_sched::MIN_WAIT_S;
 use mlua::{ffi, ChunkMode, Compiler, Function, Lua, LuaOptions, StdLib, Table, Value, Variadic};
 
@@ -865,9 +865,8 @@ impl Builder {
     pub fn build_named(&self, name: &str, params: &Params) -> Result<Box<dyn Policy>, String> {
         let mut spec = LuaSpec::from_spec(name, params)?;
         let Some(react) = spec.react.take() else { return Ok(Box::new(self.build_spec(spec, params)?)) };
-        let action = Action::by_name(react.word("action")).expect("checked against Action::NAMES");
         let inner = self.build_spec(spec, params)?;
-        Ok(Box::new(React::new(Box::new(inner), react.float("threshold"), action)))
+        Ok(Box::new(React::from_params(Box::new(inner), &react)))
     }
 
     /// A policy of `spec`, reusing a spare script built from the same

@@ -174,20 +174,32 @@ pub struct Param {
     pub kind: Kind,
     pub default: DefaultValue,
     pub help: &'static str,
+    /// The value that gives the behaviour from before this parameter
+    /// existed. A stored run's label leaves the parameter out at that
+    /// value, so runs stored before it was added still match their
+    /// settings (`evaluate --resume` reading a shipped series back).
+    pub legacy: Option<&'static str>,
 }
 
 impl Param {
     pub const fn new(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> Param {
-        Param { name, kind, default: DefaultValue::Fixed(default), help }
+        Param { name, kind, default: DefaultValue::Fixed(default), help, legacy: None }
     }
 
     /// A parameter without a default that the entry handles by itself.
     pub const fn optional(name: &'static str, kind: Kind, otherwise: &'static str, help: &'static str) -> Param {
-        Param { name, kind, default: DefaultValue::Unset(otherwise), help }
+        Param { name, kind, default: DefaultValue::Unset(otherwise), help, legacy: None }
     }
 
     pub const fn required(name: &'static str, kind: Kind, help: &'static str) -> Param {
-        Param { name, kind, default: DefaultValue::Required, help }
+        Param { name, kind, default: DefaultValue::Required, help, legacy: None }
+    }
+
+    /// Declares the value that behaves as before the parameter was added
+    /// ([`Param::legacy`]).
+    pub const fn before(mut self, legacy: &'static str) -> Param {
+        self.legacy = Some(legacy);
+        self
     }
 
     /// Reads `text` as this parameter's value.

@@ -188,9 +188,9 @@ pub const POLICIES: &[PolicyEntry] = &[
             Param::new("inner", Kind::WordOf(inner_names), "best-match", "the policy that starts jobs (with its defaults)"),
             Param::new("threshold", Kind::Float(Range::at_least(1.0)), "1.3", "slowdown whose excess, with the whole interval above it, is harm"),
             Param::new("action", Kind::Word(Action::NAMES), "suspend", "what is done to the chosen job of a harmful co-run: suspend, move (onto free cores) or nothing"),
-            Param::new("victim", Kind::Word(Victim::NAMES), "newest", "which job of the harmful pair: newest (the node's), most-left (of the pair, the one with the most work left)"),
-            Param::new("resume", Kind::Word(ResumeWhen::NAMES), "free", "a suspended job resumes once the jobs it was suspended beside are gone, on its own cores (own) or on any free ones beside jobs the run knows it fits (free)"),
-            Param::new("gain", Kind::Flag, "off", "act only when suspending is expected to pay: a waiting job fits the freed cores, or the pair's summed completion times shrink"),
+            Param::new("victim", Kind::Word(Victim::NAMES), "newest", "which job of the harmful pair: newest (the node's), most-left (of the pair, the one with the most work left)").before("newest"),
+            Param::new("resume", Kind::Word(ResumeWhen::NAMES), "free", "a suspended job resumes once the jobs it was suspended beside are gone, on its own cores (own) or on any free ones beside jobs the run knows it fits (free)").before("own"),
+            Param::new("gain", Kind::Flag, "off", "act only when suspending is expected to pay: a waiting job fits the freed cores, or the pair's summed completion times shrink").before("off"),
         ],
         make: |p| {
             let inner = policy_by_name(p.word("inner"), &Params::new())?;

@@ -90,8 +90,12 @@ pub fn strategy_name(s: Strategy) -> &'static str {
 
 /// `name[:key=value,...]` with `placement` among the keys in sorted order,
 /// as a parameter map sorts them (the labels stored runs carry).
+/// A parameter at its [`cosched_model::params::Param::legacy`] value is
+/// left out, so a label stored before the parameter existed still matches.
 pub fn label_of(name: &str, params: &Params, placement: Option<&str>) -> String {
-    let mut kv: Vec<(&str, &str)> = params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let declared = crate::registry::POLICIES.iter().find(|e| e.name == name).map_or(&[][..], |e| e.params);
+    let at_legacy = |k: &str, v: &str| declared.iter().any(|p| p.name == k && p.legacy == Some(v));
+    let mut kv: Vec<(&str, &str)> = params.iter().map(|(k, v)| (k.as_str(), v.as_str())).filter(|(k, v)| !at_legacy(k, v)).collect();
     if let Some(p) = placement {
         kv.push((PLACEMENT_KEY, p));
         kv.sort();
@@ -110,6 +114,18 @@ mod tests {
 
     fn params(kv: &[(&str, &str)]) -> Params {
         kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn a_parameter_at_the_value_from_before_it_existed_is_left_out_of_the_label() {
+        // react's victim, resume and gain came later; newest, own and off
+        // behave as before, so a run stored then still has this label.
+        let p = params(&[("action", "suspend"), ("gain", "off"), ("inner", "best-match"), ("resume", "own"), ("threshold", "1.3"), ("victim", "newest")]);
+        assert_eq!(label_of("react", &p, None), "react:action=suspend,inner=best-match,threshold=1.3");
+        let p = params(&[("action", "suspend"), ("gain", "on"), ("resume", "free"), ("victim", "newest")]);
+        assert_eq!(label_of("react", &p, None), "react:action=suspend,gain=on,resume=free");
+        // Another policy's parameter of the same name is kept.
+        assert_eq!(label_of("best-match", &params(&[("gain", "off")]), None), "best-match:gain=off");
     }
 
     #[test]
