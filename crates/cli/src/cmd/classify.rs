@@ -68,7 +68,6 @@ pub fn run(a: ClassifyArgs) -> anyhow::Result<()> {
                 f(r.host_load),
                 r.llc_kib.map(fmt_kib).unwrap_or_else(|| "-".into()),
                 r.campaign.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
-                r.reason.clone(),
             ]);
             v
         })
@@ -77,8 +76,15 @@ pub fn run(a: ClassifyArgs) -> anyhow::Result<()> {
     if show_workload {
         headers.push("workload");
     }
-    headers.extend(["job", "class", "baseline", "sens. in LLC", "sens. beyond", "content.", "U", "LLC", "probe", "reason"]);
+    headers.extend(["job", "class", "baseline", "sens. in LLC", "sens. beyond", "content.", "U", "LLC", "probe"]);
     println!("{}", table(&headers, &table_rows));
+    // A sentence per job reads as prose under the table: as a column it
+    // was wrapped a word a line to fit 100 columns.
+    println!("\nwhy:");
+    for r in &rows {
+        let who = if show_workload { format!("{} {}", r.workload, r.job) } else { r.job.clone() };
+        println!("  {who}: {}", r.reason);
+    }
     println!(
         "\nN core-bound, C LLC-sensitive, S streaming (Haritatos et al.). baseline: the job's slowdown beside the stressor in\n\
          private cache (core sharing); sens.: largest median slowdown of the job with the stressor inside / beyond\n\
