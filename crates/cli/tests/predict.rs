@@ -71,37 +71,42 @@ fn fill(db: &Path, with_probe: bool, with_pairs: bool) {
     }
     if with_pairs {
         let c = s.begin_campaign(CampaignKind::Pairs, "syn", "{}", &prov()).unwrap();
-        for (i, fg) in JOBS.iter().enumerate() {
-            for (k, bg) in JOBS.iter().enumerate().skip(i) {
-                // Three repeats: repeat halves (blocks of two) need a third.
-                for repeat in 0..3 {
-                    let wobble = 1.0 + 0.01 * repeat as f64;
-                    s.add_pair_run(
-                        c,
-                        &PairRunRecord {
-                            fg_job: fg.0.into(),
-                            bg_job: bg.0.into(),
-                            repeat,
-                            fg_cpus: vec![0],
-                            bg_cpus: vec![1],
-                            shared_cpus: false,
-                            fg_solo_s: 1.0,
-                            fg_corun_s: truth(i, k) * wobble,
-                            bg_solo_s: 1.0,
-                            bg_corun_s: truth(k, i) * wobble,
-                            fg_relaunches: 0,
-                            bg_relaunches: 0,
-                            fg_timing: "process".into(),
-                            bg_timing: "process".into(),
-                            regime: Default::default(),
-                            level: None,
-                        },
-                    )
-                    .unwrap();
-                }
+        put_pairs(&mut s, c, |repeat| 1.0 + 0.01 * repeat as f64);
+        s.finish_campaign(c, CampaignStatus::Done).unwrap();
+    }
+}
+
+/// Every pair of JOBS, three repeats each (repeat halves, in blocks of
+/// two, need a third), each slowdown the truth times `factor(repeat)`.
+fn put_pairs(s: &mut Store, c: CampaignId, factor: impl Fn(u32) -> f64) {
+    for (i, fg) in JOBS.iter().enumerate() {
+        for (k, bg) in JOBS.iter().enumerate().skip(i) {
+            for repeat in 0..3 {
+                let f = factor(repeat);
+                s.add_pair_run(
+                    c,
+                    &PairRunRecord {
+                        fg_job: fg.0.into(),
+                        bg_job: bg.0.into(),
+                        repeat,
+                        fg_cpus: vec![0],
+                        bg_cpus: vec![1],
+                        shared_cpus: false,
+                        fg_solo_s: 1.0,
+                        fg_corun_s: truth(i, k) * f,
+                        bg_solo_s: 1.0,
+                        bg_corun_s: truth(k, i) * f,
+                        fg_relaunches: 0,
+                        bg_relaunches: 0,
+                        fg_timing: "process".into(),
+                        bg_timing: "process".into(),
+                        regime: Default::default(),
+                        level: None,
+                    },
+                )
+                .unwrap();
             }
         }
-        s.finish_campaign(c, CampaignStatus::Done).unwrap();
     }
 }
 
@@ -413,34 +418,7 @@ fn fill_on_host(db: &Path, host: &str, scale: f64) {
     }
     s.finish_campaign(c, CampaignStatus::Done).unwrap();
     let c = s.begin_campaign(CampaignKind::Pairs, "syn", &jobs(false), &p).unwrap();
-    for (i, fg) in JOBS.iter().enumerate() {
-        for (k, bg) in JOBS.iter().enumerate().skip(i) {
-            for repeat in 0..3 {
-                s.add_pair_run(
-                    c,
-                    &PairRunRecord {
-                        fg_job: fg.0.into(),
-                        bg_job: bg.0.into(),
-                        repeat,
-                        fg_cpus: vec![0],
-                        bg_cpus: vec![1],
-                        shared_cpus: false,
-                        fg_solo_s: 1.0,
-                        fg_corun_s: truth(i, k) * scale,
-                        bg_solo_s: 1.0,
-                        bg_corun_s: truth(k, i) * scale,
-                        fg_relaunches: 0,
-                        bg_relaunches: 0,
-                        fg_timing: "process".into(),
-                        bg_timing: "process".into(),
-                        regime: Default::default(),
-                        level: None,
-                    },
-                )
-                .unwrap();
-            }
-        }
-    }
+    put_pairs(&mut s, c, |_| scale);
     s.finish_campaign(c, CampaignStatus::Done).unwrap();
 }
 
