@@ -134,3 +134,45 @@ fn an_order_with_a_job_that_did_not_end_ok_stops_the_series_and_names_the_run() 
     assert!(err.contains("order 1: 1 of the 2 job(s) under noplan did not end ok"), "{err}");
     assert!(!err.contains("order 2 of at most"), "a second order ran after the first failed:\n{err}");
 }
+
+/// A series taken up again with `--resume` reads each stored run's regime
+/// as the live series did: an order whose runs read another regime than
+/// its solo pass stays "switched" (and out of a one-regime comparison)
+/// instead of counting as if it had stayed put. The readings are set in
+/// the store by hand, since this node's regime cannot be chosen.
+#[test]
+fn a_resumed_series_keeps_the_regime_switch_each_stored_order_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = workload(dir.path());
+    let args = [
+        "evaluate", "--workload", &wl, "--policy", "exclusive", "--min-orders", "1", "--max-orders", "1", "--seed", "7",
+        "--oracle-replays", "0", "--json",
+    ];
+    let out = cosched(dir.path(), &args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    {
+        let db = rusqlite::Connection::open(dir.path().join("db")).unwrap();
+        let set = |policy_is_pass: bool, ns: f64| {
+            let op = if policy_is_pass { "=" } else { "<>" };
+            let n = db
+                .execute(
+                    &format!(
+                        "UPDATE run_conditions SET c2c_cpus = '0,1', c2c_round_trip_ns = ?1 \
+                         WHERE run_id IN (SELECT id FROM runs WHERE policy {op} 'solo-pass')"
+                    ),
+                    [ns],
+                )
+                .unwrap();
+            assert!(n > 0, "a stored reading to set");
+        };
+        // The pass read a shared cache, the policies' runs the caches apart.
+        set(true, 30.0);
+        set(false, 300.0);
+    }
+    let out = cosched(dir.path(), &[&args[..], &["--resume"]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let o = &v["orders"][0];
+    assert_eq!(o["regime"], "shared", "{o}");
+    assert_eq!(o["switched"], true, "the runs read another regime than the pass: {o}");
+}

@@ -65,9 +65,14 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
     for plan in plans {
         let existing = prior.iter().find(|r| r.policy == plan.label && r.repeat == plan.repeat);
         if let Some(r) = existing.filter(|r| r.status == RunStatus::Done) {
+            // The regime an earlier invocation read before this run: a
+            // resumed series tells an order that switched regime part-way
+            // as the live one did.
+            let ns = store.run_conditions(r.id)?.first().and_then(|c| c.c2c.as_ref().map(|x| x.1));
+            if let Some(ns) = ns {
+                run_round_trip.insert((plan.label.clone(), plan.repeat), ns);
+            }
             if plan.pass {
-                // The regime an earlier invocation read before this pass.
-                let ns = store.run_conditions(r.id)?.first().and_then(|c| c.c2c.as_ref().map(|x| x.1));
                 if let Some(ns) = ns {
                     pass_round_trip.insert(plan.repeat, ns);
                 }
