@@ -110,6 +110,13 @@ impl std::str::FromStr for Figure {
     }
 }
 
+/// Whether two median differences lean the same way; none when either is
+/// no difference at all (a simulator whose policies made the same schedule
+/// has no direction to agree or disagree with).
+fn same_direction(real: f64, simulated: f64) -> Option<bool> {
+    (real != 0.0 && simulated != 0.0).then(|| (real > 0.0) == (simulated > 0.0))
+}
+
 /// One order as it ran.
 #[derive(Debug, Clone, Serialize)]
 pub struct OrderRow {
@@ -403,7 +410,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             let real = paired(&pick(&real_rows, l, f), &pick(&real_rows, &labels[0], f));
             let simulated = paired(&pick(&sim_rows, l, f), &pick(&sim_rows, &labels[0], f));
             let agrees = match (&real, &simulated) {
-                (Some(r), Some(s)) => Some(r.median_rel_diff.signum() == s.median_rel_diff.signum()),
+                (Some(r), Some(s)) => same_direction(r.median_rel_diff, s.median_rel_diff),
                 _ => None,
             };
             comparisons.push(Comparison { policy: l.clone(), figure: f, real, simulated, agrees });
@@ -923,6 +930,14 @@ mod tests {
             assert_eq!(f.name().parse::<Figure>(), Ok(f));
         }
         assert!("speed".parse::<Figure>().unwrap_err().contains("makespan, mean-turnaround, worst-slowdown"));
+    }
+
+    #[test]
+    fn a_difference_of_zero_neither_agrees_nor_disagrees_in_sign() {
+        assert_eq!(same_direction(-0.188, -0.05), Some(true));
+        assert_eq!(same_direction(0.025, -0.01), Some(false));
+        assert_eq!(same_direction(-0.188, 0.0), None, "the simulator made the same schedule for both");
+        assert_eq!(same_direction(0.0, 0.1), None);
     }
 
     fn figs(policy: &str, makespan: f64, tat: f64, worst: f64) -> RunFigures {
