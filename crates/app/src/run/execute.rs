@@ -396,6 +396,9 @@ impl Execution<'_> {
                         flush(store, &mut pending)
                     }
                     NodeEvent::Estimate { job, estimate } => {
+                        // Readings come between starts and ends: the line's
+                        // clock and each job's share done move with them.
+                        last_t = last_t.max(estimate.time);
                         estimates.insert(*job, *estimate);
                         Ok(())
                     }
