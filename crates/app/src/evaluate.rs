@@ -35,7 +35,7 @@ use crate::common::{create_dir, db_path, load_workload, node_cpu_count, open_sto
 use crate::error::bad_input;
 use crate::render::{Doc, Render};
 use crate::run::{run_into, RunFigures, RunRequest, SoloMode};
-use cosched_learn::source::predicted_source;
+use cosched_learn::run_inputs::predicted_source;
 
 #[derive(Debug, Clone)]
 pub struct EvaluateRequest {

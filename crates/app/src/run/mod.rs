@@ -31,7 +31,7 @@ use cosched_store::{RunRecord, RunStatus, Store};
 use crate::calibrate::calibrate_missing;
 use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, Ctx};
 use crate::error::bad_input;
-use cosched_learn::source::predicted_source;
+use cosched_learn::run_inputs::predicted_source;
 
 /// Series this process has started, to name each one apart.
 static SERIES_IN_PROCESS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
