@@ -515,3 +515,47 @@ fn the_shim_checks_see_the_shims_issue_43_removed() {
     assert!(!is_module("cosched_learn::knowledge::KbScope"));
     assert_eq!(re_exported_paths("pub use cosched_engine::run::{run_node as go, Done}"), ["cosched_engine::run::run_node", "cosched_engine::run::Done"]);
 }
+
+/// The test code of a source file: all of a file under `tests/`, else from
+/// its first `#[cfg(test)]` on.
+fn test_code<'a>(path: &Path, text: &'a str) -> &'a str {
+    if path.components().any(|c| c.as_os_str() == "tests") {
+        return text;
+    }
+    text.find("#[cfg(test)]").map_or("", |i| &text[i..])
+}
+
+/// A skip printed by hand: `./test.sh` would not count it.
+fn bare_skips(text: &str) -> usize {
+    ["eprintln!(\"skipped", "println!(\"skipped"].iter().map(|p| text.matches(p).count()).sum()
+}
+
+/// Issue 43, item 8: a test that cannot run here says so through
+/// `cosched_testkit::skip`, which `./test.sh` counts and names (and CI fails
+/// on when `.ci/run` installs what it lacked); a bare print would pass
+/// green and uncounted.
+#[test]
+fn every_skipping_test_goes_through_the_testkit() {
+    for dir in crate_dirs().into_iter().filter(|d| d != "testkit") {
+        let mut files = Vec::new();
+        for sub in ["src", "tests"] {
+            let path = workspace().join("crates").join(&dir).join(sub);
+            if path.is_dir() {
+                sources(&path, &mut files);
+            }
+        }
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let n = bare_skips(test_code(&f, &text));
+            assert_eq!(n, 0, "{}: {n} skip(s) printed by hand: call cosched_testkit::skip(Lacks::.., why) and return", f.display());
+        }
+    }
+}
+
+#[test]
+fn the_skip_counter_sees_test_code_only() {
+    let src = "fn f() { eprintln!(\"skipped: x\"); }\n#[cfg(test)]\nmod tests {\n    fn t() { eprintln!(\"skipped: y\"); return; }\n}\n";
+    assert_eq!(bare_skips(test_code(Path::new("crates/a/src/x.rs"), src)), 1);
+    assert_eq!(bare_skips(test_code(Path::new("crates/a/tests/x.rs"), src)), 2);
+    assert_eq!(bare_skips(test_code(Path::new("crates/a/src/x.rs"), "fn f() { eprintln!(\"skipped: x\"); }\n")), 0);
+}

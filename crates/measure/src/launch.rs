@@ -980,7 +980,7 @@ mod tests {
     #[test]
     fn the_pinned_loop_runs_each_child_on_its_cpu_and_refuses_a_failing_one() {
         if !nix::sched::sched_getaffinity(Pid::from_raw(0)).is_ok_and(|s| s.is_set(0).unwrap_or(false)) {
-            eprintln!("skipped: CPU 0 is not this process's to use");
+            cosched_testkit::skip(cosched_testkit::Lacks::Machine, "CPU 0 is not this process's to use");
             return;
         }
         let argv = |s: &str| vec!["sh".to_string(), "-c".to_string(), s.to_string()];
