@@ -175,12 +175,6 @@ pub fn interrupted() -> Option<i32> {
     }
 }
 
-/// Sets the interrupt flag as a signal would; for tests and for callers that
-/// stop for their own reasons.
-pub fn request_interrupt(sig: i32) {
-    INTERRUPT.store(sig, std::sync::atomic::Ordering::SeqCst);
-}
-
 /// What a terminal's stop (Ctrl-Z, SIGTSTP) does to cosched.
 ///
 /// By default cosched stops at once, as any program does. Its jobs run in
