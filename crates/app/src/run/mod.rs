@@ -7,7 +7,9 @@
 //! runs in order), each run executed on the node ([`execute`]) with solo
 //! passes giving the references its slowdowns divide by ([`solo`]), runs
 //! of an earlier invocation replayed from the journal ([`journal`]), and
-//! the whole scored and shown ([`report`], [`files`]).
+//! the whole scored and shown ([`report`], [`files`]), with the check that
+//! a job alone measures 1.00 in each cache regime ([`steady`]: run's own,
+//! so it lives here and reads run's journal without an import circle).
 
 pub mod bench;
 mod execute;
@@ -16,6 +18,7 @@ mod journal;
 mod plan;
 mod report;
 mod solo;
+pub mod steady;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
