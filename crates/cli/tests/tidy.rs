@@ -559,3 +559,87 @@ fn the_skip_counter_sees_test_code_only() {
     assert_eq!(bare_skips(test_code(Path::new("crates/a/tests/x.rs"), src)), 2);
     assert_eq!(bare_skips(test_code(Path::new("crates/a/src/x.rs"), "fn f() { eprintln!(\"skipped: x\"); }\n")), 0);
 }
+
+/// The top-level modules of app that `text` (one source file, tests and
+/// comments left out) names as `crate::MODULE` or in `crate::{..}`.
+fn crate_modules_named(text: &str) -> Vec<String> {
+    let code: String = without_tests(text).lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    let ident = |s: &str| s.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect::<String>();
+    let mut found = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            found.extend(group.split(',').map(|p| ident(p.trim())).filter(|m| !m.is_empty()));
+        } else {
+            found.push(ident(rest));
+        }
+    }
+    found.retain(|m| !m.is_empty());
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// A circle of modules in `graph` (module -> modules it names), if any.
+fn a_circle(graph: &std::collections::BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    fn walk(m: &str, g: &std::collections::BTreeMap<String, Vec<String>>, path: &mut Vec<String>, done: &mut Vec<String>) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == m) {
+            return Some(path[i..].to_vec());
+        }
+        if done.iter().any(|d| d == m) {
+            return None;
+        }
+        path.push(m.to_string());
+        for n in g.get(m).into_iter().flatten() {
+            if let Some(c) = walk(n, g, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.push(m.to_string());
+        None
+    }
+    let mut done = Vec::new();
+    graph.keys().find_map(|m| walk(m, graph, &mut Vec::new(), &mut done))
+}
+
+/// Issue 43, item 1: app's modules import one another one way (verbs call
+/// shared services, never the other way round), so each can be read, and
+/// moved into a library crate, without the others.
+#[test]
+fn app_modules_import_one_another_without_a_circle() {
+    let src = workspace().join("crates/app/src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut graph: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let top = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
+        if top == "lib" {
+            continue;
+        }
+        let named = crate_modules_named(&std::fs::read_to_string(f).unwrap());
+        let edges = graph.entry(top.clone()).or_default();
+        edges.extend(named.into_iter().filter(|m| *m != top));
+    }
+    let modules: Vec<String> = graph.keys().cloned().collect();
+    for edges in graph.values_mut() {
+        edges.retain(|m| modules.contains(m));
+        edges.sort();
+        edges.dedup();
+    }
+    assert!(graph.len() > 10, "app's modules were not read: {graph:?}");
+    assert_eq!(a_circle(&graph), None, "an import circle in crates/app/src: move what both need into one module (or into a library crate)");
+}
+
+#[test]
+fn the_circle_finder_sees_circles_and_only_those() {
+    assert_eq!(crate_modules_named("use crate::run::x;\nuse crate::{common::Ctx, error};\n// crate::gone\n#[cfg(test)]\nuse crate::late;"), ["common", "error", "run"]);
+    let g = |edges: &[(&str, &[&str])]| -> std::collections::BTreeMap<String, Vec<String>> {
+        edges.iter().map(|(m, to)| (m.to_string(), to.iter().map(|t| t.to_string()).collect())).collect()
+    };
+    assert_eq!(a_circle(&g(&[("a", &["b"]), ("b", &["c"]), ("c", &[])])), None);
+    assert_eq!(a_circle(&g(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])])), Some(vec!["a".into(), "b".into(), "c".into()]));
+    assert_eq!(a_circle(&g(&[("run", &["steady"]), ("steady", &["run"])])), Some(vec!["run".into(), "steady".into()]));
+}
