@@ -643,3 +643,73 @@ fn the_circle_finder_sees_circles_and_only_those() {
     assert_eq!(a_circle(&g(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])])), Some(vec!["a".into(), "b".into(), "c".into()]));
     assert_eq!(a_circle(&g(&[("run", &["steady"]), ("steady", &["run"])])), Some(vec!["run".into(), "steady".into()]));
 }
+
+// Issue 43, item 8: each crate's "Must not" in ARCHITECTURE.md, checked in
+// its sources (unit tests left out) where source can show it. The rest are
+// above (dependencies, pure crates, the learning loop, the binary) or are
+// behaviour the crates' own tests pin down.
+
+/// Per crate: the files the rule covers (empty: all), what must not
+/// appear in their code, and the "Must not" it stands for.
+const MUST_NOT: &[(&str, &[&str], &[&str], &str)] = &[
+    ("sched", &[], &["Instant::now", "SystemTime::now", "std::process", "Command::new", "thread::sleep", "cosched_store"], "read a clock, spawn a process or touch the store"),
+    ("cluster", &[], &["Instant::now", "SystemTime::now", "std::process", "Command::new", "cosched_store", "cosched_sched"], "depend on `cosched-sched` (policies arrive as `&mut dyn Policy`), read a clock, touch the store"),
+    (
+        "lua",
+        // What runs inside `decide`; live.rs (reloads, the governor) and
+        // io.rs (what `grant=io` gives a script) run outside it.
+        &["policy.rs", "raw.rs", "answer.rs", "callback_state.rs", "spares.rs"],
+        &["Instant::now", "SystemTime", "std::fs", "File::open", "read_to_string", "env::var", "std::process"],
+        "read a clock or a file inside `decide`",
+    ),
+    ("store", &[], &["std::process", "Command::new", "cosched_measure", "cosched_predict"], "measure or compute predictions"),
+    ("report", &[], &["std::process", "Command::new", "Instant::now", "cosched_predict", "cosched_sched"], "measure, predict or decide"),
+    ("measure", &[], &["rand::", "dyn Policy", "impl Policy"], "decide anything (no policy logic), or draw random numbers"),
+    ("app", &[], &["clap::", "std::env::args", "io::stdout"], "parse a command line or print to stdout"),
+];
+
+/// Crates whose manifest must not name these external crates.
+const MUST_NOT_DEPEND: &[(&str, &[&str])] = &[("engine", &["rand", "rand_chacha", "rayon"]), ("measure", &["rand", "rand_chacha"])];
+
+/// `println!` or `print!` (stdout), not `eprintln!` / `eprint!`.
+fn prints_to_stdout(code: &str) -> bool {
+    ["println!", "print!"].iter().any(|m| {
+        code.match_indices(m).any(|(i, _)| !code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+    })
+}
+
+#[test]
+fn every_crate_keeps_its_must_not_in_its_sources() {
+    let doc = std::fs::read_to_string(workspace().join("ARCHITECTURE.md")).unwrap();
+    for (krate, only, patterns, rule) in MUST_NOT {
+        assert!(doc.contains(&format!("Must not: {}", rule.split(',').next().unwrap())), "ARCHITECTURE.md's `crates/{krate}` says no `Must not: {rule}`: keep the two alike");
+        let mut files = Vec::new();
+        sources(&workspace().join("crates").join(krate).join("src"), &mut files);
+        files.retain(|f| only.is_empty() || only.iter().any(|o| f.file_name().is_some_and(|n| n == *o)));
+        assert!(!files.is_empty() && (only.is_empty() || files.len() == only.len()), "crates/{krate}: the files of the rule were not all found: {only:?}");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (n, line) in without_tests(&text).lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for p in *patterns {
+                    assert!(!code.contains(p), "{}:{}: `{p}`: crates/{krate} must not {rule}: {line}", f.display(), n + 1);
+                }
+                assert!(*krate != "app" || !prints_to_stdout(code), "{}:{}: crates/app must not print to stdout (return the result; the binary prints it): {line}", f.display(), n + 1);
+            }
+        }
+    }
+    for (krate, names) in MUST_NOT_DEPEND {
+        let manifest = std::fs::read_to_string(workspace().join("crates").join(krate).join("Cargo.toml")).unwrap();
+        for d in dependencies(&manifest) {
+            assert!(!names.contains(&d.as_str()), "crates/{krate} depends on {d}, which ARCHITECTURE.md forbids it");
+        }
+    }
+}
+
+#[test]
+fn the_stdout_finder_tells_print_from_eprint() {
+    assert!(prints_to_stdout("    println!(\"x\");"));
+    assert!(prints_to_stdout("print!(\"x\")"));
+    assert!(!prints_to_stdout("    eprintln!(\"x\"); eprint!(\"y\")"));
+    assert!(!prints_to_stdout("let s = format!(\"print\");"));
+}
