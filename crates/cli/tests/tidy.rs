@@ -713,3 +713,25 @@ fn the_stdout_finder_tells_print_from_eprint() {
     assert!(!prints_to_stdout("    eprintln!(\"x\"); eprint!(\"y\")"));
     assert!(!prints_to_stdout("let s = format!(\"print\");"));
 }
+
+/// Issue 43, item 3: a function that needs many values takes them as one
+/// (as `run`'s `Execution` does), not as a list clippy has to be told to
+/// allow.
+#[test]
+fn no_function_is_allowed_too_many_arguments() {
+    // Spelled in two halves so this file does not find itself.
+    let allowance = ["clippy::too_many", "_arguments"].concat();
+    for dir in crate_dirs() {
+        let mut files = Vec::new();
+        for sub in ["src", "tests", "examples", "benches"] {
+            let path = workspace().join("crates").join(&dir).join(sub);
+            if path.is_dir() {
+                sources(&path, &mut files);
+            }
+        }
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            assert!(!text.contains(&allowance), "{}: `{allowance}`: pass the values as one struct instead", f.display());
+        }
+    }
+}
