@@ -525,9 +525,10 @@ fn test_code<'a>(path: &Path, text: &'a str) -> &'a str {
     text.find("#[cfg(test)]").map_or("", |i| &text[i..])
 }
 
-/// A skip printed by hand: `./test.sh` would not count it.
+/// A skip printed by hand (`eprintln!` or `println!`): `./test.sh` would
+/// not count it.
 fn bare_skips(text: &str) -> usize {
-    ["eprintln!(\"skipped", "println!(\"skipped"].iter().map(|p| text.matches(p).count()).sum()
+    text.matches("println!(\"skipped").count()
 }
 
 /// Issue 43, item 8: a test that cannot run here says so through
