@@ -34,8 +34,8 @@ use serde::Serialize;
 use crate::common::{create_dir, db_path, load_workload, node_cpu_count, open_store, write_file, Ctx};
 use crate::error::bad_input;
 use crate::render::{Doc, Render};
-use crate::run::{run_into, RunFigures, RunRequest, SoloMode};
-use cosched_learn::source::predicted_source;
+use crate::run::{run_parsed, RunFigures, RunRequest, SoloMode};
+use cosched_learn::run_inputs::predicted_source;
 
 #[derive(Debug, Clone)]
 pub struct EvaluateRequest {
@@ -263,7 +263,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             first_repeat: k,
         };
         let mut scratch = Page::new("");
-        let r = run_into(&req, &run_ctx, &mut scratch)?;
+        let r = run_parsed(&req, &w, &run_ctx, &mut scratch)?;
         for (i, m) in r.solo_medians.iter().enumerate() {
             if let Some(t) = m {
                 solo_sum[i].push(*t);
@@ -565,7 +565,7 @@ fn replay_oracles(
             };
             next_repeat += a.oracle_replays;
             let mut scratch = Page::new("");
-            let r = run_into(&req, ctx, &mut scratch)?;
+            let r = run_parsed(&req, w, ctx, &mut scratch)?;
             done.push((order.clone(), r.figures));
         }
         let figs = &done.iter().find(|(o, _)| *o == order).expect("run above").1;

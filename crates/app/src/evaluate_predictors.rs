@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::common::{create_dir, db_path, file_safe, load_workload, open_existing_store, provenance, write_file, Conditions, Ctx};
 use crate::error::bad_input;
 use crate::render::{Doc, Render};
-use cosched_learn::source::PAIRS_TABLE;
+use cosched_learn::run_inputs::PAIRS_TABLE;
 use cosched_learn::training::{build, training_set, training_set_in, Sources};
 
 /// A slowdown above this is a severe conflict unless a request says otherwise.

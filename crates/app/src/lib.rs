@@ -53,7 +53,6 @@ pub mod runs;
 pub mod run;
 pub mod simulate;
 pub mod slurm;
-pub mod steady;
 pub mod study;
 mod variants;
 

@@ -207,7 +207,7 @@ fn a_busy_kernel_keeps_one_core_busy() {
     // 0 a little; another tenant's work would use much more.
     let others = busy0 - job_cpu;
     if others > 0.1 * elapsed {
-        eprintln!("load band not judged: other work took {others:.2} s of CPU 0 in {elapsed:.2} s");
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, &format!("load band not judged: other work took {others:.2} s of CPU 0 in {elapsed:.2} s"));
         return;
     }
     assert!((0.7..=1.05).contains(&cores), "U x cores = {cores:.3}: {p:?}");

@@ -193,10 +193,9 @@ fn report_and_trace_files() {
     assert!(orders.contains(",\"auto-threshold:bound=1.3,step=5\","), "{orders}");
     // The noplan trace of order 0: the pair's schedule worked out above.
     let t = std::fs::read_to_string(&trace).unwrap();
-    let events = cosched_model::metrics::parse_trace_csv(&t).unwrap();
-    let m = cosched_model::metrics::compute(&events, &[100.0, 100.0]).unwrap();
-    assert!((m.makespan - (120.0 + (100.0 - 120.0 / 1.4))).abs() < 1e-9);
     let first = cosched_model::trace::Trace::from_csv(&t).unwrap();
+    let m = cosched_model::metrics::compute(&first.events, &[100.0, 100.0]).unwrap();
+    assert!((m.makespan - (120.0 + (100.0 - 120.0 / 1.4))).abs() < 1e-9);
     assert_eq!(first.events[0].kind, cosched_model::metrics::EventKind::Arrive, "{t}");
     let j = first.job(first.events[0].job).unwrap();
     assert!((j.pool == "vh" || j.pool == "ve") && j.node == 0 && j.status == Some(cosched_model::run::JobStatus::Ok), "{t}");

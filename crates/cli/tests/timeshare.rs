@@ -143,11 +143,11 @@ fn recorded_turns(dir: &Path, cgroups: &str) -> (Vec<f64>, Vec<f64>) {
 #[test]
 fn two_jobs_taking_turns_never_run_at_the_same_moment() {
     if !Path::new("/usr/bin/perl").exists() && Command::new("perl").arg("-v").output().is_err() {
-        eprintln!("skipped: no perl to record the turns");
+        cosched_testkit::skip(cosched_testkit::Lacks::Installed, "no perl to record the turns (perl-base is essential on Debian)");
         return;
     }
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        eprintln!("skipped: one CPU, so two jobs cannot run at the same moment");
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, "one CPU, so two jobs cannot run at the same moment");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

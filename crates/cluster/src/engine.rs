@@ -40,8 +40,8 @@ use std::fmt;
 
 use cosched_engine::policy::{Decision, JobOutcome, Policy, PoolInfo, RunningJob};
 use cosched_engine::validate::check_view;
-use cosched_engine::view::{self, Held, Work};
-use cosched_engine::source::SlowdownSource;
+use cosched_engine::view::{self, Seat, Work};
+use cosched_engine::slowdown::SlowdownSource;
 use cosched_model::workload::PoolKind;
 use serde::Serialize;
 
@@ -628,8 +628,8 @@ impl Sim<'_, '_, '_> {
                 let o = &jobs[r.job];
                 // Cores are this engine's to allocate (counted, not named);
                 // it never suspends.
-                let held = Held { pool: 0, cores: o.procs, cpus: &[], suspended: false, suspended_s: 0.0 };
-                view::running(r.job, o.run, &self.programs[o.program], held, Work::Left(r.left - dt * r.rate))
+                let seat = Seat { pool: 0, cores: o.procs, cpus: &[], suspended: false, suspended_s: 0.0 };
+                view::running(r.job, o.run, &self.programs[o.program], seat, Work::Left(r.left - dt * r.rate))
             })
             .collect();
         let queued = |k: usize| view::waiting_one_way(k, &self.names[k], 0, jobs[k].procs, jobs[k].run, &self.programs[jobs[k].program]);

@@ -18,7 +18,7 @@ pub mod placement;
 pub mod platform;
 pub mod policy;
 pub mod run;
-pub mod source;
+pub mod slowdown;
 pub mod validate;
 pub mod view;
 
@@ -28,5 +28,5 @@ pub use placement::Placement;
 pub use platform::{Platform, SimJob};
 pub use policy::{Cores, Decision, JobOutcome, Params, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};
 pub use run::{run_node, run_node_placed, Done, ExecError, Executor, EndedJob, RunError, StartPlan};
-pub use source::SlowdownSource;
+pub use slowdown::SlowdownSource;
 pub use validate::Refusal;

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cosched_model::stats::Summary;
 
-use crate::source::SlowdownSource;
+use crate::slowdown::SlowdownSource;
 use crate::JobId;
 
 /// What a reading counts, which decides how far it is believed.

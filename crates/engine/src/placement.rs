@@ -27,7 +27,7 @@ use cosched_model::topology::Node;
 
 use crate::cores::{ChoiceError, CoreMap};
 use crate::policy::PoolInfo;
-use crate::source::SlowdownSource;
+use crate::slowdown::SlowdownSource;
 use crate::JobId;
 
 /// A node's topology, the PUs of each pool, and the strategy a start the

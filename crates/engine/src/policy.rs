@@ -6,7 +6,7 @@ use std::fmt;
 
 use cosched_model::workload::PoolKind;
 
-use crate::source::SlowdownSource;
+use crate::slowdown::SlowdownSource;
 use crate::JobId;
 
 /// A pool of the node as policies see it.

@@ -17,9 +17,9 @@ use cosched_model::trace::Trace;
 use crate::cores::CoreMap;
 use crate::platform::{Platform, SimJob};
 use crate::policy::{Decision, JobOutcome, Policy, QueuedJob, RunningJob};
-use crate::view::{self, Held, Work};
+use crate::view::{self, Seat, Work};
 use crate::online::{Estimate, Informed, OnlineState, Sample, Settled};
-use crate::source::SlowdownSource;
+use crate::slowdown::SlowdownSource;
 use crate::placement::{Neighbour, PlaceCtx, Placement};
 use crate::validate::{check_decision_in, check_jobs, Act, JobState};
 use crate::{Event, EventKind, JobId};
@@ -432,9 +432,9 @@ pub fn run_node_placed(
                 .iter()
                 .map(|a| {
                     let suspended_s = a.suspended_until(now);
-                    let held = Held { pool: a.pool, cores: a.cores, cpus: &a.cpus, suspended: a.suspended_at.is_some(), suspended_s };
+                    let seat = Seat { pool: a.pool, cores: a.cores, cpus: &a.cpus, suspended: a.suspended_at.is_some(), suspended_s };
                     let work = read_work(a, &running, &online, source, now).unwrap_or(Work::Ran(now - a.start - suspended_s));
-                    view::running(a.id, a.solo, &jobs[a.id].program, held, work)
+                    view::running(a.id, a.solo, &jobs[a.id].program, seat, work)
                 })
                 .collect();
             let view = view::view(now, &q, &r, &platform.pools, source);

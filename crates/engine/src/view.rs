@@ -8,12 +8,13 @@
 //! by the arguments, not by a convention of each engine: how much of a
 //! running job's work is done ([`Work`]: simulators know the work left,
 //! real engines the time run, or the job's own progress where they read
-//! it), and which cores it holds ([`Held`]:
-//! the cluster simulator counts cores without naming them).
+//! it), and where it sits ([`Seat`]: its pool, the cores it holds, whether
+//! it is suspended; the cluster simulator counts cores without naming
+//! them).
 
 use crate::platform::SimJob;
 use crate::policy::{PoolInfo, QueuedJob, RunningJob, View};
-use crate::source::SlowdownSource;
+use crate::slowdown::SlowdownSource;
 use crate::JobId;
 
 /// How much of a running job's work is done, as its engine knows it.
@@ -49,9 +50,11 @@ impl Work {
     }
 }
 
-/// Where a running job sits on its node, as its engine keeps it.
+/// Where a running job sits on its node, as its engine keeps it: its seat
+/// (not `Held`, which read as a job held back from starting, as app's
+/// `HeldBack` and Slurm's held jobs are).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Held<'a> {
+pub struct Seat<'a> {
     pub pool: usize,
     /// The cores it was started for.
     pub cores: u32,
@@ -79,14 +82,14 @@ pub fn waiting_one_way<'a>(id: JobId, name: &'a str, pool: usize, cores: u32, so
 
 /// A running (or suspended) job of solo time `solo`.
 #[inline]
-pub fn running<'a>(id: JobId, solo: f64, program: &'a str, held: Held<'a>, done: Work) -> RunningJob<'a> {
+pub fn running<'a>(id: JobId, solo: f64, program: &'a str, seat: Seat<'a>, done: Work) -> RunningJob<'a> {
     RunningJob {
         id,
-        pool: held.pool,
-        cores: held.cores,
-        cpus: held.cpus,
-        suspended: held.suspended,
-        suspended_s: held.suspended_s,
+        pool: seat.pool,
+        cores: seat.cores,
+        cpus: seat.cpus,
+        suspended: seat.suspended,
+        suspended_s: seat.suspended_s,
         progress: done.progress(solo),
         solo,
         program,
@@ -126,10 +129,10 @@ mod tests {
     }
 
     #[test]
-    fn a_running_job_carries_what_its_engine_holds() {
+    fn a_running_job_carries_the_seat_its_engine_keeps() {
         let cpus = [2, 3];
-        let held = Held { pool: 1, cores: 2, cpus: &cpus, suspended: true, suspended_s: 4.0 };
-        let r = running(7, 10.0, "p", held, Work::Ran(5.0));
+        let seat = Seat { pool: 1, cores: 2, cpus: &cpus, suspended: true, suspended_s: 4.0 };
+        let r = running(7, 10.0, "p", seat, Work::Ran(5.0));
         assert_eq!((r.id, r.pool, r.cores, r.cpus, r.suspended, r.suspended_s, r.progress, r.solo, r.program), (7, 1, 2, &cpus[..], true, 4.0, 0.5, 10.0, "p"));
     }
 }

@@ -17,9 +17,9 @@
 
 use cosched_engine::cores::CoreMap;
 use cosched_engine::policy::{Cores, Decision, PoolInfo, QueuedJob, RunningJob, Variant};
-use cosched_engine::source::SlowdownSource;
+use cosched_engine::slowdown::SlowdownSource;
 use cosched_engine::validate::{check_decision, check_view, Act, JobState, Refusal};
-use cosched_engine::view::{self, Held, Work};
+use cosched_engine::view::{self, Seat, Work};
 use cosched_engine::{JobId, SimJob};
 use cosched_model::workload::PoolKind;
 use proptest::prelude::*;
@@ -167,12 +167,12 @@ impl Engine {
             .map(|i| {
                 let j = &s.jobs[i];
                 let cpus: &[u32] = if matches!(self, Engine::Cluster) { &[] } else { &s.cpus[i] };
-                let held = Held { pool: j.pool, cores: j.cores, cpus, suspended: s.at[i] == Where::Suspended, suspended_s: 0.0 };
+                let seat = Seat { pool: j.pool, cores: j.cores, cpus, suspended: s.at[i] == Where::Suspended, suspended_s: 0.0 };
                 let work = match self {
                     Engine::Runner | Engine::Slurm => Work::Ran(j.solo / 2.0),
                     Engine::Simulator | Engine::Cluster => Work::Left(j.solo / 2.0),
                 };
-                view::running(self.id(i), j.solo, &j.program, held, work)
+                view::running(self.id(i), j.solo, &j.program, seat, work)
             })
             .collect();
         let v = view::view(0.0, &queue, &running, &pools, &Flat);

@@ -10,7 +10,8 @@
 //! - [`training`]: a workload's training set, with where each part came
 //!   from (its campaigns, other workloads' campaigns, real runs and the
 //!   settled online samples of running pairs);
-//! - [`source`]: solo times and the slowdown source of real runs;
+//! - [`run_inputs`]: what a real run reads before it starts, solo times
+//!   and the slowdown source;
 //! - [`selection`]: which repeats count (a regime's, each pair's newest
 //!   campaign's);
 //! - [`curve`] and [`matrix`]: the pure helpers that turn stored probe
@@ -25,8 +26,8 @@ pub mod curve;
 pub mod error;
 pub mod knowledge;
 pub mod matrix;
+pub mod run_inputs;
 pub mod selection;
-pub mod source;
 pub mod training;
 
 pub use error::{bad_input, BadInput};

@@ -23,7 +23,7 @@
 //! itself, to `cgroup.procs` files opened by the parent), so no instruction of
 //! the job runs outside them and every child it forks is inside too.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -570,15 +570,6 @@ impl JobCgroup {
     /// The `cgroup.procs` files a process writes `0` to in order to join.
     pub fn procs_files(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|(_, d)| d.join("cgroup.procs")).collect()
-    }
-
-    /// Opens the `cgroup.procs` files for a child to write to between fork
-    /// and exec (close-on-exec, so the job never holds them).
-    pub fn open_procs(&self) -> Result<Vec<File>, CgroupError> {
-        self.procs_files()
-            .into_iter()
-            .map(|p| OpenOptions::new().write(true).open(&p).map_err(io(&p)))
-            .collect()
     }
 
     /// Directories of the group, one per hierarchy or controller.

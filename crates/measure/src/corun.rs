@@ -9,7 +9,6 @@
 
 use std::time::Duration;
 
-use cosched_model::stats::Summary;
 use serde::Serialize;
 
 use crate::launch::{spawn, Exit, Launch, LaunchError, ExitReport, Running, POLL};
@@ -101,10 +100,6 @@ impl PairMeasurement {
     /// same repeat.
     pub fn slowdowns(&self, i: usize) -> Vec<f64> {
         self.corun_s[i].iter().zip(&self.solo_s[i]).map(|(c, s)| c / s).collect()
-    }
-
-    pub fn slowdown_summary(&self, i: usize) -> Option<Summary> {
-        Summary::of(&self.slowdowns(i))
     }
 }
 

@@ -175,12 +175,6 @@ pub fn interrupted() -> Option<i32> {
     }
 }
 
-/// Sets the interrupt flag as a signal would; for tests and for callers that
-/// stop for their own reasons.
-pub fn request_interrupt(sig: i32) {
-    INTERRUPT.store(sig, std::sync::atomic::Ordering::SeqCst);
-}
-
 /// What a terminal's stop (Ctrl-Z, SIGTSTP) does to cosched.
 ///
 /// By default cosched stops at once, as any program does. Its jobs run in
@@ -980,7 +974,7 @@ mod tests {
     #[test]
     fn the_pinned_loop_runs_each_child_on_its_cpu_and_refuses_a_failing_one() {
         if !nix::sched::sched_getaffinity(Pid::from_raw(0)).is_ok_and(|s| s.is_set(0).unwrap_or(false)) {
-            eprintln!("skipped: CPU 0 is not this process's to use");
+            cosched_testkit::skip(cosched_testkit::Lacks::Machine, "CPU 0 is not this process's to use");
             return;
         }
         let argv = |s: &str| vec!["sh".to_string(), "-c".to_string(), s.to_string()];

@@ -843,10 +843,6 @@ impl Watchdog {
         }
     }
 
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Adds a job's process group and the scopes of its cgroups (the
     /// directory above each group, whose `cgroup.procs` files are given).
     pub fn watch(&mut self, pgid: i32, procs: &[PathBuf]) {
@@ -899,11 +895,6 @@ pub fn forget_group(pgid: i32) {
     if let Some(w) = GUARD.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
         w.forget(pgid);
     }
-}
-
-/// The pid of this process's watchdog, once a job has started.
-pub fn watchdog_pid() -> Option<u32> {
-    GUARD.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(Watchdog::pid)
 }
 
 use std::os::unix::process::CommandExt;

@@ -246,13 +246,6 @@ pub fn performance_scores(makespans: &[f64]) -> Vec<f64> {
     makespans.iter().map(|&m| best / m).collect()
 }
 
-/// The events of a trace file in [`crate::trace`]'s CSV format (its `time`,
-/// `job` and `kind` columns, wherever they are), so a trace written by the
-/// simulator or by a real run can be scored again. Errors name the line.
-pub fn parse_trace_csv(text: &str) -> Result<Vec<Event>, String> {
-    crate::trace::Trace::from_csv(text).map(|t| t.events)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,9 +365,10 @@ mod tests {
         let events = vec![ev(0.0, 0, Arrive), ev(0.0, 0, Start), ev(0.0, 1, Arrive), ev(0.5, 1, Start), ev(12.25, 0, Finish), ev(20.0, 1, Finish)];
         let text = Trace { jobs: vec![job(0), job(1)], events: events.clone(), estimates: Vec::new() }.to_csv();
         assert!(text.starts_with("time,job,name,program,kind,node,pool,cpus,solo,status,status_value\n0,0,\"j,\"\"0\"\"\",p,arrive,0,cpu,,,,\n"), "{text}");
-        assert_eq!(parse_trace_csv(&text).unwrap(), events);
+        let parse = |t: &str| Trace::from_csv(t).map(|t| t.events);
+        assert_eq!(parse(&text).unwrap(), events);
         assert_eq!(compute(&events, &[10.0, 10.0]).unwrap().makespan, 20.0);
-        assert!(parse_trace_csv("time,job\n").unwrap_err().contains("no `kind` column"));
-        assert!(parse_trace_csv("time,job,kind\n1,2,begin\n").unwrap_err().starts_with("line 2: kind `begin`"));
+        assert!(parse("time,job\n").unwrap_err().contains("no `kind` column"));
+        assert!(parse("time,job,kind\n1,2,begin\n").unwrap_err().starts_with("line 2: kind `begin`"));
     }
 }

@@ -21,7 +21,7 @@
 //!
 //! Every predictor is defined on pairs (a victim beside one co-runner). A job
 //! beside several co-runners slows by the product of its pairwise slowdowns
-//! (a sum in log space), the rule `sched::source::PairTable` uses for
+//! (a sum in log space), the rule `sched::tables::PairTable` uses for
 //! measured pairs: exact for one co-runner, positive when a co-runner helps,
 //! and needing no more than pair measurements. A job's characterization and
 //! its pairs are measured with the job on its own cores (all of them), so a

@@ -38,7 +38,7 @@ pub use cosched_model::metrics::{Event, EventKind, JobId};
 pub const MIN_WAIT_S: f64 = 1e-3;
 pub use cosched_model::run::JobStatus;
 pub use cosched_engine::policy::{Cores, Decision, JobOutcome, Policy, PoolInfo, QueuedJob, RunningJob, Variant, View};
-pub use registry::{policy_by_name, policy_from_spec, policy_names, Params};
+pub use registry::{policy_by_name, policy_from_spec, Params};
 pub use sim::{simulate, simulate_placed, simulate_predicted, simulate_with, Platform, SimError, SimJob, SimOptions, Trace, VirtualNode};
 pub use tables::{PairTable, ProgramTable, SlowdownSource};
 pub use spec::Spec;

@@ -265,11 +265,6 @@ pub fn policy_by_name(name: &str, params: &Params) -> Result<Box<dyn Policy>, St
     resolve_in(POLICIES, name, params)?.build()
 }
 
-/// Names and one-line summaries of every registered policy.
-pub fn policy_names() -> Vec<(&'static str, &'static str)> {
-    POLICIES.iter().map(|e| (e.name, e.summary)).collect()
-}
-
 /// The registry as the Markdown table `docs/policies.md` carries.
 pub fn markdown_table() -> String {
     params::markdown_table(POLICIES, "policy")

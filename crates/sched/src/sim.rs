@@ -29,7 +29,7 @@ use cosched_engine::placement::{Neighbour, PlaceCtx, Placement};
 use cosched_engine::run::{ExecError, Executor, EndedJob, StartPlan};
 use cosched_engine::online::{Reading, Sample, Signal};
 use cosched_engine::validate::{check_decision_in, check_jobs, Act, JobState};
-use cosched_engine::view::{self, Held, Work};
+use cosched_engine::view::{self, Seat, Work};
 use cosched_model::placement::SharingLevel;
 use cosched_model::run::JobStatus;
 use cosched_model::trace::TraceJob;
@@ -404,8 +404,8 @@ pub fn simulate_placed(
                     // from the node, which the decisions then change.
                     let mut rbuf: Vec<RunningJob> = Vec::with_capacity(node.running.len());
                     rbuf.extend(node.running.iter().map(|run| {
-                        let held = Held { pool: run.pool, cores: run.cores, cpus: &run.cpus, suspended: run.suspended_at.is_some(), suspended_s: run.suspended_until(now) };
-                        view::running(run.id, run.solo, &jobs[run.id].program, held, Work::Left(run.left - dt * run.rate))
+                        let seat = Seat { pool: run.pool, cores: run.cores, cpus: &run.cpus, suspended: run.suspended_at.is_some(), suspended_s: run.suspended_until(now) };
+                        view::running(run.id, run.solo, &jobs[run.id].program, seat, Work::Left(run.left - dt * run.rate))
                     }));
                     let view = view::view(now, &qbuf[qhead..], &rbuf, &platform.pools, predicted);
                     let decisions = policy.decide(&view);

@@ -9,7 +9,7 @@ use cosched_model::placement::SharingLevel;
 
 use crate::JobId;
 
-pub use cosched_engine::source::SlowdownSource;
+pub use cosched_engine::slowdown::SlowdownSource;
 
 /// A pairwise slowdown table over jobs, with optional host loads.
 ///

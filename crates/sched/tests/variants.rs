@@ -7,7 +7,7 @@ use cosched_model::metrics::EventKind;
 use cosched_model::workload::PoolKind;
 use cosched_engine::run::run_node;
 use cosched_sched::{
-    policy_by_name, policy_names, simulate, simulate_with, Decision, Event, PairTable, Params, Platform, Policy, PoolInfo, SimError,
+    policy_by_name, simulate, simulate_with, Decision, Event, PairTable, Params, Platform, Policy, PoolInfo, SimError,
     SimJob, SimOptions, Variant, View, VirtualNode,
 };
 
@@ -172,7 +172,7 @@ fn cases() -> Vec<(Platform, Vec<SimJob>, PairTable)> {
 
 #[test]
 fn a_job_whose_only_variant_is_itself_schedules_as_a_plain_job_under_every_policy() {
-    for (name, _) in policy_names() {
+    for name in cosched_sched::registry::POLICIES.iter().map(|e| e.name) {
         for (k, (platform, jobs, table)) in cases().into_iter().enumerate() {
             let own: Vec<SimJob> = jobs
                 .iter()

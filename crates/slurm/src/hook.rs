@@ -89,12 +89,6 @@ pub enum Heard {
     Sent,
 }
 
-/// The hook: tells the `serve` listening on `name` that `job` ended and
-/// waits at most `wait` for its answer (zero: does not wait).
-pub fn notify(name: &str, job: &str, wait: Duration) -> io::Result<Heard> {
-    send(name, &format!("end {job}"), wait)
-}
-
 /// Sends `text` (`end JOBID`, or `submit JOBID` from the submission rule,
 /// which must not wait: slurmctld runs it under its job lock) to the
 /// `serve` listening on `name`, and waits at most `wait` for its answer.
@@ -140,7 +134,7 @@ mod tests {
 
     #[test]
     fn a_hook_with_nobody_listening_says_so_instead_of_waiting() {
-        assert_eq!(notify(&name("none"), "7", Duration::from_secs(3600)).unwrap(), Heard::NotServing);
+        assert_eq!(send(&name("none"), "end 7", Duration::from_secs(3600)).unwrap(), Heard::NotServing);
     }
 
     #[test]
@@ -149,7 +143,7 @@ mod tests {
         let wake = Wake::bind(&n).unwrap();
         let hook = std::thread::spawn({
             let n = n.clone();
-            move || notify(&n, "42", Duration::from_secs(60)).unwrap()
+            move || send(&n, "end 42", Duration::from_secs(60)).unwrap()
         });
         let mut heard = Vec::new();
         while heard.is_empty() {
@@ -164,7 +158,7 @@ mod tests {
     fn a_hook_that_gets_no_answer_gives_up_at_its_bound() {
         let n = name("silent");
         let _wake = Wake::bind(&n).unwrap();
-        assert_eq!(notify(&n, "1", Duration::from_millis(50)).unwrap(), Heard::TimedOut);
+        assert_eq!(send(&n, "end 1", Duration::from_millis(50)).unwrap(), Heard::TimedOut);
     }
 
     #[test]

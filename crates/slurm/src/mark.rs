@@ -40,7 +40,9 @@ impl std::fmt::Debug for Key {
 }
 
 impl Key {
-    pub const fn from_bytes(b: [u8; 32]) -> Key {
+    /// A fixed key for tests; a real one is [`Key::load_or_create`]d.
+    #[cfg(test)]
+    pub(crate) const fn from_bytes(b: [u8; 32]) -> Key {
         Key(b)
     }
 

@@ -57,7 +57,7 @@ use cosched_engine::constraints::{check_on_site, fits_empty, Demand, Offer, Site
 use cosched_engine::cores::CoreMap;
 use cosched_engine::policy::Cores;
 use cosched_engine::validate::{Act, JobState};
-use cosched_engine::view::{self, Held, Work};
+use cosched_engine::view::{self, Seat, Work};
 use cosched_engine::{JobId, Policy, PoolInfo, QueuedJob, RunningJob, SimJob, SlowdownSource};
 use cosched_model::workload::PoolKind;
 
@@ -461,8 +461,8 @@ impl Round {
                         // Released but not started yet: no progress. A job
                         // is never done in the policy's eyes while it runs.
                         let ran = j.start.map_or(0.0, |s| (now - s) as f64 - j.suspended_s);
-                        let held = Held { pool: 0, cores: j.cores, cpus: &cpus_of[id], suspended: status[*id] != Placed::Running, suspended_s: j.suspended_s };
-                        view::running(j.slurm as usize, j.solo, &j.program, held, Work::Ran(ran))
+                        let seat = Seat { pool: 0, cores: j.cores, cpus: &cpus_of[id], suspended: status[*id] != Placed::Running, suspended_s: j.suspended_s };
+                        view::running(j.slurm as usize, j.solo, &j.program, seat, Work::Ran(ran))
                     })
                     .collect();
                 let view = view::view(t, &q, &r, &pools, &by_slurm);

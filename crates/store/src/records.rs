@@ -186,11 +186,6 @@ impl RepeatRegime {
             (None, None) => None,
         }
     }
-
-    /// Both readings were taken and disagree.
-    pub fn switched_within(&self) -> bool {
-        matches!((self.before_ns, self.after_ns), (Some(a), Some(b)) if CacheRegime::of_round_trip(a) != CacheRegime::of_round_trip(b))
-    }
 }
 
 impl PairRunRecord {

@@ -207,19 +207,41 @@ fn cosched_run(exe: &Path, wl: &Path, dir: &Path) -> anyhow::Result<RunTimes> {
     if !out.status.success() {
         anyhow::bail!("cosched run: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("(no message)"));
     }
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)?;
-    times_of(&v, wall0, wall1, whole_s)
+    let doc: RunDoc = serde_json::from_slice(&out.stdout).map_err(|e| anyhow::anyhow!("cosched run --json: {e}"))?;
+    times_of(&doc, wall0, wall1, whole_s)
+}
+
+/// The parts of `cosched run --json` this bench reads (serde skips the rest).
+#[derive(serde::Deserialize)]
+struct RunDoc {
+    runs: Vec<RunPart>,
+}
+
+#[derive(serde::Deserialize)]
+struct RunPart {
+    clock_zero_unix: Option<f64>,
+    jobs: Vec<JobPart>,
+}
+
+#[derive(serde::Deserialize)]
+struct JobPart {
+    start_s: Option<f64>,
+    end: Option<EndPart>,
+}
+
+#[derive(serde::Deserialize)]
+struct EndPart {
+    end_s: Option<f64>,
 }
 
 /// The run's figures from its `--json` document, placed against this
 /// process's wall clock: it started the run at `wall0` and saw it exit at
 /// `wall1`.
-fn times_of(v: &serde_json::Value, wall0: f64, wall1: f64, whole_s: f64) -> anyhow::Result<RunTimes> {
-    let run = v["runs"].as_array().and_then(|r| r.last()).ok_or_else(|| anyhow::anyhow!("cosched run --json: no run"))?;
-    let zero = run["clock_zero_unix"].as_f64().ok_or_else(|| anyhow::anyhow!("cosched run --json: no clock_zero_unix"))?;
-    let jobs = run["jobs"].as_array().ok_or_else(|| anyhow::anyhow!("cosched run --json: no jobs"))?;
-    let first = jobs.iter().filter_map(|j| j["start_s"].as_f64()).fold(f64::INFINITY, f64::min);
-    let last = jobs.iter().filter_map(|j| j["end"]["end_s"].as_f64()).fold(f64::NEG_INFINITY, f64::max);
+fn times_of(doc: &RunDoc, wall0: f64, wall1: f64, whole_s: f64) -> anyhow::Result<RunTimes> {
+    let run = doc.runs.last().ok_or_else(|| anyhow::anyhow!("cosched run --json: no run"))?;
+    let zero = run.clock_zero_unix.ok_or_else(|| anyhow::anyhow!("cosched run --json: no clock_zero_unix"))?;
+    let first = run.jobs.iter().filter_map(|j| j.start_s).fold(f64::INFINITY, f64::min);
+    let last = run.jobs.iter().filter_map(|j| j.end.as_ref()?.end_s).fold(f64::NEG_INFINITY, f64::max);
     if !(first.is_finite() && last.is_finite()) {
         anyhow::bail!("cosched run --json: no job started and ended");
     }
@@ -302,13 +324,16 @@ mod tests {
     fn lead_makespan_and_tail_are_placed_by_the_runs_clock_zero() {
         // The run started at wall 100.0, its clock's zero is wall 100.05,
         // jobs ran 0.01-0.02 and 0.02-0.04 on its clock, it exited at 100.1.
-        let v = serde_json::json!({"runs": [{"clock_zero_unix": 100.05, "jobs": [
-            {"start_s": 0.01, "end": {"end_s": 0.02}}, {"start_s": 0.02, "end": {"end_s": 0.04}}]}]});
+        let v: RunDoc = serde_json::from_str(
+            r#"{"runs": [{"clock_zero_unix": 100.05, "jobs": [
+                {"start_s": 0.01, "end": {"end_s": 0.02}}, {"start_s": 0.02, "end": {"end_s": 0.04}}]}]}"#,
+        )
+        .unwrap();
         let t = times_of(&v, 100.0, 100.1, 0.1).unwrap();
         assert!((t.lead_s - 0.06).abs() < 1e-9, "{}", t.lead_s);
         assert!((t.makespan_s - 0.03).abs() < 1e-9, "{}", t.makespan_s);
         assert!((t.tail_s - 0.01).abs() < 1e-9, "{}", t.tail_s);
-        let none = serde_json::json!({"runs": [{"jobs": []}]});
+        let none: RunDoc = serde_json::from_str(r#"{"runs": [{"jobs": []}]}"#).unwrap();
         assert!(times_of(&none, 0.0, 1.0, 1.0).is_err());
     }
 }

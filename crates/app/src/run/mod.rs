@@ -7,7 +7,9 @@
 //! runs in order), each run executed on the node ([`execute`]) with solo
 //! passes giving the references its slowdowns divide by ([`solo`]), runs
 //! of an earlier invocation replayed from the journal ([`journal`]), and
-//! the whole scored and shown ([`report`], [`files`]).
+//! the whole scored and shown ([`report`], [`files`]), with the check that
+//! a job alone measures 1.00 in each cache regime ([`steady`]: run's own,
+//! so it lives here and reads run's journal without an import circle).
 
 pub mod bench;
 mod execute;
@@ -16,6 +18,7 @@ mod journal;
 mod plan;
 mod report;
 mod solo;
+pub mod steady;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -31,7 +34,7 @@ use cosched_store::{RunRecord, RunStatus, Store};
 use crate::calibrate::calibrate_missing;
 use crate::common::{db_path, load_workload, node_cpu_count, open_store, provenance, Ctx};
 use crate::error::bad_input;
-use cosched_learn::source::predicted_source;
+use cosched_learn::run_inputs::predicted_source;
 
 /// Series this process has started, to name each one apart.
 static SERIES_IN_PROCESS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -152,6 +155,14 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     // Everything the user gave is checked before the store is opened, so bad
     // input writes nothing.
     let w = load_workload(&a.workload)?;
+    run_parsed(a, &w, ctx, page)
+}
+
+/// [`run_into`] of a workload the caller has parsed already (`evaluate`
+/// runs one per order and per oracle replay, from the one it parsed);
+/// `a.workload` still names its file, in messages and in the command that
+/// resumes the series.
+pub fn run_parsed(a: &RunRequest, w: &Workload, ctx: &Ctx, page: &mut Page) -> anyhow::Result<RunReport> {
     if a.repeats == 0 {
         return Err(bad_input("--repeats must be at least 1"));
     }
@@ -178,13 +189,13 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     for n in std::iter::once(note1).chain(baselines.iter().map(|b| b.1.clone())).flatten() {
         ctx.step(&n);
     }
-    calibrate_missing(&w, &mut store, ctx)?;
+    calibrate_missing(w, &mut store, ctx)?;
     // Variants run kernels of their own: each as a job, so it calibrates too.
     let variant_jobs: Vec<_> = w.jobs.iter().flat_map(|j| (0..j.variants.len()).filter_map(move |k| j.as_variant(k))).collect();
     if !variant_jobs.is_empty() {
         calibrate_missing(&Workload { jobs: variant_jobs, ..w.clone() }, &mut store, ctx)?;
     }
-    let jobs = plan::Jobs::of(&store, &w)?;
+    let jobs = plan::Jobs::of(&store, w)?;
     let platform = Platform {
         pools: w
             .pools
@@ -193,7 +204,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
             .map(|(p, &(cores, _))| PoolInfo { name: p.name.clone(), cores, kind: p.kind })
             .collect(),
     };
-    let (source, source_note, source_name) = predicted_source(&store, &w, &a.predictor)?;
+    let (source, source_note, source_name) = predicted_source(&store, w, &a.predictor)?;
     ctx.step(&format!("slowdown source: {source_note}"));
     if a.solo == SoloMode::Interleaved {
         ctx.step("solo references: a solo pass (one job of each program alone, as runs launch and time it; twins share it) before each repeat; stored solo times only estimate progress");
@@ -201,10 +212,10 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     jobs.say_solo_sources(ctx);
     let (iso, topology, user) = plan::node_setting(ctx, pref);
 
-    let plans = plan::plans(a, &solo::twin_of(&w), &main, &baselines)?;
+    let plans = plan::plans(a, &solo::twin_of(w), &main, &baselines)?;
     let main_label = main.label();
     let baseline_labels: Vec<String> = baselines.iter().map(|(b, _)| b.label()).collect();
-    let params = plan::series_params(a, &w, &jobs.node, &main_label, &baseline_labels, &source_name);
+    let params = plan::series_params(a, w, &jobs.node, &main_label, &baseline_labels, &source_name);
     let prior = if a.resume {
         let exact = store.latest_series(&params, a.first_repeat)?;
         if exact.is_empty() {
@@ -252,7 +263,7 @@ pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<Ru
     }
     let series = Series {
         ctx,
-        w: &w,
+        w,
         id,
         params,
         main: main_label,

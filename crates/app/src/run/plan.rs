@@ -17,7 +17,7 @@ use super::{RunRequest, SoloMode, SOLO_PASS};
 use crate::common::Ctx;
 use crate::error::bad_input;
 use crate::policy::PolicySpec;
-use cosched_learn::source::solo_time;
+use cosched_learn::run_inputs::solo_time;
 use crate::variants::{node_variants, sim_variants};
 
 

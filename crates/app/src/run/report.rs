@@ -169,7 +169,7 @@ pub struct RunReport {
     /// Does a job alone measure 1.00: per job, policy and cache regime, run
     /// times against the median of the solo passes in that regime; only
     /// runs in one regime throughout.
-    pub per_regime: Vec<crate::steady::RegimeCheck>,
+    pub per_regime: Vec<super::steady::RegimeCheck>,
     /// Per policy label (the policy, then the baselines): the pairs it held
     /// apart over its runs, `(waiting job, running job, times)`, most
     /// frequent first ([`crate::held`]).
@@ -261,7 +261,7 @@ impl Render for RunReport {
         d.table(&h, per_job).line("");
         if !self.per_regime.is_empty() {
             d.line("The same per cache regime: run time / median of the solo passes in that regime (runs and passes whose CPU 0-1 readings before and after agree):");
-            d.table(&crate::steady::HEAD, crate::steady::rows(&self.per_regime)).line("");
+            d.table(&super::steady::HEAD, super::steady::rows(&self.per_regime)).line("");
         }
         d.line("Per policy, median (min-max, n repeats):");
         let mut h = vec!["policy"];
@@ -412,7 +412,7 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
         })
         .collect();
     let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
-    let regime_checks = crate::steady::per_regime(&crate::steady::load(store, runs, &super::solo::twin_of(w), SOLO_PASS)?, &names);
+    let regime_checks = super::steady::per_regime(&super::steady::load(store, runs, &super::solo::twin_of(w), SOLO_PASS)?, &names);
     let last_main = views.iter().rev().find(|v| v.rec.policy == main);
     let job_lines = |v: &RunView| -> Vec<JobLine> {
         final_attempts(&v.jobs, w.jobs.len())

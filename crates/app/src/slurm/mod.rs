@@ -48,7 +48,7 @@ use serde::Serialize;
 
 use crate::common::{db_path, load_workload, open_store, Ctx};
 use crate::error::{bad_input, stopped};
-use cosched_learn::source::solo_time;
+use cosched_learn::run_inputs::solo_time;
 use cosched_learn::training::{available_training_set, build};
 use learn::Learning;
 

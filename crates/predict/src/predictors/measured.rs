@@ -21,10 +21,6 @@ impl Measured {
         Measured { fallback, cells: BTreeMap::new() }
     }
 
-    pub fn fallback_name(&self) -> &'static str {
-        self.fallback.name()
-    }
-
     /// Whether the pair was measured.
     pub fn knows(&self, victim: &Characterization, other: &Characterization) -> bool {
         self.cells.contains_key(&(victim.program.clone(), other.program.clone()))

@@ -1,4 +1,7 @@
-//! Where predicted or measured slowdowns come from.
+//! The slowdowns a policy reads: the [`SlowdownSource`] trait, predicted
+//! or measured, of jobs beside one another. Named for what it yields (it
+//! was `source`, a name cosched-learn also used for the figures a real run
+//! reads from the store).
 
 use cosched_model::placement::SharingLevel;
 

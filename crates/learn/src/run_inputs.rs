@@ -1,7 +1,9 @@
-//! Where a real run's figures come from: each job's solo time (the pairs
-//! campaign's solo repeats, else the profile, else calibration) and the
-//! slowdown source the policy decides with (the chosen predictor fitted on
-//! the store, else the newest pairs campaign's medians, else 1).
+//! What a real run reads from the store before it starts: each job's solo
+//! time (the pairs campaign's solo repeats, else the profile, else
+//! calibration) and the slowdown source the policy decides with (the chosen
+//! predictor fitted on the store, else the newest pairs campaign's medians,
+//! else 1). Named for its one user, a run's inputs (it was `source`, which
+//! said neither whose source nor of what).
 
 use std::collections::BTreeMap;
 

@@ -140,7 +140,7 @@ fn times(store: &Store, run: ExecRunId, n: usize) -> anyhow::Result<Vec<JobTime>
         .filter_map(|e| e.job.map(|j| (j, ())))
         .collect();
     let mut t = vec![None; n];
-    for j in crate::run::final_attempts(&store.run_jobs(run)?, n) {
+    for j in super::journal::final_attempts(&store.run_jobs(run)?, n) {
         let Some(e) = j.end.as_ref().filter(|e| e.status.is_ok()) else { continue };
         if suspended.contains_key(&j.start.job) {
             continue;
