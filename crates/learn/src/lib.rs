@@ -10,6 +10,9 @@
 //! - [`training`]: a workload's training set, with where each part came
 //!   from (its campaigns, other workloads' campaigns, real runs and the
 //!   settled online samples of running pairs);
+//! - [`amounts`]: the same program at another work amount, for pairs
+//!   never measured as they are (a workload sized anew, another node's
+//!   dataset);
 //! - [`source`]: solo times and the slowdown source of real runs;
 //! - [`selection`]: which repeats count (a regime's, each pair's newest
 //!   campaign's);
@@ -20,6 +23,7 @@
 //! It measures nothing, decides nothing and prints nothing: the app's
 //! verbs call it with an open store and a parsed workload.
 
+pub mod amounts;
 pub mod campaigns;
 pub mod curve;
 pub mod error;
