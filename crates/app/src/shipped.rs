@@ -22,6 +22,7 @@ use crate::render::{Doc, Render};
 /// built in as they ship, so the demo runs from any directory: its first
 /// predictions of the workload's pairs come from them.
 const SHIPPED: &[(&str, &[u8])] = &[("data/io-half.bundle", include_bytes!("../../../data/io-half.bundle"))];
+
 /// One shipped bundle as the demo imported it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ShippedBundle {
