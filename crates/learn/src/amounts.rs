@@ -82,7 +82,9 @@ pub fn other_amounts(
     scope: &KbScope,
     only: &[String],
 ) -> anyhow::Result<Vec<OtherAmount>> {
-    let asked: Vec<((String, u64), (String, u64), &(String, String))> = wanted
+    // Each asked pair: both programs without their work, with the work.
+    type Asked<'a> = ((String, u64), (String, u64), &'a (String, String));
+    let asked: Vec<Asked> = wanted
         .iter()
         .filter_map(|p| Some((without_work(&p.0)?, without_work(&p.1)?, p)))
         .collect();
