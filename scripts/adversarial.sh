@@ -458,6 +458,24 @@ else
 fi
 
 check "demo --workload NAME not offered -> usage error" 2 "$(rc $C demo --workload mixed)"
+# Issue 39 item 4: the shipped dataset's io-half pairs (kernels sized on
+# the dev node) inform io-half's programs at another work amount, and the
+# slowdown source says where they came from.
+small=$(wl small '[[pools]]
+name = "host"
+cores = 2
+[[jobs]]
+name = "io"
+kernel = "fileio"
+params = { block_kib = 256, file_mib = 8 }
+work = 8
+[[jobs]]
+name = "flops"
+kernel = "compute"
+work = 400')
+rc $C db import data/io-half.bundle --db "$W/ship.db" >/dev/null
+check "run after db import: pairs at another work amount" 0 "$(rc $C run --workload "$small" --policy best-match --solo stored --db "$W/ship.db")"
+check "  the slowdown source says so, with the node" yes "$(has 'ordered pair(s) of its programs at another work amount (io-half: 4, node vm')"
 one=$(wl one '[[jobs]]
 name = "a"
 command = "true"')

@@ -3,21 +3,26 @@
 //! picks the evidence workload whose decisive pairs contend in it:
 //! memory-half when the two CPUs share a last-level cache (two STREAM
 //! triads side by side slow each other down), io-half when they do not
-//! (two file-I/O jobs contend in either regime). Then calibrate -> profile
-//! -> pairs -> predict -> `evaluate` best-match against noplan on seeded
-//! orders with its stop rule, the simulator and the oracle beside them ->
-//! a verdict with its intervals, in one HTML report. Each stage is the
-//! application's function of the verb of the same name, so the demo shows
-//! exactly what the verbs do.
+//! (two file-I/O jobs contend in either regime). Then calibrate -> the
+//! shipped dataset's predictions (the project's own measurements, built
+//! in: another node's, or another day's, at other work amounts) ->
+//! profile -> pairs -> predict -> `evaluate` best-match against noplan on
+//! seeded orders with its stop rule, the simulator and the oracle beside
+//! them -> a verdict with its intervals, in one HTML report. Each stage is
+//! the application's function of the verb of the same name, so the demo
+//! shows exactly what the verbs do.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use cosched_model::calibration::{job_key, Calibration};
 use cosched_model::compare::{Paired, Verdict};
 use cosched_model::regime::CacheRegime;
-use cosched_model::workload::{Job, Workload};
+use cosched_model::workload::{Amount, Job, Workload};
 use cosched_predict::{predictor_by_name, predictor_names, Params as PredictParams, Predictor};
 use cosched_report::html::Page;
+use cosched_store::Store;
 use serde::Serialize;
 
 use crate::common::{load_workload, open_store, Ctx};
@@ -26,6 +31,7 @@ use crate::error::bad_input;
 use crate::pairs::{PairsReport, PairsRequest};
 use crate::profile::{ProfileReport, ProfileSettings, Syscalls};
 use crate::render::{Doc, Render};
+use crate::shipped::{import_shipped, shipped_predictions, Shipped};
 
 /// The evidence workloads, as shipped (embedded, so the demo runs from any directory).
 const MEMORY_HALF: &str = include_str!("../../../examples/memory-half.toml");
@@ -55,6 +61,15 @@ pub enum DemoWorkload {
 
 impl DemoWorkload {
     pub const NAMES: [&'static str; 3] = ["auto", "memory-half", "io-half"];
+
+    /// The example workload it runs (io-half for `Auto`, as when the
+    /// regime cannot be read).
+    pub fn name(self) -> &'static str {
+        match self {
+            DemoWorkload::MemoryHalf => "memory-half",
+            _ => "io-half",
+        }
+    }
 
     pub fn parse(s: &str) -> Result<DemoWorkload, String> {
         match s {
@@ -111,6 +126,9 @@ pub struct DemoReport {
     /// The calibration table.
     pub calibration: String,
     pub profile: ProfileReport,
+    /// The shipped dataset: what it added to the store, and its
+    /// predictions of the workload's pairs before anything was measured.
+    pub shipped: Shipped,
     pub pairs: PairsReport,
     /// Each program pair's slowdown, measured and by every fitted predictor.
     pub predictions: Predictions,
@@ -174,7 +192,7 @@ fn fmt_num(v: f64) -> String {
 }
 
 /// One job of each program (twins are one program), in workload order.
-fn representatives(w: &Workload) -> Vec<&Job> {
+pub(crate) fn representatives(w: &Workload) -> Vec<&Job> {
     let mut seen = std::collections::BTreeSet::new();
     w.jobs.iter().filter(|j| seen.insert(j.program_key())).collect()
 }
@@ -201,6 +219,9 @@ pub struct PredictionRow {
     pub beside: String,
     /// The median measured slowdown, when the pair was measured.
     pub measured: Option<f64>,
+    /// The shipped dataset's slowdown of the two programs (at another
+    /// work amount), when it has one.
+    pub shipped: Option<f64>,
     /// One slowdown per predictor, in [`Predictions::predictors`] order.
     pub predicted: Vec<f64>,
 }
@@ -213,7 +234,7 @@ impl Predictions {
     }
 
     fn head(&self) -> Vec<&str> {
-        ["victim", "beside", "measured"].into_iter().chain(self.predictors.iter().map(String::as_str)).collect()
+        ["victim", "beside", "measured", "shipped"].into_iter().chain(self.predictors.iter().map(String::as_str)).collect()
     }
 
     /// The table's cells, two decimals as the slowdowns are read.
@@ -221,7 +242,8 @@ impl Predictions {
         self.rows
             .iter()
             .map(|r| {
-                let mut row = vec![r.victim.clone(), r.beside.clone(), r.measured.map_or("-".into(), |m| format!("{m:.2}"))];
+                let two = |v: Option<f64>| v.map_or("-".into(), |m| format!("{m:.2}"));
+                let mut row = vec![r.victim.clone(), r.beside.clone(), two(r.measured), two(r.shipped)];
                 row.extend(r.predicted.iter().map(|p| format!("{p:.2}")));
                 row
             })
@@ -252,6 +274,44 @@ fn constant_predictors(predictors: &[String], rows: &[PredictionRow]) -> Vec<Str
         .collect()
 }
 
+/// Calibrates each kernel configuration the workload sizes by `seconds`
+/// that the store had no calibration of before the shipped dataset joined
+/// it, or whose latest calibration the import replaced: a dataset's
+/// calibrations are its node's on its day, and this node's jobs are sized
+/// by this node's rates (the newest calibration of a key is the one used).
+fn calibrate_here(w: &Workload, store: &mut Store, before: &BTreeMap<String, Calibration>, ctx: &Ctx) -> anyhow::Result<()> {
+    let after = store.calibrations()?;
+    let needed = |key: &str| {
+        before.get(key).is_none_or(|c| after.get(key) != Some(c))
+            && w.jobs.iter().any(|j| matches!(j.amount, Amount::Seconds(_)) && job_key(j).as_deref() == Some(key))
+    };
+    if !w.jobs.iter().filter_map(job_key).any(|k| needed(&k)) {
+        return Ok(());
+    }
+    ctx.step("calibrating the kernel configurations this workload sizes by `seconds`, on this node");
+    let cals = crate::calibrate::calibrate_jobs(w, 3, 0.3, needed, ctx)?;
+    store.put_calibrations(&cals)?;
+    Ok(())
+}
+
+/// The demo's name of an evidence workload: its own, so the shipped
+/// dataset's campaigns and runs of the workload (other `seconds`, another
+/// node) never join what the demo measures by job name.
+fn demo_name(workload: &str) -> String {
+    format!("{workload}-demo")
+}
+
+/// The workload file the demo runs: the example (memory-half for
+/// [`DemoWorkload::MemoryHalf`], else io-half) with every job `seconds`
+/// long alone, under [`demo_name`].
+pub(crate) fn demo_workload_text(choice: DemoWorkload, seconds: f64) -> String {
+    let (text, name) = match choice {
+        DemoWorkload::MemoryHalf => (MEMORY_HALF, "memory-half"),
+        _ => (IO_HALF, "io-half"),
+    };
+    scaled(text, seconds / EVIDENCE_SOLO_S, None).replacen(&format!("\nname = \"{name}\"\n"), &format!("\nname = \"{}\"\n", demo_name(name)), 1)
+}
+
 pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     if a.repeats == 0 {
         return Err(bad_input("--repeats must be at least 1"));
@@ -274,7 +334,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     // verbs would install these.
     cosched_measure::launch::install_interrupt_handler();
     cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::AtPausePoints);
-    let stage = |n: u32, what: &str| ctx.step(&format!("stage {n}/6 [{:.0}s]: {what}", started.elapsed().as_secs_f64()));
+    let stage = |n: u32, what: &str| ctx.step(&format!("stage {n}/7 [{:.0}s]: {what}", started.elapsed().as_secs_f64()));
 
     stage(1, "read the cache regime: CPU 0-1 round trip");
     let round_trip_ns = crate::common::round_trip_now();
@@ -283,10 +343,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         DemoWorkload::Auto => workload_for(regime),
         w => w,
     };
-    let (text, wl_name) = match choice {
-        DemoWorkload::MemoryHalf => (MEMORY_HALF, "memory-half"),
-        _ => (IO_HALF, "io-half"),
-    };
+    let wl_name = choice.name();
     let regime_text = match (round_trip_ns, regime) {
         (Some(ns), Some(g)) => format!("{} (CPU 0-1 round trip {ns:.0} ns)", g.name()),
         _ => "unknown (no CPU pair to read)".to_string(),
@@ -297,9 +354,8 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         if a.workload == DemoWorkload::Auto { ", so it is the workload where the choice matters in this regime" } else { " (chosen by --workload)" }
     );
     ctx.step(&format!("cache regime: {regime_text}; workload {why}"));
-    let factor = a.seconds / EVIDENCE_SOLO_S;
     let wl_path = work.path().join(format!("{wl_name}.toml"));
-    crate::common::write_file(&wl_path, &scaled(text, factor, None))?;
+    crate::common::write_file(&wl_path, &demo_workload_text(choice, a.seconds))?;
     let w = load_workload(&wl_path)?;
     let mut page = Page::new(&format!("cosched demo: {wl_name}, best-match against noplan"));
     page.note(&format!(
@@ -313,16 +369,52 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         "Cache regime at the start: {regime_text}. Tens of nanoseconds mean the two CPUs share a last-level cache, hundreds that a cache line crosses between caches (a VM's vCPUs may move between the two). Workload: {why}."
     ));
 
+    // The shipped dataset joins the store before anything is calibrated:
+    // the calibrations it brings are its node's, and stage 2 calibrates
+    // every key whose newest calibration the import replaced.
+    let cals_before = store.calibrations()?;
+    let bundles = import_shipped(&mut store)?;
     stage(2, "calibrate each kernel configuration the workload sizes by seconds");
-    crate::calibrate::calibrate_missing(&w, &mut store, ctx)?;
-    let cals: Vec<_> = store.calibrations()?.into_values().collect();
+    calibrate_here(&w, &mut store, &cals_before, ctx)?;
+    // The workload's own: the dataset brought other kernels' too.
+    let cals: Vec<_> = store.calibrations()?.into_values().filter(|c| w.jobs.iter().any(|j| job_key(j).as_deref() == Some(c.key.as_str()))).collect();
     let cal_text = crate::calibrate::render(&cals);
     page.section("2. Calibrate")
         .paragraph("Each kernel's solo rate on this node (work units per second), so a job given in seconds does a fixed amount of work.")
         .table(&crate::calibrate::head(&cals).each_ref().map(String::as_str), &crate::calibrate::rows(&cals));
 
-    stage(3, "profile one job of each program alone (solo time, host load U, system calls, I/O)");
+    stage(3, "predict the workload's pairs from the shipped dataset, before measuring any");
     let reps = representatives(&w);
+    let here = crate::common::provenance(ctx).hostname;
+    let shipped = shipped_predictions(&store, &w, &reps, regime, bundles, &here)?;
+    for l in shipped.bundle_lines() {
+        ctx.step(&l);
+    }
+    ctx.step(&if shipped.rows.is_empty() {
+        "the shipped dataset has no pair of this workload's programs at any work amount".to_string()
+    } else {
+        let pairs: Vec<String> = shipped.rows.iter().map(|r| format!("{} beside {} {:.2}", r.victim, r.beside, r.slowdown)).collect();
+        format!("{}: {}", shipped.label(), pairs.join(", "))
+    });
+    {
+        let sec = page.section("3. Shipped dataset");
+        sec.paragraph(&format!(
+            "The project's own measurements ship with cosched (data/, built into the binary) and were imported into this demo's store: {}. Before the demo measures anything, they predict the workload's pairs: {}. Stage 6 sets them beside what this node measures; the policies decide with this node's measurements.",
+            shipped.bundle_lines().join("; "),
+            shipped.caveat()
+        ));
+        if shipped.rows.is_empty() {
+            sec.paragraph("The shipped dataset has no pair of this workload's programs at any work amount.");
+        } else {
+            sec.paragraph(&format!("{}:", shipped.label()));
+            sec.table(&Shipped::head(), &shipped.cells());
+        }
+        if !shipped.missing.is_empty() && !shipped.rows.is_empty() {
+            sec.note(&format!("Not in the shipped dataset at any work amount: {}.", shipped.missing.join(", ")));
+        }
+    }
+
+    stage(4, "profile one job of each program alone (solo time, host load U, system calls, I/O)");
     let settings = ProfileSettings { interval: Duration::from_millis(100), repeats: a.repeats, syscalls: Syscalls::PROC };
     let profile = crate::profile::profile_in(&w, &reps, &mut store, &settings, ctx)?;
     let m = store.measurements(&w.name)?;
@@ -336,11 +428,11 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             jp.syscall_rate.or(jp.summary.syscall_rate).map_or("-".into(), |r| format!("{r:.0}")),
         ]);
     }
-    page.section("3. Profile")
+    page.section("4. Profile")
         .paragraph("One job of each program alone, pinned as when shared, its process tree sampled every 100 ms.")
         .table(&["job", "solo s, median (min-max)", "host load U", "syscalls/s (/proc, lower bound)"], &prof_rows);
 
-    stage(4, &format!("pairs: every pair of programs co-run, {} repeat(s)", a.repeats));
+    stage(5, &format!("pairs: every pair of programs co-run, {} repeat(s)", a.repeats));
     let svg_path = out.join("pairs-heatmap.svg");
     let pairs = crate::pairs::pairs_in(
         &PairsRequest {
@@ -362,11 +454,11 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     )?;
     let m = store.measurements(&w.name)?;
     let matrix = cosched_learn::matrix::matrix_of(&w, m.pairs.as_ref().map(|p| p.1.as_slice()).unwrap_or(&[]));
-    page.section("4. Pairs")
+    page.section("5. Pairs")
         .paragraph("Each pair co-run on its own cores, the shorter job re-launched until the longer ends; slowdown = co-run time / solo time of the same repeat. Twins (copies of one program) are measured once.")
         .svg(&std::fs::read_to_string(&svg_path).unwrap_or_default());
 
-    stage(5, "predict: fit every registered predictor on the store's measurements");
+    stage(6, "predict: fit every registered predictor on the store's measurements");
     let (train, sources) = cosched_learn::training::available_training_set(&m, &w)?;
     let mut fitted: Vec<(String, Box<dyn Predictor>)> = Vec::new();
     let mut unfitted = Vec::new();
@@ -385,14 +477,15 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
                 victim: v.name.clone(),
                 beside: o.name.clone(),
                 measured: matrix.get(index_of(v), index_of(o)).map(|s| s.median),
+                shipped: shipped.rows.iter().find(|r| r.victim == v.name && r.beside == o.name).map(|r| r.slowdown),
                 predicted: fitted.iter().map(|(_, p)| p.predict_pair(&train.programs[&v.name], &train.programs[&o.name]).slowdown).collect(),
             });
         }
     }
     let predictions = Predictions::new(fitted.iter().map(|(n, _)| n.clone()).collect(), rows);
-    page.section("5. Predict")
+    page.section("6. Predict")
         .paragraph(&format!(
-            "Predicted slowdown of each pair of programs (1.00 = no harm; 1.50 = 50 % longer than alone) by every predictor that could be fitted, fitted on this demo's measurements ({}); held-out accuracy is `cosched evaluate-predictors`. The policies below decide with `measured`: the measured pairs.",
+            "Predicted slowdown of each pair of programs (1.00 = no harm; 1.50 = 50 % longer than alone) by every predictor that could be fitted, fitted on this demo's measurements ({}); held-out accuracy is `cosched evaluate-predictors`. `shipped` is the shipped dataset's slowdown of the same two programs (stage 3: another work amount, another node's or another day's). The policies below decide with `measured`: the measured pairs.",
             sources.describe()
         ))
         .table(&predictions.head(), &predictions.cells());
@@ -416,7 +509,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     let solo_sum: f64 = w.jobs.len() as f64 * a.seconds;
     let oracle_s = solo_sum + 0.25 * 2.0 * w.jobs.len() as f64;
     let room = (a.budget.as_secs_f64() - started.elapsed().as_secs_f64() - oracle_s - REPORT_S).max(0.0);
-    stage(6, &format!(
+    stage(7, &format!(
         "evaluate {POLICY} against {BASELINE}: seeded orders until resolved, {MIN_ORDERS} to {MAX_ORDERS} as {room:.0} s of the time aim allow"
     ));
     let eval_dir = out.join("evaluate");
@@ -443,7 +536,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         ctx,
     )?;
     let (verdict, resolved_better) = verdict_of(&evaluation, wl_name);
-    page.section("6. Evaluate");
+    page.section("7. Evaluate");
     page.paragraph(&format!(
         "The workload run for real under {POLICY} and {BASELINE} on the same seeded job orders (seed {SEED}), each order after a solo pass that gives every job its solo reference, until the worst-slowdown comparison is resolved (at least {MIN_ORDERS} orders, at most {MAX_ORDERS}, no order started that would end past the demo's time aim); the same orders simulated on the measured pairs, and the oracle's best schedule of that model run for real beside them."
     ));
@@ -462,6 +555,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         why,
         calibration: cal_text,
         profile,
+        shipped,
         pairs,
         predictions,
         fitted_on: sources.describe(),
@@ -573,6 +667,11 @@ mod tests {
             assert_eq!(secs, ["seconds = 0.75"; 2]);
             assert_eq!(representatives(&w).len(), 2, "four twins of each of two programs");
         }
+        for (choice, name) in [(DemoWorkload::IoHalf, "io-half-demo"), (DemoWorkload::MemoryHalf, "memory-half-demo")] {
+            let w = cosched_model::workload::parse_workload(&demo_workload_text(choice, 0.75), "w.toml", Some(2)).unwrap();
+            assert_eq!(w.name, name, "the shipped campaigns of the example never join the demo's by job name");
+            assert!(w.jobs.iter().all(|j| j.amount == cosched_model::workload::Amount::Seconds(0.75)), "every job 0.75 s alone");
+        }
         let one = scaled(MEMORY_HALF, 1.0, Some(&["triad"]));
         let w = cosched_model::workload::parse_workload(&one, "w.toml", Some(2)).unwrap();
         assert!(w.jobs.iter().all(|j| j.name.starts_with("triad")), "only the named job's block is kept");
@@ -651,7 +750,7 @@ mod tests {
 
     #[test]
     fn a_predictor_that_says_the_same_of_every_pair_is_flagged_constant() {
-        let row = |b: &str, m: Option<f64>, p: [f64; 2]| PredictionRow { victim: "a".into(), beside: b.into(), measured: m, predicted: p.to_vec() };
+        let row = |b: &str, m: Option<f64>, p: [f64; 2]| PredictionRow { victim: "a".into(), beside: b.into(), measured: m, shipped: None, predicted: p.to_vec() };
         let names: Vec<String> = ["mechanism", "pairwise"].map(String::from).to_vec();
         let p = Predictions::new(names.clone(), vec![row("a", Some(1.5), [1.101, 1.4]), row("b", None, [1.099, 1.02])]);
         assert_eq!(p.constant, ["mechanism"], "1.101 and 1.099 both read 1.10");
@@ -663,20 +762,21 @@ mod tests {
         let p = Predictions::new(
             vec!["mechanism".into()],
             vec![
-                PredictionRow { victim: "triad".into(), beside: "loop".into(), measured: Some(1.234), predicted: vec![1.1] },
-                PredictionRow { victim: "loop".into(), beside: "triad".into(), measured: None, predicted: vec![1.1] },
+                PredictionRow { victim: "triad".into(), beside: "loop".into(), measured: Some(1.234), shipped: Some(1.5), predicted: vec![1.1] },
+                PredictionRow { victim: "loop".into(), beside: "triad".into(), measured: None, shipped: None, predicted: vec![1.1] },
             ],
         );
         let text = p.doc().text();
         let want = cosched_report::table(
-            &["victim", "beside", "measured", "mechanism"],
-            &[["triad", "loop", "1.23", "1.10"].map(String::from).to_vec(), ["loop", "triad", "-", "1.10"].map(String::from).to_vec()],
+            &["victim", "beside", "measured", "shipped", "mechanism"],
+            &[["triad", "loop", "1.23", "1.50", "1.10"].map(String::from).to_vec(), ["loop", "triad", "-", "-", "1.10"].map(String::from).to_vec()],
         );
         assert!(text.starts_with(&want), "{text}");
         assert!(text.ends_with("no information about this workload): mechanism\n"), "{text}");
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["rows"][0]["measured"], 1.234);
         assert_eq!(json["rows"][1]["measured"], serde_json::Value::Null);
+        assert_eq!(json["rows"][0]["shipped"], 1.5);
         assert_eq!(json["rows"][0]["predicted"][0], 1.1);
         assert_eq!(json["constant"][0], "mechanism");
     }

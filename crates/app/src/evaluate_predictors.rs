@@ -484,6 +484,7 @@ fn cross_workload_rows(
             knowledge: None,
             regime: None,
             older_pairs: 0,
+            other_amounts: None,
         },
         pairs_conditions: Vec::new(),
     };
@@ -840,6 +841,7 @@ fn from_runs(store: &cosched_store::Store, w: &Workload, level: f64) -> anyhow::
         knowledge: None,
         regime: None,
         older_pairs: 0,
+        other_amounts: None,
     };
     Ok((Counts { workload: w.name.clone(), programs: run_ids.len(), ordered_pairs: jobs, repeats: jobs, sources, pairs_conditions: Vec::new() }, rows))
 }
@@ -868,6 +870,7 @@ mod tests {
                 knowledge: None,
                 regime: None,
                 older_pairs: 0,
+                other_amounts: None,
             },
             pairs_conditions: vec![k(76.0), k(452.0)],
         };

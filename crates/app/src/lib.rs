@@ -51,6 +51,7 @@ pub mod registry;
 pub mod render;
 pub mod runs;
 pub mod run;
+pub mod shipped;
 pub mod simulate;
 pub mod slurm;
 pub mod study;

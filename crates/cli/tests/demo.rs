@@ -52,13 +52,22 @@ fn a_tiny_demo_picks_a_workload_evaluates_best_match_against_noplan_and_writes_o
     let workload = if regime.starts_with("shared cache") { "memory-half" } else { "io-half" };
     assert!(stdout.contains(&format!("workload {workload}: ")), "{regime} -> {workload}: {stdout}");
     assert!(stdout.lines().any(|l| l.starts_with("Verdict: ")), "a verdict sentence: {stdout}");
+    // The shipped dataset first: imported, and its predictions of the
+    // workload's pairs labelled with its node and as another work amount.
+    assert!(stdout.contains("shipped dataset data/io-half.bundle (io-half, io-half-long of node vm, exported "), "{stdout}");
+    // Both workloads have a program the dataset measured (the core-bound loop).
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let label = if here.trim() == "vm" { "node vm" } else { "node vm, another node's" };
+    assert!(stdout.contains(&format!("predicted from the shipped dataset ({label}, other work amount): ")), "{stdout}");
     assert!(stdout.contains("best-match against noplan, worst slowdown "), "{stdout}");
     let html = std::fs::read_to_string(&index).unwrap();
-    for section in ["1. Cache regime", "2. Calibrate", "3. Profile", "4. Pairs", "5. Predict", "6. Evaluate"] {
+    for section in ["1. Cache regime", "2. Calibrate", "3. Shipped dataset", "4. Profile", "5. Pairs", "6. Predict", "7. Evaluate"] {
         assert!(html.contains(&format!(">{section}</h2>")), "no {section} section");
     }
-    let calibrate = &html[html.find("<h2 id=\"2-calibrate\">").unwrap()..html.find("<h2 id=\"3-profile\">").unwrap()];
+    let calibrate = &html[html.find("<h2 id=\"2-calibrate\">").unwrap()..html.find("<h2 id=\"3-shipped-dataset\">").unwrap()];
     assert!(calibrate.contains("<table") && !calibrate.contains("<pre"), "calibration is an HTML table");
+    let shipped = &html[html.find("<h2 id=\"3-shipped-dataset\">").unwrap()..html.find("<h2 id=\"4-profile\">").unwrap()];
+    assert!(shipped.contains("data/io-half.bundle"), "{shipped}");
     assert!(html.contains("href=\"evaluate/index.html\""), "links the evaluation's own report");
     assert!(out_dir.join("evaluate/index.html").is_file());
     // Each order: a solo pass, then noplan and best-match on the seed's

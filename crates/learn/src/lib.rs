@@ -12,6 +12,9 @@
 //!   settled online samples of running pairs);
 //! - [`run_inputs`]: what a real run reads before it starts, solo times
 //!   and the slowdown source;
+//! - [`amounts`]: the same program at another work amount, for pairs
+//!   never measured as they are (a workload sized anew, another node's
+//!   dataset);
 //! - [`selection`]: which repeats count (a regime's, each pair's newest
 //!   campaign's);
 //! - [`curve`] and [`matrix`]: the pure helpers that turn stored probe
@@ -21,6 +24,7 @@
 //! It measures nothing, decides nothing and prints nothing: the app's
 //! verbs call it with an open store and a parsed workload.
 
+pub mod amounts;
 pub mod campaigns;
 pub mod curve;
 pub mod error;

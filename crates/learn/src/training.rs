@@ -12,6 +12,7 @@ use cosched_predict::{predictor_by_name, Characterization, PairSamples, Predicto
 use cosched_store::{CampaignRecord, Measurements, ProbePointRecord, Store};
 use serde::Serialize;
 
+use crate::amounts::{other_amounts, OtherAmountUse};
 use crate::campaigns::UsedCampaign;
 use crate::curve::{points_of, probe_llc_kib, stressor_points};
 use crate::error::bad_input;
@@ -55,6 +56,11 @@ pub struct Sources {
     /// name.
     #[serde(skip_serializing_if = "is_zero")]
     pub older_pairs: usize,
+    /// Ordered pairs of its programs no campaign measured as they are,
+    /// read from the same programs at another work amount
+    /// ([`with_other_amounts`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_amounts: Option<OtherAmountUse>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -74,8 +80,9 @@ impl Sources {
         let kb = self.knowledge.as_ref().map_or(String::new(), |k| format!("; from other workloads: {k}"));
         let regime = self.regime.as_ref().map_or(String::new(), |r| format!("; {}", r.describe()));
         let online = if self.online_pairs > 0 { format!(", {} settled online sample(s)", self.online_pairs) } else { String::new() };
+        let amounts = self.other_amounts.as_ref().map_or(String::new(), |a| format!("; {}", a.describe()));
         format!(
-            "profile campaign(s) {}, probe campaign(s) {}, {pairs}{older}, {} pair sample(s) from real runs{online}{kb}{regime}",
+            "profile campaign(s) {}, probe campaign(s) {}, {pairs}{older}, {} pair sample(s) from real runs{online}{amounts}{kb}{regime}",
             ids(&self.profile),
             ids(&self.probe),
             self.run_pairs
@@ -238,6 +245,7 @@ pub fn available_training_set_in(
         knowledge: None,
         regime: (regime != RegimeChoice::Any).then_some(regime_use),
         older_pairs: 0,
+        other_amounts: None,
     };
     Ok((train, sources))
 }
@@ -301,6 +309,56 @@ fn with_older_pairs(
     Ok((train, sources))
 }
 
+/// `train` with the ordered pairs of the workload's programs that nothing
+/// measured as they are (no pair of their jobs in it) read from the same
+/// two programs at another work amount ([`crate::amounts`]: the kernel
+/// and its parameters without the work, which a job sized in `seconds`
+/// takes from this node's calibration), so a workload sized anew, or a
+/// dataset from another node, still informs its pairs. Assumes a
+/// slowdown does not depend on the amount of work, and says so in
+/// [`Sources::describe`] with the workloads and nodes it read.
+pub fn with_other_amounts(
+    store: &Store,
+    w: &Workload,
+    train: TrainingSet,
+    mut sources: Sources,
+    regime: RegimeChoice,
+    scope: &KbScope,
+) -> anyhow::Result<(TrainingSet, Sources)> {
+    let jobs_of = crate::knowledge::jobs_by_program(store, w)?;
+    let have: std::collections::BTreeSet<(&str, &str)> = train.pairs.iter().map(|p| (p.victim.as_str(), p.aggressor.as_str())).collect();
+    // Program pairs none of whose job pairs is in the set.
+    let mut wanted = Vec::new();
+    for (kv, vs) in &jobs_of {
+        for (ka, os) in &jobs_of {
+            if !vs.iter().any(|v| os.iter().any(|o| have.contains(&(v.as_str(), o.as_str())))) {
+                wanted.push((kv.clone(), ka.clone()));
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Ok((train, sources));
+    }
+    let found = other_amounts(store, &wanted, regime, scope, &[])?;
+    if found.is_empty() {
+        return Ok((train, sources));
+    }
+    let mut added = Vec::new();
+    for f in &found {
+        for v in &jobs_of[&f.victim] {
+            for o in &jobs_of[&f.beside] {
+                added.push(PairSamples { victim: v.clone(), aggressor: o.clone(), slowdowns: f.slowdowns.clone() });
+            }
+        }
+    }
+    let here = cosched_measure::provenance::here("", "", None).hostname;
+    sources.other_amounts = Some(OtherAmountUse::of(&found, &here));
+    let programs: Vec<Characterization> = train.programs.values().cloned().collect();
+    let pairs = train.pairs.iter().cloned().chain(added).collect();
+    let train = TrainingSet::new(programs, pairs).map_err(|e| anyhow::anyhow!("the pairs of {} at another work amount: {e}", w.name))?;
+    Ok((train, sources))
+}
+
 /// `train` (a workload's own measurements, by job name) enlarged by what
 /// the store knows from other workloads ([`crate::knowledge`]): first its
 /// own programs' profiles, probes and pairs measured by any campaign
@@ -309,6 +367,7 @@ fn with_older_pairs(
 /// predictors fit on more than one workload.
 pub fn with_knowledge(store: &Store, w: &Workload, train: TrainingSet, sources: Sources) -> anyhow::Result<(TrainingSet, Sources)> {
     let (train, sources) = with_older_pairs(store, w, train, sources, RegimeChoice::Any, None)?;
+    let (train, sources) = with_other_amounts(store, w, train, sources, RegimeChoice::Any, &KbScope::default())?;
     with_knowledge_in(store, w, train, sources, RegimeChoice::Any, &KbScope::default())
 }
 

@@ -112,6 +112,18 @@ impl Bundle {
         }
         Ok(Bundle { path: path.to_path_buf(), file, info })
     }
+
+    /// The workloads its campaigns measured, by name, sorted: what a
+    /// reader of the bundle's measurements alone asks the store for.
+    pub fn workloads(&self) -> crate::Result<Vec<String>> {
+        let c = Connection::open_with_flags(&self.file.0, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| refused(&self.path, format!("unreadable ({e})")))?;
+        let mut stmt = c
+            .prepare("SELECT DISTINCT workload FROM campaigns ORDER BY workload")
+            .map_err(|e| refused(&self.path, format!("its campaigns unreadable ({e})")))?;
+        let rows: rusqlite::Result<Vec<String>> = stmt.query_map([], |r| r.get(0)).and_then(|rows| rows.collect());
+        rows.map_err(|e| refused(&self.path, format!("its campaigns unreadable ({e})")))
+    }
 }
 
 impl Store {
@@ -419,6 +431,7 @@ mod tests {
         let mut b = Store::open(&dir.path().join("b.db")).unwrap();
         let bundle = Bundle::read(Path::new("x.bundle"), &bytes).unwrap();
         let info = bundle.info.clone();
+        assert_eq!(bundle.workloads().unwrap(), ["w"], "the workloads of its campaigns");
         let merged = b.import_bundle(&bundle).unwrap();
         assert_eq!((info.hostname.as_str(), info.schema_version), ("node-a", latest_version()));
         assert!(merged.iter().all(|m| m.added == m.rows), "{merged:?}");

@@ -1,6 +1,6 @@
 //! `cosched demo`: the main job, end to end on this node, on the evidence
 //! workload where the choice matters in the cache regime it reads: regime
-//! -> calibrate -> profile -> pairs -> predict -> evaluate best-match
+//! -> calibrate -> shipped dataset -> profile -> pairs -> predict -> evaluate best-match
 //! against noplan -> a verdict with its intervals, in one HTML report.
 //! Each stage prints what its verb prints.
 
@@ -22,13 +22,16 @@ use super::common::{ctx, parse_budget};
     Stages: read the node's cache regime (the CPU 0-1 round trip) and pick\n\
     the workload where interference decides in it: memory-half (STREAM\n\
     triads) when the CPUs share a last-level cache, io-half (file I/O) when\n\
-    they do not; calibrate the kernels, profile one job of each program,\n\
-    measure the pairs, fit the predictors, then run the workload for real\n\
-    under best-match and noplan on the same seeded orders until the worst\n\
-    slowdown comparison is resolved (5 to 12 orders, as --budget allows),\n\
-    with the simulator and the oracle beside them, and end with a verdict\n\
-    and its 95 % intervals. One HTML report holds every stage; its path is\n\
-    printed. Results go to a temporary database unless --db is given.")]
+    they do not; calibrate the kernels, predict the workload's pairs from\n\
+    the shipped dataset (data/, built in: the project's own measurements,\n\
+    of another node or day, at other work amounts), profile one job of\n\
+    each program, measure the pairs, fit the predictors, then run the\n\
+    workload for real under best-match and noplan on the same seeded\n\
+    orders until the worst slowdown comparison is resolved (5 to 12\n\
+    orders, as --budget allows), with the simulator and the oracle beside\n\
+    them, and end with a verdict and its 95 % intervals. One HTML report\n\
+    holds every stage; its path is printed. Results go to a temporary\n\
+    database unless --db is given.")]
 pub struct DemoArgs {
     /// Repeats of each profile and pairs measurement.
     #[arg(long, default_value_t = 2)]
@@ -66,6 +69,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     };
     println!("cache regime: {regime}\nworkload {}\n", r.why);
     println!("{}\n", r.calibration);
+    println!("{}", Render::doc(&r.shipped).text());
     super::profile::print(&r.profile);
     super::pairs::print(&r.pairs, false);
     print!("{}", Render::doc(&r.predictions).text());
