@@ -254,6 +254,8 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             order_seed: Some(a.seed),
             order: None,
             first_repeat: k,
+            // The baseline runs as run's policy, the policies as its baselines.
+            named_by: ["--baseline", "--policy"],
         };
         let mut scratch = Page::new("");
         let r = run_into(&req, &run_ctx, &mut scratch)?;
@@ -555,6 +557,7 @@ fn replay_oracles(
                 first_repeat: next_repeat,
                 order_seed: None,
                 order: Some(order.clone()),
+                named_by: ["policy", "policy"],
             };
             next_repeat += a.oracle_replays;
             let mut scratch = Page::new("");

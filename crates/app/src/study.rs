@@ -280,6 +280,7 @@ pub fn study(a: &StudyRequest, ctx: &Ctx) -> anyhow::Result<StudyReport> {
                 first_repeat: 0,
                 order_seed: None,
                 order: None,
+                named_by: ["strategy", "strategy"],
             };
             let r = run_into(&req, ctx, &mut Page::new(""))?;
             not_ok.extend(r.not_ok.iter().map(|n| format!("{label} {tag}: {n}")));
