@@ -720,7 +720,10 @@ fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
         })
         .collect();
     out.push((
-        format!("Against {base}, order by order over {which}: median relative difference [95 % interval] (negative = lower = better)"),
+        format!(
+            "Against {base}, order by order over {which}: median relative difference [{}] (negative = lower = better)",
+            cosched_report::interval_name(r.comparisons.iter().filter_map(|c| c.real.as_ref()).map(|p| p.n))
+        ),
         ["policy", "figure", "real", "verdict", "IQRs apart", "simulated", "same sign"].map(String::from).to_vec(),
         comp,
     ));

@@ -230,8 +230,10 @@ impl Render for SimulateReport {
         }
         if let Some(first) = self.paired.first() {
             d.line(format!(
-                "Against {}, order by order (median of policy / {} - 1, ~95 % sign-test interval; * resolved):",
-                first.against, first.against
+                "Against {}, order by order (median of policy / {} - 1 [{}]; * resolved):",
+                first.against,
+                first.against,
+                cosched_report::interval_name(self.paired.iter().flat_map(|p| [&p.worst_slowdown, &p.makespan, &p.mean_turnaround]).flatten().map(|c| c.n))
             ));
             d.table(&PAIRED_HEAD, self.paired.iter().map(paired_row).collect()).line("");
         }
