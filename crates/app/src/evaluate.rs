@@ -986,4 +986,46 @@ mod tests {
         let csv = orders_csv(&r);
         assert_eq!(csv.lines().nth(1), Some("0,,\"a:x=1,y=2\",0,1,2,3,0"));
     }
+
+    /// Issue 40: the page gave the medians of all 12 orders while its
+    /// verdicts counted the 7 in one regime, without saying which was which.
+    #[test]
+    fn every_table_says_which_orders_it_counts() {
+        let order = |k: u32, regime: CacheRegime, switched: bool| OrderRow {
+            order: k,
+            round_trip_ns: Some(60.0),
+            regime: Some(regime),
+            switched,
+            runs: vec![figs("noplan", 10.0, 6.0, 1.5), figs("best-match", 9.5, 5.0, 1.05)],
+        };
+        let mut r = EvaluateReport {
+            workload: "w".into(),
+            policies: vec!["noplan".into(), "best-match".into()],
+            seed: 1,
+            orders: vec![order(0, CacheRegime::Shared, false), order(1, CacheRegime::Apart, false), order(2, CacheRegime::Shared, true), order(3, CacheRegime::Shared, false)],
+            stop: Stop::Budget,
+            regimes: vec![CacheRegime::Shared, CacheRegime::Apart],
+            within_regime: None,
+            required_regime: Some(CacheRegime::Shared),
+            waited_out: false,
+            figures: vec![],
+            comparisons: vec![],
+            oracle: vec![],
+            slowdown_source: String::new(),
+            index: None,
+            metric: Figure::WorstSlowdown,
+        };
+        let titles = |r: &EvaluateReport| tables(r).into_iter().map(|t| t.0).collect::<Vec<_>>();
+        let t = titles(&r);
+        let counted = "the 2 of 4 orders run in the shared cache regime throughout";
+        assert!(t[0].starts_with(&format!("Real runs over {counted}")), "{t:?}");
+        assert!(t[1].starts_with("Simulated, all 4 orders"), "{t:?}");
+        assert!(t[2].contains(&format!("order by order over {counted}")), "{t:?}");
+        assert_eq!(t.last().map(String::as_str), Some("Every order"), "{t:?}");
+        r.required_regime = None;
+        let t = titles(&r);
+        assert!(t[0].starts_with("Real runs over all 4 orders") && t[2].contains("order by order over all 4 orders"), "{t:?}");
+        let text = r.doc().text();
+        assert!(text.contains("warning: the orders span a cache-regime switch"), "{text}");
+    }
 }

@@ -612,8 +612,8 @@ mod tests {
         let (sim, p) = shape(&arrivals);
         assert!(!djsb_shaped(&sim, &p), "jobs arriving over time, the first on one core of two");
         let two = "[[pools]]\nname = \"host\"\ncores = 2\n\
-                   [[jobs]]\nname = \"a\"\ncommand = \"true\"\nseconds = 1\n\
-                   [[jobs]]\nname = \"b\"\ncommand = \"true\"\nseconds = 1\n";
+                   [[jobs]]\nname = \"a\"\ncommand = \"true\"\n\
+                   [[jobs]]\nname = \"b\"\ncommand = \"true\"\n";
         let (sim, p) = shape(two);
         assert!(!djsb_shaped(&sim, &p), "two jobs at once");
         let later = two.replace("cores = 2", "cores = 1") + "arrival = 0.5\n";

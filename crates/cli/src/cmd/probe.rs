@@ -129,12 +129,12 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<()> {
 fn show(p: &JobProbe) {
     let interval = cosched_report::interval_name(p.points.iter().map(|pt| pt.job_slowdown.n));
     println!(
-        "{} (campaign {}): job on CPU {:?}, {} on CPU {:?}{}",
+        "{} (campaign {}): job on CPU {}, {} on CPU {}{}",
         p.job,
         p.campaign,
-        p.job_cpus,
+        cosched_model::topology::format_cpulist(&p.job_cpus),
         p.stressor,
-        p.stressor_cpus,
+        cosched_model::topology::format_cpulist(&p.stressor_cpus),
         if p.shared_cpus { " (shared)" } else { "" }
     );
     let rows: Vec<Vec<String>> = p
