@@ -260,7 +260,7 @@ impl Render for RunReport {
         let per_job = self.per_job.iter().map(|j| std::iter::once(j.job.clone()).chain(j.slowdowns.iter().map(|s| spread(Some(s)))).collect()).collect();
         d.table(&h, per_job).line("");
         // In one regime the table would repeat the one above (issue 40).
-        match regimes_of(&self.per_regime)[..] {
+        match regimes_of(&self.per_regime).as_slice() {
             [] => {}
             [one] => {
                 d.line(format!("Cache regime: {one} throughout (runs and solo passes whose CPU 0-1 readings before and after agree)."));
