@@ -271,7 +271,7 @@ impl Render for SimulateReport {
                     vec!["lower bound of any schedule".into(), format!("{bound:.3}"), pct(bound / m.value - 1.0)],
                 ];
                 rows.extend(policies.iter().map(|p| vec![format!("{}, median", p.policy), format!("{:.3}", p.median_makespan), pct(p.above_oracle)]));
-                d.line("Oracle (the best list schedule of the scenario's jobs, knowing every slowdown; crates/sched/src/oracle.rs):");
+                d.line("Oracle (the best list schedule of the scenario's jobs, knowing every slowdown; docs/commands.md, simulate):");
                 d.table(&ORACLE_HEAD, rows).line("");
             }
             OracleFigures::None { none } => {
