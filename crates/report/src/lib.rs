@@ -152,10 +152,11 @@ fn widest_line(text: &str) -> usize {
 }
 
 /// `text` with every space-free token longer than `max` characters broken
-/// onto lines of at most `max` after a `,` `=` `:` or `/` (the punctuation
-/// ends the line, so a reader sees the token goes on), as many pieces to a
-/// line as fit. A piece longer than `max` between two such marks stays
-/// whole: the table cuts it, as it must.
+/// onto lines of at most `max` after a `,` (so `key=value` stays whole),
+/// else, within a piece still too long, after a `=` `:` or `/`; the
+/// punctuation ends the line, so a reader sees the token goes on, and as
+/// many pieces go on a line as fit. A piece longer than `max` between two
+/// such marks stays whole: the table cuts it, as it must.
 pub fn break_long(text: &str, max: usize) -> String {
     let max = max.max(1);
     let token = |w: &str| -> String {
@@ -164,11 +165,14 @@ pub fn break_long(text: &str, max: usize) -> String {
         }
         let mut lines: Vec<String> = Vec::new();
         let mut line = String::new();
-        for piece in w.split_inclusive([',', '=', ':', '/']) {
-            if !line.is_empty() && line.chars().count() + piece.chars().count() > max {
-                lines.push(std::mem::take(&mut line));
+        for piece in w.split_inclusive(',') {
+            let parts: Vec<&str> = if piece.chars().count() > max { piece.split_inclusive(['=', ':', '/']).collect() } else { vec![piece] };
+            for part in parts {
+                if !line.is_empty() && line.chars().count() + part.chars().count() > max {
+                    lines.push(std::mem::take(&mut line));
+                }
+                line.push_str(part);
             }
-            line.push_str(piece);
         }
         lines.push(line);
         lines.join("\n")
@@ -342,6 +346,10 @@ mod table_tests {
         assert_eq!(break_long("/usr/share/doc/cosched", 12), "/usr/share/\ndoc/cosched");
         // No mark to break at: left whole, for the table to cut.
         assert_eq!(break_long("abcdefghijkl", 5), "abcdefghijkl");
+        // After a comma rather than inside a key=value pair, where one fits.
+        let stored = "react:action=suspend,inner=best-match,threshold=1.3:";
+        assert_eq!(break_long(stored, 50), "react:action=suspend,inner=best-match,\nthreshold=1.3:");
+        assert_eq!(break_long(stored, 12), "react:\naction=\nsuspend,\ninner=\nbest-match,\nthreshold=\n1.3:");
         for max in 1..70 {
             let label = "react:action=suspend,inner=best-match,resume=free,threshold=1.3";
             let b = break_long(label, max);
