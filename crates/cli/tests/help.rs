@@ -103,7 +103,7 @@ fn every_verb_the_docs_name_exists() {
         for (i, line) in text.lines().enumerate() {
             for rest in line.split("`cosched ").skip(1) {
                 let verb: String = rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '-').collect();
-                if !verb.is_empty() && !verbs.contains(&verb) {
+                if verb.starts_with(|c: char| c.is_ascii_lowercase()) && !verbs.contains(&verb) {
                     unknown.push(format!("{}:{}: cosched {verb}", f.display(), i + 1));
                 }
             }
