@@ -373,6 +373,30 @@ print(a == b and {"outcomes", "tau_s", "skipped", "campaigns"} <= set(a) and a["
 check "simulate --swf --json equals the report's summary.json" True "$(samejson "$W/swf.json" "$W/swfrep/summary.json")"
 check "  its text names the gain table" yes "$($C simulate --swf examples/traces/small.swf 2>/dev/null | grep -q 'Node sharing against exclusive nodes' && echo yes || echo no)"
 
+echo "== 15. notes, tables and djsb figures that fit what was asked (issue 40)"
+two=$(wl two '[[pools]]
+name = "host"
+cores = 2
+[[jobs]]
+name = "a"
+command = "sleep 0.05"
+[[jobs]]
+name = "b"
+command = "sleep 0.05"
+arrival = 0.02')
+$C evaluate --workload "$two" --baseline best-match --policy react:action=suspend --min-orders 1 --max-orders 1 \
+    --oracle-replays 0 --db "$W/eval40.db" >"$W/out" 2>"$W/err" </dev/null
+check "evaluate --policy react: its defaults note names --policy" yes "$(has '--policy react: defaults')"
+check "  and never calls it --baseline" no "$(has '--baseline react')"
+check "run of jobs arriving over time: no djsb table" 0 \
+    "$($C run --workload "$two" --policy noplan --solo stored --db "$W/eval40.db" 2>/dev/null | grep -c '^djsb')"
+$C db import data/io-half.bundle --db "$W/bundle40.db" >/dev/null 2>&1
+$C evaluate --workload examples/io-half-long.toml --predictor blind --baseline best-match \
+    --policy react:inner=best-match,threshold=1.3,action=suspend,resume=own --metric worst-slowdown \
+    --min-orders 6 --max-orders 8 --seed 7 --oracle-replays 0 --resume --db "$W/bundle40.db" >"$W/out" 2>/dev/null
+check "evaluate's tables: no line over 100 columns" 0 "$(grep '^|' "$W/out" | awk 'length > 100' | wc -l)"
+check "  react's label never cut inside threshold=1.3" "$(grep -o 'threshold=1\.3' "$W/out" | wc -l)" "$(grep -o 'threshold=1\.' "$W/out" | wc -l)"
+
 echo "== SIGKILL trial: $KILLS kills"
 km="cosched-adv-kill-$$"
 kw=$(wl kill "[[pools]]

@@ -213,6 +213,7 @@ pub fn run_djsb(r: &DjsbRequest, ctx: &Ctx) -> anyhow::Result<DjsbReport> {
                 first_repeat: 0,
                 order_seed: None,
                 order: None,
+                named_by: ["--policy", "--policy"],
             };
             let rep = run(&req, ctx)?;
             runs = rep.djsb.into_iter().map(|d| (d.policy, d.repeat, d.figures)).collect();

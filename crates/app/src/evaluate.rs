@@ -261,6 +261,8 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             order_seed: Some(a.seed),
             order: None,
             first_repeat: k,
+            // The baseline runs as run's policy, the policies as its baselines.
+            named_by: ["--baseline", "--policy"],
         };
         let mut scratch = Page::new("");
         let r = run_parsed(&req, &w, &run_ctx, &mut scratch)?;
@@ -562,6 +564,7 @@ fn replay_oracles(
                 first_repeat: next_repeat,
                 order_seed: None,
                 order: Some(order.clone()),
+                named_by: ["policy", "policy"],
             };
             next_repeat += a.oracle_replays;
             let mut scratch = Page::new("");
@@ -724,7 +727,10 @@ fn tables(r: &EvaluateReport) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
         })
         .collect();
     out.push((
-        format!("Against {base}, order by order over {which}: median relative difference [95 % interval] (negative = lower = better)"),
+        format!(
+            "Against {base}, order by order over {which}: median relative difference [{}] (negative = lower = better)",
+            cosched_report::interval_name(r.comparisons.iter().filter_map(|c| c.real.as_ref()).map(|p| p.n))
+        ),
         ["policy", "figure", "real", "verdict", "IQRs apart", "simulated", "same sign"].map(String::from).to_vec(),
         comp,
     ));
@@ -973,26 +979,36 @@ mod tests {
         assert_eq!(real_paired(&orders, "noplan", "best-match", Figure::Makespan).unwrap().verdict, Verdict::FirstBetter);
     }
 
+    /// A report of these orders, nothing else filled in.
+    fn report(policies: &[&str], orders: Vec<OrderRow>, regimes: Vec<CacheRegime>, required_regime: Option<CacheRegime>) -> EvaluateReport {
+        let (workload, policies, seed, stop, metric) = ("w".into(), policies.iter().map(|p| p.to_string()).collect(), 1, Stop::Budget, Figure::Makespan);
+        let (figures, comparisons, oracle, slowdown_source) = (vec![], vec![], vec![], String::new());
+        EvaluateReport { workload, policies, seed, orders, stop, regimes, within_regime: None, required_regime, waited_out: false, figures, comparisons, oracle, slowdown_source, index: None, metric }
+    }
+
     #[test]
     fn the_orders_csv_quotes_labels_with_commas() {
-        let r = EvaluateReport {
-            workload: "w".into(),
-            policies: vec!["a:x=1,y=2".into()],
-            seed: 1,
-            orders: vec![OrderRow { order: 0, round_trip_ns: None, regime: None, switched: false, runs: vec![figs("a:x=1,y=2", 1.0, 2.0, 3.0)] }],
-            stop: Stop::Budget,
-            regimes: vec![],
-            within_regime: None,
-            required_regime: None,
-            waited_out: false,
-            figures: vec![],
-            comparisons: vec![],
-            oracle: vec![],
-            slowdown_source: String::new(),
-            index: None,
-            metric: Figure::Makespan,
-        };
-        let csv = orders_csv(&r);
+        let orders = vec![OrderRow { order: 0, round_trip_ns: None, regime: None, switched: false, runs: vec![figs("a:x=1,y=2", 1.0, 2.0, 3.0)] }];
+        let csv = orders_csv(&report(&["a:x=1,y=2"], orders, vec![], None));
         assert_eq!(csv.lines().nth(1), Some("0,,\"a:x=1,y=2\",0,1,2,3,0"));
+    }
+
+    /// Issue 40: the page mixed all orders' medians with verdicts over those of one regime, unsaid.
+    #[test]
+    fn every_table_says_which_orders_it_counts() {
+        let runs = vec![figs("noplan", 10.0, 6.0, 1.5), figs("best-match", 9.5, 5.0, 1.05)];
+        let order = |order: u32, regime: CacheRegime, switched: bool| OrderRow { order, round_trip_ns: Some(60.0), regime: Some(regime), switched, runs: runs.clone() };
+        let (shared, apart) = (CacheRegime::Shared, CacheRegime::Apart);
+        let orders = vec![order(0, shared, false), order(1, apart, false), order(2, shared, true), order(3, shared, false)];
+        let mut r = report(&["noplan", "best-match"], orders, vec![shared, apart], Some(shared));
+        let titles = |r: &EvaluateReport| tables(r).into_iter().map(|t| t.0).collect::<Vec<_>>();
+        let (t, counted) = (titles(&r), "the 2 of 4 orders run in the shared cache regime throughout");
+        assert!(t[0].starts_with(&format!("Real runs over {counted}")) && t[1].starts_with("Simulated, all 4 orders"), "{t:?}");
+        assert!(t[2].contains(&format!("order by order over {counted}")) && t.last().is_some_and(|l| l == "Every order"), "{t:?}");
+        r.required_regime = None;
+        let t = titles(&r);
+        assert!(t[0].starts_with("Real runs over all 4 orders") && t[2].contains("order by order over all 4 orders"), "{t:?}");
+        let text = r.doc().text();
+        assert!(text.contains("warning: the orders span a cache-regime switch"), "{text}");
     }
 }

@@ -319,10 +319,10 @@ pub fn probe_in(a: &ProbeRequest, inputs: &ProbeInputs, store: &mut Store, ctx: 
         let ([job_cpus, stressor_cpus], shared) = place(job)?;
         if shared {
             ctx.step(&format!(
-                "`{}` runs on CPUs {:?} (as `cosched run` places it), so the stressor shares CPU {:?} with it: the curves include time-sharing",
+                "`{}` runs on CPUs {} (as `cosched run` places it), so the stressor shares CPU {} with it: the curves include time-sharing",
                 job.name,
-                job_cpus,
-                stressor_cpus
+                cosched_model::topology::format_cpulist(&job_cpus),
+                cosched_model::topology::format_cpulist(&stressor_cpus)
             ));
         }
         let read_cpus = cosched_measure::place::regime_cpus(&job_cpus, &stressor_cpus, &node_cpus);

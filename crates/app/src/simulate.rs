@@ -230,8 +230,10 @@ impl Render for SimulateReport {
         }
         if let Some(first) = self.paired.first() {
             d.line(format!(
-                "Against {}, order by order (median of policy / {} - 1, ~95 % sign-test interval; * resolved):",
-                first.against, first.against
+                "Against {}, order by order (median of policy / {} - 1 [{}]; * resolved):",
+                first.against,
+                first.against,
+                cosched_report::interval_name(self.paired.iter().flat_map(|p| [&p.worst_slowdown, &p.makespan, &p.mean_turnaround]).flatten().map(|c| c.n))
             ));
             d.table(&PAIRED_HEAD, self.paired.iter().map(paired_row).collect()).line("");
         }
@@ -269,7 +271,7 @@ impl Render for SimulateReport {
                     vec!["lower bound of any schedule".into(), format!("{bound:.3}"), pct(bound / m.value - 1.0)],
                 ];
                 rows.extend(policies.iter().map(|p| vec![format!("{}, median", p.policy), format!("{:.3}", p.median_makespan), pct(p.above_oracle)]));
-                d.line("Oracle (the best list schedule of the scenario's jobs, knowing every slowdown; crates/sched/src/oracle.rs):");
+                d.line("Oracle (the best list schedule of the scenario's jobs, knowing every slowdown; docs/commands.md, simulate):");
                 d.table(&ORACLE_HEAD, rows).line("");
             }
             OracleFigures::None { none } => {

@@ -280,6 +280,7 @@ pub fn study(a: &StudyRequest, ctx: &Ctx) -> anyhow::Result<StudyReport> {
                 first_repeat: 0,
                 order_seed: None,
                 order: None,
+                named_by: ["strategy", "strategy"],
             };
             let r = run_into(&req, ctx, &mut Page::new(""))?;
             not_ok.extend(r.not_ok.iter().map(|n| format!("{label} {tag}: {n}")));
@@ -377,7 +378,10 @@ fn heatmap(r: &StudyReport, i: usize) -> String {
     cosched_report::svg::heatmap_captioned(
         &m,
         &format!("{}: makespan over the pair's best", r.strategies[i].name),
-        "1.00 = the best strategy for that pair (score 1); 1 / cell is the score; median [95% CI] (repeats)",
+        &format!(
+            "1.00 = the best strategy for that pair (score 1); 1 / cell is the score; median [{}] (repeats)",
+            cosched_report::interval_name(m.cells.iter().flatten().flatten().map(|s| s.n))
+        ),
     )
 }
 

@@ -30,7 +30,7 @@ enum Verb {
     /// Measure each kernel's solo rate on this node and store it.
     #[command(after_help = "Examples:\n  cosched calibrate\n  cosched calibrate --kernel stream --kernel compute --repeats 9\n  cosched calibrate --workload examples/mixed.toml   # what a workload's `seconds` need")]
     Calibrate(cmd::calibrate::CalibrateArgs),
-    /// Run the main job end to end on this node and print what it found.
+    /// Run the whole pipeline end to end on this node and print what it found.
     Demo(cmd::demo::DemoArgs),
     /// Measure the interference matrix of a workload (every pair co-run, stored).
     Pairs(cmd::pairs::PairsArgs),

@@ -1,5 +1,6 @@
 //! The HTML reports as a person sees them: the demo's, `simulate --report`'s
-//! and `run --report`'s pages rendered in headless Chromium. A page fails
+//! (a scenario's and an SWF trace's), `run --report`'s and `evaluate
+//! --report`'s pages rendered in headless Chromium. A page fails
 //! when a table, figure or image sticks out past the page's width (instead
 //! of scrolling in its own box), an SVG or image is empty, an SVG's text
 //! reaches outside its picture (clipped: its bounding box against the
@@ -217,6 +218,39 @@ fn demo_simulate_and_run_reports_render_without_overflow_empty_figures_or_broken
         .unwrap();
     ok(&out, "run");
     problems.extend(check_report(browser, &run, "run"));
+
+    // A Batsim-style trace's page: its CDF legends once clipped at
+    // "EASY + conflict-aware:" (issue 40).
+    let swf = dir.path().join("swf");
+    let out = cosched()
+        .args(["simulate", "--swf"])
+        .arg(root.join("examples/traces/small.swf"))
+        .args(["--policy", "conflict-aware:threshold=50", "--report"])
+        .arg(&swf)
+        .output()
+        .unwrap();
+    ok(&out, "simulate --swf");
+    problems.extend(check_report(browser, &swf, "simulate-swf"));
+
+    // evaluate's page with its order-by-order box plots, read back from the
+    // shipped evaluation (nothing runs).
+    let db = dir.path().join("evaluate.db");
+    let out = cosched().args(["db", "import"]).arg(root.join("data/io-half.bundle")).arg("--db").arg(&db).output().unwrap();
+    ok(&out, "db import");
+    let evaluate = dir.path().join("evaluate");
+    let out = cosched()
+        .args(["evaluate", "--workload"])
+        .arg(root.join("examples/io-half-long.toml"))
+        .args(["--predictor", "blind", "--baseline", "best-match", "--policy", "react:inner=best-match,threshold=1.3,action=suspend,resume=own"])
+        .args(["--metric", "worst-slowdown", "--min-orders", "6", "--max-orders", "8", "--seed", "7", "--oracle-replays", "0", "--resume"])
+        .arg("--db")
+        .arg(&db)
+        .arg("--report")
+        .arg(&evaluate)
+        .output()
+        .unwrap();
+    ok(&out, "evaluate");
+    problems.extend(check_report(browser, &evaluate, "evaluate"));
 
     assert!(problems.is_empty(), "the reports do not read well in a browser:\n{}", problems.join("\n"));
 }

@@ -274,4 +274,9 @@ fn runs_on_a_missing_database_lists_nothing_and_db_info_does_not_suggest_the_fla
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains(db) && err.contains("no database here") && !err.contains("pass --db"), "{err}");
+    let wl = manifest_dir().join("../../examples/predict12.toml");
+    let out = cosched(&["predict", "--predictor", "scn", "--workload", wl.to_str().unwrap(), "--db", db, "stream", "ng-stream"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains(db) && !err.contains("pass --db"), "predict: {err}");
 }

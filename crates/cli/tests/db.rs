@@ -443,6 +443,7 @@ fn evaluate_resume_reads_the_shipped_evaluation_back_with_the_figures_the_docs_s
             "evaluate", "--workload", wl.to_str().unwrap(), "--predictor", "blind", "--baseline", "best-match",
             "--policy", "react:inner=best-match,threshold=1.3,action=suspend,resume=own", "--metric", "worst-slowdown",
             "--min-orders", "6", "--max-orders", "8", "--seed", "7", "--oracle-replays", "0", "--resume", "--db", d,
+            "--report", dir.path().join("report").to_str().unwrap(),
         ],
         None,
     );
@@ -450,6 +451,16 @@ fn evaluate_resume_reads_the_shipped_evaluation_back_with_the_figures_the_docs_s
     assert_eq!(runs(&db), before, "every order was read back, none run");
     let (got, docs) = (text(&out.stdout), std::fs::read_to_string(root.join("docs/policies.md")).unwrap());
     assert!(got.contains("Real runs over all 6 orders"), "{got}");
+    // Issue 40: every table within 100 columns, react's label broken after
+    // its punctuation, never inside `threshold=1.3`.
+    assert!(got.lines().filter(|l| l.starts_with('|')).all(|l| l.chars().count() <= 100), "{got}");
+    assert_eq!(got.matches("threshold=1.").count(), got.matches("threshold=1.3").count(), "{got}");
+    // The page plots each counted order's paired difference, one box plot per figure.
+    let page = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
+    for f in ["makespan", "mean-turnaround", "worst-slowdown"] {
+        assert!(page.contains(&format!("{f}, order by order over all 6 orders")), "no {f} plot:\n{page}");
+    }
+    assert!(page.matches("<svg").count() >= 3, "{page}");
     // best-match's and react's worst slowdown, mean turnaround and
     // makespan, and the paired differences: as evaluate prints them, and as
     // the docs' table has them (seconds marked there).

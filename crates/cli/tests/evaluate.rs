@@ -176,3 +176,30 @@ fn a_resumed_series_keeps_the_regime_switch_each_stored_order_read() {
     assert_eq!(o["regime"], "shared", "{o}");
     assert_eq!(o["switched"], true, "the runs read another regime than the pass: {o}");
 }
+
+/// evaluate runs its baseline as `run`'s policy and its policies as run's
+/// baselines; the note on a policy's defaulted parameters names the flag
+/// the user gave it by (it said `--baseline react` for a `--policy react`).
+#[test]
+fn the_defaults_note_names_a_policy_by_the_flag_it_was_given_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("w.toml");
+    std::fs::write(
+        &wl,
+        "[[jobs]]\nname = \"a\"\ncommand = \"sh -c 'sleep 0.03'\"\n\
+         [[jobs]]\nname = \"b\"\ncommand = \"sh -c 'sleep 0.03'\"\n",
+    )
+    .unwrap();
+    let out = cosched(
+        dir.path(),
+        &[
+            "evaluate", "--workload", wl.to_str().unwrap(), "--baseline", "best-match", "--policy", "react:action=suspend",
+            "--min-orders", "1", "--max-orders", "1", "--oracle-replays", "0",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("--policy react: defaults"), "{err}");
+    assert!(!err.contains("--baseline react"), "{err}");
+    assert_eq!(err.matches("react: defaults").count(), 1, "said once, not once per order:\n{err}");
+}

@@ -102,4 +102,64 @@ fn man_pages_render_without_hyphenation_and_carry_exit_status_environment_files_
     }
     let run = std::fs::read_to_string(dir.path().join("cosched-run.1")).unwrap();
     assert!(!run.contains("\\-\\-lock"), "a test-only flag is not documented");
+    for var in ["COSCHED_DB", "COSCHED_DATA_DIR", "SLURM_CONF"] {
+        assert!(run.contains(var), "cosched-run.1's ENVIRONMENT names {var}");
+    }
+}
+
+fn repo(path: &str) -> String {
+    std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)).unwrap()
+}
+
+/// install.sh installs the man pages and the bash, zsh and fish completion
+/// `generate` makes, where each shell looks for them (issue 40: zsh and fish
+/// were generated but not installed).
+#[test]
+fn install_sh_installs_man_pages_and_bash_zsh_and_fish_completion() {
+    let install = repo("install.sh");
+    for line in [
+        "gen man --out \"$mandir\"",
+        "gen completions bash > \"$bashdir/cosched\"",
+        "gen completions zsh > \"$zshdir/_cosched\"",
+        "gen completions fish > \"$fishdir/cosched.fish\"",
+        "zshdir=\"$PREFIX/share/zsh/site-functions\"",
+        "fishdir=\"$PREFIX/share/fish/vendor_completions.d\"",
+    ] {
+        assert!(install.contains(line), "install.sh lacks `{line}`");
+    }
+    for shell in ["zsh", "fish"] {
+        let out = cosched(&["generate", "completions", shell]);
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && script.contains("evaluate") && script.contains("best-match"), "{shell}: {script}");
+    }
+}
+
+/// README's package list is install.sh's (issue 40: it left out the Slurm
+/// packages install.sh installs), and says what the Slurm ones are for.
+#[test]
+fn readme_names_every_package_install_sh_installs() {
+    let install = repo("install.sh");
+    let list = install.split("PACKAGES=(").nth(1).and_then(|r| r.split(')').next()).expect("install.sh's PACKAGES=(...)");
+    let readme = repo("README.md");
+    let section = readme.split("`install.sh` installs the Debian packages").nth(1).expect("README's package paragraph");
+    let section = section.split("\n\n").next().unwrap();
+    let missing: Vec<&str> = list.split_whitespace().filter(|p| !section.contains(p)).collect();
+    assert!(missing.is_empty(), "README's package list lacks {missing:?}");
+    assert!(section.contains("local Slurm"), "README says what slurm-wlm, slurm-client and munge are for");
+}
+
+/// The systemd unit in dist/ links only to man pages `generate man` makes,
+/// which install.sh installs (issue 40: it linked a doc path never installed).
+#[test]
+fn the_slurm_units_documentation_links_are_installed_man_pages() {
+    let unit = repo("dist/cosched-slurm.service");
+    let links: Vec<&str> = unit.lines().filter_map(|l| l.strip_prefix("Documentation=")).flat_map(str::split_whitespace).collect();
+    assert!(!links.is_empty(), "the unit has a Documentation= line");
+    let dir = tempfile::tempdir().unwrap();
+    assert!(cosched(&["generate", "man", "--out", dir.path().to_str().unwrap()]).status.success());
+    for link in links {
+        let page = link.strip_prefix("man:").unwrap_or_else(|| panic!("{link}: not a man page, which install.sh would not install"));
+        let (name, section) = page.trim_end_matches(')').split_once('(').expect("man:NAME(SECTION)");
+        assert!(dir.path().join(format!("{name}.{section}")).is_file(), "{link}: generate makes no {name}.{section}");
+    }
 }

@@ -75,3 +75,39 @@ fn a_bad_workload_is_rejected_before_anything_is_stored() {
     assert!(!db.exists(), "a bad workload created the database");
     assert!(!data.exists(), "a bad workload created the database's directory");
 }
+
+/// The verbs `cosched --help` lists.
+fn verbs() -> Vec<String> {
+    let text = String::from_utf8_lossy(&cosched(&["--help"]).stdout).into_owned();
+    text.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// Every `` `cosched VERB `` a README or docs/*.md names is a verb of the
+/// binary: docs/policies.md once sent users to a `cosched compare` that
+/// does not exist (issue 40).
+#[test]
+fn every_verb_the_docs_name_exists() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let verbs = verbs();
+    assert!(verbs.len() > 20 && verbs.contains(&"run".to_string()), "{verbs:?}");
+    let mut files = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
+    files.extend(std::fs::read_dir(root.join("docs")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "md")));
+    let mut unknown = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            for rest in line.split("`cosched ").skip(1) {
+                let verb: String = rest.chars().take_while(|c| c.is_ascii_lowercase() || *c == '-').collect();
+                if verb.starts_with(|c: char| c.is_ascii_lowercase()) && !verbs.contains(&verb) {
+                    unknown.push(format!("{}:{}: cosched {verb}", f.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "verbs the binary does not have:\n{}", unknown.join("\n"));
+}

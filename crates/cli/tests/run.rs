@@ -483,3 +483,28 @@ fn ctrl_z_during_a_run_is_refused_and_the_run_goes_on() {
     assert!(stderr.contains("Ctrl-Z ignored"), "{stderr}");
     assert_eq!(started(&db).len(), 3, "every job ran");
 }
+
+/// The djsb table (issue 40): printed for a workload of djsb's shape (the
+/// first job alone on its whole pool, the others arriving later), not for
+/// jobs that merely arrive over time.
+#[test]
+fn djsb_figures_are_printed_for_the_djsb_shape_only() {
+    let dir = tempfile::tempdir().unwrap();
+    for (cores, djsb) in [(2, false), (1, true)] {
+        let wl = dir.path().join(format!("w{cores}.toml"));
+        std::fs::write(
+            &wl,
+            format!(
+                "[[pools]]\nname = \"host\"\ncores = {cores}\n\
+                 [[jobs]]\nname = \"simulation\"\ncommand = \"sleep 0.1\"\n\
+                 [[jobs]]\nname = \"analysis\"\ncommand = \"sleep 0.05\"\narrival = 0.03\n"
+            ),
+        )
+        .unwrap();
+        let db = dir.path().join(format!("c{cores}.db"));
+        let out = run_policy(&wl, &db, &dir.path().join("lock"), "noplan").output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(text.contains("djsb (ParaStation"), djsb, "{cores} core(s):\n{text}");
+    }
+}

@@ -57,6 +57,8 @@ fn simulate_tables_fit_a_hundred_columns_on_every_shipped_scenario() {
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.lines().any(|l| l.starts_with('|')), "{}: no table\n{text}", path.display());
         assert!(too_wide(&text).is_empty(), "{}: {:?}", path.display(), too_wide(&text));
+        // Issue 40: a source path once reached this output (the oracle's).
+        assert!(!text.contains("/src/") && !text.contains(".rs)"), "{}: a source path in the output\n{text}", path.display());
     }
     assert!(seen >= 5, "only {seen} scenarios simulated");
 }

@@ -24,7 +24,8 @@ pub const MAX_TABLE_WIDTH: u16 = 100;
 /// a table that fits stays one row per line; one that does not wraps its
 /// widest cells between words onto continuation lines; one that cannot fit
 /// without breaking a word inside a cell is printed row by row, each row
-/// as a two-column block of header and value ([`fit`]).
+/// as a two-column block of header and value, a token too long for its
+/// column broken after its punctuation ([`fit`]).
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let terminal = Table::new().width().filter(|_| Table::new().is_tty());
     fit(headers, rows, terminal.map_or(MAX_TABLE_WIDTH, |w| w.min(MAX_TABLE_WIDTH)))
@@ -83,7 +84,8 @@ fn framed(cols: &[usize]) -> usize {
 /// cells wrapped between words, no column narrower than its longest word;
 /// else, when even that is too wide, transposed row by row (each row a
 /// block of `header | value` lines under the first column's header and
-/// value), the blocks separated by a blank line.
+/// value), the blocks separated by a blank line, a header or value longer
+/// than its column broken after a `,` `=` `:` or `/` ([`break_long`]).
 pub fn fit(headers: &[&str], rows: &[Vec<String>], width: u16) -> String {
     let width = usize::from(width);
     if framed(&widest_cells(headers, rows)) <= width {
@@ -111,22 +113,71 @@ pub fn fit(headers: &[&str], rows: &[Vec<String>], width: u16) -> String {
         return t.to_string();
     }
     let (Some(first), rest) = (headers.first(), headers.get(1..).unwrap_or(&[])) else { return String::new() };
+    // Headers take at most half the width, values the rest; a token longer
+    // than its column (a policy label such as `react:action=suspend,...`)
+    // is broken after its punctuation rather than cut inside a word.
+    let (header_max, value_max) = {
+        let h = rest.iter().chain([first]).map(|h| widest_line(&break_long(h, width / 2))).max().unwrap_or(0).min(width / 2);
+        (h, width.saturating_sub(h + 7).max(1))
+    };
     let blocks: Vec<String> = rows
         .iter()
         .map(|r| {
-            let fields: Vec<Vec<String>> =
-                rest.iter().enumerate().map(|(i, h)| vec![h.to_string(), r.get(i + 1).cloned().unwrap_or_default()]).collect();
-            let head = [*first, r.first().map_or("", String::as_str)];
-            let words = longest_words(&head, &fields);
+            let fields: Vec<Vec<String>> = rest
+                .iter()
+                .enumerate()
+                .map(|(i, h)| vec![break_long(h, header_max), break_long(r.get(i + 1).map_or("", String::as_str), value_max)])
+                .collect();
+            let head = [break_long(first, header_max), break_long(r.first().map_or("", String::as_str), value_max)];
+            let head: Vec<&str> = head.iter().map(String::as_str).collect();
             let mut t = new_table(&head, &fields, ContentArrangement::Dynamic);
             t.set_width(width as u16);
-            for (col, w) in t.column_iter_mut().zip(&words) {
-                col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed((*w).min(width / 2) as u16 + 2)));
+            let mut cols = t.column_iter_mut();
+            // A constraint counts the cell's padding, a space each side.
+            if let Some(c) = cols.next() {
+                c.set_constraint(ColumnConstraint::Absolute(Width::Fixed(header_max as u16 + 2)));
+            }
+            if let Some(c) = cols.next() {
+                c.set_constraint(ColumnConstraint::UpperBoundary(Width::Fixed(value_max as u16 + 2)));
             }
             t.to_string()
         })
         .collect();
     blocks.join("\n\n")
+}
+
+/// The widest line of `text`, in characters.
+fn widest_line(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// `text` with every space-free token longer than `max` characters broken
+/// onto lines of at most `max` after a `,` (so `key=value` stays whole),
+/// else, within a piece still too long, after a `=` `:` or `/`; the
+/// punctuation ends the line, so a reader sees the token goes on, and as
+/// many pieces go on a line as fit. A piece longer than `max` between two
+/// such marks stays whole: the table cuts it, as it must.
+pub fn break_long(text: &str, max: usize) -> String {
+    let max = max.max(1);
+    let token = |w: &str| -> String {
+        if w.chars().count() <= max {
+            return w.to_string();
+        }
+        let mut lines: Vec<String> = Vec::new();
+        let mut line = String::new();
+        for piece in w.split_inclusive(',') {
+            let parts: Vec<&str> = if piece.chars().count() > max { piece.split_inclusive(['=', ':', '/']).collect() } else { vec![piece] };
+            for part in parts {
+                if !line.is_empty() && line.chars().count() + part.chars().count() > max {
+                    lines.push(std::mem::take(&mut line));
+                }
+                line.push_str(part);
+            }
+        }
+        lines.push(line);
+        lines.join("\n")
+    };
+    text.lines().map(|l| l.split(' ').map(token).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>().join("\n")
 }
 
 fn build(headers: &[&str], rows: &[Vec<String>], arrangement: ContentArrangement) -> String {
@@ -262,6 +313,53 @@ mod table_tests {
         assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
         assert!(t.contains("| column-number-5 ") && t.contains(" value-5 "), "header beside its value: {t}");
         assert_eq!(t.lines().filter(|l| l.starts_with('|')).count(), 13, "a header line, then one line per other column: {t}");
+    }
+
+    /// evaluate's "Every order" table with a react policy: its label is a
+    /// 63-character token, once cut at 50 characters as `threshold=1.` / `3`.
+    #[test]
+    fn a_long_policy_label_breaks_after_its_punctuation_never_inside_a_word() {
+        let label = "react:action=suspend,inner=best-match,resume=free,threshold=1.3";
+        let heads = [
+            "order".to_string(),
+            "CPU 0-1 round trip".into(),
+            "regime".into(),
+            "best-match: makespan / mean TAT / worst slowdown".into(),
+            format!("{label}: makespan / mean TAT / worst slowdown"),
+        ];
+        let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
+        let rows: Vec<Vec<String>> = (1..=3)
+            .map(|k| vec![k.to_string(), "152 ns".into(), "shared (switched within the order)".into(), "4.10 / 2.96 / 1.52".into(), "3.98 / 2.71 / 1.33".into()])
+            .collect();
+        let t = fit(&heads, &rows, MAX_TABLE_WIDTH);
+        assert!(t.lines().all(|l| l.chars().count() <= 100), "{t}");
+        let first_cells: Vec<&str> = t.lines().filter_map(|l| l.split('|').nth(1)).map(str::trim).collect();
+        assert_eq!(first_cells.iter().filter(|c| **c == "react:action=suspend,inner=best-match,resume=free,").count(), 3, "{t}");
+        assert_eq!(first_cells.iter().filter(|c| c.starts_with("threshold=1.3: makespan")).count(), 3, "{t}");
+        assert!(!t.contains("threshold=1. ") && !t.contains("threshold=1.|"), "{t}");
+    }
+
+    #[test]
+    fn long_tokens_break_only_after_punctuation_and_short_ones_are_left_alone() {
+        assert_eq!(break_long("a b", 1), "a b");
+        assert_eq!(break_long("see react:action=suspend,inner=best-match", 21), "see react:action=suspend,\ninner=best-match");
+        assert_eq!(break_long("/usr/share/doc/cosched", 12), "/usr/share/\ndoc/cosched");
+        // No mark to break at: left whole, for the table to cut.
+        assert_eq!(break_long("abcdefghijkl", 5), "abcdefghijkl");
+        // After a comma rather than inside a key=value pair, where one fits.
+        let stored = "react:action=suspend,inner=best-match,threshold=1.3:";
+        assert_eq!(break_long(stored, 50), "react:action=suspend,inner=best-match,\nthreshold=1.3:");
+        assert_eq!(break_long(stored, 12), "react:\naction=\nsuspend,\ninner=\nbest-match,\nthreshold=\n1.3:");
+        for max in 1..70 {
+            let label = "react:action=suspend,inner=best-match,resume=free,threshold=1.3";
+            let b = break_long(label, max);
+            assert_eq!(b.replace('\n', ""), label, "nothing lost or added at {max}");
+            for l in b.lines().filter(|l| l.chars().count() > max) {
+                // Only a single piece between two marks is longer than the limit.
+                assert!(!l[..l.len() - 1].contains([',', '=', ':', '/']), "{l:?} at {max}");
+            }
+            assert!(b.lines().rev().skip(1).all(|l| l.ends_with([',', '=', ':', '/'])), "{b:?}");
+        }
     }
 
     #[test]

@@ -251,10 +251,12 @@ pub fn slowdown_colour(s: f64) -> String {
 }
 
 /// Heatmap of a slowdown matrix: rows are foreground jobs, columns the
-/// background jobs beside them; each cell shows the median and the 95%
-/// interval with the number of repeats; a colour key below.
+/// background jobs beside them; each cell shows the median and its
+/// interval ([`crate::interval_name`]: the range below 6 repeats) with the
+/// number of repeats; a colour key below.
 pub fn heatmap(m: &SlowdownMatrix, title: &str) -> String {
-    heatmap_captioned(m, title, "row: foreground job, column: background job; slowdown = co-run / solo time, median [95% CI] (n)")
+    let interval = crate::interval_name(m.cells.iter().flatten().flatten().map(|s| s.n));
+    heatmap_captioned(m, title, &format!("row: foreground job, column: background job; slowdown = co-run / solo time, median [{interval}] (n)"))
 }
 
 /// [`heatmap`] with another caption under the title, for matrices of other
@@ -317,6 +319,9 @@ mod tests {
         assert_eq!(svg.matches(r#"class="key""#).count(), 7);
         assert!(svg.contains("a&lt;b") && svg.contains("t &amp; u"));
         assert!(svg.contains(">1.60<"), "median shown");
+        assert!(svg.contains("median [range] (n)"), "three repeats give a range, not a 95 % interval: {svg}");
+        m.cells[1][0] = Summary::of(&[1.0; 6]);
+        assert!(heatmap(&m, "t").contains("median [95% CI, range below 6 repeats] (n)"));
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     }
 

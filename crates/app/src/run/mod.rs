@@ -75,7 +75,15 @@ pub struct RunRequest {
     /// Run every repeat's jobs in this order of job indices (a schedule's
     /// priority list, such as the oracle's); overrides `order_seed`.
     pub order: Option<Vec<usize>>,
+    /// What notes and errors about the policy and the baselines call them:
+    /// the flags the user gave them by ([`RUN_FLAGS`] for `run`; `evaluate`
+    /// hands its `--baseline` over as the policy and its `--policy` as
+    /// baselines), or a plain word where no flag named them.
+    pub named_by: [&'static str; 2],
 }
+
+/// `run`'s flags for its policy and its baselines ([`RunRequest::named_by`]).
+pub const RUN_FLAGS: [&str; 2] = ["--policy", "--baseline"];
 
 /// Where a job's solo reference comes from: what its measured slowdown
 /// (run time over solo time) divides by.
@@ -167,8 +175,8 @@ pub fn run_parsed(a: &RunRequest, w: &Workload, ctx: &Ctx, page: &mut Page) -> a
         return Err(bad_input("--repeats must be at least 1"));
     }
     let pref: Preference = a.cgroups.parse().map_err(|e: String| bad_input(format!("--cgroups: {e}")))?;
-    let (main, note1) = plan::policy_spec(&a.policy, "--policy")?;
-    let baselines = a.baselines.iter().map(|b| plan::policy_spec(b, "--baseline")).collect::<anyhow::Result<Vec<_>>>()?;
+    let (main, note1) = plan::policy_spec(&a.policy, a.named_by[0])?;
+    let baselines = a.baselines.iter().map(|b| plan::policy_spec(b, a.named_by[1])).collect::<anyhow::Result<Vec<_>>>()?;
     cosched_predict::predictors::parse_spec(&a.predictor)
         .and_then(|(n, p)| cosched_predict::predictor_by_name(&n, &p).map(drop))
         .map_err(|e| bad_input(format!("--predictor {}: {e}; see `cosched predict --list`", a.predictor)))?;
@@ -373,6 +381,7 @@ mod tests {
             first_repeat: 0,
             order_seed: None,
             order: None,
+            named_by: RUN_FLAGS,
         };
         // The workspace's one quoting (`shell_words`, as `workload` splits
         // a command with): it quotes a word with `=` too, which a shell

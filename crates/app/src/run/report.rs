@@ -259,9 +259,17 @@ impl Render for RunReport {
         h.extend(self.labels.iter().map(String::as_str));
         let per_job = self.per_job.iter().map(|j| std::iter::once(j.job.clone()).chain(j.slowdowns.iter().map(|s| spread(Some(s)))).collect()).collect();
         d.table(&h, per_job).line("");
-        if !self.per_regime.is_empty() {
-            d.line("The same per cache regime: run time / median of the solo passes in that regime (runs and passes whose CPU 0-1 readings before and after agree):");
-            d.table(&super::steady::HEAD, super::steady::rows(&self.per_regime)).line("");
+        // In one regime the table would repeat the one above (issue 40).
+        match regimes_of(&self.per_regime).as_slice() {
+            [] => {}
+            [one] => {
+                d.line(format!("Cache regime: {one} throughout (runs and solo passes whose CPU 0-1 readings before and after agree)."));
+                d.line("");
+            }
+            _ => {
+                d.line("The same per cache regime: run time / median of the solo passes in that regime (runs and passes whose CPU 0-1 readings before and after agree):");
+                d.table(&super::steady::HEAD, super::steady::rows(&self.per_regime)).line("");
+            }
         }
         d.line("Per policy, median (min-max, n repeats):");
         let mut h = vec!["policy"];
@@ -295,6 +303,17 @@ impl Render for RunReport {
         }
         d
     }
+}
+
+/// The cache regimes `checks` span, in order of first appearance.
+fn regimes_of(checks: &[super::steady::RegimeCheck]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for c in checks {
+        if !out.contains(&c.regime) {
+            out.push(c.regime);
+        }
+    }
+    out
 }
 
 /// One run's djsb figures.
@@ -506,11 +525,21 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
     })
 }
 
-/// The djsb figures of every run but the solo passes, when some job
-/// arrives after the first one (the scenario the ParaStation paper scores).
+/// Whether the jobs have the shape the ParaStation paper's djsb scores: one
+/// job arrives first, alone, and takes every core of its pool (the
+/// simulation); every other job arrives later in that pool (the analysis
+/// sessions). Jobs that merely arrive over time (examples/arrivals.toml)
+/// are not scored as djsb (issue 40).
+fn djsb_shaped(sim: &[SimJob], platform: &Platform) -> bool {
+    let Some(first) = sim.iter().min_by(|a, b| a.arrival.total_cmp(&b.arrival)) else { return false };
+    let whole_pool = platform.pools.get(first.pool).is_some_and(|p| p.cores == first.cores);
+    sim.len() >= 2 && whole_pool && sim.iter().filter(|j| !std::ptr::eq(*j, first)).all(|j| j.arrival > first.arrival && j.pool == first.pool)
+}
+
+/// The djsb figures of every run but the solo passes, when the workload
+/// has djsb's shape ([`djsb_shaped`]).
 fn djsb_runs(w: &Workload, sim: &[SimJob], platform: &Platform, views: &[RunView], solo: &SoloInfo) -> Vec<DjsbRun> {
-    let first = sim.iter().map(|j| j.arrival).fold(f64::INFINITY, f64::min);
-    if sim.len() < 2 || !sim.iter().any(|j| j.arrival > first) {
+    if !djsb_shaped(sim, platform) {
         return Vec::new();
     }
     let jobs: Vec<DjsbJob> = (0..sim.len())
@@ -530,4 +559,115 @@ fn djsb_runs(w: &Workload, sim: &[SimJob], platform: &Platform, views: &[RunView
             Some(DjsbRun { policy: v.rec.policy.clone(), repeat: v.rec.repeat, run: v.rec.id.0, figures })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_model::regime::CacheRegime;
+    use cosched_sched::PoolInfo;
+
+    /// The simulator's view of a workload file's jobs, as a run plans them.
+    fn shape(toml: &str) -> (Vec<SimJob>, Platform) {
+        let w = cosched_model::workload::parse_workload(toml, "w.toml", Some(4)).unwrap();
+        let pools = w.pools.iter().map(|p| PoolInfo { name: p.name.clone(), cores: p.cores.unwrap_or(4), kind: p.kind }).collect();
+        let sim = w
+            .jobs
+            .iter()
+            .map(|j| SimJob {
+                name: j.name.clone(),
+                arrival: j.arrival,
+                solo: 1.0,
+                pool: w.pools.iter().position(|p| p.name == j.pool).unwrap(),
+                cores: j.cores,
+                program: j.program_key(),
+                variants: vec![],
+            })
+            .collect();
+        (sim, Platform { pools })
+    }
+
+    #[test]
+    fn djsb_figures_are_scored_for_the_djsb_shape_only() {
+        let r = crate::djsb::DjsbRequest {
+            policies: vec![],
+            repeats: 1,
+            simulation_s: 10.0,
+            analysis_s: 2.0,
+            sessions: 3,
+            first_at: 1.0,
+            every: 2.0,
+            array_mib: 16,
+            params: DjsbParams::default(),
+            simulate: None,
+            dir: PathBuf::new(),
+            db: None,
+            cgroups: "auto".into(),
+            lock: None,
+            resume: false,
+        };
+        let (sim, p) = shape(&crate::djsb::workload_toml(&r, 4));
+        assert!(djsb_shaped(&sim, &p), "cosched djsb's own workload");
+        let arrivals = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/arrivals.toml")).unwrap();
+        let (sim, p) = shape(&arrivals);
+        assert!(!djsb_shaped(&sim, &p), "jobs arriving over time, the first on one core of two");
+        let two = "[[pools]]\nname = \"host\"\ncores = 2\n\
+                   [[jobs]]\nname = \"a\"\ncommand = \"true\"\n\
+                   [[jobs]]\nname = \"b\"\ncommand = \"true\"\n";
+        let (sim, p) = shape(two);
+        assert!(!djsb_shaped(&sim, &p), "two jobs at once");
+        let later = two.replace("cores = 2", "cores = 1") + "arrival = 0.5\n";
+        let (sim, p) = shape(&later);
+        assert!(djsb_shaped(&sim, &p), "the first job on the whole pool, the second arriving while it runs");
+    }
+
+    fn check(job: &str, regime: CacheRegime) -> super::steady::RegimeCheck {
+        super::steady::RegimeCheck {
+            job: job.into(),
+            policy: "noplan".into(),
+            regime: regime.name(),
+            passes: 2,
+            solo_s: 1.0,
+            slowdown: Summary::of(&[1.0, 1.02]).unwrap(),
+        }
+    }
+
+    fn report(per_regime: Vec<super::steady::RegimeCheck>) -> RunReport {
+        RunReport {
+            workload: "w".into(),
+            main: "noplan".into(),
+            baselines: vec![],
+            labels: vec!["noplan".into()],
+            mechanisms: vec![],
+            slowdown_source: "measured".into(),
+            solo: super::super::SoloMode::Interleaved,
+            runs: vec![],
+            summary: vec![],
+            increase_rates: BTreeMap::new(),
+            per_regime,
+            held_apart: vec![],
+            solo_passes: vec![],
+            djsb: vec![],
+            last_main: None,
+            per_job: vec![JobSlowdowns { job: "a".into(), slowdowns: vec![Summary::of(&[1.0, 1.02])] }],
+            index: None,
+            not_ok: vec![],
+            figures: vec![],
+            pass_round_trip: BTreeMap::new(),
+            solo_medians: vec![],
+        }
+    }
+
+    #[test]
+    fn a_run_in_one_cache_regime_prints_no_per_regime_table_and_no_djsb_table_without_djsb_figures() {
+        let per_table = "The same per cache regime";
+        let one = report(vec![check("a", CacheRegime::Shared), check("b", CacheRegime::Shared)]).doc().text();
+        assert!(!one.contains(per_table), "{one}");
+        assert!(one.contains("Cache regime: shared cache throughout"), "{one}");
+        assert!(!one.contains("djsb"), "{one}");
+        let two = report(vec![check("a", CacheRegime::Shared), check("a", CacheRegime::Apart)]).doc().text();
+        assert!(two.contains(per_table) && two.contains("caches apart"), "{two}");
+        let none = report(vec![]).doc().text();
+        assert!(!none.contains(per_table) && !none.contains("Cache regime"), "{none}");
+    }
 }

@@ -127,13 +127,14 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<()> {
 }
 
 fn show(p: &JobProbe) {
+    let interval = cosched_report::interval_name(p.points.iter().map(|pt| pt.job_slowdown.n));
     println!(
-        "{} (campaign {}): job on CPU {:?}, {} on CPU {:?}{}",
+        "{} (campaign {}): job on CPU {}, {} on CPU {}{}",
         p.job,
         p.campaign,
-        p.job_cpus,
+        cosched_model::topology::format_cpulist(&p.job_cpus),
         p.stressor,
-        p.stressor_cpus,
+        cosched_model::topology::format_cpulist(&p.stressor_cpus),
         if p.shared_cpus { " (shared)" } else { "" }
     );
     let rows: Vec<Vec<String>> = p
@@ -153,7 +154,7 @@ fn show(p: &JobProbe) {
         .collect();
     println!(
         "{}",
-        table(&["working set", "fits in", "intensity", "sensitivity [95% CI]", "contentiousness [95% CI]", "n"], &rows)
+        table(&["working set", "fits in", "intensity", &format!("sensitivity [{interval}]"), &format!("contentiousness [{interval}]"), "n"], &rows)
     );
     let g = &p.regimes;
     if g.read > 0 {

@@ -105,6 +105,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         order_seed: None,
         order: None,
         first_repeat: 0,
+        named_by: cosched_app::run::RUN_FLAGS,
     };
     let r = run_series(&req, &ctx())?;
     emit(&r, a.json.json)?;
