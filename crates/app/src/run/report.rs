@@ -169,7 +169,7 @@ pub struct RunReport {
     /// Does a job alone measure 1.00: per job, policy and cache regime, run
     /// times against the median of the solo passes in that regime; only
     /// runs in one regime throughout.
-    pub per_regime: Vec<super::steady::RegimeCheck>,
+    pub per_regime: Vec<crate::run::steady::RegimeCheck>,
     /// Per policy label (the policy, then the baselines): the pairs it held
     /// apart over its runs, `(waiting job, running job, times)`, most
     /// frequent first ([`crate::held`]).
@@ -268,7 +268,7 @@ impl Render for RunReport {
             }
             _ => {
                 d.line("The same per cache regime: run time / median of the solo passes in that regime (runs and passes whose CPU 0-1 readings before and after agree):");
-                d.table(&super::steady::HEAD, super::steady::rows(&self.per_regime)).line("");
+                d.table(&crate::run::steady::HEAD, crate::run::steady::rows(&self.per_regime)).line("");
             }
         }
         d.line("Per policy, median (min-max, n repeats):");
@@ -306,7 +306,7 @@ impl Render for RunReport {
 }
 
 /// The cache regimes `checks` span, in order of first appearance.
-fn regimes_of(checks: &[super::steady::RegimeCheck]) -> Vec<&'static str> {
+fn regimes_of(checks: &[crate::run::steady::RegimeCheck]) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     for c in checks {
         if !out.contains(&c.regime) {
@@ -431,7 +431,7 @@ pub(super) fn show(a: &RunRequest, page: &mut Page, store: &Store, s: &Series, r
         })
         .collect();
     let names: Vec<String> = w.jobs.iter().map(|j| j.name.clone()).collect();
-    let regime_checks = super::steady::per_regime(&super::steady::load(store, runs, &super::solo::twin_of(w), SOLO_PASS)?, &names);
+    let regime_checks = crate::run::steady::per_regime(&crate::run::steady::load(store, runs, &super::solo::twin_of(w), SOLO_PASS)?, &names);
     let last_main = views.iter().rev().find(|v| v.rec.policy == main);
     let job_lines = |v: &RunView| -> Vec<JobLine> {
         final_attempts(&v.jobs, w.jobs.len())
@@ -621,8 +621,8 @@ mod tests {
         assert!(djsb_shaped(&sim, &p), "the first job on the whole pool, the second arriving while it runs");
     }
 
-    fn check(job: &str, regime: CacheRegime) -> super::steady::RegimeCheck {
-        super::steady::RegimeCheck {
+    fn check(job: &str, regime: CacheRegime) -> crate::run::steady::RegimeCheck {
+        crate::run::steady::RegimeCheck {
             job: job.into(),
             policy: "noplan".into(),
             regime: regime.name(),
@@ -632,7 +632,7 @@ mod tests {
         }
     }
 
-    fn report(per_regime: Vec<super::steady::RegimeCheck>) -> RunReport {
+    fn report(per_regime: Vec<crate::run::steady::RegimeCheck>) -> RunReport {
         RunReport {
             workload: "w".into(),
             main: "noplan".into(),
