@@ -114,7 +114,7 @@ impl std::str::FromStr for Figure {
 /// no difference at all (a simulator whose policies made the same schedule
 /// has no direction to agree or disagree with).
 fn same_direction(real: f64, simulated: f64) -> Option<bool> {
-    (real != 0.0 && simulated != 0.0).then(|| (real > 0.0) == (simulated > 0.0))
+    (real != 0.0 && simulated != 0.0).then_some((real > 0.0) == (simulated > 0.0))
 }
 
 /// One order as it ran.
