@@ -27,14 +27,27 @@ pub const MAX_TABLE_WIDTH: u16 = 100;
 /// as a two-column block of header and value, a token too long for its
 /// column broken after its punctuation ([`fit`]).
 pub fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let terminal = Table::new().width().filter(|_| Table::new().is_tty());
-    fit(headers, rows, terminal.map_or(MAX_TABLE_WIDTH, |w| w.min(MAX_TABLE_WIDTH)))
+    fit(headers, rows, table_width())
 }
 
 /// [`table`] that never wraps, for Markdown written into files (a wrapped
 /// row would break the Markdown table).
 pub fn markdown_table(headers: &[&str], rows: &[Vec<String>]) -> String {
     build(headers, rows, ContentArrangement::Disabled)
+}
+
+/// The width [`table`] fits its tables to: the terminal's when it is one,
+/// never above [`MAX_TABLE_WIDTH`].
+pub fn table_width() -> u16 {
+    let terminal = Table::new().width().filter(|_| Table::new().is_tty());
+    terminal.map_or(MAX_TABLE_WIDTH, |w| w.min(MAX_TABLE_WIDTH))
+}
+
+/// Whether [`fit`] keeps the table a grid at `width` (whole or wrapped
+/// between words) rather than printing it row by row: a matrix read row
+/// by row loses its columns, so callers can show less per cell instead.
+pub fn fits_as_grid(headers: &[&str], rows: &[Vec<String>], width: u16) -> bool {
+    framed(&longest_words(headers, rows)) <= usize::from(width)
 }
 
 /// [`table`] fitted to `width` columns, as a terminal of that width shows it.

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 use cosched_app::pairs::{pairs, thread_sweep, PairsReport, PairsRequest, SweepReport, UNSTABLE_SOLO};
-use cosched_report::table;
+use cosched_model::matrix::SlowdownMatrix;
+use cosched_report::{fits_as_grid, table, table_for_width, table_width};
 
 use super::common::{ctx, print_json, DbArgs, InRegimeArgs, JsonArgs, WorkloadArgs};
 
@@ -150,31 +151,7 @@ fn print_sweep(r: &SweepReport, ratio: bool) {
 /// The matrix as a table, as slowdowns or Hori et al.'s interference ratios;
 /// also the demo's.
 pub fn print(r: &PairsReport, ratio: bool) {
-    let m = &r.matrix;
-    let mut headers = vec!["fg \\ bg".to_string()];
-    headers.extend(m.jobs.iter().cloned());
-    let rows: Vec<Vec<String>> = (0..m.jobs.len())
-        .map(|i| {
-            let mut row = vec![m.jobs[i].clone()];
-            for j in 0..m.jobs.len() {
-                let cell = if ratio { m.ratio(i, j) } else { m.get(i, j).copied() };
-                row.push(match cell {
-                    Some(s) => format!("{:.2} [{:.2},{:.2}] n={}", s.median, s.ci_lo, s.ci_hi, s.n),
-                    None => "-".into(),
-                });
-            }
-            row
-        })
-        .collect();
-    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
-    println!("{}", table(&h, &rows));
-    let ns = (0..m.jobs.len()).flat_map(|i| (0..m.jobs.len()).filter_map(move |j| m.get(i, j).map(|s| s.n)));
-    let interval = cosched_report::interval_name(ns);
-    if ratio {
-        println!("\ninterference ratio = performance beside the column job / alone = 1 / slowdown; median [{interval}], n repeats.");
-    } else {
-        println!("\nslowdown of the row job beside the column job = co-run / solo time of the same repeat; median [{interval}], n repeats.");
-    }
+    println!("{}", matrix_text(&r.matrix, ratio, table_width()));
     for line in &r.shared_cpus {
         println!("shared CPUs (placed as `cosched run` places them): {line}");
     }
@@ -224,4 +201,86 @@ pub fn print(r: &PairsReport, ratio: bool) {
         );
     }
     println!("heatmap: {}", r.svg.display());
+}
+
+/// The matrix and its caption at `width` columns: each cell its median,
+/// interval and repeats when the matrix fits as a grid so, else only its
+/// median (a matrix printed row by row no longer reads as one: the rows
+/// must stay the foregrounds and the columns the backgrounds).
+fn matrix_text(m: &SlowdownMatrix, ratio: bool, width: u16) -> String {
+    let cell = |i: usize, j: usize| if ratio { m.ratio(i, j) } else { m.get(i, j).copied() };
+    let grid = |full: bool| -> Vec<Vec<String>> {
+        (0..m.jobs.len())
+            .map(|i| {
+                let mut row = vec![m.jobs[i].clone()];
+                row.extend((0..m.jobs.len()).map(|j| match cell(i, j) {
+                    Some(s) if full => format!("{:.2} [{:.2},{:.2}] n={}", s.median, s.ci_lo, s.ci_hi, s.n),
+                    Some(s) => format!("{:.2}", s.median),
+                    None => "-".into(),
+                }));
+                row
+            })
+            .collect()
+    };
+    let mut headers = vec!["fg \\ bg".to_string()];
+    headers.extend(m.jobs.iter().cloned());
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let full = grid(true);
+    let ns = (0..m.jobs.len()).flat_map(|i| (0..m.jobs.len()).filter_map(move |j| m.get(i, j).map(|s| s.n)));
+    let interval = cosched_report::interval_name(ns);
+    let what = if ratio {
+        "interference ratio = performance beside the column job / alone = 1 / slowdown"
+    } else {
+        "slowdown of the row job beside the column job = co-run / solo time of the same repeat"
+    };
+    if fits_as_grid(&h, &full, width) {
+        return format!("{}\n\n{what}; median [{interval}], n repeats.", table_for_width(&h, &full, width));
+    }
+    format!(
+        "{}\n\n{what}; median (too narrow a terminal for each cell's interval and repeats: a wider one, or --json, shows them).",
+        table_for_width(&h, &grid(false), width)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_model::stats::Summary;
+
+    fn matrix(jobs: &[&str]) -> SlowdownMatrix {
+        let mut m = SlowdownMatrix::new(jobs.iter().map(|j| j.to_string()).collect());
+        for i in 0..jobs.len() {
+            for j in 0..jobs.len() {
+                let s = 1.0 + (i * jobs.len() + j) as f64 / 100.0;
+                m.cells[i][j] = Some(Summary { n: 6, median: s, min: s - 0.01, max: s + 0.01, ci_lo: s - 0.01, ci_hi: s + 0.01 });
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn a_matrix_that_fits_shows_each_cells_interval_and_repeats() {
+        let text = matrix_text(&matrix(&["a", "b"]), false, 100);
+        assert!(text.contains("1.01 [1.00,1.02] n=6"), "{text}");
+        assert!(text.contains("median [95% CI], n repeats."), "{text}");
+    }
+
+    #[test]
+    fn a_matrix_too_wide_for_its_intervals_shows_medians_with_rows_as_foregrounds() {
+        let jobs = ["stream-a", "stream-b", "comp-a", "comp-b", "io-a", "io-b"];
+        let text = matrix_text(&matrix(&jobs), false, 80);
+        assert!(!text.contains("n=6"), "{text}");
+        assert!(text.contains("too narrow a terminal"), "{text}");
+        // Still one grid: the header row names every background, and the
+        // row of the second job (a foreground) holds its slowdowns beside
+        // each job in column order.
+        let header = text.lines().find(|l| l.contains("fg")).expect("header row");
+        for j in jobs {
+            assert!(header.contains(j), "{header}");
+        }
+        let row = text.lines().find(|l| l.starts_with("| stream-b")).expect("stream-b's row");
+        let cells: Vec<&str> = row.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+        assert_eq!(cells, ["stream-b", "1.06", "1.07", "1.08", "1.09", "1.10", "1.11"]);
+        assert!(text.lines().filter(|l| l.starts_with('|')).all(|l| l.chars().count() <= 80), "{text}");
+    }
 }
