@@ -342,6 +342,48 @@ pub enum Durability {
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
+/// Whether opening `path` sets the database up (switches it to WAL, creates
+/// or upgrades its schema): a missing or short file, one not in WAL mode
+/// (header bytes 18-19 are 2 in WAL mode), or one whose `user_version`
+/// (bytes 60-63, big-endian) is behind this build's schema.
+fn needs_setup(path: &Path) -> bool {
+    let mut head = [0u8; 100];
+    let read = std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+    if read.is_err() {
+        return true;
+    }
+    let version = u32::from_be_bytes([head[60], head[61], head[62], head[63]]);
+    head[18] != 2 || head[19] != 2 || version < latest_version()
+}
+
+/// Openers that set a database up take turns: an exclusive `flock` on its
+/// directory while one of them does. Two processes opening one new file at
+/// once (`slurm serve` and a `slurm status` polled beside it) otherwise race
+/// in SQLite's rollback-journal mode, where two readers that both want to
+/// write deadlock and one is refused as busy at once, without waiting. The
+/// directory, not the file: closing any descriptor of the database file
+/// would drop this process's own SQLite locks on it (POSIX lock semantics).
+/// `None` (open as before) when the directory cannot be opened or another
+/// opener keeps it past the store's busy timeout; dropped after set-up.
+fn setup_lock(path: &Path) -> Option<nix::fcntl::Flock<std::fs::File>> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut file = std::fs::File::open(dir).ok()?;
+    let began = std::time::Instant::now();
+    loop {
+        match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(held) => return Some(held),
+            Err((back, _)) if began.elapsed() < BUSY_TIMEOUT => {
+                file = back;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
 impl Store {
     /// Opens the database at `path`, creating the file (and its directory)
     /// when missing, and brings its schema to the latest version.
@@ -435,6 +477,7 @@ impl Store {
         if create {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
+        let _setup = needs_setup(path).then(|| setup_lock(path)).flatten();
         let conn = Connection::open_with_flags(path, flags)
             .map_err(|source| StoreError::Open { path: path.into(), source })?;
         Store::prepare(conn, path.to_path_buf())

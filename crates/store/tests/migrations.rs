@@ -227,3 +227,33 @@ fn two_stores_on_one_file_see_each_others_writes() {
     a.put_calibrations(&[cal("k", 1.0)]).unwrap();
     assert_eq!(b.calibrations().unwrap().len(), 1);
 }
+
+/// Processes that open one new database at the same moment (`slurm serve`
+/// and `slurm status` polled beside it, two campaigns started by one
+/// script) each get it whole: the latest schema, in WAL mode, none refused
+/// as busy. Threads stand for the processes: each holds its own connection,
+/// and SQLite locks between connections of one process as between processes.
+#[test]
+fn a_new_database_opened_by_many_at_once_is_set_up_once_for_all() {
+    for round in 0..20 {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("new.db");
+        let start = std::sync::Arc::new(std::sync::Barrier::new(6));
+        let openers: Vec<_> = (0..6)
+            .map(|_| {
+                let (path, start) = (path.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let s = Store::open(&path).map_err(|e| e.to_string())?;
+                    s.schema_version().map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for o in openers {
+            assert_eq!(o.join().unwrap(), Ok(latest_version()), "round {round}");
+        }
+        let conn = Connection::open(&path).unwrap();
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal", "round {round}");
+    }
+}
