@@ -81,13 +81,37 @@ impl DemoWorkload {
     }
 }
 
-/// The workload for a regime: memory bandwidth decides only when the
-/// caches are shared; file I/O decides in either regime, so it is also
-/// the choice when the regime cannot be read (one CPU, or no reading).
-pub fn workload_for(regime: Option<CacheRegime>) -> DemoWorkload {
-    match regime {
-        Some(CacheRegime::Shared) => DemoWorkload::MemoryHalf,
-        _ => DemoWorkload::IoHalf,
+/// The workload for the regime readings at the start: memory bandwidth
+/// decides only when the caches are shared, and only a regime that held
+/// through every reading is taken to last (this node's vCPUs flip between
+/// the regimes within minutes: a memory-bound demo begun in a shared cache
+/// that is gone a minute later spends its orders where triads barely
+/// contend); file I/O decides in either regime, so it is the choice
+/// otherwise, and when the regime cannot be read (one CPU, no reading).
+pub fn workload_for(readings: &[CacheRegime]) -> DemoWorkload {
+    if !readings.is_empty() && readings.iter().all(|g| *g == CacheRegime::Shared) {
+        DemoWorkload::MemoryHalf
+    } else {
+        DemoWorkload::IoHalf
+    }
+}
+
+/// How many times, and how far apart, the demo reads the regime before it
+/// picks the workload (each reading takes a fraction of a second).
+const REGIME_READS: usize = 3;
+const REGIME_READ_GAP: Duration = Duration::from_secs(1);
+
+/// `shared cache (CPU 0-1 round trip 69, 72, 75 ns)`, or the flip seen.
+fn describe_readings(round_trips_ns: &[f64]) -> String {
+    let ns: Vec<String> = round_trips_ns.iter().map(|n| format!("{n:.0}")).collect();
+    let regimes: Vec<CacheRegime> = round_trips_ns.iter().map(|n| CacheRegime::of_round_trip(*n)).collect();
+    match regimes.first() {
+        None => "unknown (no CPU pair to read)".to_string(),
+        Some(first) if regimes.iter().all(|g| g == first) => format!("{} (CPU 0-1 round trip {} ns)", first.name(), ns.join(", ")),
+        Some(_) => {
+            let names: Vec<&str> = regimes.iter().map(|g| g.name()).collect();
+            format!("changing while read (CPU 0-1 round trip {} ns: {})", ns.join(", "), names.join(", then "))
+        }
     }
 }
 
@@ -117,9 +141,12 @@ pub struct DemoRequest {
 /// Every stage's result, in stage order.
 #[derive(Debug)]
 pub struct DemoReport {
-    /// CPU 0-1 round trip at the start, ns, and the regime it means.
-    pub round_trip_ns: Option<f64>,
+    /// CPU 0-1 round trips read at the start, ns; the regime they mean
+    /// when they agree (`None` when they do not, or none was read).
+    pub round_trips_ns: Vec<f64>,
     pub regime: Option<CacheRegime>,
+    /// The readings and their regime in words.
+    pub regime_text: String,
     /// The workload chosen, and why.
     pub workload: String,
     pub why: String,
@@ -234,7 +261,8 @@ impl Predictions {
     }
 
     fn head(&self) -> Vec<&str> {
-        ["victim", "beside", "measured", "shipped"].into_iter().chain(self.predictors.iter().map(String::as_str)).collect()
+        // `pairs`, not `measured`: the predictor `measured` has a column of its own.
+        ["victim", "beside", "pairs", "shipped"].into_iter().chain(self.predictors.iter().map(String::as_str)).collect()
     }
 
     /// The table's cells, two decimals as the slowdowns are read.
@@ -337,21 +365,32 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     let stage = |n: u32, what: &str| ctx.step(&format!("stage {n}/7 [{:.0}s]: {what}", started.elapsed().as_secs_f64()));
 
     stage(1, "read the cache regime: CPU 0-1 round trip");
-    let round_trip_ns = crate::common::round_trip_now();
-    let regime = round_trip_ns.map(CacheRegime::of_round_trip);
+    let mut round_trips_ns = Vec::new();
+    for k in 0..REGIME_READS {
+        if k > 0 {
+            std::thread::sleep(REGIME_READ_GAP);
+        }
+        match crate::common::round_trip_now() {
+            Some(ns) => round_trips_ns.push(ns),
+            None => break,
+        }
+    }
+    let readings: Vec<CacheRegime> = round_trips_ns.iter().map(|n| CacheRegime::of_round_trip(*n)).collect();
+    let regime = readings.first().copied().filter(|first| readings.iter().all(|g| g == first));
     let choice = match a.workload {
-        DemoWorkload::Auto => workload_for(regime),
+        DemoWorkload::Auto => workload_for(&readings),
         w => w,
     };
     let wl_name = choice.name();
-    let regime_text = match (round_trip_ns, regime) {
-        (Some(ns), Some(g)) => format!("{} (CPU 0-1 round trip {ns:.0} ns)", g.name()),
-        _ => "unknown (no CPU pair to read)".to_string(),
-    };
+    let regime_text = describe_readings(&round_trips_ns);
     let why = format!(
         "{wl_name}: {}{}",
         why_it_matters(choice),
-        if a.workload == DemoWorkload::Auto { ", so it is the workload where the choice matters in this regime" } else { " (chosen by --workload)" }
+        match a.workload {
+            DemoWorkload::Auto if regime.is_none() && !readings.is_empty() => ", so it is the workload where the choice matters in either regime",
+            DemoWorkload::Auto => ", so it is the workload where the choice matters in this regime",
+            _ => " (chosen by --workload)",
+        }
     );
     ctx.step(&format!("cache regime: {regime_text}; workload {why}"));
     let wl_path = work.path().join(format!("{wl_name}.toml"));
@@ -485,7 +524,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     let predictions = Predictions::new(fitted.iter().map(|(n, _)| n.clone()).collect(), rows);
     page.section("6. Predict")
         .paragraph(&format!(
-            "Predicted slowdown of each pair of programs (1.00 = no harm; 1.50 = 50 % longer than alone) by every predictor that could be fitted, fitted on this demo's measurements ({}); held-out accuracy is `cosched evaluate-predictors`. `shipped` is the shipped dataset's slowdown of the same two programs (stage 3: another work amount, another node's or another day's). The policies below decide with `measured`: the measured pairs.",
+            "Predicted slowdown of each pair of programs (1.00 = no harm; 1.50 = 50 % longer than alone) by every predictor that could be fitted, fitted on this demo's measurements ({}); held-out accuracy is `cosched evaluate-predictors`. `pairs` is the median stage 5 measured; `shipped` is the shipped dataset's slowdown of the same two programs (stage 3: another work amount, another node's or another day's). The policies below decide with the predictor `measured`: the measured pairs of every campaign of these programs.",
             sources.describe()
         ))
         .table(&predictions.head(), &predictions.cells());
@@ -549,8 +588,9 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     let index = out.join("index.html");
     crate::common::write_file(&index, &page.render())?;
     Ok(DemoReport {
-        round_trip_ns,
+        round_trips_ns,
         regime,
+        regime_text,
         workload: wl_name.to_string(),
         why,
         calibration: cal_text,
@@ -686,9 +726,17 @@ mod tests {
 
     #[test]
     fn the_regime_picks_the_workload_where_the_choice_matters() {
-        assert_eq!(workload_for(Some(CacheRegime::Shared)), DemoWorkload::MemoryHalf);
-        assert_eq!(workload_for(Some(CacheRegime::Apart)), DemoWorkload::IoHalf);
-        assert_eq!(workload_for(None), DemoWorkload::IoHalf, "I/O contends whatever the regime");
+        use CacheRegime::{Apart, Shared};
+        assert_eq!(workload_for(&[Shared, Shared, Shared]), DemoWorkload::MemoryHalf);
+        assert_eq!(workload_for(&[Apart, Apart, Apart]), DemoWorkload::IoHalf);
+        assert_eq!(workload_for(&[Shared, Shared, Apart]), DemoWorkload::IoHalf, "a regime that flips while read is not taken to last");
+        assert_eq!(workload_for(&[]), DemoWorkload::IoHalf, "I/O contends whatever the regime");
+        assert_eq!(describe_readings(&[69.4, 72.0]), "shared cache (CPU 0-1 round trip 69, 72 ns)");
+        assert_eq!(
+            describe_readings(&[69.0, 420.0]),
+            "changing while read (CPU 0-1 round trip 69, 420 ns: shared cache, then caches apart)"
+        );
+        assert_eq!(describe_readings(&[]), "unknown (no CPU pair to read)");
         assert_eq!(DemoWorkload::parse("io-half"), Ok(DemoWorkload::IoHalf));
         assert!(DemoWorkload::parse("mixed").unwrap_err().contains("auto, memory-half, io-half"));
     }
@@ -768,7 +816,7 @@ mod tests {
         );
         let text = p.doc().text();
         let want = cosched_report::table(
-            &["victim", "beside", "measured", "shipped", "mechanism"],
+            &["victim", "beside", "pairs", "shipped", "mechanism"],
             &[["triad", "loop", "1.23", "1.50", "1.10"].map(String::from).to_vec(), ["loop", "triad", "-", "-", "1.10"].map(String::from).to_vec()],
         );
         assert!(text.starts_with(&want), "{text}");

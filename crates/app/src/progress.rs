@@ -23,6 +23,18 @@ pub trait Task {
     fn finish(&self);
 }
 
+/// One plain progress line: `label: done/total msg (elapsed Ns, eta Ns)`,
+/// the ETA at the pace so far; before the first step is done there is no
+/// pace, so it reads `eta -` rather than a zero that says "about to end".
+pub fn plain_line(label: &str, done: u64, total: u64, msg: &str, elapsed_s: f64) -> String {
+    let eta = if done > 0 {
+        format!("{:.0}s", elapsed_s / done as f64 * total.saturating_sub(done) as f64)
+    } else {
+        "-".into()
+    };
+    format!("{label}: {done}/{total} {msg} (elapsed {elapsed_s:.0}s, eta {eta})")
+}
+
 /// Log lines on stderr: one per step, with elapsed time and ETA.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Plain;
@@ -44,9 +56,7 @@ impl Progress for Plain {
 
 impl Task for PlainTask {
     fn set(&self, done: u64, msg: &str) {
-        let el = self.start.elapsed().as_secs_f64();
-        let eta = if done > 0 { el / done as f64 * (self.total - done.min(self.total)) as f64 } else { 0.0 };
-        eprintln!("{}: {done}/{} {msg} (elapsed {el:.0}s, eta {eta:.0}s)", self.label, self.total);
+        eprintln!("{}", plain_line(&self.label, done, self.total, msg, self.start.elapsed().as_secs_f64()));
     }
     fn println(&self, msg: &str) {
         eprintln!("{}: {msg}", self.label);
@@ -123,5 +133,13 @@ mod tests {
             once.step(m);
         }
         assert_eq!(*rec.0.lock().unwrap(), ["pinning: cpuset", "source: 1 sample", "source: 2 samples"]);
+    }
+
+    #[test]
+    fn a_plain_line_has_no_eta_before_the_first_step_and_the_pace_after() {
+        assert_eq!(plain_line("pairs", 0, 6, "a + b", 1.2), "pairs: 0/6 a + b (elapsed 1s, eta -)");
+        assert_eq!(plain_line("pairs", 2, 6, "a + b", 10.0), "pairs: 2/6 a + b (elapsed 10s, eta 20s)");
+        assert_eq!(plain_line("pairs", 6, 6, "b + b", 30.0), "pairs: 6/6 b + b (elapsed 30s, eta 0s)");
+        assert_eq!(plain_line("pairs", 7, 6, "", 30.0), "pairs: 7/6  (elapsed 30s, eta 0s)", "more steps than the total is no negative ETA");
     }
 }

@@ -21,7 +21,10 @@ use crate::render::{Doc, Render};
 /// The project's own measurements (data/, described in data/README.md),
 /// built in as they ship, so the demo runs from any directory: its first
 /// predictions of the workload's pairs come from them.
-const SHIPPED: &[(&str, &[u8])] = &[("data/io-half.bundle", include_bytes!("../../../data/io-half.bundle"))];
+const SHIPPED: &[(&str, &[u8])] = &[
+    ("data/io-half.bundle", include_bytes!("../../../data/io-half.bundle")),
+    ("data/memory-half.bundle", include_bytes!("../../../data/memory-half.bundle")),
+];
 
 /// One shipped bundle as the demo imported it.
 #[derive(Debug, Clone, Serialize)]
@@ -260,5 +263,22 @@ mod tests {
         assert!(printed.contains("predicted from the shipped dataset (node vm, another node's, other work amount): the same programs measured at another work amount; assumed: a slowdown does not depend on the amount of work"), "{printed}");
         let on_vm = Shipped { here: "vm".into(), ..s.clone() };
         assert_eq!(on_vm.label(), "predicted from the shipped dataset (node vm, other work amount)");
+    }
+
+    /// The same on memory-half: its triads come from the shipped
+    /// memory-half campaign, read in the regime the demo found.
+    #[test]
+    fn the_shipped_dataset_predicts_every_pair_of_memory_half() {
+        let mut store = Store::open_in_memory().unwrap();
+        let bundles = import_shipped(&mut store).unwrap();
+        assert_eq!(bundles.len(), 2, "io-half and memory-half");
+        let text = crate::demo::demo_workload_text(DemoWorkload::MemoryHalf, 1.0);
+        let w = cosched_model::workload::parse_workload(&text, "w.toml", Some(2)).unwrap();
+        let reps = crate::demo::representatives(&w);
+        let s = shipped_predictions(&store, &w, &reps, Some(CacheRegime::Shared), bundles, "vm").unwrap();
+        assert!(s.missing.is_empty(), "{:?}", s.missing);
+        let triads = s.rows.iter().find(|r| r.victim == "triad.1" && r.beside == "triad.1").expect("triad beside triad");
+        assert_eq!(triads.workload, "memory-half");
+        assert!(triads.slowdown > 1.1, "two triads contend: {}", triads.slowdown);
     }
 }

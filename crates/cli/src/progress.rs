@@ -57,8 +57,7 @@ impl Progress {
                 }
                 *printed = Some(now);
                 let el = now.duration_since(self.start).as_secs_f64();
-                let eta = if done > 0 { el / done as f64 * (self.total - done.min(self.total)) as f64 } else { 0.0 };
-                eprintln!("{}: {done}/{} {msg} (elapsed {el:.0}s, eta {eta:.0}s)", self.label, self.total);
+                eprintln!("{}", cosched_app::progress::plain_line(&self.label, done, self.total, msg, el));
             }
         }
     }

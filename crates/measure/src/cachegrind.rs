@@ -46,7 +46,9 @@ pub fn miss_point(argv: &[String], env: &[(String, String)], kib: u64, dir: &Pat
     }
     let (prog, args) = argv.split_first().ok_or("an empty command")?;
     let out = dir.join(format!("cachegrind-{kib}k.out"));
-    let run = Command::new("valgrind")
+    let err_path = dir.join(format!("cachegrind-{kib}k.err"));
+    let err_file = std::fs::File::create(&err_path).map_err(|e| format!("{}: {e}", err_path.display()))?;
+    let mut child = Command::new("valgrind")
         .arg("--tool=cachegrind")
         .arg("--cache-sim=yes")
         .arg(format!("--LL={},{LL_ASSOC},{LL_LINE}", kib * 1024))
@@ -56,12 +58,28 @@ pub fn miss_point(argv: &[String], env: &[(String, String)], kib: u64, dir: &Pat
         .args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
+        .stderr(err_file)
+        .spawn()
         .map_err(|e| format!("valgrind: {e}"))?;
-    if !run.status.success() {
-        let tail: String = String::from_utf8_lossy(&run.stderr).lines().rev().take(3).collect::<Vec<_>>().join(" / ");
-        return Err(format!("cachegrind of `{}` at {kib} KiB: {} ({tail})", argv.join(" "), run.status));
+    // A simulation runs 20-100x the program's time: a SIGTERM to cosched
+    // alone (not to its process group, as a terminal's Ctrl-C is) must
+    // still end it, so the wait watches the interrupt flag.
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if crate::launch::interrupted().is_some() => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("cachegrind of `{}` at {kib} KiB: interrupted", argv.join(" ")));
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            Err(e) => return Err(format!("valgrind: {e}")),
+        }
+    };
+    if !status.success() {
+        let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let tail: String = stderr.lines().rev().take(3).collect::<Vec<_>>().join(" / ");
+        return Err(format!("cachegrind of `{}` at {kib} KiB: {status} ({tail})", argv.join(" ")));
     }
     let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let (refs, misses) = parse_summary(&text).map_err(|e| format!("{}: {e}", out.display()))?;

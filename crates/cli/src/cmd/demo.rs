@@ -19,10 +19,11 @@ use super::common::{ctx, parse_budget};
     cosched demo --repeats 1 --seconds 0.3 --budget 1m  # the CI smoke run\n  \
     cosched demo --budget 10m                           # more orders, narrower intervals\n  \
     cosched demo --workload io-half --db demo.db --out demo-report/\n\n\
-    Stages: read the node's cache regime (the CPU 0-1 round trip) and pick\n\
-    the workload where interference decides in it: memory-half (STREAM\n\
-    triads) when the CPUs share a last-level cache, io-half (file I/O) when\n\
-    they do not; calibrate the kernels, predict the workload's pairs from\n\
+    Stages: read the node's cache regime (the CPU 0-1 round trip, three\n\
+    times a second apart) and pick the workload where interference decides\n\
+    in it: memory-half (STREAM triads) when the CPUs share a last-level\n\
+    cache in every reading, io-half (file I/O, which contends in either\n\
+    regime) when they do not or the regime changed while read; calibrate the kernels, predict the workload's pairs from\n\
     the shipped dataset (data/, built in: the project's own measurements,\n\
     of another node or day, at other work amounts), profile one job of\n\
     each program, measure the pairs, fit the predictors, then run the\n\
@@ -63,11 +64,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         &DemoRequest { repeats: a.repeats, seconds: a.seconds, budget: a.budget, workload: a.workload, out: a.out, db: a.db },
         &ctx(),
     )?;
-    let regime = match (r.round_trip_ns, r.regime) {
-        (Some(ns), Some(g)) => format!("{} (CPU 0-1 round trip {ns:.0} ns)", g.name()),
-        _ => "unknown".into(),
-    };
-    println!("cache regime: {regime}\nworkload {}\n", r.why);
+    println!("cache regime: {}\nworkload {}\n", r.regime_text, r.why);
     println!("{}\n", r.calibration);
     println!("{}", Render::doc(&r.shipped).text());
     super::profile::print(&r.profile);

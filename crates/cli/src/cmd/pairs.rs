@@ -237,7 +237,7 @@ fn matrix_text(m: &SlowdownMatrix, ratio: bool, width: u16) -> String {
         return format!("{}\n\n{what}; median [{interval}], n repeats.", table_for_width(&h, &full, width));
     }
     format!(
-        "{}\n\n{what}; median (too narrow a terminal for each cell's interval and repeats: a wider one, or --json, shows them).",
+        "{}\n\n{what}; median (each cell's interval and repeats do not fit in {width} columns: --json shows them).",
         table_for_width(&h, &grid(false), width)
     )
 }
@@ -270,7 +270,7 @@ mod tests {
         let jobs = ["stream-a", "stream-b", "comp-a", "comp-b", "io-a", "io-b"];
         let text = matrix_text(&matrix(&jobs), false, 80);
         assert!(!text.contains("n=6"), "{text}");
-        assert!(text.contains("too narrow a terminal"), "{text}");
+        assert!(text.contains("do not fit in 80 columns"), "{text}");
         // Still one grid: the header row names every background, and the
         // row of the second job (a foreground) holds its slowdowns beside
         // each job in column order.
