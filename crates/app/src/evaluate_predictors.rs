@@ -141,6 +141,7 @@ pub fn evaluate_predictors(a: &EvaluatePredictorsRequest, ctx: &Ctx) -> anyhow::
     let w = load_workload(&a.workload)?;
     let mut store = open_existing_store(&db_path(a.db.as_deref()))?;
     let mut cross_note = None;
+    let mut unfitted = Vec::new();
     let choice = regime.as_ref().map_or(cosched_predict::regime::RegimeChoice::Any, |r| r.regime);
     let (counts, mut rows) = if a.from_runs {
         from_runs(&store, &w, a.level)?
@@ -151,7 +152,8 @@ pub fn evaluate_predictors(a: &EvaluatePredictorsRequest, ctx: &Ctx) -> anyhow::
     } else {
         let (train, sources) = training_set_in(&store, &w, &a.workload, None, choice)?;
         let counts = counts(&store, &w, &train, sources)?;
-        let rows = compute(&train, &specs, folds, a.level, ctx)?;
+        let (rows, notes) = compute(&train, &specs, folds, a.level, ctx)?;
+        unfitted = notes;
         (counts, rows)
     };
 
@@ -201,7 +203,7 @@ pub fn evaluate_predictors(a: &EvaluatePredictorsRequest, ctx: &Ctx) -> anyhow::
             counts.workload, counts.repeats, counts.programs, a.level
         )
     } else {
-        describe(&counts, folds, a.level)
+        describe(&counts, folds, a.level) + &not_fitted(&unfitted)
     };
     let description = match on_halves_pairs(&mut rows) {
         Some(line) => format!("{description}\n{line}"),
@@ -307,8 +309,8 @@ pub fn bench(workload: &Path, level: f64, db: Option<&Path>, ctx: &Ctx) -> anyho
     let (train, sources) = training_set(&store, &w, workload, false)?;
     let c = counts(&store, &w, &train, sources)?;
     let folds = Folds::LeaveOneProgramOut;
-    let rows = compute(&train, &names, folds, level, ctx)?;
-    let description = describe(&c, folds, level);
+    let (rows, unfitted) = compute(&train, &names, folds, level, ctx)?;
+    let description = describe(&c, folds, level) + &not_fitted(&unfitted);
     Ok(PredictorBench { report: EvaluatePredictorsReport { counts: c, level, rows, svgs: Vec::new(), description, markdown: None } })
 }
 
@@ -587,8 +589,10 @@ fn severe_lines(
 }
 
 /// Cross-validates every predictor; under leave-one-program-out `measured`
-/// is also scored on repeat halves: the noise floor of the pair matrix.
-fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64, ctx: &Ctx) -> anyhow::Result<Vec<Row>> {
+/// is also scored on repeat halves: the noise floor of the pair matrix. One
+/// whose inputs were never measured refuses to be fitted: it is returned by
+/// name and reason, and the others are still scored, as across workloads.
+fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64, ctx: &Ctx) -> anyhow::Result<(Vec<Row>, Vec<String>)> {
     let mut jobs: Vec<(String, Folds)> = specs.iter().map(|s| (s.clone(), folds)).collect();
     if folds == Folds::LeaveOneProgramOut {
         if let Some(m) = specs.iter().find(|s| s.split(':').next() == Some("measured")) {
@@ -596,17 +600,28 @@ fn compute(train: &TrainingSet, specs: &[String], folds: Folds, level: f64, ctx:
         }
     }
     let progress = ctx.progress.task("evaluate", jobs.len() as u64);
-    let mut rows = Vec::new();
+    let (mut rows, mut unfitted) = (Vec::new(), Vec::new());
     for (i, (spec, f)) in jobs.iter().enumerate() {
         progress.set(i as u64, &format!("{spec} ({})", f.name()));
         let spec2 = spec.clone();
         let make = move || build(&spec2).expect("checked before");
-        let (predictions, accuracy) =
-            cross_validate(&make, train, *f, level).map_err(|e| anyhow::anyhow!("evaluating {spec}: {e}"))?;
+        let (predictions, accuracy) = match cross_validate(&make, train, *f, level) {
+            Ok(scored) => scored,
+            Err(e @ cosched_predict::PredictError::Fit { .. }) => {
+                unfitted.push(format!("{spec}: {e}"));
+                continue;
+            }
+            Err(e) => return Err(anyhow::anyhow!("evaluating {spec}: {e}")),
+        };
         rows.push(Row { predictor: spec.clone(), folds: f.name().to_string(), accuracy, predictions, trained_cut: None, pearson_on_halves_pairs: None });
     }
     progress.finish();
-    Ok(rows)
+    Ok((rows, unfitted))
+}
+
+/// Lines naming the predictors that could not be fitted, and why.
+fn not_fitted(unfitted: &[String]) -> String {
+    unfitted.iter().map(|u| format!("\nnot fitted: {u}")).collect()
 }
 
 fn pct(v: f64) -> String {

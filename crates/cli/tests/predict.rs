@@ -32,13 +32,19 @@ fn truth(victim: usize, other: usize) -> f64 {
     1.0 + (JOBS[other].2 - 1.0) * (JOBS[victim].1 + 0.5)
 }
 
-/// Profiles, probes (one campaign per job) and, if `with_pairs`, a pairs campaign.
+/// Profiles with miss-ratio curves, probes (one campaign per job) and, if
+/// `with_pairs`, a pairs campaign.
 fn fill(db: &Path, with_probe: bool, with_pairs: bool) {
     let mut s = Store::open(db).unwrap();
     let c = s.begin_campaign(CampaignKind::Profile, "syn", "{}", &prov()).unwrap();
-    for (j, u, _) in JOBS {
-        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command true {j}"), summary: job_profile(1.0, u) })
-            .unwrap();
+    for (j, u, pressure) in JOBS {
+        let mut summary = job_profile(1.0, u);
+        // The more pressure, the more misses with 1 MiB of last level; all
+        // fall to 1 % with 64 MiB.
+        summary.miss_curve = [(1024, 0.1 + pressure - 1.0), (65536, 0.01)]
+            .map(|(ll_kib, ratio)| cosched_model::profile::MissPoint { ll_kib, refs: 1_000_000_000, misses: (ratio * 1e9) as u64, ratio })
+            .to_vec();
+        s.put_profile(c, &ProfileRecord { job: j.into(), program: format!("command true {j}"), summary }).unwrap();
     }
     s.finish_campaign(c, CampaignStatus::Done).unwrap();
     if with_probe {
@@ -120,6 +126,34 @@ fn missing_measurements_name_the_command_that_takes_them() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cosched probe --workload"), "{err}");
+}
+
+#[test]
+fn a_workload_never_probed_is_evaluated_without_the_predictors_that_read_probes() {
+    let d = tempfile::tempdir().unwrap();
+    let wl = workload(d.path());
+    let db = d.path().join("x.db");
+    fill(&db, false, true);
+    let out = cosched(&["evaluate-predictors", "--workload", wl.to_str().unwrap(), "--db", db.to_str().unwrap(), "--regime", "any"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // `twins` stands on `scn`, whose refusal it passes on.
+    for (name, refused) in [("scn", "scn"), ("probe", "probe"), ("twins", "scn")] {
+        let line = format!("not fitted: {name}: predictor `{refused}` cannot be fitted: no program has a probe curve");
+        assert!(text.contains(&line), "{name}:\n{text}");
+        assert!(!text.contains(&format!("| {name} ")), "{name}:\n{text}");
+    }
+    for name in ["learned", "median", "blind"] {
+        assert!(text.contains(&format!("| {name} ")), "{name}:\n{text}");
+    }
+    // `reuse` reads the curves at this node's last level, there being no
+    // probe to say another's.
+    if text.contains("not fitted: reuse") {
+        assert!(text.contains("last-level cache size"), "{text}");
+        cosched_testkit::skip(cosched_testkit::Lacks::Machine, "this node's last-level cache size cannot be read (hwloc, /sys)");
+        return;
+    }
+    assert!(text.contains("| reuse "), "{text}");
 }
 
 #[test]

@@ -381,6 +381,7 @@ pub fn knowledge_base(store: &Store, filter: &KbFilter) -> anyhow::Result<Knowle
     }
     let set = TrainingSet::new(programs.into_values().collect(), pairs)
         .map_err(|e| anyhow::anyhow!("the store's pairs across workloads: {e}"))?;
+    let set = crate::training::with_node_llc(set, crate::training::this_node_llc);
     Ok(KnowledgeBase { set, parts, regime, superseded: newest.superseded, out_of_regime, levels_in_regime })
 }
 

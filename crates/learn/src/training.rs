@@ -93,9 +93,11 @@ impl Sources {
 /// The training set of a workload from the store: each job's latest
 /// finished profile and probe, and the latest pairs campaign; with
 /// `knowledge`, enlarged by other workloads' measurements of the same
-/// programs and of others ([`with_knowledge`]). A job without a profile or
-/// probe, or no pairs, is an error (exit code 1) naming the command that
-/// measures it.
+/// programs and of others ([`with_knowledge`]). A job without a profile,
+/// a job without a probe where others have one, or no pairs, is an error
+/// (exit code 1) naming the command that measures it; a program with a
+/// miss-ratio curve and no probe reads its curve at this node's last level
+/// ([`with_node_llc`]).
 pub fn training_set(store: &Store, w: &Workload, path: &Path, knowledge: bool) -> anyhow::Result<(TrainingSet, Sources)> {
     training_set_in(store, w, path, knowledge.then(KbScope::default).as_ref(), RegimeChoice::Any)
 }
@@ -137,15 +139,47 @@ pub fn training_set_in(
     if !no_profile.is_empty() {
         return Err(missing("finished profile", "profile", &no_profile));
     }
+    // A workload probed not at all is fitted without probes (the
+    // predictors that read them refuse, naming `cosched probe`); probed in
+    // part, the unprobed jobs would read as insensitive to everything.
     let no_probe = lacking(&|c| !c.probe.is_empty());
-    if !no_probe.is_empty() {
+    if !no_probe.is_empty() && no_probe.len() < w.jobs.len() {
         return Err(missing("finished probe", "probe", &no_probe));
     }
     if train.pairs.is_empty() {
-        return Err(missing("pairs campaign", "pairs", &[w.name.as_str()]));
+        let probe = if no_probe.is_empty() { String::new() } else { format!(" (and `cosched probe --workload {file}` for the predictors that read probe curves)") };
+        return Err(anyhow::anyhow!("{}{probe}", missing("pairs campaign", "pairs", &[w.name.as_str()])));
     }
+    let train = with_node_llc(train, this_node_llc);
     sources.campaigns = used_campaigns(store, &m)?;
     Ok((train, sources))
+}
+
+/// This node's last-level cache size (KiB), read from /sys (no process
+/// runs: the learning loop measures nothing); `None` where it cannot be.
+pub fn this_node_llc() -> Option<u64> {
+    use cosched_measure::topology::{detect_with, TopologySource};
+    let node = detect_with(TopologySource::Sysfs).ok()?;
+    node.llc().map(|c| c.size_bytes / 1024)
+}
+
+/// A program's miss-ratio curve is read at its node's last-level size
+/// (`reuse`), which only a probe campaign records: a program with a curve
+/// and no probe takes `node_llc`, this node's, read only when such a
+/// program is there.
+pub fn with_node_llc(mut train: TrainingSet, node_llc: impl FnOnce() -> Option<u64>) -> TrainingSet {
+    let needs = |c: &Characterization| c.probe.is_empty() && c.llc_kib.is_none() && c.profile.as_ref().is_some_and(|p| !p.miss_curve.is_empty());
+    if !train.programs.values().any(needs) {
+        return train;
+    }
+    if let Some(llc) = node_llc() {
+        for c in train.programs.values_mut() {
+            if needs(c) {
+                c.llc_kib = Some(llc);
+            }
+        }
+    }
+    train
 }
 
 /// The campaigns `m` was gathered from: pairs first, then profiles and
@@ -443,4 +477,55 @@ pub fn regime_named(name: Option<&str>) -> Option<CacheRegime> {
     [CacheRegime::Shared, CacheRegime::Apart]
         .into_iter()
         .find(|g| n == g.name() || RegimeChoice::parse(n).ok().and_then(RegimeChoice::only) == Some(*g))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosched_model::profile::{JobProfile, MissPoint, ProfileSummary, SyscallSource};
+
+    fn program(name: &str, curve: bool, llc_kib: Option<u64>) -> Characterization {
+        let s = ProfileSummary {
+            wall_s: 1.0,
+            host_load_mean: 0.5,
+            host_load_peak: 0.5,
+            cores_used: 1.0,
+            syscall_rate: None,
+            syscall_count: None,
+            syscall_source: SyscallSource::ProcSyscrSyscw,
+            vol_ctx_rate: 0.0,
+            invol_ctx_rate: 0.0,
+            read_bps: 0.0,
+            write_bps: 0.0,
+            max_rss_kib: 1000,
+            fault_rate: 0.0,
+            counters: Default::default(),
+            stall: None,
+            collateral: None,
+        };
+        let mut profile = JobProfile::from_runs(&[(1.0, s)], "process", None, Vec::new()).unwrap();
+        if curve {
+            profile.miss_curve = vec![MissPoint { ll_kib: 1024, refs: 10, misses: 5, ratio: 0.5 }];
+        }
+        Characterization {
+            name: name.into(),
+            program: name.into(),
+            cores: 1,
+            profile: Some(profile),
+            probe: Vec::new(),
+            stressors: Default::default(),
+            llc_kib,
+        }
+    }
+
+    #[test]
+    fn only_a_program_with_a_curve_and_no_last_level_size_takes_the_nodes() {
+        let set = |progs: Vec<Characterization>| TrainingSet::new(progs, Vec::new()).unwrap();
+        let filled = with_node_llc(set(vec![program("a", true, None), program("b", false, None), program("c", true, Some(512))]), || Some(32768));
+        let llc = |n: &str| filled.programs[n].llc_kib;
+        assert_eq!((llc("a"), llc("b"), llc("c")), (Some(32768), None, Some(512)));
+        // Without such a program the node is not read at all.
+        let untouched = with_node_llc(set(vec![program("b", false, None)]), || panic!("read the node for nothing"));
+        assert_eq!(untouched.programs["b"].llc_kib, None);
+    }
 }

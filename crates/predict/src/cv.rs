@@ -279,8 +279,9 @@ mod tests {
 
     use super::*;
     use crate::predictors::{predictor_by_name, predictor_names, Params};
-    use crate::testdata::{all_pairs, probe_program, with_load, Shape};
+    use crate::testdata::{all_pairs, probe_program, with_curve, with_load, Shape};
     use crate::{Characterization, PairSamples};
+    use cosched_model::profile::MissPoint;
 
     fn workload() -> (Vec<Characterization>, Vec<PairSamples>) {
         let shapes = [Shape::N, Shape::C, Shape::S, Shape::S, Shape::C, Shape::N, Shape::S];
@@ -288,6 +289,17 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, s)| with_load(probe_program(&format!("j{i}"), *s, 0.1 * i as f64), 0.1 + 0.1 * i as f64, 50.0 * i as f64))
+            .map(|c| {
+                // A miss-ratio curve each (for `reuse`): footprints of 4, 16
+                // and 64 MiB in turn, the more references the later the job.
+                let i = c.name[1..].parse::<usize>().unwrap();
+                let points = [4096u64, 16384, 65536]
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &ll_kib)| MissPoint { ll_kib, refs: 0, misses: 0, ratio: if k < i % 3 { 0.1 + 0.05 * i as f64 } else { 0.01 } })
+                    .collect();
+                with_curve(c, points, 1_000_000_000 * (1 + i as u64), 1.0)
+            })
             .collect();
         let pairs = all_pairs(&progs, |v, o| 1.0 + 0.05 * (v.name.len() as f64) + 0.3 * o.probe[5].stressor_slowdown.median - 0.3);
         (progs, pairs)

@@ -1,9 +1,11 @@
 //! Figures derived from a program's characterization, shared by the
 //! predictors: host load, class, probe curves as medians per level, and the
-//! bandwidth pressure that stands in for the SCN paper's measured memory bandwidth.
+//! bandwidth pressure that stands in for the SCN paper's measured memory bandwidth,
+//! and the miss-ratio curve read at the node's last level.
 
 use cosched_model::probe::{classify, Class, ClassRule, Classification, ProbeLevel};
 
+use crate::misses::Reuse;
 use crate::Characterization;
 
 /// One program in numbers.
@@ -31,6 +33,9 @@ pub struct Features {
     pub ln_io: f64,
     /// CPU seconds per wall second alone.
     pub cores_used: f64,
+    /// The miss-ratio curve read at the node's last level
+    /// ([`crate::misses::Reuse`]); `None` without a curve.
+    pub reuse: Option<Reuse>,
 }
 
 impl Features {
@@ -74,6 +79,7 @@ impl Features {
             ln_ctx,
             ln_io,
             cores_used,
+            reuse: Reuse::of(c),
         }
     }
 

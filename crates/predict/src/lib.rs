@@ -15,6 +15,7 @@
 //! | `scn` | SCN | probe classes N/C/S, co-runner's bandwidth pressure | per-class-pair constants and lines |
 //! | `probe` | DistGen | victim's sensitivity curve, co-runner's contentiousness curve | curve read at the co-runner's footprint, calibrated by a line |
 //! | `twins` | Terrible Twins | program identity | a learned twin factor over another predictor |
+//! | `reuse` | DistGen (PinDist) | both jobs' miss-ratio curves, data references per second | the victim's misses gained when the co-runner's footprint takes its share of the LLC, and both jobs' memory traffic, by a non-negative line |
 //! | `learned` | - | profile and probe features of both jobs | ridge regression of ln slowdown |
 //! | `nearest` | Terrible Twins generalised | profile and probe features of both jobs | kernel-weighted mean of look-alike measured pairs |
 //! | `measured` | - | the pair matrix | the measured median; a fallback predictor elsewhere |
@@ -34,6 +35,7 @@ pub mod cv;
 pub mod features;
 pub mod fit;
 pub mod metrics;
+pub mod misses;
 pub mod predictors;
 pub mod regime;
 

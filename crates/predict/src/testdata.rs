@@ -114,3 +114,12 @@ pub fn all_pairs(
     }
     v
 }
+
+/// `c` (which has a profile) with a miss-ratio curve whose every point
+/// counts `refs` data references, and a solo time of `solo_s`.
+pub fn with_curve(mut c: Characterization, points: Vec<cosched_model::profile::MissPoint>, refs: u64, solo_s: f64) -> Characterization {
+    let p = c.profile.as_mut().expect("with_curve needs a profile");
+    p.miss_curve = points.into_iter().map(|m| cosched_model::profile::MissPoint { refs, ..m }).collect();
+    p.solo_s = summary(solo_s);
+    c
+}

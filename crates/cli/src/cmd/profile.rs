@@ -46,8 +46,9 @@ pub struct ProfileArgs {
     pub syscalls: Syscalls,
     /// Also a miss-ratio curve per job at these last-level sizes (the DistGen
     /// paper's reuse distances): one run under valgrind's cachegrind a size,
-    /// 20-100x slower than alone; stored in the profile (`miss_curve`);
-    /// skipped with a note without valgrind.
+    /// 20-100x slower than alone; stored in the profile (`miss_curve`),
+    /// which the `reuse` predictor reads; skipped with a note without
+    /// valgrind.
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = cosched_app::profile::parse_kib)]
     pub miss_curve: Vec<u64>,
     // With --json: the stored profile records.

@@ -5,8 +5,10 @@
 //! at the same level), the probe reading of `probe`, and whether the pair
 //! are twins, and, where every training program's profile counted them,
 //! hardware-counter figures (instructions per cycle, cache misses per
-//! reference), stall shares (I/O, CPU) and the CPU each keeps busy outside
-//! its cores, of both jobs and their product.
+//! reference), stall shares (I/O, CPU), the CPU each keeps busy outside
+//! its cores and, from the miss-ratio curves, the last-level misses a
+//! second and those gained with half the last level, of both jobs and
+//! their product.
 //!
 //! Features are standardized; the penalty is chosen from a grid by an inner
 //! leave-one-program-out over the training set (each victim program held
@@ -17,6 +19,7 @@ use cosched_model::probe::ProbeLevel;
 
 use crate::features::{probe_reading, Features};
 use crate::fit::{clamp_to, column_ranges, Band, Linear};
+use crate::misses::Reuse;
 use crate::predictors::{need_pairs, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
 
@@ -58,9 +61,16 @@ enum Extra {
     /// Cores' worth of CPU busy outside the job's own cores while it ran
     /// alone: work it causes where its co-runner will be.
     Collateral,
+    /// Billions of last-level misses a second alone, from the miss-ratio
+    /// curve read at the node's last level (`profile --miss-curve`).
+    LlcMisses,
+    /// Billions more a second with half the last level: what a co-runner
+    /// that takes half the cache costs (reuse distances in LLC/2..LLC).
+    HalfLoss,
 }
 
-const EXTRAS: [Extra; 5] = [Extra::LnIpc, Extra::MissRatio, Extra::IoStall, Extra::CpuStall, Extra::Collateral];
+const EXTRAS: [Extra; 7] =
+    [Extra::LnIpc, Extra::MissRatio, Extra::IoStall, Extra::CpuStall, Extra::Collateral, Extra::LlcMisses, Extra::HalfLoss];
 
 /// The counter by perf's name, user-space-only (`:u`) if that is what ran.
 fn counter(c: &Characterization, name: &str) -> Option<f64> {
@@ -76,6 +86,8 @@ fn extra_value(c: &Characterization, h: Extra) -> Option<f64> {
         Extra::IoStall => Some(c.profile.as_ref()?.summary.stall?.io),
         Extra::CpuStall => Some(c.profile.as_ref()?.summary.stall?.cpu),
         Extra::Collateral => c.profile.as_ref()?.summary.collateral,
+        Extra::LlcMisses => Reuse::of(c).map(|r| r.miss_at_llc * r.grefs_per_s),
+        Extra::HalfLoss => Reuse::of(c).map(|r| r.half_drop * r.grefs_per_s),
     }
 }
 
@@ -207,7 +219,7 @@ impl Predictor for Learned {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testdata::{all_pairs, curve_program, with_load};
+    use crate::testdata::{all_pairs, curve_program, with_curve, with_load};
 
     #[test]
     fn predictions_stay_within_the_measured_range_far_outside_the_training_features() {
@@ -317,6 +329,41 @@ mod tests {
         // One program without counters (another machine): none are used.
         let mut mixed = progs.clone();
         mixed[3].profile.as_mut().unwrap().summary.counters.clear();
+        let set = TrainingSet::new(mixed.clone(), all_pairs(&mixed, |_, _| 1.1)).unwrap();
+        let mut l = Learned::default();
+        l.fit(&set).unwrap();
+        assert!(l.extras.is_empty());
+    }
+
+    #[test]
+    fn miss_curve_figures_become_features_only_when_every_program_has_a_curve() {
+        // Slowdown driven by the co-runner's last-level misses a second,
+        // which only the curves show (loads and probe curves are equal).
+        let curved = |name: &str, ratio: f64| {
+            let c = with_load(curve_program(name, [1.0; 6], [1.0; 6]), 0.5, 10.0);
+            let points = [(16384, ratio), (65536, ratio / 2.0)]
+                .map(|(ll_kib, ratio)| cosched_model::profile::MissPoint { ll_kib, refs: 0, misses: 0, ratio })
+                .to_vec();
+            with_curve(c, points, 1_000_000_000, 1.0)
+        };
+        let ratios = [0.05, 0.2, 0.4, 0.6, 0.8, 0.9];
+        let progs: Vec<Characterization> = ratios.iter().enumerate().map(|(i, r)| curved(&format!("p{i}"), *r)).collect();
+        let truth = |_: &Characterization, o: &Characterization| 1.0 + 0.6 * extra_value(o, Extra::LlcMisses).unwrap();
+        let set = TrainingSet::new(progs.clone(), all_pairs(&progs, truth)).unwrap();
+        let mut l = Learned::default();
+        l.fit(&set).unwrap();
+        let used: Vec<Extra> = l.extras.iter().map(|(h, _)| *h).collect();
+        assert_eq!(used, [Extra::LlcMisses, Extra::HalfLoss]);
+        // The testdata node's last level is 32 MiB: halfway from 16 to 64
+        // MiB in log size, 0.7 x 3/4 = 0.525 billion misses a second.
+        let fresh = curved("new", 0.7);
+        assert!((extra_value(&fresh, Extra::LlcMisses).unwrap() - 0.525).abs() < 1e-12);
+        let got = l.predict_pair(&progs[0], &fresh).slowdown;
+        assert!((got - (1.0 + 0.6 * 0.525)).abs() < 0.05, "predicted {got}");
+
+        // One program without a curve: the figures are not used.
+        let mut mixed = progs.clone();
+        mixed[3].profile.as_mut().unwrap().miss_curve.clear();
         let set = TrainingSet::new(mixed.clone(), all_pairs(&mixed, |_, _| 1.1)).unwrap();
         let mut l = Learned::default();
         l.fit(&set).unwrap();

@@ -8,6 +8,7 @@ mod measured;
 mod mechanism;
 mod nearest;
 mod probe;
+mod reuse;
 mod scn;
 mod twins;
 
@@ -23,6 +24,7 @@ pub use median::Median;
 pub use mechanism::Mechanism;
 pub use nearest::Nearest;
 pub use probe::ProbeCurve;
+pub use reuse::ReuseDistance;
 pub use scn::Scn;
 pub use twins::Twins;
 
@@ -87,6 +89,12 @@ pub const PREDICTORS: &[PredictorEntry] = &[
         summary: "Weidendorfer and Breitbart: the victim's probe sensitivity read at the co-runner's contentiousness, calibrated by a line",
         params: &[],
         make: |_| Ok(Box::new(ProbeCurve::default())),
+    },
+    PredictorEntry {
+        name: "reuse",
+        summary: "Weidendorfer and Breitbart's reuse distances as miss-ratio curves (profile --miss-curve): the misses a victim gains when the co-runner's footprint takes its share of the last level, and both jobs' memory traffic, by a non-negative line",
+        params: &[],
+        make: |_| Ok(Box::new(ReuseDistance::default())),
     },
     PredictorEntry {
         name: "twins",
@@ -225,6 +233,22 @@ pub(crate) fn need_probes(name: &str, train: &TrainingSet) -> Result<(), Predict
     Ok(())
 }
 
+/// Likewise for predictors that read miss-ratio curves; and a curve is
+/// read at a last-level size, which a program takes from its probe's node
+/// or, without a probe, from the node the training set is built on.
+pub(crate) fn need_miss_curves(name: &str, train: &TrainingSet) -> Result<(), PredictError> {
+    let curved: Vec<&Characterization> =
+        train.programs.values().filter(|c| c.profile.as_ref().is_some_and(|p| !p.miss_curve.is_empty())).collect();
+    let why = if curved.is_empty() {
+        "no program has a miss-ratio curve (run `cosched profile --workload FILE --miss-curve 256K,1M,4M,16M,64M`; it needs valgrind)"
+    } else if curved.iter().all(|c| c.llc_kib.is_none()) {
+        "no program with a miss-ratio curve has a last-level cache size to read it at (its probe's node's, else the node's that cosched reads when it builds the training set)"
+    } else {
+        return Ok(());
+    };
+    Err(PredictError::Fit { name: name.into(), why: why.into() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,7 +302,7 @@ mod tests {
 
     #[test]
     fn wrappers_take_every_predictor_but_a_wrapper() {
-        assert_eq!(bases(), vec!["c-all", "scn", "probe", "learned", "mechanism", "nearest", "blind", "median"]);
+        assert_eq!(bases(), vec!["c-all", "scn", "probe", "reuse", "learned", "mechanism", "nearest", "blind", "median"]);
         for w in WRAPPERS {
             assert!(PREDICTORS.iter().any(|e| e.name == *w), "{w} is not registered");
         }
@@ -287,11 +311,11 @@ mod tests {
     #[test]
     fn mistakes_are_refused_naming_the_parameter_and_the_value() {
         let err = |spec: &str| predictor_from_spec(spec).err().unwrap();
-        assert_eq!(err("oracle"), "unknown predictor `oracle`; expected one of c-all, scn, probe, twins, learned, mechanism, nearest, measured, blind, median");
+        assert_eq!(err("oracle"), "unknown predictor `oracle`; expected one of c-all, scn, probe, reuse, twins, learned, mechanism, nearest, measured, blind, median");
         assert_eq!(err("scn:base=c-all"), "predictor `scn`: no parameter `base`; it takes no parameters");
         assert_eq!(
             err("twins:base=twins"),
-            "predictor `twins`: base=twins: expected one of c-all, scn, probe, learned, mechanism, nearest, blind, median"
+            "predictor `twins`: base=twins: expected one of c-all, scn, probe, reuse, learned, mechanism, nearest, blind, median"
         );
         assert_eq!(err("nearest:width=0"), "predictor `nearest`: width=0: expected a number > 0");
         assert_eq!(err("twins:base"), "predictor `twins:base`: `base` is not key=value");
