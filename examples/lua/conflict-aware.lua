@@ -15,8 +15,11 @@
 -- policy's: numeric loops rather than ipairs (a function call per step),
 -- the view's fields in locals, the threshold test inline, and no table
 -- made per decision: the scratch tables and the decision tables are kept
--- from call to call and emptied (`table.clear` keeps their size), since
--- cosched reads a decision's answer before it asks again.
+-- from call to call, since cosched reads a decision's answer before it
+-- asks again. Nor is a function called to empty them: `on` and `out` are
+-- read only up to their counts (`out` ends at the nil after its last
+-- decision, where cosched stops reading), and `taken` marks a job with
+-- this call's number, so last call's marks mean nothing.
 
 -- Parameters of the spec other than path, budget, fallback, governor and
 -- grant arrive in `params`; `threshold=inf` arrives as math.huge.
@@ -26,19 +29,20 @@ local threshold = params.threshold or 100
 -- accepted, so that inf means noplan whatever the source says.
 local always = threshold == math.huge
 
--- Jobs on the node (running, then started by this decision), ids started
--- by this decision, the decisions, the heads of the pool queues, and the
--- decision tables handed out so far ({start = id}, rewritten on reuse).
+-- Jobs on the node (running, then started by this decision), the call
+-- that started each id (`call`), the decisions (`nout` of them), the heads
+-- of the pool queues, and the decision tables handed out so far
+-- ({start = id}, rewritten on reuse).
 local on, taken, out, heads, starts = {}, {}, {}, {}, {}
-local clear = table.clear
+local call, nout = 0, 0
 
 -- Appends {start = id} to `out`.
 local function start(id)
-  local n = #out + 1
-  local d = starts[n]
-  if d == nil then d = {}; starts[n] = d end
+  nout = nout + 1
+  local d = starts[nout]
+  if d == nil then d = {}; starts[nout] = d end
   d.start = id
-  out[n] = d
+  out[nout] = d
 end
 
 function decide(view)
@@ -46,11 +50,10 @@ function decide(view)
   local nq = #queue
   local running = view.running
   local non = #running
-  clear(on); clear(taken); clear(out)
+  call = call + 1; nout = 0
   for i = 1, non do on[i] = running[i] end
 
   if non == 0 then
-    clear(heads)
     local nh = 0
     for p = 1, #pools do
       for i = 1, nq do
@@ -76,7 +79,7 @@ function decide(view)
         end
         if n > most then best, most = h, n end
       end
-      non = non + 1; on[non] = best; taken[best.id] = true
+      non = non + 1; on[non] = best; taken[best.id] = call
       start(best.id)
     end
   end
@@ -95,7 +98,7 @@ function decide(view)
       local pick
       for i = 1, nq do
         local q = queue[i]
-        if q.pool == p and not taken[q.id] then
+        if q.pool == p and taken[q.id] ~= call then
           local ok, id = true, q.id
           if not always then
             for k = 1, non do
@@ -106,12 +109,13 @@ function decide(view)
         end
       end
       if pick and pick.cores <= free then
-        non = non + 1; on[non] = pick; taken[pick.id] = true
+        non = non + 1; on[non] = pick; taken[pick.id] = call
         start(pick.id)
       else
         break
       end
     end
   end
+  out[nout + 1] = nil
   return out
 end

@@ -26,6 +26,7 @@
 
 mod answer;
 mod file;
+mod gate;
 mod io;
 mod callback_state;
 mod raw;

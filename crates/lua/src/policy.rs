@@ -16,6 +16,7 @@ use mlua::{ffi, ChunkMode, Compiler, Function, Lua, LuaOptions, StdLib, Table, V
 
 use crate::answer;
 use crate::file::read;
+use crate::gate::Gate;
 pub use crate::file::MAX_SCRIPT_BYTES;
 use crate::callback_state::CallbackState;
 use crate::live::{self, Governor, Level};
@@ -275,6 +276,8 @@ pub(crate) struct Script {
     /// time was most of a decision's cost; `view.running` is rewritten in
     /// place at each decision.
     bundle: Table,
+    /// The decisions' way into the state (the bundle's protected call).
+    gate: Gate,
     /// The ids `view.queue` holds, in order.
     shown: Vec<JobId>,
     /// Jobs whose table says how they run (pool, cores, solo of the
@@ -441,9 +444,13 @@ impl Script {
             bundle.raw_set(raw::POOLS, lua.create_table()?)?;
             bundle.raw_set(raw::JOBS, lua.create_table()?)?;
             bundle.raw_set(raw::KEYS_AT, lua.create_sequence_from(raw::KEYS)?)?;
-            bundle.raw_set(raw::TEMPLATES, lua.create_table()?)
+            bundle.raw_set(raw::TEMPLATES, lua.create_table()?)?;
+            // Before the script runs, so its own `table.move` (if it sets
+            // one) is never what moves the queue.
+            bundle.raw_set(raw::MOVE, g.raw_get::<Table>("table")?.raw_get::<Function>("move")?)
         })()
         .map_err(|e| format!("{path}: {}", message(&e)))?;
+        let gate = Gate::new(&lua, &bundle).map_err(|e| format!("{path}: {}", message(&e)))?;
         let wakes = source.contains("wake_at");
         let reads_cpus = source.contains("cpus");
         let acts = ["suspend", "resume", "move"].iter().any(|k| source.contains(k));
@@ -470,6 +477,7 @@ impl Script {
             pooled: false,
             templates: None,
             bundle,
+            gate,
             shown: Vec::new(),
             ran: Vec::new(),
             wake: None,
@@ -589,7 +597,7 @@ impl Script {
         meter(self.budget);
         {
             let _loan = self.shared.lend(view.slowdown);
-            let pass = raw::Pass {
+            let mut pass = Some(raw::Pass {
                 view,
                 governor,
                 pooled: self.pooled,
@@ -597,11 +605,19 @@ impl Script {
                 known: &self.shared.known,
                 ran: &mut self.ran,
                 templates: &mut self.templates,
+            });
+            let mut body = |l: *mut ffi::lua_State| {
+                if let Some(pass) = pass.take() {
+                    // SAFETY: the gate runs this inside a protected call with
+                    // the bundle of `raw`'s contract (set by `start`) as its
+                    // one stack slot; `raw::decide` keeps to the contract.
+                    unsafe { raw::decide(l, pass, &mut filled, &mut fast) }
+                }
             };
-            // SAFETY: the closure runs inside mlua's protected call with the
-            // bundle of `raw`'s contract (set by `start`) as its one stack
-            // slot; `raw::decide` keeps to the contract written there.
-            let r = unsafe { self.lua.exec_raw::<()>(&self.bundle, |l| raw::decide(l, pass, &mut filled, &mut fast)) };
+            // SAFETY: called between the state's Lua calls (a decision is
+            // never made from inside one), with a body that keeps to `raw`'s
+            // contract.
+            let r = unsafe { self.gate.call(&self.lua, &mut body) };
             r.map_err(|e| match self.out_of_memory(&e, &self.at) {
                 Some(m) => m,
                 None if filled => self.explain(&e),

@@ -4,10 +4,9 @@
 //!
 //! The contract of [`decide`]: it runs inside a protected call whose stack
 //! holds exactly one value, the bundle: a table only cosched holds, with
-//! six tables, the script's `decide` function and a seventh table at 1 to
-//! [`BUNDLE_LEN`], in the order of the `VIEW` .. `TEMPLATES` slots below
-//! (one argument rather than eight: each argument of a protected call
-//! through mlua is a push of its own). `VIEW`, `QUEUE` and `RUNNING` are
+//! six tables, the script's `decide` function, a seventh table and the
+//! sandbox's `table.move` at 1 to [`BUNDLE_LEN`], in the order of the
+//! `VIEW` .. `MOVE` slots below (one argument rather than nine). `VIEW`, `QUEUE` and `RUNNING` are
 //! the script's (it may put anything in them, but they stay tables, since
 //! only cosched holds them as such); `POOLS`, `JOBS`, `KEYS` and
 //! `TEMPLATES` are cosched's own, which no script reaches, so every value
@@ -38,11 +37,14 @@ pub const JOBS: c_int = 5;
 pub const KEYS_AT: c_int = 6;
 const DECIDE: c_int = 7;
 pub const TEMPLATES: c_int = 8;
+/// The sandbox's `table.move`, taken before the script ran: the queue's
+/// jobs that stay move down in one call rather than two API calls each.
+pub const MOVE: c_int = 9;
 /// Where the bundle itself sits while a pass runs, above the slots it
 /// holds.
-const BUNDLE: c_int = 9;
-/// How many values the bundle holds (`VIEW` .. `TEMPLATES`).
-pub const BUNDLE_LEN: c_int = 8;
+const BUNDLE: c_int = 10;
+/// How many values the bundle holds (`VIEW` .. `MOVE`).
+pub const BUNDLE_LEN: c_int = 9;
 /// The bundle's entry for an answer `decisions` could not read, left for
 /// `answer::decisions` to read and word the error of.
 pub const ANSWER: c_int = BUNDLE_LEN + 1;
@@ -311,19 +313,24 @@ impl Pass<'_> {
                 ffi::lua_cleartable(l, QUEUE);
                 self.shown.clear();
             }
-            // Those that stay move down over those that left, in order.
+            // Those that stay move down over those that left, in order: a
+            // run of them behind the same gap moves at once.
             let (mut k, mut kept) = (0, 0);
+            let mut run = 0;
             for i in 0..self.shown.len() {
                 if queue.get(k).is_some_and(|q| q.id == self.shown[i]) {
                     if kept != i {
-                        ffi::lua_rawgeti(l, QUEUE, i as ffi::lua_Integer + 1);
-                        ffi::lua_rawseti(l, QUEUE, kept as ffi::lua_Integer + 1);
                         self.shown[kept] = self.shown[i];
+                        run += 1;
                     }
                     kept += 1;
                     k += 1;
+                } else {
+                    shift(l, i - run, run, kept - run);
+                    run = 0;
                 }
             }
+            shift(l, self.shown.len() - run, run, kept - run);
             for i in kept..self.shown.len() {
                 ffi::lua_pushnil(l);
                 ffi::lua_rawseti(l, QUEUE, i as ffi::lua_Integer + 1);
@@ -362,6 +369,38 @@ impl Pass<'_> {
                 ffi::lua_rawseti(l, QUEUE, self.shown.len() as ffi::lua_Integer);
             }
         }
+    }
+}
+
+/// Moves the `n` entries of `QUEUE` from index `from` (0-based) down to
+/// `to`: by `table.move` (`MOVE`) past a few, since each entry moved
+/// through the API is two calls.
+///
+/// # Safety
+///
+/// `l` is a Luau state in a protected call whose stack holds the values
+/// of the module's contract; three slots are free.
+unsafe fn shift(l: *mut ffi::lua_State, from: usize, n: usize, to: usize) {
+    if n == 0 || from == to {
+        return;
+    }
+    // SAFETY: `QUEUE` is a table and `MOVE` the sandbox's `table.move`
+    // (the contract); a call of it raises only for a frozen table, as a
+    // raw set would.
+    unsafe {
+        if n < 4 {
+            for i in 0..n {
+                ffi::lua_rawgeti(l, QUEUE, (from + i) as ffi::lua_Integer + 1);
+                ffi::lua_rawseti(l, QUEUE, (to + i) as ffi::lua_Integer + 1);
+            }
+            return;
+        }
+        ffi::lua_pushvalue(l, MOVE);
+        ffi::lua_pushvalue(l, QUEUE);
+        ffi::lua_pushnumber(l, (from + 1) as f64);
+        ffi::lua_pushnumber(l, (from + n) as f64);
+        ffi::lua_pushnumber(l, (to + 1) as f64);
+        ffi::lua_call(l, 4, 0);
     }
 }
 

@@ -536,3 +536,24 @@ end
     starts(&mut lua, 1);
     assert!(b.log().notes().is_empty(), "{:?}", b.log().notes());
 }
+
+#[test]
+fn an_error_a_view_callback_raises_reaches_the_note_with_the_scripts_line() {
+    // Raised by Rust (the callbacks behind `view.score` and
+    // `view.slowdown`), not by Luau: it crosses the decision's protected
+    // call as mlua's error value and must still read as the script's.
+    let dir = tempfile::tempdir().unwrap();
+    for (call, why) in [("view.score(12345, view.queue[1])", "score: job 12345 is not one the view has shown"), ("view.slowdown('x', {})", "slowdown: expected a job id or a job table, got a string")] {
+        let p = script(dir.path(), "cb.lua", &format!("function decide(view)\n  local s = {call}\n  return {{}}\nend\n"));
+        let b = Builder::simulation(Arc::new(Log::default()));
+        let mut lua = b.build(&params(&p, &[("fallback", "noplan")])).unwrap();
+        let mut rust = policy_by_name("noplan", &Params::new()).unwrap();
+        assert_eq!(starts(&mut lua, 2), starts(rust.as_mut(), 2));
+        let notes = b.log().notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes[0].kind, NoteKind::Error);
+        let at = format!("{}:2: {why}", p.display());
+        assert!(notes[0].detail.contains(&at), "{call}: {}", notes[0].detail);
+        assert!(notes[0].detail.ends_with("`noplan` decides from now on"), "{}", notes[0].detail);
+    }
+}

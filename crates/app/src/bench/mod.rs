@@ -494,8 +494,6 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
     let (mc, _) = timed(a.repeats, || run_orders(&scenario, &policies, a.orders, 1).map_err(anyhow::Error::new))?;
     let sims = a.orders * (policies.len() + 1);
 
-    let lua = lua_beside_rust(&scenario, a, ctx)?;
-
     ctx.step("(b) enumeration of N = 10 programs, 2 instances each, on 10 dual-core nodes, with a random matrix");
     let n = 10;
     let m: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| 1.0 + ((i * 7 + j * 13) % 17) as f64 / 10.0).collect()).collect();
@@ -519,6 +517,7 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
         cluster.push((spec, t, events));
     }
 
+    let lua = lua_beside_rust(&scenario, a, ctx)?;
     let swf = swf_case(a, ctx)?;
     let scaling = scaling_case(a, ctx)?;
     let node = node_case(a, ctx)?;
@@ -538,10 +537,10 @@ pub fn simulate(a: &SimulateBenchRequest, ctx: &Ctx) -> anyhow::Result<SimulateB
             format!("{} CPU us / placement", per(&en.1, land.0 as usize)),
         ),
     ];
-    rows.extend(lua.rows);
     for (p, t, e) in &cluster {
         rows.push(BenchCase::new(format!("(c) {} jobs on {} nodes, {p}", a.jobs, a.nodes), t, "10", format!("{} CPU us / event ({e} events)", per(&t.1, *e))));
     }
+    rows.extend(lua.rows);
     for r in &swf {
         let t = (r.seconds, r.cpu_seconds);
         let case = format!("(e) trace of {} jobs on {} nodes x 16 cores, {}", a.jobs, a.nodes, r.schedule);
@@ -771,6 +770,11 @@ pub struct LuaRun {
     pub lua_cpu_seconds: Summary,
     pub ratio_wall: Summary,
     pub ratio_cpu: Summary,
+    /// Questions the engine asked the policy over all orders (each side
+    /// is asked the same).
+    pub decide_calls: usize,
+    /// The Lua run's CPU time less the Rust run's, per question, in ns.
+    pub extra_cpu_ns_per_call: Summary,
     pub aim: f64,
 }
 
@@ -815,15 +819,28 @@ fn lua_beside_rust(scenario: &cosched_sched::scenario::Scenario, a: &SimulateBen
     if !notes.is_empty() {
         anyhow::bail!("the Lua policy reported: {}", notes.join("; "));
     }
+    let decisions = decisions_asked(scenario, &specs[0], a.orders, &build)?;
     let s = |v: &[f64]| cosched_model::stats::Summary::of(v).expect("repeats >= 1");
     let (wr, cr) = (s(&wall_ratio), s(&cpu_ratio));
+    // What the script costs beyond the Rust policy, per question the engine
+    // asks: the CPU time of each repeat's Lua run less its Rust run.
+    let extra: Vec<f64> = cpu[1].iter().zip(&cpu[0]).map(|(l, r)| (l - r) * 1e9 / decisions.max(1) as f64).collect();
+    let extra = s(&extra);
     let rows = vec![
-        BenchCase::new(format!("(d) Monte-Carlo: {} orders, Rust conflict-aware + exclusive", a.orders), &(s(&wall[0]), s(&cpu[0])), "-", ""),
+        BenchCase::new(
+            format!("(d) Monte-Carlo: {} orders, Rust conflict-aware + exclusive", a.orders),
+            &(s(&wall[0]), s(&cpu[0])),
+            "-",
+            format!("{decisions} decide calls"),
+        ),
         BenchCase::new(
             "(d) the same, examples/lua/conflict-aware.lua + exclusive",
             &(s(&wall[1]), s(&cpu[1])),
             "Lua / Rust <= 2",
-            format!("Lua / Rust: {:.2}x ({:.2}-{:.2}) wall, {:.2}x CPU", wr.median, wr.min, wr.max, cr.median),
+            format!(
+                "Lua / Rust: {:.2}x ({:.2}-{:.2}) wall, {:.2}x CPU; {:.0} CPU ns more per decide call",
+                wr.median, wr.min, wr.max, cr.median, extra.median
+            ),
         ),
     ];
     let json = LuaRun {
@@ -834,9 +851,47 @@ fn lua_beside_rust(scenario: &cosched_sched::scenario::Scenario, a: &SimulateBen
         lua_cpu_seconds: s(&cpu[1]),
         ratio_wall: wr,
         ratio_cpu: cr,
+        decide_calls: decisions,
+        extra_cpu_ns_per_call: extra,
         aim: 2.0,
     };
     Ok(Case { rows, json })
+}
+
+/// How many times the engine asks `spec`'s policy to decide over `orders`
+/// orders (the exclusive baselines' questions left out), counted in a run
+/// of its own: a counter in the timed runs would cost both sides its call.
+fn decisions_asked(scenario: &cosched_sched::scenario::Scenario, spec: &[cosched_sched::Spec], orders: usize, build: &cosched_sched::montecarlo::Build<'_>) -> anyhow::Result<usize> {
+    use cosched_sched::{Decision, JobOutcome, Params, Policy, View};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    struct Counted(Box<dyn Policy>, Arc<AtomicUsize>);
+    impl Policy for Counted {
+        fn decide(&mut self, view: &View) -> Vec<Decision> {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            self.0.decide(view)
+        }
+        fn observe(&mut self, outcome: &JobOutcome) {
+            self.0.observe(outcome);
+        }
+        fn acts_on_running(&self) -> bool {
+            self.0.acts_on_running()
+        }
+        fn shares_nodes(&self) -> bool {
+            self.0.shares_nodes()
+        }
+        fn wake_at(&self) -> Option<f64> {
+            self.0.wake_at()
+        }
+    }
+    let asked = Arc::new(AtomicUsize::new(0));
+    let name = spec.first().map(|s| s.name.clone()).unwrap_or_default();
+    let counting = |n: &str, p: &Params| -> Result<Box<dyn Policy>, String> {
+        let inner = build(n, p)?;
+        Ok(if n == name { Box::new(Counted(inner, asked.clone())) } else { inner })
+    };
+    cosched_sched::montecarlo::run_orders_with(scenario, spec, orders, 1, &counting).map_err(anyhow::Error::new)?;
+    Ok(asked.load(Ordering::Relaxed))
 }
 
 #[cfg(test)]
