@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use cosched_cluster::metrics::{self, Dist, Figures};
 use cosched_cluster::workload::{self, Keep, Mapping, Skipped};
-use cosched_cluster::{output, swf, ClusterJob, Config, Schedule, Scheduler};
+use cosched_cluster::{output, swf, ClusterJob, Config, Scheduler};
+use cosched_model::metrics::JobTimes;
+use cosched_model::trace::Trace;
 use cosched_report::cdf::{cdf_plot, Series};
 use cosched_report::html::Page;
 use cosched_sched::registry::resolve_spec;
@@ -196,30 +198,31 @@ pub fn simulate_swf(a: &ClusterRequest, ctx: &Ctx) -> anyhow::Result<ClusterRepo
     let cfg = Config { depth: a.depth, probe: a.probe, ..Config::new(nodes, cores, scheduler) };
 
     let base_label = format!("exclusive {}", scheduler.as_str().to_uppercase());
-    let mut runs: Vec<(String, Schedule, f64)> = Vec::new();
-    let run = |label: &str, policy: Option<&mut dyn Policy>| -> anyhow::Result<(Schedule, f64)> {
-        let task = ctx.progress.task(label, jobs.len() as u64);
+    let mut runs: Vec<Traced> = Vec::new();
+    let run = |label: String, policy: Option<&mut dyn Policy>| -> anyhow::Result<Traced> {
+        let task = ctx.progress.task(&label, jobs.len() as u64);
         let t = Instant::now();
         let s = cosched_cluster::simulate(&jobs, &programs, &cfg, &table, &table, policy, &mut |done| task.set(done as u64, ""))?;
         task.finish();
-        Ok((s, t.elapsed().as_secs_f64()))
+        let seconds = t.elapsed().as_secs_f64();
+        let trace = s.trace(&jobs, &programs);
+        let times = cosched_cluster::trace::times(&trace, jobs.len())?;
+        Ok(Traced { label, trace, times, shared: s.shared, seconds })
     };
-    let (s, secs) = run(&base_label, None)?;
-    runs.push((base_label, s, secs));
+    runs.push(run(base_label, None)?);
     for spec in &specs {
         let label = format!("{} + {}", scheduler.as_str().to_uppercase(), spec.label());
         let mut p = spec.build().map_err(bad_input)?;
-        let (s, secs) = run(&label, Some(p.as_mut()))?;
-        runs.push((label, s, secs));
+        runs.push(run(label, Some(p.as_mut()))?);
     }
 
     let outcomes: Vec<ScheduleFigures> = runs
         .iter()
-        .map(|(label, s, secs)| ScheduleFigures {
-            label: label.clone(),
-            figures: metrics::figures(&jobs, s, nodes, cores).expect("jobs is not empty"),
-            held_utilization: held_utilization(s, &cfg),
-            seconds: *secs,
+        .map(|r| ScheduleFigures {
+            label: r.label.clone(),
+            figures: metrics::figures(&jobs, &r.times, &r.shared, nodes, cores).expect("jobs is not empty"),
+            held_utilization: held_utilization(r, &cfg),
+            seconds: r.seconds,
         })
         .collect();
     let mut report = ClusterReport {
@@ -242,18 +245,31 @@ pub fn simulate_swf(a: &ClusterRequest, ctx: &Ctx) -> anyhow::Result<ClusterRepo
         index: None,
     };
     if let Some(dir) = &a.report {
-        let sim = Simulated { jobs: &jobs, programs: &report.programs, cfg: &cfg, runs: &runs };
+        let sim = Simulated { jobs: &jobs, cfg: &cfg, runs: &runs };
         write_report(dir, &a.swf, &sim, &report)?;
         report.index = Some(dir.join("index.html"));
     }
     Ok(report)
 }
 
+/// One schedule as its trace (`cluster::trace`): what the figures, the
+/// plots and the files read.
+struct Traced {
+    label: String,
+    trace: Trace,
+    /// Each job's arrive, start and finish, read once from the trace.
+    times: Vec<JobTimes>,
+    /// Which jobs shared a node (the engine's `Schedule::shared`).
+    shared: Vec<bool>,
+    /// The simulation's own time.
+    seconds: f64,
+}
+
 /// [`ScheduleFigures::held_utilization`] of a schedule.
-fn held_utilization(s: &Schedule, cfg: &Config) -> f64 {
-    let first = s.start.iter().copied().fold(f64::INFINITY, f64::min);
-    let last = s.finish.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let held: f64 = s.alloc.iter().zip(s.start.iter().zip(&s.finish)).map(|(a, (b, e))| output::held_cores(a, cfg) as f64 * (e - b)).sum();
+fn held_utilization(r: &Traced, cfg: &Config) -> f64 {
+    let first = r.times.iter().map(|t| t.start).fold(f64::INFINITY, f64::min);
+    let last = r.times.iter().map(|t| t.finish).fold(f64::NEG_INFINITY, f64::max);
+    let held: f64 = r.trace.jobs.iter().zip(&r.times).map(|(j, t)| output::held_cores(j, cfg) as f64 * (t.finish - t.start)).sum();
     let span = (last - first) * cfg.nodes as f64 * cfg.cores as f64;
     if span > 0.0 {
         held / span
@@ -303,15 +319,13 @@ fn gain_row(label: &str, b: &Figures, f: &Figures) -> Vec<String> {
 /// What a cluster simulation ran and found, as the report shows it.
 struct Simulated<'a> {
     jobs: &'a [ClusterJob],
-    /// The program each job was mapped to.
-    programs: &'a [String],
     cfg: &'a Config,
-    /// Each policy's label, schedule and elapsed seconds.
-    runs: &'a [(String, Schedule, f64)],
+    /// Each policy's schedule, in the order run.
+    runs: &'a [Traced],
 }
 
 fn write_report(dir: &Path, trace: &Path, sim: &Simulated, report: &ClusterReport) -> anyhow::Result<()> {
-    let Simulated { jobs, programs, cfg, runs } = *sim;
+    let Simulated { jobs, cfg, runs } = *sim;
     let outcomes = &report.outcomes;
     create_dir(dir)?;
     let mut page = Page::new(&format!("Cluster simulation of {}", trace.display()));
@@ -335,8 +349,8 @@ fn write_report(dir: &Path, trace: &Path, sim: &Simulated, report: &ClusterRepor
     page.section("Node sharing against exclusive nodes")
         .paragraph("Relative change of each figure against the exclusive schedule (negative wait and slowdown are gains); utilization in percentage points.")
         .table(&GAIN_HEAD, &gains);
-    let per: Vec<metrics::PerJob> = runs.iter().map(|(_, s, _)| metrics::per_job(jobs, s)).collect();
-    type Pick = fn(&metrics::PerJob, &Schedule) -> Vec<f64>;
+    let per: Vec<metrics::PerJob> = runs.iter().map(|r| metrics::per_job(jobs, &r.times)).collect();
+    type Pick = fn(&metrics::PerJob, &Traced) -> Vec<f64>;
     let plots: [(&str, &str, &str, bool, Pick); 3] = [
         ("cdf-wait", "Wait time", "wait, s (log; 0 drawn at 1 s)", true, |p, _| p.wait.clone()),
         ("cdf-bsld", "Bounded slowdown (tau = 10 s)", "bounded slowdown (log)", true, |p, _| p.bsld.clone()),
@@ -348,7 +362,7 @@ fn write_report(dir: &Path, trace: &Path, sim: &Simulated, report: &ClusterRepor
         let cdfs: Vec<(String, Vec<(f64, f64)>)> = runs
             .iter()
             .zip(&per)
-            .map(|((label, s, _), p)| (label.clone(), metrics::cdf(&pick(p, s), 400)))
+            .map(|(r, p)| (r.label.clone(), metrics::cdf(&pick(p, r), 400)))
             .filter(|(_, c)| !c.is_empty())
             .collect();
         let series: Vec<Series> = cdfs.iter().map(|(l, c)| Series { label: l, points: c }).collect();
@@ -360,10 +374,10 @@ fn write_report(dir: &Path, trace: &Path, sim: &Simulated, report: &ClusterRepor
     let workload_name = trace.file_name().map_or_else(|| trace.display().to_string(), |f| f.to_string_lossy().into_owned());
     let files = page.section("Files");
     let note = format!("cosched simulate --swf {}", trace.display());
-    for (label, s, _) in runs {
+    for Traced { label, trace, .. } in runs {
         let stem = file_safe(label);
-        write_file(&dir.join(format!("jobs-{stem}.csv")), &output::jobs_csv(jobs, programs, s, cfg, &workload_name))?;
-        write_file(&dir.join(format!("{stem}.swf")), &output::swf(jobs, s, cfg, &format!("{note}: {label}")))?;
+        write_file(&dir.join(format!("jobs-{stem}.csv")), &output::jobs_csv(jobs, trace, cfg, &workload_name)?)?;
+        write_file(&dir.join(format!("{stem}.swf")), &output::swf(jobs, trace, cfg, &format!("{note}: {label}"))?)?;
         files.link(&format!("jobs-{stem}.csv"), &format!("jobs-{stem}.csv: {label}, Batsim's jobs.csv (evalys reads it)"));
         files.link(&format!("{stem}.swf"), &format!("{stem}.swf: {label}, the schedule as SWF"));
     }

@@ -131,9 +131,16 @@ pub fn parse_cpus(s: &str) -> Result<Vec<u32>, String> {
 pub fn load_workload(path: &Path) -> anyhow::Result<cosched_model::workload::Workload> {
     let shown = path.display().to_string();
     let text = read_workload_text(path).map_err(|e| bad_input(format!("{shown}: {e}")))?;
-    let w = cosched_model::workload::parse_workload_on(&text, &shown, &node_limits(Some(node_cpu_count())))
+    workload_of_text(&text, &shown)
+}
+
+/// A workload from its text, checked as [`load_workload`] checks a file's
+/// (`shown` names it in messages): for a verb that builds its workload
+/// itself (`demo`, `djsb`) and hands it on parsed.
+pub fn workload_of_text(text: &str, shown: &str) -> anyhow::Result<cosched_model::workload::Workload> {
+    let w = cosched_model::workload::parse_workload_on(text, shown, &node_limits(Some(node_cpu_count())))
         .map_err(|d| bad_input(d.to_string()))?;
-    check_commands(&w, &shown).map_err(bad_input)?;
+    check_commands(&w, shown).map_err(bad_input)?;
     Ok(w)
 }
 

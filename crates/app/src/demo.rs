@@ -25,7 +25,7 @@ use cosched_report::html::Page;
 use cosched_store::Store;
 use serde::Serialize;
 
-use crate::common::{load_workload, open_store, Ctx};
+use crate::common::{open_store, workload_of_text, Ctx};
 use crate::evaluate::{EvaluateReport, EvaluateRequest, Figure};
 use crate::error::bad_input;
 use crate::pairs::{PairsReport, PairsRequest};
@@ -393,9 +393,12 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         }
     );
     ctx.step(&format!("cache regime: {regime_text}; workload {why}"));
-    let wl_path = work.path().join(format!("{wl_name}.toml"));
-    crate::common::write_file(&wl_path, &demo_workload_text(choice, a.seconds))?;
-    let w = load_workload(&wl_path)?;
+    // The workload is kept beside the report, so `cosched evaluate
+    // --workload` can run it again, and each stage is handed it parsed.
+    let wl_text = demo_workload_text(choice, a.seconds);
+    let wl_path = out.join(format!("{}.toml", demo_name(wl_name)));
+    crate::common::write_file(&wl_path, &wl_text)?;
+    let w = workload_of_text(&wl_text, &wl_path.display().to_string())?;
     let mut page = Page::new(&format!("cosched demo: {wl_name}, best-match against noplan"));
     page.note(&format!(
         "{} jobs of the {wl_name} example workload, each {}s alone; {} repeat(s) per profile and pair; database {}.",
@@ -407,6 +410,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     page.section("1. Cache regime").paragraph(&format!(
         "Cache regime at the start: {regime_text}. Tens of nanoseconds mean the two CPUs share a last-level cache, hundreds that a cache line crosses between caches (a VM's vCPUs may move between the two). Workload: {why}."
     ));
+    page.link(&format!("{}.toml", demo_name(wl_name)), "The workload as run (`cosched evaluate --workload` runs it again)");
 
     // The shipped dataset joins the store before anything is calibrated:
     // the calibrations it brings are its node's, and stage 2 calibrates
@@ -537,7 +541,6 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
     if !unfitted.is_empty() {
         page.note(&format!("Not fitted: {}", unfitted.join("; ")));
     }
-    drop(store);
 
     // The orders get what the time aim leaves after the stages so far and
     // the oracle's schedules run for real after them (about the jobs' solo
@@ -552,7 +555,7 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
         "evaluate {POLICY} against {BASELINE}: seeded orders until resolved, {MIN_ORDERS} to {MAX_ORDERS} as {room:.0} s of the time aim allow"
     ));
     let eval_dir = out.join("evaluate");
-    let evaluation = crate::evaluate::evaluate(
+    let evaluation = crate::evaluate::evaluate_in(
         &EvaluateRequest {
             workload: wl_path.clone(),
             policies: vec![POLICY.into()],
@@ -572,6 +575,8 @@ pub fn demo(a: &DemoRequest, ctx: &Ctx) -> anyhow::Result<DemoReport> {
             db: Some(db_path.clone()),
             resume: false,
         },
+        &w,
+        &mut store,
         ctx,
     )?;
     let (verdict, resolved_better) = verdict_of(&evaluation, wl_name);

@@ -12,12 +12,13 @@ use cosched_model::djsb::{djsb, Djsb, DjsbJob, DjsbParams};
 use cosched_model::metrics::job_times;
 use cosched_model::stats::Summary;
 use cosched_model::workload::PoolKind;
+use cosched_report::html::Page;
 use cosched_sched::{policy_from_spec, simulate, PairTable, Platform, PoolInfo, SimJob};
 
-use crate::common::{create_dir, node_cpu_count, write_file, Ctx};
+use crate::common::{create_dir, node_cpu_count, workload_of_text, write_file, Ctx};
 use crate::error::bad_input;
 use crate::render::{Doc, Render};
-use crate::run::{run, RunRequest, SoloMode};
+use crate::run::{run_parsed, RunRequest, SoloMode};
 
 /// The policies the paper compares, its "no threads" configuration.
 pub const POLICIES: [&str; 7] =
@@ -160,8 +161,11 @@ pub fn run_djsb(r: &DjsbRequest, ctx: &Ctx) -> anyhow::Result<DjsbReport> {
     }
     let cores = node_cpu_count();
     create_dir(&r.dir)?;
+    // Kept beside the report, so the benchmark's workload can be run again
+    // by hand; the runner is handed it parsed.
     let workload = r.dir.join("djsb.toml");
-    write_file(&workload, &workload_toml(r, cores))?;
+    let text = workload_toml(r, cores);
+    write_file(&workload, &text)?;
     let djsb_jobs: Vec<DjsbJob> = std::iter::once(DjsbJob { solo: r.simulation_s, threads: cores })
         .chain((0..r.sessions).map(|_| DjsbJob { solo: r.analysis_s, threads: 1 }))
         .collect();
@@ -214,8 +218,11 @@ pub fn run_djsb(r: &DjsbRequest, ctx: &Ctx) -> anyhow::Result<DjsbReport> {
                 order_seed: None,
                 order: None,
                 named_by: ["--policy", "--policy"],
+                continue_with: None,
             };
-            let rep = run(&req, ctx)?;
+            let w = workload_of_text(&text, &workload.display().to_string())?;
+            cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::Refused);
+            let rep = run_parsed(&req, &w, ctx, &mut Page::new("cosched run"))?;
             runs = rep.djsb.into_iter().map(|d| (d.policy, d.repeat, d.figures)).collect();
         }
     }

@@ -3,11 +3,11 @@
 //! Measurements and real runs share the node's cores, caches and memory
 //! bandwidth, so a calibration taken beside a running workload measures the
 //! workload (one did so with a 77 % spread). Every verb that runs measured
-//! work (calibrate, profile, pairs, probe, run, evaluate, demo, bench, node
-//! --latency) takes one lock, `cosched_measure::runlock::RunLock` at its
+//! work (calibrate, profile, pairs, probe, run, evaluate, study, demo, bench,
+//! node --latency) takes one lock, `cosched_measure::runlock::RunLock` at its
 //! node-wide path; a second one is refused with the holder's pid and
 //! command. The process keeps it until it exits, and a verb that calls
-//! another (demo runs `run`) takes it once.
+//! another's library half (demo runs `evaluate`'s) takes it once.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

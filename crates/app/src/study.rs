@@ -5,11 +5,12 @@
 //! over this strategy's), summarised per strategy by its median and spread,
 //! a box plot and a heatmap over the pairs.
 //!
-//! A set is run through `cosched run`'s engine ([`crate::run::run_into`]) on
-//! a workload file holding only the set's jobs, written beside the report
-//! (or in the data directory), so its runs are stored as series like any
-//! run's and `cosched runs` shows them. The jobs all start at once (the
-//! paper's setting): `arrival` and `after` are dropped from the set's jobs.
+//! A set is run through `cosched run`'s engine ([`crate::run::run_in`]) on
+//! a workload made from the parsed one ([`set_workload`]: only the set's
+//! jobs), into the one store the study opened, so its runs are stored as
+//! series like any run's and `cosched runs` shows them. The jobs all start
+//! at once (the paper's setting): `arrival` and `after` are dropped from
+//! the set's jobs.
 //!
 //! Strategies and the policies that play them (docs/policies.md):
 //! exclusive (`exclusive`: one after the other, the whole node each),
@@ -34,10 +35,12 @@ use cosched_report::boxplot::{BoxPlot, BoxStats};
 use cosched_report::html::Page;
 use serde::Serialize;
 
-use crate::common::{create_dir, load_workload, read_workload_text, write_file, Ctx};
+use cosched_model::workload::Workload;
+
+use crate::common::{create_dir, db_path, load_workload, open_store, write_file, Ctx};
 use crate::error::bad_input;
 use crate::render::{Doc, Render};
-use crate::run::{run_into, RunRequest, SoloMode};
+use crate::run::{run_in, RunRequest, SoloMode};
 
 #[derive(Debug, Clone)]
 pub struct StudyRequest {
@@ -47,8 +50,7 @@ pub struct StudyRequest {
     pub triples: usize,
     /// Runs of each strategy on each set.
     pub repeats: u32,
-    /// Directory of index.html, study.json, the box plots, heatmaps and the
-    /// sets' workload files.
+    /// Directory of index.html, study.json, the box plots and heatmaps.
     pub report: Option<PathBuf>,
     pub cgroups: String,
     pub lock: Option<PathBuf>,
@@ -181,33 +183,26 @@ pub fn subsets(n: usize, size: usize) -> Vec<Vec<usize>> {
     out
 }
 
-/// The workload's text with only the jobs named in `keep`, all starting at
-/// once, `OMP_WAIT_POLICY` set to `wait` in each when given.
-pub fn set_workload(text: &str, shown: &str, keep: &[String], label: &str, wait: Option<&str>) -> anyhow::Result<String> {
-    let mut doc: toml::Table = text.parse().map_err(|e| bad_input(format!("{shown}: {e}")))?;
-    let jobs = match doc.remove("jobs") {
-        Some(toml::Value::Array(a)) => a,
-        _ => return Err(bad_input(format!("{shown}: no [[jobs]]"))),
-    };
-    let mut kept = Vec::new();
-    for j in jobs {
-        let toml::Value::Table(mut t) = j else { continue };
-        if !t.get("name").and_then(|n| n.as_str()).is_some_and(|n| keep.iter().any(|k| k == n)) {
-            continue;
-        }
-        t.remove("arrival");
-        t.remove("after");
-        if let Some(w) = wait {
-            let env = t.entry("env").or_insert_with(|| toml::Value::Table(toml::Table::new()));
-            if let toml::Value::Table(e) = env {
-                e.insert("OMP_WAIT_POLICY".into(), toml::Value::String(w.into()));
+/// The set's workload: `w`'s jobs of the programs in `keep` (each program
+/// by the name its file gives it, so every copy of a `count` comes along),
+/// all starting at once, `OMP_WAIT_POLICY` set to `wait` in each when given,
+/// named `label`.
+pub fn set_workload(w: &Workload, keep: &[String], label: &str, wait: Option<&str>) -> Workload {
+    let jobs = w
+        .jobs
+        .iter()
+        .filter(|j| keep.contains(&j.base_name))
+        .map(|j| {
+            let mut j = j.clone();
+            j.arrival = 0.0;
+            j.after.clear();
+            if let Some(v) = wait {
+                j.env.insert("OMP_WAIT_POLICY".into(), v.into());
             }
-        }
-        kept.push(toml::Value::Table(t));
-    }
-    doc.insert("name".into(), toml::Value::String(label.into()));
-    doc.insert("jobs".into(), toml::Value::Array(kept));
-    Ok(toml::to_string(&doc)?)
+            j
+        })
+        .collect();
+    Workload { name: label.into(), jobs, ..w.clone() }
 }
 
 pub fn study(a: &StudyRequest, ctx: &Ctx) -> anyhow::Result<StudyReport> {
@@ -225,15 +220,11 @@ pub fn study(a: &StudyRequest, ctx: &Ctx) -> anyhow::Result<StudyReport> {
     if programs.len() < 2 {
         return Err(bad_input(format!("{shown}: a study needs at least two jobs; it has {}", programs.len())));
     }
-    let text = read_workload_text(&a.workload).map_err(|e| bad_input(format!("{shown}: {e}")))?;
-    let dir = match &a.report {
-        Some(d) => d.join("sets"),
-        None => cosched_store::default_data_dir().join("study").join(format!("{}-{}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()), std::process::id())),
-    };
+    let _lock = crate::lock::take("study", a.lock.as_deref())?;
+    let mut store = open_store(&db_path(a.db.as_deref()))?;
     if let Some(r) = &a.report {
         create_dir(r)?;
     }
-    create_dir(&dir)?;
     let pair_sets = subsets(programs.len(), 2);
     let all_triples = subsets(programs.len(), 3);
     let triple_sets: Vec<Vec<usize>> = spread_pick(all_triples.len(), a.triples).into_iter().map(|i| all_triples[i].clone()).collect();
@@ -261,10 +252,9 @@ pub fn study(a: &StudyRequest, ctx: &Ctx) -> anyhow::Result<StudyReport> {
         for env in &envs {
             let which: Vec<usize> = (0..STRATEGIES.len()).filter(|&i| STRATEGIES[i].wait_policy == *env).collect();
             let tag = env.map_or("as-written".to_string(), |e| format!("omp-{e}"));
-            let file = dir.join(format!("{}-{tag}.toml", crate::common::file_safe(&label)));
-            write_file(&file, &set_workload(&text, &shown, &names, &format!("{} {label} {tag}", w.name), *env)?)?;
+            let set = set_workload(&w, &names, &format!("{} {label} {tag}", w.name), *env);
             let req = RunRequest {
-                workload: file,
+                workload: a.workload.clone(),
                 policy: STRATEGIES[which[0]].policy.into(),
                 baselines: which[1..].iter().map(|&i| STRATEGIES[i].policy.to_string()).collect(),
                 predictor: "measured".into(),
@@ -281,8 +271,12 @@ pub fn study(a: &StudyRequest, ctx: &Ctx) -> anyhow::Result<StudyReport> {
                 order_seed: None,
                 order: None,
                 named_by: ["strategy", "strategy"],
+                // A set is no file of its own that `run --resume` could continue.
+                continue_with: Some(format!(
+                    "`cosched study` has no --resume: the sets that ended are stored as series (`cosched runs`); set {label} ({tag}) runs again from its start"
+                )),
             };
-            let r = run_into(&req, ctx, &mut Page::new(""))?;
+            let r = run_in(&req, &set, &mut store, ctx, &mut Page::new(""))?;
             not_ok.extend(r.not_ok.iter().map(|n| format!("{label} {tag}: {n}")));
             if let Some(run) = r.runs.first() {
                 series.push(run.run.series.clone());
@@ -465,17 +459,20 @@ mod tests {
     }
 
     #[test]
-    fn a_sets_workload_keeps_its_jobs_starting_at_once_with_the_wait_policy() {
-        let text = "name = \"w\"\n[[jobs]]\nname = \"a\"\nkernel = \"compute\"\nseconds = 1\narrival = 3\n\
+    fn a_sets_workload_keeps_its_programs_jobs_starting_at_once_with_the_wait_policy() {
+        let text = "name = \"w\"\n[[jobs]]\nname = \"a\"\nkernel = \"compute\"\nseconds = 1\narrival = 3\ncount = 2\n\
                     [[jobs]]\nname = \"b\"\nkernel = \"stream\"\nseconds = 1\nafter = [\"a\"]\nenv = { X = \"1\" }\n\
                     [[jobs]]\nname = \"c\"\nkernel = \"compute\"\nseconds = 1\n";
-        let out = set_workload(text, "w.toml", &["a".into(), "b".into()], "w a+b", Some("active")).unwrap();
-        let t: toml::Table = out.parse().unwrap();
-        let jobs = t["jobs"].as_array().unwrap();
-        assert_eq!(jobs.len(), 2);
-        assert!(jobs.iter().all(|j| j.get("arrival").is_none() && j.get("after").is_none()));
-        assert!(jobs.iter().all(|j| j["env"]["OMP_WAIT_POLICY"].as_str() == Some("active")));
-        assert_eq!(jobs[1]["env"]["X"].as_str(), Some("1"));
-        assert_eq!(t["name"].as_str(), Some("w a+b"));
+        let w = cosched_model::workload::parse_workload(text, "w.toml", Some(2)).unwrap();
+        let set = set_workload(&w, &["a".into(), "b".into()], "w a+b", Some("active"));
+        let names: Vec<&str> = set.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["a.1", "a.2", "b"], "every copy of a counted program comes along");
+        assert!(set.jobs.iter().all(|j| j.arrival == 0.0 && j.after.is_empty()));
+        assert!(set.jobs.iter().all(|j| j.env.get("OMP_WAIT_POLICY").map(String::as_str) == Some("active")));
+        assert_eq!(set.jobs[2].env.get("X").map(String::as_str), Some("1"));
+        assert_eq!(set.name, "w a+b");
+        assert_eq!(set.pools, w.pools);
+        let as_written = set_workload(&w, &["c".into()], "w c", None);
+        assert_eq!(as_written.jobs, [w.jobs[3].clone()], "no wait policy: the job as the file has it");
     }
 }

@@ -70,6 +70,11 @@ fn a_tiny_demo_picks_a_workload_evaluates_best_match_against_noplan_and_writes_o
     assert!(shipped.contains("data/io-half.bundle"), "{shipped}");
     assert!(html.contains("href=\"evaluate/index.html\""), "links the evaluation's own report");
     assert!(out_dir.join("evaluate/index.html").is_file());
+    // The workload as the stages were handed it, kept beside the report and linked.
+    let kept = format!("{workload}-demo.toml");
+    assert!(html.contains(&format!("href=\"{kept}\"")), "links the workload it ran");
+    let text = std::fs::read_to_string(out_dir.join(&kept)).unwrap();
+    assert!(text.contains(&format!("name = \"{workload}-demo\"")), "{text}");
     // Each order: a solo pass, then noplan and best-match on the seed's
     // order; at least five orders, every job of every run ended.
     let store = cosched_store::Store::open(&db).unwrap();

@@ -5,9 +5,11 @@
 //! measured program by a seeded mapping; [`engine`] runs them on N nodes of
 //! C cores under FCFS or EASY backfilling, exclusive or with node sharing
 //! decided by a registered policy (`cosched_engine::Policy`, asked node by
-//! node); [`metrics`] scores the schedule (wait, response, bounded slowdown,
-//! utilization, makespan, co-location slowdown); [`output`] writes Batsim's
-//! `jobs.csv` and SWF.
+//! node); [`trace`] turns the schedule into the one trace of every engine
+//! (`model::trace`, a job's node runs in its `nodes`), which [`metrics`]
+//! scores (wait, response, bounded slowdown, utilization, makespan,
+//! co-location slowdown) and [`output`] writes as Batsim's `jobs.csv` and
+//! SWF.
 //!
 //! Must not: depend on `cosched-sched` (policies come in as trait objects),
 //! read a clock, or touch the store.
@@ -20,6 +22,7 @@ pub mod output;
 mod queue;
 pub mod swf;
 pub mod synthetic;
+pub mod trace;
 pub mod workload;
 
 pub use engine::{simulate, Alloc, ClusterError, Config, Nodes, Schedule, Scheduler};

@@ -1,4 +1,7 @@
-//! The figures schedulers are judged by, from a [`Schedule`]:
+//! The figures schedulers are judged by, from a schedule's trace (each
+//! job's [`JobTimes`], the model's one reading of a trace's events:
+//! [`crate::trace::times`]) and which jobs shared a node (the engine's
+//! [`Schedule::shared`](crate::engine::Schedule::shared)):
 //!
 //! - **wait** = start - submit; **response** = finish - submit;
 //! - **bounded slowdown** (Feitelson, tau = 10 s) = max(1, response /
@@ -12,10 +15,10 @@
 //!   `nodes x cores x (last finish - first submit)`;
 //! - **makespan** = last finish - first submit.
 
+use cosched_model::metrics::JobTimes;
 use cosched_model::stats::quantile_sorted;
 use serde::Serialize;
 
-use crate::engine::Schedule;
 use crate::workload::ClusterJob;
 
 /// Feitelson's threshold for short jobs in bounded slowdown, seconds.
@@ -74,26 +77,28 @@ pub struct Figures {
     pub makespan: f64,
 }
 
-pub fn per_job(jobs: &[ClusterJob], s: &Schedule) -> PerJob {
+/// Each job's figures from its times `tm` (by job index).
+pub fn per_job(jobs: &[ClusterJob], tm: &[JobTimes]) -> PerJob {
     let mut p = PerJob { wait: Vec::with_capacity(jobs.len()), response: Vec::new(), bsld: Vec::new(), slowdown: Vec::new() };
-    for (i, j) in jobs.iter().enumerate() {
-        let response = s.finish[i] - j.submit;
-        p.wait.push(s.start[i] - j.submit);
+    for (j, t) in jobs.iter().zip(tm) {
+        let response = t.finish - j.submit;
+        p.wait.push(t.start - j.submit);
         p.response.push(response);
         p.bsld.push((response / j.run.max(TAU)).max(1.0));
-        p.slowdown.push((s.finish[i] - s.start[i]) / j.run);
+        p.slowdown.push((t.finish - t.start) / j.run);
     }
     p
 }
 
-/// `None` when there are no jobs.
-pub fn figures(jobs: &[ClusterJob], s: &Schedule, nodes: usize, cores: u32) -> Option<Figures> {
-    let p = per_job(jobs, s);
+/// The figures of jobs with times `tm`, `shared` saying which shared a
+/// node, on `nodes` nodes of `cores` cores; `None` when there are no jobs.
+pub fn figures(jobs: &[ClusterJob], tm: &[JobTimes], shared: &[bool], nodes: usize, cores: u32) -> Option<Figures> {
+    let p = per_job(jobs, tm);
     let first = jobs.iter().map(|j| j.submit).fold(f64::INFINITY, f64::min);
-    let last = s.finish.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let last = tm.iter().map(|t| t.finish).fold(f64::NEG_INFINITY, f64::max);
     let makespan = last - first;
     let work: f64 = jobs.iter().map(|j| j.procs as f64 * j.run).sum();
-    let shared: Vec<f64> = p.slowdown.iter().zip(&s.shared).filter(|(_, &sh)| sh).map(|(&v, _)| v).collect();
+    let shared: Vec<f64> = p.slowdown.iter().zip(shared).filter(|(_, &sh)| sh).map(|(&v, _)| v).collect();
     Some(Figures {
         jobs: jobs.len(),
         wait: Dist::of(&p.wait)?,
@@ -127,7 +132,8 @@ pub fn cdf(values: &[f64], points: usize) -> Vec<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Alloc, Nodes};
+    use crate::engine::{Alloc, Nodes, Schedule};
+    use crate::trace::times;
     use crate::swf::parse;
     use crate::workload::{jobs, Keep, Mapping};
 
@@ -142,13 +148,14 @@ mod tests {
             alloc: vec![Alloc { nodes: Nodes::one(0), cores: vec![] }; 2],
             shared: vec![false, true],
         };
-        let p = per_job(&j, &sched);
+        let tm = times(&sched.trace(&j, &["p".to_string()]), 2).unwrap();
+        let p = per_job(&j, &tm);
         assert_eq!(p.wait, vec![0.0, 10.0]);
         assert_eq!(p.response, vec![5.0, 160.0]);
         // A: 5 / max(5, 10) < 1 -> 1; B: 160 / 100.
         assert_eq!(p.bsld, vec![1.0, 1.6]);
         assert_eq!(p.slowdown, vec![1.0, 1.5]);
-        let f = figures(&j, &sched, 1, 2).unwrap();
+        let f = figures(&j, &tm, &sched.shared, 1, 2).unwrap();
         assert_eq!(f.makespan, 170.0);
         assert!((f.utilization - (2.0 * 5.0 + 100.0) / (2.0 * 170.0)).abs() < 1e-12);
         assert_eq!((f.shared_jobs, f.shared_slowdown.unwrap().max), (1, 1.5));

@@ -1,12 +1,18 @@
 //! Files other tools read: Batsim's `jobs.csv` (what evalys loads) and the
-//! simulated schedule as SWF, from one schedule so they agree job by job:
-//! the same processor count (the cores a job held) and, in SWF, whole
-//! seconds.
+//! simulated schedule as SWF, both from the schedule's one trace
+//! ([`Schedule::trace`](crate::engine::Schedule::trace)) so they agree job
+//! by job: the same processor count (the cores a job held) and, in SWF,
+//! whole seconds. The jobs give what a trace does not carry: the log's
+//! record, its submission and requested time.
 
 use std::fmt::Write;
 
-use crate::engine::{Alloc, Config, Schedule};
+use cosched_model::metrics::MetricsError;
+use cosched_model::trace::{Trace, TraceJob};
+
+use crate::engine::Config;
 use crate::swf::{format_record, Record};
+use crate::trace::times;
 use crate::workload::ClusterJob;
 
 /// Batsim's job output columns, in its order: the one list `model::batsim`
@@ -15,18 +21,18 @@ pub use cosched_model::batsim::JOBS_CSV_HEAD;
 
 /// The cores a job held: every core of its nodes when it held whole nodes,
 /// else its own cores on its one node.
-pub fn held_cores(a: &Alloc, cfg: &Config) -> u64 {
-    if a.cores.is_empty() {
-        a.nodes.len() as u64 * cfg.cores as u64
+pub fn held_cores(j: &TraceJob, cfg: &Config) -> u64 {
+    if j.cpus.is_empty() {
+        j.node_runs().iter().map(|&(a, e)| (e - a) as u64).sum::<u64>() * cfg.cores as u64
     } else {
-        a.cores.len() as u64
+        j.cpus.len() as u64
     }
 }
 
 /// The cores a job held as Batsim's interval set (`0-3 8`), cores numbered
 /// `node x cores + core`: built from the node runs, so a job over thousands
 /// of nodes costs its runs, not its cores.
-pub fn allocated_resources(a: &Alloc, cfg: &Config) -> String {
+pub fn allocated_resources(j: &TraceJob, cfg: &Config) -> String {
     let c = cfg.cores as u64;
     let mut out = String::new();
     let mut put = |lo: u64, hi: u64| {
@@ -39,13 +45,13 @@ pub fn allocated_resources(a: &Alloc, cfg: &Config) -> String {
             let _ = write!(out, "{lo}-{hi}");
         }
     };
-    if a.cores.is_empty() {
-        for &(first, end) in a.nodes.runs() {
+    if j.cpus.is_empty() {
+        for (first, end) in j.node_runs() {
             put(first as u64 * c, end as u64 * c - 1);
         }
     } else {
-        let base = a.nodes.iter().next().map_or(0, |n| n as u64 * c);
-        let mut cores: Vec<u64> = a.cores.iter().map(|&k| base + k as u64).collect();
+        let base = j.node as u64 * c;
+        let mut cores: Vec<u64> = j.cpus.iter().map(|&k| base + k as u64).collect();
         cores.sort_unstable();
         let mut i = 0;
         while i < cores.len() {
@@ -64,32 +70,33 @@ pub fn allocated_resources(a: &Alloc, cfg: &Config) -> String {
 /// node hold disjoint resources in evalys' Gantt charts; `allocated_resources`
 /// is Batsim's interval set (`0-3 8`) and `requested_number_of_resources`
 /// its size, the cores the job held ([`held_cores`]), as the SWF output's
-/// allocated processors. `profile` is the job's program, `metadata` its solo
+/// allocated processors. `profile` is the job's program (the trace's), `metadata` its solo
 /// time and co-location slowdown (`solo=...;slowdown=...`); energy is not
 /// simulated (-1, as Batsim writes without its energy plugin). Written
 /// through the `csv` crate, as every CSV cosched writes, so a program or
 /// workload name with a comma or a quote is quoted one way.
-pub fn jobs_csv(jobs: &[ClusterJob], programs: &[String], s: &Schedule, cfg: &Config, workload: &str) -> String {
+pub fn jobs_csv(jobs: &[ClusterJob], t: &Trace, cfg: &Config, workload: &str) -> Result<String, MetricsError> {
+    let tm = times(t, jobs.len())?;
     let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::with_capacity(jobs.len() * 160));
     let io = "writing CSV to memory cannot fail";
     w.write_record(JOBS_CSV_HEAD).expect(io);
     for (i, j) in jobs.iter().enumerate() {
-        let a = &s.alloc[i];
-        let exec = s.finish[i] - s.start[i];
-        let turnaround = s.finish[i] - j.submit;
+        let (a, s) = (t.job(i).expect("the schedule's trace describes every job"), &tm[i]);
+        let exec = s.finish - s.start;
+        let turnaround = s.finish - j.submit;
         let row = [
             j.record.job.to_string(),
             workload.to_string(),
-            programs[j.program].clone(),
+            a.program.clone(),
             j.submit.to_string(),
             held_cores(a, cfg).to_string(),
             j.walltime.to_string(),
             "1".into(),
             "COMPLETED_SUCCESSFULLY".into(),
-            s.start[i].to_string(),
+            s.start.to_string(),
             exec.to_string(),
-            s.finish[i].to_string(),
-            (s.start[i] - j.submit).to_string(),
+            s.finish.to_string(),
+            (s.start - j.submit).to_string(),
             turnaround.to_string(),
             (if exec > 0.0 { turnaround / exec } else { 1.0 }).to_string(),
             allocated_resources(a, cfg),
@@ -98,7 +105,7 @@ pub fn jobs_csv(jobs: &[ClusterJob], programs: &[String], s: &Schedule, cfg: &Co
         ];
         w.write_record(&row).expect(io);
     }
-    String::from_utf8(w.into_inner().expect(io)).expect("the fields are UTF-8")
+    Ok(String::from_utf8(w.into_inner().expect(io)).expect("the fields are UTF-8"))
 }
 
 /// Whole seconds for SWF, whose time fields are integers: half a second
@@ -116,7 +123,8 @@ fn whole(t: f64) -> f64 {
 /// to the nearest second (half away from zero) and the wait and run time
 /// are their differences, so submit + wait + run is the rounded finish and
 /// a run of at least a second stays at least a second.
-pub fn swf(jobs: &[ClusterJob], s: &Schedule, cfg: &Config, note: &str) -> String {
+pub fn swf(jobs: &[ClusterJob], t: &Trace, cfg: &Config, note: &str) -> Result<String, MetricsError> {
+    let tm = times(t, jobs.len())?;
     let mut out = String::with_capacity(jobs.len() * 80);
     let _ = writeln!(out, "; Version: 2.2");
     let _ = writeln!(out, "; Note: {note}");
@@ -128,38 +136,42 @@ pub fn swf(jobs: &[ClusterJob], s: &Schedule, cfg: &Config, note: &str) -> Strin
     order.sort_by(|&a, &b| jobs[a].submit.total_cmp(&jobs[b].submit).then(jobs[a].record.job.cmp(&jobs[b].record.job)));
     for i in order {
         let j = &jobs[i];
-        let (submit, start, finish) = (whole(j.submit), whole(s.start[i]), whole(s.finish[i]));
+        let (submit, start, finish) = (whole(j.submit), whole(tm[i].start), whole(tm[i].finish));
         let r = Record {
             submit,
             wait: start - submit,
             run: finish - start,
-            allocated_procs: held_cores(&s.alloc[i], cfg) as i64,
+            allocated_procs: held_cores(t.job(i).expect("the schedule's trace describes every job"), cfg) as i64,
             status: 1,
             ..j.record.clone()
         };
         out.push_str(&format_record(&r));
         out.push('\n');
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Alloc, Nodes, Scheduler};
+    use crate::engine::{Alloc, Nodes, Schedule, Scheduler};
     use crate::swf::parse;
     use crate::workload::{jobs, Keep, Mapping};
 
     #[test]
     fn allocated_resources_are_interval_sets_of_cores() {
         let cfg = Config::new(8, 4, Scheduler::Easy);
-        let whole = Alloc { nodes: [0u32, 1, 2, 3, 5, 7].into_iter().collect(), cores: vec![] };
+        let job = |nodes: Nodes, cpus: Vec<u32>| {
+            let runs = nodes.runs().to_vec();
+            TraceJob { node: runs[0].0 as usize, nodes: if nodes.len() > 1 { runs } else { vec![] }, cpus, ..TraceJob::bare(0) }
+        };
+        let whole = job([0u32, 1, 2, 3, 5, 7].into_iter().collect(), vec![]);
         assert_eq!(allocated_resources(&whole, &cfg), "0-15 20-23 28-31");
         assert_eq!(held_cores(&whole, &cfg), 24);
-        let part = Alloc { nodes: Nodes::one(2), cores: vec![3, 0, 1] };
+        let part = job(Nodes::one(2), vec![3, 0, 1]);
         assert_eq!(allocated_resources(&part, &cfg), "8-9 11");
         assert_eq!(held_cores(&part, &cfg), 3);
-        let one = Alloc { nodes: Nodes::one(1), cores: vec![0] };
+        let one = job(Nodes::one(1), vec![0]);
         assert_eq!(allocated_resources(&one, &Config::new(8, 1, Scheduler::Easy)), "1");
     }
 
@@ -174,12 +186,13 @@ mod tests {
             alloc: vec![Alloc { nodes: Nodes::one(1), cores: vec![2] }, Alloc { nodes: Nodes::one(0), cores: vec![] }],
             shared: vec![true, false],
         };
-        let csv = jobs_csv(&j, &["a,b".to_string()], &s, &cfg, "w \"x\"");
+        let t = s.trace(&j, &["a,b".to_string()]);
+        let csv = jobs_csv(&j, &t, &cfg, "w \"x\"").unwrap();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], JOBS_CSV_HEAD.join(","));
         assert_eq!(lines[1], "7,\"w \"\"x\"\"\",\"a,b\",0,1,20,1,COMPLETED_SUCCESSFULLY,0,12,12,0,12,1,6,-1,solo=10;slowdown=1.2");
         assert_eq!(lines[2], "8,\"w \"\"x\"\"\",\"a,b\",0,4,10,1,COMPLETED_SUCCESSFULLY,5,10,15,5,15,1.5,0-3,-1,solo=10;slowdown=1");
-        let out = parse(&swf(&j, &s, &cfg, "test"), "out").unwrap();
+        let out = parse(&swf(&j, &t, &cfg, "test").unwrap(), "out").unwrap();
         assert_eq!(out.header.max_procs, Some(8));
         assert_eq!((out.records[0].submit, out.records[0].wait, out.records[0].run), (0.0, 0.0, 12.0));
         assert_eq!((out.records[1].job, out.records[1].wait, out.records[1].run, out.records[1].allocated_procs), (8, 5.0, 10.0, 4));
@@ -199,7 +212,7 @@ mod tests {
             alloc: vec![Alloc { nodes: Nodes::one(0), cores: vec![] }, Alloc { nodes: Nodes::one(1), cores: vec![] }],
             shared: vec![false, false],
         };
-        let text = swf(&j, &s, &cfg, "test");
+        let text = swf(&j, &s.trace(&j, &["p".to_string()]), &cfg, "test").unwrap();
         for line in text.lines().filter(|l| !l.starts_with(';')) {
             for (k, field) in line.split_whitespace().enumerate() {
                 assert!(field.parse::<i64>().is_ok(), "field {} of `{line}` is `{field}`, not an integer", k + 1);

@@ -25,6 +25,10 @@ fn the_nasa_ipsc_log_reads_whole_and_replays() {
     assert!(js.iter().zip(&s.start).all(|(j, &t)| t >= j.submit));
     // Alone on its nodes every job runs exactly its trace time.
     assert!(js.iter().enumerate().all(|(i, j)| s.finish[i] - s.start[i] == j.run));
-    let f = figures(&js, &s, 128, 1).unwrap();
+    let t = s.trace(&js, &names);
+    let tm = cosched_cluster::trace::times(&t, js.len()).unwrap();
+    let f = figures(&js, &tm, &s.shared, 128, 1).unwrap();
+    // The one metrics code of every engine reads the same span off the trace.
+    assert_eq!(t.metrics().unwrap().makespan, f.makespan);
     assert!(f.utilization > 0.0 && f.utilization < 1.0);
 }

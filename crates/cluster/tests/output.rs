@@ -24,8 +24,9 @@ fn jobs_csv_and_swf_of_one_replay_agree_row_by_row() {
     for policy in [None, Some("noplan")] {
         let mut p: Option<Box<dyn Policy>> = policy.map(|s| policy_from_spec(s).unwrap());
         let s = simulate(&js, &names, &cfg, &table, &table, p.as_deref_mut().map(|p| p as &mut dyn Policy), &mut |_| {}).unwrap();
-        let csv_text = jobs_csv(&js, &names, &s, &cfg, "w");
-        let swf_text = swf(&js, &s, &cfg, "test");
+        let t = s.trace(&js, &names);
+        let csv_text = jobs_csv(&js, &t, &cfg, "w").unwrap();
+        let swf_text = swf(&js, &t, &cfg, "test").unwrap();
         for line in swf_text.lines().filter(|l| !l.starts_with(';')) {
             for (k, field) in line.split_whitespace().enumerate() {
                 assert!(field.parse::<i64>().is_ok(), "{policy:?}: field {} of `{line}` is `{field}`, not an integer", k + 1);

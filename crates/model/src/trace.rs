@@ -19,6 +19,9 @@
 //! `status_value` its exit code or signal (both empty for a job that has not
 //! ended). A trace of jobs with variants (a workload's `[[jobs.variants]]`)
 //! has a twelfth column, `variant`: the name of the way each job ran.
+//! A trace with a job over several nodes (the cluster simulator's) has a
+//! last column, `nodes`: the node runs each job held, as a list like a
+//! cpulist (`0-15,32`), empty for a job on its `node` alone.
 //! A trace of a run that observed its jobs' progress (issue 38) has four
 //! more columns, `slowdown,lo,hi,signal`, filled on lines of kind
 //! `estimate` (after the events): a running job's online slowdown
@@ -43,8 +46,15 @@ pub struct TraceJob {
     /// Equal keys mean instances of one program.
     pub program: String,
     pub pool: String,
-    /// Which node of the engine it ran on (0 on a single node).
+    /// Which node of the engine it ran on (0 on a single node); the first
+    /// of them for a job over several.
     pub node: usize,
+    /// Every node it held, as runs `[first, end)` in ascending order, for
+    /// a job of an engine whose jobs span nodes (the cluster simulator);
+    /// empty: `node` alone. Runs, so a job over thousands of nodes costs
+    /// a few numbers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<(u32, u32)>,
     /// CPUs it held; empty when the engine does not pin.
     pub cpus: Vec<u32>,
     /// Solo time estimate, seconds; what its slowdown is reckoned against.
@@ -66,12 +76,45 @@ impl TraceJob {
             program: String::new(),
             pool: String::new(),
             node: 0,
+            nodes: Vec::new(),
             cpus: Vec::new(),
             solo: None,
             status: None,
             variant: None,
         }
     }
+
+    /// The node runs `[first, end)` it held: [`TraceJob::nodes`], else its one node.
+    pub fn node_runs(&self) -> Vec<(u32, u32)> {
+        if self.nodes.is_empty() {
+            vec![(self.node as u32, self.node as u32 + 1)]
+        } else {
+            self.nodes.clone()
+        }
+    }
+}
+
+/// Node runs as `0-15,32` (a run of one node is its number).
+pub fn format_node_runs(runs: &[(u32, u32)]) -> String {
+    runs.iter().map(|&(a, e)| if e == a + 1 { a.to_string() } else { format!("{a}-{}", e - 1) }).collect::<Vec<_>>().join(",")
+}
+
+/// Reads [`format_node_runs`]' form, runs in the order written (an engine
+/// lists a job's nodes in the order it took them).
+pub fn parse_node_runs(text: &str) -> Result<Vec<(u32, u32)>, String> {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let num = |v: &str| v.trim().parse::<u32>().map_err(|_| format!("`{v}` is not a node number"));
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(part)?, num(part)?),
+        };
+        if b < a || b == u32::MAX {
+            return Err(format!("`{part}` is not a range of nodes"));
+        }
+        runs.push((a, b + 1));
+    }
+    Ok(runs)
 }
 
 /// A schedule as it happened: its jobs, ordered by index, and its events.
@@ -139,6 +182,8 @@ impl Trace {
         // workloads read as they always did.
         let variants = self.jobs.iter().any(|j| j.variant.is_some());
         let estimates = !self.estimates.is_empty();
+        // The nodes column only when a job spans several, as variant.
+        let multi = self.jobs.iter().any(|j| !j.nodes.is_empty());
         let mut header = CSV_HEADER.to_vec();
         if variants || estimates {
             header.push("variant");
@@ -146,58 +191,38 @@ impl Trace {
         if estimates {
             header.extend(["slowdown", "lo", "hi", "signal"]);
         }
+        if multi {
+            header.push("nodes");
+        }
         w.write_record(&header).expect(io);
         let bare = TraceJob::bare(0);
+        // One line: the job's metadata, then `kind`'s and the optional columns'.
+        let line = |w: &mut csv::Writer<Vec<u8>>, (time, job): (f64, JobId), j: &TraceJob, kind: &str, status: &str, value: &str, estimate: [&str; 4]| {
+            let (time, job, node, cpus) = (time.to_string(), job.to_string(), j.node.to_string(), format_cpulist(&j.cpus));
+            let solo = j.solo.map_or(String::new(), |s| s.to_string());
+            let nodes = if multi { format_node_runs(&j.nodes) } else { String::new() };
+            let mut fields = vec![time.as_str(), &job, &j.name, &j.program, kind, &node, &j.pool, &cpus, &solo, status, value];
+            if variants || estimates {
+                fields.push(j.variant.as_deref().unwrap_or(""));
+            }
+            if estimates {
+                fields.extend(estimate);
+            }
+            if multi {
+                fields.push(&nodes);
+            }
+            w.write_record(&fields).expect(io);
+        };
         for e in &self.events {
             let j = self.job(e.job).unwrap_or(&bare);
             let status = j.status.map_or("", |s| s.name());
             let value = j.status.and_then(|s| s.value()).map_or(String::new(), |v| v.to_string());
-            let (time, job, node, cpus) = (e.time.to_string(), e.job.to_string(), j.node.to_string(), format_cpulist(&j.cpus));
-            let solo = j.solo.map_or(String::new(), |s| s.to_string());
-            let fields = [
-                time.as_str(),
-                &job,
-                &j.name,
-                &j.program,
-                kind_name(e.kind),
-                &node,
-                &j.pool,
-                &cpus,
-                &solo,
-                status,
-                &value,
-                j.variant.as_deref().unwrap_or(""),
-                "",
-                "",
-                "",
-                "",
-            ];
-            w.write_record(&fields[..header.len()]).expect(io);
+            line(&mut w, (e.time, e.job), j, kind_name(e.kind), status, &value, [""; 4]);
         }
         for e in &self.estimates {
             let j = self.job(e.job).unwrap_or(&bare);
-            let (time, job, node, cpus) = (e.time.to_string(), e.job.to_string(), j.node.to_string(), format_cpulist(&j.cpus));
-            let solo = j.solo.map_or(String::new(), |s| s.to_string());
             let (sd, lo, hi) = (e.slowdown.to_string(), e.lo.to_string(), e.hi.to_string());
-            let fields = [
-                time.as_str(),
-                &job,
-                &j.name,
-                &j.program,
-                "estimate",
-                &node,
-                &j.pool,
-                &cpus,
-                &solo,
-                "",
-                "",
-                j.variant.as_deref().unwrap_or(""),
-                &sd,
-                &lo,
-                &hi,
-                &e.signal,
-            ];
-            w.write_record(&fields[..header.len()]).expect(io);
+            line(&mut w, (e.time, e.job), j, "estimate", "", "", [&sd, &lo, &hi, &e.signal]);
         }
         String::from_utf8(w.into_inner().expect(io)).expect("every field is UTF-8")
     }
@@ -217,7 +242,7 @@ impl Trace {
         let (ti, ji, ki) = (need("time")?, need("job")?, need("kind")?);
         let [ni, pi, noi, poi, ci, si, sti, svi, vi] =
             ["name", "program", "node", "pool", "cpus", "solo", "status", "status_value", "variant"].map(col);
-        let [sdi, loi, hii, sgi] = ["slowdown", "lo", "hi", "signal"].map(col);
+        let [sdi, loi, hii, sgi, nsi] = ["slowdown", "lo", "hi", "signal", "nodes"].map(col);
         let mut trace = Trace::default();
         for rec in r.records() {
             let rec = rec.map_err(|e| format!("{e}"))?;
@@ -261,6 +286,7 @@ impl Trace {
                 v => v.parse().map_err(|_| bad("node", v) + " is not an index")?,
             };
             let cpus = parse_cpulist(opt(ci)).map_err(|e| bad("cpus", opt(ci)) + &format!(": {e}"))?;
+            let nodes = parse_node_runs(opt(nsi)).map_err(|e| bad("nodes", opt(nsi)) + &format!(": {e}"))?;
             let solo = match opt(si) {
                 "" => None,
                 v => Some(v.parse::<f64>().map_err(|_| bad("solo", v) + " is not a number")?),
@@ -281,6 +307,7 @@ impl Trace {
                     program: opt(pi).to_string(),
                     pool: opt(poi).to_string(),
                     node,
+                    nodes,
                     cpus,
                     solo,
                     status,
@@ -304,6 +331,7 @@ mod tests {
             program: "p".into(),
             pool: "cpu".into(),
             node: i,
+            nodes: Vec::new(),
             cpus,
             solo: Some(10.0),
             status,
@@ -354,6 +382,33 @@ mod tests {
         assert!(text.starts_with("time,job,name,program,kind,node,pool,cpus,solo,status,status_value,variant\n"), "{text}");
         assert!(text.ends_with(",10,failed,3,acc\n"), "{text}");
         assert_eq!(Trace::from_csv(&text).unwrap(), t);
+    }
+
+    #[test]
+    fn a_job_over_several_nodes_keeps_its_node_runs_in_csv_and_json_and_others_write_no_nodes() {
+        let mut t = two_jobs();
+        assert!(!t.to_csv().contains("nodes") && !serde_json::to_string(&t).unwrap().contains("nodes"), "single-node traces keep their fields");
+        t.jobs[1].nodes = vec![(1, 17), (32, 33)];
+        let text = t.to_csv();
+        assert!(text.starts_with("time,job,name,program,kind,node,pool,cpus,solo,status,status_value,nodes\n"), "{text}");
+        assert!(text.ends_with(",10,failed,3,\"1-16,32\"\n"), "{text}");
+        assert!(text.lines().nth(1).unwrap().ends_with(",ok,,"), "a job on its node alone leaves the column empty: {text}");
+        assert_eq!(Trace::from_csv(&text).unwrap(), t);
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.contains("\"nodes\":[[1,17],[32,33]]"), "{json}");
+        assert_eq!(serde_json::from_str::<Trace>(&json).unwrap(), t);
+        assert_eq!(t.jobs[1].node_runs(), vec![(1, 17), (32, 33)]);
+        assert_eq!(t.jobs[0].node_runs(), vec![(0, 1)]);
+    }
+
+    #[test]
+    fn node_runs_read_back_as_written_and_bad_ones_are_named() {
+        assert_eq!(parse_node_runs("0-3,5,7-8").unwrap(), vec![(0, 4), (5, 6), (7, 9)]);
+        assert_eq!(format_node_runs(&[(0, 4), (5, 6), (7, 9)]), "0-3,5,7-8");
+        assert_eq!(parse_node_runs(&format_node_runs(&[(8, 10), (2, 3)])).unwrap(), vec![(8, 10), (2, 3)], "in the order taken");
+        assert_eq!(parse_node_runs("").unwrap(), vec![]);
+        assert!(parse_node_runs("3-1").unwrap_err().contains("not a range"));
+        assert!(parse_node_runs("x").unwrap_err().contains("not a node number"));
     }
 
     #[test]

@@ -8,13 +8,15 @@
 use std::collections::HashMap;
 
 use cosched_engine::policy::{Decision, JobOutcome, Policy, QueuedJob, View};
+use cosched_model::params::{Kind, Param, Range};
+use crate::registry::PolicyEntry;
 use crate::JobId;
 
-mod best_match;
-mod colocate;
-mod react;
-mod sessions;
-mod timeshare;
+pub(crate) mod best_match;
+pub(crate) mod colocate;
+pub(crate) mod react;
+pub(crate) mod sessions;
+pub(crate) mod timeshare;
 
 pub use best_match::{BestMatch, MAX_WINDOW};
 pub use colocate::Rebalancing;
@@ -91,6 +93,13 @@ fn fill<'a>(
     }
 }
 
+pub(crate) const EXCLUSIVE: PolicyEntry = PolicyEntry {
+    name: "exclusive",
+    summary: "one job at a time on the node: the sequential baseline",
+    params: &[],
+    make: |_| Ok(Box::new(Exclusive)),
+};
+
 /// One job at a time on the whole node, in queue order.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Exclusive;
@@ -110,6 +119,13 @@ impl Policy for Exclusive {
         false
     }
 }
+
+pub(crate) const NOPLAN: PolicyEntry = PolicyEntry {
+    name: "noplan",
+    summary: "an idle pool starts the next job of its queue at once (unconditional co-execution)",
+    params: &[],
+    make: |_| Ok(Box::new(NoPlan)),
+};
 
 /// Unconditional co-execution.
 #[derive(Debug, Clone, Copy, Default)]
@@ -147,6 +163,29 @@ impl Idle {
         }
     }
 }
+
+pub(crate) const CONFLICT_AWARE: PolicyEntry = PolicyEntry {
+    name: "conflict-aware",
+    summary: "SX-Aurora co-execution paper: an idle pool starts the first queued job whose score with every running job is within the threshold",
+    params: &[
+        Param::new(
+            "threshold",
+            Kind::FloatOrInf(Range::NON_NEGATIVE),
+            // The SX-Aurora paper's sweep is 50/100/150/inf; its middle value is the one
+            // a run without a threshold gets.
+            "100",
+            "largest conflict score of a pair that may co-run (C_all in percent, else the worse predicted slowdown's increase in percent); inf = noplan",
+        ),
+        Param::new(
+            "idle",
+            Kind::Word(&["always", "gain"]),
+            // The SX-Aurora paper's rule, so that a spec without it runs what the seed ran.
+            "always",
+            "when no waiting job is within the threshold: always = leave the core idle; gain = start the cheapest one if it raises the node's predicted progress rate",
+        ),
+    ],
+    make: |p| Ok(Box::new(ConflictAware::new(p.float("threshold"))?.idling(Idle::parse(p.word("idle"))?))),
+};
 
 /// The SX-Aurora paper's conflict-aware co-execution with threshold T on the source's score.
 #[derive(Debug, Clone, Copy)]
@@ -284,6 +323,13 @@ fn conflict_aware(view: &View, threshold: f64) -> Vec<Decision> {
     out
 }
 
+pub(crate) const NO_TWINS: PolicyEntry = PolicyEntry {
+    name: "no-twins",
+    summary: "Terrible Twins: never co-run two instances of one program",
+    params: &[],
+    make: |_| Ok(Box::new(NoTwins)),
+};
+
 /// The Terrible Twins paper's rule: two instances of one program never share the node.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoTwins;
@@ -297,6 +343,21 @@ impl Policy for NoTwins {
         out
     }
 }
+
+pub(crate) const AUTO_THRESHOLD: PolicyEntry = PolicyEntry {
+    name: "auto-threshold",
+    summary: "conflict-aware whose threshold tunes itself from finished jobs under a worst-slowdown bound",
+    params: &[
+        Param::new("bound", Kind::Float(Range::at_least(1.0)), "1.5", "worst slowdown a co-run job may have"),
+        Param::new("start", Kind::Float(Range::NON_NEGATIVE), "100", "threshold before any job has finished"),
+        Param::new("step", Kind::Float(Range::POSITIVE), "10", "how far the threshold moves past a score that worked or broke"),
+        Param::new("explore", Kind::Flag, "on", "when a pool would idle, try the waiting job of least unknown score"),
+    ],
+    make: |p| {
+        let policy = AutoThreshold::new(p.float("bound"), p.float("start"), p.float("step"))?;
+        Ok(Box::new(policy.exploring(p.flag("explore"))))
+    },
+};
 
 /// Conflict-aware co-execution whose threshold tunes itself online.
 ///

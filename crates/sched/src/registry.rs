@@ -7,16 +7,15 @@
 //! the table at the top of `docs/policies.md`. Defaults live only in the
 //! declarations, so no caller patches them in.
 //!
-//! Adding a policy: its type in a new file `policies/NAME.rs` (declared and
-//! re-exported by `policies.rs`), and one [`PolicyEntry`] in [`POLICIES`];
-//! the tests below build every entry with its defaults, and the docs test
-//! says what to paste into `docs/policies.md`.
+//! Adding a policy: its type and its [`PolicyEntry`] (a `pub(crate)
+//! const`) in a new file `policies/NAME.rs`, the file's `pub(crate) mod`
+//! line in `policies.rs`, and the entry's line in [`POLICIES`]; the tests
+//! below build every entry with its defaults, and the docs test says what
+//! to paste into `docs/policies.md`.
 
-use std::ops::Bound;
+use cosched_model::params::{self, Declared, Param, ParamSet};
 
-use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
-
-use crate::policies::{Action, React, ResumeWhen, Victim, AutoThreshold, BestMatch, ConflictAware, Exclusive, Idle, NoPlan, NoTwins, Colocate, Overbook, Rebalancing, Sidestep, Surpass, Timeshare, Wait, MAX_WINDOW};
+use crate::policies;
 use cosched_engine::policy::Policy;
 use crate::spec::{Spec, PLACEMENT_KEY};
 
@@ -45,164 +44,23 @@ impl Declared for PolicyEntry {
     }
 }
 
-/// Every policy, in the order `--list-policies` and the docs show them.
+/// Every policy, in the order `--list-policies` and the docs show them:
+/// one line each, the entry declared beside its type.
 pub const POLICIES: &[PolicyEntry] = &[
-    PolicyEntry {
-        name: "exclusive",
-        summary: "one job at a time on the node: the sequential baseline",
-        params: &[],
-        make: |_| Ok(Box::new(Exclusive)),
-    },
-    PolicyEntry {
-        name: "noplan",
-        summary: "an idle pool starts the next job of its queue at once (unconditional co-execution)",
-        params: &[],
-        make: |_| Ok(Box::new(NoPlan)),
-    },
-    PolicyEntry {
-        name: "conflict-aware",
-        summary: "SX-Aurora co-execution paper: an idle pool starts the first queued job whose score with every running job is within the threshold",
-        params: &[
-            Param::new(
-                "threshold",
-                Kind::FloatOrInf(Range::NON_NEGATIVE),
-                // The SX-Aurora paper's sweep is 50/100/150/inf; its middle value is the one
-                // a run without a threshold gets.
-                "100",
-                "largest conflict score of a pair that may co-run (C_all in percent, else the worse predicted slowdown's increase in percent); inf = noplan",
-            ),
-            Param::new(
-                "idle",
-                Kind::Word(&["always", "gain"]),
-                // The SX-Aurora paper's rule, so that a spec without it runs what the seed ran.
-                "always",
-                "when no waiting job is within the threshold: always = leave the core idle; gain = start the cheapest one if it raises the node's predicted progress rate",
-            ),
-        ],
-        make: |p| Ok(Box::new(ConflictAware::new(p.float("threshold"))?.idling(Idle::parse(p.word("idle"))?))),
-    },
-    PolicyEntry {
-        name: "no-twins",
-        summary: "Terrible Twins: never co-run two instances of one program",
-        params: &[],
-        make: |_| Ok(Box::new(NoTwins)),
-    },
-    PolicyEntry {
-        name: "best-match",
-        summary: "an idle pool starts the waiting job with the least predicted extra slowdown (its own and its co-runners')",
-        params: &[
-            Param::new(
-                "aging",
-                Kind::Uint { max: u32::MAX as u64 },
-                "4",
-                "times the oldest waiting job may be passed over before it is forced; 0 = noplan",
-            ),
-            Param::new(
-                "window",
-                Kind::Uint { max: MAX_WINDOW as u64 },
-                // The smallest window that paired every triad with a loop in
-                // all 1000 orders of examples/scenarios/memory-half.toml and
-                // kept few-bad's bad pairs apart (docs/policies.md).
-                "8",
-                "waiting jobs a start looks ahead over: each candidate among them is rolled out in virtual time and the shortest rollout wins; 0 = the greedy rule",
-            ),
-        ],
-        make: |p| Ok(Box::new(BestMatch::new(p.uint("aging") as u32).with_window(p.uint("window") as usize)?)),
-    },
-    PolicyEntry {
-        name: "auto-threshold",
-        summary: "conflict-aware whose threshold tunes itself from finished jobs under a worst-slowdown bound",
-        params: &[
-            Param::new("bound", Kind::Float(Range::at_least(1.0)), "1.5", "worst slowdown a co-run job may have"),
-            Param::new("start", Kind::Float(Range::NON_NEGATIVE), "100", "threshold before any job has finished"),
-            Param::new("step", Kind::Float(Range::POSITIVE), "10", "how far the threshold moves past a score that worked or broke"),
-            Param::new("explore", Kind::Flag, "on", "when a pool would idle, try the waiting job of least unknown score"),
-        ],
-        make: |p| {
-            let policy = AutoThreshold::new(p.float("bound"), p.float("start"), p.float("step"))?;
-            Ok(Box::new(policy.exploring(p.flag("explore"))))
-        },
-    },
-    PolicyEntry {
-        name: "wait",
-        summary: "ParaStation (Clauss et al.): sessions start in arrival order on free cores; one that finds none waits for them",
-        params: &[],
-        make: |_| Ok(Box::new(Wait)),
-    },
-    PolicyEntry {
-        name: "surpass",
-        summary: "ParaStation (Clauss et al.): a session that finds no free cores suspends the running ones (latest first) until it ends",
-        params: &[],
-        make: |_| Ok(Box::new(Surpass::default())),
-    },
-    PolicyEntry {
-        name: "overbook",
-        summary: "ParaStation (Clauss et al.): a session that finds no free cores starts on busy ones; the OS time-shares them",
-        params: &[
-            Param::new("pin", Kind::Flag, "on", "on: pinned to the chosen cores; off: free to run on every core of the pool"),
-            Param::new("spread", Kind::Flag, "off", "spread the session over the pool's free cores instead of compactly"),
-        ],
-        make: |p| Ok(Box::new(Overbook { pin: p.flag("pin"), spread: p.flag("spread") })),
-    },
-    PolicyEntry {
-        name: "sidestep",
-        summary: "ParaStation (Clauss et al.): running sessions are re-pinned off the new one's cores, so only theirs are overbooked",
-        params: &[Param::new("spread", Kind::Flag, "off", "spread the session over the pool's free cores instead of compactly")],
-        make: |p| Ok(Box::new(Sidestep::new(p.flag("spread")))),
-    },
-    PolicyEntry {
-        name: "timeshare",
-        summary: "nOS-V's co-execution at process level: every job starts at once and they take turns on the cores, a quantum each (freeze/thaw)",
-        params: &[
-            Param::new(
-                "quantum",
-                // A floor: a quantum of 1e-9 s never ends a run (crate::MIN_WAIT_S).
-                Kind::Float(Range { lo: Bound::Included(crate::MIN_WAIT_S), hi: Bound::Included(cosched_model::workload::limits::MAX_SECONDS) }),
-                "0.02",
-                "seconds a job's turn lasts per unit of its priority (workload `priority`, default 1); at least 0.001",
-            ),
-            Param::new(
-                "affinity",
-                Kind::Word(&["preferred", "strict"]),
-                "preferred",
-                "preferred: a job's turn gives it every core of its pool; strict: it keeps its own cores and jobs on other cores run beside it",
-            ),
-        ],
-        make: |p| Ok(Box::new(Timeshare::new(p.float("quantum"), p.word("affinity") == "strict"))),
-    },
-    PolicyEntry {
-        name: "colocate",
-        summary: "nOS-V's co-location: the free cores split among the waiting jobs; static, or re-balanced when a job ends (its cores go to the survivors)",
-        params: &[Param::new(
-            "rebalance",
-            Kind::Flag,
-            "off",
-            "off: the nOS-V paper's static co-location, never moved; on: its dynamic co-location (DLB at job ends), a finished job's cores lent to the squeezed survivors, taken back for a newcomer",
-        )],
-        make: |p| if p.flag("rebalance") { Ok(Box::new(Rebalancing::new())) } else { Ok(Box::new(Colocate)) },
-    },
-    PolicyEntry {
-        name: "react",
-        summary: "issue 38: another policy, plus a reaction when a running job's online slowdown estimate passes the threshold with its interval (suspend or move a job of the harmful pair; resume it once its co-runners are gone)",
-        params: &[
-            Param::new("inner", Kind::WordOf(inner_names), "best-match", "the policy that starts jobs (with its defaults)"),
-            Param::new("threshold", Kind::Float(Range::at_least(1.0)), "1.3", "slowdown whose excess, with the whole interval above it, is harm"),
-            Param::new("action", Kind::Word(Action::NAMES), "suspend", "what is done to the chosen job of a harmful co-run: suspend, move (onto free cores) or nothing"),
-            Param::new("victim", Kind::Word(Victim::NAMES), "newest", "which job of the harmful pair: newest (the node's), most-left (of the pair, the one with the most work left)").before("newest"),
-            Param::new("resume", Kind::Word(ResumeWhen::NAMES), "free", "a suspended job resumes once the jobs it was suspended beside are gone, on its own cores (own) or on any free ones beside jobs the run knows it fits (free)").before("own"),
-            Param::new("gain", Kind::Flag, "off", "act only when suspending is expected to pay: a waiting job fits the freed cores, or the pair's summed completion times shrink").before("off"),
-        ],
-        make: |p| {
-            let inner = policy_by_name(p.word("inner"), &Params::new())?;
-            Ok(Box::new(React::from_params(inner, p)))
-        },
-    },
+    policies::EXCLUSIVE,
+    policies::NOPLAN,
+    policies::CONFLICT_AWARE,
+    policies::NO_TWINS,
+    policies::best_match::BEST_MATCH,
+    policies::AUTO_THRESHOLD,
+    policies::sessions::WAIT,
+    policies::sessions::SURPASS,
+    policies::sessions::OVERBOOK,
+    policies::sessions::SIDESTEP,
+    policies::timeshare::TIMESHARE,
+    policies::colocate::COLOCATE,
+    policies::react::REACT,
 ];
-
-/// Policies `react` may wrap: every one but itself.
-fn inner_names() -> Vec<&'static str> {
-    POLICIES.iter().map(|e| e.name).filter(|&n| n != "react").collect()
-}
 
 /// A policy spec resolved against its entry: what runs and how to name it.
 #[derive(Debug, Clone)]
@@ -273,7 +131,7 @@ pub fn markdown_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cosched_model::params::DefaultValue;
+    use cosched_model::params::{DefaultValue, Kind};
 
     use cosched_engine::policy::{Decision, View};
 

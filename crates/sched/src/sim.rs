@@ -87,6 +87,7 @@ impl Trace {
                     program: j.program.clone(),
                     pool: platform.pools[pool].name.clone(),
                     node: self.node[i],
+                    nodes: Vec::new(),
                     cpus: self.cpus.get(i).cloned().unwrap_or_default(),
                     solo: Some(solo),
                     status: Some(JobStatus::Ok),

@@ -25,16 +25,17 @@ use std::time::{Duration, Instant};
 use cosched_model::compare::{next_order_fits, paired, stop_rule, Paired, Quartiles, Stop, Verdict};
 use cosched_model::regime::CacheRegime;
 use cosched_model::metrics::compute;
-use cosched_model::workload::PoolKind;
+use cosched_model::workload::{PoolKind, Workload};
 use cosched_report::html::Page;
 use cosched_sched::oracle::{oracle, Objective, Oracle};
 use cosched_sched::{simulate, PairTable, Platform, PoolInfo, SimJob, SlowdownSource};
+use cosched_store::Store;
 use serde::Serialize;
 
 use crate::common::{create_dir, db_path, load_workload, node_cpu_count, open_store, write_file, Ctx};
 use crate::error::bad_input;
 use crate::render::{Doc, Render};
-use crate::run::{run_parsed, RunFigures, RunRequest, SoloMode};
+use crate::run::{run_in, RunFigures, RunRequest, SoloMode};
 use cosched_learn::run_inputs::predicted_source;
 
 #[derive(Debug, Clone)]
@@ -199,6 +200,25 @@ pub struct OracleRow {
 /// Runs the comparison (module doc).
 pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport> {
     let w = load_workload(&a.workload)?;
+    let specs = checked_specs(a)?;
+    // Held across every order's runs, so nothing measures in between.
+    let _lock = crate::lock::take("evaluate", a.lock.as_deref())?;
+    let mut store = open_store(&db_path(a.db.as_deref()))?;
+    evaluate_checked(a, &w, specs, &mut store, ctx)
+}
+
+/// [`evaluate`] of a workload the caller has parsed, into the store it
+/// holds open (`cosched demo`); `a.workload` and `a.db` only name them in
+/// messages and in the commands that resume a run.
+pub fn evaluate_in(a: &EvaluateRequest, w: &Workload, store: &mut Store, ctx: &Ctx) -> anyhow::Result<EvaluateReport> {
+    let specs = checked_specs(a)?;
+    let _lock = crate::lock::take("evaluate", a.lock.as_deref())?;
+    evaluate_checked(a, w, specs, store, ctx)
+}
+
+/// The baseline's spec, then each policy's, checked before any store is
+/// opened so bad input writes nothing.
+fn checked_specs(a: &EvaluateRequest) -> anyhow::Result<Vec<crate::policy::PolicySpec>> {
     if a.policies.is_empty() {
         return Err(bad_input("name at least one --policy to compare with the baseline"));
     }
@@ -213,9 +233,18 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     if labels.iter().collect::<BTreeSet<_>>().len() != labels.len() {
         return Err(bad_input(format!("each policy once: {}", labels.join(", "))));
     }
+    Ok(specs)
+}
+
+fn evaluate_checked(
+    a: &EvaluateRequest,
+    w: &Workload,
+    specs: Vec<crate::policy::PolicySpec>,
+    store: &mut Store,
+    ctx: &Ctx,
+) -> anyhow::Result<EvaluateReport> {
+    let labels: Vec<String> = specs.iter().map(crate::policy::PolicySpec::label).collect();
     let started = Instant::now();
-    // Held across every order's runs, so nothing measures in between.
-    let _lock = crate::lock::take("evaluate", a.lock.as_deref())?;
     // Ctrl-Z waits for the order in flight to end: its runs' figures are
     // wall times.
     cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::AtPausePoints);
@@ -236,7 +265,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
     while stop == Stop::Continue {
         cosched_measure::launch::pause_point();
         let k = orders.len() as u32;
-        if let Some(want) = a.regime.filter(|_| !(a.resume && stored_order(a, &w.name, &labels[0], k).unwrap_or(false))) {
+        if let Some(want) = a.regime.filter(|_| !(a.resume && stored_order(a, store, &w.name, &labels[0], k).unwrap_or(false))) {
             // Every 3 s: this VM gives the shared regime in windows of about
             // a minute, and an order of memory-half takes under half of one.
             if !wait_for_regime(want, a.regime_wait, Duration::from_secs(3), &crate::common::round_trip_now, ctx)? {
@@ -263,9 +292,10 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             first_repeat: k,
             // The baseline runs as run's policy, the policies as its baselines.
             named_by: ["--baseline", "--policy"],
+            continue_with: None,
         };
         let mut scratch = Page::new("");
-        let r = run_parsed(&req, &w, &run_ctx, &mut scratch)?;
+        let r = run_in(&req, w, store, &run_ctx, &mut scratch)?;
         for (i, m) in r.solo_medians.iter().enumerate() {
             if let Some(t) = m {
                 solo_sum[i].push(*t);
@@ -327,8 +357,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         );
     }
     // The model: stored pairwise slowdowns, the passes' median solo times.
-    let store = open_store(&db_path(a.db.as_deref()))?;
-    let (source, source_note, _) = predicted_source(&store, &w, "measured")?;
+    let (source, source_note, _) = predicted_source(store, w, "measured")?;
     let n = w.jobs.len();
     let table = PairTable::new((0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { source.slowdown(i, &[j]) }).collect()).collect())
         .map_err(anyhow::Error::msg)?;
@@ -362,7 +391,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
             pool: w.pools.iter().position(|p| p.name == j.pool).expect("the parser checked the pool"),
             cores: j.cores,
             program: j.program_key(),
-            variants: crate::variants::sim_variants(j, &w, solo_of(i)),
+            variants: crate::variants::sim_variants(j, w, solo_of(i)),
         })
         .collect();
     let mut sim_figs: Vec<Vec<RunFigures>> = Vec::new();
@@ -377,7 +406,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         // only the real runs.
         for (l, spec) in labels.iter().zip(&specs) {
             let mut policy = makers.build(spec.name(), &spec.params()).map_err(bad_input)?;
-            policy.set_priorities(&crate::policy::priorities(&w));
+            policy.set_priorities(&crate::policy::priorities(w));
             let trace = simulate(&platform, &jobs, &t, policy.as_mut()).map_err(|e| anyhow::anyhow!("simulating {l}: {e}"))?;
             let m = compute(&trace, &jobs.iter().map(|j| j.solo).collect::<Vec<_>>())?;
             row.push(RunFigures {
@@ -434,7 +463,7 @@ pub fn evaluate(a: &EvaluateRequest, ctx: &Ctx) -> anyhow::Result<EvaluateReport
         oracle_rows.push(OracleRow { objective: fig, oracle: o, above, replayed: None, above_replayed: Vec::new(), not_replayed: None });
     }
     if a.oracle_replays > 0 {
-        replay_oracles(a, &w, &mut oracle_rows, &real_rows, orders.len() as u32, ctx)?;
+        replay_oracles(a, w, store, &mut oracle_rows, &real_rows, orders.len() as u32, ctx)?;
     }
     let mut regimes: BTreeSet<CacheRegime> = orders.iter().filter_map(|o| o.regime).collect();
     for o in &orders {
@@ -523,7 +552,8 @@ fn pick(rows: &[&Vec<RunFigures>], l: &str, f: Figure) -> Vec<f64> {
 /// once.
 fn replay_oracles(
     a: &EvaluateRequest,
-    w: &cosched_model::workload::Workload,
+    w: &Workload,
+    store: &mut Store,
     rows: &mut [OracleRow],
     real_rows: &[&Vec<RunFigures>],
     first_repeat: u32,
@@ -565,10 +595,11 @@ fn replay_oracles(
                 order_seed: None,
                 order: Some(order.clone()),
                 named_by: ["policy", "policy"],
+                continue_with: None,
             };
             next_repeat += a.oracle_replays;
             let mut scratch = Page::new("");
-            let r = run_parsed(&req, w, ctx, &mut scratch)?;
+            let r = run_in(&req, w, store, ctx, &mut scratch)?;
             done.push((order.clone(), r.figures));
         }
         let figs = &done.iter().find(|(o, _)| *o == order).expect("run above").1;
@@ -589,8 +620,7 @@ fn replay_oracles(
 
 /// Whether the store holds order `k` of this evaluation, done: a stored
 /// order is read back, not waited for.
-fn stored_order(a: &EvaluateRequest, workload: &str, baseline: &str, k: u32) -> anyhow::Result<bool> {
-    let store = open_store(&db_path(a.db.as_deref()))?;
+fn stored_order(a: &EvaluateRequest, store: &Store, workload: &str, baseline: &str, k: u32) -> anyhow::Result<bool> {
     Ok(store.runs()?.iter().any(|r| {
         r.workload == workload
             && r.policy == baseline

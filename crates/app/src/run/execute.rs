@@ -157,8 +157,8 @@ pub(super) fn run_plans(a: &RunRequest, store: &mut Store, s: &Series, plans: &[
                     sig,
                     format!(
                         "interrupted; every job was killed and run {run_id} is stored as interrupted. \
-                         Continue with: {}",
-                        continue_command(a)
+                         {}",
+                        a.continue_with.clone().unwrap_or_else(|| format!("Continue with: {}", continue_command(a)))
                     ),
                 ));
             }

@@ -80,6 +80,11 @@ pub struct RunRequest {
     /// hands its `--baseline` over as the policy and its `--policy` as
     /// baselines), or a plain word where no flag named them.
     pub named_by: [&'static str; 2],
+    /// What an interrupted run tells the user to do next; `None`: the
+    /// `cosched run --resume` that continues this series
+    /// ([`continue_command`]), which a caller whose workload is not a file
+    /// of its own (`study`'s sets) cannot offer.
+    pub continue_with: Option<String>,
 }
 
 /// `run`'s flags for its policy and its baselines ([`RunRequest::named_by`]).
@@ -150,60 +155,89 @@ struct Series<'a> {
     policies: &'a crate::policy::Policies,
 }
 
+/// The verb; with `--report`, its page is written as index.html beside
+/// the run's files.
 pub fn run(a: &RunRequest, ctx: &Ctx) -> anyhow::Result<RunReport> {
     cosched_measure::launch::handle_terminal_stop(cosched_measure::launch::TerminalStop::Refused);
-    let mut page = Page::new("cosched run");
-    run_into(a, ctx, &mut page)
-}
-
-/// The verb, with the report's sections appended to `page` (`cosched demo`
-/// puts them into its own report); with `--report`, the page is written as
-/// index.html beside the run's files.
-pub fn run_into(a: &RunRequest, ctx: &Ctx, page: &mut Page) -> anyhow::Result<RunReport> {
     // Everything the user gave is checked before the store is opened, so bad
     // input writes nothing.
     let w = load_workload(&a.workload)?;
-    run_parsed(a, &w, ctx, page)
+    run_parsed(a, &w, ctx, &mut Page::new("cosched run"))
 }
 
-/// [`run_into`] of a workload the caller has parsed already (`evaluate`
-/// runs one per order and per oracle replay, from the one it parsed);
-/// `a.workload` still names its file, in messages and in the command that
-/// resumes the series.
+/// [`run`] of a workload the caller has parsed already (`djsb` builds
+/// its own); `a.workload` still names its file, in messages and in the
+/// command that resumes the series.
 pub fn run_parsed(a: &RunRequest, w: &Workload, ctx: &Ctx, page: &mut Page) -> anyhow::Result<RunReport> {
-    if a.repeats == 0 {
-        return Err(bad_input("--repeats must be at least 1"));
-    }
-    let pref: Preference = a.cgroups.parse().map_err(|e: String| bad_input(format!("--cgroups: {e}")))?;
-    let (main, note1) = plan::policy_spec(&a.policy, a.named_by[0])?;
-    let baselines = a.baselines.iter().map(|b| plan::policy_spec(b, a.named_by[1])).collect::<anyhow::Result<Vec<_>>>()?;
-    cosched_predict::predictors::parse_spec(&a.predictor)
-        .and_then(|(n, p)| cosched_predict::predictor_by_name(&n, &p).map(drop))
-        .map_err(|e| bad_input(format!("--predictor {}: {e}; see `cosched predict --list`", a.predictor)))?;
-    let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
-    let pools: Vec<(u32, bool)> =
-        w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
-    let (cpus_of_pool, shared) = pool_cpus(&pools, &node_cpus).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
-
-    let (policies, _watch) = plan::live_policies(&main, &baselines, ctx)?;
+    let checked = Checked::of(a, w, ctx)?;
     let _lock = crate::lock::take("run", a.lock.as_deref())?;
     let mut store = open_store(&db_path(a.db.as_deref()))?;
+    run_checked(a, w, checked, &mut store, ctx, page)
+}
+
+/// [`run_parsed`] into a store the caller holds open: `evaluate` runs one
+/// series per order and per oracle replay, `study` one per set, each into
+/// the store it opened once (`a.db` is then only named in messages).
+pub fn run_in(a: &RunRequest, w: &Workload, store: &mut Store, ctx: &Ctx, page: &mut Page) -> anyhow::Result<RunReport> {
+    let checked = Checked::of(a, w, ctx)?;
+    let _lock = crate::lock::take("run", a.lock.as_deref())?;
+    run_checked(a, w, checked, store, ctx, page)
+}
+
+/// What [`Checked::of`] made of a request before any store is touched.
+struct Checked {
+    pref: Preference,
+    main: crate::policy::PolicySpec,
+    baselines: Vec<(crate::policy::PolicySpec, Option<String>)>,
+    note: Option<String>,
+    pools: Vec<(u32, bool)>,
+    cpus_of_pool: Vec<Vec<u32>>,
+    shared: Vec<bool>,
+    policies: crate::policy::Policies,
+    /// Held for the series: it watches a Lua policy's script for reloads.
+    _watch: Option<cosched_lua::live::Watch>,
+}
+
+impl Checked {
+    /// Every setting of `a` checked against `w` and this node, so bad input
+    /// is refused before the store is opened or written.
+    fn of(a: &RunRequest, w: &Workload, ctx: &Ctx) -> anyhow::Result<Checked> {
+        if a.repeats == 0 {
+            return Err(bad_input("--repeats must be at least 1"));
+        }
+        let pref: Preference = a.cgroups.parse().map_err(|e: String| bad_input(format!("--cgroups: {e}")))?;
+        let (main, note) = plan::policy_spec(&a.policy, a.named_by[0])?;
+        let baselines = a.baselines.iter().map(|b| plan::policy_spec(b, a.named_by[1])).collect::<anyhow::Result<Vec<_>>>()?;
+        cosched_predict::predictors::parse_spec(&a.predictor)
+            .and_then(|(n, p)| cosched_predict::predictor_by_name(&n, &p).map(drop))
+            .map_err(|e| bad_input(format!("--predictor {}: {e}; see `cosched predict --list`", a.predictor)))?;
+        let node_cpus: Vec<u32> = (0..node_cpu_count()).collect();
+        let pools: Vec<(u32, bool)> =
+            w.pools.iter().map(|p| (p.cores.unwrap_or(node_cpus.len() as u32), p.kind != PoolKind::Cpu)).collect();
+        let (cpus_of_pool, shared) = pool_cpus(&pools, &node_cpus).map_err(|e| bad_input(format!("{}: {e}", a.workload.display())))?;
+        let (policies, watch) = plan::live_policies(&main, &baselines, ctx)?;
+        Ok(Checked { pref, main, baselines, note, pools, cpus_of_pool, shared, policies, _watch: watch })
+    }
+}
+
+fn run_checked(a: &RunRequest, w: &Workload, c: Checked, store: &mut Store, ctx: &Ctx, page: &mut Page) -> anyhow::Result<RunReport> {
+    let Checked { pref, main, baselines, note, pools, cpus_of_pool, shared, policies, _watch } = c;
     // The node lock is this process's: a run of this node still `running`
     // lost its runner (an `evaluate` killed outright never resumes it).
     for id in store.interrupt_orphaned_runs(&provenance(ctx).hostname)? {
         ctx.step(&format!("run {id}: its runner died; marked interrupted (`cosched run --resume` continues a run's series)"));
     }
     install_interrupt_handler();
-    for n in std::iter::once(note1).chain(baselines.iter().map(|b| b.1.clone())).flatten() {
+    for n in std::iter::once(note).chain(baselines.iter().map(|b| b.1.clone())).flatten() {
         ctx.step(&n);
     }
-    calibrate_missing(w, &mut store, ctx)?;
+    calibrate_missing(w, store, ctx)?;
     // Variants run kernels of their own: each as a job, so it calibrates too.
     let variant_jobs: Vec<_> = w.jobs.iter().flat_map(|j| (0..j.variants.len()).filter_map(move |k| j.as_variant(k))).collect();
     if !variant_jobs.is_empty() {
-        calibrate_missing(&Workload { jobs: variant_jobs, ..w.clone() }, &mut store, ctx)?;
+        calibrate_missing(&Workload { jobs: variant_jobs, ..w.clone() }, store, ctx)?;
     }
-    let jobs = plan::Jobs::of(&store, w)?;
+    let jobs = plan::Jobs::of(store, w)?;
     let platform = Platform {
         pools: w
             .pools
@@ -212,7 +246,7 @@ pub fn run_parsed(a: &RunRequest, w: &Workload, ctx: &Ctx, page: &mut Page) -> a
             .map(|(p, &(cores, _))| PoolInfo { name: p.name.clone(), cores, kind: p.kind })
             .collect(),
     };
-    let (source, source_note, source_name) = predicted_source(&store, w, &a.predictor)?;
+    let (source, source_note, source_name) = predicted_source(store, w, &a.predictor)?;
     ctx.step(&format!("slowdown source: {source_note}"));
     if a.solo == SoloMode::Interleaved {
         ctx.step("solo references: a solo pass (one job of each program alone, as runs launch and time it; twins share it) before each repeat; stored solo times only estimate progress");
@@ -227,7 +261,7 @@ pub fn run_parsed(a: &RunRequest, w: &Workload, ctx: &Ctx, page: &mut Page) -> a
     let prior = if a.resume {
         let exact = store.latest_series(&params, a.first_repeat)?;
         if exact.is_empty() {
-            same_but_commands(&store, &params, a.first_repeat)?
+            same_but_commands(store, &params, a.first_repeat)?
         } else {
             exact
         }
@@ -290,8 +324,8 @@ pub fn run_parsed(a: &RunRequest, w: &Workload, ctx: &Ctx, page: &mut Page) -> a
         user,
         policies: &policies,
     };
-    let ran = execute::run_plans(a, &mut store, &series, &plans, &prior)?;
-    let mut report = report::show(a, page, &store, &series, &ran.finished, ran.traces, &ran.solo)?;
+    let ran = execute::run_plans(a, store, &series, &plans, &prior)?;
+    let mut report = report::show(a, page, store, &series, &ran.finished, ran.traces, &ran.solo)?;
     report.not_ok = ran.not_ok;
     for r in &mut report.runs {
         r.clock_zero_unix = ran.clock_zero.get(&r.run.id).copied();
@@ -382,6 +416,7 @@ mod tests {
             order_seed: None,
             order: None,
             named_by: RUN_FLAGS,
+            continue_with: None,
         };
         // The workspace's one quoting (`shell_words`, as `workload` splits
         // a command with): it quotes a word with `=` too, which a shell

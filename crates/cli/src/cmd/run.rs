@@ -106,6 +106,7 @@ pub fn run(a: RunArgs) -> anyhow::Result<()> {
         order: None,
         first_repeat: 0,
         named_by: cosched_app::run::RUN_FLAGS,
+        continue_with: None,
     };
     let r = run_series(&req, &ctx())?;
     emit(&r, a.json.json)?;

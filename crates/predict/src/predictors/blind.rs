@@ -4,6 +4,14 @@
 //! (issue 38), and the floor every other predictor must beat.
 
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use super::PredictorEntry;
+
+pub(super) const BLIND: PredictorEntry = PredictorEntry {
+    name: "blind",
+    summary: "every pair co-runs at slowdown 1: knows nothing, the floor to beat and the case online reaction is for",
+    params: &[],
+    make: |_| Ok(Box::new(Blind)),
+};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Blind;

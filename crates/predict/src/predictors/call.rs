@@ -8,6 +8,14 @@ use crate::features::Features;
 use crate::fit::{Band, Isotonic};
 use crate::predictors::{need_pairs, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use super::PredictorEntry;
+
+pub(super) const C_ALL: PredictorEntry = PredictorEntry {
+    name: "c-all",
+    summary: "SX-Aurora co-execution paper: isotonic fit of slowdown against C_all = (U_victim + U_other) x 100 % of the host loads",
+    params: &[],
+    make: |_| Ok(Box::new(CAll::default())),
+};
 
 #[derive(Debug, Clone, Default)]
 pub struct CAll {

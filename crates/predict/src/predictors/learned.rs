@@ -22,8 +22,16 @@ use crate::fit::{clamp_to, column_ranges, Band, Linear};
 use crate::misses::Reuse;
 use crate::predictors::{need_pairs, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use super::PredictorEntry;
 
 const LAMBDAS: [f64; 7] = [1e-6, 1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0];
+
+pub(super) const LEARNED: PredictorEntry = PredictorEntry {
+    name: "learned",
+    summary: "ridge regression of ln slowdown on profile and probe features of both jobs",
+    params: &[],
+    make: |_| Ok(Box::new(Learned::default())),
+};
 
 #[derive(Debug, Clone, Default)]
 pub struct Learned {

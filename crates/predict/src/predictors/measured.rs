@@ -9,6 +9,15 @@
 use std::collections::BTreeMap;
 
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use cosched_model::params::{Kind, Param};
+use super::{base, bases, PredictorEntry};
+
+pub(super) const MEASURED: PredictorEntry = PredictorEntry {
+    name: "measured",
+    summary: "the measured pair matrix where a pair was measured; another predictor elsewhere",
+    params: &[Param::new("fallback", Kind::WordOf(bases), "learned", "the predictor of pairs never measured")],
+    make: |p| Ok(Box::new(Measured::new(base(p, "fallback")?))),
+};
 
 pub struct Measured {
     fallback: Box<dyn Predictor>,

@@ -53,6 +53,14 @@ use crate::features::{probe_reading, Features};
 use crate::fit::{clamp_to, column_ranges, Band, Linear};
 use crate::predictors::{need_pairs, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use super::PredictorEntry;
+
+pub(super) const MECHANISM: PredictorEntry = PredictorEntry {
+    name: "mechanism",
+    summary: "contention through named resources (probe reading, I/O x I/O, CPU spilled either way, CPU stall, pipe x pipe) with non-negative weights, plus the CPU a co-runner takes from the lightest probe stressor (weight 1, not fitted)",
+    params: &[],
+    make: |_| Ok(Box::new(Mechanism::default())),
+};
 
 #[derive(Debug, Clone, Default)]
 pub struct Mechanism {

@@ -5,6 +5,14 @@
 //! has learned nothing from the programs' characterizations.
 
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use super::PredictorEntry;
+
+pub(super) const MEDIAN: PredictorEntry = PredictorEntry {
+    name: "median",
+    summary: "every pair co-runs at the median slowdown of the training pairs: the naive baseline the SCN paper scores its models against",
+    params: &[],
+    make: |_| Ok(Box::new(Median::default())),
+};
 
 #[derive(Debug, Clone, Copy)]
 pub struct Median {

@@ -1,4 +1,9 @@
 //! The registered predictors and the registry that builds them by name.
+//!
+//! Adding a predictor: its type and its [`PredictorEntry`] (a
+//! `pub(super) const`) in a new file `predictors/NAME.rs`, and here the
+//! file's `mod` line and the entry's line in [`PREDICTORS`] (a predictor
+//! that wraps another by name also goes into `WRAPPERS`).
 
 mod blind;
 mod median;
@@ -14,7 +19,7 @@ mod twins;
 
 use std::collections::BTreeMap;
 
-use cosched_model::params::{self, Declared, Kind, Param, ParamSet, Range};
+use cosched_model::params::{self, Declared, Param, ParamSet};
 
 pub use blind::Blind;
 pub use call::CAll;
@@ -70,79 +75,20 @@ fn base(p: &ParamSet, key: &str) -> Result<Box<dyn Predictor>, String> {
     predictor_by_name(p.word(key), &Params::new())
 }
 
-/// Every predictor, in the order `--list`, evaluations and the docs show them.
+/// Every predictor, in the order `--list`, evaluations and the docs show
+/// them: one line each, the entry declared beside its type.
 pub const PREDICTORS: &[PredictorEntry] = &[
-    PredictorEntry {
-        name: "c-all",
-        summary: "SX-Aurora co-execution paper: isotonic fit of slowdown against C_all = (U_victim + U_other) x 100 % of the host loads",
-        params: &[],
-        make: |_| Ok(Box::new(CAll::default())),
-    },
-    PredictorEntry {
-        name: "scn",
-        summary: "Haritatos et al.: N/C/S classes from the probe; per-class-pair constants, lines in the co-runner's bandwidth for C-S and S-S",
-        params: &[],
-        make: |_| Ok(Box::new(Scn::default())),
-    },
-    PredictorEntry {
-        name: "probe",
-        summary: "Weidendorfer and Breitbart: the victim's probe sensitivity read at the co-runner's contentiousness, calibrated by a line",
-        params: &[],
-        make: |_| Ok(Box::new(ProbeCurve::default())),
-    },
-    PredictorEntry {
-        name: "reuse",
-        summary: "Weidendorfer and Breitbart's reuse distances as miss-ratio curves (profile --miss-curve): the misses a victim gains when the co-runner's footprint takes its share of the last level, and both jobs' memory traffic, by a non-negative line",
-        params: &[],
-        make: |_| Ok(Box::new(ReuseDistance::default())),
-    },
-    PredictorEntry {
-        name: "twins",
-        summary: "Terrible Twins: another predictor times a factor learned for twins",
-        params: &[Param::new("base", Kind::WordOf(bases), "scn", "the predictor the twin factor multiplies")],
-        make: |p| Ok(Box::new(Twins::new(base(p, "base")?))),
-    },
-    PredictorEntry {
-        name: "learned",
-        summary: "ridge regression of ln slowdown on profile and probe features of both jobs",
-        params: &[],
-        make: |_| Ok(Box::new(Learned::default())),
-    },
-    PredictorEntry {
-        name: "mechanism",
-        summary: "contention through named resources (probe reading, I/O x I/O, CPU spilled either way, CPU stall, pipe x pipe) with non-negative weights, plus the CPU a co-runner takes from the lightest probe stressor (weight 1, not fitted)",
-        params: &[],
-        make: |_| Ok(Box::new(Mechanism::default())),
-    },
-    PredictorEntry {
-        name: "nearest",
-        summary: "twins generalised: kernel-weighted mean of the measured pairs whose programs look most alike alone",
-        params: &[Param::optional(
-            "width",
-            Kind::Float(Range::POSITIVE),
-            "chosen by inner leave-one-program-out",
-            "kernel width h over standardized distances",
-        )],
-        make: |p| Ok(Box::new(p.float_opt("width").map_or_else(Nearest::default, Nearest::with_width))),
-    },
-    PredictorEntry {
-        name: "measured",
-        summary: "the measured pair matrix where a pair was measured; another predictor elsewhere",
-        params: &[Param::new("fallback", Kind::WordOf(bases), "learned", "the predictor of pairs never measured")],
-        make: |p| Ok(Box::new(Measured::new(base(p, "fallback")?))),
-    },
-    PredictorEntry {
-        name: "blind",
-        summary: "every pair co-runs at slowdown 1: knows nothing, the floor to beat and the case online reaction is for",
-        params: &[],
-        make: |_| Ok(Box::new(Blind)),
-    },
-    PredictorEntry {
-        name: "median",
-        summary: "every pair co-runs at the median slowdown of the training pairs: the naive baseline the SCN paper scores its models against",
-        params: &[],
-        make: |_| Ok(Box::new(Median::default())),
-    },
+    call::C_ALL,
+    scn::SCN,
+    probe::PROBE,
+    reuse::REUSE,
+    twins::TWINS,
+    learned::LEARNED,
+    mechanism::MECHANISM,
+    nearest::NEAREST,
+    measured::MEASURED,
+    blind::BLIND,
+    median::MEDIAN,
 ];
 
 /// A predictor spec resolved against its entry.

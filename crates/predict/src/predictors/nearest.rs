@@ -27,10 +27,24 @@ use crate::features::Features;
 use crate::fit::Band;
 use crate::predictors::need_pairs;
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use cosched_model::params::{Kind, Param, Range};
+use super::PredictorEntry;
 
 /// Candidate widths `h` (in standardized units: two unrelated programs lie
 /// about d^2 = 2 apart per side).
 const WIDTHS: [f64; 10] = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.5, 4.0];
+
+pub(super) const NEAREST: PredictorEntry = PredictorEntry {
+    name: "nearest",
+    summary: "twins generalised: kernel-weighted mean of the measured pairs whose programs look most alike alone",
+    params: &[Param::optional(
+        "width",
+        Kind::Float(Range::POSITIVE),
+        "chosen by inner leave-one-program-out",
+        "kernel width h over standardized distances",
+    )],
+    make: |p| Ok(Box::new(p.float_opt("width").map_or_else(Nearest::default, Nearest::with_width))),
+};
 
 #[derive(Debug, Clone, Default)]
 pub struct Nearest {

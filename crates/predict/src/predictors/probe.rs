@@ -15,6 +15,14 @@ use crate::features::{probe_reading, Features};
 use crate::fit::{Band, Linear};
 use crate::predictors::{need_pairs, need_probes, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use super::PredictorEntry;
+
+pub(super) const PROBE: PredictorEntry = PredictorEntry {
+    name: "probe",
+    summary: "Weidendorfer and Breitbart: the victim's probe sensitivity read at the co-runner's contentiousness, calibrated by a line",
+    params: &[],
+    make: |_| Ok(Box::new(ProbeCurve::default())),
+};
 
 #[derive(Debug, Clone, Default)]
 pub struct ProbeCurve {

@@ -25,6 +25,15 @@ use crate::misses::Reuse;
 use crate::predictors::{need_miss_curves, need_pairs, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
 
+use super::PredictorEntry;
+
+pub(super) const REUSE: PredictorEntry = PredictorEntry {
+    name: "reuse",
+    summary: "Weidendorfer and Breitbart's reuse distances as miss-ratio curves (profile --miss-curve): the misses a victim gains when the co-runner's footprint takes its share of the last level, and both jobs' memory traffic, by a non-negative line",
+    params: &[],
+    make: |_| Ok(Box::new(ReuseDistance::default())),
+};
+
 #[derive(Debug, Clone, Default)]
 pub struct ReuseDistance {
     line: Option<Linear>,

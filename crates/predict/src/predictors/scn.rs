@@ -25,6 +25,7 @@ use crate::features::Features;
 use crate::fit::{Band, Linear};
 use crate::predictors::{need_pairs, need_probes, observations};
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use super::PredictorEntry;
 
 /// The model of one class pair.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +34,13 @@ pub enum CellModel {
     /// `a * x + b` with x the co-runner's bandwidth (C-S) or the sum of both (S-S).
     Line { a: f64, b: f64 },
 }
+
+pub(super) const SCN: PredictorEntry = PredictorEntry {
+    name: "scn",
+    summary: "Haritatos et al.: N/C/S classes from the probe; per-class-pair constants, lines in the co-runner's bandwidth for C-S and S-S",
+    params: &[],
+    make: |_| Ok(Box::new(Scn::default())),
+};
 
 #[derive(Debug, Clone, Default)]
 pub struct Scn {

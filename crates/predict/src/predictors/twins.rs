@@ -12,6 +12,15 @@
 
 use crate::fit::Band;
 use crate::{Characterization, PredictError, Prediction, Predictor, TrainingSet};
+use cosched_model::params::{Kind, Param};
+use super::{base, bases, PredictorEntry};
+
+pub(super) const TWINS: PredictorEntry = PredictorEntry {
+    name: "twins",
+    summary: "Terrible Twins: another predictor times a factor learned for twins",
+    params: &[Param::new("base", Kind::WordOf(bases), "scn", "the predictor the twin factor multiplies")],
+    make: |p| Ok(Box::new(Twins::new(base(p, "base")?))),
+};
 
 pub struct Twins {
     base: Box<dyn Predictor>,

@@ -24,7 +24,22 @@ use std::collections::BTreeMap;
 use cosched_engine::policy::Cores;
 
 use cosched_engine::policy::{Decision, Policy, View};
+use cosched_model::params::{Kind, Param};
+use super::Colocate;
+use crate::registry::PolicyEntry;
 use crate::JobId;
+
+pub(crate) const COLOCATE: PolicyEntry = PolicyEntry {
+    name: "colocate",
+    summary: "nOS-V's co-location: the free cores split among the waiting jobs; static, or re-balanced when a job ends (its cores go to the survivors)",
+    params: &[Param::new(
+        "rebalance",
+        Kind::Flag,
+        "off",
+        "off: the nOS-V paper's static co-location, never moved; on: its dynamic co-location (DLB at job ends), a finished job's cores lent to the squeezed survivors, taken back for a newcomer",
+    )],
+    make: |p| if p.flag("rebalance") { Ok(Box::new(Rebalancing::new())) } else { Ok(Box::new(Colocate)) },
+};
 
 /// `colocate:rebalance=on`: static co-location whose finished partitions'
 /// cores go to the survivors.

@@ -397,6 +397,31 @@ impl Policy for React {
     }
 }
 
+use crate::registry::{policy_by_name, Params, PolicyEntry, POLICIES};
+use cosched_model::params::{Kind, Param, Range};
+
+pub(crate) const REACT: PolicyEntry = PolicyEntry {
+    name: "react",
+    summary: "issue 38: another policy, plus a reaction when a running job's online slowdown estimate passes the threshold with its interval (suspend or move a job of the harmful pair; resume it once its co-runners are gone)",
+    params: &[
+        Param::new("inner", Kind::WordOf(inner_names), "best-match", "the policy that starts jobs (with its defaults)"),
+        Param::new("threshold", Kind::Float(Range::at_least(1.0)), "1.3", "slowdown whose excess, with the whole interval above it, is harm"),
+        Param::new("action", Kind::Word(Action::NAMES), "suspend", "what is done to the chosen job of a harmful co-run: suspend, move (onto free cores) or nothing"),
+        Param::new("victim", Kind::Word(Victim::NAMES), "newest", "which job of the harmful pair: newest (the node's), most-left (of the pair, the one with the most work left)").before("newest"),
+        Param::new("resume", Kind::Word(ResumeWhen::NAMES), "free", "a suspended job resumes once the jobs it was suspended beside are gone, on its own cores (own) or on any free ones beside jobs the run knows it fits (free)").before("own"),
+        Param::new("gain", Kind::Flag, "off", "act only when suspending is expected to pay: a waiting job fits the freed cores, or the pair's summed completion times shrink").before("off"),
+    ],
+    make: |p| {
+        let inner = policy_by_name(p.word("inner"), &Params::new())?;
+        Ok(Box::new(React::from_params(inner, p)))
+    },
+};
+
+/// Policies `react` may wrap: every one but itself.
+fn inner_names() -> Vec<&'static str> {
+    POLICIES.iter().map(|e| e.name).filter(|&n| n != "react").collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,8 @@ use cosched_engine::cores::CoreMap;
 use cosched_engine::policy::Cores;
 
 use cosched_engine::policy::{Decision, Policy, QueuedJob, View};
+use cosched_model::params::{Kind, Param};
+use crate::registry::PolicyEntry;
 use crate::JobId;
 
 /// The cores running jobs hold, as the engine's map will be once the
@@ -74,6 +76,13 @@ fn sessions(
     }
 }
 
+pub(crate) const WAIT: PolicyEntry = PolicyEntry {
+    name: "wait",
+    summary: "ParaStation (Clauss et al.): sessions start in arrival order on free cores; one that finds none waits for them",
+    params: &[],
+    make: |_| Ok(Box::new(Wait)),
+};
+
 /// `wait`: a session that finds no free cores waits for them.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Wait;
@@ -85,6 +94,13 @@ impl Policy for Wait {
         out
     }
 }
+
+pub(crate) const SURPASS: PolicyEntry = PolicyEntry {
+    name: "surpass",
+    summary: "ParaStation (Clauss et al.): a session that finds no free cores suspends the running ones (latest first) until it ends",
+    params: &[],
+    make: |_| Ok(Box::new(Surpass::default())),
+};
 
 /// `surpass`: the newest session suspends earlier ones until it ends.
 #[derive(Debug, Clone, Default)]
@@ -137,6 +153,16 @@ impl Policy for Surpass {
     }
 }
 
+pub(crate) const OVERBOOK: PolicyEntry = PolicyEntry {
+    name: "overbook",
+    summary: "ParaStation (Clauss et al.): a session that finds no free cores starts on busy ones; the OS time-shares them",
+    params: &[
+        Param::new("pin", Kind::Flag, "on", "on: pinned to the chosen cores; off: free to run on every core of the pool"),
+        Param::new("spread", Kind::Flag, "off", "spread the session over the pool's free cores instead of compactly"),
+    ],
+    make: |p| Ok(Box::new(Overbook { pin: p.flag("pin"), spread: p.flag("spread") })),
+};
+
 /// `overbook`: a session that finds no free cores starts on busy ones.
 #[derive(Debug, Clone, Copy)]
 pub struct Overbook {
@@ -162,6 +188,13 @@ impl Policy for Overbook {
         true
     }
 }
+
+pub(crate) const SIDESTEP: PolicyEntry = PolicyEntry {
+    name: "sidestep",
+    summary: "ParaStation (Clauss et al.): running sessions are re-pinned off the new one's cores, so only theirs are overbooked",
+    params: &[Param::new("spread", Kind::Flag, "off", "spread the session over the pool's free cores instead of compactly")],
+    make: |p| Ok(Box::new(Sidestep::new(p.flag("spread")))),
+};
 
 /// `sidestep`: running sessions make room for the new one by moving onto
 /// their other cores.

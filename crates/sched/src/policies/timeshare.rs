@@ -28,12 +28,36 @@
 //! never moves them: the nOS-V paper's static co-location.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 use cosched_engine::cores::CoreMap;
 use cosched_engine::policy::Cores;
 
 use cosched_engine::policy::{Decision, Policy, View};
+use cosched_model::params::{Kind, Param, Range};
+use crate::registry::PolicyEntry;
 use crate::JobId;
+
+pub(crate) const TIMESHARE: PolicyEntry = PolicyEntry {
+    name: "timeshare",
+    summary: "nOS-V's co-execution at process level: every job starts at once and they take turns on the cores, a quantum each (freeze/thaw)",
+    params: &[
+        Param::new(
+            "quantum",
+            // A floor: a quantum of 1e-9 s never ends a run (crate::MIN_WAIT_S).
+            Kind::Float(Range { lo: Bound::Included(crate::MIN_WAIT_S), hi: Bound::Included(cosched_model::workload::limits::MAX_SECONDS) }),
+            "0.02",
+            "seconds a job's turn lasts per unit of its priority (workload `priority`, default 1); at least 0.001",
+        ),
+        Param::new(
+            "affinity",
+            Kind::Word(&["preferred", "strict"]),
+            "preferred",
+            "preferred: a job's turn gives it every core of its pool; strict: it keeps its own cores and jobs on other cores run beside it",
+        ),
+    ],
+    make: |p| Ok(Box::new(Timeshare::new(p.float("quantum"), p.word("affinity") == "strict"))),
+};
 
 /// `timeshare`: turns of `quantum` seconds.
 #[derive(Debug, Clone)]
