@@ -12,13 +12,15 @@ use crate::JobId;
 
 mod best_match;
 mod colocate;
+mod plan;
 mod react;
 mod sessions;
 mod timeshare;
 
 pub use best_match::{BestMatch, MAX_WINDOW};
 pub use colocate::Rebalancing;
-pub use react::{Action, React, ResumeWhen, Rules, Victim};
+pub use plan::{Plan, Priors, PLAN_SCHEDULES, PLAN_WINDOW};
+pub use react::{Action, Planning, React, ResumeWhen, Rules, Victim};
 pub use sessions::{Overbook, Sidestep, Surpass, Wait};
 pub use timeshare::{Colocate, Timeshare};
 

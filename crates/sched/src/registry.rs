@@ -191,6 +191,7 @@ pub const POLICIES: &[PolicyEntry] = &[
             Param::new("victim", Kind::Word(Victim::NAMES), "newest", "which job of the harmful pair: newest (the node's), most-left (of the pair, the one with the most work left)").before("newest"),
             Param::new("resume", Kind::Word(ResumeWhen::NAMES), "free", "a suspended job resumes once the jobs it was suspended beside are gone, on its own cores (own) or on any free ones beside jobs the run knows it fits (free)").before("own"),
             Param::new("gain", Kind::Flag, "off", "act only when suspending is expected to pay: a waiting job fits the freed cores, or the pair's summed completion times shrink").before("off"),
+            Param::new("plan", Kind::Word(crate::policies::Planning::NAMES), "off", "off: the inner policy starts every job; learned: once the run learns a pair, jobs start in a planned order (the oracle's search over what the run knows, from the node's present state, harmful pairs kept apart), planned again at each pair learned").before("off"),
         ],
         make: |p| {
             let inner = policy_by_name(p.word("inner"), &Params::new())?;
