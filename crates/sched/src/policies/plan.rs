@@ -24,8 +24,9 @@
 //! of a learned pair), runs at the threshold at best: the prediction is not
 //! believed for those programs, and the threshold is the most a pair may
 //! cost and still run under `react`. Believed as told, the unseen pairs of
-//! such programs look the cheapest (a blind prediction calls them 1), and
-//! the plan spends the loops beside one another while the I/O jobs wait.
+//! such programs look the cheapest (a blind prediction calls them 1) and
+//! go first: with io beside flops learned and an io job running, the plan
+//! started the other io job beside it rather than a loop.
 //!
 //! **How a trial runs**: a job starts beside the node's running jobs only
 //! when the source puts every pair of them below the threshold both ways
