@@ -15,6 +15,7 @@
 //! run's solo pass), or a rate the observer knows itself.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
 
 use cosched_model::stats::Summary;
 
@@ -231,6 +232,25 @@ impl SlowdownSource for Informed<'_> {
     fn online(&self, job: JobId) -> Option<Estimate> {
         self.estimates.get(&job).copied().or_else(|| self.inner.online(job))
     }
+
+    fn knowledge(&self) -> u64 {
+        if self.learned.is_empty() {
+            return self.inner.knowledge();
+        }
+        // SipHash with fixed keys: the same pairs give the same value in
+        // every run, so a replay plans at the same instants.
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.inner.knowledge().hash(&mut h);
+        for ((a, b), s) in self.learned {
+            (a, b, s.to_bits()).hash(&mut h);
+        }
+        // Never 0, which says that nothing is learned.
+        h.finish() | 1
+    }
+
+    fn learned(&self, job: JobId, beside: JobId) -> Option<f64> {
+        self.learned_pair(job, beside).or_else(|| self.inner.learned(job, beside))
+    }
 }
 
 /// The run loop's online state: one tracker per running job, the phase
@@ -401,5 +421,30 @@ mod tests {
         assert!((s.slowdown(2, &[1, 3]) - 2.2).abs() < 1e-12);
         assert_eq!(s.slowdown(1, &[0]), 1.1, "the other direction is not learned");
         assert_eq!(s.slowdown(0, &[3]), 1.1);
+        assert_eq!(s.learned(2, 1), Some(2.0));
+        assert_eq!(s.learned(1, 0), None);
+        assert_eq!(Flat.learned(0, 1), None);
+    }
+
+    #[test]
+    fn the_knowledge_fingerprint_is_zero_until_a_pair_is_learned_and_moves_with_each_one() {
+        let estimates = BTreeMap::new();
+        let programs = ["a", "b"];
+        let fingerprint = |learned: &BTreeMap<(String, String), f64>| {
+            Informed { inner: &Flat, programs: &programs, learned, estimates: &estimates }.knowledge()
+        };
+        let mut learned = BTreeMap::new();
+        assert_eq!(fingerprint(&learned), 0);
+        learned.insert(("a".to_string(), "b".to_string()), 2.0);
+        let one = fingerprint(&learned);
+        assert_ne!(one, 0);
+        assert_eq!(fingerprint(&learned.clone()), one, "the same pairs, the same fingerprint");
+        // The same pair learned anew at another value.
+        learned.insert(("a".to_string(), "b".to_string()), 1.5);
+        let anew = fingerprint(&learned);
+        assert!(anew != 0 && anew != one);
+        learned.insert(("b".to_string(), "a".to_string()), 1.5);
+        let two = fingerprint(&learned);
+        assert!(two != 0 && two != anew && two != one);
     }
 }

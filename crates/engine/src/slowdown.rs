@@ -36,4 +36,21 @@ pub trait SlowdownSource {
         let _ = job;
         None
     }
+    /// A fingerprint of what the run has learned online (`crate::online`):
+    /// 0 before anything is, another value after each pair learned or
+    /// learned anew. A policy that plans ahead over the source (`react`'s
+    /// `plan=learned`) plans again when it moves, instead of comparing
+    /// every pair at every decision. Sources of predictions alone learn
+    /// nothing and keep 0.
+    fn knowledge(&self) -> u64 {
+        0
+    }
+    /// The slowdown of `job` beside `beside` that the run has learned
+    /// online, if it has: where the source's prediction was wrong. A
+    /// policy that plans ahead distrusts what the prediction says of the
+    /// other pairs of those programs. Sources of predictions alone: `None`.
+    fn learned(&self, job: JobId, beside: JobId) -> Option<f64> {
+        let _ = (job, beside);
+        None
+    }
 }

@@ -350,7 +350,7 @@ impl Waiting {
 /// identical to j for scheduling purposes. Hashed, since comparing every
 /// pair took seconds at 10,000 jobs; a number compares by value (0 and -0
 /// alike), and a NaN, equal to nothing, is a class of its own.
-fn classes(jobs: &[SimJob]) -> Vec<usize> {
+pub(crate) fn classes(jobs: &[SimJob]) -> Vec<usize> {
     let num = |x: f64, j: usize| if x.is_nan() { (u64::MAX, j) } else { ((x + 0.0).to_bits(), usize::MAX) };
     let mut first: std::collections::HashMap<_, usize> = std::collections::HashMap::with_capacity(jobs.len());
     jobs.iter()
@@ -380,7 +380,7 @@ pub fn distinct_orders(jobs: &[SimJob]) -> Option<u64> {
 }
 
 /// Rearranges `v` into the next lexicographic permutation; false after the last.
-fn next_permutation(v: &mut [usize]) -> bool {
+pub(crate) fn next_permutation(v: &mut [usize]) -> bool {
     let Some(i) = (1..v.len()).rev().find(|&i| v[i - 1] < v[i]) else {
         return false;
     };
@@ -391,7 +391,7 @@ fn next_permutation(v: &mut [usize]) -> bool {
 }
 
 /// The job order a class sequence stands for: each class's jobs in index order.
-fn order_of(seq: &[usize], members: &[Vec<JobId>]) -> Vec<JobId> {
+pub(crate) fn order_of(seq: &[usize], members: &[Vec<JobId>]) -> Vec<JobId> {
     let mut next = vec![0usize; members.len()];
     seq.iter()
         .map(|&c| {

@@ -14,13 +14,15 @@ use crate::JobId;
 
 pub(crate) mod best_match;
 pub(crate) mod colocate;
+mod plan;
 pub(crate) mod react;
 pub(crate) mod sessions;
 pub(crate) mod timeshare;
 
 pub use best_match::{BestMatch, MAX_WINDOW};
 pub use colocate::Rebalancing;
-pub use react::{Action, React, ResumeWhen, Rules, Victim};
+pub use plan::{Plan, Priors, PLAN_SCHEDULES, PLAN_WINDOW};
+pub use react::{Action, Planning, React, ResumeWhen, Rules, Victim};
 pub use sessions::{Overbook, Sidestep, Surpass, Wait};
 pub use timeshare::{Colocate, Timeshare};
 

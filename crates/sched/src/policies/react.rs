@@ -34,6 +34,17 @@
 //! r_k + r_v). Equal jobs slowed by s gain r (2 s - 3): a pair slowed by
 //! less than 1.5 is left to run, and so is one whose suspended job would
 //! have ended first.
+//!
+//! With `plan=learned`, once the run has learned a pair (the source's
+//! [`knowledge`](crate::tables::SlowdownSource::knowledge) moves) the jobs
+//! start in a planned order instead of the inner policy's choice: the rest
+//! of the queue, the held jobs included, ordered over everything learned so
+//! far by the oracle's search from the node's present state (`plan.rs`),
+//! planned again whenever another pair is learned or the plan's jobs have
+//! all started. The reaction and the resumptions stay as they are. Only
+//! over an inner policy that starts jobs and nothing else: one that
+//! suspends, moves or time-shares (`acts_on_running`) keeps deciding, since
+//! a plan would leave what it holds held.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -42,6 +53,7 @@ use cosched_engine::policy::RunningJob;
 use cosched_model::params::ParamSet;
 
 use cosched_engine::policy::{Decision, JobOutcome, Policy, View};
+use super::plan::{fits, Plan, Priors};
 use crate::JobId;
 
 /// What `react` does to the chosen job of a harmful co-run.
@@ -118,6 +130,28 @@ impl ResumeWhen {
     }
 }
 
+/// Who chooses the next start once the run has learned a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Planning {
+    /// The inner policy, throughout: the rule before `learned`.
+    Off,
+    /// A plan of the rest of the queue over what the run has learned
+    /// (module doc).
+    Learned,
+}
+
+impl Planning {
+    pub const NAMES: &'static [&'static str] = &["off", "learned"];
+
+    pub fn by_name(name: &str) -> Option<Planning> {
+        match name {
+            "off" => Some(Planning::Off),
+            "learned" => Some(Planning::Learned),
+            _ => None,
+        }
+    }
+}
+
 /// How `react` chooses and when it acts; [`Rules::DEFAULT`] is what
 /// `react` runs without keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,10 +160,11 @@ pub struct Rules {
     pub resume: ResumeWhen,
     /// Act only when the expected gain is positive (module doc).
     pub gain: bool,
+    pub plan: Planning,
 }
 
 impl Rules {
-    pub const DEFAULT: Rules = Rules { victim: Victim::Newest, resume: ResumeWhen::Free, gain: false };
+    pub const DEFAULT: Rules = Rules { victim: Victim::Newest, resume: ResumeWhen::Free, gain: false, plan: Planning::Off };
 }
 
 pub struct React {
@@ -149,6 +184,20 @@ pub struct React {
     blamed: BTreeMap<JobId, String>,
     /// Jobs slow on their own: never taken as harmed again.
     exempt: BTreeSet<JobId>,
+    /// The source's knowledge fingerprint at the last decision.
+    knowledge: u64,
+    /// The plan jobs start in (`plan=learned`, once a pair is learned).
+    plan: Option<Plan>,
+    /// Something was learned since the plan was made.
+    stale: bool,
+    /// Plans made so far: the seed of the next one's local search.
+    plans: u64,
+    /// Pairs seen and programs mispredicted, for the plan (`plan.rs`).
+    priors: Priors,
+    /// Each held job's progress when suspended: an engine that reads
+    /// progress reads none of a suspended job and shows its time run,
+    /// which overstates what a job slowed by its co-runner has done.
+    held_at: BTreeMap<JobId, f64>,
 }
 
 /// Solo-seconds of work a running job has left.
@@ -173,16 +222,23 @@ impl React {
             moved: Vec::new(),
             blamed: BTreeMap::new(),
             exempt: BTreeSet::new(),
+            knowledge: 0,
+            plan: None,
+            stale: false,
+            plans: 0,
+            priors: Priors::default(),
+            held_at: BTreeMap::new(),
         }
     }
 
     /// From `react`'s parameters as the registry declares them
-    /// (`threshold`, `action`, `victim`, `resume`, `gain`).
+    /// (`threshold`, `action`, `victim`, `resume`, `gain`, `plan`).
     pub fn from_params(inner: Box<dyn Policy>, p: &ParamSet) -> React {
         let rules = Rules {
             victim: Victim::by_name(p.word("victim")).expect("checked against Victim::NAMES"),
             resume: ResumeWhen::by_name(p.word("resume")).expect("checked against ResumeWhen::NAMES"),
             gain: p.flag("gain"),
+            plan: Planning::by_name(p.word("plan")).expect("checked against Planning::NAMES"),
         };
         let action = Action::by_name(p.word("action")).expect("checked against Action::NAMES");
         React::with_rules(inner, p.float("threshold"), action, rules)
@@ -201,10 +257,45 @@ impl React {
     /// Whether the run's knowledge puts `job` below the threshold beside
     /// each of `beside` and each of them beside it.
     fn fits(&self, view: &View, job: JobId, beside: impl IntoIterator<Item = JobId>) -> bool {
-        beside
-            .into_iter()
-            .filter(|&o| o != job)
-            .all(|o| view.slowdown.slowdown(job, &[o]) < self.threshold && view.slowdown.slowdown(o, &[job]) < self.threshold)
+        fits(view.slowdown, self.threshold, job, beside)
+    }
+
+    /// Notes the node's running pair as seen once its estimates settle,
+    /// and its programs as mispredicted once the run has learned it.
+    fn note_seen(&mut self, view: &View) {
+        let active: Vec<&RunningJob> = view.running.iter().filter(|r| !r.suspended).collect();
+        let [x, y] = active[..] else { return };
+        for (a, b) in [(x, y), (y, x)] {
+            if !view.slowdown.online(a.id).is_some_and(|e| e.signal.decisive() && e.n >= MIN_SEGMENTS) {
+                continue;
+            }
+            self.priors.seen.insert((a.program.to_string(), b.program.to_string()));
+            if view.slowdown.learned(a.id, b.id).is_some() {
+                self.priors.distrusted.insert(a.program.to_string());
+                self.priors.distrusted.insert(b.program.to_string());
+            }
+        }
+    }
+
+    /// Whether starts follow a plan: a pair is learned, and the inner
+    /// policy only starts jobs (module doc).
+    fn planning(&self) -> bool {
+        self.rules.plan == Planning::Learned && self.knowledge != 0 && !self.inner.acts_on_running()
+    }
+
+    /// The plan's start, planning first when something was learned since
+    /// the last plan or its jobs have all started; `None` when no plan can
+    /// be made (the inner policy decides). `view` hides the held jobs,
+    /// `held` are they.
+    fn planned(&mut self, view: &View, held: &[RunningJob]) -> Option<Vec<Decision>> {
+        let room = view.queue.iter().any(|q| view.free_cores(q.pool) >= q.cores);
+        if room && (self.stale || !self.plan.as_ref().is_some_and(|p| p.covers(view))) {
+            self.plan = Plan::search(view, held, self.threshold, &self.priors, self.plans);
+            self.plans += 1;
+            self.stale = false;
+        }
+        let plan = self.plan.as_ref()?;
+        Some(plan.next(view, self.threshold).into_iter().collect())
     }
 
     /// The expected gain of suspending `target` beside `kept` (module doc).
@@ -330,6 +421,7 @@ impl React {
         match self.action {
             Action::Suspend => {
                 self.held.insert(target.id, others);
+                self.held_at.insert(target.id, target.progress);
                 vec![Decision::Suspend { job: target.id }]
             }
             Action::Move => {
@@ -359,8 +451,17 @@ impl Policy for React {
         }
         self.seen.retain(|j, _| view.running.iter().any(|r| r.id == *j));
         self.held.retain(|j, _| view.running.iter().any(|r| r.id == *j));
+        self.held_at.retain(|j, _| self.held.contains_key(j));
         self.blamed.retain(|j, _| view.running.iter().any(|r| r.id == *j));
         self.exempt.retain(|j| view.running.iter().any(|r| r.id == *j));
+        if self.rules.plan == Planning::Learned {
+            let k = view.slowdown.knowledge();
+            if k != self.knowledge {
+                self.knowledge = k;
+                self.stale = true;
+            }
+            self.note_seen(view);
+        }
         let out = self.resumes(view);
         if !out.is_empty() {
             return out;
@@ -369,14 +470,20 @@ impl Policy for React {
         if !out.is_empty() {
             return out;
         }
-        if self.held.is_empty() {
+        if self.held.is_empty() && !self.planning() {
             return self.inner.decide(view);
         }
         // The jobs it holds are its own business: to the inner policy they
         // hold no core (most policies count a suspended job's cores as
         // taken, since they never suspend one without a plan for it).
-        let running: Vec<_> = view.running.iter().filter(|r| !self.held.contains_key(&r.id)).copied().collect();
+        let (held, running): (Vec<_>, Vec<_>) = view.running.iter().copied().partition(|r| self.held.contains_key(&r.id));
         let inner = View { time: view.time, queue: view.queue, running: &running, pools: view.pools, slowdown: view.slowdown };
+        if self.planning() {
+            let held: Vec<RunningJob> = held.into_iter().map(|r| RunningJob { progress: self.held_at.get(&r.id).copied().unwrap_or(r.progress), ..r }).collect();
+            if let Some(out) = self.planned(&inner, &held) {
+                return out;
+            }
+        }
         self.inner.decide(&inner)
     }
 
@@ -410,6 +517,7 @@ pub(crate) const REACT: PolicyEntry = PolicyEntry {
         Param::new("victim", Kind::Word(Victim::NAMES), "newest", "which job of the harmful pair: newest (the node's), most-left (of the pair, the one with the most work left)").before("newest"),
         Param::new("resume", Kind::Word(ResumeWhen::NAMES), "free", "a suspended job resumes once the jobs it was suspended beside are gone, on its own cores (own) or on any free ones beside jobs the run knows it fits (free)").before("own"),
         Param::new("gain", Kind::Flag, "off", "act only when suspending is expected to pay: a waiting job fits the freed cores, or the pair's summed completion times shrink").before("off"),
+        Param::new("plan", Kind::Word(Planning::NAMES), "off", "off: the inner policy starts every job; learned: once the run learns a pair, jobs start in a planned order (the oracle's search over what the run knows, from the node's present state, harmful pairs kept apart), planned again at each pair learned").before("off"),
     ],
     make: |p| {
         let inner = policy_by_name(p.word("inner"), &Params::new())?;
