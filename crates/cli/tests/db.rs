@@ -479,3 +479,36 @@ fn evaluate_resume_reads_the_shipped_evaluation_back_with_the_figures_the_docs_s
         assert!(docs.contains(in_docs), "docs/policies.md states {in_docs}");
     }
 }
+
+/// The memory-half series shipped in data/memory-half.bundle reads back
+/// with `evaluate --resume` (no job run) to the figures README and
+/// data/README.md state for it.
+#[test]
+fn the_shipped_memory_half_series_reads_back_to_the_figures_readme_states() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cosched.db");
+    let d = db.to_str().unwrap();
+    let out = cosched(&["db", "import", root.join("data/memory-half.bundle").to_str().unwrap(), "--db", d], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let runs = |db: &Path| Store::open_existing(db).unwrap().runs().unwrap().len();
+    let before = runs(&db);
+    let wl = root.join("examples/memory-half.toml");
+    let out = cosched(
+        &[
+            "evaluate", "--workload", wl.to_str().unwrap(), "--policy", "best-match", "--baseline", "noplan",
+            "--metric", "worst-slowdown", "--min-orders", "14", "--max-orders", "14", "--seed", "7",
+            "--oracle-replays", "0", "--resume", "--db", d,
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(runs(&db), before, "every order was read back, none run");
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stderr.contains("worst-slowdown median -11.4 % [-23.2, -0.8] over 14 orders"), "{stderr}");
+    assert!(stdout.contains("1.25 [1.10, 1.35]") && stdout.contains("1.06 [1.03, 1.11]"), "{stdout}");
+    for doc in ["README.md", "data/README.md"] {
+        let t = std::fs::read_to_string(root.join(doc)).unwrap();
+        assert!(t.contains("-11.4 % [-23.2, -0.8]") && t.contains("1.06 against 1.25"), "{doc} states the series' figures");
+    }
+}
