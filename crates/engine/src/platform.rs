@@ -30,6 +30,12 @@ pub struct SimJob {
 }
 
 impl SimJob {
+    /// A nameless job of one variant, there from the start: what a policy
+    /// simulates ahead (a running job's remaining work, a candidate start).
+    pub fn trial(pool: usize, cores: u32, solo: f64, program: &str) -> SimJob {
+        SimJob { name: String::new(), arrival: 0.0, solo, pool, cores, program: program.to_string(), variants: vec![] }
+    }
+
     /// Pool, cores and solo time of its variant `v`; variant 0 of a job
     /// without variants is the job itself.
     #[inline]

@@ -110,15 +110,7 @@ impl BestMatch {
         window: &[&QueuedJob<'a>],
         candidates: &[(usize, &'q QueuedJob<'a>)],
     ) -> Option<(usize, &'q QueuedJob<'a>)> {
-        let as_job = |pool: usize, cores: u32, solo: f64, program: &str| SimJob {
-            name: String::new(),
-            arrival: 0.0,
-            solo,
-            pool,
-            cores,
-            program: program.to_string(),
-            variants: vec![],
-        };
+        let as_job = SimJob::trial;
         // A job at the very end of its work still holds its cores until its
         // end event; the simulator needs positive work to model that.
         let running: Vec<SimJob> = on.iter().map(|o| as_job(o.pool, o.cores, o.left.max(o.solo * 1e-9), o.program)).collect();

@@ -180,15 +180,7 @@ struct Trials {
 
 impl Trials {
     fn of(view: &View, held: &[RunningJob], threshold: f64, priors: &Priors) -> Trials {
-        let as_job = |pool: usize, cores: u32, solo: f64, program: &str| SimJob {
-            name: String::new(),
-            arrival: 0.0,
-            solo,
-            pool,
-            cores,
-            program: program.to_string(),
-            variants: vec![],
-        };
+        let as_job = SimJob::trial;
         let mut jobs: Vec<SimJob> = Vec::new();
         let mut ids: Vec<JobId> = Vec::new();
         for r in view.running.iter().filter(|r| !r.suspended) {
